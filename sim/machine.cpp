@@ -1,0 +1,60 @@
+#include "sim/machine.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "sim/problem.hpp"
+
+namespace sim {
+
+namespace {
+constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GB = 1e9, TB = 1e12, TF = 1e12;
+}
+
+// Figures: vendor datasheets (NVIDIA A100 datasheet 2021; H100 datasheet and Hopper whitepaper 2022;
+// H200 datasheet 2024; Ada whitepaper for the RTX 4090) and the CUDA C++ Programming Guide's table
+// of per-block shared memory (sm_80: 163 KiB, sm_86/89: 99 KiB, sm_90: 227 KiB opt-in).
+// Matrix rates are dense (no sparsity), fp16/bf16 inputs with fp32 accumulation.
+// L2 bandwidth is not on datasheets; it is an estimate of about 2.5x HBM, stated as such.
+const std::vector<Machine>& machine_presets() {
+    static const std::vector<Machine> presets = {
+        {"H200", "NVIDIA H200 SXM 141 GB", 141 * GB, 4.8 * TB, static_cast<int64_t>(227 * KiB), 132, 989.4 * TF,
+         66.9 * TF, 60 * MiB, 12 * TB, 1, 4.3 * TB, 788 * TF,
+         "H200 datasheet (141 GB HBM3e, 4.8 TB/s; compute as H100 SXM); 227 KiB shared memory per block "
+         "(CUDA guide, sm_90); 132 SMs and 60 MiB L2 as cudaGetDeviceProperties reports on our H200; "
+         "measured: 4.3 TB/s device copy, 788 TFLOP/s bf16 8192^3 GEMM (our H200, 2026-10)"},
+        {"H100-SXM", "NVIDIA H100 SXM5 80 GB", 80 * GB, 3.35 * TB, static_cast<int64_t>(227 * KiB), 132, 989.4 * TF,
+         66.9 * TF, 50 * MiB, 10 * TB, 1, 0, 0,
+         "H100 datasheet (80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense bf16, 67 TFLOP/s fp32); Hopper whitepaper "
+         "(132 SMs, 50 MB L2); 227 KiB shared memory per block (CUDA guide, sm_90)"},
+        {"A100-40GB", "NVIDIA A100 SXM 40 GB", 40 * GB, 1.555 * TB, static_cast<int64_t>(163 * KiB), 108, 312 * TF,
+         19.5 * TF, 40 * MiB, 4 * TB, 1, 0, 0,
+         "A100 datasheet (40 GB HBM2, 1,555 GB/s, 312 TFLOP/s fp16 tensor, 19.5 TFLOP/s fp32); Ampere "
+         "whitepaper (108 SMs, 40 MB L2); 163 KiB shared memory per block (CUDA guide, sm_80)"},
+        {"A100-80GB", "NVIDIA A100 SXM 80 GB", 80 * GB, 2.039 * TB, static_cast<int64_t>(163 * KiB), 108, 312 * TF,
+         19.5 * TF, 40 * MiB, 5 * TB, 1, 0, 0,
+         "A100 datasheet (80 GB HBM2e, 2,039 GB/s SXM, 312 TFLOP/s fp16 tensor, 19.5 TFLOP/s fp32); "
+         "108 SMs, 40 MB L2; 163 KiB shared memory per block (CUDA guide, sm_80)"},
+        {"RTX4090", "NVIDIA GeForce RTX 4090 24 GB", 24 * GB, 1.008 * TB, static_cast<int64_t>(99 * KiB), 128,
+         165.2 * TF, 82.6 * TF, 72 * MiB, 3 * TB, 1, 0, 0,
+         "Ada whitepaper (24 GB GDDR6X, 1,008 GB/s, 128 SMs, 72 MB L2, 165.2 TFLOP/s fp16 tensor with fp32 "
+         "accumulate, 82.6 TFLOP/s fp32); 99 KiB shared memory per block (CUDA guide, sm_89)"},
+    };
+    return presets;
+}
+
+const Machine& find_machine(const std::string& name) {
+    auto lower = [](std::string s) {
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        s.erase(std::remove(s.begin(), s.end(), '-'), s.end());
+        return s;
+    };
+    const std::string want = lower(name);
+    for (const auto& m : machine_presets())
+        if (lower(m.name) == want) return m;
+    std::string known;
+    for (const auto& m : machine_presets()) known += (known.empty() ? "" : ", ") + m.name;
+    throw Error("unknown GPU preset '" + name + "'; known presets: " + known);
+}
+
+}  // namespace sim

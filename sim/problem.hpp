@@ -1,0 +1,36 @@
+// sim/problem.hpp — what is being computed: attention over (B, H, N, d) tensors.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "sim/dtype.hpp"
+
+namespace sim {
+
+// Every refusal in the simulator is a sim::Error whose message says what is wrong and how to fix it.
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Problem {
+    int64_t batch = 1;      // B
+    int64_t heads = 1;      // H
+    int64_t seq = 0;        // N, tokens per sequence
+    int64_t head_dim = 0;   // d
+    DType dtype = DType::fp16;  // storage of Q, K, V, O, S, P in HBM; arithmetic is float32
+    double scale = 0.0;     // softmax scale; 0 means the default 1/sqrt(d)
+    bool causal = false;    // query n sees keys 0..n only
+    int64_t window = 0;     // sliding window (keys n-window+1..n) when > 0; implies causal
+    uint64_t seed = 42;     // input generator seed (sim/generator.hpp)
+
+    double softmax_scale() const { return scale > 0.0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim)); }
+    int64_t heads_total() const { return batch * heads; }
+    int64_t elem_bytes() const { return dtype_bytes(dtype); }
+
+    // Throws sim::Error naming the bad field; call before simulating.
+    void validate() const;
+};
+
+}  // namespace sim
