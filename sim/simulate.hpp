@@ -36,7 +36,7 @@ struct Config {
     Numerics numerics = Numerics::automatic;  // automatic: on when B*H*N*N*d <= numerics_auto_limit
     int64_t numerics_auto_limit = int64_t{1} << 28;
     int64_t record_row = 0;   // query row (of head 0) whose online-softmax state is recorded; -1: none
-    int64_t event_cap = int64_t{1} << 20;  // events kept in the trace (totals always complete)
+    int64_t event_cap = int64_t{1} << 16;  // events kept in the trace (totals always complete)
 };
 
 // One buffer the algorithm keeps in SRAM, with its size at the chosen block sizes.

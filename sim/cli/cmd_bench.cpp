@@ -1,0 +1,253 @@
+// flashsim bench — time the CUDA kernels (cuda/), check them, and set their DRAM traffic beside
+// the simulator's count for the same tiling.
+//
+//   flashsim bench [--variant standard,flash1,flash2] [--seq 1024,4096] [--head-dim 64,128]
+//                  [--batch B --heads H] [--dtype bf16|fp16] [--causal] [--pass forward,backward]
+//                  [--repeats 20] [--warmup 3] [--json FILE] [--no-check] [--nvtx]
+//
+// Per configuration: median/min/max ms over the timed repeats, TFLOP/s (4 B H N^2 d forward, half
+// when causal, x2.5 backward), DRAM bytes (measured by ncu from scripts/gpu_session.sh and merged
+// into the JSON there; null here), the simulator's HBM bytes for the kernel's own (B_r, B_c, SRAM)
+// (sim::simulate, numerics off, H200 preset; null for backward until the simulator has it), and
+// the errors against the float64 reference (small problems) and against `standard`.
+// Default shape when --batch/--heads are omitted: B*N = 16384 tokens, H*d = 2048.
+// Without CUDA in the build or without a visible device it says so in one line and exits 2.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "sim/cli/commands.hpp"
+#if FLASHSIM_HAVE_CUDA
+#include "cuda/api.hpp"
+#endif
+
+namespace {
+
+struct BenchArgs {
+    std::vector<std::string> variants;
+    std::vector<int64_t> seqs{1024, 2048, 4096, 8192, 16384};
+    std::vector<int64_t> head_dims{64, 128};
+    std::vector<std::string> passes{"forward"};
+    int64_t batch = 0, heads = 0;  // 0: B*N = 16384, H*d = 2048
+    std::string dtype = "bf16", json, gpu = "H200";
+    bool causal = false, no_check = false, nvtx = false;
+    int repeats = 20, warmup = 3;
+    uint64_t seed = 42;
+};
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string x;
+    while (std::getline(ss, x, ','))
+        if (!x.empty()) out.push_back(x);
+    return out;
+}
+
+#if FLASHSIM_HAVE_CUDA
+using nlohmann::json;
+
+json stats_json(const sim::ErrorStats& e) {
+    if (e.count == 0) return nullptr;
+    return json{{"max_abs", e.max_abs}, {"rel_frobenius", e.rel_frobenius}, {"max_ulp", e.max_ulp},
+                {"identical", e.identical}, {"count", e.count}, {"nonfinite", e.nonfinite}, {"worst_at", e.where}};
+}
+
+json opt_bytes(int64_t b) { return b < 0 ? json(nullptr) : json(b); }
+
+int run_bench(const BenchArgs& a) {
+    std::string why;
+    if (!fcuda::device_available(&why)) {
+        std::cerr << "flashsim bench: no CUDA device found (" << why
+                  << "); recorded H200 results are in cuda/results/h200.json\n";
+        return 2;
+    }
+    const auto dt = sim::parse_dtype(a.dtype);
+    if (!dt || *dt == sim::DType::fp32) {
+        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
+        return 1;
+    }
+    const auto variants = a.variants.empty() ? fcuda::variants() : a.variants;
+    const sim::Machine& machine = sim::find_machine(a.gpu);
+    json rows = json::array();
+    bool all_ok = true;
+    std::printf("%-9s %-8s %6s %4s %3s %4s %-6s %10s %8s %12s %12s %9s %9s %s\n", "variant", "pass", "N", "d", "B", "H",
+                "mask", "ms(med)", "TFLOP/s", "sim_hbm_MB", "dram_MB", "rel_ref", "rel_std", "ok");
+    for (const auto& pass_s : a.passes) {
+        const fcuda::Pass pass = pass_s == "backward" ? fcuda::Pass::backward : fcuda::Pass::forward;
+        if (pass_s != "forward" && pass_s != "backward") {
+            print_error("bench", "--pass takes forward and/or backward, got '" + pass_s + "'");
+            return 1;
+        }
+        for (int64_t d : a.head_dims)
+            for (int64_t n : a.seqs)
+                for (const auto& v : variants) {
+                    if (!fcuda::supports(v, pass)) continue;
+                    sim::Problem p;
+                    p.seq = n;
+                    p.head_dim = d;
+                    p.heads = a.heads > 0 ? a.heads : std::max<int64_t>(1, 2048 / d);
+                    p.batch = a.batch > 0 ? a.batch : std::max<int64_t>(1, 16384 / n);
+                    p.dtype = *dt;
+                    p.causal = a.causal;
+                    p.seed = a.seed;
+                    std::cerr << "bench: " << v << " " << pass_s << " N=" << n << " d=" << d << " B=" << p.batch
+                              << " H=" << p.heads << (p.causal ? " causal" : "") << " ...\n";
+                    json row{{"variant", v}, {"pass", pass_s}, {"seq", n}, {"head_dim", d}, {"batch", p.batch},
+                             {"heads", p.heads}, {"dtype", a.dtype}, {"causal", p.causal}};
+                    try {
+                        fcuda::RunOptions o;
+                        o.pass = pass;
+                        o.repeats = a.repeats;
+                        o.warmup = a.warmup;
+                        o.check_reference = !a.no_check;
+                        o.check_standard = !a.no_check;
+                        o.nvtx = a.nvtx;
+                        const fcuda::Measurement m = fcuda::run(p, v, o);
+                        const fcuda::TileConfig& t = m.tiles;
+                        row["ms_median"] = m.ms_median;
+                        row["ms_min"] = m.ms_min;
+                        row["ms_max"] = m.ms_max;
+                        row["repeats"] = m.repeats;
+                        row["tflops"] = m.tflops;
+                        row["flops"] = fcuda::attention_flops(p, pass);
+                        row["dram_read_bytes"] = opt_bytes(m.dram_read_bytes);
+                        row["dram_write_bytes"] = opt_bytes(m.dram_write_bytes);
+                        row["l2_bytes"] = opt_bytes(m.l2_bytes);
+                        row["counters_note"] = m.counters_note;
+                        row["tiles"] = json{{"variant", t.variant}, {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
+                                            {"loop_order", t.loop_order}, {"stages", t.stages}, {"sram_bytes", t.sram_bytes},
+                                            {"threads", t.threads}};
+                        row["vs_reference"] = stats_json(m.vs_reference);
+                        row["vs_standard"] = stats_json(m.vs_standard);
+                        row["unwritten"] = m.unwritten;
+                        row["note"] = m.note;
+                        // the simulator's HBM bytes with the kernel's own tiling (forward only for now)
+                        row["sim_hbm_read_bytes"] = nullptr;
+                        row["sim_hbm_write_bytes"] = nullptr;
+                        if (pass == fcuda::Pass::forward) {
+                            try {
+                                sim::Config c;
+                                c.algo = *sim::parse_algo(v);
+                                c.block_rows = t.block_rows;
+                                c.block_cols = t.block_cols;
+                                c.sram_bytes = t.sram_bytes;
+                                c.numerics = sim::Numerics::off;
+                                c.event_cap = 1;
+                                c.record_row = -1;
+                                const sim::Result r = sim::simulate(p, machine, c);
+                                const sim::Traffic tot = r.totals.hbm_total();
+                                row["sim_hbm_read_bytes"] = tot.read_bytes;
+                                row["sim_hbm_write_bytes"] = tot.write_bytes;
+                                row["sim_block_rows"] = r.block_rows;
+                                row["sim_block_cols"] = r.block_cols;
+                            } catch (const std::exception& e) {
+                                row["sim_note"] = std::string("simulator: ") + e.what();
+                            }
+                        } else {
+                            row["sim_note"] = "simulator has no backward pass yet";
+                        }
+                        const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
+                        bool ok = m.unwritten == 0 && m.note.empty();
+                        for (const auto* e : {&m.vs_reference, &m.vs_standard})
+                            if (e->count > 0 && (e->nonfinite > 0 || e->rel_frobenius > tol)) ok = false;
+                        row["ok"] = ok;
+                        all_ok = all_ok && ok;
+                        auto mb = [](const json& j) { return j.is_null() ? -1.0 : j.get<double>() / 1e6; };
+                        const double sim_mb = row["sim_hbm_read_bytes"].is_null()
+                                                  ? -1.0
+                                                  : mb(row["sim_hbm_read_bytes"]) + mb(row["sim_hbm_write_bytes"]);
+                        std::printf("%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12.1f %12s %9.2e %9.2e %s\n",
+                                    v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
+                                    (long long)p.heads, p.causal ? "causal" : "none", m.ms_median, m.tflops, sim_mb,
+                                    "ncu", m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
+                                    m.vs_standard.count ? m.vs_standard.rel_frobenius : -1.0, ok ? "yes" : "NO");
+                        std::fflush(stdout);
+                    } catch (const std::exception& e) {
+                        row["error"] = e.what();
+                        row["ok"] = false;
+                        all_ok = false;
+                        std::printf("%-9s %-8s %6lld %4lld  error: %s\n", v.c_str(), pass_s.c_str(), (long long)n,
+                                    (long long)d, e.what());
+                    }
+                    rows.push_back(row);
+                }
+    }
+    if (!a.json.empty()) {
+        const std::time_t now = std::time(nullptr);
+        char date[64];
+        std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+        const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
+        json doc{{"device", fcuda::device_name()}, {"driver", fcuda::driver_version()}, {"date", date},
+                 {"git_commit", commit ? commit : "unknown"}, {"rows", rows}};
+        std::ofstream f(a.json);
+        if (!f) {
+            print_error("bench", "cannot write " + a.json);
+            return 1;
+        }
+        f << doc.dump(1) << "\n";
+        std::cerr << "bench: wrote " << a.json << "\n";
+    }
+    if (!all_ok) std::cerr << "bench: some configurations failed their checks (ok = NO above)\n";
+    return all_ok ? 0 : 1;
+}
+#endif
+
+}  // namespace
+
+void register_bench(CLI::App& app, int& rc) {
+    auto args = std::make_shared<BenchArgs>();
+    auto* cmd = app.add_subcommand("bench", "Time the CUDA kernels, check them, compare their traffic with the simulator");
+    auto variants = std::make_shared<std::string>(), seqs = std::make_shared<std::string>(),
+         dims = std::make_shared<std::string>(), passes = std::make_shared<std::string>("forward");
+    cmd->add_option("--variant", *variants, "Comma-separated: standard, flash1, flash2 (default all)");
+    cmd->add_option("--seq,-n", *seqs, "Comma-separated sequence lengths (default 1024,2048,4096,8192,16384)");
+    cmd->add_option("--head-dim,-d", *dims, "Comma-separated head dims, 64 and/or 128 (default both)");
+    cmd->add_option("--batch,-b", args->batch, "Batch B (default 16384 / N)");
+    cmd->add_option("--heads", args->heads, "Heads H (default 2048 / d)");
+    cmd->add_option("--dtype", args->dtype, "bf16 or fp16")->capture_default_str();
+    cmd->add_flag("--causal", args->causal, "Causal mask");
+    cmd->add_option("--pass", *passes, "forward, backward or forward,backward")->capture_default_str();
+    cmd->add_option("--repeats", args->repeats, "Timed repeats (median reported); 0: none")->capture_default_str();
+    cmd->add_option("--warmup", args->warmup, "Untimed warm-up runs")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Input generator seed")->capture_default_str();
+    cmd->add_option("--json", args->json, "Write every row (and device, driver, date, commit) to this file");
+    cmd->add_flag("--no-check", args->no_check, "Skip the reference and standard comparisons");
+    cmd->add_flag("--nvtx", args->nvtx, "Wrap the checked run in an NVTX range 'measure' (for ncu)");
+    cmd->callback([args, variants, seqs, dims, passes, &rc] {
+#if FLASHSIM_HAVE_CUDA
+        try {
+            args->variants = split(*variants);
+            args->passes = split(*passes);
+            if (!seqs->empty()) {
+                args->seqs.clear();
+                for (const auto& s : split(*seqs)) args->seqs.push_back(std::stoll(s));
+            }
+            if (!dims->empty()) {
+                args->head_dims.clear();
+                for (const auto& s : split(*dims)) args->head_dims.push_back(std::stoll(s));
+            }
+            for (const auto& v : args->variants)
+                if (v != "standard" && v != "flash1" && v != "flash2") {
+                    print_error("bench", "unknown variant '" + v + "' (standard, flash1, flash2)");
+                    rc = 1;
+                    return;
+                }
+            rc = run_bench(*args);
+        } catch (const std::exception& e) {
+            print_error("bench", e.what());
+            rc = 1;
+        }
+#else
+        (void)args;
+        std::cerr << "flashsim bench: this build has no CUDA backend (built without nvcc); recorded H200 results are "
+                     "in cuda/results/h200.json\n";
+        rc = 2;
+#endif
+    });
+}

@@ -1,0 +1,35 @@
+// sim/cli/commands.hpp — each CLI command registers itself on the app; one file a command.
+// A command's callback stores its exit status in `rc` (0 ok, 1 refused input, 2 unavailable).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "sim/machine.hpp"
+#include "sim/problem.hpp"
+#include "sim/simulate.hpp"
+
+void register_simulate(CLI::App& app, int& rc);
+void register_compare(CLI::App& app, int& rc);
+void register_softmax(CLI::App& app, int& rc);
+void register_attend(CLI::App& app, int& rc);
+void register_bench(CLI::App& app, int& rc);
+#if FLASHSIM_HAVE_LESSONS
+void register_lesson(CLI::App& app, int& rc);
+#endif
+
+// The options every simulating command shares.
+struct ProblemArgs {
+    int64_t seq = 0, head_dim = 0, batch = 1, heads = 1, window = 0;
+    std::string dtype = "fp16", gpu = "H200";
+    int64_t sram = 0;
+    uint64_t seed = 42;
+    bool causal = false;
+    double scale = 0;
+
+    void add_to(CLI::App* cmd, bool shape_required);
+    sim::Problem problem() const;             // throws sim::Error on a bad dtype or shape
+    const sim::Machine& machine() const;      // throws sim::Error on an unknown GPU
+};
+
+// Print "flashsim <cmd>: error: <what>" on stderr.
+void print_error(const std::string& cmd, const std::string& what);

@@ -1,0 +1,45 @@
+#include <iostream>
+
+#include "sim/cli/commands.hpp"
+
+void ProblemArgs::add_to(CLI::App* cmd, bool shape_required) {
+    auto* s = cmd->add_option("--seq,-n", seq, "Sequence length N (tokens)");
+    auto* d = cmd->add_option("--head-dim,-d", head_dim, "Head dimension d");
+    if (shape_required) {
+        s->required();
+        d->required();
+    }
+    cmd->add_option("--batch,-b", batch, "Batch size B")->capture_default_str();
+    cmd->add_option("--heads", heads, "Attention heads H")->capture_default_str();
+    cmd->add_option("--dtype", dtype, "Storage type: fp16, bf16 or fp32 (arithmetic is fp32)")->capture_default_str();
+    cmd->add_option("--gpu", gpu, "GPU preset: H200, H100-SXM, A100-40GB, A100-80GB, RTX4090")->capture_default_str();
+    cmd->add_option("--sram", sram, "SRAM budget M in bytes (default: the GPU's shared memory per block)");
+    cmd->add_option("--seed", seed, "Input generator seed")->capture_default_str();
+    cmd->add_flag("--causal", causal, "Causal mask: query n sees keys 0..n");
+    cmd->add_option("--window", window, "Sliding window: query n sees keys n-W+1..n");
+    cmd->add_option("--scale", scale, "Softmax scale (default 1/sqrt(d))");
+}
+
+sim::Problem ProblemArgs::problem() const {
+    sim::Problem p;
+    p.seq = seq;
+    p.head_dim = head_dim;
+    p.batch = batch;
+    p.heads = heads;
+    const auto dt = sim::parse_dtype(dtype);
+    if (!dt) throw sim::Error("unknown --dtype '" + dtype + "'; use fp16, bf16 or fp32");
+    p.dtype = *dt;
+    p.seed = seed;
+    p.causal = causal || window > 0;
+    p.window = window;
+    p.scale = scale;
+    if (sram < 0) throw sim::Error("--sram must be a positive number of bytes, got " + std::to_string(sram));
+    p.validate();
+    return p;
+}
+
+const sim::Machine& ProblemArgs::machine() const { return sim::find_machine(gpu); }
+
+void print_error(const std::string& cmd, const std::string& what) {
+    std::cerr << "flashsim " << cmd << ": error: " << what << "\n";
+}

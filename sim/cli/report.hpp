@@ -1,0 +1,33 @@
+// sim/cli/report.hpp — printers: pure functions from simulation results to text and JSON.
+// The CLI, the lessons and the tests use them; they never run a simulation themselves.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/reference.hpp"
+#include "sim/simulate.hpp"
+#include "sim/softmax.hpp"
+
+namespace report {
+
+// "134,217,728"
+std::string group_digits(int64_t v);
+// Binary units: "128.00 MiB", "32.00 KiB", "512 B".
+std::string human_bytes(double bytes);
+// "8.59 GFLOP"
+std::string human_flops(double flops);
+
+nlohmann::json result_json(const sim::Result& r);
+nlohmann::json error_json(const sim::ErrorStats& e);
+// Human table: bytes per tensor (read, written), totals, FLOPs, SRAM, blocks; `baseline` (e.g. the
+// standard algorithm on the same problem) adds a ratio line.
+std::string result_text(const sim::Result& r, const sim::Result* baseline);
+// Several algorithms on one problem, side by side (HBM bytes per tensor, total, FLOPs, ratio to the first).
+std::string compare_text(const std::vector<sim::Result>& rs);
+nlohmann::json compare_json(const std::vector<sim::Result>& rs);
+
+nlohmann::json softmax_json(const sim::StreamedSoftmax& s);
+std::string softmax_text(const sim::StreamedSoftmax& s);
+
+}  // namespace report

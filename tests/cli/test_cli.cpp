@@ -1,0 +1,161 @@
+// The CLI as scripts use it: exit codes, one-line errors, JSON keys, .npy round trips.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/cli/report.hpp"
+#include "sim/npy.hpp"
+#include "sim/reference.hpp"
+
+namespace {
+struct Out {
+    int rc;
+    std::string text;  // stdout and stderr together
+};
+Out sh(const std::string& args) {
+    const std::string cmd = std::string(FLASHSIM_BIN) + " " + args + " 2>&1";
+    Out o{0, {}};
+    FILE* f = popen(cmd.c_str(), "r");
+    REQUIRE(f != nullptr);
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) o.text.append(buf.data(), n);
+    const int status = pclose(f);
+    o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return o;
+}
+std::string tmp(const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() / ("flashsim_cli_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    return (dir / name).string();
+}
+}  // namespace
+
+TEST_CASE("simulate --json has the fields scripts rely on") {
+    const Out o = sh("simulate --algo flash2 --seq 4096 --head-dim 128 --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    for (const char* key : {"algo", "seq", "head_dim", "batch", "heads", "dtype", "gpu", "block_rows", "block_cols", "hbm",
+                            "tensors", "sram_peak_bytes", "flops"})
+        CHECK(j.contains(key));
+    CHECK(j["algo"] == "flash2");
+    CHECK(j["gpu"] == "H200");
+    CHECK(j["dtype"] == "fp16");
+    CHECK(j["hbm"]["read_bytes"].get<int64_t>() > 0);
+    CHECK(j["tensors"]["Q"]["read_bytes"] == 4096 * 128 * 2);
+    CHECK(j["sram_peak_bytes"].get<int64_t>() <= 227 * 1024);
+    CHECK(j["ratio_to_standard"].get<double>() < 0.5);  // K/V re-reads: T_r = 4096 / 128 = 32 passes
+}
+
+TEST_CASE("simulate prints a table and the ratio to standard") {
+    const Out o = sh("simulate --algo flash1 --seq 1024 --head-dim 64");
+    CHECK(o.rc == 0);
+    CHECK(o.text.find("HBM traffic") != std::string::npos);
+    CHECK(o.text.find("vs standard") != std::string::npos);
+    const Out c = sh("simulate --algo flash2 --seq 300 --head-dim 32 --check");
+    CHECK(c.rc == 0);
+    CHECK(c.text.find("vs float64 reference") != std::string::npos);
+}
+
+TEST_CASE("compare defaults to the seed's N = 8192, d = 128") {
+    const Out o = sh("compare");
+    CHECK(o.rc == 0);
+    CHECK(o.text.find("N=8192 d=128") != std::string::npos);
+    CHECK(o.text.find("128.00 MiB") != std::string::npos);  // S written once (and P)
+}
+
+TEST_CASE("softmax defaults to the seed's worked example") {
+    const Out o = sh("softmax --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    REQUIRE(j["blocks"].size() == 2);
+    CHECK(j["blocks"][0]["running_max"].get<double>() == doctest::Approx(3.9));
+    CHECK(j["blocks"][1]["running_sum"].get<double>() == doctest::Approx(1.9152).epsilon(1e-4));
+    CHECK(j["max_abs_diff"].get<double>() < 1e-6);
+    const Out v = sh("softmax --values '1,0;0,1;1,1;0,0;2,1;1,2;0,1;1,0' --block 3");
+    CHECK(v.rc == 0);
+    CHECK(v.text.find("output P V") != std::string::npos);
+}
+
+TEST_CASE("bad input: one clear line and a non-zero exit") {
+    struct Bad {
+        const char* args;
+        const char* says;
+    };
+    const Bad cases[] = {
+        {"simulate --seq 0 --head-dim 64", "sequence length N must be a positive integer"},
+        {"simulate --seq 128 --head-dim 0", "head dimension d must be a positive integer"},
+        {"simulate --seq 128 --head-dim 64 --gpu Z80", "unknown GPU preset 'Z80'"},
+        {"simulate --seq 128 --head-dim 64 --algo flash9", "unknown --algo 'flash9'"},
+        {"simulate --seq 128 --head-dim 64 --dtype int8", "unknown --dtype 'int8'"},
+        {"simulate --seq 4096 --head-dim 128 --block-rows 512 --block-cols 512", "tiles do not fit in SRAM"},
+        {"simulate --seq 128 --head-dim 64 --frobnicate", "frobnicate"},
+        {"simulate --head-dim 64", "--seq"},
+        {"softmax --scores 1,x,3", "'x' is not a number"},
+        {"softmax --block 0", "--block must be at least 1"},
+        {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
+         "cannot open '/nonexistent/q.npy'"},
+    };
+    for (const auto& b : cases) {
+        CAPTURE(b.args);
+        const Out o = sh(b.args);
+        CHECK(o.rc != 0);
+        CHECK(o.text.find(b.says) != std::string::npos);
+        CHECK(o.text.find("terminate called") == std::string::npos);
+    }
+}
+
+TEST_CASE("attend: .npy in, .npy out, equal to the reference; bad files refused") {
+    sim::Problem p;
+    p.seq = 70;
+    p.head_dim = 16;
+    p.dtype = sim::DType::fp32;
+    const sim::Inputs in = sim::generate_inputs(p);
+    sim::write_npy(tmp("q.npy"), in.Q, "<f4", false);
+    sim::write_npy(tmp("k.npy"), in.K, "<f4", false);
+    sim::write_npy(tmp("v.npy"), in.V, "<f8", false);
+    const Out o = sh("attend --q " + tmp("q.npy") + " --k " + tmp("k.npy") + " --v " + tmp("v.npy") + " --out " +
+                     tmp("o.npy") + " --algo flash1 --block-rows 16 --block-cols 32");
+    REQUIRE(o.rc == 0);
+    const sim::NpyArray out = sim::read_npy(tmp("o.npy"));
+    CHECK(out.descr == "<f4");
+    CHECK(out.tensor.rows == 70);
+    const auto ref = sim::attention_reference(p, in.Q, in.K, in.V);
+    CHECK(sim::validate(out.tensor, ref, sim::DType::fp32).max_abs < 2e-6);
+
+    // Shapes that disagree.
+    sim::Problem p2 = p;
+    p2.seq = 71;
+    sim::write_npy(tmp("k71.npy"), sim::generate_input(p2, sim::InputTensor::K), "<f4", false);
+    const Out s = sh("attend --q " + tmp("q.npy") + " --k " + tmp("k71.npy") + " --v " + tmp("v.npy") + " --out " +
+                     tmp("o2.npy"));
+    CHECK(s.rc != 0);
+    CHECK(s.text.find("shapes disagree") != std::string::npos);
+
+    // A file that is not .npy, and one whose header lies about its length.
+    FILE* f = fopen(tmp("bad.npy").c_str(), "wb");
+    fputs("not numpy at all", f);
+    fclose(f);
+    const Out b = sh("attend --q " + tmp("bad.npy") + " --k " + tmp("k.npy") + " --v " + tmp("v.npy") + " --out " +
+                     tmp("o3.npy"));
+    CHECK(b.rc != 0);
+    CHECK(b.text.find("is not a .npy file") != std::string::npos);
+    std::filesystem::resize_file(tmp("k71.npy"), 200);
+    const Out t = sh("attend --q " + tmp("q.npy") + " --k " + tmp("k71.npy") + " --v " + tmp("v.npy") + " --out " +
+                     tmp("o4.npy"));
+    CHECK(t.rc != 0);
+    CHECK(t.text.find("shorter than its shape") != std::string::npos);
+}
+
+TEST_CASE("printers: byte units and digit grouping") {
+    CHECK(report::human_bytes(134217728) == "128.00 MiB");
+    CHECK(report::human_bytes(32768) == "32.00 KiB");
+    CHECK(report::human_bytes(512) == "512 B");
+    CHECK(report::group_digits(67108864) == "67,108,864");
+    CHECK(report::group_digits(-1000) == "-1,000");
+    CHECK(report::human_flops(8.59e9) == "8.59 GFLOP");
+}

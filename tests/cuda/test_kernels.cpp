@@ -1,0 +1,132 @@
+// tests/cuda/test_kernels.cpp — GPU tests of the kernels (label gpu). Without a CUDA device the
+// binary prints "SKIP: no CUDA device (reason)" and exits 77, which ctest counts as skipped.
+//
+//   * the device input generator equals sim::generate_inputs bit for bit (fp16, bf16);
+//   * every variant's forward output vs the float64 reference (sim::attention_reference) on shapes
+//     that are not block multiples, smaller than a block, causal and not; flash2's LSE too;
+//   * backward (standard, flash2) vs the float64 backward reference (cuda/reference_bwd.hpp);
+//   * fcuda::run leaves no unwritten (NaN-poisoned) output and times something positive.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "cuda/api.hpp"
+#include "cuda/reference_bwd.hpp"
+#include "sim/reference.hpp"
+
+namespace {
+
+sim::Problem make(int64_t b, int64_t h, int64_t n, int64_t d, sim::DType dt, bool causal, uint64_t seed = 42) {
+    sim::Problem p;
+    p.batch = b; p.heads = h; p.seq = n; p.head_dim = d; p.dtype = dt; p.causal = causal; p.seed = seed;
+    return p;
+}
+
+// Relative Frobenius error allowed: bf16 has 8 bits of mantissa, fp16 11 (P and O are rounded).
+double tolerance(sim::DType dt) { return dt == sim::DType::bf16 ? 1.5e-2 : 4e-3; }
+
+std::string describe(const sim::Problem& p) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "B=%lld H=%lld N=%lld d=%lld %s %s", (long long)p.batch, (long long)p.heads,
+                  (long long)p.seq, (long long)p.head_dim, std::string(sim::dtype_name(p.dtype)).c_str(),
+                  p.causal ? "causal" : "full");
+    return buf;
+}
+
+const sim::DType kTypes[] = {sim::DType::bf16, sim::DType::fp16};
+
+}  // namespace
+
+TEST_CASE("device generator is bit-identical to sim::generate_inputs") {
+    for (sim::DType dt : kTypes) {
+        const sim::Problem p = make(2, 3, 37, 64, dt, false, 1234);
+        for (auto which : {sim::InputTensor::Q, sim::InputTensor::K, sim::InputTensor::V, sim::InputTensor::dO}) {
+            const sim::TensorF host = sim::generate_input(p, which);
+            const sim::TensorF dev = fcuda::device_input(p, which);
+            REQUIRE(host.size() == dev.size());
+            CHECK(std::memcmp(host.data.data(), dev.data.data(), host.data.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
+TEST_CASE("forward: every variant vs the float64 reference") {
+    const int64_t seqs[] = {1, 77, 128, 300};
+    for (const std::string variant : {"standard", "flash1", "flash2"})
+        for (sim::DType dt : kTypes)
+            for (int64_t d : {64, 128})
+                for (int64_t n : seqs)
+                    for (bool causal : {false, true}) {
+                        const sim::Problem p = make(1, 2, n, d, dt, causal, 42 + n);
+                        CAPTURE(variant);
+                        INFO(describe(p));
+                        const fcuda::Outputs out = fcuda::compute(p, variant, fcuda::Pass::forward);
+                        const sim::Inputs in = sim::generate_inputs(p);
+                        const sim::ErrorStats e = sim::validate(out.O, sim::attention_reference(p, in.Q, in.K, in.V), dt);
+                        INFO("max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
+                        CHECK(e.nonfinite == 0);
+                        CHECK(e.rel_frobenius <= tolerance(dt));
+                        if (variant == "flash2") {
+                            const std::vector<double> lse = sim::lse_reference(p, in.Q, in.K);
+                            REQUIRE(out.LSE.size() == lse.size());
+                            double worst = 0;
+                            for (size_t k = 0; k < lse.size(); ++k)
+                                worst = std::max(worst, std::abs(double(out.LSE[k]) - lse[k]) / std::max(1.0, std::abs(lse[k])));
+                            CHECK(worst <= 1e-4);
+                        }
+                    }
+}
+
+TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
+    const int64_t seqs[] = {1, 77, 200};
+    for (const std::string variant : {"standard", "flash2"})
+        for (sim::DType dt : kTypes)
+            for (int64_t d : {64, 128})
+                for (int64_t n : seqs)
+                    for (bool causal : {false, true}) {
+                        const sim::Problem p = make(2, 1, n, d, dt, causal, 7 + n);
+                        CAPTURE(variant);
+                        INFO(describe(p));
+                        const fcuda::Outputs out = fcuda::compute(p, variant, fcuda::Pass::backward);
+                        const sim::Inputs in = sim::generate_inputs(p);
+                        const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
+                        const fcuda::GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
+                        struct Pair { const sim::TensorF* got; const sim::TensorD* want; const char* name; };
+                        for (Pair x : {Pair{&out.dQ, &g.dQ, "dQ"}, Pair{&out.dK, &g.dK, "dK"}, Pair{&out.dV, &g.dV, "dV"}}) {
+                            const sim::ErrorStats e = sim::validate(*x.got, *x.want, dt);
+                            INFO(x.name << " max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
+                            CHECK(e.nonfinite == 0);
+                            CHECK(e.rel_frobenius <= 2 * tolerance(dt));
+                        }
+                    }
+}
+
+TEST_CASE("run(): timed, every output written, agrees with standard") {
+    for (const std::string variant : {"flash1", "flash2"}) {
+        const sim::Problem p = make(2, 4, 520, 128, sim::DType::bf16, true);
+        fcuda::RunOptions o;
+        o.repeats = 5;
+        o.warmup = 1;
+        const fcuda::Measurement m = fcuda::run(p, variant, o);
+        CAPTURE(variant);
+        CHECK(m.ms_median > 0);
+        CHECK(m.unwritten == 0);
+        CHECK(m.note.empty());
+        CHECK(m.vs_reference.count > 0);
+        CHECK(m.vs_reference.rel_frobenius <= tolerance(p.dtype));
+        CHECK(m.vs_standard.rel_frobenius <= tolerance(p.dtype));
+    }
+}
+
+int main(int argc, char** argv) {
+    std::string why;
+    if (!fcuda::device_available(&why)) {
+        std::printf("SKIP: no CUDA device (%s)\n", why.c_str());
+        return 77;
+    }
+    std::printf("device: %s\n", fcuda::device_name().c_str());
+    doctest::Context ctx(argc, argv);
+    return ctx.run();
+}

@@ -1,0 +1,134 @@
+// Every algorithm computes its output the way it tiles it; all agree with the float64 reference
+// within the rounding their storage type implies.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/reference.hpp"
+#include "sim/simulate.hpp"
+
+using namespace sim;
+
+namespace {
+Result run(const Problem& p, Algo a, int64_t br, int64_t bc, int64_t record_row = 0) {
+    Config c;
+    c.algo = a;
+    c.block_rows = br;
+    c.block_cols = bc;
+    c.numerics = Numerics::on;
+    c.record_row = record_row;
+    return simulate(p, find_machine("H200"), c);
+}
+struct Case {
+    int64_t n, d, br, bc;
+    bool causal;
+};
+const Case kCases[] = {{1, 8, 4, 4, false},   {7, 5, 4, 3, false},    {33, 17, 8, 16, false}, {64, 64, 16, 16, true},
+                       {100, 33, 32, 24, true}, {130, 64, 64, 32, false}, {3, 64, 16, 16, true},  {257, 16, 64, 64, true}};
+}  // namespace
+
+TEST_CASE("fp32 storage: all three algorithms match the float64 reference to float32 rounding") {
+    for (const auto& k : kCases) {
+        CAPTURE(k.n);
+        CAPTURE(k.d);
+        CAPTURE(k.causal);
+        Problem p;
+        p.seq = k.n;
+        p.head_dim = k.d;
+        p.batch = 2;
+        p.heads = 1;
+        p.dtype = DType::fp32;
+        p.causal = k.causal;
+        p.seed = 7 + static_cast<uint64_t>(k.n);
+        const Inputs in = generate_inputs(p);
+        const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
+        for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2}) {
+            const Result r = run(p, a, k.br, k.bc);
+            REQUIRE(r.output);
+            const ErrorStats st = validate(*r.output, ref, DType::fp32);
+            CAPTURE(algo_name(a));
+            CHECK(st.nonfinite == 0);
+            CHECK(st.max_abs < 2e-6);   // |O| <= 1; a few float32 roundings of ~6e-8 each
+            CHECK(st.rel_frobenius < 1e-6);
+        }
+    }
+}
+
+TEST_CASE("fp16 storage: flash rounds only its output; standard also rounds S and P") {
+    Problem p;
+    p.seq = 200;
+    p.head_dim = 64;
+    p.dtype = DType::fp16;
+    const Inputs in = generate_inputs(p);
+    const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
+    const ErrorStats f2 = validate(*run(p, Algo::flash2, 64, 32).output, ref, DType::fp16);
+    const ErrorStats f1 = validate(*run(p, Algo::flash1, 64, 32).output, ref, DType::fp16);
+    const ErrorStats sd = validate(*run(p, Algo::standard, 64, 32).output, ref, DType::fp16);
+    // Output rounding to fp16 is at most half an ulp: 2^-12 relative, |O| < 1 -> < 2.5e-4 absolute.
+    CHECK(f2.max_abs < 2.5e-4);
+    CHECK(f2.max_ulp <= 1);
+    CHECK(f1.max_abs < 1e-5);   // flash1 keeps O in float32 in HBM (Algorithm 1 rewrites it each step)
+    // Standard stores S and P in fp16 too: a larger, but still rounding-sized, error.
+    CHECK(sd.max_abs < 2e-3);
+    CHECK(sd.max_abs >= f2.max_abs);
+}
+
+TEST_CASE("the recorded online-softmax row is consistent with its own definition") {
+    Problem p;
+    p.seq = 96;
+    p.head_dim = 8;
+    p.dtype = DType::fp32;
+    const Result r = run(p, Algo::flash2, 32, 16, 40);
+    REQUIRE(r.record);
+    const auto& rec = *r.record;
+    CHECK(rec.blocks.size() == 6);
+    double m = -INFINITY;
+    for (const auto& b : rec.blocks) {
+        CHECK(b.running_max_before == m);
+        m = std::max(m, b.block_max);
+        CHECK(b.running_max_after == doctest::Approx(m));
+        CHECK(b.rescale == doctest::Approx(std::exp(b.running_max_before - b.running_max_after)));
+        double s = 0;
+        for (double x : b.scores) s += std::exp(x - b.running_max_after);
+        CHECK(b.running_sum_after == doctest::Approx(b.rescale * b.running_sum_before + s).epsilon(1e-5));
+        for (size_t k = 0; k < b.acc_before.size(); ++k)
+            CHECK(b.acc_rescaled[k] == doctest::Approx(b.acc_before[k] * b.rescale).epsilon(1e-5));
+    }
+    const Inputs in = generate_inputs(p);
+    const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
+    for (int64_t k = 0; k < 8; ++k) CHECK(rec.output[k] == doctest::Approx(ref.at(0, 40, k)).epsilon(1e-5));
+}
+
+TEST_CASE("a fully masked row gives 0 and no NaN") {
+    Problem p;
+    p.seq = 40;
+    p.head_dim = 8;
+    p.dtype = DType::fp32;
+    p.window = 1;  // each query sees only itself: never empty, but exercise the masked-tile paths
+    const Inputs in = generate_inputs(p);
+    const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
+    for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2}) {
+        const ErrorStats st = validate(*run(p, a, 8, 8).output, ref, DType::fp32);
+        CHECK(st.nonfinite == 0);
+        CHECK(st.max_abs < 1e-6);
+    }
+}
+
+TEST_CASE("validate reports NaN, the worst element and ulps") {
+    TensorF a(1, 1, 2, 2);
+    TensorD e(1, 1, 2, 2);
+    a.data = {1.0f, 2.0f, 3.0f, 4.0f};
+    e.data = {1.0, 2.0, 3.0, 4.0};
+    ErrorStats st = validate(a, e, DType::fp32);
+    CHECK(st.max_abs == 0);
+    CHECK(st.identical == 4);
+    a.data[3] = std::nextafter(4.0f, 5.0f);
+    st = validate(a, e, DType::fp32);
+    CHECK(st.max_ulp == 1);
+    CHECK(st.first_bad == 3);
+    CHECK(st.where == "(bh=0, n=1, k=1)");
+    a.data[1] = NAN;
+    st = validate(a, e, DType::fp32);
+    CHECK(st.nonfinite == 1);
+    CHECK_FALSE(st.ok(1.0));
+}
