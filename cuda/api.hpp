@@ -1,0 +1,93 @@
+// cuda/api.hpp — what plain C++ (the CLI, tests) sees of the CUDA kernels. No CUDA headers here.
+//
+//   fcuda::run(problem, "flash2", options) ──► Measurement (times, TFLOP/s, errors, counters)
+//   fcuda::compute(problem, "flash2", pass) ──► Outputs (O, LSE, dQ, dK, dV copied to the host)
+//   fcuda::tile_config(variant, problem)    ──► the (B_r, B_c, loop order, SRAM) the kernel uses,
+//                                               to configure sim::simulate with exactly that.
+//
+// Variants: "standard" (cuBLAS GEMMs + softmax kernel, S and P in HBM; forward and backward),
+// "flash1" (the paper's Algorithm 1, forward only), "flash2" (FA2 order on tensor cores, forward
+// and backward). Inputs come from sim::input_value (same seed: same bytes as sim::generate_inputs).
+// Every function throws std::runtime_error with a message naming the failing call and file:line.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "sim/reference.hpp"
+#include "sim/tensor.hpp"
+
+namespace fcuda {
+
+// A kernel's tiling, as data. block_rows = B_r (query rows per tile), block_cols = B_c (key
+// rows per tile), loop_order "kv_outer" (Algorithm 1) or "q_outer" (FA2), stages = K/V buffers
+// in flight, sram_bytes = shared memory one thread block allocates.
+struct TileConfig {
+    const char* variant = "";
+    int block_rows = 0, block_cols = 0;
+    const char* loop_order = "";
+    int stages = 1;
+    int sram_bytes = 0;
+    int threads = 0;  // per thread block
+};
+
+enum class Pass { forward, backward };
+const char* pass_name(Pass p);
+
+// True when a CUDA device is visible; otherwise `why` (if given) says what cudaGetDeviceCount said.
+bool device_available(std::string* why = nullptr);
+std::string device_name();
+std::string driver_version();        // e.g. "13.0" (what cudaDriverGetVersion reports)
+std::vector<std::string> variants();
+bool supports(const std::string& variant, Pass pass);
+// Throws when the variant or the problem (d not in {64,128}, dtype not fp16/bf16) is unsupported.
+TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass = Pass::forward);
+
+// FLOPs counted the usual way: 4*B*H*N*N*d forward, half of it causal, x2.5 backward.
+double attention_flops(const sim::Problem& p, Pass pass);
+
+struct RunOptions {
+    Pass pass = Pass::forward;
+    int warmup = 3;
+    int repeats = 20;            // timed runs; the median is reported
+    bool flush_l2 = true;        // write 2x L2 between repeats
+    int input_copies = 0;        // 0: rotate among enough copies to exceed 2x L2 when they are small
+    bool check_reference = true; // vs the float64 CPU reference, only when cheap (see max_reference_work)
+    double max_reference_work = 4.0e9;  // B*H*N*N*d above which the CPU reference is skipped
+    bool check_standard = true;  // vs the "standard" variant on the same inputs (any size)
+    bool nvtx = false;           // wrap the first timed run in an NVTX range "measure" (for ncu)
+};
+
+struct Measurement {
+    std::string variant;
+    Pass pass = Pass::forward;
+    double ms_median = 0, ms_min = 0, ms_max = 0;
+    int repeats = 0;
+    double tflops = 0;                 // attention_flops / median time
+    // Hardware counters of one run: -1 when not read in-process (see counters_note).
+    int64_t dram_read_bytes = -1, dram_write_bytes = -1, l2_bytes = -1;
+    std::string counters_note;
+    TileConfig tiles;
+    // Correctness of the checked run (the first, after poisoning). count == 0: not compared.
+    sim::ErrorStats vs_reference;      // O vs float64 reference (forward), dQ/dK/dV (backward: worst)
+    sim::ErrorStats vs_standard;       // O (or dQ, dK, dV combined) vs the standard variant
+    int64_t unwritten = 0;             // non-finite elements after the last timed run (must be 0)
+    std::string note;
+};
+
+Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt);
+
+// One untimed run, outputs copied back. For backward, the forward of the same variant (flash2)
+// or of standard provides O and LSE; dO comes from the generator (InputTensor::dO).
+struct Outputs {
+    sim::TensorF O;             // (B, H, N, d) as stored (dtype-rounded values)
+    std::vector<float> LSE;     // (B, H, N), natural log; empty when the variant keeps none
+    sim::TensorF dQ, dK, dV;    // backward only
+};
+Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass);
+
+// The generator run on the device and copied back (tests check it bit-for-bit against the host).
+sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which);
+
+}  // namespace fcuda

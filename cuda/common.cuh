@@ -1,0 +1,126 @@
+// cuda/common.cuh — the shared harness of every kernel file in cuda/.
+//
+// One copy of: CUDA_CHECK / CUBLAS_CHECK with file:line, LAUNCH_CHECK after each launch, RAII
+// device buffers, the storage-type traits (fp16 / bf16), device-side input generation from
+// sim::input_value (bit-identical to the host's sim::generate_inputs), NaN poisoning of outputs,
+// an L2 flush, and the Tensors bundle the kernels read and write.
+//
+// Nothing here is a kernel variant: the variants live one a file (standard.cu, flash1.cu,
+// flash2.cu, flash2_bwd.cu) and are driven by cuda/harness.cu through cuda/variants.hpp.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "sim/dtype.hpp"
+#include "sim/generator.hpp"
+#include "sim/problem.hpp"
+
+namespace fcuda {
+
+// ---- errors ----------------------------------------------------------------------------------
+
+[[noreturn]] inline void fail(const char* what, const char* file, int line, const std::string& msg) {
+    throw std::runtime_error(std::string(what) + " failed at " + file + ":" + std::to_string(line) + ": " + msg);
+}
+
+#define CUDA_CHECK(expr)                                                                    \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess) ::fcuda::fail(#expr, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+    } while (0)
+
+// After every kernel launch: catches bad launch configurations at the launch site.
+#define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
+
+// ---- RAII device memory ----------------------------------------------------------------------
+
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+        if (bytes_) CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
+    }
+    ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+        if (this != &o) { if (ptr_) cudaFree(ptr_); ptr_ = o.ptr_; bytes_ = o.bytes_; o.ptr_ = nullptr; o.bytes_ = 0; }
+        return *this;
+    }
+    void* get() const { return ptr_; }
+    template <typename T> T* as() const { return static_cast<T*>(ptr_); }
+    size_t bytes() const { return bytes_; }
+    // Grow-only: reallocates when more is asked than held (contents are lost).
+    void ensure(size_t bytes) { if (bytes > bytes_) *this = DeviceBuffer(bytes); }
+
+private:
+    void* ptr_ = nullptr;
+    size_t bytes_ = 0;
+};
+
+// ---- storage types ----------------------------------------------------------------------------
+
+template <typename T> struct StorageTraits;
+template <> struct StorageTraits<__half> {
+    static constexpr sim::DType dtype = sim::DType::fp16;
+    __device__ static __half from_float(float x) { return __float2half_rn(x); }
+    __device__ static float to_float(__half x) { return __half2float(x); }
+    __device__ static __half2 pack(float a, float b) { return __floats2half2_rn(a, b); }
+};
+template <> struct StorageTraits<__nv_bfloat16> {
+    static constexpr sim::DType dtype = sim::DType::bf16;
+    __device__ static __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
+    __device__ static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+    __device__ static __nv_bfloat162 pack(float a, float b) { return __floats2bfloat162_rn(a, b); }
+};
+
+// Calls f.template operator()<T>() with T the storage type of `dt` (fp16 or bf16).
+template <typename F> void dispatch_dtype(sim::DType dt, F&& f) {
+    if (dt == sim::DType::fp16) f.template operator()<__half>();
+    else if (dt == sim::DType::bf16) f.template operator()<__nv_bfloat16>();
+    else throw std::runtime_error("cuda kernels store fp16 or bf16 only (got " + std::string(sim::dtype_name(dt)) + ")");
+}
+
+// ---- what the kernels read and write ----------------------------------------------------------
+
+// All tensors (B, H, N, d) row-major in the problem's dtype; LSE (B, H, N) float32, natural log.
+struct Tensors {
+    const void* Q = nullptr;
+    const void* K = nullptr;
+    const void* V = nullptr;
+    void* O = nullptr;
+    float* LSE = nullptr;       // written by forward variants that keep it (flash2); may be null
+    const void* dO = nullptr;   // backward only
+    void* dQ = nullptr;
+    void* dK = nullptr;
+    void* dV = nullptr;
+};
+
+// Scratch memory a variant needs besides its inputs and outputs (S and P of `standard`, the
+// fp32 O / l / m of flash1, the dQ accumulator of flash2_bwd). Owned by the harness, grown on
+// demand, reused across repeats so that allocation stays out of the timings.
+struct Workspace {
+    DeviceBuffer a, b, c, d;
+};
+
+// ---- device-side helpers used by the harness ---------------------------------------------------
+
+int64_t l2_bytes();           // of the current device
+void flush_l2(cudaStream_t s);  // writes a buffer twice the L2 size
+// Fill `count` elements of `out` (dtype dt) with sim::input_value(seed, which, first + i) rounded.
+void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count);
+// Every byte 0xFF: NaN in fp16, bf16 and fp32.
+void poison(void* p, size_t bytes, cudaStream_t s);
+// Number of NaN / inf elements among `count` elements of dtype dt (fp32 when dt == fp32).
+int64_t count_nonfinite(const void* p, sim::DType dt, int64_t count);
+// Copy `count` elements of dtype dt to host floats.
+void copy_to_host_float(const void* p, sim::DType dt, int64_t count, float* out);
+
+}  // namespace fcuda

@@ -1,0 +1,414 @@
+// cuda/harness.cu — the one place that allocates, generates inputs, poisons, times and checks.
+//
+// run(): inputs generated on the device from sim::input_value (copies rotated when a set is
+// smaller than 2x L2), outputs poisoned (all bits set: NaN) before every run, one checked run
+// compared with the float64 CPU reference (small problems) and with `standard` (any size), then
+// `warmup` untimed and `repeats` timed runs, each after an L2 flush, timed with CUDA events; the
+// median, min and max are reported. After the last timed run every output element must be finite.
+// DRAM counters are not read in-process (see counters_note): scripts/gpu_session.sh runs ncu.
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "cuda/reference_bwd.hpp"
+#include "cuda/variants.hpp"
+#include "sim/reference.hpp"
+
+namespace fcuda {
+
+// ---- small device helpers ----------------------------------------------------------------------
+
+namespace {
+
+template <typename T>
+__global__ void harness_generate(T* out, uint64_t seed, sim::InputTensor which, int64_t count) {
+    for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
+        out[k] = StorageTraits<T>::from_float(sim::input_value(seed, which, static_cast<uint64_t>(k)));
+}
+
+template <typename T>
+__device__ float as_float(T x) { return StorageTraits<T>::to_float(x); }
+template <>
+__device__ float as_float<float>(float x) { return x; }
+
+template <typename T>
+__global__ void harness_count_nonfinite(const T* p, int64_t count, unsigned long long* bad) {
+    unsigned long long local = 0;
+    for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
+        if (!isfinite(as_float(p[k]))) ++local;
+    if (local) atomicAdd(bad, local);
+}
+
+template <typename T>
+__global__ void harness_to_float(const T* p, int64_t count, float* out) {
+    for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
+        out[k] = as_float(p[k]);
+}
+
+template <typename F> void dispatch_any(sim::DType dt, F&& f) {
+    if (dt == sim::DType::fp32) f.template operator()<float>();
+    else dispatch_dtype(dt, std::forward<F>(f));
+}
+
+}  // namespace
+
+int64_t l2_bytes() {
+    int dev = 0, l2 = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    return l2;
+}
+
+void flush_l2(cudaStream_t s) {
+    static DeviceBuffer buf;
+    buf.ensure(static_cast<size_t>(2 * l2_bytes()));
+    CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
+}
+
+void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count) {
+    dispatch_dtype(dt, [&]<typename T>() {
+        harness_generate<T><<<1024, 256>>>(static_cast<T*>(out), seed, which, count);
+        LAUNCH_CHECK();
+    });
+}
+
+void poison(void* p, size_t bytes, cudaStream_t s) {
+    if (p && bytes) CUDA_CHECK(cudaMemsetAsync(p, 0xff, bytes, s));
+}
+
+int64_t count_nonfinite(const void* p, sim::DType dt, int64_t count) {
+    DeviceBuffer bad(sizeof(unsigned long long));
+    CUDA_CHECK(cudaMemset(bad.get(), 0, bad.bytes()));
+    dispatch_any(dt, [&]<typename T>() {
+        harness_count_nonfinite<T><<<1024, 256>>>(static_cast<const T*>(p), count, bad.as<unsigned long long>());
+        LAUNCH_CHECK();
+    });
+    unsigned long long h = 0;
+    CUDA_CHECK(cudaMemcpy(&h, bad.get(), sizeof h, cudaMemcpyDeviceToHost));
+    return static_cast<int64_t>(h);
+}
+
+void copy_to_host_float(const void* p, sim::DType dt, int64_t count, float* out) {
+    DeviceBuffer tmp(static_cast<size_t>(count) * sizeof(float));
+    dispatch_any(dt, [&]<typename T>() {
+        harness_to_float<T><<<1024, 256>>>(static_cast<const T*>(p), count, tmp.as<float>());
+        LAUNCH_CHECK();
+    });
+    CUDA_CHECK(cudaMemcpy(out, tmp.get(), tmp.bytes(), cudaMemcpyDeviceToHost));
+}
+
+// ---- the public API ------------------------------------------------------------------------------
+
+const char* pass_name(Pass p) { return p == Pass::forward ? "forward" : "backward"; }
+
+bool device_available(std::string* why) {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        if (why) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+        cudaGetLastError();
+        return false;
+    }
+    if (n == 0) {
+        if (why) *why = "cudaGetDeviceCount: 0 devices";
+        return false;
+    }
+    return true;
+}
+
+std::string device_name() {
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    return prop.name;
+}
+
+std::string driver_version() {
+    int v = 0;
+    CUDA_CHECK(cudaDriverGetVersion(&v));
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::vector<std::string> variants() { return {"standard", "flash1", "flash2"}; }
+
+bool supports(const std::string& variant, Pass pass) {
+    if (variant == "standard" || variant == "flash2") return true;
+    if (variant == "flash1") return pass == Pass::forward;
+    return false;
+}
+
+static void check_problem(const sim::Problem& p) {
+    p.validate();
+    if (p.head_dim != 64 && p.head_dim != 128)
+        throw std::runtime_error("cuda kernels support head_dim 64 or 128 (got " + std::to_string(p.head_dim) + ")");
+    if (p.dtype != sim::DType::fp16 && p.dtype != sim::DType::bf16)
+        throw std::runtime_error("cuda kernels store fp16 or bf16 (got " + std::string(sim::dtype_name(p.dtype)) + ")");
+    if (p.window > 0) throw std::runtime_error("cuda kernels do not implement sliding windows (window > 0)");
+}
+
+TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass) {
+    check_problem(p);
+    if (!supports(variant, pass))
+        throw std::runtime_error("variant '" + variant + "' has no " + pass_name(pass) + " pass (variants: standard, flash1, flash2)");
+    if (variant == "standard") return standard_tiles(p, pass);
+    if (variant == "flash1") return flash1_tiles(p);
+    return pass == Pass::forward ? flash2_tiles(p) : flash2_bwd_tiles(p);
+}
+
+double attention_flops(const sim::Problem& p, Pass pass) {
+    double f = 4.0 * double(p.batch) * double(p.heads) * double(p.seq) * double(p.seq) * double(p.head_dim);
+    if (p.causal) f *= 0.5;
+    if (pass == Pass::backward) f *= 2.5;
+    return f;
+}
+
+namespace {
+
+// One full set of inputs and outputs.
+struct Set {
+    DeviceBuffer Q, K, V, dO, O, LSE, dQ, dK, dV;
+    Tensors tensors() const {
+        Tensors t;
+        t.Q = Q.get(); t.K = K.get(); t.V = V.get(); t.dO = dO.get();
+        t.O = O.get(); t.LSE = LSE.as<float>();
+        t.dQ = dQ.get(); t.dK = dK.get(); t.dV = dV.get();
+        return t;
+    }
+};
+
+struct Problem3 {  // sizes derived from a problem
+    int64_t elems, rows;
+    size_t bytes;
+};
+Problem3 sizes(const sim::Problem& p) {
+    const int64_t elems = p.heads_total() * p.seq * p.head_dim;
+    return {elems, p.heads_total() * p.seq, static_cast<size_t>(elems * p.elem_bytes())};
+}
+
+Set make_set(const sim::Problem& p, bool backward) {
+    const auto z = sizes(p);
+    Set s;
+    s.Q = DeviceBuffer(z.bytes); s.K = DeviceBuffer(z.bytes); s.V = DeviceBuffer(z.bytes);
+    s.O = DeviceBuffer(z.bytes); s.LSE = DeviceBuffer(static_cast<size_t>(z.rows) * 4);
+    generate_on_device(s.Q.get(), p.dtype, p.seed, sim::InputTensor::Q, z.elems);
+    generate_on_device(s.K.get(), p.dtype, p.seed, sim::InputTensor::K, z.elems);
+    generate_on_device(s.V.get(), p.dtype, p.seed, sim::InputTensor::V, z.elems);
+    if (backward) {
+        s.dO = DeviceBuffer(z.bytes);
+        s.dQ = DeviceBuffer(z.bytes); s.dK = DeviceBuffer(z.bytes); s.dV = DeviceBuffer(z.bytes);
+        generate_on_device(s.dO.get(), p.dtype, p.seed, sim::InputTensor::dO, z.elems);
+    }
+    return s;
+}
+
+void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    if (variant == "standard") standard_forward(p, t, ws, s);
+    else if (variant == "flash1") flash1_forward(p, t, ws, s);
+    else if (variant == "flash2") flash2_forward(p, t, ws, s);
+    else throw std::runtime_error("unknown variant '" + variant + "'");
+}
+
+void backward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    if (variant == "standard") standard_backward(p, t, ws, s);
+    else if (variant == "flash2") flash2_backward(p, t, ws, s);
+    else throw std::runtime_error("variant '" + variant + "' has no backward pass");
+}
+
+void poison_outputs(const sim::Problem& p, const Set& set, Pass pass, cudaStream_t s) {
+    if (pass == Pass::forward) {
+        poison(set.O.get(), set.O.bytes(), s);
+        poison(set.LSE.get(), set.LSE.bytes(), s);
+    } else {
+        poison(set.dQ.get(), set.dQ.bytes(), s);
+        poison(set.dK.get(), set.dK.bytes(), s);
+        poison(set.dV.get(), set.dV.bytes(), s);
+    }
+    (void)p;
+}
+
+int64_t nonfinite_outputs(const sim::Problem& p, const Set& set, Pass pass) {
+    const auto z = sizes(p);
+    if (pass == Pass::forward) return count_nonfinite(set.O.get(), p.dtype, z.elems);
+    return count_nonfinite(set.dQ.get(), p.dtype, z.elems) + count_nonfinite(set.dK.get(), p.dtype, z.elems) +
+           count_nonfinite(set.dV.get(), p.dtype, z.elems);
+}
+
+sim::TensorF to_host(const sim::Problem& p, const void* dev) {
+    sim::TensorF t(p.batch, p.heads, p.seq, p.head_dim);
+    copy_to_host_float(dev, p.dtype, t.size(), t.data.data());
+    return t;
+}
+
+// The worst of several comparisons (counts add up).
+sim::ErrorStats worst(const std::vector<sim::ErrorStats>& v) {
+    sim::ErrorStats w;
+    double num = 0;
+    for (const auto& e : v) {
+        if (e.max_abs >= w.max_abs) { w.max_abs = e.max_abs; w.first_bad = e.first_bad; w.where = e.where; }
+        num = std::max(num, e.rel_frobenius);
+        w.max_ulp = std::max(w.max_ulp, e.max_ulp);
+        w.identical += e.identical;
+        w.count += e.count;
+        w.nonfinite += e.nonfinite;
+    }
+    w.rel_frobenius = num;
+    return w;
+}
+
+std::vector<sim::TensorF> host_outputs(const sim::Problem& p, const Set& set, Pass pass) {
+    if (pass == Pass::forward) return {to_host(p, set.O.get())};
+    return {to_host(p, set.dQ.get()), to_host(p, set.dK.get()), to_host(p, set.dV.get())};
+}
+
+}  // namespace
+
+Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt) {
+    check_problem(p);
+    Measurement out;
+    out.variant = variant;
+    out.pass = opt.pass;
+    out.tiles = tile_config(variant, p, opt.pass);
+    const bool bwd = opt.pass == Pass::backward;
+    cudaStream_t s = 0;
+    const auto z = sizes(p);
+
+    // input copies: rotate when a set is small next to the L2
+    const size_t set_bytes = z.bytes * (bwd ? 8 : 4);
+    int copies = opt.input_copies;
+    if (copies <= 0) {
+        const double l2 = static_cast<double>(l2_bytes());
+        copies = set_bytes < 2 * l2 ? static_cast<int>(std::min(8.0, std::ceil(2 * l2 / double(set_bytes)))) : 1;
+    }
+    if (bwd && variant == "standard") copies = 1;  // its backward reads the P that its forward left
+    std::vector<Set> sets;
+    for (int c = 0; c < copies; ++c) sets.push_back(make_set(p, bwd));
+    Workspace ws;
+    auto pass_fn = [&](const Set& set) {
+        const Tensors t = set.tensors();
+        if (bwd) backward_of(variant, p, t, ws, s);
+        else forward_of(variant, p, t, ws, s);
+    };
+    if (bwd)  // O and LSE for the backward, from the same variant's forward; copy 0 last
+        for (int c = copies - 1; c >= 0; --c) forward_of(variant, p, sets[c].tensors(), ws, s);
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    // the checked run
+    poison_outputs(p, sets[0], opt.pass, s);
+    if (opt.nvtx) nvtxRangePushA("measure");
+    pass_fn(sets[0]);
+    if (opt.nvtx) nvtxRangePop();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const int64_t bad_first = nonfinite_outputs(p, sets[0], opt.pass);
+    if (bad_first) out.note += "checked run left " + std::to_string(bad_first) + " non-finite/unwritten outputs; ";
+
+    const double work = double(p.heads_total()) * double(p.seq) * double(p.seq) * double(p.head_dim);
+    if (opt.check_reference && work <= opt.max_reference_work) {
+        const sim::Inputs in = sim::generate_inputs(p);
+        auto got = host_outputs(p, sets[0], opt.pass);
+        if (!bwd) {
+            out.vs_reference = sim::validate(got[0], sim::attention_reference(p, in.Q, in.K, in.V), p.dtype);
+        } else {
+            const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
+            const GradsD g = attention_backward_reference(p, in.Q, in.K, in.V, dO);
+            out.vs_reference = worst({sim::validate(got[0], g.dQ, p.dtype), sim::validate(got[1], g.dK, p.dtype),
+                                      sim::validate(got[2], g.dV, p.dtype)});
+        }
+    }
+    if (opt.check_standard && variant != "standard") {
+        auto got = host_outputs(p, sets[0], opt.pass);
+        Set ref = make_set(p, bwd);
+        Workspace ws_ref;
+        const Tensors t = ref.tensors();
+        standard_forward(p, t, ws_ref, s);
+        if (bwd) standard_backward(p, t, ws_ref, s);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        auto want = host_outputs(p, ref, opt.pass);
+        std::vector<sim::ErrorStats> e;
+        for (size_t k = 0; k < got.size(); ++k) e.push_back(sim::validate(got[k], want[k], p.dtype));
+        out.vs_standard = worst(e);
+    }
+
+    // warm-up and timed runs
+    for (int w = 0; w < opt.warmup; ++w) pass_fn(sets[w % copies]);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> ms;
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    int last = 0;
+    for (int r = 0; r < opt.repeats; ++r) {
+        last = r % copies;
+        poison_outputs(p, sets[last], opt.pass, s);
+        if (opt.flush_l2) flush_l2(s);
+        CUDA_CHECK(cudaEventRecord(start, s));
+        pass_fn(sets[last]);
+        CUDA_CHECK(cudaEventRecord(stop, s));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float t = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+        ms.push_back(t);
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    if (!ms.empty()) {
+        out.unwritten = nonfinite_outputs(p, sets[last], opt.pass);
+        std::sort(ms.begin(), ms.end());
+        const size_t n = ms.size();
+        out.ms_median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        out.ms_min = ms.front();
+        out.ms_max = ms.back();
+        out.repeats = static_cast<int>(n);
+        out.tflops = attention_flops(p, opt.pass) / (out.ms_median * 1e-3) / 1e12;
+    } else {
+        out.unwritten = bad_first;
+    }
+    out.counters_note =
+        "DRAM counters not read in-process (CUPTI range profiler not built in); measure with: "
+        "ncu --clock-control none --nvtx --nvtx-include measure/ --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum "
+        "flashsim bench --nvtx --warmup 0 --repeats 0 --no-check ...";
+    return out;
+}
+
+Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
+    check_problem(p);
+    (void)tile_config(variant, p, pass);
+    const bool bwd = pass == Pass::backward;
+    Set set = make_set(p, bwd);
+    Workspace ws;
+    const Tensors t = set.tensors();
+    poison(set.O.get(), set.O.bytes(), 0);
+    poison(set.LSE.get(), set.LSE.bytes(), 0);
+    forward_of(variant, p, t, ws, 0);
+    if (bwd) {
+        poison_outputs(p, set, pass, 0);
+        backward_of(variant, p, t, ws, 0);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    Outputs o;
+    o.O = to_host(p, set.O.get());
+    if (variant == "flash2") {
+        o.LSE.resize(static_cast<size_t>(p.heads_total() * p.seq));
+        copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
+    }
+    if (bwd) {
+        o.dQ = to_host(p, set.dQ.get());
+        o.dK = to_host(p, set.dK.get());
+        o.dV = to_host(p, set.dV.get());
+    }
+    return o;
+}
+
+sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which) {
+    const auto z = sizes(p);
+    DeviceBuffer buf(z.bytes);
+    generate_on_device(buf.get(), p.dtype, p.seed, which, z.elems);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return to_host(p, buf.get());
+}
+
+}  // namespace fcuda

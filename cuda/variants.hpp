@@ -1,0 +1,30 @@
+// cuda/variants.hpp — the entry points of the kernel files, as the harness (cuda/harness.cu) calls
+// them. Each `*_forward` / `*_backward` only enqueues work on the stream; the harness allocates,
+// poisons, times and checks. Internal to cuda/ (includes CUDA headers through common.cuh).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "cuda/api.hpp"
+#include "cuda/common.cuh"
+
+namespace fcuda {
+
+// standard.cu: S = Q K^T (cuBLAS), P = softmax(scale * S) (kernel), O = P V (cuBLAS).
+TileConfig standard_tiles(const sim::Problem& p, Pass pass);
+void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+// Uses the P that standard_forward left in the workspace (call forward first, same workspace).
+void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
+// flash1.cu: Algorithm 1, one launch per key/value block j.
+TileConfig flash1_tiles(const sim::Problem& p);
+void flash1_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
+// flash2.cu: FA2 forward on tensor cores (mma.sync), writes O and LSE.
+TileConfig flash2_tiles(const sim::Problem& p);
+void flash2_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
+// flash2_bwd.cu: FA2 backward (needs O and LSE of flash2_forward).
+TileConfig flash2_bwd_tiles(const sim::Problem& p);
+void flash2_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
+}  // namespace fcuda
