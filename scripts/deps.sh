@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# scripts/deps.sh — install the Debian 12 packages flashsim needs, only those missing.
+# Sourced by run.sh and test.sh. Uses sudo when not root.
+set -euo pipefail
+
+FLASHSIM_PACKAGES=(
+  cmake g++ make pkg-config git
+  libeigen3-dev          # the simulator's matrices (Eigen 3.4)
+  doctest-dev            # tests
+  nlohmann-json3-dev     # JSON output and the recorded GPU results
+  libcli11-dev           # the CLI's argument parsing
+  libtomlplusplus-dev    # lessons are TOML files (errors with line and column)
+  libglfw3-dev libimgui-dev libgl-dev   # the desktop app (ImGui 1.86 with its GLFW/OpenGL3 backends)
+  libstb-dev             # PNG screenshots
+  fonts-dejavu-core      # the app's font
+  xvfb xauth             # the app's tests and screenshots without a display
+)
+
+flashsim_install_deps() {
+  local missing=()
+  for p in "${FLASHSIM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "flashsim: installing missing packages: ${missing[*]}" >&2
+  local SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then SUDO="sudo"; else
+      echo "flashsim: need root or sudo to install: ${missing[*]}" >&2; return 1; fi
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# scripts/gpu_session.sh — everything flashsim does on the lent GPU, in one script.
+#
+# Run from the repo root on the device machine with the binaries built here carried along:
+#   device run, carry ["build-cuda/bin"], command:
+#     FLASHSIM_GIT_COMMIT=<sha> STAGES="info tests sanitize bench ncu anchor" bash scripts/gpu_session.sh
+# Stages (env STAGES, default all): info (nvidia-smi, versions), tests (GPU doctest suites),
+# sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), bench
+# (flashsim bench over SEQS x DIMS x {none, causal} x PASSES), ncu (DRAM bytes of NCU_CONFIGS,
+# merged into the bench rows), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
+# Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
+# ncu.csv, sanitizer.log, tests.log.
+set -u
+OUT=${OUT:-/tmp/flashsim_out}
+mkdir -p "$OUT"
+BIN=${BIN:-build-cuda/bin}
+STAGES=${STAGES:-"info tests sanitize bench ncu anchor"}
+SEQS=${SEQS:-1024,2048,4096,8192,16384}
+DIMS=${DIMS:-64,128}
+PASSES=${PASSES:-forward,backward}
+VARIANTS=${VARIANTS:-standard,flash1,flash2}
+MASKS=${MASKS:-"none causal"}
+REPEATS=${REPEATS:-20}
+# ncu configs: variant:pass:N:d:mask, space separated
+NCU_CONFIGS=${NCU_CONFIGS:-"flash2:forward:4096:128:none standard:forward:4096:128:none flash1:forward:4096:128:none"}
+export FLASHSIM_GIT_COMMIT=${FLASHSIM_GIT_COMMIT:-unknown}
+LOG="$OUT/session.log"
+exec > >(tee -a "$LOG") 2>&1
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+stamp() { echo "=== $(date -u +%H:%M:%S) $*"; }
+
+# the CUDA 13 runtime and cuBLAS the binaries were linked against
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+if ! ldd "$BIN/flashsim" | grep -q "libcublas.so.13 => /"; then
+  pyl=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null)
+  pyr=$(python3 -c 'import nvidia.cuda_runtime, os; print(os.path.join(os.path.dirname(nvidia.cuda_runtime.__file__), "lib"))' 2>/dev/null)
+  export LD_LIBRARY_PATH="$pyl:$pyr:${LD_LIBRARY_PATH:-}"
+fi
+
+if has info; then
+  stamp info
+  nvidia-smi
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
+  nvcc --version | tail -1
+  python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
+  ldd "$BIN/flashsim" | grep -E "cublas|cudart"
+fi
+
+if has tests; then
+  stamp tests
+  { "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?"; } > "$OUT/tests.log" 2>&1
+  tail -n 12 "$OUT/tests.log"
+fi
+
+if has sanitize; then
+  stamp sanitize
+  SAN="$OUT/sanitizer.log"; : > "$SAN"
+  for tool in memcheck racecheck; do
+    for v in flash2 flash1 standard; do
+      for p in forward backward; do
+        [ "$v" = flash1 ] && [ "$p" = backward ] && continue
+        [ "$tool" = racecheck ] && [ "$v" = standard ] && continue   # cuBLAS: memcheck only
+        for d in 64 128; do
+          for m in "" "--causal"; do
+            echo "--- $tool $v $p d=$d $m" >> "$SAN"
+            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim" bench --variant "$v" --pass "$p" \
+              --seq 130 --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
+            echo "rc=$?" >> "$SAN"
+          done
+        done
+      done
+    done
+  done
+  grep -c "^rc=0" "$SAN" | sed 's/^/sanitizer runs clean: /'
+  grep -B1 "^rc=[^0]" "$SAN" | head -20
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$SAN" | sort | uniq -c
+fi
+
+if has bench; then
+  stamp bench
+  parts=()
+  for m in $MASKS; do
+    flag=""; [ "$m" = causal ] && flag="--causal"
+    for p in ${PASSES//,/ }; do
+      vs=$VARIANTS; [ "$p" = backward ] && vs=$(echo "$VARIANTS" | tr ',' '\n' | grep -v flash1 | paste -sd,)
+      f="$OUT/part_${m}_${p}.json"
+      "$BIN/flashsim" bench --variant "$vs" --seq "$SEQS" --head-dim "$DIMS" --pass "$p" $flag \
+        --repeats "$REPEATS" --json "$f"
+      echo "bench $m $p rc=$?"
+      parts+=("$f")
+    done
+  done
+  python3 - "$OUT/bench.json" "${parts[@]}" <<'EOF'
+import json, sys
+out, parts = sys.argv[1], sys.argv[2:]
+doc = None
+for p in parts:
+    try:
+        d = json.load(open(p))
+    except Exception as e:
+        print("skip", p, e); continue
+    if doc is None: doc = d
+    else: doc["rows"] += d["rows"]
+json.dump(doc, open(out, "w"), indent=1)
+print("bench rows:", len(doc["rows"]) if doc else 0)
+EOF
+  rm -f "${parts[@]}"
+fi
+
+if has ncu; then
+  stamp ncu
+  : > "$OUT/ncu.csv"
+  for c in $NCU_CONFIGS; do
+    IFS=: read -r v p n d m <<< "$c"
+    flag=""; [ "$m" = causal ] && flag="--causal"
+    echo "#config $c" >> "$OUT/ncu.csv"
+    ncu --clock-control none --nvtx --nvtx-include "measure/" --print-units base --csv --page raw \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --log-file "$OUT/ncu_one.csv" \
+        "$BIN/flashsim" bench --variant "$v" --pass "$p" --seq "$n" --head-dim "$d" $flag --nvtx --warmup 0 --repeats 0 --no-check > /dev/null 2>&1
+    echo "ncu $c rc=$?"
+    cat "$OUT/ncu_one.csv" >> "$OUT/ncu.csv"
+  done
+  rm -f "$OUT/ncu_one.csv"
+  python3 - "$OUT/ncu.csv" "$OUT/bench.json" <<'EOF'
+import csv, io, json, sys, os
+path, bench = sys.argv[1], sys.argv[2]
+sums, cur, lines = {}, None, {}
+for line in open(path):
+    if line.startswith("#config "):
+        cur = line.split()[1]; lines[cur] = []; continue
+    if cur and line.startswith('"'):
+        lines[cur].append(line)
+for cfg, ls in lines.items():
+    rows = list(csv.reader(io.StringIO("".join(ls))))
+    if len(rows) < 3: print("ncu: no kernels for", cfg); continue
+    hdr = rows[0]
+    idx = {m: hdr.index(m) for m in ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum") if m in hdr}
+    tot = {m: 0.0 for m in idx}
+    for r in rows[2:]:
+        for m, i in idx.items():
+            tot[m] += float(r[i].replace(",", "") or 0)
+    tot["kernels"] = len(rows) - 2
+    sums[cfg] = tot
+    print(f"ncu {cfg}: kernels {tot['kernels']}, DRAM read {tot.get('dram__bytes_read.sum',0)/1e6:.1f} MB, write {tot.get('dram__bytes_write.sum',0)/1e6:.1f} MB, L2 {tot.get('lts__t_bytes.sum',0)/1e6:.1f} MB")
+if os.path.exists(bench):
+    doc = json.load(open(bench))
+    for r in doc["rows"]:
+        cfg = f"{r['variant']}:{r['pass']}:{r['seq']}:{r['head_dim']}:{'causal' if r['causal'] else 'none'}"
+        if cfg in sums:
+            s = sums[cfg]
+            r["dram_read_bytes"] = int(s.get("dram__bytes_read.sum", 0))
+            r["dram_write_bytes"] = int(s.get("dram__bytes_write.sum", 0))
+            r["l2_bytes"] = int(s.get("lts__t_bytes.sum", 0))
+            r["counters_note"] = "ncu --clock-control none, kernel replay, one run of the pass (NVTX range 'measure'), summed over %d kernels" % s["kernels"]
+            if r.get("sim_hbm_read_bytes") is not None:
+                simt = r["sim_hbm_read_bytes"] + r["sim_hbm_write_bytes"]
+                r["dram_over_sim"] = (r["dram_read_bytes"] + r["dram_write_bytes"]) / simt if simt else None
+    json.dump(doc, open(bench, "w"), indent=1)
+EOF
+fi
+
+if has anchor; then
+  stamp anchor
+  if [ -f "$OUT/bench.json" ]; then
+    PYTHONUNBUFFERED=1 python3 scripts/anchor_sdpa.py --bench "$OUT/bench.json" --out "$OUT/bench_anchored.json" --repeats "$REPEATS" \
+      && mv "$OUT/bench_anchored.json" "$OUT/bench.json"
+  fi
+fi
+stamp done
+ls -la "$OUT"
