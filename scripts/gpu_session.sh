@@ -58,12 +58,13 @@ if has sanitize; then
   stamp sanitize
   SAN="$OUT/sanitizer.log"; : > "$SAN"
   for tool in memcheck racecheck; do
-    for v in flash2 flash1 standard; do
-      for p in forward backward; do
+    for v in ${SAN_VARIANTS:-flash2 flash1 standard}; do
+      for p in ${SAN_PASSES:-forward backward}; do
         [ "$v" = flash1 ] && [ "$p" = backward ] && continue
         [ "$tool" = racecheck ] && [ "$v" = standard ] && continue   # cuBLAS: memcheck only
-        for d in 64 128; do
-          for m in "" "--causal"; do
+        for d in ${SAN_DIMS:-64 128}; do
+          for m in ${SAN_MASKS:-none --causal}; do
+            [ "$m" = none ] && m=""
             echo "--- $tool $v $p d=$d $m" >> "$SAN"
             compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim" bench --variant "$v" --pass "$p" \
               --seq 130 --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
