@@ -22,13 +22,16 @@ namespace fcuda {
 
 // A kernel's tiling, as data. block_rows = B_r (query rows per tile), block_cols = B_c (key
 // rows per tile), loop_order "kv_outer" (Algorithm 1) or "q_outer" (FA2), stages = K/V buffers
-// in flight, sram_bytes = shared memory one thread block allocates.
+// in flight, smem_bytes = shared memory one thread block allocates, sram_bytes = all on-chip
+// bytes its tiles occupy (shared memory plus the accumulators flash2 keeps in registers): the
+// budget M the simulator is given so that it can hold the same tiles.
 struct TileConfig {
     const char* variant = "";
     int block_rows = 0, block_cols = 0;
     const char* loop_order = "";
     int stages = 1;
     int sram_bytes = 0;
+    int smem_bytes = 0;
     int threads = 0;  // per thread block
 };
 

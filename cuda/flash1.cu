@@ -18,9 +18,10 @@
 // O_i round trip, 8 N d T_c bytes a head, is below standard's 8 N^2 of S and P.)
 // Launch shape: T_c launches of grid (G, B*H), 256 threads, G = min(T_r, ceil(2 * SMs / (B*H))).
 // SRAM (dynamic shared memory, rows padded by 8 halves / 4 floats against bank conflicts):
-//   Q_i (B_r, d+8) e | K_j (B_c, d+8) e | V_j (B_c, d+8) e | S_ij (B_r, B_c+4) fp32 (also PV) |
-//   P~_ij (B_r, B_c+8) e | alpha, beta (2 B_r fp32)
-//   d=128: 8.5 + 68 + 68 + 32.5 + 16.5 KiB + 256 B = 193.75 KiB;  d=64: 9 + 36 + 36 + 65 + 33 KiB + 512 B
+//   K_j (B_c, d+8) e | V_j (B_c, d+8) e | Q_i 2 x (B_r, d+8) e (the next Q_i arrives by cp.async
+//   during this step) | S_ij (B_r, B_c+4) fp32 (reused for P~V) | P~_ij (B_r, B_c+8) e |
+//   alpha, beta, m_i, l_i (4 B_r fp32). O_i (fp32) is read into registers at the start of the step.
+//   d=128: 68 + 68 + 17 + 32.5 + 16.5 KiB + 512 B = 202.5 KiB;  d=64: 36 + 36 + 18 + 65 + 33 + 1 KiB = 189 KiB
 // HBM traffic (per head, the simulator's flash1): K, V read once (2 N d e); per step (i, j):
 //   Q_i read (B_r d e), O_i read + written (2 B_r d 4), l_i, m_i read + written (4 B_r 4);
 //   so Q: T_c N d e, O: 8 T_c N d, l+m: 16 T_c N; plus O init (4 N d), l/m init (8 N) and the final
@@ -46,7 +47,7 @@ template <int D> struct F1Layout {
     static constexpr int ldQ = D + 8, ldS = BC + 4, ldP = BC + 8;
     static constexpr int q_bytes = BR * ldQ * 2, kv_bytes = BC * ldQ * 2;
     static constexpr int s_bytes = BR * ldS * 4, p_bytes = BR * ldP * 2;
-    static constexpr int bytes = q_bytes + 2 * kv_bytes + s_bytes + p_bytes + 2 * BR * 4;
+    static constexpr int bytes = 2 * q_bytes + 2 * kv_bytes + s_bytes + p_bytes + 4 * BR * 4;
 };
 
 // Copy rows [row0, row0 + rows) of a (N, D) head into a padded tile (ld columns); rows >= N are 0.
@@ -82,27 +83,67 @@ __global__ void __launch_bounds__(kThreads, 1)
     using L = F1Layout<D>;
     constexpr int BR = L::BR, BC = L::BC;
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    T* sQ = reinterpret_cast<T*>(smem_raw);                         // (B_r, d)
-    T* sK = reinterpret_cast<T*>(smem_raw + L::q_bytes);            // (B_c, d)
-    T* sV = reinterpret_cast<T*>(smem_raw + L::q_bytes + L::kv_bytes);  // (B_c, d)
-    float* sS = reinterpret_cast<float*>(smem_raw + L::q_bytes + 2 * L::kv_bytes);  // (B_r, B_c); later P~V (B_r, d)
-    T* sP = reinterpret_cast<T*>(smem_raw + L::q_bytes + 2 * L::kv_bytes + L::s_bytes);  // (B_r, B_c)
-    float* alpha = reinterpret_cast<float*>(smem_raw + L::q_bytes + 2 * L::kv_bytes + L::s_bytes + L::p_bytes);  // (B_r)
-    float* beta = alpha + BR;                                                                                   // (B_r)
+    T* sK = reinterpret_cast<T*>(smem_raw);                              // (B_c, d)
+    T* sV = reinterpret_cast<T*>(smem_raw + L::kv_bytes);                // (B_c, d)
+    T* sQbuf = reinterpret_cast<T*>(smem_raw + 2 * L::kv_bytes);         // 2 x (B_r, d): Q_i and the next one
+    float* sS = reinterpret_cast<float*>(smem_raw + 2 * L::kv_bytes + 2 * L::q_bytes);  // (B_r, B_c); later P~V (B_r, d)
+    T* sP = reinterpret_cast<T*>(smem_raw + 2 * L::kv_bytes + 2 * L::q_bytes + L::s_bytes);  // (B_r, B_c)
+    float* alpha = reinterpret_cast<float*>(smem_raw + 2 * L::kv_bytes + 2 * L::q_bytes + L::s_bytes + L::p_bytes);  // (B_r)
+    float* beta = alpha + BR;  // (B_r)
+    float* sm = beta + BR;     // m_i (B_r)
+    float* sl = sm + BR;       // l_i (B_r)
 
     const int bh = blockIdx.y;
     const size_t head = static_cast<size_t>(bh) * N * D;
     const int k0 = j * BC;
     const int T_r = (N + BR - 1) / BR;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const T* Qh = Q + head;
+    float* Oh = O32 + head;
+
+    // Q_i arrives by cp.async one step ahead (zero rows past N)
+    auto fetch_q = [&](int i, T* dst) {
+        for (int c = threadIdx.x; c < BR * D / 8; c += kThreads) {
+            const int r = c / (D / 8), col = (c % (D / 8)) * 8;
+            const bool valid = i * BR + r < N;
+            const T* src = valid ? Qh + static_cast<size_t>(i * BR + r) * D + col : Qh;
+            const int bytes = valid ? 16 : 0;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst + r * L::ldQ + col))),
+                         "l"(src), "r"(bytes));
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
 
     load_rows<D>(sK, L::ldQ, K + head, k0, BC, N);  // K_j
     load_rows<D>(sV, L::ldQ, V + head, k0, BC, N);  // V_j
 
     const int i_first = CAUSAL ? k0 / BR : 0;  // earlier query blocks see none of these keys
-    for (int i = i_first + static_cast<int>(blockIdx.x); i < T_r; i += gridDim.x) {
+    int buf = 0;
+    if (i_first + static_cast<int>(blockIdx.x) < T_r) fetch_q(i_first + blockIdx.x, sQbuf);
+    for (int i = i_first + static_cast<int>(blockIdx.x); i < T_r; i += gridDim.x, buf ^= 1) {
         const int q0 = i * BR;
-        load_rows<D>(sQ, L::ldQ, Q + head, q0, BR, N);  // Q_i
+        T* sQ = sQbuf + buf * BR * L::ldQ;
+        // O_i, m_i, l_i requested now, used after the two matrix products
+        constexpr int kOVec = BR * D / 4 / kThreads;  // float4 of O_i per thread
+        float4 o_old[kOVec];
+#pragma unroll
+        for (int k = 0; k < kOVec; ++k) {
+            const int c = threadIdx.x + k * kThreads;
+            const int r = c / (D / 4), col = (c % (D / 4)) * 4;
+            o_old[k] = q0 + r < N ? *reinterpret_cast<const float4*>(Oh + static_cast<size_t>(q0 + r) * D + col)
+                                  : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        for (int r = threadIdx.x; r < BR; r += kThreads) {
+            const size_t at = static_cast<size_t>(bh) * N + q0 + r;
+            sm[r] = q0 + r < N ? m[at] : -INFINITY;
+            sl[r] = q0 + r < N ? l[at] : 0.0f;
+        }
+        if (i + static_cast<int>(gridDim.x) < T_r) {
+            fetch_q(i + gridDim.x, sQbuf + (buf ^ 1) * BR * L::ldQ);
+            asm volatile("cp.async.wait_group 1;\n" ::);
+        } else {
+            asm volatile("cp.async.wait_group 0;\n" ::);
+        }
         __syncthreads();
 
         // S_ij = Q_i K_j^T: (B_r/16) x (B_c/16) tiles of 16x16, spread over the warps
@@ -145,8 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int off = 16; off > 0; off >>= 1) lt += __shfl_xor_sync(0xffffffffu, lt, off);
             if (lane == 0) {
                 const size_t at = static_cast<size_t>(bh) * N + row;
-                const float mi = row < N ? m[at] : -INFINITY;
-                const float li = row < N ? l[at] : 0.0f;
+                const float mi = sm[r], li = sl[r];
                 const float mn = fmaxf(mi, mt);
                 const float ea = mi == -INFINITY ? 0.0f : __expf(mi - mn);
                 const float eb = mt == -INFINITY ? 0.0f : __expf(mt - mn);
@@ -175,20 +215,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         __syncthreads();
 
-        // O_i <- alpha O_i + beta P~V   (O_i read from and written to HBM, fp32)
-        float* Oh = O32 + head;
-        for (int c = threadIdx.x; c < BR * D / 4; c += kThreads) {
+        // O_i <- alpha O_i + beta P~V   (O_i read from and written back to HBM, fp32)
+#pragma unroll
+        for (int k = 0; k < kOVec; ++k) {
+            const int c = threadIdx.x + k * kThreads;
             const int r = c / (D / 4), col = (c % (D / 4)) * 4;
             if (q0 + r >= N) continue;
-            float4* po = reinterpret_cast<float4*>(Oh + static_cast<size_t>(q0 + r) * D + col);
-            float4 o = *po;
             const float* pv = sS + r * ldPV + col;
             const float a = alpha[r], b = beta[r];
+            float4 o = o_old[k];
             o.x = a * o.x + b * pv[0];
             o.y = a * o.y + b * pv[1];
             o.z = a * o.z + b * pv[2];
             o.w = a * o.w + b * pv[3];
-            *po = o;
+            *reinterpret_cast<float4*>(Oh + static_cast<size_t>(q0 + r) * D + col) = o;
         }
         __syncthreads();
     }
@@ -240,6 +280,7 @@ TileConfig flash1_tiles(const sim::Problem& p) {
     } else {
         throw std::runtime_error("flash1: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) + ")");
     }
+    c.smem_bytes = c.sram_bytes;  // every tile is in shared memory
     return c;
 }
 

@@ -219,12 +219,14 @@ TileConfig flash2_tiles(const sim::Problem& p) {
     c.loop_order = "q_outer";
     c.stages = 2;
     if (p.head_dim == 128) {
-        c.block_rows = Fwd<128>::BR; c.block_cols = Fwd<128>::BC; c.sram_bytes = fwd_smem_bytes<128>(); c.threads = Fwd<128>::WARPS * 32;
+        c.block_rows = Fwd<128>::BR; c.block_cols = Fwd<128>::BC; c.smem_bytes = fwd_smem_bytes<128>(); c.threads = Fwd<128>::WARPS * 32;
     } else if (p.head_dim == 64) {
-        c.block_rows = Fwd<64>::BR; c.block_cols = Fwd<64>::BC; c.sram_bytes = fwd_smem_bytes<64>(); c.threads = Fwd<64>::WARPS * 32;
+        c.block_rows = Fwd<64>::BR; c.block_cols = Fwd<64>::BC; c.smem_bytes = fwd_smem_bytes<64>(); c.threads = Fwd<64>::WARPS * 32;
     } else {
         throw std::runtime_error("flash2: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) + ")");
     }
+    // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
+    c.sram_bytes = c.smem_bytes + (c.block_rows * static_cast<int>(p.head_dim) + c.block_rows * c.block_cols + 2 * c.block_rows) * 4;
     return c;
 }
 

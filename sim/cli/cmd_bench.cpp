@@ -121,7 +121,7 @@ int run_bench(const BenchArgs& a) {
                         row["l2_bytes"] = opt_bytes(m.l2_bytes);
                         row["counters_note"] = m.counters_note;
                         row["tiles"] = json{{"variant", t.variant}, {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
-                                            {"loop_order", t.loop_order}, {"stages", t.stages}, {"sram_bytes", t.sram_bytes},
+                                            {"loop_order", t.loop_order}, {"stages", t.stages}, {"sram_bytes", t.sram_bytes}, {"smem_bytes", t.smem_bytes},
                                             {"threads", t.threads}};
                         row["vs_reference"] = stats_json(m.vs_reference);
                         row["vs_standard"] = stats_json(m.vs_standard);
