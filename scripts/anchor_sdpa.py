@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     a = ap.parse_args()
     doc = json.load(open(a.bench))
+    if not doc or not doc.get("rows"):
+        sys.exit("anchor: no bench rows in " + a.bench)
     flush = l2_flusher()
     key = lambda r: (r["batch"], r["heads"], r["seq"], r["head_dim"], r["dtype"], r["causal"], r["pass"])
     configs = sorted({key(r) for r in doc["rows"] if "ms_median" in r})

@@ -29,6 +29,8 @@ exec > >(tee -a "$LOG") 2>&1
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 stamp() { echo "=== $(date -u +%H:%M:%S) $*"; }
 
+# libraries the binaries need that the device image lacks travel beside them in $BIN
+export LD_LIBRARY_PATH="$PWD/$BIN:${LD_LIBRARY_PATH:-}"
 # the CUDA 13 runtime and cuBLAS the binaries were linked against
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
@@ -51,6 +53,9 @@ fi
 if has tests; then
   stamp tests
   { "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?"; } > "$OUT/tests.log" 2>&1
+  if grep -q "test_cuda_gpu rc=1[0-9][0-9]" "$OUT/tests.log"; then  # crashed: where?
+    cuda-gdb -batch -ex run -ex bt --args "$BIN/test_cuda_gpu" >> "$OUT/tests.log" 2>&1
+  fi
   tail -n 12 "$OUT/tests.log"
 fi
 
@@ -145,8 +150,8 @@ for cfg, ls in lines.items():
     tot["kernels"] = len(rows) - 2
     sums[cfg] = tot
     print(f"ncu {cfg}: kernels {tot['kernels']}, DRAM read {tot.get('dram__bytes_read.sum',0)/1e6:.1f} MB, write {tot.get('dram__bytes_write.sum',0)/1e6:.1f} MB, L2 {tot.get('lts__t_bytes.sum',0)/1e6:.1f} MB")
-if os.path.exists(bench):
-    doc = json.load(open(bench))
+doc = json.load(open(bench)) if os.path.exists(bench) else None
+if doc:
     for r in doc["rows"]:
         cfg = f"{r['variant']}:{r['pass']}:{r['seq']}:{r['head_dim']}:{'causal' if r['causal'] else 'none'}"
         if cfg in sums:
