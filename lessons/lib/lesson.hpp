@@ -22,6 +22,8 @@
 
 namespace lessons {
 
+struct Context;  // computed values (lessons/lib/lesson.cpp)
+
 // Every loading problem: the file, the 1-based line and column of the offending text (0 when the
 // problem is not tied to one place, e.g. an unreadable file) and what is wrong.
 // what() is "file:line:column: message".
@@ -85,6 +87,8 @@ struct Exercise {
     std::string goal_expr;         // evaluated with the answer's result bound to the name "answer"
     std::optional<double> goal_at_most, goal_at_least;
     std::string goal_text;         // the goal in words (rendered)
+    std::string solution;          // a worked answer that meets the goal (checked by the tests)
+    std::string not_solution;      // optional: an answer that must not meet it (e.g. the base as is)
 };
 
 struct Lesson {
@@ -99,7 +103,7 @@ struct Lesson {
     std::optional<Exercise> exercise;
     // The computed values placeholders look up (simulator results as JSON, softmax, machine,
     // measured). Opaque here; shared so a Lesson stays a cheap-to-copy value.
-    std::shared_ptr<const struct Context> context;
+    std::shared_ptr<const Context> context;
 };
 
 // Load and render one lesson. Throws LoadError (file:line:column: message) on anything wrong:

@@ -1,0 +1,198 @@
+// flashsim lesson — the lessons in the terminal.
+//
+//   flashsim lesson --list                 every lesson (number, id, title; load errors shown)
+//   flashsim lesson ID                     step through: Enter for the next step, q to quit
+//   flashsim lesson ID --all               print every step without waiting (for scripts)
+//   flashsim lesson ID --answer "k=v,..."  check an answer to the lesson's exercise
+//   flashsim lesson --check                load every lesson and check its expectations
+// ID is a lesson's id or its number. --dir (or $FLASHSIM_LESSONS) picks the lessons directory;
+// --file loads one lesson file directly (e.g. one being written).
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "lessons/lib/lesson.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/report.hpp"
+
+namespace {
+
+struct LessonArgs {
+    std::string id, dir, file, answer;
+    bool list = false, all = false, check = false;
+};
+
+// Wrap paragraph lines to `width` columns; lines starting with a space are printed as they are.
+std::string wrap(const std::string& text, size_t width = 88) {
+    std::string out, line;
+    std::stringstream ss(text);
+    while (std::getline(ss, line)) {
+        if (line.empty() || line[0] == ' ' || line[0] == '\t') {
+            out += line + "\n";
+            continue;
+        }
+        std::stringstream ws(line);
+        std::string word, cur;
+        size_t cols = 0;
+        auto u8len = [](const std::string& w) {
+            size_t n = 0;
+            for (unsigned char c : w) n += (c & 0xC0) != 0x80;
+            return n;
+        };
+        while (ws >> word) {
+            const size_t wl = u8len(word);
+            if (cols > 0 && cols + 1 + wl > width) {
+                out += cur + "\n";
+                cur.clear();
+                cols = 0;
+            }
+            if (cols > 0) {
+                cur += ' ';
+                ++cols;
+            }
+            cur += word;
+            cols += wl;
+        }
+        out += cur + "\n";
+    }
+    return out;
+}
+
+void print_step(const lessons::Lesson& l, size_t i) {
+    const auto& s = l.steps[i];
+    std::cout << "\n── " << l.number << "." << (i + 1) << "/" << l.steps.size() << "  " << s.title << "\n\n" << wrap(s.text);
+    const auto& v = s.view;
+    if (!v.panel.empty() && v.panel != "text") {
+        std::cout << "   [app: " << v.panel << " panel";
+        if (!v.config.empty()) std::cout << ", config " << v.config;
+        if (!v.compare.empty()) {
+            std::cout << ", comparing";
+            for (const auto& c : v.compare) std::cout << " " << c;
+        }
+        if (v.step_from >= 0) std::cout << ", steps " << v.step_from << ".." << v.step_to;
+        if (v.row >= 0) std::cout << ", row " << v.row;
+        if (v.tile_row >= 0 || v.tile_col >= 0) std::cout << ", tile (" << v.tile_row << ", " << v.tile_col << ")";
+        std::cout << "]\n";
+    }
+}
+
+void print_exercise(const lessons::Lesson& l) {
+    if (!l.exercise) return;
+    std::cout << "\n── Exercise\n\n" << wrap(l.exercise->prompt);
+    std::cout << "\nAnswer with: flashsim lesson " << l.id << " --answer \"";
+    for (size_t i = 0; i < l.exercise->fields.size(); ++i) std::cout << (i ? "," : "") << l.exercise->fields[i] << "=...";
+    std::cout << "\"\n";
+}
+
+int run(const LessonArgs& a) {
+    const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
+    if (a.list || a.check) {
+        const auto all = lessons::load_all(dir);
+        if (all.empty()) {
+            print_error("lesson", "no lesson files (*.toml) in " + dir);
+            return 1;
+        }
+        int bad = 0;
+        for (const auto& x : all) {
+            if (!x.lesson) {
+                std::cout << "  !!  " << x.error << "\n";
+                ++bad;
+                continue;
+            }
+            std::vector<std::string> fails;
+            if (a.check) fails = lessons::check_expectations(*x.lesson);
+            size_t n = 0;
+            for (const auto& s : x.lesson->steps) n += s.expect.size();
+            std::printf("%3lld  %-22s %s  (%zu steps%s)\n", static_cast<long long>(x.lesson->number), x.lesson->id.c_str(),
+                        x.lesson->title.c_str(), x.lesson->steps.size(), x.lesson->exercise ? ", exercise" : "");
+            if (a.check) {
+                std::printf("     %zu expectations: %s\n", n, fails.empty() ? "all hold" : "FAILED");
+                for (const auto& f : fails) std::cout << "     " << f << "\n";
+                bad += !fails.empty();
+            }
+        }
+        return bad ? 1 : 0;
+    }
+    lessons::Lesson l;
+    if (!a.file.empty()) {
+        l = lessons::load_lesson(a.file);
+    } else {
+        if (a.id.empty()) {
+            print_error("lesson", "name a lesson (flashsim lesson ID) or use --list");
+            return 1;
+        }
+        bool found = false;
+        std::string ids;
+        for (auto& x : lessons::load_all(dir)) {
+            if (!x.lesson) {
+                // A broken file only matters if it might be the one asked for.
+                if (x.file.find(a.id) != std::string::npos) {
+                    print_error("lesson", x.error);
+                    return 1;
+                }
+                continue;
+            }
+            ids += (ids.empty() ? "" : ", ") + x.lesson->id;
+            if (x.lesson->id == a.id || std::to_string(x.lesson->number) == a.id) {
+                l = std::move(*x.lesson);
+                found = true;
+                break;
+            }
+        }
+        if (!found) {
+            print_error("lesson", "no lesson '" + a.id + "' in " + dir + " (known: " + ids + "; see flashsim lesson --list)");
+            return 1;
+        }
+    }
+    if (!a.answer.empty()) {
+        if (!l.exercise) {
+            print_error("lesson", "lesson '" + l.id + "' has no exercise to answer");
+            return 1;
+        }
+        const auto ans = lessons::parse_answer(a.answer);
+        const auto r = lessons::check_answer(l, ans);
+        std::cout << r.message << "\n";
+        if (!r.valid) return 1;
+        return r.passed ? 0 : 3;
+    }
+    std::cout << "Lesson " << l.number << ": " << l.title << "\n";
+    if (!l.summary.empty()) std::cout << l.summary << "\n";
+    const bool interactive = !a.all && isatty(STDIN_FILENO);
+    for (size_t i = 0; i < l.steps.size(); ++i) {
+        print_step(l, i);
+        if (interactive && i + 1 < l.steps.size()) {
+            std::cout << "\n[Enter: next step, q: quit] " << std::flush;
+            std::string line;
+            if (!std::getline(std::cin, line) || line == "q" || line == "Q") return 0;
+        }
+    }
+    print_exercise(l);
+    return 0;
+}
+
+}  // namespace
+
+void register_lesson(CLI::App& app, int& rc) {
+    auto a = std::make_shared<LessonArgs>();
+    auto* cmd = app.add_subcommand("lesson", "Lessons: worked examples whose every number is computed by the simulator");
+    cmd->add_option("id", a->id, "Lesson id or number (see --list)");
+    cmd->add_flag("--list", a->list, "List the lessons");
+    cmd->add_flag("--all", a->all, "Print every step without waiting for Enter");
+    cmd->add_flag("--check", a->check, "Load every lesson and check its expectations (exit 1 if any fails)");
+    cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"");
+    cmd->add_option("--dir", a->dir, "Lessons directory (default: $FLASHSIM_LESSONS or the repo's lessons/)");
+    cmd->add_option("--file", a->file, "Load this lesson file instead of looking up ID");
+    cmd->callback([a, &rc] {
+        try {
+            rc = run(*a);
+        } catch (const lessons::LoadError& e) {
+            print_error("lesson", e.what());
+            rc = 1;
+        } catch (const sim::Error& e) {
+            print_error("lesson", e.what());
+            rc = 1;
+        }
+    });
+}
