@@ -273,6 +273,17 @@ std::string events_text(const sim::Trace& tr, size_t limit) {
 // What a configuration contributes to the context: the simulator's JSON plus a few derived views.
 json config_json(const sim::Result& r) {
     json j = report::result_json(r);
+    // Tensors the algorithm never touches are left out of the JSON; a lesson may still ask for
+    // them ("flash never writes S"), so they are present here with zero bytes.
+    for (int i = 0; i < sim::kTensorCount; ++i) {
+        const std::string t(sim::tensor_name(static_cast<sim::Tensor>(i)));
+        if (!j["tensors"].contains(t)) j["tensors"][t] = {{"read_bytes", 0}, {"write_bytes", 0}};
+    }
+    for (auto& [k, v] : j["tensors"].items()) {
+        (void)k;
+        v["total"] = v["read_bytes"].get<int64_t>() + v["write_bytes"].get<int64_t>();
+    }
+    j["hbm"]["total"] = j["hbm"]["read_bytes"].get<int64_t>() + j["hbm"]["write_bytes"].get<int64_t>();
     j["machine"] = machine_json(r.machine);
     j["elem_bytes"] = r.problem.elem_bytes();
     j["steps_per_head"] = r.trace.steps_per_head;
@@ -345,6 +356,7 @@ void build_softmax(const Source& s, const toml::table& t, Context& ctx) {
         const auto r = sim::stream_softmax(scores, block, values, prec);
         json j = report::softmax_json(r);
         j["count"] = scores.size();
+        j["block"] = block;
         j["block_count"] = r.record.blocks.size();
         // The other precision too, so a lesson can show that the difference is rounding.
         const auto other = sim::stream_softmax(scores, block, values,
