@@ -481,12 +481,14 @@ void build_measured(const Source& s, const toml::table& all, Context& ctx) {
                 num("seq") == static_cast<double>(seq) && num("head_dim") == static_cast<double>(d) && rc == causal &&
                 (dtype.empty() || str("dtype") == dtype) && !row.contains("error")) {
                 json r = row;
-                if (r.contains("dram_read_bytes") && r.contains("dram_write_bytes") && r["dram_read_bytes"].is_number() &&
-                    r["dram_write_bytes"].is_number())
-                    r["dram_bytes"] = r["dram_read_bytes"].get<double>() + r["dram_write_bytes"].get<double>();
-                if (r.contains("sim_hbm_read_bytes") && r["sim_hbm_read_bytes"].is_number() &&
-                    r.contains("sim_hbm_write_bytes") && r["sim_hbm_write_bytes"].is_number())
-                    r["sim_hbm_bytes"] = r["sim_hbm_read_bytes"].get<double>() + r["sim_hbm_write_bytes"].get<double>();
+                // Derived sums; null (rendered n/a) when a part was not recorded.
+                auto sum2 = [&](const char* a, const char* b) {
+                    return r.contains(a) && r.contains(b) && r[a].is_number() && r[b].is_number()
+                               ? json(r[a].get<double>() + r[b].get<double>())
+                               : json(nullptr);
+                };
+                r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
+                r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 ctx.root["measured"][name] = r;
                 found = true;
                 break;
@@ -559,6 +561,8 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
     if (node->is_number()) return Value{true, node->get<double>(), {}};
     if (node->is_boolean()) return Value{true, node->get<bool>() ? 1.0 : 0.0, {}};
     if (node->is_string()) return Value{false, 0, node->get<std::string>()};
+    if (node->is_null() && segs[0] == "measured")
+        throw Missing(walked + " was not recorded in the measurements");
     if (node->is_null()) throw ExprError("'" + walked + "' has no value here (e.g. the running max before the first block is -infinity)", 0);
     throw ExprError("'" + walked + "' is a group of values, not one value; add a field name (e.g. '" + walked + "." +
                         (node->is_object() && !node->empty() ? node->begin().key() : std::string("0")) + "')",
