@@ -21,6 +21,8 @@ void Problem::validate() const {
     if (!(scale >= 0.0) || std::isinf(scale))
         throw Error("softmax scale must be a finite positive number (or 0 for 1/sqrt(d))");
     if (window < 0) throw Error("--window must be 0 (off) or a positive number of keys");
+    if (pad_left < 0 || pad_left > seq)
+        throw Error("--pad-left must be between 0 and N = " + std::to_string(seq) + ", got " + std::to_string(pad_left));
 }
 
 }  // namespace sim

@@ -24,6 +24,8 @@ struct Problem {
     bool causal = false;    // query n sees keys 0..n only
     int64_t window = 0;     // sliding window (keys n-window+1..n) when > 0; implies causal
     uint64_t seed = 42;     // input generator seed (sim/generator.hpp)
+    int64_t pad_left = 0;   // the first pad_left keys are padding (a left-padded batch): no query sees
+                            // them; with causal, queries n < pad_left see no key: fully masked rows (0)
 
     double softmax_scale() const { return scale > 0.0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim)); }
     int64_t heads_total() const { return batch * heads; }

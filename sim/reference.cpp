@@ -29,7 +29,7 @@ void check_shapes(const Problem& p, const TensorF& Q, const TensorF& K, const Te
 // Scaled, masked scores of one head, float64; masked entries are -inf.
 MatD scores(const Problem& p, const MatD& q, const MatD& k) {
     MatD s = (q * k.transpose()) * p.softmax_scale();
-    if (p.causal || p.window > 0)
+    if (p.causal || p.window > 0 || p.pad_left > 0)
         for (int64_t n = 0; n < p.seq; ++n)
             for (int64_t j = 0; j < p.seq; ++j)
                 if (!key_visible(p, n, j)) s(n, j) = -std::numeric_limits<double>::infinity();
@@ -56,6 +56,40 @@ TensorD attention_reference(const Problem& p, const TensorF& Q, const TensorF& K
         for (int64_t i = 0; i < p.seq * p.head_dim; ++i) out.head(bh)[i] = o.data()[i];
     }
     return out;
+}
+
+Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const TensorF& K, const TensorF& V,
+                                       const TensorF& dO) {
+    check_shapes(p, Q, K, &V);
+    check_shapes(p, dO, dO, nullptr);
+    Gradients g{TensorD(p.batch, p.heads, p.seq, p.head_dim), TensorD(p.batch, p.heads, p.seq, p.head_dim),
+                TensorD(p.batch, p.heads, p.seq, p.head_dim)};
+    const double scale = p.softmax_scale();
+    for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
+        const MatD q = head_matrix(Q, bh), k = head_matrix(K, bh), v = head_matrix(V, bh), dout = head_matrix(dO, bh);
+        const MatD s = scores(p, q, k);
+        MatD prob(p.seq, p.seq);
+        for (int64_t n = 0; n < p.seq; ++n) {
+            const double m = s.row(n).maxCoeff();
+            if (!std::isfinite(m)) {
+                prob.row(n).setZero();
+                continue;
+            }
+            prob.row(n) = (s.row(n).array() - m).exp().matrix();
+            prob.row(n) /= prob.row(n).sum();
+        }
+        const MatD dv = prob.transpose() * dout;                   // dV = P^T dO
+        const MatD dp = dout * v.transpose();                      // dP = dO V^T
+        const Eigen::VectorXd D = (prob.array() * dp.array()).rowwise().sum();  // D_n = sum_k P_nk dP_nk
+        const MatD ds = (prob.array() * (dp.colwise() - D).array()).matrix();  // dS = P o (dP - D)
+        const MatD dq = scale * ds * k, dk = scale * ds.transpose() * q;
+        for (int64_t i = 0; i < p.seq * p.head_dim; ++i) {
+            g.dQ.head(bh)[i] = dq.data()[i];
+            g.dK.head(bh)[i] = dk.data()[i];
+            g.dV.head(bh)[i] = dv.data()[i];
+        }
+    }
+    return g;
 }
 
 std::vector<double> lse_reference(const Problem& p, const TensorF& Q, const TensorF& K) {

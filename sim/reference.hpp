@@ -13,6 +13,15 @@ namespace sim {
 // (already rounded to the storage dtype). Masked-out rows (no visible key) give 0.
 TensorD attention_reference(const Problem& p, const TensorF& Q, const TensorF& K, const TensorF& V);
 
+// The gradients of L = sum(O o dO) with respect to Q, K, V, float64, per (batch, head):
+//   P = softmax(S), dV = P^T dO, dP = dO V^T, D = rowsum(P o dP), dS = P o (dP - D),
+//   dQ = scale dS K, dK = scale dS^T Q. Fully masked rows contribute nothing.
+struct Gradients {
+    TensorD dQ, dK, dV;
+};
+Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const TensorF& K, const TensorF& V,
+                                       const TensorF& dO);
+
 // The per-row log-sum-exp of the scaled, masked scores, float64 (-inf for fully masked rows).
 std::vector<double> lse_reference(const Problem& p, const TensorF& Q, const TensorF& K);
 

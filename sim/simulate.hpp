@@ -8,8 +8,17 @@
 // real arithmetic on the tiles (Eigen, float32 accumulate), so the output is computed the way it
 // is tiled. Heads are independent and walk identical loops: the walker walks one head's loops and
 // multiplies by B*H (numerics, when on, run every head).
+//
+// Each algorithm is a list of kernels (standard: five for the backward; flash2: one forward, three
+// backward), each a grid of thread blocks per head, each block a sequence of steps. Besides the
+// counts, a simulation gives (docs/simulator.md has the assumptions):
+//   - an L2 view: the blocks replayed in launch order, as many at once as the GPU holds, through an
+//     LRU cache of the preset's L2 capacity: HBM traffic with L2 and the hit rate (Result::l2);
+//   - a timing model: each step's copy time vs its matmul and scalar arithmetic time, summed per
+//     block (serial or overlapped), blocks scheduled over the SMs: predicted time (Result::timing).
 #pragma once
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +37,19 @@ std::optional<Algo> parse_algo(std::string_view s);
 
 enum class Numerics { automatic, on, off };
 
+// Which pass to simulate. backward assumes the forward's outputs are already in HBM (standard: P;
+// flash2: O and LSE; flash1: O, l, m); both = forward then backward, totals summed.
+enum class Pass { forward, backward, both };
+std::string_view pass_name(Pass p);
+std::optional<Pass> parse_pass(std::string_view s);
+
+// L2 model: automatic = on for presets with an L2 while the walk stays within Config::l2_budget
+// lookups (beyond it: a sample of the heads, or off when one head alone exceeds it); on = always,
+// every head; off = never.
+enum class L2Mode { automatic, on, off };
+// Which arithmetic and bandwidth ceilings the timing model uses.
+enum class Ceilings { datasheet, measured };
+
 struct Config {
     Algo algo = Algo::flash2;
     int64_t block_rows = 0;   // B_r; 0: the algorithm's rule
@@ -37,6 +59,17 @@ struct Config {
     int64_t numerics_auto_limit = int64_t{1} << 28;
     int64_t record_row = 0;   // query row (of head 0) whose online-softmax state is recorded; -1: none
     int64_t event_cap = int64_t{1} << 16;  // events kept in the trace (totals always complete)
+    Pass pass = Pass::forward;
+    int64_t bwd_block_rows = 0;  // backward B_r; 0: the forward's, halved until the backward's buffers fit
+    int64_t bwd_block_cols = 0;  // backward B_c; same rule
+    L2Mode l2 = L2Mode::automatic;
+    int64_t l2_budget = int64_t{1} << 22;  // L2 lookups the automatic mode may spend
+    Ceilings ceilings = Ceilings::datasheet;
+    bool timing = true;          // run the timing model
+    bool memo_blocks = true;     // once the trace is full, walk each distinct block once (identical blocks
+                                 // walk identical loops, as heads do) and add its counts for the others
+    int timeline_sms = 4;        // per-SM timeline: this many SMs ...
+    int timeline_steps = 24;     // ... and this many steps each
 };
 
 // One buffer the algorithm keeps in SRAM, with its size at the chosen block sizes.
@@ -67,6 +100,70 @@ struct SoftmaxRecord {
     std::vector<double> output;        // the row's final output (accumulator / l), length d
 };
 
+// A kernel of the simulated algorithm, in launch order.
+struct KernelInfo {
+    std::string name;            // e.g. "flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM"
+    int pass = 0;                // 0 forward, 1 backward
+    int64_t blocks_per_head = 0; // thread blocks per (batch, head)
+    std::string grid;            // launch order, e.g. "(T_r, B*H), row block fastest"
+};
+
+// HBM traffic as an L2 of the preset's capacity filters it (Config::l2).
+struct L2Stats {
+    bool simulated = false;
+    bool exact = true;                 // every head walked (false: a sample, scaled to B*H)
+    int64_t heads_walked = 0;
+    double capacity_bytes = 0;
+    int64_t concurrent_blocks = 0;     // blocks resident at once: SMs x blocks per SM
+    int64_t lookups = 0, hits = 0;     // tile (or row-segment) lookups by loads and stores
+    int64_t load_bytes = 0, hit_bytes = 0;  // bytes loaded through L2, and those found there
+    double hit_rate = 0;               // hit_bytes / load_bytes
+    std::array<Traffic, kTensorCount> hbm{};  // per tensor: misses (read) and write-backs (write), all heads
+    double seconds = 0;                // wall time the L2 walk cost
+    std::string policy;                // the replacement and write policy, in words
+    std::string note;                  // why it was not simulated, or how it was sampled
+    Traffic hbm_total() const {
+        Traffic t;
+        for (const auto& x : hbm) t += x;
+        return t;
+    }
+};
+
+// A stretch of one SM's time spent on one kind of work (for the app's timeline).
+struct TimelineSegment {
+    enum class Kind : uint8_t { copy, matmul, scalar };
+    int32_t sm = 0;
+    double start = 0, end = 0;   // seconds from the kernel's start
+    Kind kind = Kind::copy;
+    int32_t step = 0;            // step within the block
+    bool overlapped = false;     // false: the serial schedule; true: the overlapped one
+};
+std::string_view segment_kind_name(TimelineSegment::Kind k);
+
+struct KernelTime {
+    std::string name;
+    int64_t blocks = 0;          // all heads
+    double serial_s = 0, overlapped_s = 0;
+};
+
+// The timing model: per step, copy time at the level's bandwidth vs arithmetic time (matmul at the
+// tensor rate, exp and the rest at the scalar rate); a block is its steps in sequence (serial) or
+// with each copy hidden behind the previous step's arithmetic (overlapped); blocks are scheduled on
+// SMs x blocks-per-SM slots in launch order, each slot getting an equal share of every rate.
+struct Timing {
+    bool computed = false;
+    std::string ceilings;            // "datasheet" or "measured"
+    std::string ceilings_note;
+    double hbm_bandwidth = 0, l2_bandwidth = 0, matmul_flops = 0, scalar_flops = 0;  // whole GPU, as used
+    int64_t slots = 0;
+    bool with_l2 = false;            // copy times split into L2 hits and HBM misses
+    double serial_s = 0, overlapped_s = 0;
+    double predicted_ms = 0;         // the overlapped schedule
+    double predicted_tflops = 0;     // all FLOPs / predicted time
+    std::vector<KernelTime> kernels;
+    std::vector<TimelineSegment> timeline;  // first SMs, first steps of the first kernel (bounded)
+};
+
 struct Result {
     Problem problem;
     Machine machine;
@@ -82,6 +179,17 @@ struct Result {
     std::optional<TensorF> output;             // O (B, H, N, d), rounded to the dtype; numerics only
     std::optional<SoftmaxRecord> record;       // flash only, numerics only
     bool numerics = false;
+    // Issue 3: backward pass, kernels, L2, timing.
+    Pass pass = Pass::forward;
+    int64_t bwd_block_rows = 0, bwd_block_cols = 0;   // backward blocks, as used (0 when forward only)
+    int64_t bwd_tiles_rows = 0, bwd_tiles_cols = 0;
+    std::vector<SramBuffer> bwd_sram_buffers;
+    std::string bwd_block_note;
+    Totals forward_totals, backward_totals;    // totals = forward_totals + backward_totals (of the pass run)
+    std::vector<KernelInfo> kernels;           // the kernels counted, in launch order
+    std::optional<TensorF> dQ, dK, dV;         // gradients (B, H, N, d); numerics with a backward pass
+    L2Stats l2;
+    Timing timing;
 };
 
 // Throws sim::Error when the problem is invalid or the tiles do not fit the SRAM budget (the
@@ -98,5 +206,9 @@ struct BlockChoice {
     std::string note;
 };
 BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram_bytes, int64_t block_rows, int64_t block_cols);
+// The backward's blocks: the requested ones (refused when they do not fit), else the forward's
+// halved until the backward's buffers fit.
+BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram_bytes, int64_t fwd_rows, int64_t fwd_cols,
+                                   int64_t block_rows, int64_t block_cols);
 
 }  // namespace sim

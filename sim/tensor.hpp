@@ -30,6 +30,7 @@ using TensorD = HostTensor<double>;
 
 struct Inputs {
     TensorF Q, K, V;  // (B, H, N, d), values already rounded to the problem's dtype
+    TensorF dO;       // upstream gradient for the backward pass (empty when not needed)
 };
 
 // One input tensor from the shared generator, rounded to p.dtype.

@@ -97,6 +97,7 @@ struct Event {
     int64_t step = 0;           // inner-loop step this event belongs to
     int32_t phase = 0;          // algorithm phase (standard: 0 = S=QK^T, 1 = softmax, 2 = O=PV)
     int32_t head = 0;           // (batch*heads) index; the event list covers head 0 only
+    uint8_t pass = 0;           // 0: forward pass, 1: backward pass
 };
 
 // The event list is bounded: only the first `event_cap` events of head 0 are kept (the totals

@@ -58,7 +58,7 @@ void register_attend(CLI::App& app, int& rc) {
             c.sram_bytes = a->sram;
             c.numerics = sim::Numerics::on;
             if (a->sram < 0) throw sim::Error("--sram must be positive");
-            sim::Inputs in{q.tensor, k.tensor, v.tensor};
+            sim::Inputs in{q.tensor, k.tensor, v.tensor, {}};
             const sim::Result r = sim::simulate(p, sim::find_machine(a->gpu), c, in);
             sim::write_npy(a->out, *r.output, q.descr, q.four_d);
             if (a->json) {

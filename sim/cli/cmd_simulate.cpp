@@ -4,30 +4,49 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/report.hpp"
+#include "sim/cli/sim_flags.hpp"
 #include "sim/reference.hpp"
 
-namespace {
+void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {
+    if (with_algo) cmd->add_option("--algo,-a", algo, "standard, flash1 or flash2")->capture_default_str();
+    if (with_blocks) {
+        cmd->add_option("--block-rows", block_rows, "B_r: query rows per tile (default: the algorithm's rule)");
+        cmd->add_option("--block-cols", block_cols, "B_c: key columns per tile (default: the algorithm's rule)");
+    }
+    cmd->add_option("--bwd-block-rows", bwd_block_rows, "Backward B_r (default: the forward's, halved to fit)");
+    cmd->add_option("--bwd-block-cols", bwd_block_cols, "Backward B_c (default: the forward's, halved to fit)");
+    cmd->add_option("--pass", pass, "forward, backward or both")->capture_default_str();
+    cmd->add_option("--l2", l2, "L2 model: auto (on within a lookup budget), on, off")->capture_default_str();
+    cmd->add_option("--ceilings", ceilings, "Timing ceilings: datasheet or measured (when the preset has them)")
+        ->capture_default_str();
+    cmd->add_option("--numerics", numerics, "Compute the real output too: on, off, auto (auto: small problems)")
+        ->capture_default_str();
+}
 
-struct SimulateArgs {
-    ProblemArgs prob;
-    std::string algo = "flash2";
-    int64_t block_rows = 0, block_cols = 0;
-    std::string numerics = "auto";
-    int64_t record_row = 0;
-    bool json = false, check = false;
-};
-
-sim::Config make_config(const SimulateArgs& a, sim::Algo algo) {
+sim::Config SimFlags::config(sim::Algo a) const {
     sim::Config c;
-    c.algo = algo;
-    c.block_rows = a.block_rows;
-    c.block_cols = a.block_cols;
-    c.sram_bytes = a.prob.sram;
-    if (a.numerics == "on") c.numerics = sim::Numerics::on;
-    else if (a.numerics == "off") c.numerics = sim::Numerics::off;
-    else if (a.numerics == "auto") c.numerics = sim::Numerics::automatic;
-    else throw sim::Error("--numerics must be on, off or auto, got '" + a.numerics + "'");
-    c.record_row = a.record_row;
+    c.algo = a;
+    c.block_rows = block_rows;
+    c.block_cols = block_cols;
+    c.bwd_block_rows = bwd_block_rows;
+    c.bwd_block_cols = bwd_block_cols;
+    if (numerics == "on") c.numerics = sim::Numerics::on;
+    else if (numerics == "off") c.numerics = sim::Numerics::off;
+    else if (numerics == "auto") c.numerics = sim::Numerics::automatic;
+    else throw sim::Error("--numerics must be on, off or auto, got '" + numerics + "'");
+    const auto ps = sim::parse_pass(pass);
+    if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + pass + "'");
+    c.pass = *ps;
+    if (l2 == "auto") c.l2 = sim::L2Mode::automatic;
+    else if (l2 == "on") c.l2 = sim::L2Mode::on;
+    else if (l2 == "off") c.l2 = sim::L2Mode::off;
+    else throw sim::Error("--l2 must be auto, on or off, got '" + l2 + "'");
+    if (ceilings == "datasheet") c.ceilings = sim::Ceilings::datasheet;
+    else if (ceilings == "measured") c.ceilings = sim::Ceilings::measured;
+    else throw sim::Error("--ceilings must be datasheet or measured, got '" + ceilings + "'");
+    if (block_rows < 0 || block_cols < 0 || bwd_block_rows < 0 || bwd_block_cols < 0)
+        throw sim::Error("block sizes must be positive (--block-rows, --block-cols, --bwd-block-rows, --bwd-block-cols)");
+    c.record_row = record_row;
     return c;
 }
 
@@ -37,54 +56,78 @@ sim::Algo algo_or_throw(const std::string& s) {
     return *a;
 }
 
+namespace {
+
+struct SimulateArgs {
+    ProblemArgs prob;
+    SimFlags flags;
+    bool json = false, check = false, timeline = false;
+};
+
+std::string check_line(const char* what, const sim::ErrorStats& st, sim::DType dt) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "%s vs float64 reference: max abs %.3g, relative %.3g, max %lld ulp (%s), %lld of %lld identical\n",
+                  what, st.max_abs, st.rel_frobenius, static_cast<long long>(st.max_ulp),
+                  std::string(sim::dtype_name(dt)).c_str(), static_cast<long long>(st.identical),
+                  static_cast<long long>(st.count));
+    return buf;
+}
+
 }  // namespace
 
 void register_simulate(CLI::App& app, int& rc) {
     auto args = std::make_shared<SimulateArgs>();
     auto* cmd = app.add_subcommand("simulate", "Count one algorithm's bytes and FLOPs, tile by tile");
-    cmd->add_option("--algo,-a", args->algo, "standard, flash1 or flash2")->capture_default_str();
     args->prob.add_to(cmd, true);
-    cmd->add_option("--block-rows", args->block_rows, "B_r: query rows per tile (default: the algorithm's rule)");
-    cmd->add_option("--block-cols", args->block_cols, "B_c: key columns per tile (default: the algorithm's rule)");
-    cmd->add_option("--numerics", args->numerics, "Compute the real output too: on, off, auto (auto: small problems)")
-        ->capture_default_str();
-    cmd->add_flag("--check", args->check, "Compare the output with the float64 reference (turns numerics on)");
+    args->flags.add_to(cmd, true, true);
+    cmd->add_flag("--check", args->check,
+                  "Compare the output (and gradients) with the float64 reference (turns numerics on)");
     cmd->add_flag("--json", args->json, "Print one JSON object");
+    cmd->add_flag("--timeline", args->timeline, "With --json: include the per-SM timeline segments");
     cmd->callback([args, &rc] {
         try {
             const sim::Problem p = args->prob.problem();
             const sim::Machine& m = args->prob.machine();
-            sim::Config c = make_config(*args, algo_or_throw(args->algo));
+            sim::Config c = args->flags.config(algo_or_throw(args->flags.algo));
             if (args->check) c.numerics = sim::Numerics::on;
             const sim::Result r = sim::simulate(p, m, c);
             std::unique_ptr<sim::Result> base;
             if (r.algo != sim::Algo::standard) {
                 sim::Config sc = c;
                 sc.algo = sim::Algo::standard;
-                sc.block_rows = sc.block_cols = 0;
+                sc.block_rows = sc.block_cols = sc.bwd_block_rows = sc.bwd_block_cols = 0;
                 sc.numerics = sim::Numerics::off;
+                sc.l2 = sim::L2Mode::off;
+                sc.timing = false;
                 base = std::make_unique<sim::Result>(sim::simulate(p, m, sc));
             }
-            nlohmann::json j = report::result_json(r);
+            nlohmann::json j = report::result_json(r, args->timeline);
             std::string extra;
             if (base) {
                 j["standard_hbm_bytes"] = base->totals.hbm_total().total();
                 j["ratio_to_standard"] =
                     static_cast<double>(r.totals.hbm_total().total()) / base->totals.hbm_total().total();
             }
-            if (args->check && r.output) {
-                const auto in = sim::generate_inputs(p);
-                const auto ref = sim::attention_reference(p, in.Q, in.K, in.V);
-                const auto st = sim::validate(*r.output, ref, p.dtype);
-                j["vs_reference"] = report::error_json(st);
-                char buf[256];
-                std::snprintf(buf, sizeof buf,
-                              "vs float64 reference: max abs %.3g, relative %.3g, max %lld ulp (%s), %lld of %lld "
-                              "elements identical\n",
-                              st.max_abs, st.rel_frobenius, static_cast<long long>(st.max_ulp),
-                              std::string(sim::dtype_name(p.dtype)).c_str(), static_cast<long long>(st.identical),
-                              static_cast<long long>(st.count));
-                extra = buf;
+            if (args->check && r.numerics) {
+                auto in = sim::generate_inputs(p);
+                if (r.output && r.pass != sim::Pass::backward) {
+                    const auto ref = sim::attention_reference(p, in.Q, in.K, in.V);
+                    const auto st = sim::validate(*r.output, ref, p.dtype);
+                    j["vs_reference"] = report::error_json(st);
+                    extra += check_line("O ", st, p.dtype);
+                }
+                if (r.dQ) {
+                    in.dO = sim::generate_input(p, sim::InputTensor::dO);
+                    const auto g = sim::attention_backward_reference(p, in.Q, in.K, in.V, in.dO);
+                    const auto sq = sim::validate(*r.dQ, g.dQ, p.dtype);
+                    const auto sk = sim::validate(*r.dK, g.dK, p.dtype);
+                    const auto sv = sim::validate(*r.dV, g.dV, p.dtype);
+                    j["gradients_vs_reference"] = {{"dQ", report::error_json(sq)},
+                                                   {"dK", report::error_json(sk)},
+                                                   {"dV", report::error_json(sv)}};
+                    extra += check_line("dQ", sq, p.dtype) + check_line("dK", sk, p.dtype) + check_line("dV", sv, p.dtype);
+                }
             }
             if (args->json) std::cout << j.dump(2) << "\n";
             else std::cout << report::result_text(r, base.get()) << extra;
@@ -102,15 +145,16 @@ void register_compare(CLI::App& app, int& rc) {
     args->prob.add_to(cmd, false);
     args->prob.seq = 8192;
     args->prob.head_dim = 128;
+    args->flags.add_to(cmd, false, false);
     cmd->add_flag("--json", args->json, "Print a JSON array, one object per algorithm");
     cmd->callback([args, &rc] {
         try {
             const sim::Problem p = args->prob.problem();
             const sim::Machine& m = args->prob.machine();
             std::vector<sim::Result> rs;
-            args->numerics = "off";
+            args->flags.numerics = "off";
             for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2})
-                rs.push_back(sim::simulate(p, m, make_config(*args, a)));
+                rs.push_back(sim::simulate(p, m, args->flags.config(a)));
             if (args->json) std::cout << report::compare_json(rs).dump(2) << "\n";
             else std::cout << report::compare_text(rs);
             rc = 0;

@@ -13,13 +13,15 @@ void register_compare(CLI::App& app, int& rc);
 void register_softmax(CLI::App& app, int& rc);
 void register_attend(CLI::App& app, int& rc);
 void register_bench(CLI::App& app, int& rc);
+void register_sweep(CLI::App& app, int& rc);
+void register_scenario(CLI::App& app, int& rc);
 #if FLASHSIM_HAVE_LESSONS
 void register_lesson(CLI::App& app, int& rc);
 #endif
 
 // The options every simulating command shares.
 struct ProblemArgs {
-    int64_t seq = 0, head_dim = 0, batch = 1, heads = 1, window = 0;
+    int64_t seq = 0, head_dim = 0, batch = 1, heads = 1, window = 0, pad_left = 0;
     std::string dtype = "fp16", gpu = "H200";
     int64_t sram = 0;
     uint64_t seed = 42;

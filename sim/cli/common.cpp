@@ -17,6 +17,7 @@ void ProblemArgs::add_to(CLI::App* cmd, bool shape_required) {
     cmd->add_option("--seed", seed, "Input generator seed")->capture_default_str();
     cmd->add_flag("--causal", causal, "Causal mask: query n sees keys 0..n");
     cmd->add_option("--window", window, "Sliding window: query n sees keys n-W+1..n");
+    cmd->add_option("--pad-left", pad_left, "Left padding: the first P keys are masked for every query");
     cmd->add_option("--scale", scale, "Softmax scale (default 1/sqrt(d))");
 }
 
@@ -32,6 +33,7 @@ sim::Problem ProblemArgs::problem() const {
     p.seed = seed;
     p.causal = causal || window > 0;
     p.window = window;
+    p.pad_left = pad_left;
     p.scale = scale;
     if (sram < 0) throw sim::Error("--sram must be a positive number of bytes, got " + std::to_string(sram));
     p.validate();

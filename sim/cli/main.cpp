@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
     register_softmax(app, rc);
     register_attend(app, rc);
     register_bench(app, rc);
+    register_sweep(app, rc);
+    register_scenario(app, rc);
 #if FLASHSIM_HAVE_LESSONS
     register_lesson(app, rc);
 #endif

@@ -58,7 +58,75 @@ nlohmann::json error_json(const sim::ErrorStats& e) {
             {"worst_at", e.where}};
 }
 
-nlohmann::json result_json(const sim::Result& r) {
+namespace {
+nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+nlohmann::json flops_json(const sim::Flops& f) {
+    return {{"matmul", f.matmul}, {"exp", f.exp}, {"other", f.other}, {"total", f.total()}};
+}
+
+nlohmann::json part_json(const sim::Totals& t) {
+    nlohmann::json tensors = nlohmann::json::object();
+    for (int i = 0; i < sim::kTensorCount; ++i) {
+        const auto k = static_cast<sim::Tensor>(i);
+        if (t[k].total() > 0) tensors[std::string(sim::tensor_name(k))] = traffic_json(t[k]);
+    }
+    return {{"hbm", traffic_json(t.hbm_total())}, {"tensors", tensors}, {"flops", flops_json(t.flops)}, {"steps", t.steps}};
+}
+
+nlohmann::json l2_json(const sim::L2Stats& l) {
+    nlohmann::json j = {{"simulated", l.simulated},
+                        {"capacity_bytes", l.capacity_bytes},
+                        {"concurrent_blocks", l.concurrent_blocks},
+                        {"note", l.note}};
+    if (!l.simulated) return j;
+    nlohmann::json tensors = nlohmann::json::object();
+    for (int i = 0; i < sim::kTensorCount; ++i)
+        if (l.hbm[i].total() > 0) tensors[std::string(sim::tensor_name(static_cast<sim::Tensor>(i)))] = traffic_json(l.hbm[i]);
+    j["exact"] = l.exact;
+    j["heads_walked"] = l.heads_walked;
+    j["lookups"] = l.lookups;
+    j["hits"] = l.hits;
+    j["load_bytes"] = l.load_bytes;
+    j["hit_bytes"] = l.hit_bytes;
+    j["hit_rate"] = l.hit_rate;
+    j["hbm"] = traffic_json(l.hbm_total());
+    j["tensors"] = tensors;
+    j["seconds"] = l.seconds;
+    j["policy"] = l.policy;
+    return j;
+}
+
+nlohmann::json timing_json(const sim::Timing& t, bool with_timeline) {
+    if (!t.computed) return nullptr;
+    nlohmann::json ks = nlohmann::json::array();
+    for (const auto& k : t.kernels)
+        ks.push_back({{"name", k.name}, {"blocks", k.blocks}, {"serial_ms", k.serial_s * 1e3},
+                      {"overlapped_ms", k.overlapped_s * 1e3}});
+    nlohmann::json j = {{"ceilings", t.ceilings},
+                        {"ceilings_note", t.ceilings_note},
+                        {"hbm_bandwidth", t.hbm_bandwidth},
+                        {"l2_bandwidth", t.l2_bandwidth},
+                        {"matmul_flops", t.matmul_flops},
+                        {"scalar_flops", t.scalar_flops},
+                        {"slots", t.slots},
+                        {"with_l2", t.with_l2},
+                        {"serial_ms", t.serial_s * 1e3},
+                        {"overlapped_ms", t.overlapped_s * 1e3},
+                        {"kernels", ks}};
+    if (with_timeline) {
+        nlohmann::json tl = nlohmann::json::array();
+        for (const auto& g : t.timeline)
+            tl.push_back({{"sm", g.sm}, {"start", g.start}, {"end", g.end},
+                          {"kind", std::string(sim::segment_kind_name(g.kind))}, {"step", g.step},
+                          {"schedule", g.overlapped ? "overlapped" : "serial"}});
+        j["timeline"] = tl;
+    }
+    return j;
+}
+}  // namespace
+
+nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     const auto& p = r.problem;
     nlohmann::json j;
     j["algo"] = std::string(sim::algo_name(r.algo));
@@ -97,13 +165,40 @@ nlohmann::json result_json(const sim::Result& r) {
                   {"events_per_head", r.trace.events_total},
                   {"truncated", r.trace.truncated}};
     j["numerics"] = r.numerics;
+    // issue 3: passes, kernels, L2, timing
+    j["pass"] = std::string(sim::pass_name(r.pass));
+    j["pad_left"] = p.pad_left;
+    if (r.pass != sim::Pass::forward) {
+        j["bwd_block_rows"] = r.bwd_block_rows;
+        j["bwd_block_cols"] = r.bwd_block_cols;
+        j["bwd_tiles_rows"] = r.bwd_tiles_rows;
+        j["bwd_tiles_cols"] = r.bwd_tiles_cols;
+        j["bwd_block_note"] = r.bwd_block_note;
+        nlohmann::json bb = nlohmann::json::array();
+        for (const auto& b : r.bwd_sram_buffers) bb.push_back({{"name", b.name}, {"bytes", b.bytes}});
+        j["bwd_sram_buffers"] = bb;
+    }
+    j["forward"] = part_json(r.forward_totals);
+    j["backward"] = part_json(r.backward_totals);
+    nlohmann::json ks = nlohmann::json::array();
+    for (const auto& k : r.kernels)
+        ks.push_back({{"name", k.name}, {"pass", k.pass == 0 ? "forward" : "backward"},
+                      {"blocks_per_head", k.blocks_per_head}, {"grid", k.grid}});
+    j["kernels"] = ks;
+    j["hbm_without_l2"] = traffic_json(r.totals.hbm_total());
+    j["hbm_with_l2"] = r.l2.simulated ? traffic_json(r.l2.hbm_total()) : nlohmann::json(nullptr);
+    j["l2"] = l2_json(r.l2);
+    j["predicted_ms"] = r.timing.computed ? finite_or_null(r.timing.predicted_ms) : nlohmann::json(nullptr);
+    j["predicted_tflops"] = r.timing.computed ? finite_or_null(r.timing.predicted_tflops) : nlohmann::json(nullptr);
+    j["timing"] = timing_json(r.timing, with_timeline);
     return j;
 }
 
 std::string result_text(const sim::Result& r, const sim::Result* base) {
     const auto& p = r.problem;
     std::ostringstream o;
-    o << sim::algo_name(r.algo) << " attention  N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch
+    o << sim::algo_name(r.algo) << (r.pass == sim::Pass::forward ? "" : r.pass == sim::Pass::both ? " forward+backward" : " backward")
+      << " attention  N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch
       << " H=" << p.heads << " " << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << "  on "
       << r.machine.name << "\n";
     o << "blocks: B_r=" << r.block_rows << " B_c=" << r.block_cols << "  (T_r=" << r.tiles_rows
@@ -127,6 +222,31 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
       << ", other " << group_digits(r.totals.flops.other) << ")\n";
     o << "SRAM peak: " << human_bytes(static_cast<double>(r.sram_peak_bytes)) << " of "
       << human_bytes(static_cast<double>(r.sram_bytes)) << "\n";
+    if (r.pass != sim::Pass::forward) {
+        o << "backward blocks: B_r=" << r.bwd_block_rows << " B_c=" << r.bwd_block_cols << "  " << r.bwd_block_note << "\n";
+        if (r.pass == sim::Pass::both)
+            o << "forward " << human_bytes(static_cast<double>(r.forward_totals.hbm_total().total())) << " HBM, "
+              << human_flops(static_cast<double>(r.forward_totals.flops.total())) << "; backward "
+              << human_bytes(static_cast<double>(r.backward_totals.hbm_total().total())) << " HBM, "
+              << human_flops(static_cast<double>(r.backward_totals.flops.total())) << "\n";
+    }
+    if (r.l2.simulated) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "with L2 (%s, %lld blocks at once): HBM %s, L2 hit rate %.1f%%%s\n",
+                      human_bytes(r.l2.capacity_bytes).c_str(), static_cast<long long>(r.l2.concurrent_blocks),
+                      human_bytes(static_cast<double>(r.l2.hbm_total().total())).c_str(), 100.0 * r.l2.hit_rate,
+                      r.l2.exact ? "" : " (sampled heads, scaled)");
+        o << buf;
+    } else if (!r.l2.note.empty()) {
+        o << r.l2.note << "\n";
+    }
+    if (r.timing.computed) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "predicted time: %.4g ms overlapped, %.4g ms serial; %.1f TFLOP/s (%s ceilings%s)\n",
+                      r.timing.overlapped_s * 1e3, r.timing.serial_s * 1e3, r.timing.predicted_tflops,
+                      r.timing.ceilings.c_str(), r.timing.with_l2 ? ", L2 hits at L2 bandwidth" : "");
+        o << buf;
+    }
     if (base && base != &r) {
         const double b = static_cast<double>(base->totals.hbm_total().total());
         char buf[128];
@@ -171,6 +291,17 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
     }
     o << "\n" << std::left << std::setw(10) << "FLOPs";
     for (const auto& r : rs) o << std::right << std::setw(24) << human_flops(static_cast<double>(r.totals.flops.total()));
+    o << "\n" << std::left << std::setw(10) << "with L2";
+    for (const auto& r : rs)
+        o << std::right << std::setw(24)
+          << (r.l2.simulated ? human_bytes(static_cast<double>(r.l2.hbm_total().total())) : std::string("-"));
+    o << "\n" << std::left << std::setw(10) << "time";
+    for (const auto& r : rs) {
+        char buf[32];
+        if (r.timing.computed) std::snprintf(buf, sizeof buf, "%.4g ms", r.timing.predicted_ms);
+        else std::snprintf(buf, sizeof buf, "-");
+        o << std::right << std::setw(24) << buf;
+    }
     o << "\n" << std::left << std::setw(10) << "blocks";
     for (const auto& r : rs)
         o << std::right << std::setw(24) << (std::to_string(r.block_rows) + " x " + std::to_string(r.block_cols));
@@ -182,6 +313,136 @@ nlohmann::json compare_json(const std::vector<sim::Result>& rs) {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& r : rs) a.push_back(result_json(r));
     return a;
+}
+
+
+// ---------------------------------------------------------------- sweeps and scenarios
+namespace {
+struct SweepCols {
+    double hbm = 0, hbm_l2 = -1, hit = -1, gflop = 0, serial_ms = -1, ms = -1, tflops = -1;
+    int64_t br = 0, bc = 0;
+};
+SweepCols cols_of(const sim::Result& r) {
+    SweepCols c;
+    c.br = r.block_rows;
+    c.bc = r.block_cols;
+    c.hbm = static_cast<double>(r.totals.hbm_total().total());
+    if (r.l2.simulated) {
+        c.hbm_l2 = static_cast<double>(r.l2.hbm_total().total());
+        c.hit = r.l2.hit_rate;
+    }
+    c.gflop = static_cast<double>(r.totals.flops.total()) / 1e9;
+    if (r.timing.computed) {
+        c.serial_ms = r.timing.serial_s * 1e3;
+        c.ms = r.timing.predicted_ms;
+        c.tflops = r.timing.predicted_tflops;
+    }
+    return c;
+}
+std::string fmt(const char* f, double x) {
+    if (x < 0) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, x);
+    return buf;
+}
+}  // namespace
+
+std::string sweep_text(const std::string& param, const std::vector<SweepRow>& rows) {
+    std::ostringstream o;
+    const sim::Result* first = nullptr;
+    for (const auto& r : rows)
+        if (r.result) {
+            first = &*r.result;
+            break;
+        }
+    if (first) {
+        const auto& p = first->problem;
+        o << "sweep of " << param << ": " << sim::algo_name(first->algo) << " " << sim::pass_name(first->pass)
+          << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
+          << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << " on " << first->machine.name << "\n\n";
+    }
+    o << std::right << std::setw(10) << param << std::setw(6) << "B_r" << std::setw(6) << "B_c" << std::setw(13)
+      << "HBM" << std::setw(13) << "HBM w/ L2" << std::setw(8) << "L2 hit" << std::setw(11) << "GFLOP"
+      << std::setw(12) << "serial ms" << std::setw(12) << "overlap ms" << std::setw(9) << "TFLOP/s" << "\n";
+    for (const auto& r : rows) {
+        o << std::setw(10) << r.value;
+        if (!r.result) {
+            o << "  " << r.error << "\n";
+            continue;
+        }
+        const SweepCols c = cols_of(*r.result);
+        o << std::setw(6) << c.br << std::setw(6) << c.bc << std::setw(13) << human_bytes(c.hbm) << std::setw(13)
+          << (c.hbm_l2 < 0 ? std::string("-") : human_bytes(c.hbm_l2)) << std::setw(8) << fmt("%.1f%%", c.hit * 100)
+          << std::setw(11) << fmt("%.2f", c.gflop) << std::setw(12) << fmt("%.4g", c.serial_ms) << std::setw(12)
+          << fmt("%.4g", c.ms) << std::setw(9) << fmt("%.1f", c.tflops) << "\n";
+    }
+    return o.str();
+}
+
+std::string sweep_csv(const std::string& param, const std::vector<SweepRow>& rows) {
+    std::ostringstream o;
+    o << param << ",block_rows,block_cols,hbm_bytes,hbm_bytes_with_l2,l2_hit_rate,flops,serial_ms,predicted_ms,"
+                  "predicted_tflops,error\n";
+    for (const auto& r : rows) {
+        o << r.value << ",";
+        if (!r.result) {
+            std::string e = r.error;
+            for (auto& ch : e)
+                if (ch == '"') ch = '\'';
+            o << ",,,,,,,,,\"" << e << "\"\n";
+            continue;
+        }
+        const SweepCols c = cols_of(*r.result);
+        const auto& t = *r.result;
+        o << c.br << "," << c.bc << "," << t.totals.hbm_total().total() << ","
+          << (c.hbm_l2 < 0 ? std::string() : std::to_string(t.l2.hbm_total().total())) << ","
+          << (c.hit < 0 ? std::string() : fmt("%.6f", c.hit)) << "," << t.totals.flops.total() << ","
+          << (c.serial_ms < 0 ? std::string() : fmt("%.6g", c.serial_ms)) << ","
+          << (c.ms < 0 ? std::string() : fmt("%.6g", c.ms)) << ","
+          << (c.tflops < 0 ? std::string() : fmt("%.6g", c.tflops)) << ",\n";
+    }
+    return o.str();
+}
+
+nlohmann::json sweep_json(const std::string& param, const std::vector<SweepRow>& rows) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& r : rows) {
+        nlohmann::json x = {{"param", param}, {"value", r.value}};
+        if (r.result) x["result"] = result_json(*r.result);
+        else x["error"] = r.error;
+        a.push_back(x);
+    }
+    return a;
+}
+
+std::string scenario_text(const std::string& name, const std::string& description, const std::vector<sim::Result>& rs) {
+    std::ostringstream o;
+    o << "scenario " << name << ": " << description << "\n";
+    if (rs.empty()) return o.str();
+    const auto& p = rs[0].problem;
+    o << "B=" << p.batch << " H=" << p.heads << " N=" << p.seq << " d=" << p.head_dim << " "
+      << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << ", " << sim::pass_name(rs[0].pass) << ", on "
+      << rs[0].machine.name << " (" << rs[0].timing.ceilings << " ceilings)\n\n";
+    o << std::left << std::setw(10) << "algo" << std::right << std::setw(10) << "GFLOP" << std::setw(12) << "HBM GB"
+      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit" << std::setw(13) << "predicted ms"
+      << std::setw(9) << "TFLOP/s" << std::setw(10) << "speedup" << "\n";
+    const double base_ms = rs[0].timing.computed ? rs[0].timing.predicted_ms : 0;
+    for (const auto& r : rs) {
+        const SweepCols c = cols_of(r);
+        o << std::left << std::setw(10) << sim::algo_name(r.algo) << std::right << std::setw(10) << fmt("%.1f", c.gflop)
+          << std::setw(12) << fmt("%.3f", c.hbm / 1e9) << std::setw(14) << (c.hbm_l2 < 0 ? "-" : fmt("%.3f", c.hbm_l2 / 1e9))
+          << std::setw(8) << fmt("%.1f%%", c.hit * 100) << std::setw(13) << fmt("%.4g", c.ms) << std::setw(9)
+          << fmt("%.1f", c.tflops) << std::setw(10) << (c.ms > 0 && base_ms > 0 ? fmt("%.2fx", base_ms / c.ms) : "-")
+          << "\n";
+    }
+    for (const auto& r : rs)
+        if (!r.l2.simulated && !r.l2.note.empty()) o << sim::algo_name(r.algo) << ": " << r.l2.note << "\n";
+        else if (r.l2.simulated && !r.l2.exact) o << sim::algo_name(r.algo) << " L2: " << r.l2.note << "\n";
+    return o.str();
+}
+
+nlohmann::json scenario_json(const std::string& name, const std::string& description, const std::vector<sim::Result>& rs) {
+    return {{"scenario", name}, {"description", description}, {"results", compare_json(rs)}};
 }
 
 namespace {

@@ -1,0 +1,169 @@
+// flashsim sweep / scenario — one parameter over a list of values (a table, CSV or JSON), and named
+// workloads (sim/scenario.cpp) run with all three algorithms.
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "sim/cli/commands.hpp"
+#include "sim/cli/report.hpp"
+#include "sim/cli/sim_flags.hpp"
+#include "sim/scenario.hpp"
+
+namespace {
+
+struct SweepArgs {
+    ProblemArgs prob;
+    SimFlags flags;
+    std::string param, values, csv;
+    bool json = false, progress = false;
+};
+
+const char* kParams = "seq, head-dim, block-rows, block-cols, block (both), sram, batch, heads";
+
+std::vector<int64_t> parse_values(const std::string& list) {
+    std::vector<int64_t> v;
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+        if (b == std::string::npos) throw sim::Error("--values has an empty item in '" + list + "'");
+        item = item.substr(b, e - b + 1);
+        size_t used = 0;
+        long long x = 0;
+        try {
+            x = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || x <= 0)
+            throw sim::Error("--values item '" + item + "' is not a positive integer (give e.g. --values 16,32,64)");
+        v.push_back(x);
+    }
+    if (v.empty()) throw sim::Error("--values is empty; give a comma-separated list such as 16,32,64,128");
+    return v;
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app, int& rc) {
+    auto args = std::make_shared<SweepArgs>();
+    auto* cmd = app.add_subcommand("sweep", "Vary one parameter over a list of values: HBM bytes, L2, predicted time");
+    args->prob.add_to(cmd, false);
+    args->prob.seq = 8192;
+    args->prob.head_dim = 128;
+    args->flags.add_to(cmd, true, true);
+    cmd->add_option("--param", args->param, std::string("What to vary: ") + kParams)->required();
+    cmd->add_option("--values", args->values, "Comma-separated values, e.g. 16,32,64,128,256")->required();
+    cmd->add_option("--csv", args->csv, "Write the table as CSV to this file");
+    cmd->add_flag("--json", args->json, "Print a JSON array, one object per value");
+    cmd->add_flag("--progress", args->progress, "Show a progress line on stderr (default: when stderr is a terminal)");
+    cmd->callback([args, &rc] {
+        try {
+            const auto values = parse_values(args->values);
+            const std::string& prm = args->param;
+            if (prm != "seq" && prm != "head-dim" && prm != "block-rows" && prm != "block-cols" && prm != "block" &&
+                prm != "sram" && prm != "batch" && prm != "heads")
+                throw sim::Error("unknown --param '" + prm + "'; use one of " + kParams);
+            const sim::Algo algo = algo_or_throw(args->flags.algo);
+            args->flags.config(algo);  // refuse bad flags before the first point
+            if (args->flags.numerics == "auto") args->flags.numerics = "off";
+            const sim::Machine& m = args->prob.machine();
+            const bool show = args->progress || isatty(2);
+            const auto t0 = std::chrono::steady_clock::now();
+            std::vector<report::SweepRow> rows;
+            for (size_t i = 0; i < values.size(); ++i) {
+                const int64_t v = values[i];
+                if (show)
+                    std::cerr << "\rsweep " << prm << ": " << i + 1 << "/" << values.size() << " (" << prm << " = " << v
+                              << ")        " << std::flush;
+                ProblemArgs pa = args->prob;
+                SimFlags fl = args->flags;
+                if (prm == "seq") pa.seq = v;
+                else if (prm == "head-dim") pa.head_dim = v;
+                else if (prm == "batch") pa.batch = v;
+                else if (prm == "heads") pa.heads = v;
+                else if (prm == "sram") pa.sram = v;
+                else if (prm == "block-rows") fl.block_rows = v;
+                else if (prm == "block-cols") fl.block_cols = v;
+                else if (prm == "block") fl.block_rows = fl.block_cols = v;
+                report::SweepRow row;
+                row.value = std::to_string(v);
+                try {
+                    const sim::Problem p = pa.problem();
+                    sim::Config c = fl.config(algo);
+                    c.sram_bytes = pa.sram;
+                    row.result = sim::simulate(p, m, c);
+                } catch (const sim::Error& e) {
+                    row.error = e.what();
+                }
+                rows.push_back(std::move(row));
+            }
+            if (show) {
+                const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                std::cerr << "\rsweep " << prm << ": " << values.size() << " points in " << s << " s        \n";
+            }
+            if (!args->csv.empty()) {
+                std::ofstream f(args->csv);
+                if (!f) throw sim::Error("cannot write --csv file '" + args->csv + "'");
+                f << report::sweep_csv(prm, rows);
+            }
+            if (args->json) std::cout << report::sweep_json(prm, rows).dump(2) << "\n";
+            else std::cout << report::sweep_text(prm, rows);
+            bool any = false;
+            for (const auto& r : rows) any |= r.result.has_value();
+            rc = any ? 0 : 1;
+            if (!any) print_error("sweep", "no value of --" + prm + " gave a valid problem (see the table)");
+        } catch (const sim::Error& e) {
+            print_error("sweep", e.what());
+            rc = 1;
+        }
+    });
+}
+
+namespace {
+struct ScenarioArgs {
+    std::string name;
+    bool list = false, json = false;
+    std::string l2 = "auto", ceilings = "datasheet";
+};
+}  // namespace
+
+void register_scenario(CLI::App& app, int& rc) {
+    auto args = std::make_shared<ScenarioArgs>();
+    auto* cmd = app.add_subcommand("scenario", "A named workload (e.g. gpt2-medium): standard vs flash1 vs flash2");
+    cmd->add_option("name", args->name, "Scenario name (see --list)");
+    cmd->add_flag("--list", args->list, "List the scenarios");
+    cmd->add_flag("--json", args->json, "Print JSON");
+    cmd->add_option("--l2", args->l2, "L2 model: auto, on, off")->capture_default_str();
+    cmd->add_option("--ceilings", args->ceilings, "datasheet or measured")->capture_default_str();
+    cmd->callback([args, &rc] {
+        try {
+            if (args->list || args->name.empty()) {
+                if (!args->list) throw sim::Error("give a scenario name, or --list to see them");
+                for (const auto& s : sim::scenarios()) std::cout << s.name << "  " << s.description << "\n";
+                rc = 0;
+                return;
+            }
+            const sim::Scenario& s = sim::find_scenario(args->name);
+            SimFlags fl;
+            fl.numerics = "off";
+            fl.l2 = args->l2;
+            fl.ceilings = args->ceilings;
+            fl.pass = std::string(sim::pass_name(s.pass));
+            const sim::Machine& m = sim::find_machine(s.gpu);
+            std::vector<sim::Result> rs;
+            for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2})
+                rs.push_back(sim::simulate(s.problem, m, fl.config(a)));
+            if (args->json) std::cout << report::scenario_json(s.name, s.description, rs).dump(2) << "\n";
+            else std::cout << report::scenario_text(s.name, s.description, rs);
+            rc = 0;
+        } catch (const sim::Error& e) {
+            print_error("scenario", e.what());
+            rc = 1;
+        }
+    });
+}

@@ -1,0 +1,314 @@
+// sim/l2.cpp — the L2 level: the thread blocks of each kernel replayed as a GPU runs them, their
+// tile loads and stores looked up in an LRU cache of the preset's L2 capacity.
+//
+// Policy (docs/simulator.md): entries are whole tiles, keyed (tensor, head, first row, first column),
+// of the tile's byte size; standard attention's N x N tensors (S, P, dP, dS) are keyed by row
+// segments (tensor, head, row, column tile) since they are written in tiles and read in rows.
+// Loads: hit, or miss (HBM read of the entry, inserted clean). Stores: write-allocate without a read,
+// the entry becomes dirty; a dirty entry costs an HBM write when evicted and at the end (flush).
+// Least recently used entries are evicted first. O(1) per lookup: an open-addressing hash table
+// and an intrusive doubly-linked list.
+#include <chrono>
+#include <cmath>
+
+#include "sim/generator.hpp"
+#include "sim/program.hpp"
+
+namespace sim::detail {
+namespace {
+
+class Lru {
+public:
+    explicit Lru(int64_t capacity) : cap_(capacity) { table_.assign(1024, -1); }
+
+    std::array<Traffic, kTensorCount> hbm{};
+    int64_t wb_bytes = 0;  // write-back bytes since last read of this counter
+
+    // Returns true on a hit.
+    bool read(uint64_t k1, uint64_t k2, int64_t bytes, Tensor t) {
+        const uint64_t h = hash(k1, k2);
+        const int32_t n = find(k1, k2, h);
+        if (n >= 0) {
+            touch(n);
+            return true;
+        }
+        hbm[static_cast<size_t>(t)].read_bytes += bytes;
+        if (bytes <= cap_) insert(k1, k2, h, bytes, t, false);
+        return false;
+    }
+    // Returns true when the entry was resident and already dirty (the write stays in L2).
+    bool write(uint64_t k1, uint64_t k2, int64_t bytes, Tensor t) {
+        const uint64_t h = hash(k1, k2);
+        const int32_t n = find(k1, k2, h);
+        if (n >= 0) {
+            const bool was_dirty = nodes_[n].dirty;
+            nodes_[n].dirty = true;
+            touch(n);
+            return was_dirty;
+        }
+        if (bytes > cap_) {  // larger than the cache: straight through
+            hbm[static_cast<size_t>(t)].write_bytes += bytes;
+            wb_bytes += bytes;
+            return false;
+        }
+        insert(k1, k2, h, bytes, t, true);
+        return false;
+    }
+    void flush() {
+        for (int32_t n = head_; n >= 0; n = nodes_[n].next)
+            if (nodes_[n].dirty) hbm[nodes_[n].tensor].write_bytes += nodes_[n].bytes;
+    }
+
+private:
+    struct Node {
+        uint64_t k1, k2, h;
+        int64_t bytes;
+        int32_t prev, next;
+        uint8_t tensor;
+        bool dirty;
+    };
+    int64_t cap_, used_ = 0, count_ = 0;
+    std::vector<Node> nodes_;
+    std::vector<int32_t> free_;
+    std::vector<int32_t> table_;
+    int32_t head_ = -1, tail_ = -1;  // most / least recently used
+
+    static uint64_t hash(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL)); }
+    size_t mask() const { return table_.size() - 1; }
+
+    int32_t find(uint64_t k1, uint64_t k2, uint64_t h) const {
+        for (size_t i = h & mask();; i = (i + 1) & mask()) {
+            const int32_t n = table_[i];
+            if (n < 0) return -1;
+            if (nodes_[n].h == h && nodes_[n].k1 == k1 && nodes_[n].k2 == k2) return n;
+        }
+    }
+    void unlink(int32_t n) {
+        Node& x = nodes_[n];
+        if (x.prev >= 0) nodes_[x.prev].next = x.next; else head_ = x.next;
+        if (x.next >= 0) nodes_[x.next].prev = x.prev; else tail_ = x.prev;
+    }
+    void push_front(int32_t n) {
+        nodes_[n].prev = -1;
+        nodes_[n].next = head_;
+        if (head_ >= 0) nodes_[head_].prev = n;
+        head_ = n;
+        if (tail_ < 0) tail_ = n;
+    }
+    void touch(int32_t n) {
+        if (head_ == n) return;
+        unlink(n);
+        push_front(n);
+    }
+    void table_put(int32_t n) {
+        size_t i = nodes_[n].h & mask();
+        while (table_[i] >= 0) i = (i + 1) & mask();
+        table_[i] = n;
+    }
+    void table_erase(int32_t n) {
+        size_t i = nodes_[n].h & mask();
+        while (table_[i] != n) i = (i + 1) & mask();
+        // backward-shift deletion keeps every probe chain unbroken
+        size_t j = i;
+        for (;;) {
+            j = (j + 1) & mask();
+            const int32_t m = table_[j];
+            if (m < 0) break;
+            const size_t k = nodes_[m].h & mask();
+            const bool move = i <= j ? (k <= i || k > j) : (k <= i && k > j);
+            if (move) {
+                table_[i] = m;
+                i = j;
+            }
+        }
+        table_[i] = -1;
+    }
+    void evict() {
+        const int32_t n = tail_;
+        Node& x = nodes_[n];
+        if (x.dirty) {
+            hbm[x.tensor].write_bytes += x.bytes;
+            wb_bytes += x.bytes;
+        }
+        used_ -= x.bytes;
+        unlink(n);
+        table_erase(n);
+        free_.push_back(n);
+        --count_;
+    }
+    void insert(uint64_t k1, uint64_t k2, uint64_t h, int64_t bytes, Tensor t, bool dirty) {
+        while (used_ + bytes > cap_ && tail_ >= 0) evict();
+        if (static_cast<size_t>(count_ + 1) * 2 > table_.size()) {
+            std::vector<int32_t> old;
+            old.swap(table_);
+            table_.assign(old.size() * 2, -1);
+            for (int32_t n : old)
+                if (n >= 0) table_put(n);
+        }
+        int32_t n;
+        if (!free_.empty()) {
+            n = free_.back();
+            free_.pop_back();
+        } else {
+            n = static_cast<int32_t>(nodes_.size());
+            nodes_.push_back({});
+        }
+        nodes_[n] = {k1, k2, h, bytes, -1, -1, static_cast<uint8_t>(t), dirty};
+        push_front(n);
+        table_put(n);
+        used_ += bytes;
+        ++count_;
+    }
+};
+
+struct Slot {
+    BlockLog log;
+    size_t step = 0;
+    BlockTimer timer;
+    int64_t id = -1;
+    int64_t head = 0;
+    bool active = false;
+};
+
+}  // namespace
+
+L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
+                   int64_t heads_total, int64_t slots, const SlotRates& rates, int timeline_blocks,
+                   int timeline_steps, int64_t seg_cols) {
+    const auto t_start = std::chrono::steady_clock::now();
+    L2Replay out;
+    L2Stats& st = out.stats;
+    st.capacity_bytes = m.l2_bytes;
+    st.concurrent_blocks = slots;
+    st.heads_walked = heads_walked;
+    st.exact = heads_walked >= heads_total;
+    Lru l2(static_cast<int64_t>(m.l2_bytes));
+    const int64_t n = proto.p.seq;
+    const int64_t W = std::max<int64_t>(1, seg_cols);
+    out.timeline.resize(static_cast<size_t>(std::max(0, timeline_blocks)));
+
+    for (size_t ki = 0; ki < kernels.size(); ++ki) {
+        const KernelDef& k = kernels[ki];
+        const int64_t nb = k.info.blocks_per_head, total = heads_walked * nb;
+        std::vector<BlockTime> times(static_cast<size_t>(total));
+        std::vector<Slot> sl(static_cast<size_t>(std::min<int64_t>(slots, total)));
+        int64_t next = 0, active = 0;
+        auto launch = [&](Slot& s) {
+            while (next < total) {
+                s.id = next++;
+                s.head = s.id / nb;
+                const int64_t b = s.id % nb;
+                s.log.clear();
+                s.step = 0;
+                Walker w;
+                w.log = &s.log;
+                Ctx cx(proto.p, proto.t, proto.tb, proto.sram);
+                k.body(cx, b, w);
+                const bool keep = ki == 0 && s.head == 0 && b < timeline_blocks;
+                s.timer.keep = keep;
+                s.timer.kept = keep ? &out.timeline[static_cast<size_t>(b)] : nullptr;
+                s.timer.keep_max = static_cast<size_t>(std::max(0, timeline_steps));
+                if (!s.log.steps.empty()) {
+                    s.active = true;
+                    return true;
+                }
+                times[static_cast<size_t>(s.id)] = {};
+            }
+            s.active = false;
+            return false;
+        };
+        for (auto& s : sl)
+            if (launch(s)) ++active;
+        while (active > 0) {
+            for (auto& s : sl) {
+                if (!s.active) continue;
+                const StepRec& sr = s.log.steps[s.step];
+                double hbm_b = 0, l2_b = 0;
+                l2.wb_bytes = 0;
+                const uint64_t hk = static_cast<uint64_t>(s.head) << 8;
+                for (uint32_t a = sr.first; a < sr.first + sr.count; ++a) {
+                    const Access& x = s.log.acc[a];
+                    const uint64_t tk = static_cast<uint64_t>(x.tensor) | hk;
+                    if (square_tensor(x.tensor)) {
+                        const int64_t e = x.bytes / (static_cast<int64_t>(x.rows) * x.cols);
+                        const int64_t ct0 = x.c0 / W, ct1 = (x.c0 + x.cols - 1) / W;
+                        for (int64_t row = x.r0; row < x.r0 + x.rows; ++row)
+                            for (int64_t ct = ct0; ct <= ct1; ++ct) {
+                                const int64_t seg = (std::min(n, (ct + 1) * W) - ct * W) * e;
+                                const uint64_t k2 = (static_cast<uint64_t>(row) << 32) | static_cast<uint64_t>(ct);
+                                ++st.lookups;
+                                if (x.store) {
+                                    if (l2.write(tk, k2, seg, x.tensor)) {
+                                        ++st.hits;
+                                        l2_b += seg;
+                                    } else {
+                                        hbm_b += seg;
+                                    }
+                                } else {
+                                    st.load_bytes += seg;
+                                    if (l2.read(tk, k2, seg, x.tensor)) {
+                                        ++st.hits;
+                                        st.hit_bytes += seg;
+                                        l2_b += seg;
+                                    } else {
+                                        hbm_b += seg;
+                                    }
+                                }
+                            }
+                    } else {
+                        const uint64_t k1 = tk | (uint64_t{1} << 63);
+                        const uint64_t k2 = (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0);
+                        ++st.lookups;
+                        if (x.store) {
+                            if (l2.write(k1, k2, x.bytes, x.tensor)) {
+                                ++st.hits;
+                                l2_b += x.bytes;
+                            } else {
+                                hbm_b += x.bytes;
+                            }
+                        } else {
+                            st.load_bytes += x.bytes;
+                            if (l2.read(k1, k2, x.bytes, x.tensor)) {
+                                ++st.hits;
+                                st.hit_bytes += x.bytes;
+                                l2_b += x.bytes;
+                            } else {
+                                hbm_b += x.bytes;
+                            }
+                        }
+                    }
+                }
+                s.timer.step({hbm_b * rates.s_per_hbm_byte + l2_b * rates.s_per_l2_byte,
+                              static_cast<double>(sr.matmul) * rates.s_per_matmul,
+                              static_cast<double>(sr.scalar) * rates.s_per_scalar});
+                if (++s.step == s.log.steps.size()) {
+                    times[static_cast<size_t>(s.id)] = s.timer.finish();
+                    if (!launch(s)) --active;
+                }
+            }
+        }
+        out.kernel_blocks.push_back(std::move(times));
+    }
+    l2.flush();
+    const double scale = static_cast<double>(heads_total) / static_cast<double>(heads_walked);
+    for (int i = 0; i < kTensorCount; ++i) {
+        st.hbm[i].read_bytes = std::llround(l2.hbm[i].read_bytes * scale);
+        st.hbm[i].write_bytes = std::llround(l2.hbm[i].write_bytes * scale);
+    }
+    if (!st.exact) {
+        st.lookups = std::llround(st.lookups * scale);
+        st.hits = std::llround(st.hits * scale);
+        st.load_bytes = std::llround(st.load_bytes * scale);
+        st.hit_bytes = std::llround(st.hit_bytes * scale);
+    }
+    st.hit_rate = st.load_bytes > 0 ? static_cast<double>(st.hit_bytes) / static_cast<double>(st.load_bytes) : 0.0;
+    st.simulated = true;
+    st.policy =
+        "LRU over whole tiles keyed (tensor, head, tile), N x N tensors by row segments of B_c columns; "
+        "write-allocate, write-back (dirty tiles reach HBM when evicted or at the end); blocks in launch order, "
+        "SMs x blocks-per-SM at once, round-robin one step each; L2 starts empty";
+    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    return out;
+}
+
+}  // namespace sim::detail

@@ -1,0 +1,96 @@
+// sim/program.hpp — internal to the simulator: an algorithm as a list of kernels, each a grid of
+// thread blocks per head whose body walks that block's steps (and, given data, computes them).
+// Forward bodies live in sim/simulate.cpp, backward bodies in sim/backward.cpp.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/walker.hpp"
+
+namespace sim::detail {
+
+// Per-head views of the inputs and outputs (numerics only).
+struct HeadData {
+    MapF Q, K, V, dO;  // dO has 0 rows when there is no backward pass
+    float* O = nullptr;
+    float* dQ = nullptr;
+    float* dK = nullptr;
+    float* dV = nullptr;
+};
+
+// One head's program: its tilings and, with numerics, the state kernels hand to each other in HBM.
+struct Ctx {
+    const Problem& p;
+    Tiling t;          // forward tiles
+    Tiling tb;         // backward tiles
+    int64_t sram = 0;
+    HeadData* h = nullptr;        // null: count only
+    SoftmaxRecord* rec = nullptr;
+    // standard: the N x N matrices, as stored (rounded to the dtype)
+    MatF S, P, dP, dS;
+    // flash1: O (float32), l, m as Algorithm 1 leaves them in HBM; flash2: LSE; both backward: D, dQ
+    MatF O32, dQacc;
+    VecF l, m, lse, D;
+    Ctx(const Problem& prob, const Tiling& fwd, const Tiling& bwd, int64_t sram_bytes)
+        : p(prob), t(fwd), tb(bwd), sram(sram_bytes) {}
+};
+
+using Body = void (*)(Ctx&, int64_t block, Walker&);
+// Blocks with equal keys (>= 0) walk identical loops (same steps, bytes, FLOPs); -1: no such promise.
+using BlockKey = int64_t (*)(const Ctx&, int64_t block);
+
+struct KernelDef {
+    KernelInfo info;
+    Body body = nullptr;
+    bool counted = true;   // false: run for numerics only (the forward of a backward-only pass)
+    BlockKey key = nullptr;
+};
+
+inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0; }
+inline int64_t key_rows(const Ctx& c, int64_t i) { return c.t.rows(i); }
+inline int64_t key_rows_unmasked(const Ctx& c, int64_t i) { return has_mask(c.p) ? -1 : c.t.rows(i); }
+inline int64_t key_bwd_rows(const Ctx& c, int64_t i) { return c.tb.rows(i); }
+inline int64_t key_bwd_cols(const Ctx& c, int64_t j) { return c.tb.cols(j); }
+inline int64_t key_bwd_cols_unmasked(const Ctx& c, int64_t j) { return has_mask(c.p) ? -1 : c.tb.cols(j); }
+int64_t key_row_kernel(const Ctx& c, int64_t g);     // standard softmax: rows in the group
+int64_t key_row_kernel2(const Ctx& c, int64_t g);    // standard dS: rows in the group
+
+// The forward kernels of an algorithm (sim/simulate.cpp) and its backward kernels (sim/backward.cpp).
+std::vector<KernelDef> forward_kernels(const Ctx& c, Algo a);
+std::vector<KernelDef> backward_kernels(const Ctx& c, Algo a);
+
+// Row-group sizes of standard attention's row-wise kernels (softmax: one row of S in float32 per row;
+// dS: rows of P and dP). A chunk, when a row does not fit, is a whole number of B_c-wide segments.
+struct RowKernelShape {
+    bool whole_rows = true;
+    int64_t group_rows = 0;  // whole_rows: rows per block
+    int64_t chunk = 0;       // !whole_rows: elements per step
+    int64_t blocks = 0;
+};
+RowKernelShape row_kernel_shape(int64_t n, int64_t sram, int64_t floats_per_elem, int64_t seg_cols);
+
+void apply_mask(const Problem& p, MatF& s, int64_t r0, int64_t c0);
+
+}  // namespace sim::detail
+
+namespace sim::detail {
+
+// The L2 walk (sim/l2.cpp): the counted kernels' blocks, over `heads_walked` heads, in launch order,
+// `slots` at a time, round-robin one step each, through an LRU cache.
+struct L2Replay {
+    L2Stats stats;
+    std::vector<std::vector<BlockTime>> kernel_blocks;  // per kernel: the walked blocks, launch order
+    std::vector<std::vector<StepCost>> timeline;        // steps of the first blocks of the first kernel
+};
+L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
+                   int64_t heads_total, int64_t slots, const SlotRates& rates, int timeline_blocks,
+                   int timeline_steps, int64_t seg_cols);
+
+// The timing model's last stage (sim/timing.cpp): blocks scheduled on slots, kernel after kernel.
+// kernel_blocks[k] holds the times of the first heads_known heads' blocks (launch order); the rest
+// of the B*H heads repeat the last known head's.
+void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
+              const std::vector<std::vector<BlockTime>>& kernel_blocks, int64_t heads_known, int64_t heads_total,
+              int64_t slots, int blocks_per_sm, const std::vector<std::vector<StepCost>>& timeline, double flops);
+
+}  // namespace sim::detail

@@ -1,0 +1,105 @@
+// sim/timing.cpp — the timing model's last stage: each kernel's blocks, in launch order, go to the
+// slot (SM x blocks-per-SM) that frees first; kernels run one after another. Also the per-SM
+// timeline of the first blocks' first steps, for the app.
+#include <functional>
+#include <queue>
+
+#include "sim/program.hpp"
+
+namespace sim {
+
+std::string_view segment_kind_name(TimelineSegment::Kind k) {
+    switch (k) {
+        case TimelineSegment::Kind::copy: return "copy";
+        case TimelineSegment::Kind::matmul: return "matmul";
+        case TimelineSegment::Kind::scalar: return "scalar";
+    }
+    return "?";
+}
+
+namespace detail {
+namespace {
+
+// Greedy list scheduling: block g starts on the slot that is free first. Returns the makespan.
+double makespan(int64_t total, int64_t slots, const std::function<double(int64_t)>& dur) {
+    if (total <= 0) return 0;
+    if (slots <= 0) slots = 1;
+    std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+    for (int64_t s = 0; s < std::min(slots, total); ++s) free_at.push(0.0);
+    double end = 0;
+    for (int64_t g = 0; g < total; ++g) {
+        const double t0 = free_at.top();
+        free_at.pop();
+        const double t1 = t0 + dur(g);
+        end = std::max(end, t1);
+        free_at.push(t1);
+    }
+    return end;
+}
+
+}  // namespace
+
+void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
+              const std::vector<std::vector<BlockTime>>& kernel_blocks, int64_t heads_known, int64_t heads_total,
+              int64_t slots, int blocks_per_sm, const std::vector<std::vector<StepCost>>& timeline, double flops) {
+    out.slots = slots;
+    out.serial_s = out.overlapped_s = 0;
+    out.kernels.clear();
+    for (size_t k = 0; k < kernels.size() && k < kernel_blocks.size(); ++k) {
+        const auto& v = kernel_blocks[k];
+        const int64_t nb = kernels[k].blocks_per_head, total = nb * heads_total;
+        if (nb <= 0 || v.empty()) continue;
+        const int64_t known = static_cast<int64_t>(v.size());
+        const int64_t last_head0 = std::max<int64_t>(0, (std::min(heads_known, known / nb) - 1) * nb);
+        auto pick = [&](int64_t g) -> const BlockTime& {
+            if (g < known) return v[static_cast<size_t>(g)];
+            return v[static_cast<size_t>(std::min(known - 1, last_head0 + g % nb))];
+        };
+        KernelTime kt;
+        kt.name = kernels[k].name;
+        kt.blocks = total;
+        kt.serial_s = makespan(total, slots, [&](int64_t g) { return pick(g).serial; });
+        kt.overlapped_s = makespan(total, slots, [&](int64_t g) { return pick(g).overlapped; });
+        out.serial_s += kt.serial_s;
+        out.overlapped_s += kt.overlapped_s;
+        out.kernels.push_back(std::move(kt));
+    }
+    out.predicted_ms = out.overlapped_s * 1e3;
+    out.predicted_tflops = out.overlapped_s > 0 ? flops / out.overlapped_s / 1e12 : 0;
+    // Timeline: block b of the first kernel starts at 0 on slot b, i.e. SM b / blocks_per_sm.
+    out.timeline.clear();
+    using K = TimelineSegment::Kind;
+    for (size_t b = 0; b < timeline.size(); ++b) {
+        const int32_t sm = static_cast<int32_t>(static_cast<int64_t>(b) / std::max(1, blocks_per_sm));
+        const auto& steps = timeline[b];
+        double t = 0;
+        for (size_t s = 0; s < steps.size(); ++s) {  // serial: copy, then matmul, then scalar
+            const auto& c = steps[s];
+            const int32_t si = static_cast<int32_t>(s);
+            if (c.copy > 0) out.timeline.push_back({sm, t, t + c.copy, K::copy, si, false});
+            t += c.copy;
+            if (c.matmul > 0) out.timeline.push_back({sm, t, t + c.matmul, K::matmul, si, false});
+            t += c.matmul;
+            if (c.scalar > 0) out.timeline.push_back({sm, t, t + c.scalar, K::scalar, si, false});
+            t += c.scalar;
+        }
+        // overlapped: step s's copy starts when step s-1's arithmetic starts (prefetch); its
+        // arithmetic starts when both its copy and the previous arithmetic are done.
+        double compute_start_prev = 0, compute_end_prev = 0;
+        for (size_t s = 0; s < steps.size(); ++s) {
+            const auto& c = steps[s];
+            const int32_t si = static_cast<int32_t>(s);
+            const double copy_start = compute_start_prev;
+            const double copy_end = copy_start + c.copy;
+            if (c.copy > 0) out.timeline.push_back({sm, copy_start, copy_end, K::copy, si, true});
+            const double cs = std::max(copy_end, compute_end_prev);
+            if (c.matmul > 0) out.timeline.push_back({sm, cs, cs + c.matmul, K::matmul, si, true});
+            if (c.scalar > 0) out.timeline.push_back({sm, cs + c.matmul, cs + c.matmul + c.scalar, K::scalar, si, true});
+            compute_start_prev = cs;
+            compute_end_prev = cs + c.matmul + c.scalar;
+        }
+    }
+}
+
+}  // namespace detail
+}  // namespace sim
