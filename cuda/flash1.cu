@@ -146,19 +146,32 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         __syncthreads();
 
-        // S_ij = Q_i K_j^T: (B_r/16) x (B_c/16) tiles of 16x16, spread over the warps
-        for (int tile = warp; tile < (BR / 16) * (BC / 16); tile += kWarps) {
-            const int tr = tile / (BC / 16), tc = tile % (BC / 16);
-            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-            wmma::fill_fragment(acc, 0.0f);
+        // S_ij = Q_i K_j^T in 16x16 tiles: warp w takes every row tile and the column tiles
+        // [w CT, w CT + CT), so each loaded fragment of Q_i serves CT products and each of K_j RT.
+        {
+            constexpr int RT = BR / 16, CT = BC / 16 / kWarps;
+            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[RT][CT];
+#pragma unroll
+            for (int r = 0; r < RT; ++r)
+#pragma unroll
+                for (int c = 0; c < CT; ++c) wmma::fill_fragment(acc[r][c], 0.0f);
             for (int kk = 0; kk < D / 16; ++kk) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> b;  // K_j^T
-                wmma::load_matrix_sync(a, sQ + tr * 16 * L::ldQ + kk * 16, L::ldQ);
-                wmma::load_matrix_sync(b, sK + tc * 16 * L::ldQ + kk * 16, L::ldQ);
-                wmma::mma_sync(acc, a, b, acc);
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[RT];
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> b[CT];  // K_j^T
+#pragma unroll
+                for (int r = 0; r < RT; ++r) wmma::load_matrix_sync(a[r], sQ + r * 16 * L::ldQ + kk * 16, L::ldQ);
+#pragma unroll
+                for (int c = 0; c < CT; ++c) wmma::load_matrix_sync(b[c], sK + (warp * CT + c) * 16 * L::ldQ + kk * 16, L::ldQ);
+#pragma unroll
+                for (int r = 0; r < RT; ++r)
+#pragma unroll
+                    for (int c = 0; c < CT; ++c) wmma::mma_sync(acc[r][c], a[r], b[c], acc[r][c]);
             }
-            wmma::store_matrix_sync(sS + tr * 16 * L::ldS + tc * 16, acc, L::ldS, wmma::mem_row_major);
+#pragma unroll
+            for (int r = 0; r < RT; ++r)
+#pragma unroll
+                for (int c = 0; c < CT; ++c)
+                    wmma::store_matrix_sync(sS + r * 16 * L::ldS + (warp * CT + c) * 16, acc[r][c], L::ldS, wmma::mem_row_major);
         }
         __syncthreads();
 
@@ -198,20 +211,28 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         __syncthreads();
 
-        // P~_ij V_j: (B_r/16) x (d/16) tiles, into sS's space as (B_r, d+4) floats
+        // P~_ij V_j in 16x16 tiles, into sS's space as (B_r, d+4) floats: warp w takes column
+        // tile w mod (d/16) and PR consecutive row tiles, reusing each V_j fragment PR times.
         constexpr int ldPV = D + 4;
-        for (int tile = warp; tile < (BR / 16) * (D / 16); tile += kWarps) {
-            const int tr = tile / (D / 16), tc = tile % (D / 16);
-            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-            wmma::fill_fragment(acc, 0.0f);
+        {
+            constexpr int PR = (BR / 16) * (D / 16) / kWarps;
+            const int tc = warp % (D / 16), tr0 = (warp / (D / 16)) * PR;
+            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[PR];
+#pragma unroll
+            for (int r = 0; r < PR; ++r) wmma::fill_fragment(acc[r], 0.0f);
             for (int kk = 0; kk < BC / 16; ++kk) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
                 wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b;
-                wmma::load_matrix_sync(a, sP + tr * 16 * L::ldP + kk * 16, L::ldP);
                 wmma::load_matrix_sync(b, sV + kk * 16 * L::ldQ + tc * 16, L::ldQ);
-                wmma::mma_sync(acc, a, b, acc);
+#pragma unroll
+                for (int r = 0; r < PR; ++r) {
+                    wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
+                    wmma::load_matrix_sync(a, sP + (tr0 + r) * 16 * L::ldP + kk * 16, L::ldP);
+                    wmma::mma_sync(acc[r], a, b, acc[r]);
+                }
             }
-            wmma::store_matrix_sync(sS + tr * 16 * ldPV + tc * 16, acc, ldPV, wmma::mem_row_major);
+#pragma unroll
+            for (int r = 0; r < PR; ++r)
+                wmma::store_matrix_sync(sS + (tr0 + r) * 16 * ldPV + tc * 16, acc[r], ldPV, wmma::mem_row_major);
         }
         __syncthreads();
 

@@ -314,7 +314,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
             out.vs_reference = sim::validate(got[0], sim::attention_reference(p, in.Q, in.K, in.V), p.dtype);
         } else {
             const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
-            const GradsD g = attention_backward_reference(p, in.Q, in.K, in.V, dO);
+            const GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
             out.vs_reference = worst({sim::validate(got[0], g.dQ, p.dtype), sim::validate(got[1], g.dK, p.dtype),
                                       sim::validate(got[2], g.dV, p.dtype)});
         }
