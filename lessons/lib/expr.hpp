@@ -62,4 +62,12 @@ struct Placeholder {
 // Throws ExprError (pos in the text) on "{{" without "}}" or an empty placeholder.
 std::vector<Placeholder> find_placeholders(std::string_view text);
 
+// Limits that keep lesson loading fast (the app loads every lesson at start). The fuzz target
+// lowers them; lessons and tests use the defaults.
+struct Limits {
+    int64_t max_tile_steps = int64_t{1} << 20;     // T_r x T_c of one head's loop
+    double max_numerics_work = double(int64_t{1} << 28);  // B*H*N*N*d with numerics on
+};
+Limits& limits();
+
 }  // namespace lessons::detail

@@ -28,6 +28,13 @@ using detail::ExprError;
 using detail::Missing;
 using detail::Value;
 
+namespace detail {
+Limits& limits() {
+    static Limits l;
+    return l;
+}
+}  // namespace detail
+
 // ---------------------------------------------------------------- [errors and positions]
 LoadError::LoadError(std::string f, int64_t l, int64_t c, std::string m)
     : std::runtime_error(f + ":" + std::to_string(l) + ":" + std::to_string(c) + ": " + m),
@@ -220,7 +227,7 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     if (t.contains("record_row")) c.config.record_row = pos_int("record_row", 0);
     // Keep lesson loading fast: numerics (real arithmetic on every element) only for small problems.
     const double work = static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;
-    if (c.config.numerics == sim::Numerics::on && work > 1.0 * (int64_t{1} << 28))
+    if (c.config.numerics == sim::Numerics::on && work > detail::limits().max_numerics_work)
         s.fail(out.pos, where + ": numerics = \"on\" needs batch*heads*seq*seq*head_dim <= 268,435,456 so the lesson "
                               "loads quickly; use a smaller seq or head_dim, or numerics = \"off\"");
     if (c.problem.heads_total() > 4096)
@@ -789,11 +796,30 @@ Built build(const Source& s) {
         const ConfigParsed c = parse_config(s, name, get_table(s, v, "config." + name));
         try {
             const sim::Machine& m = sim::find_machine(c.spec.gpu);
+            // Refuse loops too long to walk at load time before walking them.
+            const int64_t sram = c.spec.config.sram_bytes > 0 ? c.spec.config.sram_bytes : m.sram_bytes;
+            const sim::BlockChoice bc =
+                sim::choose_blocks(c.spec.problem, c.spec.config.algo, sram, c.spec.config.block_rows, c.spec.config.block_cols);
+            const int64_t n = c.spec.problem.seq;
+            const double steps = std::ceil(double(n) / double(bc.block_rows)) * std::ceil(double(n) / double(bc.block_cols));
+            if (steps > double(detail::limits().max_tile_steps))
+                s.fail(c.pos, "[config." + name + "]: blocks of " + std::to_string(bc.block_rows) + " x " +
+                                  std::to_string(bc.block_cols) + " make " + report::group_digits(int64_t(steps)) +
+                                  " tile steps; a lesson must load in milliseconds, so at most " +
+                                  report::group_digits(detail::limits().max_tile_steps) +
+                                  " (use larger blocks, a larger sram or a smaller seq)");
             sim::Result r = sim::simulate(c.spec.problem, m, c.spec.config);
             ctx->root[name] = config_json(r);
             b.results.emplace(name, std::move(r));
         } catch (const sim::Error& e) {
-            s.fail(c.pos, "[config." + name + "]: the simulator refuses this configuration: " + e.what());
+            // The simulator speaks in CLI flags; a lesson's keys are spelled with underscores.
+            std::string msg = e.what();
+            for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+                     {"--block-rows", "block_rows"}, {"--block-cols", "block_cols"}, {"--sram", "sram"}, {"--window", "window"}}) {
+                for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
+                    msg.replace(at, from.size(), to);
+            }
+            s.fail(c.pos, "[config." + name + "]: the simulator refuses this configuration: " + msg);
         }
         l.configs.emplace(name, c.spec);
         l.config_order.push_back(name);
@@ -1125,7 +1151,17 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
     c.config.numerics = sim::Numerics::off;
     c.config.event_cap = 1;
     try {
-        res.result = sim::simulate(c.problem, sim::find_machine(c.gpu), c.config);
+        const sim::Machine& m = sim::find_machine(c.gpu);
+        const int64_t sram = c.config.sram_bytes > 0 ? c.config.sram_bytes : m.sram_bytes;
+        const sim::BlockChoice bc = sim::choose_blocks(c.problem, c.config.algo, sram, c.config.block_rows, c.config.block_cols);
+        const double steps = std::ceil(double(c.problem.seq) / double(bc.block_rows)) *
+                             std::ceil(double(c.problem.seq) / double(bc.block_cols));
+        if (steps > double(detail::limits().max_tile_steps) * 16) {
+            res.message = "blocks of " + std::to_string(bc.block_rows) + " x " + std::to_string(bc.block_cols) + " make " +
+                          report::group_digits(int64_t(steps)) + " tile steps; try larger blocks (they would also move far more bytes)";
+            return res;
+        }
+        res.result = sim::simulate(c.problem, m, c.config);
     } catch (const sim::Error& e) {
         res.message = std::string("the simulator refuses this answer: ") + e.what();
         return res;

@@ -1,0 +1,73 @@
+// `flashsim lesson`: list, walk through, check answers, and refuse bad input with one line and a
+// non-zero exit.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+struct Out {
+    int rc = -1;
+    std::string text;
+};
+Out sh(const std::string& args) {
+    const std::string cmd = "FLASHSIM_LESSONS='" FLASHSIM_LESSONS_DIR "' '" FLASHSIM_BIN "' " + args + " 2>&1 </dev/null";
+    Out o;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.text.append(buf.data(), n);
+    const int st = pclose(p);
+    o.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return o;
+}
+}  // namespace
+
+TEST_CASE("lesson --list and --check") {
+    const Out l = sh("lesson --list");
+    CHECK(l.rc == 0);
+    CHECK(l.text.find("online-softmax") != std::string::npos);
+    const Out c = sh("lesson --check");
+    CHECK(c.rc == 0);
+    CHECK(c.text.find("FAILED") == std::string::npos);
+}
+
+TEST_CASE("lesson ID --all prints every step with computed numbers") {
+    const Out o = sh("lesson online-softmax --all");
+    CHECK(o.rc == 0);
+    CHECK(o.text.find("1.9152") != std::string::npos);
+    CHECK(o.text.find("{{") == std::string::npos);
+    const Out by_number = sh("lesson 1 --all");
+    CHECK(by_number.rc == 0);
+    CHECK(by_number.text.find("128 MiB") != std::string::npos);
+    // Without a terminal the walkthrough does not wait for Enter.
+    CHECK(sh("lesson 3").rc == 0);
+}
+
+TEST_CASE("answers") {
+    CHECK(sh("lesson exercises --answer algo=flash2,block_rows=96,block_cols=16").rc == 0);
+    const Out no = sh("lesson exercises --answer algo=flash1");
+    CHECK(no.rc == 3);
+    CHECK(no.text.find("not met") != std::string::npos);
+    const Out bad = sh("lesson exercises --answer block_rows");
+    CHECK(bad.rc == 1);
+    CHECK(bad.text.find("NAME=VALUE") != std::string::npos);
+    CHECK(sh("lesson tiling --answer algo=flash2").rc == 1);  // no exercise there
+}
+
+TEST_CASE("bad input: one line naming the problem, non-zero exit") {
+    const Out u = sh("lesson no-such-lesson");
+    CHECK(u.rc == 1);
+    CHECK(u.text.find("no lesson 'no-such-lesson'") != std::string::npos);
+    const Out f = sh("lesson --file '" FLASHSIM_BAD_DIR "/placeholder_unknown_filter.toml'");
+    CHECK(f.rc == 1);
+    CHECK(f.text.find("placeholder_unknown_filter.toml:") != std::string::npos);
+    CHECK(f.text.find("unknown filter 'MB2'") != std::string::npos);
+    CHECK(std::count(f.text.begin(), f.text.end(), '\n') == 1);
+    const Out d = sh("lesson --list --dir /no/such/dir");
+    CHECK(d.rc == 1);
+}

@@ -1,0 +1,145 @@
+// Every lesson loads, renders every placeholder and its stated expectations hold: a lesson is a test.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "lessons/lib/lesson.hpp"
+
+using namespace lessons;
+
+namespace {
+const std::vector<Loaded>& all() {
+    static const std::vector<Loaded> a = load_all(FLASHSIM_LESSONS_DIR);
+    return a;
+}
+}  // namespace
+
+TEST_CASE("every lesson loads without error, fast") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto a = load_all(FLASHSIM_LESSONS_DIR);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(a.size() >= 12);
+    for (const auto& x : a) {
+        INFO(x.file);
+        CHECK_MESSAGE(x.lesson.has_value(), x.error);
+    }
+    // The app loads them at start: the whole set must take well under a second on one core
+    // (measured ~0.15 s in Release; the bound leaves room for a debug/sanitizer build).
+    CHECK(s < 10.0);
+    MESSAGE("loaded " << a.size() << " lessons in " << s << " s");
+}
+
+TEST_CASE("ids are unique, numbers cover 1..12 once each") {
+    std::set<std::string> ids;
+    std::set<int64_t> numbers;
+    for (const auto& x : all()) {
+        REQUIRE(x.lesson);
+        CHECK(ids.insert(x.lesson->id).second);
+        CHECK(numbers.insert(x.lesson->number).second);
+    }
+    for (int64_t n = 1; n <= 12; ++n) CHECK(numbers.count(n) == 1);
+}
+
+TEST_CASE("every placeholder is rendered; no NaN or infinity is shown") {
+    for (const auto& x : all()) {
+        REQUIRE(x.lesson);
+        const Lesson& l = *x.lesson;
+        CHECK(!l.title.empty());
+        CHECK(!l.steps.empty());
+        for (const auto& s : l.steps) {
+            INFO(l.file << ": step '" << s.title << "'");
+            CHECK(s.text.find("{{") == std::string::npos);
+            CHECK(s.text.find("}}") == std::string::npos);
+            CHECK(s.title.find("{{") == std::string::npos);
+            for (const char* bad : {"nan", "NaN", "inf ", "-nan"}) CHECK(s.text.find(bad) == std::string::npos);
+            // The view names only configurations that exist.
+            if (!s.view.config.empty()) CHECK(l.configs.count(s.view.config) == 1);
+            for (const auto& c : s.view.compare) CHECK(l.configs.count(c) == 1);
+        }
+    }
+}
+
+TEST_CASE("every lesson's expectations hold") {
+    size_t total = 0;
+    for (const auto& x : all()) {
+        REQUIRE(x.lesson);
+        for (const auto& s : x.lesson->steps) total += s.expect.size();
+        const auto fails = check_expectations(*x.lesson);
+        for (const auto& f : fails) FAIL_CHECK(f);
+    }
+    CHECK(total >= 40);
+    MESSAGE(total << " expectations checked");
+}
+
+TEST_CASE("lesson 1: the seed's figures, derived independently") {
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/01-standard-attention.toml");
+    // N = 8192, d = 128, fp16: S is N^2 * 2 bytes = 128 MiB; Q, K, V, O together 4 N d * 2 = 8 MiB.
+    CHECK(evaluate(l, "standard.tensors.S.write_bytes") == 8192.0 * 8192 * 2);
+    CHECK(evaluate(l, "4 * standard.seq * standard.head_dim * standard.elem_bytes") == 8.0 * 1024 * 1024);
+    CHECK(evaluate(l, "doubled.tensors.S.write_bytes / standard.tensors.S.write_bytes") == 4.0);
+    CHECK(render(l, "{{ standard.tensors.S.write_bytes | MiB }}") == "128 MiB");
+    CHECK(render(l, "{{ standard.seq * standard.seq | int }}") == "67,108,864");
+}
+
+TEST_CASE("lesson 4: the seed's running max and sum") {
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/04-online-softmax.toml");
+    const double l1 = std::exp(1.4 - 3.9) + 1 + std::exp(0.7 - 3.9) + std::exp(2.2 - 3.9);
+    const double l2 = l1 * std::exp(3.9 - 4.6) + 1 + std::exp(1.1 - 4.6) + std::exp(3.1 - 4.6) + std::exp(0.3 - 4.6);
+    CHECK(evaluate(l, "softmax.blocks.0.running_sum") == doctest::Approx(l1).epsilon(1e-6));
+    CHECK(evaluate(l, "softmax.blocks.1.running_sum") == doctest::Approx(l2).epsilon(1e-6));
+    CHECK(render(l, "{{ softmax.blocks.1.running_sum | fixed:4 }}") == "1.9152");
+    CHECK(render(l, "{{ softmax.blocks.0.running_sum | fixed:4 }}") == "1.3055");
+}
+
+TEST_CASE("the exercise: the worked solution passes, the default blocks do not, bad answers are explained") {
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/12-exercises.toml");
+    REQUIRE(l.exercise);
+    // B_r = 96, B_c = 16 at N = 4096, d = 64, fp16: SRAM 96*64*2 + 2*16*64*2 + 96*64*4 + 96*16*4 + 2*96*4
+    // = 47,872 B <= 49,152; T_r = 43, traffic = Q + O (2 x 512 KiB) + LSE 16 KiB + 43 x (K + V) 43 x 1 MiB.
+    const auto good = check_answer(l, parse_answer("algo=flash2, block_rows=96, block_cols=16"));
+    CHECK(good.valid);
+    CHECK(good.passed);
+    CHECK(good.goal_value == 1024.0 * 1024 + 16384 + 43.0 * 1024 * 1024);
+    CHECK(good.result->sram_peak_bytes == 47872);
+    const auto bad = check_answer(l, parse_answer("algo=flash1"));
+    CHECK(bad.valid);
+    CHECK_FALSE(bad.passed);
+    const auto too_big = check_answer(l, parse_answer("block_rows=256,block_cols=256"));
+    CHECK_FALSE(too_big.valid);
+    CHECK(too_big.message.find("do not fit in SRAM") != std::string::npos);
+    const auto not_allowed = check_answer(l, {{"seq", "16"}});
+    CHECK_FALSE(not_allowed.valid);
+    CHECK(not_allowed.message.find("you may set only") != std::string::npos);
+    CHECK_FALSE(check_answer(l, {{"block_rows", "-3"}}).valid);
+    CHECK_THROWS_AS(parse_answer("block_rows"), LoadError);
+    CHECK_THROWS_AS(parse_answer(""), LoadError);
+    CHECK_THROWS_AS(parse_answer("a=1,a=2"), LoadError);
+}
+
+TEST_CASE("simulate_config gives the result the placeholders came from") {
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/03-tiling.toml");
+    const sim::Result r = simulate_config(l, "flash");
+    CHECK(static_cast<double>(r.totals.hbm_total().total()) == evaluate(l, "flash.hbm.total"));
+    CHECK_THROWS_AS(simulate_config(l, "nope"), LoadError);
+}
+
+TEST_CASE("lessons_dir honours FLASHSIM_LESSONS") {
+    ::setenv("FLASHSIM_LESSONS", FLASHSIM_LESSONS_DIR, 1);
+    CHECK(lessons_dir() == FLASHSIM_LESSONS_DIR);
+    ::setenv("FLASHSIM_LESSONS", "/no/such/dir", 1);
+    CHECK_THROWS_AS(lessons_dir(), LoadError);
+    ::unsetenv("FLASHSIM_LESSONS");
+    CHECK_NOTHROW(lessons_dir());
+}
+
+TEST_CASE("measurements that are absent render as n/a and skip their expectations") {
+    ::setenv("FLASHSIM_MEASURED", "/no/such/file.json", 1);
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/10-measured.toml");
+    ::unsetenv("FLASHSIM_MEASURED");
+    CHECK(l.steps[0].text.find("n/a") != std::string::npos);
+    CHECK(l.steps[0].text.find("absent") != std::string::npos);
+    CHECK(check_expectations(l).empty());
+}
