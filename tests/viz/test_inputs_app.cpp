@@ -1,0 +1,184 @@
+// What the app reads: its command line, measured results, lessons, the glossary, the charts' series.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "viz/app_args.hpp"
+#include "viz/glossary.hpp"
+#include "viz/lessons_view.hpp"
+#include "viz/measurement.hpp"
+#include "viz/series.hpp"
+
+using namespace viz;
+
+namespace {
+std::string parse(std::vector<const char*> argv, AppArgs& a) {
+    argv.insert(argv.begin(), "flashsim-app");
+    bool help = false;
+    std::string text;
+    return parse_app_args(static_cast<int>(argv.size()), argv.data(), a, &help, &text);
+}
+}  // namespace
+
+TEST_CASE("app arguments: good ones parse, bad ones get a one-line reason") {
+    AppArgs a;
+    CHECK(parse({"--screenshot", "x.png", "--panel", "compare", "--size", "1024x640", "--step", "2"}, a).empty());
+    CHECK(a.panel == Panel::compare);
+    CHECK(a.width == 1024);
+    CHECK(a.height == 640);
+    CHECK(a.lesson_step == 1);
+    CHECK(a.frames == 3);  // a screenshot renders a few frames by default
+    AppArgs b;
+    CHECK(parse({"--panel", "hbm"}, b).find("--panel must be one of") != std::string::npos);
+    AppArgs c;
+    CHECK(parse({"--size", "big"}, c).find("--size must be WIDTHxHEIGHT") != std::string::npos);
+    AppArgs d;
+    CHECK(parse({"--step", "0"}, d).find("from 1") != std::string::npos);
+    AppArgs e;
+    CHECK(parse({"--screenshot", "shot.jpg"}, e).find(".png") != std::string::npos);
+    AppArgs f;
+    CHECK(parse({"--frames", "0"}, f).find("--frames") != std::string::npos);
+    AppArgs g;
+    CHECK_FALSE(parse({"--no-such-flag"}, g).empty());
+    AppArgs h;
+    CHECK(parse({"--algo", "flash3"}, h).find("--algo") != std::string::npos);
+}
+
+TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
+    const std::string doc = R"({"device": "NVIDIA H200", "driver": "13.0", "date": "2026-11-29T12:00:00Z",
+        "git_commit": "abc123", "rows": [
+          {"variant": "flash2", "pass": "forward", "seq": 4096, "head_dim": 128, "batch": 4, "heads": 16,
+           "dtype": "bf16", "causal": false, "ms_median": 0.5, "tflops": 550.0, "dram_read_bytes": 1000,
+           "dram_write_bytes": 500, "sim_hbm_read_bytes": 900, "sim_hbm_write_bytes": 500,
+           "ratio_to_sdpa_flash": 0.93, "tiles": {"block_rows": 128, "block_cols": 64, "sram_bytes": 98304}},
+          {"variant": "standard", "seq": 1024, "head_dim": 64, "ms_median": null, "dram_read_bytes": null},
+          {"variant": "flash1", "seq": 1024, "head_dim": 64, "error": "launch failed"}]})";
+    const MeasuredFile f = parse_measurements(doc, "h200.json");
+    CHECK(f.error.empty());
+    CHECK(f.device == "NVIDIA H200");
+    CHECK(f.commit == "abc123");
+    REQUIRE(f.rows.size() == 3);
+    const MeasuredRow& r = f.rows[0];
+    CHECK(r.ms == 0.5);
+    CHECK(r.dram_total() == 1500.0);
+    CHECK(r.sim_total() == 1400.0);
+    CHECK(r.block_rows == 128);
+    REQUIRE(r.vs_torch.size() == 1);
+    CHECK(r.vs_torch[0].first == "ratio_to_sdpa_flash");
+    CHECK(f.rows[1].pass == "forward");
+    CHECK_FALSE(f.rows[1].ms.has_value());
+    CHECK_FALSE(f.rows[1].dram_total().has_value());
+    CHECK(f.rows[2].error == "launch failed");
+
+    CHECK(parse_measurements("{not json", "x.json").error.find("cannot parse x.json") != std::string::npos);
+    CHECK(parse_measurements(R"({"device": "x"})", "y.json").error.find("no \"rows\"") != std::string::npos);
+}
+
+TEST_CASE("a missing results folder says how to produce it") {
+    const MeasuredSet s = load_measurements("/nonexistent/results");
+    CHECK(s.files.empty());
+    CHECK(s.note.find("flashsim bench --json") != std::string::npos);
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "flashsim_viz_results_test";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(dir)) fs::remove(e.path());
+    const MeasuredSet empty = load_measurements(dir.string());
+    CHECK(empty.note.find("no *.json results") != std::string::npos);
+    std::ofstream(dir / "a.json") << R"({"device": "GPU", "rows": [{"variant": "flash2", "seq": 512}]})";
+    const MeasuredSet one = load_measurements(dir.string());
+    REQUIRE(one.files.size() == 1);
+    CHECK(one.files[0].rows.size() == 1);
+    CHECK(one.note.empty());
+}
+
+TEST_CASE("built-in lessons carry the seeds' worked example, computed, not typed") {
+    const auto ls = builtin_lessons();
+    REQUIRE(ls.size() == 2);
+    const LessonDoc& sm = ls[1];
+    REQUIRE(sm.steps.size() == 3);
+    // The seed's table: running sum 1.3055 after block 1 and 1.9152 after block 2; the max 3.9 then
+    // 4.6. Independently: sum_j e^(s_j - 3.9) over 1.4, 3.9, 0.7, 2.2 = e^-2.5 + 1 + e^-3.2 + e^-1.7.
+    const double l1 = std::exp(-2.5) + 1 + std::exp(-3.2) + std::exp(-1.7);
+    CHECK(l1 == doctest::Approx(1.3055).epsilon(1e-4));
+    CHECK(sm.steps[0].text.find("1.3055") != std::string::npos);
+    CHECK(sm.steps[0].text.find("3.9") != std::string::npos);
+    CHECK(sm.steps[1].text.find("1.9152") != std::string::npos);
+    CHECK(std::exp(3.9 - 4.6) == doctest::Approx(0.496585).epsilon(1e-6));
+    CHECK(sm.steps[1].text.find("0.4966") != std::string::npos);  // e^(3.9 - 4.6) to 4 places
+    for (const auto& l : ls)
+        for (const auto& s : l.steps) {
+            CHECK_FALSE(s.text.empty());
+            CHECK(s.text.find("nan") == std::string::npos);
+        }
+    // the S size of the first lesson: N = 512, fp16: 512 * 512 * 2 bytes = 512 KiB
+    CHECK(ls[0].steps[1].text.find("512.00 KiB") != std::string::npos);
+}
+
+TEST_CASE("the lesson library opens on a first lesson, or says why not") {
+    const LessonLibrary lib = load_lesson_library();
+    CHECK((!lib.lessons.empty() || !lib.error.empty()));
+    if (!lib.lessons.empty()) {
+        CHECK(lib.find("1") == 0);
+        CHECK(lib.find(lib.lessons[0].id) == 0);
+    }
+    CHECK(lib.find("no-such-lesson") == -1);
+}
+
+TEST_CASE("every term the app's (?) markers use has a glossary entry") {
+    // Scan the app's sources for help("...") and term("...", "...") and look each term up.
+    namespace fs = std::filesystem;
+    const std::regex call(R"re(help\("([^"]+)"\)|term\("[^"]*",\s*"([^"]+)"\))re");
+    int found = 0;
+    for (const auto& e : fs::directory_iterator(fs::path(FLASHSIM_SOURCE_DIR) / "viz")) {
+        if (e.path().extension() != ".cpp") continue;
+        std::ifstream in(e.path());
+        std::stringstream b;
+        b << in.rdbuf();
+        const std::string s = b.str();
+        for (auto it = std::sregex_iterator(s.begin(), s.end(), call); it != std::sregex_iterator(); ++it) {
+            const std::string t = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
+            INFO(e.path().filename().string() << ": " << t);
+            CHECK(glossary_has(t));
+            ++found;
+        }
+    }
+    CHECK(found > 20);
+    for (const char* t : {"standard", "flash1", "flash2", "HBM", "SRAM", "L2", "tile", "B_r", "B_c", "online softmax",
+                          "rescale", "LSE"})
+        CHECK(glossary_has(t));
+    CHECK(glossary("no such term").find("add it to viz/glossary.cpp") != std::string::npos);
+}
+
+TEST_CASE("charts: standard's bytes grow like N^2; flash1's shrink like 1/M") {
+    Params p;
+    p.seq = 1024;
+    p.head_dim = 64;
+    std::atomic<int> done{0}, total{0};
+    const auto cd = compute_charts(p, &done, &total);
+    CHECK(done == total);
+    REQUIRE(cd->vs_seq.size() == 3);
+    const Series& st = cd->vs_seq[0];
+    REQUIRE(st.x.size() == seq_points().size());
+    // Closed form for standard with 128 x 128 GEMM tiles, d = 64, fp16 (e = 2), while a row of S
+    // (4N bytes in fp32) fits the 227 KiB SRAM: S written and read, P written and read (4 N^2 e);
+    // Q read once and O written once (2 N d e); K read once per query tile in S = QK^T and V once
+    // per query tile in O = PV (2 T_r N d e, T_r = N / 128).
+    for (size_t i = 0; i < st.x.size(); ++i) {
+        const double n = st.x[i], e = 2, d = 64;
+        if (4 * n > 227 * 1024) continue;  // rows that do not fit take two passes over S
+        const double tr = std::ceil(n / 128);
+        CHECK(st.y[i] == doctest::Approx(4 * n * n * e + 2 * n * d * e + 2 * tr * n * d * e).epsilon(1e-12));
+    }
+    const size_t k = st.x.size() - 1;
+    CHECK(st.y[k] / st.y[k - 1] > 4.0);  // N = 65536: the softmax re-reads S in two passes
+    // flash1 (Algorithm 1): Q, O, l, m are re-read T_c = N / B_c times, B_c ~ M / 4d: doubling M at
+    // small M about halves the traffic.
+    const Series& f1 = cd->vs_sram[1];
+    REQUIRE(f1.x.size() >= 2);
+    CHECK(f1.y[1] / f1.y[0] < 0.7);
+    CHECK(f1.y[1] / f1.y[0] > 0.45);
+}

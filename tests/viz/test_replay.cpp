@@ -1,0 +1,135 @@
+// Replaying a trace: which tiles of each tensor have been read or written, running totals, and the
+// tiles resident in SRAM, checked against closed forms of the algorithms' loops.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "viz/model.hpp"
+#include "viz/replay.hpp"
+
+using namespace viz;
+using sim::Tensor;
+
+namespace {
+std::shared_ptr<RunSet> runs(int64_t n, int64_t d) {
+    Params p;
+    p.seq = n;
+    p.head_dim = d;
+    return run_all(p, nullptr);
+}
+bool all_cells(const Grid& g, uint8_t bit) {
+    return !g.cell.empty() && std::all_of(g.cell.begin(), g.cell.end(), [&](uint8_t c) { return (c & bit) != 0; });
+}
+}  // namespace
+
+TEST_CASE("standard attention: after the replay every tile of S and P has been written to HBM") {
+    const auto rs = runs(256, 64);
+    const sim::Result& r = rs->result(sim::Algo::standard);
+    Replay rp(r);
+    rp.advance_to(r.trace.events.size());
+    CHECK(all_cells(rp.grid(Tensor::S), 2));
+    CHECK(all_cells(rp.grid(Tensor::P), 2));
+    CHECK(all_cells(rp.grid(Tensor::S), 1));  // and read back for the softmax
+    // Closed form: S is N x N elements of 2 bytes (fp16), written once.
+    CHECK(rp.totals()[Tensor::S].write_bytes == 256 * 256 * 2);
+    CHECK(rp.totals()[Tensor::P].write_bytes == 256 * 256 * 2);
+    // One head, nothing truncated: the replayed totals are the run's totals.
+    CHECK(rp.totals().hbm_total() == r.totals.hbm_total());
+}
+
+TEST_CASE("flash2: S never reaches HBM; Q and O cross once, K and V once per query tile") {
+    const auto rs = runs(256, 64);
+    const sim::Result& r = rs->result(sim::Algo::flash2);
+    Replay rp(r);
+    CHECK_FALSE(rp.layout().shown(Tensor::S));
+    CHECK_FALSE(rp.layout().shown(Tensor::P));
+    rp.advance_to(r.trace.events.size());
+    const int64_t nde = 256 * 64 * 2, tr = (256 + r.block_rows - 1) / r.block_rows;
+    CHECK(rp.totals()[Tensor::Q].read_bytes == nde);
+    CHECK(rp.totals()[Tensor::K].read_bytes == tr * nde);
+    CHECK(rp.totals()[Tensor::V].read_bytes == tr * nde);
+    CHECK(rp.totals()[Tensor::O].write_bytes == nde);
+    CHECK(rp.totals()[Tensor::S].total() == 0);
+    CHECK(all_cells(rp.grid(Tensor::O), 2));
+    CHECK(all_cells(rp.grid(Tensor::Q), 1));
+}
+
+TEST_CASE("flash2 after its first query tile: only the first tile of O is written") {
+    const auto rs = runs(512, 64);
+    const sim::Result& r = rs->result(sim::Algo::flash2);
+    const Timeline& tl = rs->timeline(sim::Algo::flash2);
+    REQUIRE(r.tiles_rows >= 2);
+    Replay rp(r);
+    rp.advance_to(tl.step_first[static_cast<size_t>(r.tiles_cols)]);  // steps of row 0 done
+    const Grid& o = rp.grid(Tensor::O);
+    // rows of O belonging to tile 0: [0, B_r); the grid has one cell per query tile here
+    REQUIRE(o.rows == r.tiles_rows);
+    CHECK(o.at(0, 0) == 2);
+    for (int i = 1; i < o.rows; ++i) CHECK(o.at(i, 0) == 0);
+    CHECK(rp.totals()[Tensor::O].write_bytes == r.block_rows * 64 * 2);
+}
+
+TEST_CASE("moving forward incrementally equals a fresh replay; moving back rebuilds") {
+    const auto rs = runs(384, 32);
+    const sim::Result& r = rs->result(sim::Algo::flash1);
+    const size_t n = r.trace.events.size();
+    Replay a(r), b(r);
+    a.advance_to(n / 3);
+    a.advance_to(2 * n / 3);
+    b.advance_to(2 * n / 3);
+    CHECK(a.totals().hbm == b.totals().hbm);
+    CHECK(a.totals().flops == b.totals().flops);
+    for (int k = 0; k < sim::kTensorCount; ++k) CHECK(a.grid(static_cast<Tensor>(k)).cell == b.grid(static_cast<Tensor>(k)).cell);
+    a.advance_to(n / 4);
+    Replay c(r);
+    c.advance_to(n / 4);
+    CHECK(a.totals().hbm == c.totals().hbm);
+    CHECK(a.position() == n / 4);
+    // the running totals agree with the trace's own range sums
+    CHECK(a.totals().hbm_total() == r.trace.totals_of(0, n / 4).hbm_total());
+}
+
+TEST_CASE("resident tiles: flash2 keeps Q_i across its row; standard stores each S tile it computes") {
+    const auto rs = runs(512, 64);
+    {
+        const sim::Result& r = rs->result(sim::Algo::flash2);
+        const Timeline& tl = rs->timeline(sim::Algo::flash2);
+        const int64_t s = r.tiles_cols + 1;  // query tile 1, key tile 1
+        const auto res = resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)], tl.step_first[static_cast<size_t>(s) + 1]);
+        auto find = [&](Tensor t) { return std::find_if(res.begin(), res.end(), [&](const Resident& x) { return x.tensor == t; }); };
+        REQUIRE(find(Tensor::Q) != res.end());
+        CHECK(find(Tensor::Q)->event.row_tile == 1);
+        CHECK(find(Tensor::Q)->event.kind == sim::EventKind::load);  // loaded at the start of the row, still there
+        REQUIRE(find(Tensor::K) != res.end());
+        CHECK(find(Tensor::K)->event.row_tile == 1);
+        CHECK(find(Tensor::LSE) == res.end());  // row 0's LSE went back to HBM
+        CHECK(find(Tensor::S) != res.end());
+        CHECK_FALSE(find(Tensor::S)->leaving);
+    }
+    {
+        const sim::Result& r = rs->result(sim::Algo::standard);
+        const Timeline& tl = rs->timeline(sim::Algo::standard);
+        const auto res = resident_tiles(r.trace, tl.step_first[0], tl.step_first[1]);
+        auto s = std::find_if(res.begin(), res.end(), [&](const Resident& x) { return x.tensor == Tensor::S; });
+        REQUIRE(s != res.end());
+        CHECK(s->leaving);
+        // its SRAM size: the float32 accumulator of a B_r x B_c tile
+        CHECK(s->bytes == 4 * r.block_rows * r.block_cols);
+    }
+}
+
+TEST_CASE("a capped trace is shown honestly: kept steps end before the run does") {
+    Params p;
+    p.seq = 32768;  // standard: (N / 128)^2 = 65,536 steps of 4 events each in S = QK^T alone
+    p.head_dim = 64;
+    const auto rs = run_all(p, nullptr);
+    const sim::Result& r = rs->result(sim::Algo::standard);
+    const Timeline& tl = rs->timeline(sim::Algo::standard);
+    REQUIRE(r.trace.truncated);
+    CHECK(static_cast<int64_t>(r.trace.events.size()) == kAppEventCap);
+    CHECK(tl.truncated);
+    CHECK(tl.steps_kept < tl.steps_total);
+    CHECK(tl.step_first.back() <= r.trace.events.size());
+    // the whole-run totals still count everything: S is N^2 fp16 elements
+    CHECK(r.totals[Tensor::S].write_bytes == int64_t{32768} * 32768 * 2);
+}

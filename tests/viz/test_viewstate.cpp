@@ -1,0 +1,170 @@
+// Stepping, scrubbing, playing, the shared clock and parameter validation: the app's logic without GL.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "viz/model.hpp"
+#include "viz/view_state.hpp"
+
+using namespace viz;
+
+namespace {
+Params small() {
+    Params p;
+    p.seq = 256;
+    p.head_dim = 64;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("a timeline has one entry per inner-loop step: T_r x T_c for flash2") {
+    const auto rs = run_all(small(), nullptr);
+    const sim::Result& r = rs->result(sim::Algo::flash2);
+    const Timeline& tl = rs->timeline(sim::Algo::flash2);
+    // Independent: FA2 walks every (query tile, key tile) pair once, T = ceil(N / B).
+    const int64_t tr = (256 + r.block_rows - 1) / r.block_rows, tc = (256 + r.block_cols - 1) / r.block_cols;
+    CHECK(tl.steps_kept == tr * tc);
+    CHECK(tl.steps_total == tr * tc);
+    CHECK_FALSE(tl.truncated);
+    CHECK(tl.step_first.back() == r.trace.events.size());
+    for (int64_t s = 0; s < tl.steps_kept; ++s) CHECK(tl.duration(s) > 0);
+    // the clock is monotone and step_at inverts step_start
+    for (int64_t s = 0; s < tl.steps_kept; ++s) CHECK(tl.step_at(tl.step_start[static_cast<size_t>(s)]) == s);
+}
+
+TEST_CASE("stepping, scrubbing, home and end stay inside the trace") {
+    const auto rs = run_all(small(), nullptr);
+    const Timeline& tl = rs->timeline(sim::Algo::flash2);
+    ViewState v;
+    go_home(v);
+    CHECK(v.cursor == Cursor{0, 0.0});
+    step_forward(v, tl);  // completes step 0 first
+    CHECK(v.cursor == Cursor{0, 1.0});
+    step_forward(v, tl);
+    CHECK(v.cursor == Cursor{1, 1.0});
+    step_back(v, tl);
+    CHECK(v.cursor == Cursor{0, 1.0});
+    step_back(v, tl);
+    CHECK(v.cursor == Cursor{0, 0.0});
+    step_back(v, tl);
+    CHECK(v.cursor == Cursor{0, 0.0});
+    scrub_to(v, tl, 1'000'000);
+    CHECK(v.cursor.step == tl.steps_kept - 1);
+    scrub_to(v, tl, -5);
+    CHECK(v.cursor.step == 0);
+    go_end(v, tl);
+    CHECK(v.cursor == Cursor{tl.steps_kept - 1, 1.0});
+    step_forward(v, tl);
+    CHECK(v.cursor == Cursor{tl.steps_kept - 1, 1.0});
+}
+
+TEST_CASE("playing advances speed x dt steps and pauses at the end") {
+    const auto rs = run_all(small(), nullptr);
+    const Timeline& tl = rs->timeline(sim::Algo::flash2);
+    ViewState v;
+    v.cursor = {0, 0.0};
+    v.speed = 2.0;
+    CHECK_FALSE(tick(v, tl, 1.0));  // paused: nothing moves
+    v.playing = true;
+    CHECK(tick(v, tl, 1.25));  // 2.5 steps
+    CHECK(v.cursor.step == 2);
+    CHECK(v.cursor.frac == doctest::Approx(0.5));
+    CHECK(tick(v, tl, 1e6));
+    CHECK(v.cursor == Cursor{tl.steps_kept - 1, 1.0});
+    CHECK_FALSE(v.playing);
+}
+
+TEST_CASE("side by side: every algorithm is shown at the same modelled time") {
+    const auto rs = run_all(small(), nullptr);
+    ViewState v;
+    v.algo = sim::Algo::flash2;
+    v.panel = Panel::memory;
+    const Timeline& f2 = rs->timeline(sim::Algo::flash2);
+    v.cursor = {f2.steps_kept / 2, 0.5};
+    const double t = clock_of(f2, v.cursor);
+    switch_panel(v, rs.get(), Panel::compare);
+    const sim::Algo d = driver(*rs, Panel::compare, v.algo);
+    CHECK(clock_of(rs->timeline(d), v.cursor) == doctest::Approx(t).epsilon(1e-9));
+    // the driver is the slowest of the three on the clock
+    for (sim::Algo a : kAlgos) CHECK(rs->timeline(a).total_time() <= rs->timeline(d).total_time());
+    // standard moves S and P through HBM, so on a bandwidth clock it is the slowest here
+    CHECK(d == sim::Algo::standard);
+    switch_panel(v, rs.get(), Panel::memory);
+    CHECK(clock_of(f2, v.cursor) == doctest::Approx(t).epsilon(1e-9));
+}
+
+TEST_CASE("invalid parameters give the simulator's message and keep the last good state") {
+    Params bad = small();
+    bad.seq = 0;
+    CHECK(validate(bad).find("sequence length N") != std::string::npos);
+    bad = small();
+    bad.block_rows = 4096;
+    bad.block_cols = 4096;
+    CHECK(validate(bad).find("do not fit") != std::string::npos);
+    bad = small();
+    bad.gpu = "Z80";
+    CHECK(validate(bad).find("unknown GPU preset") != std::string::npos);
+
+    Simulations sims;
+    CHECK(sims.request(small()).empty());
+    sims.wait();
+    REQUIRE(sims.current());
+    const RunSet* before = sims.current().get();
+    Params huge = small();
+    huge.block_rows = huge.block_cols = 100000;
+    const std::string err = sims.request(huge);
+    CHECK_FALSE(err.empty());
+    CHECK_FALSE(sims.busy());
+    sims.wait();
+    CHECK(sims.current().get() == before);
+    CHECK(sims.current()->params == small());
+}
+
+TEST_CASE("requests made while a run is going are queued and the last one wins") {
+    Simulations sims;
+    Params a = small(), b = small(), c = small();
+    b.seq = 384;
+    c.seq = 320;
+    CHECK(sims.request(a).empty());
+    CHECK(sims.request(b).empty());
+    CHECK(sims.request(c).empty());
+    sims.wait();
+    REQUIRE(sims.current());
+    CHECK(sims.current()->params.seq == 320);
+}
+
+TEST_CASE("rebase keeps the same fraction of the run when the problem changes") {
+    const auto a = run_all(small(), nullptr);
+    Params p2 = small();
+    p2.seq = 512;
+    const auto b = run_all(p2, nullptr);
+    ViewState v;
+    const Timeline& ta = a->timeline(sim::Algo::flash2);
+    go_end(v, ta);
+    rebase(v, *b, &ta);
+    CHECK(v.cursor.step == b->timeline(sim::Algo::flash2).steps_kept - 1);
+}
+
+TEST_CASE("the softmax view's score text: good text applies, bad text keeps the last good scores") {
+    ViewState v;
+    v.scores_text = "1, 2 | 3 ,4";
+    CHECK(apply_scores_text(v));
+    CHECK(v.softmax_scores == std::vector<double>{1, 2, 3, 4});
+    v.scores_text = "1, two, 3";
+    CHECK_FALSE(apply_scores_text(v));
+    CHECK(v.softmax_error.find("'two'") != std::string::npos);
+    CHECK(v.softmax_scores == std::vector<double>{1, 2, 3, 4});
+    v.scores_text = "  ";
+    CHECK_FALSE(apply_scores_text(v));
+    v.scores_text = "1, inf";
+    CHECK_FALSE(apply_scores_text(v));
+    CHECK(v.softmax_scores.size() == 4);
+}
+
+TEST_CASE("panel names round-trip") {
+    for (int k = 0; k < kPanelCount; ++k) {
+        const Panel p = static_cast<Panel>(k);
+        CHECK(parse_panel(panel_name(p)) == p);
+    }
+    CHECK_FALSE(parse_panel("nope").has_value());
+}

@@ -1,0 +1,70 @@
+#include "viz/app_args.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+namespace viz {
+
+std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* help, std::string* help_text) {
+    CLI::App app{"flashsim-app: watch attention move bytes between HBM and SRAM", "flashsim-app"};
+    std::string panel, size, algo;
+    int step = 0;
+    app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
+    app.add_option("--step", step, "Lesson step to open, 1-based");
+    app.add_option("--panel", panel, "View: memory, compare, softmax, charts, measured");
+    app.add_option("--size", size, "Window size WxH (default 1280x800)");
+    app.add_option("--screenshot", a.screenshot, "Render, write this PNG, exit 0");
+    app.add_option("--frames", a.frames, "Frames to render before the screenshot or exit");
+    app.add_flag("--report-frame-time", a.report_frame_time, "Print frame-time statistics at exit");
+    app.add_option("--seq,-n", a.seq, "Sequence length N");
+    app.add_option("--head-dim,-d", a.head_dim, "Head dimension d");
+    app.add_option("--algo", algo, "Algorithm the memory view shows: standard, flash1, flash2");
+    app.add_flag("--causal", a.causal, "Causal mask");
+    app.add_option("--anim-step", a.anim_step, "Animation step to show");
+    app.add_flag("--play", a.play, "Start playing the animation");
+    app.add_option("--speed", a.speed, "Animation speed, steps per second");
+    app.add_option("--results", a.results_dir, "Folder of measured results (default cuda/results)");
+    app.add_option("--font-size", a.font_px, "Font size in pixels before the monitor's scale (default 17)");
+    if (help) *help = false;
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        if (help) *help = true;
+        if (help_text) *help_text = app.help();
+        return {};
+    } catch (const CLI::ParseError& e) {
+        return std::string(e.what()) + " (see flashsim-app --help)";
+    }
+    if (app.count("--step")) {
+        if (step < 1) return "--step counts lesson steps from 1, got " + std::to_string(step);
+        a.lesson_step = step - 1;
+        a.lesson_step_given = true;
+    }
+    if (!panel.empty()) {
+        a.panel = parse_panel(panel);
+        if (!a.panel) return "--panel must be one of memory, compare, softmax, charts, measured; got '" + panel + "'";
+    }
+    if (!size.empty()) {
+        int w = 0, h = 0;
+        char extra = 0;
+        if (std::sscanf(size.c_str(), "%dx%d%c", &w, &h, &extra) != 2 || w < 320 || h < 240 || w > 8192 || h > 8192)
+            return "--size must be WIDTHxHEIGHT between 320x240 and 8192x8192, e.g. 1280x800; got '" + size + "'";
+        a.width = w;
+        a.height = h;
+    }
+    if (!algo.empty()) {
+        a.algo = sim::parse_algo(algo);
+        if (!a.algo) return "--algo must be standard, flash1 or flash2; got '" + algo + "'";
+    }
+    if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
+    if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
+    if (a.speed < 0) return "--speed must be positive (steps per second)";
+    if (a.font_px != 0 && (a.font_px < 8 || a.font_px > 64)) return "--font-size must be between 8 and 64 pixels";
+    if (!a.screenshot.empty()) {
+        const auto& s = a.screenshot;
+        if (s.size() < 5 || s.substr(s.size() - 4) != ".png") return "--screenshot needs a file name ending in .png, got '" + s + "'";
+    }
+    return {};
+}
+
+}  // namespace viz

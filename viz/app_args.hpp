@@ -1,0 +1,39 @@
+// viz/app_args.hpp — the app's command line (no GL: unit-tested).
+//
+//   flashsim-app [--lesson ID] [--step K] [--panel NAME] [--size WxH] [--screenshot FILE.png]
+//                [--frames N] [--report-frame-time] [--seq N --head-dim D --algo A --causal]
+//                [--anim-step S] [--play] [--results DIR]
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "viz/model.hpp"
+#include "viz/view_state.hpp"
+
+namespace viz {
+
+struct AppArgs {
+    std::string screenshot;          // write a PNG of the last frame and exit
+    std::string lesson;              // lesson id or number (1-based); empty: the first
+    int lesson_step = 0;             // --step K: 1-based on the command line, stored 0-based
+    bool lesson_step_given = false;
+    std::optional<Panel> panel;
+    int width = 1280, height = 800;
+    int frames = -1;                 // frames to render before the screenshot / exit (-1: run interactively)
+    bool report_frame_time = false;  // print frame-time statistics at exit
+    std::optional<int64_t> seq, head_dim;
+    std::optional<sim::Algo> algo;
+    bool causal = false;
+    int64_t anim_step = -1;          // --anim-step: the animation step to show
+    bool play = false;               // start playing
+    double speed = 0;                // steps per second (0: the default)
+    std::string results_dir;         // cuda/results by default
+    double font_px = 0;              // font size before content scaling (0: default)
+};
+
+// Parse argv. On a bad argument returns the one-line error (and `args` is unspecified); "" when
+// fine. `help` is set when --help was given (its text in *help_text).
+std::string parse_app_args(int argc, const char* const* argv, AppArgs& args, bool* help, std::string* help_text);
+
+}  // namespace viz

@@ -1,0 +1,341 @@
+// viz/hierarchy.cpp — HBM, L2 and SRAM drawn as places; tensors as grids of tiles; the step's loads
+// and stores animated between them. Shared by the memory view and the side-by-side view.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "viz/panels.hpp"
+#include "viz/ui.hpp"
+
+namespace viz {
+
+using sim::EventKind;
+using sim::Tensor;
+
+Replay& ReplayCache::get(const RunSet& set, sim::Algo a) {
+    if (rs != &set) {
+        for (auto& r : replays) r.reset();
+        rs = &set;
+    }
+    auto& slot = replays[static_cast<size_t>(algo_index(a))];
+    if (!slot) slot = std::make_unique<Replay>(set.result(a));
+    return *slot;
+}
+
+size_t events_done(const Timeline& tl, Cursor c) {
+    if (tl.steps_kept == 0) return 0;
+    const int64_t s = std::clamp<int64_t>(c.step, 0, tl.steps_kept - 1);
+    const size_t first = tl.step_first[static_cast<size_t>(s)], last = tl.step_first[static_cast<size_t>(s) + 1];
+    const double k = static_cast<double>(last - first) * std::clamp(c.frac, 0.0, 1.0);
+    return first + static_cast<size_t>(std::floor(k + 1e-9));
+}
+
+namespace {
+
+std::string tile_name(const sim::Event& e) {
+    std::string s(sim::tensor_name(e.tensor));
+    const bool kv = e.tensor == Tensor::K || e.tensor == Tensor::V;
+    if (e.row_tile >= 0 && e.col_tile >= 0) return s + "_" + std::to_string(e.row_tile) + "," + std::to_string(e.col_tile);
+    if (e.row_tile >= 0) return s + "_" + std::to_string(e.row_tile) + (kv ? "" : "");
+    return s;
+}
+
+float ease(float u) { return u * u * (3.0f - 2.0f * u); }
+
+ImVec2 lerp(ImVec2 a, ImVec2 b, float t) { return ImVec2(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t); }
+
+std::string phase_caption(const sim::Result& r, int32_t phase) {
+    if (r.algo == sim::Algo::standard) {
+        switch (phase) {
+            case 0: return "phase 1 of 3: S = QK^T, written to HBM";
+            case 1: return "phase 2 of 3: P = softmax(S), read S, write P";
+            default: return "phase 3 of 3: O = PV, read P";
+        }
+    }
+    return r.algo == sim::Algo::flash1 ? "outer loop over K_j, V_j; inner over Q_i (O, l, m in HBM)"
+                                       : "outer loop over Q_i; K_j, V_j stream past (m, l, O on chip)";
+}
+
+std::vector<Tensor> inputs_of(const sim::Event& e) {
+    if (e.kind == EventKind::rescale) return {Tensor::O};
+    switch (e.tensor) {
+        case Tensor::S: return {Tensor::Q, Tensor::K};
+        case Tensor::P: return {Tensor::S};
+        case Tensor::O: return {Tensor::P, Tensor::V};
+        case Tensor::l: return {Tensor::S};
+        default: return {};
+    }
+}
+
+std::string verb(const sim::Event& e) {
+    const std::string t = tile_name(e);
+    switch (e.kind) {
+        case EventKind::load: return "load " + t + " (" + ui::bytes(static_cast<double>(e.bytes)) + "): HBM -> SRAM";
+        case EventKind::store: return "store " + t + " (" + ui::bytes(static_cast<double>(e.bytes)) + "): SRAM -> HBM";
+        case EventKind::rescale: return "rescale O by e^(m_old - m_new)";
+        case EventKind::compute:
+            switch (e.tensor) {
+                case Tensor::S: return "compute " + t + " = Q K^T tile";
+                case Tensor::P: return "compute " + t + " = exp(S - m)";
+                case Tensor::O: return e.col_tile < 0 ? "finish O: divide by l" : "compute O += P V";
+                case Tensor::l: return "row max and sum";
+                default: return "compute " + t;
+            }
+    }
+    return {};
+}
+
+}  // namespace
+
+void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
+                    bool compact, int64_t highlight_row) {
+    const sim::Result& r = rs.result(algo);
+    const Timeline& tl = rs.timeline(algo);
+    const Layout& L = rp.layout();
+    const float fs = ImGui::GetFontSize();
+    const float W = b.x - a.x, H = b.y - a.y;
+    const auto& ev = r.trace.events;
+
+    // Where the cursor is.
+    int64_t step = tl.steps_kept ? std::clamp<int64_t>(c.step, 0, tl.steps_kept - 1) : 0;
+    const size_t first = tl.steps_kept ? tl.step_first[static_cast<size_t>(step)] : 0;
+    const size_t last = tl.steps_kept ? tl.step_first[static_cast<size_t>(step) + 1] : 0;
+    const size_t done = events_done(tl, {step, c.frac});
+    rp.advance_to(done);
+    const double span = static_cast<double>(last - first);
+    const double kpos = span * std::clamp(c.frac, 0.0, 1.0);
+
+    // ---------------------------------------------------------------- HBM
+    std::vector<Tensor> shown;
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::S, Tensor::P, Tensor::m, Tensor::l, Tensor::LSE})
+        if (L.shown(t)) shown.push_back(t);
+    const float gap = fs * (compact ? 0.5f : 0.9f);
+    int n_nd = 0, n_nn = 0, n_st = 0;
+    for (Tensor t : shown) {
+        if (t == Tensor::S || t == Tensor::P) ++n_nn;
+        else if (L.cols[static_cast<size_t>(t)] == 1) ++n_st;
+        else ++n_nd;
+    }
+    float hbm_h = H * (compact ? 0.56f : 0.55f);
+    const float head = fs * 2.6f, foot = fs * 0.5f;
+    float ht = hbm_h - head - foot;
+    float wc = compact ? fs * 2.2f : fs * 3.2f;  // N x d column width
+    const float ws = compact ? fs * 0.9f : fs * 1.2f;  // statistics column width
+    const float avail = W - 16 - gap * static_cast<float>(shown.size() - 1) - wc * n_nd - ws * n_st;
+    const float side = n_nn ? std::min(ht, avail / n_nn) : 0;
+    if (n_nn && side < ht) {  // square N x N matrices set the height; SRAM gets the rest
+        ht = side;
+        hbm_h = head + ht + foot;
+    }
+    if (!n_nn)  // no N x N matrix: spread the columns a little wider
+        wc = std::min(fs * (compact ? 3.0f : 5.0f), (W - 16 - gap * static_cast<float>(shown.size())) / std::max(1, n_nd + n_st));
+    const ImVec2 h0 = a, h1(b.x, a.y + hbm_h);
+    dl->AddRectFilled(h0, h1, IM_COL32(34, 38, 52, 255), 6.0f);
+    dl->AddRect(h0, h1, IM_COL32(110, 120, 150, 255), 6.0f);
+    {
+        std::string t = compact ? "HBM" : "HBM  (" + ui::bytes(r.machine.hbm_bytes) + ", " +
+                                              ui::fixed(r.machine.hbm_bandwidth / 1e12, 2) + " TB/s)";
+        dl->AddText(ImVec2(h0.x + 8, h0.y + 4), ui::text_col, t.c_str());
+    }
+    const float top = h0.y + head;
+    std::array<ImVec2, sim::kTensorCount> t0{}, t1{};
+    float x = h0.x + 8;
+    for (Tensor t : shown) {
+        const size_t k = static_cast<size_t>(t);
+        const float w = (t == Tensor::S || t == Tensor::P) ? side : (L.cols[k] == 1 ? ws : wc);
+        t0[k] = ImVec2(x, top);
+        t1[k] = ImVec2(x + w, top + ht);
+        x += w + gap;
+        const Grid& g = rp.grid(t);
+        const ImU32 col = ui::tensor_colour(t);
+        const float cw = w / static_cast<float>(std::max(1, g.cols)), ch = ht / static_cast<float>(std::max(1, g.rows));
+        const bool lines = cw > 3 && ch > 3;
+        for (int i = 0; i < g.rows; ++i)
+            for (int j = 0; j < g.cols; ++j) {
+                const uint8_t s = g.at(i, j);
+                const ImU32 fill = (s & 2) ? col : (s & 1) ? ui::mix(ui::cell_empty, col, 0.45f) : ui::cell_empty;
+                const ImVec2 q0(t0[k].x + cw * j, t0[k].y + ch * i), q1(t0[k].x + cw * (j + 1), t0[k].y + ch * (i + 1));
+                dl->AddRectFilled(q0, ImVec2(q1.x - (lines ? 1 : 0), q1.y - (lines ? 1 : 0)), fill);
+            }
+        // inputs Q, K, V start in HBM: drawn filled with a light tint so "already there" reads clearly
+        dl->AddRect(t0[k], t1[k], ui::with_alpha(col, 200), 0, 0, 1.5f);
+        std::string label(sim::tensor_name(t));
+        if (!compact && L.cols[k] != 1) label += (t == Tensor::S || t == Tensor::P) ? "  N x N" : "  N x d";
+        dl->AddText(ImVec2(t0[k].x, top - fs * 1.25f), col, label.c_str());
+    }
+    auto hbm_rect = [&](const sim::Event& e, ImVec2* p0, ImVec2* p1) {
+        const size_t k = static_cast<size_t>(e.tensor);
+        const ElemRect er = L.rect(e);
+        const float R = static_cast<float>(std::max<int64_t>(1, L.rows[k])), C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
+        const float w = t1[k].x - t0[k].x;
+        *p0 = ImVec2(t0[k].x + w * er.c0 / C, t0[k].y + ht * er.r0 / R);
+        *p1 = ImVec2(t0[k].x + w * er.c1 / C, std::max(t0[k].y + ht * er.r1 / R, t0[k].y + ht * er.r0 / R + 2));
+    };
+    if (highlight_row >= 0 && highlight_row < L.n) {
+        for (Tensor t : shown) {
+            const size_t k = static_cast<size_t>(t);
+            const float y = t0[k].y + ht * (static_cast<float>(highlight_row) + 0.5f) / static_cast<float>(L.n);
+            dl->AddLine(ImVec2(t0[k].x - 2, y), ImVec2(t1[k].x + 2, y), IM_COL32(255, 255, 255, 220), 2.0f);
+        }
+    }
+
+    // ---------------------------------------------------------------- L2
+    const float l2_h = fs * (compact ? 1.6f : 1.9f);
+    const ImVec2 l0(a.x, h1.y + fs * 0.5f), l1(b.x, h1.y + fs * 0.5f + l2_h);
+    dl->AddRectFilled(l0, l1, IM_COL32(44, 44, 56, 255), 4.0f);
+    dl->AddRect(l0, l1, IM_COL32(120, 120, 140, 200), 4.0f);
+    {
+        std::string t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes)
+                                : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): bytes pass through; this view counts HBM <-> SRAM";
+        dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, t.c_str());
+    }
+
+    // ---------------------------------------------------------------- SRAM
+    const ImVec2 s0(a.x, l1.y + fs * 0.5f), s1 = b;
+    dl->AddRectFilled(s0, s1, IM_COL32(30, 46, 42, 255), 6.0f);
+    dl->AddRect(s0, s1, IM_COL32(100, 150, 130, 255), 6.0f);
+    {
+        std::string t = compact ? "SRAM  M = " + ui::bytes(static_cast<double>(r.sram_bytes))
+                                : "SRAM, one thread block  (budget M = " + ui::bytes(static_cast<double>(r.sram_bytes)) + ")";
+        dl->AddText(ImVec2(s0.x + 8, s0.y + 4), ui::text_col, t.c_str());
+    }
+    // capacity bar: the buffers this algorithm allocates (standard: those of the running GEMM)
+    const float bar_y = s0.y + fs * 1.5f, bar_h = fs * (compact ? 0.9f : 1.1f);
+    const ImVec2 cb0(s0.x + 8, bar_y), cb1(s1.x - 8, bar_y + bar_h);
+    dl->AddRectFilled(cb0, cb1, ui::cell_empty);
+    const int32_t phase = (first < ev.size()) ? ev[first].phase : 0;
+    int64_t used = 0;
+    {
+        struct Seg { std::string name; int64_t bytes; Tensor t; };
+        std::vector<Seg> segs;
+        auto tensor_of = [](const std::string& n) {
+            for (auto [key, t] : {std::pair{"Q_i", Tensor::Q}, {"K_j", Tensor::K}, {"V_j", Tensor::V}, {"O_i", Tensor::O},
+                                  {"S_ij", Tensor::S}, {"P_ij", Tensor::P}, {"m_i", Tensor::m}})
+                if (n.find(key) != std::string::npos) return t;
+            return Tensor::count;
+        };
+        if (r.algo == sim::Algo::standard && phase == 1) {
+            if (first < last) segs.push_back({"rows of S", static_cast<int64_t>(ev[first].rows) * ev[first].cols * 4, Tensor::S});
+        } else {
+            for (const auto& buf : r.sram_buffers) {
+                if (r.algo == sim::Algo::standard) {
+                    const bool gemm1 = buf.name.rfind("S = QK^T", 0) == 0;
+                    if (gemm1 != (phase == 0)) continue;
+                }
+                segs.push_back({buf.name, buf.bytes, tensor_of(buf.name)});
+            }
+        }
+        const double M = static_cast<double>(std::max<int64_t>(1, r.sram_bytes));
+        float bx = cb0.x;
+        for (const auto& sg : segs) {
+            const float w = static_cast<float>(sg.bytes / M) * (cb1.x - cb0.x);
+            dl->AddRectFilled(ImVec2(bx, cb0.y), ImVec2(bx + w, cb1.y), ui::with_alpha(ui::tensor_colour(sg.t), 200));
+            dl->AddLine(ImVec2(bx + w, cb0.y), ImVec2(bx + w, cb1.y), IM_COL32(20, 20, 20, 255));
+            bx += w;
+            used += sg.bytes;
+        }
+        const std::string cap = ui::bytes(static_cast<double>(used)) + " of " + ui::bytes(M) + (compact ? "" : " allocated");
+        const float tw = ImGui::CalcTextSize(cap.c_str()).x;
+        const ImVec2 tp(cb1.x - tw - 4, cb0.y + (bar_h - fs) * 0.5f);
+        dl->AddRectFilled(ImVec2(tp.x - 3, cb0.y), cb1, IM_COL32(20, 22, 28, 220));
+        dl->AddText(tp, ui::text_col, cap.c_str());
+    }
+    // resident tiles: one slot per tensor
+    const std::vector<Resident> res = resident_tiles(r.trace, first, last);
+    const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
+    const int nslots = std::max<int>(1, static_cast<int>(res.size()));
+    const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / nslots - fs * 0.5f);
+    const float slot_h = std::max(fs * 1.5f, std::min((sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f));
+    std::array<ImVec2, sim::kTensorCount> q0{}, q1{};
+    std::array<bool, sim::kTensorCount> has_slot{};
+    {
+        const float total = nslots * slot_w + (nslots - 1) * fs * 0.5f;
+        float sx = (s0.x + s1.x - total) * 0.5f;
+        for (const auto& rt : res) {
+            const size_t k = static_cast<size_t>(rt.tensor);
+            q0[k] = ImVec2(sx, sy0);
+            q1[k] = ImVec2(sx + slot_w, sy0 + slot_h);
+            has_slot[k] = true;
+            sx += slot_w + fs * 0.5f;
+        }
+    }
+    // which inputs the in-flight compute uses
+    std::array<bool, sim::kTensorCount> busy{};
+    const size_t inflight = first + static_cast<size_t>(std::floor(kpos));
+    const bool animating = c.frac > 0 && c.frac < 1 && inflight < last;
+    if (animating && (ev[inflight].kind == EventKind::compute || ev[inflight].kind == EventKind::rescale)) {
+        busy[static_cast<size_t>(ev[inflight].tensor)] = true;
+        for (Tensor t : inputs_of(ev[inflight])) busy[static_cast<size_t>(t)] = true;
+    }
+    for (const auto& rt : res) {
+        const size_t k = static_cast<size_t>(rt.tensor);
+        // arrival: the first load/compute of this tensor within the step; departure: its store
+        size_t arrive = SIZE_MAX, depart = SIZE_MAX;
+        for (size_t i = first; i < last; ++i)
+            if (ev[i].tensor == rt.tensor) {
+                if (arrive == SIZE_MAX && (ev[i].kind == EventKind::load || ev[i].kind == EventKind::compute)) arrive = i;
+                if (ev[i].kind == EventKind::store) depart = i;
+            }
+        const bool present = (arrive == SIZE_MAX || done > arrive) && (depart == SIZE_MAX || done <= depart);
+        const ImU32 col = ui::tensor_colour(rt.tensor);
+        dl->AddRect(q0[k], q1[k], ui::with_alpha(col, 90), 4.0f, 0, 1.0f);
+        if (present) {
+            dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 210), 4.0f);
+            if (busy[k]) dl->AddRect(ImVec2(q0[k].x - 3, q0[k].y - 3), ImVec2(q1[k].x + 3, q1[k].y + 3), IM_COL32(255, 255, 255, 255), 5.0f, 0, 3.0f);
+        }
+        const std::string name = compact ? std::string(sim::tensor_name(rt.tensor)) : tile_name(rt.event);
+        ui::text_centred(dl, q0[k], ImVec2(q1[k].x, q0[k].y + fs * 1.4f), present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
+        if (!compact) {
+            const std::string sz = ui::bytes(static_cast<double>(rt.bytes));
+            ui::text_centred(dl, ImVec2(q0[k].x, q1[k].y), ImVec2(q1[k].x, q1[k].y + fs * 1.3f), ui::text_dim, sz);
+        }
+    }
+    // the event in flight: a tile moving between its place in HBM and its slot in SRAM
+    if (animating) {
+        const sim::Event& e = ev[inflight];
+        const size_t k = static_cast<size_t>(e.tensor);
+        const float u = ease(static_cast<float>(kpos - std::floor(kpos)));
+        if ((e.kind == EventKind::load || e.kind == EventKind::store) && has_slot[k]) {
+            ImVec2 p0, p1;
+            hbm_rect(e, &p0, &p1);
+            dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+            const ImVec2 from0 = e.kind == EventKind::load ? p0 : q0[k], from1 = e.kind == EventKind::load ? p1 : q1[k];
+            const ImVec2 to0 = e.kind == EventKind::load ? q0[k] : p0, to1 = e.kind == EventKind::load ? q1[k] : p1;
+            const ImVec2 m0 = lerp(from0, to0, u), m1 = lerp(from1, to1, u);
+            const ImVec2 c0((from0.x + from1.x) * 0.5f, (from0.y + from1.y) * 0.5f), c1((to0.x + to1.x) * 0.5f, (to0.y + to1.y) * 0.5f);
+            dl->AddLine(c0, c1, IM_COL32(255, 255, 255, 70), 1.5f);
+            dl->AddRectFilled(m0, m1, ui::tensor_colour(e.tensor), 3.0f);
+            dl->AddRect(m0, m1, IM_COL32(255, 255, 255, 255), 3.0f, 0, 2.0f);
+        }
+    }
+    // the step's events, in order: done, in flight, to come
+    if (!compact && first < last) {
+        float y = sy0 + slot_h + fs * 1.5f;
+        const float x0 = s0.x + 12;
+        const size_t shown_max = static_cast<size_t>(std::max(0.0f, (s1.y - fs * 2.0f - y) / (fs * 1.15f)));
+        dl->AddText(ImVec2(x0, y), ui::text_dim, "this step:");
+        y += fs * 1.15f;
+        size_t k = 0;
+        for (size_t i = first; i < last && k + 1 < shown_max; ++i, ++k) {
+            const bool is_done = i < done, now_i = animating && i == inflight;
+            const std::string line = std::string(is_done ? "  done  " : now_i ? "  now   " : "        ") + verb(ev[i]);
+            dl->AddText(ImVec2(x0, y), now_i ? IM_COL32(255, 255, 255, 255) : is_done ? ui::text_col : ui::text_dim, line.c_str());
+            y += fs * 1.15f;
+        }
+        if (k < last - first) {
+            const std::string more = "  ... " + std::to_string(last - first - k) + " more";
+            dl->AddText(ImVec2(x0, y), ui::text_dim, more.c_str());
+        }
+    }
+    // caption: what is happening now
+    if (!compact) {
+        std::string now;
+        if (animating) now = "now: " + verb(ev[inflight]);
+        else if (first < last) now = c.frac <= 0 ? "about to start this step" : "step complete";
+        now += "   |   " + phase_caption(r, phase);
+        dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());
+    }
+}
+
+}  // namespace viz

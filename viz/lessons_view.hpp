@@ -1,0 +1,48 @@
+// viz/lessons_view.hpp — the lessons as the app walks them: each step's text and what the views
+// show (panel, parameters, animation step). From the lessons library (lessons/lib/lesson.hpp) when
+// the build has it; otherwise built-in worked examples whose numbers are computed by the simulator
+// when they are built, never typed.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "viz/model.hpp"
+#include "viz/view_state.hpp"
+
+namespace viz {
+
+struct LessonStep {
+    std::string title;
+    std::string text;
+    std::optional<Panel> panel;      // empty: leave the panel as it is
+    std::optional<Params> params;    // empty: leave the parameters as they are
+    int64_t step = -1;               // animation step to show (-1: leave as is)
+    int64_t row = -1;                // highlighted query row (-1: none)
+};
+
+struct LessonDoc {
+    std::string id, title, summary, file;
+    std::vector<LessonStep> steps;
+    std::string error;               // the lesson failed to load: shown instead of it
+};
+
+struct LessonLibrary {
+    std::vector<LessonDoc> lessons;
+    std::string source;              // "lessons library: DIR" or "built-in worked examples"
+    std::string error;               // the library could not be found at all
+    int find(const std::string& id) const;  // index of the lesson with this id (or "N" = number), -1 if none
+};
+
+// Load the lessons (library when built in, else the built-in examples). Never throws.
+LessonLibrary load_lesson_library();
+// The built-in worked examples (always available; used by tests).
+std::vector<LessonDoc> builtin_lessons();
+bool have_lessons_library();
+
+// Apply a lesson step to the view: panel, parameters (through Simulations::request), cursor.
+// Returns the simulator's refusal when the step's parameters are invalid ("" when fine).
+std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& sims);
+
+}  // namespace viz

@@ -1,0 +1,359 @@
+// viz/main.cpp — flashsim-app: watch attention move bytes between HBM and SRAM, the online softmax
+// rescale, and the simulator beside measurements. Reads like Dear ImGui's own example:
+// setup (arguments, window, ImGui, data) -> loop (input, draw, screenshot) -> cleanup.
+//
+//   flashsim-app                               opens on the first lesson
+//   flashsim-app --screenshot out.png --panel compare --size 1280x800
+//   flashsim-app --seq 4096 --play --frames 600 --report-frame-time
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "viz/app_args.hpp"
+#include "viz/lessons_view.hpp"
+#include "viz/measurement.hpp"
+#include "viz/panels.hpp"
+#include "viz/series.hpp"
+#include "viz/ui.hpp"
+#include "viz/view_state.hpp"
+
+#ifndef FLASHSIM_SOURCE_DIR
+#define FLASHSIM_SOURCE_DIR "."
+#endif
+
+namespace {
+
+int fail(const std::string& what, int code = 2) {
+    std::fprintf(stderr, "flashsim-app: error: %s\n", what.c_str());
+    return code;
+}
+
+std::string default_results_dir() {
+    namespace fs = std::filesystem;
+    if (fs::is_directory("cuda/results")) return "cuda/results";
+    return std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results";
+}
+
+bool write_png(const std::string& path, int w, int h) {
+    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(px.size());
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    for (int y = 0; y < h; ++y)  // OpenGL's first row is the bottom one
+        std::copy_n(px.data() + static_cast<size_t>(h - 1 - y) * w * 4, static_cast<size_t>(w) * 4,
+                    flipped.data() + static_cast<size_t>(y) * w * 4);
+    for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // opaque
+    return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4) != 0;
+}
+
+bool key(int glfw_key) { return ImGui::IsKeyPressed(glfw_key); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace viz;
+    // ---------------------------------------------------------------- arguments and data
+    AppArgs args;
+    bool want_help = false;
+    std::string help_text;
+    if (std::string err = parse_app_args(argc, argv, args, &want_help, &help_text); !err.empty()) return fail(err);
+    if (want_help) {
+        std::printf("%s", help_text.c_str());
+        return 0;
+    }
+    ViewState v;
+    Simulations sims;
+    ChartJob charts;
+    const MeasuredSet measured = load_measurements(args.results_dir.empty() ? default_results_dir() : args.results_dir);
+    const bool scripted = args.frames > 0;  // render a fixed number of frames (screenshots, timing)
+
+    // Lessons load (and simulate their configurations) in the background unless the command line
+    // names one: then a bad name or step is refused before any window opens.
+    LessonLibrary lib;
+    std::future<LessonLibrary> lib_job;
+    bool lessons_ready = false;
+    auto apply_step = [&]() {
+        if (lib.lessons.empty()) return;
+        const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
+        if (L.error.empty() && v.lesson_step < static_cast<int>(L.steps.size()))
+            apply_lesson_step(L.steps[static_cast<size_t>(v.lesson_step)], v, sims);
+    };
+    // command-line overrides of whatever the lesson shows
+    auto apply_overrides = [&]() -> std::string {
+        if (args.seq || args.head_dim || args.algo || args.causal) {
+            if (args.seq) v.edit.seq = *args.seq;
+            if (args.head_dim) v.edit.head_dim = *args.head_dim;
+            if (args.algo) v.edit.algo = v.algo = *args.algo;
+            if (args.causal) v.edit.causal = true;
+            if (std::string err = sims.request(v.edit); !err.empty()) return err;
+        }
+        if (!sims.busy() && !sims.current())
+            if (std::string err = sims.request(v.edit); !err.empty()) return err;
+        if (args.panel) v.panel = *args.panel;
+        if (args.anim_step >= 0) v.pending_step = args.anim_step;
+        return {};
+    };
+    if (!args.lesson.empty() || args.lesson_step_given || scripted) {
+        lib = load_lesson_library();
+        lessons_ready = true;
+        if (!args.lesson.empty()) {
+            v.lesson = lib.find(args.lesson);
+            if (v.lesson < 0) {
+                std::string ids;
+                for (const auto& l : lib.lessons) ids += (ids.empty() ? "" : ", ") + l.id;
+                return fail("no lesson '" + args.lesson + "'; lessons: " + ids);
+            }
+        }
+        if (args.lesson_step_given) {
+            const int n = lib.lessons.empty() ? 0 : static_cast<int>(lib.lessons[static_cast<size_t>(v.lesson)].steps.size());
+            if (args.lesson_step >= n)
+                return fail("--step " + std::to_string(args.lesson_step + 1) + " is past the lesson's " + std::to_string(n) +
+                            " steps");
+            v.lesson_step = args.lesson_step;
+        }
+        apply_step();
+    } else {
+        lib_job = std::async(std::launch::async, load_lesson_library);
+    }
+    if (std::string err = apply_overrides(); !err.empty()) return fail(err);
+    if (args.play) v.playing = true;
+    if (args.speed > 0) v.speed = args.speed;
+
+
+    // ---------------------------------------------------------------- window and ImGui
+    glfwSetErrorCallback([](int code, const char* what) { std::fprintf(stderr, "flashsim-app: GLFW error %d: %s\n", code, what); });
+    if (!glfwInit()) return fail("cannot open a window: no display found (set DISPLAY, or run under xvfb-run -a)", 1);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    GLFWwindow* window = glfwCreateWindow(args.width, args.height, "flashsim: IO-aware attention", nullptr, nullptr);
+    if (!window) {
+        glfwTerminate();
+        return fail("cannot create an OpenGL 3.3 window (is a display with OpenGL available? try xvfb-run -a)", 1);
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(scripted ? 0 : 1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // the layout is fixed; no imgui.ini next to the user's files
+    ImGui::StyleColorsDark();
+    float xscale = 1, yscale = 1;
+    glfwGetWindowContentScale(window, &xscale, &yscale);
+    const float scale = std::clamp(std::max(xscale, yscale), 1.0f, 4.0f);
+    const float font_px = (args.font_px > 0 ? static_cast<float>(args.font_px) : 17.0f) * scale;
+    const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    if (std::filesystem::exists(font) && io.Fonts->AddFontFromFileTTF(font, font_px)) {
+    } else {
+        ImFontConfig cfg;
+        cfg.SizePixels = font_px;
+        io.Fonts->AddFontDefault(&cfg);
+        std::fprintf(stderr, "flashsim-app: %s not found (install fonts-dejavu-core); using ImGui's built-in font\n", font);
+    }
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.ScaleAllSizes(scale);
+    style.WindowRounding = 0;
+    style.FrameRounding = 3 * scale;
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.11f, 0.13f, 1.0f);
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+
+    if (scripted) sims.wait();  // a screenshot shows the finished simulation, not a progress bar
+    ReplayCache cache;
+    std::optional<Panel> tab_forced = v.panel;
+    std::vector<double> frame_ms;
+    int frame = 0;
+    int rc = 0;
+    const Timeline* prev_tl = nullptr;
+    std::shared_ptr<const RunSet> prev_rs;
+
+    // ---------------------------------------------------------------- loop
+    while (!glfwWindowShouldClose(window)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        glfwPollEvents();
+        if (!lessons_ready && lib_job.valid() && lib_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+            lib = lib_job.get();
+            lessons_ready = true;
+            apply_step();  // the app opens on the first lesson once it has loaded
+            apply_overrides();
+            tab_forced = v.panel;
+        }
+        if (sims.poll() || (sims.current() && prev_rs != sims.current())) {
+            cache = ReplayCache{};
+            const RunSet& now = *sims.current();
+            if (v.pending_step >= 0) {
+                scrub_to(v, now.timeline(driver(now, v.panel, v.algo)), v.pending_step);
+                v.pending_step = -1;
+            } else {
+                rebase(v, now, prev_tl);
+            }
+            charts.request(now.params);
+            if (scripted) charts.wait();
+            prev_rs = sims.current();
+        }
+        charts.poll();
+        const RunSet* rs = sims.current().get();
+        prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo)) : nullptr;
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        const float fs = ImGui::GetFontSize();
+
+        // keyboard (not while typing in a field)
+        int lesson_go = -1;
+        if (!io.WantTextInput) {
+            const Timeline* tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo)) : nullptr;
+            if (key(GLFW_KEY_F1)) v.show_help = !v.show_help;
+            for (ImWchar c : io.InputQueueCharacters)
+                if (c == '?') v.show_help = !v.show_help;
+            if (key(GLFW_KEY_ESCAPE)) v.show_help = false;
+            if (v.panel == Panel::softmax) {
+                if (key(GLFW_KEY_RIGHT)) v.softmax_focus = v.softmax_focus < 0 ? -1 : v.softmax_focus + 1;  // clamped by the panel
+                if (key(GLFW_KEY_LEFT)) v.softmax_focus = v.softmax_focus < 0 ? 1000 : std::max(0, v.softmax_focus - 1);
+                if (key(GLFW_KEY_HOME)) v.softmax_focus = 0;
+                if (key(GLFW_KEY_END)) v.softmax_focus = -1;
+            } else if (tl) {
+                if (key(GLFW_KEY_SPACE)) {
+                    if (!v.playing && v.cursor.step >= last_step(*tl) && v.cursor.frac >= 1.0) v.cursor = {0, 0.0};
+                    v.playing = !v.playing;
+                }
+                if (key(GLFW_KEY_RIGHT)) step_forward(v, *tl);
+                if (key(GLFW_KEY_LEFT)) step_back(v, *tl);
+                if (key(GLFW_KEY_HOME)) go_home(v);
+                if (key(GLFW_KEY_END)) go_end(v, *tl);
+            }
+            if (key(GLFW_KEY_PAGE_DOWN)) lesson_go = ++v.lesson_step;
+            if (key(GLFW_KEY_PAGE_UP) && v.lesson_step > 0) lesson_go = --v.lesson_step;
+            for (int k = 0; k < kPanelCount; ++k)
+                if (key(GLFW_KEY_1 + k)) {
+                    switch_panel(v, rs, static_cast<Panel>(k));
+                    tab_forced = v.panel;
+                }
+        }
+        if (rs && (v.panel == Panel::memory || v.panel == Panel::compare)) {
+            const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
+            tick(v, rs->timeline(driver(*rs, v.panel, v.algo)), dt);
+        }
+
+        // the one window: lesson and controls on the left, the views on the right
+        const ImGuiViewport* vp = ImGui::GetMainViewport();
+        ImGui::SetNextWindowPos(vp->WorkPos);
+        ImGui::SetNextWindowSize(vp->WorkSize);
+        ImGui::Begin("flashsim", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                              ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
+        const float left_w = std::max(fs * 19.0f, vp->WorkSize.x * 0.26f);
+        ImGui::BeginChild("left", ImVec2(left_w, 0), false);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "flashsim");
+        ImGui::SameLine();
+        ImGui::TextDisabled("IO-aware exact attention");
+        ImGui::Separator();
+        ImGui::BeginChild("lesson", ImVec2(0, ImGui::GetContentRegionAvail().y * 0.5f), true);
+        {
+            if (!lessons_ready) {
+                ImGui::TextDisabled("loading the lessons (each simulates its own configurations)...");
+            } else {
+                const int g = draw_lesson_panel(lib, v);
+                if (g >= 0) lesson_go = g;
+            }
+        }
+        ImGui::EndChild();
+        ImGui::BeginChild("controls", ImVec2(0, 0), true);
+        if (draw_controls_panel(rs, sims.busy(), sims.progress(), v)) {
+            v.param_error = sims.request(v.edit);
+        }
+        ImGui::EndChild();
+        ImGui::EndChild();
+        ImGui::SameLine();
+        ImGui::BeginChild("views", ImVec2(0, 0), false);
+        if (ImGui::BeginTabBar("panels")) {
+            for (int k = 0; k < kPanelCount; ++k) {
+                const Panel p = static_cast<Panel>(k);
+                const ImGuiTabItemFlags fl = (tab_forced && *tab_forced == p) ? ImGuiTabItemFlags_SetSelected : 0;
+                const std::string title = std::string(panel_title(p)) + "###" + std::string(panel_name(p));
+                if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
+                    if (tab_forced && *tab_forced == p) tab_forced.reset();  // the forced tab is showing now
+                    if (!tab_forced && v.panel != p) switch_panel(v, rs, p);
+                    if (v.panel == p) {
+                        if (!rs && p != Panel::softmax && p != Panel::measured) {
+                            ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
+                            if (!sims.last_error().empty()) ImGui::TextWrapped("%s", sims.last_error().c_str());
+                        } else {
+                            switch (p) {
+                                case Panel::memory: draw_memory_panel(*rs, cache, v); break;
+                                case Panel::compare: draw_compare_panel(*rs, cache, v); break;
+                                case Panel::softmax: draw_softmax_panel(v); break;
+                                case Panel::charts:
+                                    draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), v);
+                                    break;
+                                case Panel::measured: draw_measured_panel(measured, rs, v); break;
+                            }
+                        }
+                    }
+                    ImGui::EndTabItem();
+                }
+            }
+            ImGui::EndTabBar();
+        }
+        ImGui::EndChild();
+        ImGui::End();
+        draw_help_overlay(v);
+        if (lesson_go >= 0 && !lib.lessons.empty()) {
+            const auto& L = lib.lessons[static_cast<size_t>(v.lesson)];
+            v.lesson_step = std::clamp(v.lesson_step, 0, std::max(0, static_cast<int>(L.steps.size()) - 1));
+            apply_step();
+            tab_forced = v.panel;
+        }
+
+        // render
+        ImGui::Render();
+        int fw = 0, fh = 0;
+        glfwGetFramebufferSize(window, &fw, &fh);
+        glViewport(0, 0, fw, fh);
+        glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        ++frame;
+        if (scripted && frame >= args.frames && !args.screenshot.empty()) {
+            if (!write_png(args.screenshot, fw, fh)) rc = fail("cannot write " + args.screenshot, 1);
+        }
+        glfwSwapBuffers(window);
+        if (scripted) {
+            glFinish();
+            frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            if (frame >= args.frames) break;
+        }
+    }
+
+    // ---------------------------------------------------------------- cleanup
+    if (args.report_frame_time && !frame_ms.empty()) {
+        std::vector<double> s(frame_ms.begin() + std::min<size_t>(frame_ms.size() - 1, 5), frame_ms.end());  // skip warm-up
+        std::sort(s.begin(), s.end());
+        double sum = 0;
+        for (double x : s) sum += x;
+        const double mean = sum / static_cast<double>(s.size());
+        const RunSet* rs = sims.current().get();
+        std::printf("frames %zu (after 5 warm-up) at %dx%d, N = %lld, panel %s: mean %.2f ms, median %.2f ms, p95 %.2f ms, "
+                    "max %.2f ms, %.1f fps (mean)\n",
+                    s.size(), args.width, args.height, rs ? static_cast<long long>(rs->problem.seq) : 0LL,
+                    std::string(panel_name(v.panel)).c_str(), mean, s[s.size() / 2], s[s.size() * 95 / 100], s.back(),
+                    1000.0 / mean);
+        std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+    }
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return rc;
+}

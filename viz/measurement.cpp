@@ -1,0 +1,136 @@
+#include "viz/measurement.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace viz {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> num(const json& o, std::initializer_list<const char*> keys) {
+    for (const char* k : keys) {
+        auto it = o.find(k);
+        if (it != o.end() && it->is_number()) return it->get<double>();
+    }
+    return std::nullopt;
+}
+
+std::string str(const json& o, std::initializer_list<const char*> keys) {
+    for (const char* k : keys) {
+        auto it = o.find(k);
+        if (it != o.end() && it->is_string()) return it->get<std::string>();
+        if (it != o.end() && it->is_number()) return it->dump();
+    }
+    return {};
+}
+
+MeasuredRow parse_row(const json& r) {
+    MeasuredRow m;
+    m.variant = str(r, {"variant", "kernel", "name"});
+    m.pass = str(r, {"pass"});
+    if (m.pass.empty()) m.pass = "forward";
+    m.dtype = str(r, {"dtype"});
+    m.seq = static_cast<int64_t>(num(r, {"seq", "N", "n"}).value_or(0));
+    m.head_dim = static_cast<int64_t>(num(r, {"head_dim", "d"}).value_or(0));
+    m.batch = static_cast<int64_t>(num(r, {"batch", "B"}).value_or(1));
+    m.heads = static_cast<int64_t>(num(r, {"heads", "H"}).value_or(1));
+    if (auto it = r.find("causal"); it != r.end() && it->is_boolean()) m.causal = it->get<bool>();
+    m.ms = num(r, {"ms_median", "ms", "time_ms"});
+    m.tflops = num(r, {"tflops", "TFLOPs", "tflop_s"});
+    m.dram_read = num(r, {"dram_read_bytes"});
+    m.dram_write = num(r, {"dram_write_bytes"});
+    m.sim_read = num(r, {"sim_hbm_read_bytes", "sim_read_bytes"});
+    m.sim_write = num(r, {"sim_hbm_write_bytes", "sim_write_bytes"});
+    if (auto it = r.find("tiles"); it != r.end() && it->is_object()) {
+        if (auto v = num(*it, {"block_rows"})) m.block_rows = static_cast<int64_t>(*v);
+        if (auto v = num(*it, {"block_cols"})) m.block_cols = static_cast<int64_t>(*v);
+        if (auto v = num(*it, {"sram_bytes"})) m.sram_bytes = static_cast<int64_t>(*v);
+    }
+    if (auto it = r.find("error"); it != r.end() && it->is_string()) m.error = it->get<std::string>();
+    // Comparisons with PyTorch's kernels: any numeric field whose name mentions sdpa/torch/cudnn,
+    // or a nested object of them.
+    auto is_torch = [](std::string k) {
+        std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
+        return k.find("sdpa") != std::string::npos || k.find("torch") != std::string::npos ||
+               k.find("cudnn") != std::string::npos;
+    };
+    for (auto it = r.begin(); it != r.end(); ++it) {
+        if (!is_torch(it.key())) continue;
+        if (it->is_number()) m.vs_torch.emplace_back(it.key(), it->get<double>());
+        else if (it->is_object())
+            for (auto jt = it->begin(); jt != it->end(); ++jt)
+                if (jt->is_number()) m.vs_torch.emplace_back(it.key() + "." + jt.key(), jt->get<double>());
+    }
+    return m;
+}
+
+}  // namespace
+
+MeasuredFile parse_measurements(const std::string& text, const std::string& path) {
+    MeasuredFile f;
+    f.path = path;
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const std::exception& e) {
+        f.error = "cannot parse " + path + " as JSON: " + e.what();
+        return f;
+    }
+    const json* rows = nullptr;
+    if (doc.is_object()) {
+        f.device = str(doc, {"device", "gpu"});
+        f.driver = str(doc, {"driver"});
+        f.date = str(doc, {"date"});
+        f.commit = str(doc, {"commit", "git_commit"});
+        if (auto it = doc.find("rows"); it != doc.end() && it->is_array()) rows = &*it;
+    } else if (doc.is_array()) {
+        rows = &doc;
+    }
+    if (!rows) {
+        f.error = path + " has no \"rows\" array (expected {device, date, rows: [...]})";
+        return f;
+    }
+    for (const auto& r : *rows)
+        if (r.is_object()) f.rows.push_back(parse_row(r));
+    return f;
+}
+
+MeasuredSet load_measurements(const std::string& dir) {
+    namespace fs = std::filesystem;
+    MeasuredSet s;
+    s.dir = dir;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+        s.note = "no results folder " + dir + ": on a machine with an NVIDIA GPU, build with CUDA and run "
+                 "`flashsim bench --json cuda/results/<gpu>.json` (or scripts/gpu_session.sh)";
+        return s;
+    }
+    std::vector<fs::path> paths;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_regular_file() && e.path().extension() == ".json") paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto& p : paths) {
+        std::ifstream in(p);
+        std::stringstream b;
+        b << in.rdbuf();
+        if (!in) {
+            MeasuredFile f;
+            f.path = p.string();
+            f.error = "cannot read " + p.string();
+            s.files.push_back(f);
+            continue;
+        }
+        s.files.push_back(parse_measurements(b.str(), p.string()));
+    }
+    if (s.files.empty())
+        s.note = "no *.json results in " + dir + " yet: on a machine with an NVIDIA GPU, build with CUDA and run "
+                 "`flashsim bench --json " + dir + "/<gpu>.json` (or scripts/gpu_session.sh)";
+    return s;
+}
+
+}  // namespace viz

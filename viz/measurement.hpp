@@ -1,0 +1,51 @@
+// viz/measurement.hpp — what the CUDA kernels measured, read from cuda/results/*.json (written by
+// `flashsim bench --json` and scripts/gpu_session.sh). Read tolerantly: any field may be missing or
+// null; what is missing is shown as missing, never as zero.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace viz {
+
+struct MeasuredRow {
+    std::string variant, pass = "forward", dtype;
+    int64_t seq = 0, head_dim = 0, batch = 1, heads = 1;
+    bool causal = false;
+    std::optional<double> ms, tflops;
+    std::optional<double> dram_read, dram_write;   // bytes, from the hardware counters (ncu)
+    std::optional<double> sim_read, sim_write;     // the simulator's HBM bytes for the kernel's tiling
+    std::optional<int64_t> block_rows, block_cols, sram_bytes;
+    std::vector<std::pair<std::string, double>> vs_torch;  // ratios / times against PyTorch's kernels
+    std::string error;                              // the row's own error, if the run failed
+    std::optional<double> dram_total() const {
+        if (!dram_read && !dram_write) return std::nullopt;
+        return dram_read.value_or(0) + dram_write.value_or(0);
+    }
+    std::optional<double> sim_total() const {
+        if (!sim_read && !sim_write) return std::nullopt;
+        return sim_read.value_or(0) + sim_write.value_or(0);
+    }
+};
+
+struct MeasuredFile {
+    std::string path;
+    std::string device, driver, date, commit;
+    std::vector<MeasuredRow> rows;
+    std::string error;  // could not be read / parsed: the file's rows are empty
+};
+
+struct MeasuredSet {
+    std::string dir;
+    std::vector<MeasuredFile> files;
+    std::string note;  // e.g. "no results in DIR: run ... to produce them"
+};
+
+// Parse one results document (the JSON text). Never throws: problems land in .error.
+MeasuredFile parse_measurements(const std::string& json_text, const std::string& path);
+// Every *.json file in `dir`, sorted by name.
+MeasuredSet load_measurements(const std::string& dir);
+
+}  // namespace viz

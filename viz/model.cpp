@@ -1,0 +1,164 @@
+#include "viz/model.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace viz {
+
+sim::Problem problem_of(const Params& p) {
+    sim::Problem pr;
+    pr.seq = p.seq;
+    pr.head_dim = p.head_dim;
+    pr.dtype = p.dtype;
+    pr.causal = p.causal;
+    return pr;
+}
+
+std::string validate(const Params& p) {
+    try {
+        const sim::Problem pr = problem_of(p);
+        pr.validate();
+        const sim::Machine& m = sim::find_machine(p.gpu);
+        if (p.sram_bytes < 0) return "SRAM size must be positive (or 0 for the GPU's own)";
+        const int64_t sram = p.sram_bytes > 0 ? p.sram_bytes : m.sram_bytes;
+        for (sim::Algo a : kAlgos) {
+            try {
+                (void)sim::choose_blocks(pr, a, sram, p.block_rows, p.block_cols);
+            } catch (const sim::Error& e) {
+                return std::string(sim::algo_name(a)) + ": " + e.what();
+            }
+        }
+    } catch (const sim::Error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+// ---------------------------------------------------------------- Timeline
+double Timeline::duration(int64_t step) const {
+    if (step < 0 || step >= steps_kept) return 0.0;
+    return step_start[static_cast<size_t>(step) + 1] - step_start[static_cast<size_t>(step)];
+}
+
+int64_t Timeline::step_at(double t, double* frac) const {
+    if (steps_kept == 0) {
+        if (frac) *frac = 0;
+        return 0;
+    }
+    // last step whose start <= t
+    auto it = std::upper_bound(step_start.begin(), step_start.begin() + steps_kept, t);
+    int64_t s = std::max<int64_t>(0, static_cast<int64_t>(it - step_start.begin()) - 1);
+    if (frac) {
+        const double d = duration(s);
+        *frac = d > 0 ? std::clamp((t - step_start[static_cast<size_t>(s)]) / d, 0.0, 1.0) : 1.0;
+    }
+    return s;
+}
+
+Timeline make_timeline(const sim::Result& r) {
+    Timeline tl;
+    const auto& ev = r.trace.events;
+    tl.steps_total = r.trace.steps_per_head;
+    tl.truncated = r.trace.truncated;
+    if (ev.empty()) {
+        tl.step_first = {0};
+        tl.step_start = {0.0};
+        return tl;
+    }
+    int64_t kept = ev.back().step + 1;
+    if (r.trace.truncated) kept = ev.back().step;  // the last kept step may be missing events
+    tl.steps_kept = kept;
+    tl.step_first.resize(static_cast<size_t>(kept) + 1);
+    tl.step_start.resize(static_cast<size_t>(kept) + 1);
+    const sim::Machine& m = r.machine;
+    size_t e = 0;
+    double t = 0;
+    for (int64_t s = 0; s < kept; ++s) {
+        tl.step_first[static_cast<size_t>(s)] = e;
+        tl.step_start[static_cast<size_t>(s)] = t;
+        double bytes = 0, mm = 0, scalar = 0;
+        while (e < ev.size() && ev[e].step == s) {
+            bytes += static_cast<double>(ev[e].bytes);
+            mm += static_cast<double>(ev[e].flops.matmul);
+            scalar += static_cast<double>(ev[e].flops.exp + ev[e].flops.other);
+            ++e;
+        }
+        const double t_mem = m.hbm_bandwidth > 0 ? bytes / m.hbm_bandwidth : 0.0;
+        const double t_math = (m.matmul_flops > 0 ? mm / m.matmul_flops : 0.0) +
+                              (m.scalar_flops > 0 ? scalar / m.scalar_flops : 0.0);
+        t += std::max({t_mem, t_math, 1e-15});
+    }
+    tl.step_first[static_cast<size_t>(kept)] = e;
+    tl.step_start[static_cast<size_t>(kept)] = t;
+    return tl;
+}
+
+// ---------------------------------------------------------------- Simulations
+std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto rs = std::make_shared<RunSet>();
+    rs->params = p;
+    rs->problem = problem_of(p);
+    rs->machine = sim::find_machine(p.gpu);
+    for (sim::Algo a : kAlgos) {
+        sim::Config c;
+        c.algo = a;
+        c.block_rows = p.block_rows;
+        c.block_cols = p.block_cols;
+        c.sram_bytes = p.sram_bytes;
+        c.numerics = sim::Numerics::off;  // the views need bytes and steps; the numbers live in the softmax view
+        c.event_cap = kAppEventCap;
+        c.record_row = -1;
+        const int i = algo_index(a);
+        rs->results[i] = sim::simulate(rs->problem, rs->machine, c);
+        rs->timelines[i] = make_timeline(rs->results[i]);
+        if (done) ++*done;
+    }
+    rs->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return rs;
+}
+
+Simulations::~Simulations() {
+    if (job_.valid()) job_.wait();
+}
+
+void Simulations::start(const Params& p) {
+    done_ = 0;
+    job_ = std::async(std::launch::async, [this, p] { return run_all(p, &done_); });
+}
+
+std::string Simulations::request(const Params& p) {
+    std::string err = validate(p);
+    if (!err.empty()) return err;
+    if (job_.valid()) queued_ = p;  // the running job cannot be interrupted; run this one next
+    else start(p);
+    return {};
+}
+
+bool Simulations::poll() {
+    if (!job_.valid() || job_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    bool changed = false;
+    try {
+        current_ = job_.get();
+        error_.clear();
+        changed = true;
+    } catch (const std::exception& e) {
+        job_ = {};
+        error_ = e.what();
+    }
+    if (queued_) {
+        Params q = *queued_;
+        queued_.reset();
+        start(q);
+    }
+    return changed;
+}
+
+void Simulations::wait() {
+    while (busy()) {
+        if (job_.valid()) job_.wait();
+        poll();
+    }
+}
+
+}  // namespace viz

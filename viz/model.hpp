@@ -1,0 +1,106 @@
+// viz/model.hpp — what the app shows, as plain data computed off the UI thread (no GL, no ImGui).
+//
+//   Params ──validate──► (error text | ok) ──Simulations::request──► background thread
+//        ──► RunSet { standard, flash1, flash2 results + a Timeline each } ──► panels (const&)
+//
+// A Timeline turns a Trace into steps on one modelled clock so the three algorithms can be played
+// side by side: each step lasts max(its HBM bytes / HBM bandwidth, its FLOPs / arithmetic rates)
+// (a per-step roofline; the app's own simple clock, stated in the UI).
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/machine.hpp"
+#include "sim/problem.hpp"
+#include "sim/simulate.hpp"
+
+namespace viz {
+
+inline constexpr std::array<sim::Algo, 3> kAlgos = {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2};
+inline int algo_index(sim::Algo a) { return static_cast<int>(a); }
+
+// The parameters the learner edits. Zero block sizes / SRAM mean "the algorithm's rule" / "the GPU's".
+struct Params {
+    int64_t seq = 512;
+    int64_t head_dim = 64;
+    int64_t block_rows = 0;
+    int64_t block_cols = 0;
+    int64_t sram_bytes = 0;
+    sim::DType dtype = sim::DType::fp16;
+    std::string gpu = "H200";
+    sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows
+    bool causal = false;
+    friend bool operator==(const Params&, const Params&) = default;
+};
+
+sim::Problem problem_of(const Params& p);
+// Empty when the parameters are usable for all three algorithms; otherwise the simulator's own
+// sim::Error message (prefixed with the algorithm it concerns).
+std::string validate(const Params& p);
+
+// Steps of one trace on the modelled clock.
+struct Timeline {
+    std::vector<size_t> step_first;  // first event of each kept step, plus a sentinel (events.size())
+    std::vector<double> step_start;  // modelled seconds at the start of each step, plus the end time
+    int64_t steps_kept = 0;          // steps whose events are all in the trace
+    int64_t steps_total = 0;         // steps one head walks (trace.steps_per_head)
+    bool truncated = false;
+    double total_time() const { return step_start.empty() ? 0.0 : step_start.back(); }
+    double duration(int64_t step) const;
+    // The step running at modelled time t (clamped to the kept steps); frac = how far into it.
+    int64_t step_at(double t, double* frac = nullptr) const;
+};
+Timeline make_timeline(const sim::Result& r);
+
+struct RunSet {
+    Params params;
+    sim::Problem problem;
+    sim::Machine machine;
+    std::array<sim::Result, 3> results;     // indexed by algo_index
+    std::array<Timeline, 3> timelines;
+    double seconds = 0;                     // wall time the simulations took
+    const sim::Result& result(sim::Algo a) const { return results[algo_index(a)]; }
+    const Timeline& timeline(sim::Algo a) const { return timelines[algo_index(a)]; }
+};
+
+// Events kept per trace in the app (Config::event_cap); totals always cover everything.
+inline constexpr int64_t kAppEventCap = int64_t{1} << 18;
+
+// Runs the three simulations for a Params on a background thread; keeps the last good RunSet.
+class Simulations {
+public:
+    Simulations() = default;
+    ~Simulations();
+    Simulations(const Simulations&) = delete;
+    Simulations& operator=(const Simulations&) = delete;
+
+    // Validates `p` at once (cheap). On error returns the message and changes nothing; otherwise
+    // starts (or queues) the background run and returns "".
+    std::string request(const Params& p);
+    // Call once a frame: takes a finished run. Returns true when the current RunSet changed.
+    bool poll();
+    void wait();  // block until idle (screenshot mode and tests)
+    bool busy() const { return job_.valid() || queued_.has_value(); }
+    float progress() const { return static_cast<float>(done_.load()) / 3.0f; }
+    const std::shared_ptr<const RunSet>& current() const { return current_; }
+    const std::string& last_error() const { return error_; }  // from a run that threw (rare)
+
+private:
+    void start(const Params& p);
+    std::shared_ptr<const RunSet> current_;
+    std::future<std::shared_ptr<RunSet>> job_;
+    std::optional<Params> queued_;
+    std::atomic<int> done_{0};
+    std::string error_;
+};
+
+// Run the three algorithms synchronously (what the background thread does).
+std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done);
+
+}  // namespace viz

@@ -1,0 +1,129 @@
+// viz/panel_charts.cpp — HBM bytes against N, the block size and the SRAM size (log-log, each point
+// a simulation), and the current problem's bytes per tensor.
+#include <cmath>
+#include <string>
+
+#include "viz/chart.hpp"
+#include "viz/panels.hpp"
+#include "viz/ui.hpp"
+
+namespace viz {
+
+namespace {
+
+std::vector<chart::Line> to_lines(const std::vector<Series>& ss) {
+    std::vector<chart::Line> out;
+    for (const auto& s : ss) out.push_back({std::string(sim::algo_name(s.algo)), ui::algo_colour(s.algo), s.x, s.y, false});
+    return out;
+}
+
+// Log-log slope between the last two points of a series (how the bytes grow at the large end).
+std::string slope(const Series& s, bool at_start = false) {
+    if (s.x.size() < 2) return "-";
+    const size_t k = at_start ? 1 : s.x.size() - 1;
+    const double v = std::log(s.y[k] / s.y[k - 1]) / std::log(s.x[k] / s.x[k - 1]);
+    return ui::fixed(v, 2);
+}
+
+std::string pow2(double x) {
+    const double l = std::log2(x);
+    if (std::fabs(l - std::round(l)) < 1e-9 && x >= 1024) return std::to_string(static_cast<long long>(x / 1024)) + "K";
+    return std::to_string(static_cast<long long>(x));
+}
+
+}  // namespace
+
+void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bool busy, ViewState& v) {
+    (void)v;
+    const float fs = ImGui::GetFontSize();
+    ImGui::Text("HBM traffic of one head (d = %lld, %s, %s%s); every point is one simulation",
+                static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
+                rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
+    ui::help("HBM");
+    if (busy) {
+        ImGui::SameLine();
+        ImGui::ProgressBar(progress, ImVec2(fs * 10, 0), "simulating...");
+    }
+    {
+        std::vector<std::string> names;
+        std::vector<ImU32> cols;
+        for (sim::Algo a : kAlgos) names.emplace_back(sim::algo_name(a)), cols.push_back(ui::algo_colour(a));
+        chart::legend(names, cols);
+    }
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float w = (avail.x - 8) * 0.5f, h = (avail.y - fs * 3.6f - 8) * 0.5f;
+    if (!cd) {
+        ImGui::TextDisabled("computing the series in the background...");
+        return;
+    }
+    auto bytes_fmt = [](double b) { return ui::bytes(b); };
+    chart::Axes ax;
+    ax.title = "vs sequence length N";
+    ax.x_label = "N (tokens)";
+    ax.y_label = "HBM bytes (log)";
+    ax.fmt_x = pow2;
+    ax.fmt_y = bytes_fmt;
+    ax.mark_x = static_cast<double>(rs.problem.seq);
+    ax.mark_label = "now";
+    ax.legend = false;
+    chart::lines("vsN", ImVec2(w, h), ax, to_lines(cd->vs_seq));
+    ImGui::SameLine(0, 8);
+    chart::Axes bx = ax;
+    bx.title = "vs block size B_c (N = " + std::to_string(cd->params.seq) + ")";
+    bx.x_label = "B_c (standard: B_r = B_c)";
+    bx.mark_x = static_cast<double>(rs.result(v.algo).block_cols);
+    chart::lines("vsB", ImVec2(w, h), bx, to_lines(cd->vs_block));
+    chart::Axes mx = ax;
+    mx.title = "vs SRAM size M (N = " + std::to_string(cd->params.seq) + ")";
+    mx.x_label = "M (bytes of SRAM per thread block)";
+    mx.fmt_x = [](double x) { return ui::bytes(x); };
+    mx.mark_x = static_cast<double>(rs.result(v.algo).sram_bytes);
+    chart::lines("vsM", ImVec2(w, h), mx, to_lines(cd->vs_sram));
+    ImGui::SameLine(0, 8);
+    {
+        std::vector<std::string> names;
+        std::vector<ImU32> cols;
+        for (sim::Algo a : kAlgos) names.emplace_back(sim::algo_name(a)), cols.push_back(ui::algo_colour(a));
+        std::vector<chart::BarGroup> groups;
+        for (int k = 0; k < sim::kTensorCount; ++k) {
+            const auto t = static_cast<sim::Tensor>(k);
+            chart::BarGroup g{std::string(sim::tensor_name(t)), {}};
+            bool any = false;
+            for (sim::Algo a : kAlgos) {
+                const double b = static_cast<double>(rs.result(a).totals[t].total());
+                g.values.push_back(b);
+                any = any || b > 0;
+            }
+            if (any) groups.push_back(g);
+        }
+        chart::bars("tensors", ImVec2(w, h), "HBM bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")", names,
+                    cols, groups, [](double b) { return ui::bytes(b); });
+    }
+    // what the slopes say, measured from the points
+    if (cd->vs_seq.size() == 3) {
+        ImGui::TextWrapped("Growth at large N (log-log slope of the last two points): standard %s, flash1 %s, flash2 %s "
+                    "(2 = quadratic in N).",
+                    slope(cd->vs_seq[0]).c_str(), slope(cd->vs_seq[1]).c_str(), slope(cd->vs_seq[2]).c_str());
+        ImGui::TextWrapped("Against M (slope between the two smallest M): standard %s, flash1 %s, flash2 %s "
+                    "(-1 = halves when M doubles).",
+                    slope(cd->vs_sram[0], true).c_str(), slope(cd->vs_sram[1], true).c_str(), slope(cd->vs_sram[2], true).c_str());
+        ui::help("M");
+    }
+    size_t skipped = 0;
+    for (const auto* group : {&cd->vs_seq, &cd->vs_block, &cd->vs_sram})
+        for (const auto& s : *group) skipped += s.skipped.size();
+    if (skipped) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(%zu points refused by the simulator)", skipped);
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            for (const auto* group : {&cd->vs_seq, &cd->vs_block, &cd->vs_sram})
+                for (const auto& s : *group)
+                    for (const auto& why : s.skipped)
+                        ImGui::Text("%s at %s", std::string(sim::algo_name(s.algo)).c_str(), why.c_str());
+            ImGui::EndTooltip();
+        }
+    }
+}
+
+}  // namespace viz

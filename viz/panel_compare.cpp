@@ -1,0 +1,61 @@
+// viz/panel_compare.cpp — standard, flash1 and flash2 on the same problem and the same modelled
+// clock: the standard path writes its N x N matrices while flash never does.
+#include <algorithm>
+#include <string>
+
+#include "viz/panels.hpp"
+#include "viz/ui.hpp"
+
+namespace viz {
+
+void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
+    const sim::Algo drv = driver(rs, Panel::compare, v.algo);
+    const double t = clock_of(rs.timeline(drv), v.cursor);
+    ImGui::Text("Same problem, same clock: t = %s", ui::seconds(t).c_str());
+    ui::help("clock");
+    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
+                        static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
+                        rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float fs = ImGui::GetFontSize();
+    const float col_w = (avail.x - 2 * 8) / 3;
+    const double std_total = static_cast<double>(rs.result(sim::Algo::standard).totals.hbm_total().total()) /
+                             std::max<int64_t>(1, rs.problem.heads_total());
+    for (int i = 0; i < 3; ++i) {
+        const sim::Algo a = kAlgos[static_cast<size_t>(i)];
+        const Timeline& tl = rs.timeline(a);
+        const Cursor c = cursor_at(tl, t);
+        const bool finished = t >= tl.total_time();
+        Replay& rp = cache.get(rs, a);
+        if (i) ImGui::SameLine(0, 8);
+        ImGui::BeginChild((std::string("col") + std::to_string(i)).c_str(), ImVec2(col_w, avail.y), true, ImGuiWindowFlags_NoScrollbar);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(a)), "%s", std::string(sim::algo_name(a)).c_str());
+        ui::help(std::string(sim::algo_name(a)));
+        ImGui::SameLine();
+        if (finished) ImGui::Text("done at %s", ui::seconds(tl.total_time()).c_str());
+        else ImGui::Text("step %lld / %lld", static_cast<long long>(c.step + 1), static_cast<long long>(tl.steps_total));
+        const ImVec2 p = ImGui::GetCursorScreenPos(), sz = ImGui::GetContentRegionAvail();
+        const float counter_h = fs * 4.6f;
+        draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y - counter_h), rs, a, rp,
+                       finished ? Cursor{last_step(tl), 1.0} : c, true, v.highlight_row);
+        ImGui::Dummy(ImVec2(sz.x, sz.y - counter_h));
+        const sim::Traffic so_far = rp.totals().hbm_total();
+        const sim::Traffic s_w = rp.totals()[sim::Tensor::S] + rp.totals()[sim::Tensor::P];
+        ImGui::Text("HBM so far: %s", ui::bytes(static_cast<double>(so_far.total())).c_str());
+        ImGui::Text("S and P moved: %s", ui::bytes(static_cast<double>(s_w.total())).c_str());
+        // bar against standard's whole run
+        const float w = ImGui::GetContentRegionAvail().x, h = fs * 1.1f;
+        const ImVec2 q = ImGui::GetCursorScreenPos();
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        ImGui::Dummy(ImVec2(w, h));
+        dl->AddRectFilled(q, ImVec2(q.x + w, q.y + h), ui::cell_empty, 3);
+        const float f = std_total > 0 ? static_cast<float>(std::min(1.0, static_cast<double>(so_far.total()) / std_total)) : 0;
+        dl->AddRectFilled(q, ImVec2(q.x + w * f, q.y + h), ui::algo_colour(a), 3);
+        ui::text_centred(dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255),
+                         ui::fixed(100.0 * f, 1) + "% of standard's total");
+        ImGui::EndChild();
+    }
+}
+
+}  // namespace viz

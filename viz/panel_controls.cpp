@@ -1,0 +1,130 @@
+// viz/panel_controls.cpp — play / pause, step, scrub, speed; the problem's parameters with the
+// simulator's refusal shown inline (the last good simulation stays on screen).
+#include <string>
+
+#include "sim/dtype.hpp"
+#include "sim/machine.hpp"
+#include "viz/panels.hpp"
+#include "viz/ui.hpp"
+
+namespace viz {
+
+namespace {
+bool input_i64(const char* label, int64_t* v, int64_t step) {
+    return ImGui::InputScalar(label, ImGuiDataType_S64, v, &step, &step, "%lld");
+}
+}  // namespace
+
+bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState& v) {
+    const float fs = ImGui::GetFontSize();
+    bool apply = false;
+    if (rs && v.panel != Panel::softmax && v.panel != Panel::charts && v.panel != Panel::measured) {
+        const Timeline& tl = rs->timeline(driver(*rs, v.panel, v.algo));
+        if (ImGui::Button("|<")) go_home(v);
+        ImGui::SameLine();
+        if (ImGui::Button("<")) step_back(v, tl);
+        ImGui::SameLine();
+        if (ImGui::Button(v.playing ? "Pause" : "Play", ImVec2(fs * 4, 0))) {
+            if (!v.playing && v.cursor.step >= last_step(tl) && v.cursor.frac >= 1.0) v.cursor = {0, 0.0};
+            v.playing = !v.playing;
+        }
+        ImGui::SameLine();
+        if (ImGui::Button(">")) step_forward(v, tl);
+        ImGui::SameLine();
+        if (ImGui::Button(">|")) go_end(v, tl);
+        ImGui::SameLine();
+        ImGui::TextDisabled("F1: keys");
+        int64_t s = v.cursor.step, lo = 0, hi = last_step(tl);
+        ImGui::SetNextItemWidth(-fs * 3.5f);
+        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, "step %lld")) scrub_to(v, tl, s);
+        ui::help("step");
+        float sp = static_cast<float>(v.speed);
+        ImGui::SetNextItemWidth(-fs * 3.5f);
+        if (ImGui::SliderFloat("speed", &sp, 0.25f, 200.0f, "%.2f steps/s", ImGuiSliderFlags_Logarithmic)) v.speed = sp;
+    } else if (v.panel == Panel::softmax) {
+        ImGui::TextDisabled("Left/right arrows step through the blocks.");
+    }
+    ImGui::Separator();
+    ImGui::TextUnformatted("Problem");
+    Params& p = v.edit;
+    ImGui::PushItemWidth(fs * 8);
+    input_i64("N (tokens)", &p.seq, 256);
+    ui::help("N");
+    input_i64("d (head dim)", &p.head_dim, 16);
+    ui::help("d");
+    input_i64("B_r (0: rule)", &p.block_rows, 16);
+    ui::help("B_r");
+    input_i64("B_c (0: rule)", &p.block_cols, 16);
+    ui::help("B_c");
+    int64_t kib = p.sram_bytes / 1024;
+    if (input_i64("SRAM KiB (0: GPU's)", &kib, 16)) p.sram_bytes = kib * 1024;
+    ui::help("M");
+    const char* dtypes[] = {"fp32", "fp16", "bf16"};
+    int dt = static_cast<int>(p.dtype);
+    if (ImGui::Combo("dtype", &dt, dtypes, 3)) p.dtype = static_cast<sim::DType>(dt);
+    ui::help("dtype");
+    const auto& presets = sim::machine_presets();
+    if (ImGui::BeginCombo("GPU", p.gpu.c_str())) {
+        for (const auto& m : presets)
+            if (ImGui::Selectable(m.name.c_str(), m.name == p.gpu)) p.gpu = m.name;
+        ImGui::EndCombo();
+    }
+    ui::help("GPU preset");
+    int al = static_cast<int>(v.algo);
+    const char* algos[] = {"standard", "flash1", "flash2"};
+    if (ImGui::Combo("algorithm", &al, algos, 3)) {
+        switch_algo(v, rs, static_cast<sim::Algo>(al));
+        p.algo = v.algo;
+    }
+    ui::help(algos[al]);
+    ImGui::Checkbox("causal", &p.causal);
+    ui::help("causal");
+    ImGui::PopItemWidth();
+    if (ImGui::Button("Simulate", ImVec2(fs * 7, 0))) apply = true;
+    if (busy) {
+        ImGui::SameLine();
+        ImGui::ProgressBar(progress, ImVec2(-1, 0), "simulating...");
+    } else if (rs) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("took %s", ui::seconds(rs->seconds).c_str());
+    }
+    if (!v.param_error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
+        ImGui::TextWrapped("Not applied: %s", v.param_error.c_str());
+        ImGui::PopStyleColor();
+        ImGui::TextDisabled("(still showing the last good simulation)");
+    }
+    return apply;
+}
+
+void draw_help_overlay(ViewState& v) {
+    if (!v.show_help) return;
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+                            ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(0.96f);
+    if (ImGui::Begin("Keyboard", &v.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse)) {
+        if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
+            const char* rows[][2] = {{"Space", "play / pause"},
+                                     {"Right arrow", "next step (softmax view: next block)"},
+                                     {"Left arrow", "previous step (softmax view: previous block)"},
+                                     {"Home / End", "first / last step"},
+                                     {"Page Down / Page Up", "next / previous lesson step"},
+                                     {"1 ... 5", "memory, side by side, softmax, charts, measured"},
+                                     {"F1 or ?", "this help"},
+                                     {"Esc", "close this help"}};
+            for (auto& r : rows) {
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(r[0]);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(r[1]);
+            }
+            ImGui::EndTable();
+        }
+        ImGui::TextDisabled("Hover any (?) for what a term means.");
+    }
+    ImGui::End();
+}
+
+}  // namespace viz

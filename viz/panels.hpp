@@ -1,0 +1,43 @@
+// viz/panels.hpp — one panel a file. Panels draw what they are given (const RunSet&, measurements,
+// chart data) and change only the ViewState; they never run or own simulations.
+#pragma once
+#include <imgui.h>
+
+#include <array>
+#include <memory>
+
+#include "viz/lessons_view.hpp"
+#include "viz/measurement.hpp"
+#include "viz/model.hpp"
+#include "viz/replay.hpp"
+#include "viz/series.hpp"
+#include "viz/view_state.hpp"
+
+namespace viz {
+
+// Replays of the current RunSet's traces (view-side caches, rebuilt when the RunSet changes).
+struct ReplayCache {
+    const RunSet* rs = nullptr;
+    std::array<std::unique_ptr<Replay>, 3> replays;
+    Replay& get(const RunSet& rs, sim::Algo a);
+};
+
+// The hierarchy drawing shared by the memory and side-by-side views: HBM with each tensor's tiles,
+// L2, SRAM with its resident tiles, and this step's transfers in flight at cursor `c`.
+void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
+                    bool compact, int64_t highlight_row);
+// Events of the cursor's step that have happened at `c` (first + done).
+size_t events_done(const Timeline& tl, Cursor c);
+
+void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
+void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
+void draw_softmax_panel(ViewState& v);
+void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, ViewState& v);
+void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, ViewState& v);
+// Lesson text with Back / Next; returns the step to apply when the learner moved (-1: none).
+int draw_lesson_panel(const LessonLibrary& lib, ViewState& v);
+// Play / step / scrub / speed and the parameters; returns true when the parameters should be applied.
+bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState& v);
+void draw_help_overlay(ViewState& v);
+
+}  // namespace viz

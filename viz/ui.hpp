@@ -1,0 +1,49 @@
+// viz/ui.hpp — small drawing helpers shared by the panels: the Okabe–Ito palette, tensor colours,
+// "(?)" help markers from the glossary, number formatting.
+#pragma once
+#include <imgui.h>
+
+#include <string>
+#include <string_view>
+
+#include "sim/simulate.hpp"
+#include "sim/trace.hpp"
+
+namespace viz::ui {
+
+// Okabe & Ito's colour-blind-safe palette.
+namespace okabe {
+inline constexpr ImU32 orange = IM_COL32(230, 159, 0, 255);
+inline constexpr ImU32 sky = IM_COL32(86, 180, 233, 255);
+inline constexpr ImU32 green = IM_COL32(0, 158, 115, 255);
+inline constexpr ImU32 yellow = IM_COL32(240, 228, 66, 255);
+inline constexpr ImU32 blue = IM_COL32(0, 114, 178, 255);
+inline constexpr ImU32 vermillion = IM_COL32(213, 94, 0, 255);
+inline constexpr ImU32 purple = IM_COL32(204, 121, 167, 255);
+inline constexpr ImU32 grey = IM_COL32(153, 153, 153, 255);
+}  // namespace okabe
+
+ImU32 tensor_colour(sim::Tensor t);
+ImU32 algo_colour(sim::Algo a);
+ImU32 with_alpha(ImU32 c, int alpha);
+ImU32 mix(ImU32 a, ImU32 b, float t);  // t = 0: a, 1: b
+inline constexpr ImU32 text_dim = IM_COL32(170, 170, 180, 255);
+inline constexpr ImU32 text_col = IM_COL32(235, 235, 240, 255);
+inline constexpr ImU32 panel_bg = IM_COL32(40, 42, 50, 255);
+inline constexpr ImU32 cell_empty = IM_COL32(62, 64, 74, 255);
+
+// A "(?)" after the last item, showing the glossary entry for `term` on hover.
+void help(std::string_view term);
+// Text followed by its "(?)".
+void term(const char* label, std::string_view term);
+
+std::string bytes(double b);       // "128.00 MiB"
+std::string flops(double f);       // "8.59 GFLOP"
+std::string count(int64_t v);      // "1,234,567"
+std::string seconds(double s);     // "12.3 µs"
+std::string fixed(double x, int digits);
+
+// Draw text centred in [a, b] on a draw list.
+void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s);
+
+}  // namespace viz::ui
