@@ -33,6 +33,7 @@ struct TileConfig {
     int sram_bytes = 0;
     int smem_bytes = 0;
     int threads = 0;  // per thread block
+    const char* layout = "";  // how warps split the tile, in words
 };
 
 enum class Pass { forward, backward };

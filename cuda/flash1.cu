@@ -294,6 +294,7 @@ TileConfig flash1_tiles(const sim::Problem& p) {
     c.loop_order = "kv_outer";
     c.stages = 1;
     c.threads = kThreads;
+    c.layout = "8 warps; WMMA 16x16 tiles, each warp a 2-row-tile band of S";
     if (p.head_dim == 128) {
         c.block_rows = F1<128>::BR; c.block_cols = F1<128>::BC; c.sram_bytes = F1Layout<128>::bytes;
     } else if (p.head_dim == 64) {

@@ -258,14 +258,15 @@ void launch_fwd(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     LAUNCH_CHECK();
 }
 
-bool alternative_tiling() {
-    const char* e = std::getenv("FLASHSIM_FLASH2_FWD");
-    return e != nullptr && std::string(e) == "16rows";
+// FLASHSIM_FLASH2_FWD_D128 / FLASHSIM_FLASH2_FWD_D64 (else FLASHSIM_FLASH2_FWD) pick a tiling:
+// "default" (2 strips a warp), "16rows" (1 strip a warp, 8 warps), "bc32" (d = 128: B_c = 32).
+std::string tiling_choice(int64_t d) {
+    const char* e = std::getenv(d == 128 ? "FLASHSIM_FLASH2_FWD_D128" : "FLASHSIM_FLASH2_FWD_D64");
+    if (e == nullptr) e = std::getenv("FLASHSIM_FLASH2_FWD");
+    return e == nullptr ? std::string("default") : std::string(e);
 }
-bool bc32_tiling() {
-    const char* e = std::getenv("FLASHSIM_FLASH2_FWD");
-    return e != nullptr && std::string(e) == "bc32";
-}
+bool alternative_tiling(int64_t d) { return tiling_choice(d) == "16rows"; }
+bool bc32_tiling(int64_t d) { return d == 128 && tiling_choice(d) == "bc32"; }
 
 template <typename Tl>
 TileConfig tiles_of(int d) {
@@ -276,6 +277,8 @@ TileConfig tiles_of(int d) {
     c.block_rows = Tl::BR;
     c.block_cols = Tl::BC;
     c.threads = Tl::WARPS * 32;
+    c.layout = Tl::MT == 2 ? "each warp owns 2 strips of 16 query rows (Q fragments reloaded from shared memory)"
+                           : "each warp owns 1 strip of 16 query rows (Q fragments in registers)";
     c.smem_bytes = d == 128 ? Tl::template smem_bytes<128>() : Tl::template smem_bytes<64>();
     // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
     c.sram_bytes = c.smem_bytes + (Tl::BR * d + Tl::BR * Tl::BC + 2 * Tl::BR) * 4;
@@ -285,8 +288,8 @@ TileConfig tiles_of(int d) {
 }  // namespace
 
 TileConfig flash2_tiles(const sim::Problem& p) {
-    const bool alt = alternative_tiling();
-    if (p.head_dim == 128) return alt ? tiles_of<Fwd128b>(128) : bc32_tiling() ? tiles_of<Fwd128c>(128) : tiles_of<Fwd128>(128);
+    const bool alt = alternative_tiling(p.head_dim);
+    if (p.head_dim == 128) return alt ? tiles_of<Fwd128b>(128) : bc32_tiling(p.head_dim) ? tiles_of<Fwd128c>(128) : tiles_of<Fwd128>(128);
     if (p.head_dim == 64) return alt ? tiles_of<Fwd64b>(64) : tiles_of<Fwd64>(64);
     throw std::runtime_error("flash2: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) + ")");
 }
@@ -294,11 +297,11 @@ TileConfig flash2_tiles(const sim::Problem& p) {
 void flash2_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     (void)ws;
     (void)flash2_tiles(p);  // validates d
-    const bool alt = alternative_tiling();
+    const bool alt = alternative_tiling(p.head_dim);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128) {
             if (alt) { if (p.causal) launch_fwd<T, 128, Fwd128b, true>(p, t, s); else launch_fwd<T, 128, Fwd128b, false>(p, t, s); }
-            else if (bc32_tiling()) { if (p.causal) launch_fwd<T, 128, Fwd128c, true>(p, t, s); else launch_fwd<T, 128, Fwd128c, false>(p, t, s); }
+            else if (bc32_tiling(p.head_dim)) { if (p.causal) launch_fwd<T, 128, Fwd128c, true>(p, t, s); else launch_fwd<T, 128, Fwd128c, false>(p, t, s); }
             else { if (p.causal) launch_fwd<T, 128, Fwd128, true>(p, t, s); else launch_fwd<T, 128, Fwd128, false>(p, t, s); }
         } else {
             if (alt) { if (p.causal) launch_fwd<T, 64, Fwd64b, true>(p, t, s); else launch_fwd<T, 64, Fwd64b, false>(p, t, s); }

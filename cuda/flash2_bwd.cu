@@ -273,6 +273,7 @@ TileConfig flash2_bwd_tiles(const sim::Problem& p) {
     c.block_cols = BC;
     c.stages = 2;
     c.threads = THREADS;
+    c.layout = "each warp owns 16 key rows; for dQ, 16 query rows";
     if (p.head_dim == 128) c.smem_bytes = bwd_smem_bytes<128>();
     else if (p.head_dim == 64) c.smem_bytes = bwd_smem_bytes<64>();
     else throw std::runtime_error("flash2 backward: head_dim must be 64 or 128");

@@ -107,23 +107,27 @@ def main():
     key = lambda r: (r["batch"], r["heads"], r["seq"], r["head_dim"], r["dtype"], r["causal"], r["pass"])
     configs = sorted({key(r) for r in doc["rows"] if "ms_median" in r})
     anchors = {}
+
+    def merge_and_write():  # after every configuration, so a run cut short keeps its anchors
+        for r in doc["rows"]:
+            if "ms_median" not in r or key(r) not in anchors:
+                continue
+            an = anchors[key(r)]
+            r["anchors"] = an
+            fl = an.get("sdpa_flash", {}).get("ms_median")
+            r["ratio_vs_sdpa_flash"] = fl / r["ms_median"] if fl and r["ms_median"] > 0 else None
+            cu = an.get("sdpa_cudnn", {}).get("ms_median")
+            r["ratio_vs_sdpa_cudnn"] = cu / r["ms_median"] if cu and r["ms_median"] > 0 else None
+        doc["anchor"] = {"torch": torch.__version__, "method": "events, warm-up, median, 2xL2 flush before each repeat"}
+        json.dump(doc, open(a.out, "w"), indent=1)
+
     for cfg in configs:
         print(f"anchor: B={cfg[0]} H={cfg[1]} N={cfg[2]} d={cfg[3]} {cfg[4]} causal={cfg[5]} {cfg[6]}", file=sys.stderr, flush=True)
         anchors[cfg] = measure(cfg, flush, a.warmup, a.repeats)
-    for r in doc["rows"]:
-        if "ms_median" not in r:
-            continue
-        an = anchors[key(r)]
-        r["anchors"] = an
-        fl = an.get("sdpa_flash", {}).get("ms_median")
-        r["ratio_vs_sdpa_flash"] = fl / r["ms_median"] if fl and r["ms_median"] > 0 else None
-        cu = an.get("sdpa_cudnn", {}).get("ms_median")
-        r["ratio_vs_sdpa_cudnn"] = cu / r["ms_median"] if cu and r["ms_median"] > 0 else None
-    doc["anchor"] = {"torch": torch.__version__, "method": "events, warm-up, median, 2xL2 flush before each repeat"}
-    json.dump(doc, open(a.out, "w"), indent=1)
+        merge_and_write()
     print(f"{'variant':9} {'pass':8} {'N':>6} {'d':>4} {'mask':6} {'ms':>9} {'flash_ms':>9} {'ratio':>6}")
     for r in doc["rows"]:
-        if "ms_median" in r:
+        if "ms_median" in r and "anchors" in r:
             fl = r["anchors"].get("sdpa_flash", {}).get("ms_median", float("nan"))
             print(f"{r['variant']:9} {r['pass']:8} {r['seq']:6} {r['head_dim']:4} {'causal' if r['causal'] else 'none':6} "
                   f"{r['ms_median']:9.3f} {fl:9.3f} {r['ratio_vs_sdpa_flash'] or float('nan'):6.2f}")

@@ -14,7 +14,7 @@ set -u
 OUT=${OUT:-/tmp/flashsim_out}
 mkdir -p "$OUT"
 BIN=${BIN:-build-cuda/bin}
-STAGES=${STAGES:-"info tests sanitize bench ncu anchor"}
+STAGES=${STAGES:-"info tests sanitize ab bench ncu anchor"}
 SEQS=${SEQS:-1024,2048,4096,8192,16384}
 DIMS=${DIMS:-64,128}
 PASSES=${PASSES:-forward,backward}
@@ -84,35 +84,65 @@ if has sanitize; then
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$SAN" | sort | uniq -c
 fi
 
+if has ab; then
+  # flash2 forward tilings side by side (same inputs); the fastest correct one at N = 8192
+  # becomes the tiling of the main bench for each d (recorded in every row's tiles)
+  stamp ab
+  for tl in default 16rows bc32; do
+    FLASHSIM_FLASH2_FWD=$tl timeout 100 "$BIN/flashsim" bench --variant flash2 --seq 4096,8192,16384 --head-dim 64,128 \
+      --repeats "$REPEATS" --json "$OUT/ab_$tl.json" | sed "s/^/[$tl] /"
+  done
+  python3 - "$OUT" > "$OUT/ab_choice.sh" <<'EOF2'
+import json, sys, os
+out = sys.argv[1]
+best, rows = {}, []
+for tl in ("default", "16rows", "bc32"):
+    p = os.path.join(out, f"ab_{tl}.json")
+    if not os.path.exists(p): continue
+    d = json.load(open(p))
+    for r in d["rows"]:
+        r["tiling"] = tl
+        rows.append(r)
+        if r.get("ok") and r["seq"] == 8192 and "ms_median" in r:
+            k = r["head_dim"]
+            if k not in best or r["ms_median"] < best[k][1]: best[k] = (tl, r["ms_median"])
+    os.remove(p)
+json.dump({"rows": rows, "chosen": {str(k): v[0] for k, v in best.items()}}, open(os.path.join(out, "ab.json"), "w"), indent=1)
+for k, (tl, ms) in best.items():
+    print(f"export FLASHSIM_FLASH2_FWD_D{k}={tl}")
+EOF2
+  . "$OUT/ab_choice.sh"; rm -f "$OUT/ab_choice.sh"
+  echo "chosen flash2 tilings: d128=${FLASHSIM_FLASH2_FWD_D128:-default} d64=${FLASHSIM_FLASH2_FWD_D64:-default}"
+fi
+
 if has bench; then
   stamp bench
-  parts=()
+  rm -f "$OUT/bench.json"
   for m in $MASKS; do
     flag=""; [ "$m" = causal ] && flag="--causal"
     for p in ${PASSES//,/ }; do
       vs=$VARIANTS; [ "$p" = backward ] && vs=$(echo "$VARIANTS" | tr ',' '\n' | grep -v flash1 | paste -sd,)
       f="$OUT/part_${m}_${p}.json"
-      "$BIN/flashsim" bench --variant "$vs" --seq "$SEQS" --head-dim "$DIMS" --pass "$p" $flag \
+      timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim" bench --variant "$vs" --seq "$SEQS" --head-dim "$DIMS" --pass "$p" $flag \
         --repeats "$REPEATS" --json "$f"
       echo "bench $m $p rc=$?"
-      parts+=("$f")
+      # merge at once, so that bench.json holds every finished part even if a later one is cut short
+      python3 - "$OUT/bench.json" "$f" <<'EOF'
+import json, sys, os
+out, part = sys.argv[1], sys.argv[2]
+try:
+    d = json.load(open(part))
+except Exception as e:
+    print("skip", part, e); sys.exit(0)
+doc = json.load(open(out)) if os.path.exists(out) else None
+if doc is None: doc = d
+else: doc["rows"] += d["rows"]
+json.dump(doc, open(out, "w"), indent=1)
+os.remove(part)
+print("bench rows so far:", len(doc["rows"]))
+EOF
     done
   done
-  python3 - "$OUT/bench.json" "${parts[@]}" <<'EOF'
-import json, sys
-out, parts = sys.argv[1], sys.argv[2:]
-doc = None
-for p in parts:
-    try:
-        d = json.load(open(p))
-    except Exception as e:
-        print("skip", p, e); continue
-    if doc is None: doc = d
-    else: doc["rows"] += d["rows"]
-json.dump(doc, open(out, "w"), indent=1)
-print("bench rows:", len(doc["rows"]) if doc else 0)
-EOF
-  rm -f "${parts[@]}"
 fi
 
 if has ncu; then
@@ -122,7 +152,7 @@ if has ncu; then
     IFS=: read -r v p n d m <<< "$c"
     flag=""; [ "$m" = causal ] && flag="--causal"
     echo "#config $c" >> "$OUT/ncu.csv"
-    ncu --clock-control none --nvtx --nvtx-include "measure/" --print-units base --csv --page raw \
+    timeout "${NCU_TIMEOUT:-40}" ncu --clock-control none --nvtx --nvtx-include "measure/" --print-units base --csv --page raw \
         --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --log-file "$OUT/ncu_one.csv" \
         "$BIN/flashsim" bench --variant "$v" --pass "$p" --seq "$n" --head-dim "$d" $flag --nvtx --warmup 0 --repeats 0 --no-check > /dev/null 2>&1
     echo "ncu $c rc=$?"
@@ -170,8 +200,10 @@ fi
 if has anchor; then
   stamp anchor
   if [ -f "$OUT/bench.json" ]; then
-    PYTHONUNBUFFERED=1 python3 scripts/anchor_sdpa.py --bench "$OUT/bench.json" --out "$OUT/bench_anchored.json" --repeats "$REPEATS" \
-      && mv "$OUT/bench_anchored.json" "$OUT/bench.json"
+    PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/bench.json" \
+      --out "$OUT/bench_anchored.json" --repeats "$REPEATS"
+    echo "anchor rc=$?"
+    [ -s "$OUT/bench_anchored.json" ] && mv "$OUT/bench_anchored.json" "$OUT/bench.json"
   fi
 fi
 stamp done

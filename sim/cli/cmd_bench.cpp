@@ -75,6 +75,23 @@ int run_bench(const BenchArgs& a) {
     const auto variants = a.variants.empty() ? fcuda::variants() : a.variants;
     const sim::Machine& machine = sim::find_machine(a.gpu);
     json rows = json::array();
+    // the JSON file is rewritten after every row, so a run cut short keeps what it measured
+    const std::time_t started = std::time(nullptr);
+    auto write_json = [&]() -> bool {
+        if (a.json.empty()) return true;
+        char date[64];
+        std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
+        const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
+        json doc{{"device", fcuda::device_name()}, {"driver", fcuda::driver_version()}, {"date", date},
+                 {"git_commit", commit ? commit : "unknown"}, {"rows", rows}};
+        std::ofstream f(a.json);
+        if (!f) {
+            print_error("bench", "cannot write " + a.json);
+            return false;
+        }
+        f << doc.dump(1) << "\n";
+        return true;
+    };
     bool all_ok = true;
     std::printf("%-9s %-8s %6s %4s %3s %4s %-6s %10s %8s %12s %12s %9s %9s %s\n", "variant", "pass", "N", "d", "B", "H",
                 "mask", "ms(med)", "TFLOP/s", "sim_hbm_MB", "dram_MB", "rel_ref", "rel_std", "ok");
@@ -122,7 +139,7 @@ int run_bench(const BenchArgs& a) {
                         row["counters_note"] = m.counters_note;
                         row["tiles"] = json{{"variant", t.variant}, {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
                                             {"loop_order", t.loop_order}, {"stages", t.stages}, {"sram_bytes", t.sram_bytes}, {"smem_bytes", t.smem_bytes},
-                                            {"threads", t.threads}};
+                                            {"threads", t.threads}, {"layout", t.layout}};
                         row["vs_reference"] = stats_json(m.vs_reference);
                         row["vs_standard"] = stats_json(m.vs_standard);
                         row["unwritten"] = m.unwritten;
@@ -176,23 +193,11 @@ int run_bench(const BenchArgs& a) {
                                     (long long)d, e.what());
                     }
                     rows.push_back(row);
+                    if (!write_json()) return 1;
                 }
     }
-    if (!a.json.empty()) {
-        const std::time_t now = std::time(nullptr);
-        char date[64];
-        std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-        const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
-        json doc{{"device", fcuda::device_name()}, {"driver", fcuda::driver_version()}, {"date", date},
-                 {"git_commit", commit ? commit : "unknown"}, {"rows", rows}};
-        std::ofstream f(a.json);
-        if (!f) {
-            print_error("bench", "cannot write " + a.json);
-            return 1;
-        }
-        f << doc.dump(1) << "\n";
-        std::cerr << "bench: wrote " << a.json << "\n";
-    }
+    if (!write_json()) return 1;
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
     if (!all_ok) std::cerr << "bench: some configurations failed their checks (ok = NO above)\n";
     return all_ok ? 0 : 1;
 }
