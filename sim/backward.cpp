@@ -218,7 +218,7 @@ void f2_dkdv_block(Ctx& c, int64_t j, Walker& w) {
         MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;  // (B_r, B_c)
         apply_mask(p, S, r0, c0);
         MatF P(r, cc);
-        for (int64_t a = 0; a < r; ++a) P.row(a) = (S.row(a).array() - c.lse(r0 + a)).exp().matrix();
+        for (int64_t a = 0; a < r; ++a) P.row(a) = masked_exp(S.row(a), c.lse(r0 + a));
         dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);
         const MatF dP = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
         MatF dS(r, cc);
@@ -310,7 +310,7 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
             for (int64_t a = 0; a < r; ++a) {
                 const float l = c.l(r0 + a), m = c.m(r0 + a);
                 if (!(l > 0)) P.row(a).setZero();  // a fully masked row: no probability anywhere
-                else P.row(a) = ((S.row(a).array() - m).exp() / l).matrix();
+                else P.row(a) = masked_exp(S.row(a), m) / l;
                 D(a) = (c.h->dO.row(r0 + a).array() * c.O32.row(r0 + a).array()).sum();
             }
             dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);

@@ -173,7 +173,7 @@ struct Slot {
 }  // namespace
 
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
-                   int64_t heads_total, int64_t slots, const SlotRates& rates, int timeline_blocks,
+                   int64_t heads_total, int64_t slots, const std::vector<SlotRates>& krates, int timeline_blocks,
                    int timeline_steps, int64_t seg_cols) {
     const auto t_start = std::chrono::steady_clock::now();
     L2Replay out;
@@ -182,13 +182,16 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
     st.concurrent_blocks = slots;
     st.heads_walked = heads_walked;
     st.exact = heads_walked >= heads_total;
-    Lru l2(static_cast<int64_t>(m.l2_bytes));
+    const double frac = std::min(1.0, static_cast<double>(heads_walked) / static_cast<double>(heads_total));
+    Lru l2(static_cast<int64_t>(m.l2_bytes * frac));
+    slots = std::max<int64_t>(1, std::llround(static_cast<double>(slots) * frac));
     const int64_t n = proto.p.seq;
     const int64_t W = std::max<int64_t>(1, seg_cols);
     out.timeline.resize(static_cast<size_t>(std::max(0, timeline_blocks)));
 
     for (size_t ki = 0; ki < kernels.size(); ++ki) {
         const KernelDef& k = kernels[ki];
+        const SlotRates& rates = krates[ki];
         const int64_t nb = k.info.blocks_per_head, total = heads_walked * nb;
         std::vector<BlockTime> times(static_cast<size_t>(total));
         std::vector<Slot> sl(static_cast<size_t>(std::min<int64_t>(slots, total)));

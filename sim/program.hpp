@@ -76,14 +76,16 @@ void apply_mask(const Problem& p, MatF& s, int64_t r0, int64_t c0);
 namespace sim::detail {
 
 // The L2 walk (sim/l2.cpp): the counted kernels' blocks, over `heads_walked` heads, in launch order,
-// `slots` at a time, round-robin one step each, through an LRU cache.
+// `slots` at a time, round-robin one step each, through an LRU cache. When only some heads are walked
+// (a sample), the cache and the slots shrink in proportion, so each head sees the share of L2 and
+// the company it would have with all heads running.
 struct L2Replay {
     L2Stats stats;
     std::vector<std::vector<BlockTime>> kernel_blocks;  // per kernel: the walked blocks, launch order
     std::vector<std::vector<StepCost>> timeline;        // steps of the first blocks of the first kernel
 };
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
-                   int64_t heads_total, int64_t slots, const SlotRates& rates, int timeline_blocks,
+                   int64_t heads_total, int64_t slots, const std::vector<SlotRates>& rates, int timeline_blocks,
                    int timeline_steps, int64_t seg_cols);
 
 // The timing model's last stage (sim/timing.cpp): blocks scheduled on slots, kernel after kernel.

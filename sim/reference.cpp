@@ -49,7 +49,7 @@ TensorD attention_reference(const Problem& p, const TensorF& Q, const TensorF& K
                 prob.row(n).setZero();
                 continue;
             }
-            prob.row(n) = (s.row(n).array() - m).exp().matrix();
+            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity()).select(0.0, (s.row(n).array() - m).exp()).matrix();
             prob.row(n) /= prob.row(n).sum();
         }
         const MatD o = prob * head_matrix(V, bh);
@@ -75,7 +75,7 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
                 prob.row(n).setZero();
                 continue;
             }
-            prob.row(n) = (s.row(n).array() - m).exp().matrix();
+            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity()).select(0.0, (s.row(n).array() - m).exp()).matrix();
             prob.row(n) /= prob.row(n).sum();
         }
         const MatD dv = prob.transpose() * dout;                   // dV = P^T dO

@@ -289,7 +289,7 @@ void std_softmax_rows(Ctx& c, int64_t r0, int64_t r) {
             c.P.row(row).setZero();
             continue;
         }
-        c.P.row(row) = (c.S.row(row).array() - m).exp().matrix();
+        c.P.row(row) = masked_exp(c.S.row(row), m);
         const float l = c.P.row(row).sum();
         for (int64_t k = 0; k < n; ++k) c.P(row, k) = round_to(p.dtype, c.P(row, k) / l);
     }
@@ -427,7 +427,7 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
             for (int64_t a = 0; a < r; ++a) {
                 mt(a) = S.row(a).maxCoeff();
                 const float ms = mt(a) == kNegInf ? 0.0f : mt(a);
-                Pt.row(a) = (S.row(a).array() - ms).exp().matrix();
+                Pt.row(a) = masked_exp(S.row(a), ms);
                 lt(a) = Pt.row(a).sum();
                 const float mo = m_hbm(r0 + a);
                 m_new(a) = std::max(mo, mt(a));
@@ -517,7 +517,7 @@ void flash2_forward_block(Ctx& cx, int64_t i, Walker& w) {
             const float m_new = std::max(m(a), S.row(a).maxCoeff());
             const float ms = m_new == kNegInf ? 0.0f : m_new;  // fully masked so far: keep zeros
             alpha(a) = std::exp(m(a) - ms);
-            P.row(a) = (S.row(a).array() - ms).exp().matrix();
+            P.row(a) = masked_exp(S.row(a), ms);
             l(a) = alpha(a) * l(a) + P.row(a).sum();
             m(a) = m_new;
         }
@@ -611,6 +611,16 @@ SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
     return {inv(bw), inv(t.l2_bandwidth), inv(mm), inv(m.scalar_flops)};
 }
 
+// A kernel's blocks share the HBM and L2 bandwidth among those resident at once (all slots, or all
+// its blocks when there are fewer); arithmetic rates are per SM and do not move between SMs.
+SlotRates kernel_rates(const SlotRates& full, int64_t slots, int64_t kernel_blocks) {
+    SlotRates r = full;
+    const double share = static_cast<double>(std::max<int64_t>(1, std::min(slots, kernel_blocks))) / static_cast<double>(slots);
+    r.s_per_hbm_byte *= share;
+    r.s_per_l2_byte *= share;
+    return r;
+}
+
 Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const Inputs* given) {
     p.validate();
     const int64_t sram = c.sram_bytes > 0 ? c.sram_bytes : m.sram_bytes;
@@ -671,6 +681,8 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
     const int64_t slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, m.blocks_per_sm);
     const int tl_blocks = static_cast<int>(std::min<int64_t>(std::max(0, c.timeline_sms), slots));
     std::vector<std::vector<StepCost>> timeline(static_cast<size_t>(tl_blocks));
+    std::vector<SlotRates> krates;
+    for (const auto& k : counted) krates.push_back(kernel_rates(rates, slots, k.info.blocks_per_head * p.heads_total()));
 
     Walker w;
     w.cap = c.event_cap;
@@ -689,6 +701,7 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
                 snap_taken = true;
             }
             w.counting = head0 && k.counted;
+            if (k.counted && c.timing) w.rates = &krates[static_cast<size_t>(counted_index)];
             w.phase = k.counted ? counted_index : -1;
             w.pass = k.info.pass;
             w.begin_kernel();
@@ -841,7 +854,7 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
                       " lookups, above the automatic budget of " + std::to_string(c.l2_budget) +
                       " (force it with --l2 on; it costs about 20 ns a lookup)";
         } else {
-            L2Replay rp = replay_l2(proto, counted, m, walk_heads, heads, slots, rates, tl_blocks,
+            L2Replay rp = replay_l2(proto, counted, m, walk_heads, heads, slots, krates, tl_blocks,
                                     c.timeline_steps, t.bc);
             const double cost = rp.stats.seconds;
             const std::string policy = rp.stats.policy;

@@ -25,6 +25,12 @@ using VecF = Eigen::VectorXf;
 using MapF = Eigen::Map<const MatF>;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// e^(s - shift) element-wise, exactly 0 where s is -inf (a masked score). Eigen's vectorised exp
+// clamps its argument, so exp(-inf) would come out as a denormal instead of 0.
+inline Eigen::RowVectorXf masked_exp(const Eigen::Ref<const Eigen::RowVectorXf>& s, float shift) {
+    return (s.array() == kNegInf).select(0.0f, (s.array() - shift).exp()).matrix();
+}
+
 // Tensors of N x N elements (standard attention's scratch): the L2 model keys them by row segments.
 inline bool square_tensor(Tensor t) {
     return t == Tensor::S || t == Tensor::P || t == Tensor::dS || t == Tensor::dP;

@@ -1,0 +1,231 @@
+// The L2 level and the timing model: compulsory traffic when everything fits, no-L2 traffic when
+// nothing does, K/V sharing by blocks that run side by side; timing monotone in every rate.
+#include <doctest/doctest.h>
+
+#include "sim/simulate.hpp"
+
+using namespace sim;
+
+namespace {
+Problem shape(int64_t n, int64_t d, int64_t b = 1, int64_t h = 1, bool causal = false) {
+    Problem p;
+    p.seq = n;
+    p.head_dim = d;
+    p.batch = b;
+    p.heads = h;
+    p.causal = causal;
+    return p;
+}
+Config cfg(Algo a, L2Mode l2, Pass pass = Pass::forward, int64_t br = 0, int64_t bc = 0) {
+    Config c;
+    c.algo = a;
+    c.numerics = Numerics::off;
+    c.l2 = l2;
+    c.pass = pass;
+    c.block_rows = br;
+    c.block_cols = bc;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byte once)") {
+    // flash2, 4 heads of N = 1024, d = 64, fp16: Q, K, V are 128 KiB each a head; L2 is 60 MiB.
+    const Problem p = shape(1024, 64, 2, 2);
+    const Result r = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::on));
+    REQUIRE(r.l2.simulated);
+    CHECK(r.l2.exact);
+    const int64_t head = 1024 * 64 * 2, heads = 4;
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::Q)] == Traffic{heads * head, 0});
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::K)] == Traffic{heads * head, 0});
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::V)] == Traffic{heads * head, 0});
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::O)] == Traffic{0, heads * head});
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::LSE)] == Traffic{0, heads * 1024 * 4});
+    // without L2, K and V are read once per row block
+    CHECK(r.totals[Tensor::K].read_bytes == r.tiles_rows * heads * head);
+    // standard at N = 512: S and P (512 KiB a head) stay in L2, so they are written once and never read back
+    const Result s = simulate(shape(512, 64, 1, 2), find_machine("H200"), cfg(Algo::standard, L2Mode::on));
+    CHECK(s.l2.hbm[static_cast<size_t>(Tensor::S)] == Traffic{0, 2 * 512 * 512 * 2});
+    CHECK(s.l2.hbm[static_cast<size_t>(Tensor::P)] == Traffic{0, 2 * 512 * 512 * 2});
+    CHECK(s.l2.hbm[static_cast<size_t>(Tensor::K)].read_bytes == 2 * 512 * 64 * 2);
+}
+
+TEST_CASE("L2: standard attention far larger than L2 approaches the no-L2 count") {
+    Machine m = find_machine("H200");
+    m.l2_bytes = 256 * 1024;  // S is 32 MiB a head here, 128x the cache
+    const Result r = simulate(shape(4096, 64), m, cfg(Algo::standard, L2Mode::on));
+    REQUIRE(r.l2.simulated);
+    const double with = static_cast<double>(r.l2.hbm_total().total());
+    const double without = static_cast<double>(r.totals.hbm_total().total());
+    CHECK(with <= without);
+    // what L2 saves here is K and V: the S = QK^T and O = PV blocks run side by side and share them
+    CHECK(with >= 0.75 * without);
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::P)] == r.totals[Tensor::P]);
+    // S is written in tiles and read back row by row long after: every read misses
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::S)].read_bytes == r.totals[Tensor::S].read_bytes);
+    CHECK(r.l2.hbm[static_cast<size_t>(Tensor::S)].write_bytes == r.totals[Tensor::S].write_bytes);
+}
+
+TEST_CASE("L2: blocks running side by side share K/V tiles; one block at a time thrashes") {
+    // 64 row blocks, each sweeping all 64 K/V tiles (K + V = 1 MiB) through a 768 KiB L2.
+    const Problem p = shape(4096, 64);
+    Machine many = find_machine("H200");
+    many.l2_bytes = 768 * 1024;
+    Machine one = many;
+    one.sm_count = 1;
+    const Config c = cfg(Algo::flash2, L2Mode::on, Pass::forward, 64, 64);
+    const Result side = simulate(p, many, c), alone = simulate(p, one, c);
+    const int64_t kv = 4096 * 64 * 2;
+    // all 64 blocks resident: each K_j, V_j comes from HBM once and is hit by the other 63 blocks
+    CHECK(side.l2.hbm[static_cast<size_t>(Tensor::K)].read_bytes == kv);
+    CHECK(side.l2.hit_rate > 0.95);
+    // one block at a time, cycling through 1 MiB with LRU in 768 KiB: every K/V load misses
+    CHECK(alone.l2.hbm[static_cast<size_t>(Tensor::K)].read_bytes == alone.totals[Tensor::K].read_bytes);
+    CHECK(alone.totals[Tensor::K].read_bytes == 64 * kv);
+}
+
+TEST_CASE("L2: the automatic budget samples heads, says so, and lands near the full walk") {
+    const Problem p = shape(2048, 64, 4, 8, true);
+    Config c = cfg(Algo::flash2, L2Mode::on, Pass::both);
+    const Result full = simulate(p, find_machine("A100-40GB"), c);
+    c.l2 = L2Mode::automatic;
+    c.l2_budget = full.l2.lookups / 4;  // a quarter of the heads
+    const Result part = simulate(p, find_machine("A100-40GB"), c);
+    REQUIRE(part.l2.simulated);
+    CHECK(full.l2.exact);
+    CHECK_FALSE(part.l2.exact);
+    CHECK(part.l2.heads_walked < 32);
+    CHECK(part.l2.note.find("sampled") != std::string::npos);
+    const double a = static_cast<double>(full.l2.hbm_total().total()), b = static_cast<double>(part.l2.hbm_total().total());
+    CHECK(b == doctest::Approx(a).epsilon(0.15));
+    c.l2_budget = 10;  // one head alone is over: not simulated, and the note says how to force it
+    const Result none = simulate(p, find_machine("A100-40GB"), c);
+    CHECK_FALSE(none.l2.simulated);
+    CHECK(none.l2.note.find("--l2 on") != std::string::npos);
+}
+
+TEST_CASE("walking each distinct block once (after the trace fills) changes no count") {
+    for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
+        for (bool causal : {false, true})
+            for (Pass pass : {Pass::forward, Pass::both}) {
+                CAPTURE(algo_name(a));
+                CAPTURE(causal);
+                Problem p = shape(3000, 64, 1, 1, causal);
+                Config c = cfg(a, L2Mode::off, pass);
+                c.event_cap = 100;
+                const Result fast = simulate(p, find_machine("H200"), c);
+                c.memo_blocks = false;
+                const Result slow = simulate(p, find_machine("H200"), c);
+                CHECK(fast.totals.hbm == slow.totals.hbm);
+                CHECK(fast.totals.flops == slow.totals.flops);
+                CHECK(fast.totals.steps == slow.totals.steps);
+                CHECK(fast.trace.events_total == slow.trace.events_total);
+                CHECK(fast.timing.serial_s == doctest::Approx(slow.timing.serial_s).epsilon(1e-12));
+                CHECK(fast.timing.overlapped_s == doctest::Approx(slow.timing.overlapped_s).epsilon(1e-12));
+            }
+}
+
+TEST_CASE("timing: on one SM the serial time is bytes / bandwidth + matmul / rate + scalar / rate") {
+    Machine m = find_machine("H200");
+    m.sm_count = 1;
+    const Problem p = shape(1000, 64, 1, 3);
+    for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2}) {
+        CAPTURE(algo_name(a));
+        const Result r = simulate(p, m, cfg(a, L2Mode::off, Pass::both));
+        REQUIRE(r.timing.computed);
+        const auto& f = r.totals.flops;
+        const double expect = static_cast<double>(r.totals.hbm_total().total()) / m.hbm_bandwidth +
+                              static_cast<double>(f.matmul) / m.matmul_flops +
+                              static_cast<double>(f.exp + f.other) / m.scalar_flops;
+        CHECK(r.timing.serial_s == doctest::Approx(expect).epsilon(1e-9));
+        // overlapping can hide the smaller of copy and compute, never more
+        const double copy = static_cast<double>(r.totals.hbm_total().total()) / m.hbm_bandwidth;
+        CHECK(r.timing.overlapped_s <= r.timing.serial_s * (1 + 1e-12));
+        CHECK(r.timing.overlapped_s >= std::max(copy, expect - copy) * (1 - 1e-12));
+    }
+}
+
+TEST_CASE("timing: more bandwidth, more FLOP/s or more SMs is never slower") {
+    const Problem p = shape(1024, 64, 2, 4, true);
+    for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
+        for (L2Mode l2 : {L2Mode::off, L2Mode::on}) {
+            CAPTURE(algo_name(a));
+            CAPTURE(l2 == L2Mode::on);
+            const Config c = cfg(a, l2, Pass::both);
+            const Machine base = find_machine("A100-40GB");
+            const Result r0 = simulate(p, base, c);
+            Machine bw = base, mm = base, sc = base, sms = base, l2bw = base;
+            bw.hbm_bandwidth *= 2;
+            mm.matmul_flops *= 2;
+            sc.scalar_flops *= 2;
+            sms.sm_count *= 2;  // a bigger GPU: twice the SMs, each as fast as before
+            sms.matmul_flops *= 2;
+            sms.scalar_flops *= 2;
+            l2bw.l2_bandwidth *= 2;
+            std::vector<const Machine*> faster = {&bw, &mm, &sc, &l2bw};
+            // More SMs also means more blocks at once sharing the L2, which can thrash it: a real
+            // effect, so the SM count is only required to help when the L2 model is off.
+            if (l2 == L2Mode::off) faster.push_back(&sms);
+            for (const Machine* m : faster) {
+                const Result r1 = simulate(p, *m, c);
+                CHECK(r1.timing.serial_s <= r0.timing.serial_s * (1 + 1e-9));
+                CHECK(r1.timing.overlapped_s <= r0.timing.overlapped_s * (1 + 1e-9));
+            }
+            CHECK(r0.timing.overlapped_s <= r0.timing.serial_s * (1 + 1e-12));
+            CHECK(r0.timing.predicted_tflops > 0);
+        }
+}
+
+TEST_CASE("timing: measured ceilings where the preset has them, else the datasheet's, said so") {
+    const Problem p = shape(8192, 128);
+    Config c = cfg(Algo::flash2, L2Mode::off);
+    c.ceilings = Ceilings::measured;
+    const Result h = simulate(p, find_machine("H200"), c);
+    CHECK(h.timing.ceilings == "measured");
+    CHECK(h.timing.hbm_bandwidth == find_machine("H200").measured_hbm_bandwidth);
+    c.ceilings = Ceilings::datasheet;
+    const Result hd = simulate(p, find_machine("H200"), c);
+    CHECK(h.timing.overlapped_s >= hd.timing.overlapped_s);  // measured ceilings are lower
+    c.ceilings = Ceilings::measured;
+    const Result a = simulate(p, find_machine("A100-40GB"), c);
+    CHECK(a.timing.ceilings == "datasheet");
+    CHECK(a.timing.ceilings_note.find("no measured ceilings") != std::string::npos);
+}
+
+TEST_CASE("timing: flash1 runs one block per head, so one head leaves the GPU idle") {
+    const Problem p = shape(8192, 64);
+    const Result f1 = simulate(p, find_machine("H200"), cfg(Algo::flash1, L2Mode::off));
+    const Result f2 = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::off));
+    CHECK(f1.kernels.at(0).blocks_per_head == 1);
+    CHECK(f2.kernels.at(0).blocks_per_head == f2.tiles_rows);
+    CHECK(f1.timing.overlapped_s > 10 * f2.timing.overlapped_s);
+}
+
+TEST_CASE("timing: the per-SM timeline is bounded and consistent with its schedule") {
+    Config c = cfg(Algo::flash2, L2Mode::off);
+    c.timeline_sms = 3;
+    c.timeline_steps = 5;
+    const Result r = simulate(shape(4096, 64), find_machine("H200"), c);
+    REQUIRE_FALSE(r.timing.timeline.empty());
+    CHECK(r.timing.timeline.size() <= 3u * 5u * 3u * 2u);
+    for (const auto& s : r.timing.timeline) {
+        CHECK(s.sm < 3);
+        CHECK(s.step < 5);
+        CHECK(s.end > s.start);
+    }
+}
+
+TEST_CASE("block-size sweep (the paper's Figure 2, middle): traffic falls as blocks grow, time flattens") {
+    const Problem p = shape(8192, 64, 2, 8);  // 16 heads: enough blocks to fill the GPU at every block size
+    std::vector<double> hbm, ms;
+    for (int64_t br : {16, 32, 64, 128, 256}) {
+        const Result r = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::on, Pass::forward, br, 64));
+        hbm.push_back(static_cast<double>(r.totals.hbm_total().total()));
+        ms.push_back(r.timing.overlapped_s);
+    }
+    for (size_t i = 1; i < hbm.size(); ++i) {
+        CHECK(hbm[i] < 0.55 * hbm[i - 1]);  // K and V are re-read once per row block: T_r halves
+        CHECK(ms[i] <= ms[i - 1] * (1 + 1e-9));
+    }
+    CHECK(ms[0] / ms[1] > 1.5);   // small blocks: copies dominate, doubling the block nearly halves the time
+    CHECK(ms[3] / ms[4] < 1.1);   // large blocks: arithmetic dominates, the time has flattened
+}
