@@ -159,3 +159,121 @@ TEST_CASE("printers: byte units and digit grouping") {
     CHECK(report::group_digits(-1000) == "-1,000");
     CHECK(report::human_flops(8.59e9) == "8.59 GFLOP");
 }
+
+TEST_CASE("simulate --json: pass, L2, predicted time, kernels (issue 3 fields)") {
+    const Out o = sh("simulate --algo flash2 --seq 4096 --head-dim 128 --heads 4 --causal --pass both --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    for (const char* key : {"pass", "causal", "l2", "hbm_without_l2", "hbm_with_l2", "predicted_ms", "predicted_tflops",
+                            "timing", "kernels", "forward", "backward", "bwd_block_rows"})
+        CHECK(j.contains(key));
+    CHECK(j["pass"] == "both");
+    CHECK(j["causal"] == true);
+    CHECK(j["l2"]["simulated"] == true);
+    CHECK(j["l2"]["hit_rate"].get<double>() > 0.5);
+    CHECK(j["hbm_with_l2"]["read_bytes"].get<int64_t>() < j["hbm_without_l2"]["read_bytes"].get<int64_t>());
+    CHECK(j["hbm_without_l2"] == j["hbm"]);  // "hbm" keeps its meaning: every tile load and store
+    CHECK(j["predicted_ms"].get<double>() > 0);
+    CHECK(j["kernels"].size() == 4);  // forward + three backward kernels
+    CHECK(j["forward"]["hbm"]["read_bytes"].get<int64_t>() + j["backward"]["hbm"]["read_bytes"].get<int64_t>() ==
+          j["hbm"]["read_bytes"].get<int64_t>());
+    CHECK_FALSE(j["timing"].contains("timeline"));
+    const Out t = sh("simulate --seq 1024 --head-dim 64 --json --timeline --l2 off");
+    REQUIRE(t.rc == 0);
+    const auto jt = nlohmann::json::parse(t.text);
+    CHECK(jt["l2"]["simulated"] == false);
+    CHECK(jt["hbm_with_l2"].is_null());
+    CHECK(jt["timing"]["timeline"].size() > 0);
+    CHECK(jt["timing"]["timeline"][0]["kind"] == "copy");
+}
+
+TEST_CASE("simulate --pass both --check compares gradients with the float64 reference") {
+    const Out o = sh("simulate --algo flash2 --seq 200 --head-dim 32 --pass both --check --dtype fp32");
+    REQUIRE(o.rc == 0);
+    CHECK(o.text.find("dQ vs float64 reference") != std::string::npos);
+    CHECK(o.text.find("dV vs float64 reference") != std::string::npos);
+    const Out j = sh("simulate --algo standard --seq 100 --head-dim 16 --pass backward --check --json");
+    REQUIRE(j.rc == 0);
+    const auto x = nlohmann::json::parse(j.text);
+    CHECK(x["gradients_vs_reference"]["dK"]["nonfinite"] == 0);
+    CHECK(x["gradients_vs_reference"]["dK"]["max_abs"].get<double>() < 1e-2);
+}
+
+TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
+    struct Bad {
+        const char* args;
+        const char* says;
+    };
+    const Bad cases[] = {
+        {"simulate --seq 128 --head-dim 64 --pass sideways", "--pass must be forward, backward or both"},
+        {"simulate --seq 128 --head-dim 64 --l2 maybe", "--l2 must be auto, on or off"},
+        {"simulate --seq 128 --head-dim 64 --ceilings guessed", "--ceilings must be datasheet or measured"},
+        {"simulate --seq 128 --head-dim 64 --pad-left 500", "--pad-left must be between 0 and N = 128"},
+        {"simulate --seq 4096 --head-dim 128 --pass both --bwd-block-rows 256 --bwd-block-cols 256",
+         "backward tiles do not fit in SRAM"},
+        {"sweep --param colour --values 1,2", "unknown --param 'colour'"},
+        {"sweep --param seq --values 1,x", "'x' is not a positive integer"},
+        {"sweep --param seq", "--values"},
+        {"sweep --param block-rows --values 4096 --block-cols 4096", "no value of --block-rows gave a valid problem"},
+        {"scenario gpt5", "unknown scenario 'gpt5'"},
+        {"scenario", "give a scenario name, or --list"},
+    };
+    for (const auto& b : cases) {
+        CAPTURE(b.args);
+        const Out o = sh(b.args);
+        CHECK(o.rc != 0);
+        CHECK(o.text.find(b.says) != std::string::npos);
+        CHECK(o.text.find("terminate called") == std::string::npos);
+    }
+}
+
+TEST_CASE("sweep: a table, JSON, CSV; rows that do not fit say why and the rest still run") {
+    const Out o = sh("sweep --param block-rows --values 32,64,4096 --block-cols 64 --seq 2048 --head-dim 64");
+    REQUIRE(o.rc == 0);
+    CHECK(o.text.find("sweep of block-rows") != std::string::npos);
+    CHECK(o.text.find("tiles do not fit in SRAM") != std::string::npos);  // the 4096 row
+    const std::string csv = tmp("sweep.csv");
+    const Out j = sh("sweep --param seq --values 1024,2048 --head-dim 64 --l2 off --json --csv " + csv);
+    REQUIRE(j.rc == 0);
+    const auto a = nlohmann::json::parse(j.text);
+    REQUIRE(a.size() == 2);
+    CHECK(a[0]["value"] == "1024");
+    CHECK(a[1]["result"]["seq"] == 2048);
+    // flash2: Q read once: N d 2 bytes
+    CHECK(a[1]["result"]["tensors"]["Q"]["read_bytes"] == 2048 * 64 * 2);
+    FILE* f = std::fopen(csv.c_str(), "r");
+    REQUIRE(f != nullptr);
+    char line[512];
+    int lines = 0;
+    std::string header;
+    while (std::fgets(line, sizeof line, f)) {
+        if (lines == 0) header = line;
+        ++lines;
+    }
+    std::fclose(f);
+    CHECK(lines == 3);
+    CHECK(header.rfind("seq,block_rows,block_cols,hbm_bytes", 0) == 0);
+}
+
+TEST_CASE("scenario: listed as data; gpt2-medium prints standard vs flash GFLOP, HBM GB and time") {
+    const Out l = sh("scenario --list");
+    REQUIRE(l.rc == 0);
+    CHECK(l.text.find("gpt2-medium") != std::string::npos);
+    const Out o = sh("scenario gpt2-medium --l2 off --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    REQUIRE(j["results"].size() == 3);
+    const auto& st = j["results"][0];
+    const auto& f2 = j["results"][2];
+    CHECK(st["algo"] == "standard");
+    CHECK(st["seq"] == 1024);
+    CHECK(st["heads"] == 16);
+    CHECK(st["batch"] == 64);
+    CHECK(st["head_dim"] == 64);
+    CHECK(st["gpu"] == "A100-40GB");
+    CHECK(st["pass"] == "both");
+    // standard's forward + backward GEMMs: 6 of 2 N^2 d each, over B*H = 1024 heads
+    CHECK(st["flops"]["matmul"].get<int64_t>() == 12LL * 1024 * 1024 * 64 * 1024);
+    CHECK(f2["hbm"]["read_bytes"].get<int64_t>() < st["hbm"]["read_bytes"].get<int64_t>());
+    CHECK(f2["predicted_ms"].get<double>() < st["predicted_ms"].get<double>());
+}
