@@ -162,10 +162,12 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     ConfigSpec& c = out.spec;
     c.name = name;
     c.config.numerics = sim::Numerics::off;  // lessons compute numbers only when asked
+    c.config.l2 = sim::L2Mode::off;          // the L2 replay costs time at load; on when asked
     const std::string where = "[config." + name + "]";
     check_keys(s, t,
                {"algo", "seq", "head_dim", "batch", "heads", "dtype", "gpu", "causal", "window", "scale", "seed",
-                "block_rows", "block_cols", "sram", "numerics", "record_row"},
+                "block_rows", "block_cols", "sram", "numerics", "record_row", "pass", "l2", "ceilings", "timing",
+                "bwd_block_rows", "bwd_block_cols"},
                where);
     for (const char* req : {"algo", "seq", "head_dim"})
         if (!t.contains(req))
@@ -225,6 +227,23 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
         else s.fail(pos_of(n), "'numerics' must be \"on\" or \"off\", got '" + v + "'");
     }
     if (t.contains("record_row")) c.config.record_row = pos_int("record_row", 0);
+    auto choice = [&](const char* key, const std::vector<std::string>& options) -> std::string {
+        const toml::node& n = *t.get(key);
+        const std::string v = get_string(s, n, key);
+        if (std::find(options.begin(), options.end(), v) == options.end())
+            s.fail(pos_of(n), "'" + std::string(key) + "' must be one of " + join(options) + ", got '" + v + "'");
+        return v;
+    };
+    if (t.contains("pass")) c.config.pass = *sim::parse_pass(choice("pass", {"forward", "backward", "both"}));
+    if (t.contains("l2")) {
+        const std::string v = choice("l2", {"auto", "on", "off"});
+        c.config.l2 = v == "on" ? sim::L2Mode::on : v == "auto" ? sim::L2Mode::automatic : sim::L2Mode::off;
+    }
+    if (t.contains("ceilings"))
+        c.config.ceilings = choice("ceilings", {"datasheet", "measured"}) == "measured" ? sim::Ceilings::measured : sim::Ceilings::datasheet;
+    if (t.contains("timing")) c.config.timing = get_bool(s, *t.get("timing"), "timing");
+    if (t.contains("bwd_block_rows")) c.config.bwd_block_rows = pos_int("bwd_block_rows", 1);
+    if (t.contains("bwd_block_cols")) c.config.bwd_block_cols = pos_int("bwd_block_cols", 1);
     // Keep lesson loading fast: numerics (real arithmetic on every element) only for small problems.
     const double work = static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;
     if (c.config.numerics == sim::Numerics::on && work > detail::limits().max_numerics_work)
