@@ -4,23 +4,30 @@
 // K_j, V_j (B_c rows each) through shared memory with a 2-stage cp.async pipeline, keeps
 // S_ij = Q_i K_j^T, the running max m_i, the running sum l_i and the unnormalised O_i in
 // registers, and writes O_i = O_i / l_i and LSE_i = m_i + log l_i once at the end.
-// Each warp owns 16 query rows: B_r = 16 * warps.
-//   d = 128: B_r = 128 (8 warps), B_c = 64;  d = 64: B_r = 128 (8 warps), B_c = 128.
+// Warps own strips of 16 query rows (B_r = 16 * strips per warp * warps). Tilings (Tiling<>):
+//   default, d = 64 and 128: B_r = 128, B_c = 64, 4 warps x 2 strips (Q fragments reloaded
+//     from shared memory each k-step, every K/V fragment feeds both strips);
+//   FLASHSIM_FLASH2_FWD=bc32 (d = 128): the same with B_c = 32 (what the H200 run used; it ties
+//     with the default, see cuda/NOTES.md);
+//   FLASHSIM_FLASH2_FWD=16rows: B_r = 128, 8 warps x 1 strip, Q in registers, B_c = 64 (d=128)
+//     or 128 (d=64): the first version, 8-9% slower.
+//   (FLASHSIM_FLASH2_FWD_D128 / _D64 set it per head dim.)
 // Softmax in base 2: scores are multiplied by scale * log2(e) inside the exponent (one FFMA + EX2
 // per score); rescale of O_i by 2^(m_old - m_new) once per K/V block; one division at the end.
 // Causal: key blocks entirely above the diagonal are not visited; blocks that cross it are
-// masked element by element; a warp whose 16 rows all precede a block skips its arithmetic.
+// masked element by element; a warp whose rows all precede a block skips its arithmetic.
 //
 // Launch shape: grid (T_r = ceil(N / B_r), B * H), block 32 * warps threads; heavy causal blocks
 //   (large i) are launched first.
-// SRAM (dynamic shared memory), e = 2 bytes:
+// SRAM (dynamic shared memory), e = 2 bytes, default tiling:
 //   Q_i  (B_r, d)            B_r d e      d=128: 32 KiB   d=64: 16 KiB
-//   K_j  2 stages x (B_c, d) 2 B_c d e    d=128: 32 KiB   d=64: 32 KiB
-//   V_j  2 stages x (B_c, d) 2 B_c d e    d=128: 32 KiB   d=64: 32 KiB
-//   total                                 d=128: 96 KiB   d=64: 80 KiB   (O_i staged in Q_i's space)
-// HBM traffic (per head; the simulator's flash2 with the same B_r):
+//   K_j  2 stages x (B_c, d) 2 B_c d e    d=128: 32 KiB   d=64: 16 KiB
+//   V_j  2 stages x (B_c, d) 2 B_c d e    d=128: 32 KiB   d=64: 16 KiB
+//   total                                 d=128: 96 KiB   d=64: 48 KiB   (O_i staged in Q_i's space)
+//   Registers per warp hold O_i (32 rows x d fp32) and S_ij (32 x B_c fp32): 255 a thread at d=128.
+// HBM traffic (per head; the simulator's flash2 with the same B_r, B_c):
 //   read Q once (N d e), read K, V once per query block (2 T_r N d e; causal about half),
-//   write O once (N d e) and LSE (4 N bytes).
+//   write O once (N d e) and LSE (4 N bytes). On the H200 nearly all K/V re-reads hit L2.
 // Run/check: flashsim bench --variant flash2 --seq 4096 --head-dim 128 ; ctest -L gpu
 #include <cstdlib>
 #include <string>
