@@ -96,7 +96,7 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(255, 255, 255, 25));
         const std::string s = ax.fmt_x ? ax.fmt_x(v) : ui::fixed(v, 0);
         const float w = ImGui::CalcTextSize(s.c_str()).x;
-        dl->AddText(ImVec2(x - w * 0.5f, b.y + 3), ui::text_dim, s.c_str());
+        dl->AddText(ImVec2(std::clamp(x - w * 0.5f, p0.x + 2, p1.x - w - 2), b.y + 3), ui::text_dim, s.c_str());
     }
     for (double v : ticks(sy, std::max(2, static_cast<int>((b.y - a.y) / (fs * 2.2f))))) {
         const float y = px(sx.lo, v).y;

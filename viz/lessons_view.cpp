@@ -224,6 +224,7 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
         if (err.empty()) {
             v.edit = *s.params;
             v.algo = s.params->algo;
+            v.own_params = false;
             v.param_error.clear();
         } else {
             v.param_error = err;

@@ -21,6 +21,7 @@
 
 #include "viz/app_args.hpp"
 #include "viz/lessons_view.hpp"
+#include "viz/live_run.hpp"
 #include "viz/measurement.hpp"
 #include "viz/panels.hpp"
 #include "viz/series.hpp"
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
             if (args.head_dim) v.edit.head_dim = *args.head_dim;
             if (args.algo) v.edit.algo = v.algo = *args.algo;
             if (args.causal) v.edit.causal = true;
+            v.own_params = true;
             if (std::string err = sims.request(v.edit); !err.empty()) return err;
         }
         if (!sims.busy() && !sims.current())
@@ -170,8 +172,9 @@ int main(int argc, char** argv) {
 
     if (scripted) sims.wait();  // a screenshot shows the finished simulation, not a progress bar
     ReplayCache cache;
+    LiveRun live;
     std::optional<Panel> tab_forced = v.panel;
-    std::vector<double> frame_ms;
+    std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
     const Timeline* prev_tl = nullptr;
@@ -198,10 +201,11 @@ int main(int argc, char** argv) {
                 rebase(v, now, prev_tl);
             }
             charts.request(now.params);
-            if (scripted) charts.wait();
+            if (scripted && v.panel == Panel::charts) charts.wait();
             prev_rs = sims.current();
         }
         charts.poll();
+        live.poll();
         const RunSet* rs = sims.current().get();
         prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo)) : nullptr;
 
@@ -271,6 +275,7 @@ int main(int argc, char** argv) {
         ImGui::BeginChild("controls", ImVec2(0, 0), true);
         if (draw_controls_panel(rs, sims.busy(), sims.progress(), v)) {
             v.param_error = sims.request(v.edit);
+            if (v.param_error.empty()) v.own_params = true;
         }
         ImGui::EndChild();
         ImGui::EndChild();
@@ -296,7 +301,7 @@ int main(int argc, char** argv) {
                                 case Panel::charts:
                                     draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), v);
                                     break;
-                                case Panel::measured: draw_measured_panel(measured, rs, v); break;
+                                case Panel::measured: draw_measured_panel(measured, rs, &live, v); break;
                             }
                         }
                     }
@@ -317,6 +322,7 @@ int main(int argc, char** argv) {
 
         // render
         ImGui::Render();
+        const auto t_ui = std::chrono::steady_clock::now();
         int fw = 0, fh = 0;
         glfwGetFramebufferSize(window, &fw, &fh);
         glViewport(0, 0, fw, fh);
@@ -331,6 +337,7 @@ int main(int argc, char** argv) {
         if (scripted) {
             glFinish();
             frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
             if (frame >= args.frames) break;
         }
     }
@@ -348,6 +355,13 @@ int main(int argc, char** argv) {
                     s.size(), args.width, args.height, rs ? static_cast<long long>(rs->problem.seq) : 0LL,
                     std::string(panel_name(v.panel)).c_str(), mean, s[s.size() / 2], s[s.size() * 95 / 100], s.back(),
                     1000.0 / mean);
+        std::vector<double> u(ui_ms.begin() + std::min<size_t>(ui_ms.size() - 1, 5), ui_ms.end());
+        std::sort(u.begin(), u.end());
+        double usum = 0;
+        for (double x : u) usum += x;
+        std::printf("of which the app's own work (input, panels, draw lists): mean %.2f ms, p95 %.2f ms; the rest is "
+                    "OpenGL rasterising and presenting\n",
+                    usum / static_cast<double>(u.size()), u[u.size() * 95 / 100]);
         std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     }
     ImGui_ImplOpenGL3_Shutdown();

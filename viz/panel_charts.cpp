@@ -113,7 +113,6 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     for (const auto* group : {&cd->vs_seq, &cd->vs_block, &cd->vs_sram})
         for (const auto& s : *group) skipped += s.skipped.size();
     if (skipped) {
-        ImGui::SameLine();
         ImGui::TextDisabled("(%zu points refused by the simulator)", skipped);
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();

@@ -56,6 +56,12 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
     ImGui::TextWrapped("%s", s.title.c_str());
     ImGui::PopStyleColor();
+    if (v.own_params && s.params) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::sky));
+        ImGui::TextWrapped("The views show your own parameters, not this step's.");
+        ImGui::PopStyleColor();
+        if (ImGui::SmallButton("Back to the lesson's setup")) go = v.lesson_step;
+    }
     ImGui::TextWrapped("%s", s.text.c_str());
     return go;
 }

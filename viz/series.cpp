@@ -24,7 +24,8 @@ double hbm_bytes(const sim::Problem& pr, const sim::Machine& m, sim::Algo a, int
 }
 }  // namespace
 
-std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* done, std::atomic<int>* total) {
+std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* done, std::atomic<int>* total,
+                                          const std::atomic<bool>* cancel) {
     const auto t0 = std::chrono::steady_clock::now();
     auto cd = std::make_shared<ChartData>();
     cd->params = p;
@@ -32,6 +33,7 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
     const auto ns = seq_points(), bs = block_points(), ms = sram_points();
     if (total) *total = static_cast<int>(3 * ns.size() + 3 * bs.size() + 3 * ms.size());
     auto point = [&](Series& s, double x, auto&& run) {
+        if (cancel && *cancel) return;
         try {
             const double y = run();
             s.x.push_back(x);
@@ -70,6 +72,7 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
 }
 
 ChartJob::~ChartJob() {
+    cancel_ = true;
     if (job_.valid()) job_.wait();
 }
 
@@ -79,7 +82,7 @@ void ChartJob::request(const Params& p) {
         return;
     }
     done_ = 0;
-    job_ = std::async(std::launch::async, [this, p] { return compute_charts(p, &done_, &total_); });
+    job_ = std::async(std::launch::async, [this, p] { return compute_charts(p, &done_, &total_, &cancel_); });
 }
 
 bool ChartJob::poll() {

@@ -30,7 +30,9 @@ std::vector<int64_t> seq_points();
 std::vector<int64_t> block_points();
 std::vector<int64_t> sram_points();
 
-std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* done, std::atomic<int>* total);
+// `cancel` (optional): when it becomes true the remaining points are skipped (and the result is partial).
+std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* done, std::atomic<int>* total,
+                                          const std::atomic<bool>* cancel = nullptr);
 
 class ChartJob {
 public:
@@ -47,6 +49,7 @@ private:
     std::future<std::shared_ptr<ChartData>> job_;
     std::unique_ptr<Params> queued_;
     std::atomic<int> done_{0}, total_{0};
+    std::atomic<bool> cancel_{false};  // set on destruction: the app does not wait for a sweep to exit
 };
 
 }  // namespace viz

@@ -50,6 +50,7 @@ struct ViewState {
     // Lessons.
     int lesson = 0;
     int lesson_step = 0;
+    bool own_params = false;  // the learner changed the parameters: the views no longer show the lesson's
 };
 
 // The algorithm whose steps the cursor counts: the shown one, or in the side-by-side view the one

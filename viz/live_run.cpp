@@ -1,0 +1,91 @@
+#include "viz/live_run.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#if FLASHSIM_HAVE_CUDA
+#include "cuda/api.hpp"
+#include "sim/simulate.hpp"
+#endif
+
+namespace viz {
+
+LiveRun::~LiveRun() {
+    if (job_.valid()) job_.wait();
+}
+
+bool LiveRun::available(std::string* why) {
+#if FLASHSIM_HAVE_CUDA
+    return fcuda::device_available(why);
+#else
+    if (why) *why = "this build has no CUDA backend (built without nvcc); showing recorded results only";
+    return false;
+#endif
+}
+
+void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
+    if (job_.valid()) return;
+    done_ = 0;
+#if FLASHSIM_HAVE_CUDA
+    job_ = std::async(std::launch::async, [this, p, gpu_preset] {
+        MeasuredFile f;
+        f.path = "live run";
+        try {
+            f.device = fcuda::device_name();
+            f.driver = fcuda::driver_version();
+            const std::time_t now = std::time(nullptr);
+            char date[64];
+            std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+            f.date = date;
+            for (const std::string v : {"standard", "flash1", "flash2"}) {
+                MeasuredRow r;
+                r.variant = v;
+                r.seq = p.seq;
+                r.head_dim = p.head_dim;
+                r.batch = p.batch;
+                r.heads = p.heads;
+                r.causal = p.causal;
+                r.dtype = std::string(sim::dtype_name(p.dtype));
+                try {
+                    fcuda::RunOptions o;
+                    o.repeats = 10;
+                    const fcuda::Measurement m = fcuda::run(p, v, o);
+                    r.ms = m.ms_median;
+                    r.tflops = m.tflops;
+                    if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
+                    if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
+                    sim::Config c;  // the simulator with the kernel's own tiling
+                    c.algo = *sim::parse_algo(v);
+                    c.block_rows = m.tiles.block_rows;
+                    c.block_cols = m.tiles.block_cols;
+                    c.sram_bytes = m.tiles.sram_bytes;
+                    c.numerics = sim::Numerics::off;
+                    c.event_cap = 0;
+                    const sim::Result s = sim::simulate(p, sim::find_machine(gpu_preset), c);
+                    r.sim_read = static_cast<double>(s.totals.hbm_total().read_bytes);
+                    r.sim_write = static_cast<double>(s.totals.hbm_total().write_bytes);
+                } catch (const std::exception& e) {
+                    r.error = e.what();
+                }
+                f.rows.push_back(r);
+                ++done_;
+            }
+        } catch (const std::exception& e) {
+            f.error = e.what();
+        }
+        return f;
+    });
+#else
+    (void)p;
+    (void)gpu_preset;
+#endif
+}
+
+void LiveRun::poll() {
+    if (job_.valid() && job_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        result_ = job_.get();
+        have_ = true;
+    }
+}
+
+}  // namespace viz

@@ -1,0 +1,34 @@
+// viz/live_run.hpp — a measurement taken from the app when the build has the CUDA backend
+// (cuda/api.hpp) and a GPU is visible: the three kernels on the current problem, on a background
+// thread, with progress. Without CUDA in the build, available() says why and nothing runs.
+#pragma once
+#include <atomic>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "viz/measurement.hpp"
+
+namespace viz {
+
+class LiveRun {
+public:
+    ~LiveRun();
+    // Whether a live run is possible here; otherwise `why` says what is missing.
+    static bool available(std::string* why);
+    void start(const sim::Problem& p, const std::string& gpu_preset);
+    bool running() const { return job_.valid(); }
+    float progress() const { return static_cast<float>(done_) / 3.0f; }
+    void poll();
+    const MeasuredFile& result() const { return result_; }  // rows so far (error set on failure)
+    bool has_result() const { return have_; }
+
+private:
+    std::future<MeasuredFile> job_;
+    std::atomic<int> done_{0};
+    MeasuredFile result_;
+    bool have_ = false;
+};
+
+}  // namespace viz
