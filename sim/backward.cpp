@@ -269,7 +269,7 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
         w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
     }
     if (c.h) c.dQacc = MatF::Zero(n, d);
-    for (int64_t j = 0; j < t.tc; ++j) {
+    for (int64_t j = 0; j < t.tc; ++j) w.segment(c.h || has_mask(p) ? -1 : t.cols(j), [&] {
         const int64_t c0 = t.c0(j), cc = t.cols(j);
         bool kv_loaded = false;
         MatF dK, dV;
@@ -326,7 +326,7 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
             round_rows(p, dK, c.h->dK, c0, d);
             round_rows(p, dV, c.h->dV, c0, d);
         }
-    }
+    });
     if (c.h)
         for (int64_t a = 0; a < n * d; ++a) c.h->dQ[a] = c.dQacc.data()[a];  // dQ stays float32, like O
 }

@@ -395,7 +395,7 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
         w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
         w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
     }
-    for (int64_t j = 0; j < t.tc; ++j) {
+    for (int64_t j = 0; j < t.tc; ++j) w.segment(h || has_mask(p) ? -1 : t.cols(j), [&] {
         const int64_t c0 = t.c0(j), c = t.cols(j);
         bool kv_loaded = false;
         for (int64_t i = 0; i < t.tr; ++i) {
@@ -456,7 +456,7 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
                 m_hbm(row) = m_new(a);
             }
         }
-    }
+    });
     if (h) {
         for (int64_t a = 0; a < n * d; ++a) h->O[a] = O_hbm.data()[a];  // O stays float32 in HBM
         if (rec) rec->output = to_doubles(O_hbm.row(rec->row).data(), d);
@@ -711,6 +711,8 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
                 BlockTime time;
             };
             std::unordered_map<int64_t, Memo> memo;
+            std::unordered_map<int64_t, SegmentMemo> seg_memo;
+            w.seg_memo = (c.memo_blocks && !cx.h) ? &seg_memo : nullptr;
             for (int64_t b = 0; b < k.info.blocks_per_head; ++b) {
                 const bool keep = w.counting && counted_index == 0 && b < tl_blocks && c.timing;
                 // Identical blocks walk identical loops: once the trace is full (so it loses nothing),

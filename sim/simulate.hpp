@@ -63,7 +63,7 @@ struct Config {
     int64_t bwd_block_rows = 0;  // backward B_r; 0: the forward's, halved until the backward's buffers fit
     int64_t bwd_block_cols = 0;  // backward B_c; same rule
     L2Mode l2 = L2Mode::automatic;
-    int64_t l2_budget = int64_t{1} << 22;  // L2 lookups the automatic mode may spend
+    int64_t l2_budget = int64_t{1} << 20;  // L2 lookups the automatic mode may spend (the CLI allows 2^22)
     Ceilings ceilings = Ceilings::datasheet;
     bool timing = true;          // run the timing model
     bool memo_blocks = true;     // once the trace is full, walk each distinct block once (identical blocks

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/simulate.hpp"
@@ -90,6 +91,13 @@ struct BlockLog {
     std::vector<Access> acc;
     std::vector<StepRec> steps;
     void clear() { acc.clear(); steps.clear(); }
+};
+
+// What one walked segment of a block (e.g. flash1's inner loop for one K/V block) added.
+struct SegmentMemo {
+    Totals totals;
+    int64_t events = 0, steps = 0, lookups = 0;
+    double serial = 0, overlapped = 0, prev_in = 0, prev_out = 0;
 };
 
 // Counts events (head 0), keeps the first `cap` in the trace, times steps, optionally logs accesses.
@@ -208,6 +216,47 @@ struct Walker {
         flush_step();
         if (block_open && !kernel_blocks.empty()) kernel_blocks.back().push_back(timer.finish());
         block_open = false;
+    }
+    // Segments of a block with equal keys (>= 0) walk identical loops. Once the trace is full, a
+    // segment whose key was walked before (entered with the same overlap state) adds that walk's
+    // counts and times again instead of walking (the same shortcut as for heads and blocks).
+    std::unordered_map<int64_t, SegmentMemo>* seg_memo = nullptr;
+    template <class F>
+    void segment(int64_t key, F&& walk) {
+        if (!seg_memo || key < 0 || log || !counting || (timer.keep && timer.kept->size() < timer.keep_max) ||
+            static_cast<int64_t>(trace.events.size()) < cap) {
+            walk();
+            return;
+        }
+        flush_step();
+        const auto it = seg_memo->find(key);
+        if (it != seg_memo->end() && it->second.prev_in == timer.prev_compute) {
+            const SegmentMemo& m = it->second;
+            totals += m.totals;
+            trace.events_total += m.events;
+            trace.truncated = true;
+            steps += m.steps;
+            l2_lookups += m.lookups;
+            timer.t.serial += m.serial;
+            timer.t.overlapped += m.overlapped;
+            timer.prev_compute = m.prev_out;
+            return;
+        }
+        SegmentMemo m;
+        const Totals t0 = totals;
+        const int64_t e0 = trace.events_total, s0 = steps, l0 = l2_lookups;
+        const double ser0 = timer.t.serial, ov0 = timer.t.overlapped;
+        m.prev_in = timer.prev_compute;
+        walk();
+        flush_step();
+        m.totals = totals - t0;
+        m.events = trace.events_total - e0;
+        m.steps = steps - s0;
+        m.lookups = l2_lookups - l0;
+        m.serial = timer.t.serial - ser0;
+        m.overlapped = timer.t.overlapped - ov0;
+        m.prev_out = timer.prev_compute;
+        (*seg_memo)[key] = m;
     }
     void in_sram(int64_t bytes) {
         if (counting && !log) peak = std::max(peak, bytes);

@@ -47,6 +47,7 @@ sim::Config SimFlags::config(sim::Algo a) const {
     if (block_rows < 0 || block_cols < 0 || bwd_block_rows < 0 || bwd_block_cols < 0)
         throw sim::Error("block sizes must be positive (--block-rows, --block-cols, --bwd-block-rows, --bwd-block-cols)");
     c.record_row = record_row;
+    c.l2_budget = int64_t{1} << 22;  // the CLI may spend ~0.5 s on the L2 walk; the library default is 2^20
     return c;
 }
 
