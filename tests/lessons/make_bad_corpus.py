@@ -20,6 +20,8 @@ cases = [
  ("config_negative_seq", HEAD + '[config.f]\nalgo = "flash2"\nseq = -4\nhead_dim = 16\n' + STEP, '-4', 0, "'seq' must be at least 1"),
  ("config_unknown_dtype", HEAD + CFG + 'dtype = "fp8"\n' + STEP, '"fp8"', 0, "unknown dtype 'fp8'"),
  ("config_unknown_gpu", HEAD + CFG + 'gpu = "TPUv9"\n' + STEP, '"TPUv9"', 0, "unknown GPU preset 'TPUv9'"),
+ ("config_bad_pass", HEAD + CFG + 'pass = "sideways"\n' + STEP, '"sideways"', 0, "'pass' must be one of forward, backward, both"),
+ ("config_bad_l2", HEAD + CFG + 'l2 = "maybe"\n' + STEP, '"maybe"', 0, "'l2' must be one of auto, on, off"),
  ("config_unknown_key", HEAD + CFG + 'blocks = 64\n' + STEP, 'blocks =', 0, "unknown key 'blocks' in [config.f]"),
  ("config_refused_sram", HEAD + CFG + 'block_rows = 64\nblock_cols = 64\nsram = 1024\n' + STEP, "[config.f]", 0, "the simulator refuses this configuration: tiles do not fit in SRAM"),
  ("config_reserved_name", HEAD + '[config.machine]\nalgo = "flash2"\nseq = 64\nhead_dim = 16\n' + STEP, "machine]", 0, "'machine' is reserved"),
