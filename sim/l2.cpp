@@ -259,7 +259,10 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                                 }
                             }
                     } else {
-                        const uint64_t k1 = tk | (uint64_t{1} << 63);
+                        // the element size is part of the key: dQ's float32 accumulator and dQ
+                        // in the storage type are different buffers
+                        const uint64_t elem = static_cast<uint64_t>(x.bytes / (static_cast<int64_t>(x.rows) * x.cols));
+                        const uint64_t k1 = tk | (uint64_t{1} << 63) | (elem << 48);
                         const uint64_t k2 = (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0);
                         ++st.lookups;
                         if (x.store) {

@@ -264,7 +264,8 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
     if (rs.empty()) return {};
     const auto& p = rs[0].problem;
     std::ostringstream o;
-    o << "HBM traffic, N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
+    o << "HBM traffic" << (rs[0].pass == sim::Pass::forward ? "" : rs[0].pass == sim::Pass::both ? " (forward + backward)" : " (backward)")
+      << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
       << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << " on " << rs[0].machine.name << " (SRAM "
       << human_bytes(static_cast<double>(rs[0].sram_bytes)) << ")\n\n";
     o << std::left << std::setw(10) << "tensor";

@@ -49,6 +49,20 @@ TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byt
     CHECK(s.l2.hbm[static_cast<size_t>(Tensor::K)].read_bytes == 2 * 512 * 64 * 2);
 }
 
+TEST_CASE("L2: flash2's backward in a cache that holds everything: each input read once, each output written once") {
+    const int64_t n = 1024, d = 64, e = 2, nd = n * d;
+    const Result r = simulate(shape(n, d), find_machine("H200"), cfg(Algo::flash2, L2Mode::on, Pass::backward));
+    REQUIRE(r.l2.simulated);
+    auto at = [&](Tensor t) { return r.l2.hbm[static_cast<size_t>(t)]; };
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::dO}) CHECK(at(t) == Traffic{nd * e, 0});
+    CHECK(at(Tensor::LSE) == Traffic{4 * n, 0});
+    CHECK(at(Tensor::D) == Traffic{0, 4 * n});              // written by the pre-kernel, read back from L2
+    CHECK(at(Tensor::dQ) == Traffic{0, nd * 4 + nd * e});   // the float32 accumulator (written back at the
+                                                            // end) and dQ in fp16: two buffers
+    CHECK(at(Tensor::dK) == Traffic{0, nd * e});
+    CHECK(at(Tensor::dV) == Traffic{0, nd * e});
+}
+
 TEST_CASE("L2: standard attention far larger than L2 approaches the no-L2 count") {
     Machine m = find_machine("H200");
     m.l2_bytes = 256 * 1024;  // S is 32 MiB a head here, 128x the cache
