@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -49,8 +50,108 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
-#if FLASHSIM_HAVE_CUDA
+
 using nlohmann::json;
+
+// The simulator's view of one bench row: HBM bytes (no L2) and HBM bytes through its L2 model,
+// for the kernel's own tiling (row["tiles"]), and their ratios to the DRAM bytes ncu measured.
+// Pure CPU: also run by `flashsim bench --resimulate FILE` on recorded results.
+void simulate_row(json& row, const sim::Machine& machine) {
+    for (const char* k : {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
+                          "sim_l2_hit_rate", "sim_note", "sim_block_rows", "sim_block_cols", "dram_over_sim", "dram_over_sim_l2"})
+        row.erase(k);
+    row["sim_hbm_read_bytes"] = nullptr;
+    row["sim_hbm_write_bytes"] = nullptr;
+    if (!row.contains("tiles")) return;
+    sim::Problem p;
+    p.seq = row["seq"];
+    p.head_dim = row["head_dim"];
+    p.batch = row["batch"];
+    p.heads = row["heads"];
+    p.dtype = *sim::parse_dtype(row["dtype"].get<std::string>());
+    p.causal = row["causal"];
+    const bool bwd = row["pass"] == "backward";
+    const auto& t = row["tiles"];
+    sim::Config c;
+    c.algo = *sim::parse_algo(row["variant"].get<std::string>());
+    c.pass = bwd ? sim::Pass::backward : sim::Pass::forward;
+    c.block_rows = t["block_rows"];
+    c.block_cols = t["block_cols"];
+    if (bwd) {
+        c.bwd_block_rows = t["block_rows"];
+        c.bwd_block_cols = t["block_cols"];
+    }
+    c.sram_bytes = t["sram_bytes"];
+    c.numerics = sim::Numerics::off;
+    c.event_cap = 1;
+    c.record_row = -1;
+    c.timing = false;
+    c.l2_budget = int64_t{1} << 22;  // the CLI's largest: a head of standard at N = 16384 still fits
+    std::string note;
+    std::optional<sim::Result> r;
+    try {
+        r = sim::simulate(p, machine, c);
+    } catch (const std::exception& e) {  // the simulator's SRAM model may count more than the kernel keeps
+        note = std::string("with the kernel's SRAM bytes the simulator refused (") + e.what() +
+               "); simulated with the machine's SRAM budget instead";
+        c.sram_bytes = 0;
+        try {
+            r = sim::simulate(p, machine, c);
+        } catch (const std::exception& e2) {
+            row["sim_note"] = std::string("simulator: ") + e2.what();
+            return;
+        }
+    }
+    const sim::Traffic tot = r->totals.hbm_total();
+    row["sim_hbm_read_bytes"] = tot.read_bytes;
+    row["sim_hbm_write_bytes"] = tot.write_bytes;
+    row["sim_block_rows"] = r->block_rows;
+    row["sim_block_cols"] = r->block_cols;
+    if (r->l2.simulated) {
+        const sim::Traffic l2 = r->l2.hbm_total();
+        row["sim_l2_hbm_read_bytes"] = l2.read_bytes;
+        row["sim_l2_hbm_write_bytes"] = l2.write_bytes;
+        row["sim_l2_hit_rate"] = r->l2.hit_rate;
+        if (!r->l2.note.empty()) note += (note.empty() ? "" : "; ") + std::string("L2: ") + r->l2.note;
+    } else if (!r->l2.note.empty()) {
+        note += (note.empty() ? "" : "; ") + std::string("L2 not simulated: ") + r->l2.note;
+    }
+    if (!note.empty()) row["sim_note"] = note;
+    if (row.contains("dram_read_bytes") && !row["dram_read_bytes"].is_null()) {
+        const double dram = row["dram_read_bytes"].get<double>() + row["dram_write_bytes"].get<double>();
+        if (tot.total() > 0) row["dram_over_sim"] = dram / double(tot.total());
+        if (row.contains("sim_l2_hbm_read_bytes")) {
+            const double l2t = row["sim_l2_hbm_read_bytes"].get<double>() + row["sim_l2_hbm_write_bytes"].get<double>();
+            if (l2t > 0) row["dram_over_sim_l2"] = dram / l2t;
+        }
+    }
+}
+
+// flashsim bench --resimulate FILE: recompute the simulator's columns of recorded rows in place.
+int resimulate(const std::string& path, const std::string& gpu) {
+    std::ifstream in(path);
+    if (!in) {
+        print_error("bench", "cannot read " + path);
+        return 1;
+    }
+    json doc = json::parse(in);
+    const sim::Machine& machine = sim::find_machine(gpu);
+    int n = 0;
+    for (auto& row : doc["rows"]) {
+        if (!row.contains("ms_median")) continue;
+        std::cerr << "resimulate: " << row["variant"].get<std::string>() << " " << row["pass"].get<std::string>() << " N="
+                  << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "") << "\n";
+        simulate_row(row, machine);
+        ++n;
+    }
+    doc["simulated_with"] = "flashsim bench --resimulate (simulator of this checkout, " + gpu + " preset)";
+    std::ofstream out(path);
+    out << doc.dump(1) << "\n";
+    std::cerr << "resimulate: " << n << " rows of " << path << " updated\n";
+    return 0;
+}
+
+#if FLASHSIM_HAVE_CUDA
 
 json stats_json(const sim::ErrorStats& e) {
     if (e.count == 0) return nullptr;
@@ -144,31 +245,7 @@ int run_bench(const BenchArgs& a) {
                         row["vs_standard"] = stats_json(m.vs_standard);
                         row["unwritten"] = m.unwritten;
                         row["note"] = m.note;
-                        // the simulator's HBM bytes with the kernel's own tiling (forward only for now)
-                        row["sim_hbm_read_bytes"] = nullptr;
-                        row["sim_hbm_write_bytes"] = nullptr;
-                        if (pass == fcuda::Pass::forward) {
-                            try {
-                                sim::Config c;
-                                c.algo = *sim::parse_algo(v);
-                                c.block_rows = t.block_rows;
-                                c.block_cols = t.block_cols;
-                                c.sram_bytes = t.sram_bytes;
-                                c.numerics = sim::Numerics::off;
-                                c.event_cap = 1;
-                                c.record_row = -1;
-                                const sim::Result r = sim::simulate(p, machine, c);
-                                const sim::Traffic tot = r.totals.hbm_total();
-                                row["sim_hbm_read_bytes"] = tot.read_bytes;
-                                row["sim_hbm_write_bytes"] = tot.write_bytes;
-                                row["sim_block_rows"] = r.block_rows;
-                                row["sim_block_cols"] = r.block_cols;
-                            } catch (const std::exception& e) {
-                                row["sim_note"] = std::string("simulator: ") + e.what();
-                            }
-                        } else {
-                            row["sim_note"] = "simulator has no backward pass yet";
-                        }
+                        simulate_row(row, machine);
                         const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
                         bool ok = m.unwritten == 0 && m.note.empty();
                         for (const auto* e : {&m.vs_reference, &m.vs_standard})
@@ -224,7 +301,19 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_option("--json", args->json, "Write every row (and device, driver, date, commit) to this file");
     cmd->add_flag("--no-check", args->no_check, "Skip the reference and standard comparisons");
     cmd->add_flag("--nvtx", args->nvtx, "Wrap the checked run in an NVTX range 'measure' (for ncu)");
-    cmd->callback([args, variants, seqs, dims, passes, &rc] {
+    auto resim = std::make_shared<std::string>();
+    cmd->add_option("--resimulate", *resim,
+                    "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");
+    cmd->callback([args, variants, seqs, dims, passes, resim, &rc] {
+        if (!resim->empty()) {
+            try {
+                rc = resimulate(*resim, args->gpu);
+            } catch (const std::exception& e) {
+                print_error("bench", e.what());
+                rc = 1;
+            }
+            return;
+        }
 #if FLASHSIM_HAVE_CUDA
         try {
             args->variants = split(*variants);
