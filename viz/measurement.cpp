@@ -59,13 +59,14 @@ MeasuredRow parse_row(const json& r) {
         return k.find("sdpa") != std::string::npos || k.find("torch") != std::string::npos ||
                k.find("cudnn") != std::string::npos;
     };
-    for (auto it = r.begin(); it != r.end(); ++it) {
-        if (!is_torch(it.key())) continue;
-        if (it->is_number()) m.vs_torch.emplace_back(it.key(), it->get<double>());
-        else if (it->is_object())
-            for (auto jt = it->begin(); jt != it->end(); ++jt)
-                if (jt->is_number()) m.vs_torch.emplace_back(it.key() + "." + jt.key(), jt->get<double>());
-    }
+    for (auto it = r.begin(); it != r.end(); ++it)
+        if (is_torch(it.key()) && it->is_number() && it->get<double>() > 0)  // 0 / null: not measured
+            m.vs_torch.emplace_back(it.key(), it->get<double>());
+    // PyTorch's own kernels timed on the same shape: {"anchors": {"sdpa_flash": {"ms_median": ...}, ...}}
+    if (auto it = r.find("anchors"); it != r.end() && it->is_object())
+        for (auto jt = it->begin(); jt != it->end(); ++jt)
+            if (jt->is_object())
+                if (auto ms = num(*jt, {"ms_median", "ms"}); ms && *ms > 0) m.anchors_ms.emplace_back(jt.key(), *ms);
     return m;
 }
 
@@ -88,6 +89,10 @@ MeasuredFile parse_measurements(const std::string& text, const std::string& path
         f.date = str(doc, {"date"});
         f.commit = str(doc, {"commit", "git_commit"});
         if (auto it = doc.find("rows"); it != doc.end() && it->is_array()) rows = &*it;
+        if (auto it = doc.find("anchor"); it != doc.end() && it->is_object()) {
+            const std::string t = str(*it, {"torch"}), how = str(*it, {"method"});
+            if (!t.empty()) f.anchor_note = "PyTorch " + t + (how.empty() ? "" : " (" + how + ")");
+        }
     } else if (doc.is_array()) {
         rows = &doc;
     }

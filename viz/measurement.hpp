@@ -18,7 +18,13 @@ struct MeasuredRow {
     std::optional<double> dram_read, dram_write;   // bytes, from the hardware counters (ncu)
     std::optional<double> sim_read, sim_write;     // the simulator's HBM bytes for the kernel's tiling
     std::optional<int64_t> block_rows, block_cols, sram_bytes;
-    std::vector<std::pair<std::string, double>> vs_torch;  // ratios / times against PyTorch's kernels
+    std::vector<std::pair<std::string, double>> vs_torch;  // ratios against PyTorch's kernels (positive only)
+    std::vector<std::pair<std::string, double>> anchors_ms;  // PyTorch's kernels' median ms, same shape
+    std::optional<double> anchor_ms(const std::string& name) const {
+        for (const auto& [k, v] : anchors_ms)
+            if (k == name) return v;
+        return std::nullopt;
+    }
     std::string error;                              // the row's own error, if the run failed
     std::optional<double> dram_total() const {
         if (!dram_read && !dram_write) return std::nullopt;
@@ -33,6 +39,7 @@ struct MeasuredRow {
 struct MeasuredFile {
     std::string path;
     std::string device, driver, date, commit;
+    std::string anchor_note;  // how PyTorch's kernels were timed (torch version, method)
     std::vector<MeasuredRow> rows;
     std::string error;  // could not be read / parsed: the file's rows are empty
 };

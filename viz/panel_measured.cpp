@@ -1,8 +1,12 @@
 // viz/panel_measured.cpp — the CUDA kernels' recorded measurements (cuda/results/*.json) beside the
-// simulator's count for the same tiling: bytes, their ratio, time, TFLOP/s, PyTorch's kernels.
+// simulator's count for the same tiling: bytes and their ratio, time, TFLOP/s, and PyTorch's own
+// kernels on the same shapes; which GPU and when. Optionally a live run (viz/live_run.hpp).
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 
+#include "viz/chart.hpp"
 #include "viz/live_run.hpp"
 #include "viz/panels.hpp"
 #include "viz/ui.hpp"
@@ -10,105 +14,205 @@
 namespace viz {
 
 namespace {
+
 std::string opt_bytes(const std::optional<double>& b) { return b ? ui::bytes(*b) : "-"; }
 std::string opt_fixed(const std::optional<double>& x, int digits) { return x ? ui::fixed(*x, digits) : "-"; }
 
-void draw_file(const MeasuredFile& f) {
+ImU32 variant_colour(const std::string& v) {
+    if (v == "standard") return ui::algo_colour(sim::Algo::standard);
+    if (v == "flash1") return ui::algo_colour(sim::Algo::flash1);
+    if (v == "flash2") return ui::algo_colour(sim::Algo::flash2);
+    return ui::okabe::purple;
+}
+
+bool keep(const MeasuredRow& r, const ViewState& v) {
+    if (r.pass != (v.measured_pass == 0 ? "forward" : "backward")) return false;
+    if (v.measured_d > 0 && r.head_dim != v.measured_d) return false;
+    return r.causal == (v.measured_mask == 1);
+}
+
+void table(const MeasuredFile& f, const ViewState& v, float height) {
     const float fs = ImGui::GetFontSize();
-    ImGui::Separator();
+    const char* heads[] = {"kernel", "N", "d", "BxH", "ms", "TFLOP/s", "simulated", "DRAM (ncu)", "DRAM/sim",
+                           "SDPA-flash ms", "speed vs SDPA-flash", "speed vs cuDNN"};
+    if (!ImGui::BeginTable(f.path.c_str(), 12,
+                           ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                               ImGuiTableFlags_SizingFixedFit,
+                           ImVec2(0, std::max(height, fs * 5))))
+        return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : heads) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const auto& r : f.rows) {
+        if (!keep(r, v)) continue;
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variant_colour(r.variant)), "%s", r.variant.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%lld", static_cast<long long>(r.seq));
+        ImGui::TableNextColumn();
+        ImGui::Text("%lld", static_cast<long long>(r.head_dim));
+        ImGui::TableNextColumn();
+        ImGui::Text("%lldx%lld", static_cast<long long>(r.batch), static_cast<long long>(r.heads));
+        if (!r.error.empty()) {
+            ImGui::TableNextColumn();
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion), "failed");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.error.c_str());
+            continue;
+        }
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(opt_fixed(r.ms, 3).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(opt_fixed(r.tflops, 0).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(opt_bytes(r.sim_total()).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(opt_bytes(r.dram_total()).c_str());
+        ImGui::TableNextColumn();
+        const auto d = r.dram_total(), s = r.sim_total();
+        if (d && s && *s > 0) {
+            ImGui::TextUnformatted(ui::fixed(*d / *s, 2).c_str());
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("%s", *d < *s ? "DRAM saw fewer bytes than the simulator counts between HBM and SRAM: "
+                                                  "re-reads of K and V (or Q, O) were served by the L2 cache, which this "
+                                                  "simulator does not model."
+                                                : "DRAM saw more bytes than the simulator counts (extra traffic the tile "
+                                                  "loop does not explain, e.g. spills or workspace).");
+        } else {
+            ImGui::TextDisabled("-");
+        }
+        const auto fl = r.anchor_ms("sdpa_flash"), cu = r.anchor_ms("sdpa_cudnn");
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(opt_fixed(fl, 3).c_str());
+        ImGui::TableNextColumn();  // their time / ours: 1 = as fast, 0.5 = half as fast
+        if (fl && r.ms && *r.ms > 0) ImGui::TextUnformatted(ui::fixed(*fl / *r.ms, 2).c_str());
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (cu && r.ms && *r.ms > 0) ImGui::TextUnformatted(ui::fixed(*cu / *r.ms, 2).c_str());
+        else ImGui::TextDisabled("-");
+    }
+    ImGui::EndTable();
+}
+
+// time against N for each kernel and PyTorch's, under the filters (one line per kernel and d)
+void time_chart(const MeasuredFile& f, const ViewState& v, ImVec2 size) {
+    std::vector<chart::Line> lines;
+    auto line_for = [&](const std::string& name, ImU32 col, bool dashed) -> chart::Line& {
+        for (auto& l : lines)
+            if (l.label == name) return l;
+        lines.push_back({name, col, {}, {}, dashed});
+        return lines.back();
+    };
+    std::set<std::pair<std::string, int64_t>> anchors_done;
+    for (const auto& r : f.rows) {
+        if (!keep(r, v) || !r.ms || !r.error.empty()) continue;
+        const std::string suffix = v.measured_d == 0 ? " d=" + std::to_string(r.head_dim) : "";
+        auto& l = line_for(r.variant + suffix, variant_colour(r.variant), false);
+        l.x.push_back(static_cast<double>(r.seq));
+        l.y.push_back(*r.ms);
+        if (auto fl = r.anchor_ms("sdpa_flash"); fl && anchors_done.insert({"f" + suffix, r.seq}).second) {
+            auto& a = line_for("SDPA-flash" + suffix, ui::okabe::yellow, true);
+            a.x.push_back(static_cast<double>(r.seq));
+            a.y.push_back(*fl);
+        }
+    }
+    for (auto& l : lines) {  // rows come in any order
+        std::vector<size_t> idx(l.x.size());
+        for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+        std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return l.x[a] < l.x[b]; });
+        std::vector<double> x, y;
+        for (size_t i : idx) x.push_back(l.x[i]), y.push_back(l.y[i]);
+        l.x = x;
+        l.y = y;
+    }
+    chart::Axes ax;
+    ax.title = "measured time (median)";
+    ax.x_label = "N";
+    ax.y_label = "ms (log); dashed: PyTorch SDPA-flash";
+    ax.fmt_x = [](double x) { return x >= 1024 ? std::to_string(static_cast<long long>(x / 1024)) + "K" : ui::fixed(x, 0); };
+    ax.fmt_y = [](double y) { return ui::fixed(y, y < 1 ? 2 : 1); };
+    chart::lines("mtime", size, ax, lines);
+}
+
+void draw_file(const MeasuredFile& f, ViewState& v) {
+    const float fs = ImGui::GetFontSize();
     if (!f.error.empty()) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion), "%s", f.error.c_str());
         return;
     }
-    ImGui::Text("%s", f.path.c_str());
-    ImGui::Text("GPU: %s   driver: %s   measured: %s   commit: %s", f.device.empty() ? "?" : f.device.c_str(),
-                f.driver.empty() ? "?" : f.driver.c_str(), f.date.empty() ? "?" : f.date.c_str(),
-                f.commit.empty() ? "?" : f.commit.substr(0, 12).c_str());
-    const int cols = 12;
-    if (ImGui::BeginTable(f.path.c_str(), cols,
-                          ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
-                          ImVec2(0, std::min(ImGui::GetContentRegionAvail().y, fs * 1.6f * (static_cast<float>(f.rows.size()) + 2.0f))))) {
-        ImGui::TableSetupScrollFreeze(0, 1);
-        for (const char* h : {"kernel", "pass", "N", "d", "BxH", "mask", "ms", "TFLOP/s", "simulated", "DRAM measured",
-                              "DRAM / sim", "vs PyTorch"})
-            ImGui::TableSetupColumn(h);
-        ImGui::TableHeadersRow();
-        for (const auto& r : f.rows) {
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(r.variant.c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(r.pass.c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(r.seq));
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(r.head_dim));
-            ImGui::TableNextColumn();
-            ImGui::Text("%lldx%lld", static_cast<long long>(r.batch), static_cast<long long>(r.heads));
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(r.causal ? "causal" : "none");
-            if (!r.error.empty()) {
-                ImGui::TableNextColumn();
-                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion), "failed");
-                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.error.c_str());
-                return;
-            }
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(opt_fixed(r.ms, 3).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(opt_fixed(r.tflops, 1).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(opt_bytes(r.sim_total()).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(opt_bytes(r.dram_total()).c_str());
-            ImGui::TableNextColumn();
-            const auto d = r.dram_total(), s = r.sim_total();
-            if (d && s && *s > 0) ImGui::TextUnformatted(ui::fixed(*d / *s, 2).c_str());
-            else ImGui::TextDisabled("-");
-            ImGui::TableNextColumn();
-            if (r.vs_torch.empty()) {
-                ImGui::TextDisabled("-");
-            } else {
-                std::string t;
-                for (const auto& [k, x] : r.vs_torch) t += (t.empty() ? "" : ", ") + k + " " + ui::fixed(x, 2);
-                ImGui::TextUnformatted(t.c_str());
-            }
-        }
-        ImGui::EndTable();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "%s", f.device.empty() ? "unknown GPU" : f.device.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("measured %s, driver %s, commit %s  (%s, %zu rows)", f.date.empty() ? "?" : f.date.c_str(),
+                        f.driver.empty() ? "?" : f.driver.c_str(), f.commit.empty() ? "?" : f.commit.substr(0, 12).c_str(),
+                        f.path.substr(f.path.find_last_of('/') + 1).c_str(), f.rows.size());
+    if (!f.anchor_note.empty()) ImGui::TextDisabled("%s", f.anchor_note.c_str());
+    ImGui::PushID(f.path.c_str());
+    const char* passes[] = {"forward", "backward"};
+    const char* masks[] = {"no mask", "causal"};
+    std::set<int64_t> dims;
+    for (const auto& r : f.rows) dims.insert(r.head_dim);
+    if (v.measured_d < 0) v.measured_d = dims.empty() ? 0 : static_cast<int>(*dims.begin());
+    ImGui::SetNextItemWidth(fs * 7);
+    ImGui::Combo("pass", &v.measured_pass, passes, 2);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fs * 7);
+    ImGui::Combo("mask", &v.measured_mask, masks, 2);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fs * 6);
+    const std::string dl = v.measured_d ? "d = " + std::to_string(v.measured_d) : "all d";
+    if (ImGui::BeginCombo("head dim", dl.c_str())) {
+        if (ImGui::Selectable("all d", v.measured_d == 0)) v.measured_d = 0;
+        for (int64_t d : dims)
+            if (ImGui::Selectable(("d = " + std::to_string(d)).c_str(), v.measured_d == d)) v.measured_d = static_cast<int>(d);
+        ImGui::EndCombo();
     }
-    }
+    ImGui::PopID();
+    const float h = ImGui::GetContentRegionAvail().y;
+    table(f, v, h * 0.5f);
+    time_chart(f, v, ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 10, h * 0.5f - fs * 4.5f)));
+}
+
 }  // namespace
 
 void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live, ViewState& v) {
-    (void)v;
-    ImGui::TextWrapped("Simulated HBM bytes beside the DRAM bytes the GPU's counters saw, for the kernels in cuda/. "
-                       "A ratio near 1 means the simulator's tile loop is the kernel's traffic.");
+    ImGui::TextWrapped("The kernels in cuda/ timed on a real GPU, with the simulator's HBM bytes for each kernel's own "
+                       "tiling beside the DRAM bytes the hardware counters saw (where an Nsight Compute run recorded them).");
     ui::help("DRAM bytes");
     if (!ms.note.empty()) {
-        ImGui::Spacing();
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
         ImGui::TextWrapped("%s", ms.note.c_str());
         ImGui::PopStyleColor();
         ImGui::TextDisabled("The simulator's own numbers are in the other views; they need no GPU.");
     }
-    for (const auto& f : ms.files) draw_file(f);
+    // the main results file (the largest) in full; any others as tabs
+    if (!ms.files.empty()) {
+        if (ImGui::BeginTabBar("files")) {
+            std::vector<size_t> order(ms.files.size());
+            for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+            std::stable_sort(order.begin(), order.end(),
+                             [&](size_t a, size_t b) { return ms.files[a].rows.size() > ms.files[b].rows.size(); });
+            for (size_t i : order) {
+                const std::string name = ms.files[i].path.substr(ms.files[i].path.find_last_of("/") + 1);
+                if (ImGui::BeginTabItem(name.c_str())) {
+                    draw_file(ms.files[i], v);
+                    ImGui::EndTabItem();
+                }
+            }
+            ImGui::EndTabBar();
+        }
+    }
     // a live measurement on this machine's GPU, when the build and the machine have one
-    ImGui::Separator();
     std::string why;
     if (live && LiveRun::available(&why)) {
         ImGui::BeginDisabled(live->running() || !rs);
         if (ImGui::Button("Measure the three kernels on this GPU (current N, d, dtype)") && rs) live->start(rs->problem, rs->machine.name);
         ImGui::EndDisabled();
         if (live->running()) ImGui::ProgressBar(live->progress(), ImVec2(-1, 0), "running on the GPU...");
-        if (live->has_result()) draw_file(live->result());
+        if (live->has_result()) draw_file(live->result(), v);
     } else {
-        ImGui::TextDisabled("Live run: %s", why.c_str());
+        ImGui::TextDisabled("Live run: %s.", why.c_str());
     }
-    ImGui::Spacing();
-    ImGui::TextDisabled("\"-\": not recorded (DRAM bytes come from an Nsight Compute run; see scripts/gpu_session.sh).");
-    ui::help("TFLOP/s");
-    ImGui::SameLine();
-    ImGui::TextDisabled("PyTorch");
+    ImGui::TextDisabled("\"-\": not recorded. Speed vs SDPA = PyTorch's time / this kernel's time (1 = as fast).");
     ui::help("SDPA");
 }
 

@@ -47,6 +47,10 @@ struct ViewState {
     int softmax_focus = -1;   // -1: follow the animation step
     // Charts: which series to show.
     int chart = 0;
+    // Measured view filters: pass (0 forward, 1 backward), head dim (0: all), mask (0 none, 1 causal).
+    int measured_pass = 0;
+    int measured_d = -1;  // -1: the first head dim in the file
+    int measured_mask = 0;
     // Lessons.
     int lesson = 0;
     int lesson_step = 0;
