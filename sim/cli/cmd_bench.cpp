@@ -41,7 +41,7 @@ struct BenchArgs {
     uint64_t seed = 42;
 };
 
-std::vector<std::string> split(const std::string& s) {
+[[maybe_unused]] std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;
     std::stringstream ss(s);
     std::string x;
