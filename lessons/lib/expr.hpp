@@ -67,6 +67,7 @@ std::vector<Placeholder> find_placeholders(std::string_view text);
 struct Limits {
     int64_t max_tile_steps = int64_t{1} << 20;     // T_r x T_c of one head's loop
     double max_numerics_work = double(int64_t{1} << 28);  // B*H*N*N*d with numerics on
+    bool allow_l2 = true;                          // false: l2 = "auto"/"on" are simulated as "off"
 };
 Limits& limits();
 

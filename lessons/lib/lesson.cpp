@@ -238,6 +238,7 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     if (t.contains("l2")) {
         const std::string v = choice("l2", {"auto", "on", "off"});
         c.config.l2 = v == "on" ? sim::L2Mode::on : v == "auto" ? sim::L2Mode::automatic : sim::L2Mode::off;
+        if (!detail::limits().allow_l2) c.config.l2 = sim::L2Mode::off;
     }
     if (t.contains("ceilings"))
         c.config.ceilings = choice("ceilings", {"datasheet", "measured"}) == "measured" ? sim::Ceilings::measured : sim::Ceilings::datasheet;

@@ -18,8 +18,9 @@ lessons::detail::Value fake_lookup(const std::string& p) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     // Keep every input fast: small loops and little real arithmetic.
-    lessons::detail::limits().max_tile_steps = 1 << 12;
+    lessons::detail::limits().max_tile_steps = 1 << 10;
     lessons::detail::limits().max_numerics_work = 1 << 16;
+    lessons::detail::limits().allow_l2 = false;
     return 0;
 }
 
