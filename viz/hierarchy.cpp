@@ -53,8 +53,8 @@ std::string phase_caption(const sim::Result& r, int32_t phase) {
             default: return "phase 3 of 3: O = PV, read P";
         }
     }
-    return r.algo == sim::Algo::flash1 ? "outer loop over K_j, V_j; inner over Q_i (O, l, m in HBM)"
-                                       : "outer loop over Q_i; K_j, V_j stream past (m, l, O on chip)";
+    return r.algo == sim::Algo::flash1 ? "Algorithm 1: K_j, V_j outer; Q_i, O_i, l, m inner"
+                                       : "FA2: Q_i stays; K_j, V_j stream past";
 }
 
 std::vector<Tensor> inputs_of(const sim::Event& e) {
@@ -117,7 +117,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         else if (L.cols[static_cast<size_t>(t)] == 1) ++n_st;
         else ++n_nd;
     }
-    float hbm_h = H * (compact ? 0.56f : 0.55f);
+    float hbm_h = H * (n_nn ? 0.55f : (compact ? 0.5f : 0.42f));
     const float head = fs * 2.6f, foot = fs * 0.5f;
     float ht = hbm_h - head - foot;
     float wc = compact ? fs * 2.2f : fs * 3.2f;  // N x d column width
@@ -246,7 +246,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
     const int nslots = std::max<int>(1, static_cast<int>(res.size()));
     const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / nslots - fs * 0.5f);
-    const float slot_h = std::max(fs * 1.5f, std::min((sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f));
+    const float slot_h = std::max(fs * 1.5f, std::min({(sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f, fs * 4.5f}));
     std::array<ImVec2, sim::kTensorCount> q0{}, q1{};
     std::array<bool, sim::kTensorCount> has_slot{};
     {
@@ -268,6 +268,13 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         busy[static_cast<size_t>(ev[inflight].tensor)] = true;
         for (Tensor t : inputs_of(ev[inflight])) busy[static_cast<size_t>(t)] = true;
     }
+    // accumulators carried over from the previous step (flash2's O_i stays in SRAM across its row)
+    std::array<bool, sim::kTensorCount> carried{};
+    if (step > 0)
+        for (const auto& p : resident_tiles(r.trace, tl.step_first[static_cast<size_t>(step) - 1], first))
+            for (const auto& rt : res)
+                if (!p.leaving && p.tensor == rt.tensor && p.tensor == Tensor::O && p.event.row_tile == rt.event.row_tile)
+                    carried[static_cast<size_t>(p.tensor)] = true;
     for (const auto& rt : res) {
         const size_t k = static_cast<size_t>(rt.tensor);
         // arrival: the first load/compute of this tensor within the step; departure: its store
@@ -277,13 +284,12 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                 if (arrive == SIZE_MAX && (ev[i].kind == EventKind::load || ev[i].kind == EventKind::compute)) arrive = i;
                 if (ev[i].kind == EventKind::store) depart = i;
             }
-        const bool present = (arrive == SIZE_MAX || done > arrive) && (depart == SIZE_MAX || done <= depart);
+        const bool present = (carried[k] || arrive == SIZE_MAX || done > arrive) && (depart == SIZE_MAX || done <= depart);
         const ImU32 col = ui::tensor_colour(rt.tensor);
         dl->AddRect(q0[k], q1[k], ui::with_alpha(col, 90), 4.0f, 0, 1.0f);
-        if (present) {
-            dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 210), 4.0f);
-            if (busy[k]) dl->AddRect(ImVec2(q0[k].x - 3, q0[k].y - 3), ImVec2(q1[k].x + 3, q1[k].y + 3), IM_COL32(255, 255, 255, 255), 5.0f, 0, 3.0f);
-        }
+        if (present) dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 210), 4.0f);
+        else if (busy[k]) dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 110), 4.0f);  // being computed now
+        if (busy[k]) dl->AddRect(ImVec2(q0[k].x - 3, q0[k].y - 3), ImVec2(q1[k].x + 3, q1[k].y + 3), IM_COL32(255, 255, 255, 255), 5.0f, 0, 3.0f);
         const std::string name = compact ? std::string(sim::tensor_name(rt.tensor)) : tile_name(rt.event);
         ui::text_centred(dl, q0[k], ImVec2(q1[k].x, q0[k].y + fs * 1.4f), present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
         if (!compact) {
@@ -309,24 +315,36 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
             dl->AddRect(m0, m1, IM_COL32(255, 255, 255, 255), 3.0f, 0, 2.0f);
         }
     }
-    // the step's events, in order: done, in flight, to come
+    // the step's events, in order: done, in flight, to come (a window around the one in flight)
     if (!compact && first < last) {
         float y = sy0 + slot_h + fs * 1.5f;
-        const float x0 = s0.x + 12;
-        const size_t shown_max = static_cast<size_t>(std::max(0.0f, (s1.y - fs * 2.0f - y) / (fs * 1.15f)));
+        const float x0 = s0.x + 12, lh = fs * 1.15f;
+        const size_t rows = static_cast<size_t>(std::max(0.0f, (s1.y - fs * 2.0f - y) / lh));
         dl->AddText(ImVec2(x0, y), ui::text_dim, "this step:");
-        y += fs * 1.15f;
-        size_t k = 0;
-        for (size_t i = first; i < last && k + 1 < shown_max; ++i, ++k) {
+        y += lh;
+        const size_t n = last - first;
+        size_t room = rows > 1 ? rows - 1 : 0;  // lines left for events and "..." notes
+        size_t start = first, stop = last;
+        if (n > room && room >= 3) {
+            const size_t cur = animating ? inflight : (c.frac >= 1 ? last - 1 : first);
+            const size_t show = room - 2;  // leave a line for "... before" and "... more"
+            start = std::min(cur > first ? cur - 1 : first, last - show);
+            stop = start + show;
+        } else if (n > room) {
+            stop = first + room;
+        }
+        auto note = [&](const std::string& t) {
+            dl->AddText(ImVec2(x0, y), ui::text_dim, t.c_str());
+            y += lh;
+        };
+        if (start > first) note("  ... " + std::to_string(start - first) + " earlier");
+        for (size_t i = start; i < stop; ++i) {
             const bool is_done = i < done, now_i = animating && i == inflight;
             const std::string line = std::string(is_done ? "  done  " : now_i ? "  now   " : "        ") + verb(ev[i]);
             dl->AddText(ImVec2(x0, y), now_i ? IM_COL32(255, 255, 255, 255) : is_done ? ui::text_col : ui::text_dim, line.c_str());
-            y += fs * 1.15f;
+            y += lh;
         }
-        if (k < last - first) {
-            const std::string more = "  ... " + std::to_string(last - first - k) + " more";
-            dl->AddText(ImVec2(x0, y), ui::text_dim, more.c_str());
-        }
+        if (stop < last) note("  ... " + std::to_string(last - stop) + " more");
     }
     // caption: what is happening now
     if (!compact) {
@@ -334,7 +352,9 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         if (animating) now = "now: " + verb(ev[inflight]);
         else if (first < last) now = c.frac <= 0 ? "about to start this step" : "step complete";
         now += "   |   " + phase_caption(r, phase);
+        dl->PushClipRect(s0, ImVec2(s1.x - 4, s1.y), true);
         dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());
+        dl->PopClipRect();
     }
 }
 

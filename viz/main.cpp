@@ -46,15 +46,15 @@ std::string default_results_dir() {
 }
 
 bool write_png(const std::string& path, int w, int h) {
-    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(px.size());
+    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(static_cast<size_t>(w) * h * 3);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadBuffer(GL_BACK);
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
-    for (int y = 0; y < h; ++y)  // OpenGL's first row is the bottom one
-        std::copy_n(px.data() + static_cast<size_t>(h - 1 - y) * w * 4, static_cast<size_t>(w) * 4,
-                    flipped.data() + static_cast<size_t>(y) * w * 4);
-    for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // opaque
-    return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4) != 0;
+    for (int y = 0; y < h; ++y)  // OpenGL's first row is the bottom one; drop alpha (RGB is smaller)
+        for (int x = 0; x < w; ++x)
+            std::copy_n(px.data() + (static_cast<size_t>(h - 1 - y) * w + x) * 4, 3, flipped.data() + (static_cast<size_t>(y) * w + x) * 3);
+    stbi_write_png_compression_level = 9;
+    return stbi_write_png(path.c_str(), w, h, 3, flipped.data(), w * 3) != 0;
 }
 
 bool key(int glfw_key) { return ImGui::IsKeyPressed(glfw_key); }

@@ -34,9 +34,10 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         if (ImGui::Button(">|")) go_end(v, tl);
         ImGui::SameLine();
         ImGui::TextDisabled("F1: keys");
-        int64_t s = v.cursor.step, lo = 0, hi = last_step(tl);
+        int64_t s = v.cursor.step + 1, lo = 1, hi = last_step(tl) + 1;  // counted from 1 on screen
+        const std::string fmt = "step %lld of " + std::to_string(tl.steps_total);
         ImGui::SetNextItemWidth(-fs * 3.5f);
-        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, "step %lld")) scrub_to(v, tl, s);
+        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str())) scrub_to(v, tl, s - 1);
         ui::help("step");
         float sp = static_cast<float>(v.speed);
         ImGui::SetNextItemWidth(-fs * 3.5f);
