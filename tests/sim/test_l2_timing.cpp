@@ -159,7 +159,7 @@ TEST_CASE("timing: on one SM the serial time is bytes / bandwidth + matmul / rat
 }
 
 TEST_CASE("timing: more bandwidth, more FLOP/s or more SMs is never slower") {
-    const Problem p = shape(1024, 64, 2, 4, true);
+    const Problem p = shape(512, 64, 2, 2, true);
     for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
         for (L2Mode l2 : {L2Mode::off, L2Mode::on}) {
             CAPTURE(algo_name(a));
@@ -229,7 +229,7 @@ TEST_CASE("timing: the per-SM timeline is bounded and consistent with its schedu
 }
 
 TEST_CASE("block-size sweep (the paper's Figure 2, middle): traffic falls as blocks grow, time flattens") {
-    const Problem p = shape(8192, 64, 2, 8);  // 16 heads: enough blocks to fill the GPU at every block size
+    const Problem p = shape(4096, 64, 2, 8);  // 16 heads: enough blocks to fill the GPU at every block size
     std::vector<double> hbm, ms;
     for (int64_t br : {16, 32, 64, 128, 256}) {
         const Result r = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::on, Pass::forward, br, 64));
