@@ -55,7 +55,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 38> kTerms =
             "1 ulp is the smallest possible difference."},
     {"max abs", "The largest absolute difference between two results, element by element."},
     {"clock", "The app's modelled clock: each step lasts max(its HBM bytes / HBM bandwidth, its FLOPs / the "
-              "arithmetic rate), steps one after another for one head. It is a teaching model, not a measurement."},
+              "arithmetic rate), steps one after another for one head. It is a teaching model, not a measurement. "
+              "When steps are bandwidth-bound every algorithm moves bytes at the same rate on this clock: what "
+              "differs is how much of the attention those bytes buy, and when each run ends."},
     {"event cap", "The trace keeps the first events of head 0 only (to bound memory). Totals always cover the "
                   "whole run; the animation stops where the kept events end."},
     {"DRAM bytes", "Bytes the GPU's memory controller actually read and wrote, from hardware counters (Nsight "

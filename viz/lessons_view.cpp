@@ -5,6 +5,8 @@
 
 #include "sim/cli/report.hpp"
 #if FLASHSIM_HAVE_LESSONS
+#include <toml++/toml.h>
+
 #include "lessons/lib/lesson.hpp"
 #endif
 
@@ -146,8 +148,37 @@ std::vector<LessonDoc> builtin_lessons() { return {builtin_tiles(), builtin_soft
 // ---------------------------------------------------------------- the lessons library
 #if FLASHSIM_HAVE_LESSONS
 namespace {
+std::string join(const toml::array& a) {
+    std::string s;
+    for (const auto& x : a)
+        if (auto v = x.value<double>()) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%g", *v);
+            s += (s.empty() ? "" : ", ") + std::string(b);
+        }
+    return s;
+}
+
+// The lesson file's [softmax] table (scores, block, values), if any; the library keeps it private.
+void softmax_setup(const std::string& file, std::string* scores, std::string* values, int* block) {
+    try {
+        const toml::table t = toml::parse_file(file);
+        const toml::table* sm = t["softmax"].as_table();
+        if (!sm) return;
+        if (auto* a = (*sm)["scores"].as_array()) *scores = join(*a);
+        *block = static_cast<int>((*sm)["block"].value_or(int64_t{4}));
+        if (auto* rows = (*sm)["values"].as_array())
+            for (const auto& r : *rows)
+                if (auto* ra = r.as_array()) *values += (values->empty() ? "" : "; ") + join(*ra);
+    } catch (const std::exception&) {  // the library already reported any problem with the file
+    }
+}
+
 LessonDoc from_library(const lessons::Lesson& l) {
     LessonDoc d;
+    std::string sm_scores, sm_values;
+    int sm_block = 0;
+    softmax_setup(l.file, &sm_scores, &sm_values, &sm_block);
     d.id = l.id;
     d.title = l.title;
     d.summary = l.summary;
@@ -176,6 +207,11 @@ LessonDoc from_library(const lessons::Lesson& l) {
         }
         st.step = s.view.step_from;
         st.row = s.view.row;
+        if (st.panel == Panel::softmax && !sm_scores.empty()) {
+            st.scores_text = sm_scores;
+            st.values_text = sm_values;
+            st.block = sm_block;
+        }
         d.steps.push_back(std::move(st));
     }
     return d;
@@ -232,6 +268,13 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     }
     if (s.panel) v.panel = *s.panel;
     v.highlight_row = s.row;
+    if (s.block > 0) {
+        v.scores_text = s.scores_text;
+        v.values_text = s.values_text;
+        v.softmax_block = s.block;
+        v.softmax_focus = -1;
+        apply_scores_text(v);
+    }
     if (s.step >= 0) {
         v.cursor = {s.step, 1.0};
         if (s.params) v.pending_step = s.step;  // clamp once the step's simulations arrive

@@ -45,9 +45,9 @@ int64_t Timeline::step_at(double t, double* frac) const {
         if (frac) *frac = 0;
         return 0;
     }
-    // last step whose start <= t
-    auto it = std::upper_bound(step_start.begin(), step_start.begin() + steps_kept, t);
-    int64_t s = std::max<int64_t>(0, static_cast<int64_t>(it - step_start.begin()) - 1);
+    // the first step that ends at or after t (a time on a boundary belongs to the step it completes)
+    auto it = std::lower_bound(step_start.begin() + 1, step_start.begin() + steps_kept + 1, t);
+    int64_t s = std::min<int64_t>(steps_kept - 1, static_cast<int64_t>(it - (step_start.begin() + 1)));
     if (frac) {
         const double d = duration(s);
         *frac = d > 0 ? std::clamp((t - step_start[static_cast<size_t>(s)]) / d, 0.0, 1.0) : 1.0;

@@ -53,7 +53,8 @@ struct Timeline {
     bool truncated = false;
     double total_time() const { return step_start.empty() ? 0.0 : step_start.back(); }
     double duration(int64_t step) const;
-    // The step running at modelled time t (clamped to the kept steps); frac = how far into it.
+    // The step running at modelled time t (clamped to the kept steps); frac = how far into it. A time
+    // on a boundary belongs to the step it completes (frac 1), except t = 0 (step 0, frac 0).
     int64_t step_at(double t, double* frac = nullptr) const;
 };
 Timeline make_timeline(const sim::Result& r);

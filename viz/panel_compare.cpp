@@ -17,8 +17,32 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
                         rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float fs = ImGui::GetFontSize();
+    // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t
+    {
+        double t_max = 0;
+        for (sim::Algo a : kAlgos) t_max = std::max(t_max, rs.timeline(a).total_time());
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const float label_w = fs * 5.5f, w = ImGui::GetContentRegionAvail().x - label_w - fs * 7, bh = fs * 0.9f;
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        for (int i = 0; i < 3; ++i) {
+            const sim::Algo a = kAlgos[static_cast<size_t>(i)];
+            const Timeline& tl = rs.timeline(a);
+            const float y = p0.y + static_cast<float>(i) * fs * 1.15f;
+            dl->AddText(ImVec2(p0.x, y), ui::algo_colour(a), std::string(sim::algo_name(a)).c_str());
+            const float x0 = p0.x + label_w;
+            const float len = t_max > 0 ? static_cast<float>(tl.total_time() / t_max) * w : 0;
+            const float now = t_max > 0 ? static_cast<float>(std::min(t, tl.total_time()) / t_max) * w : 0;
+            dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + len, y + fs * 0.15f + bh), ui::with_alpha(ui::algo_colour(a), 70), 2);
+            dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + now, y + fs * 0.15f + bh), ui::algo_colour(a), 2);
+            const std::string end = ui::seconds(tl.total_time()) + (t >= tl.total_time() ? "  done" : "");
+            dl->AddText(ImVec2(x0 + len + 6, y), ui::text_col, end.c_str());
+        }
+        const float xt = p0.x + label_w + (t_max > 0 ? static_cast<float>(t / t_max) * w : 0);
+        dl->AddLine(ImVec2(xt, p0.y - 2), ImVec2(xt, p0.y + fs * 3.4f), IM_COL32(255, 255, 255, 220), 2);
+        ImGui::Dummy(ImVec2(label_w + w, fs * 3.45f));
+    }
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float col_w = (avail.x - 2 * 8) / 3;
     const double std_total = static_cast<double>(rs.result(sim::Algo::standard).totals.hbm_total().total()) /
                              std::max<int64_t>(1, rs.problem.heads_total());
@@ -51,9 +75,12 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         ImGui::Dummy(ImVec2(w, h));
         dl->AddRectFilled(q, ImVec2(q.x + w, q.y + h), ui::cell_empty, 3);
         const float f = std_total > 0 ? static_cast<float>(std::min(1.0, static_cast<double>(so_far.total()) / std_total)) : 0;
+        const double mine = static_cast<double>(rs.result(a).totals.hbm_total().total()) / std::max<int64_t>(1, rs.problem.heads_total());
+        const float fe = std_total > 0 ? static_cast<float>(std::min(1.0, mine / std_total)) : 0;
+        dl->AddRectFilled(q, ImVec2(q.x + w * fe, q.y + h), ui::with_alpha(ui::algo_colour(a), 70), 3);
         dl->AddRectFilled(q, ImVec2(q.x + w * f, q.y + h), ui::algo_colour(a), 3);
         ui::text_centred(dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255),
-                         ui::fixed(100.0 * f, 1) + "% of standard's total");
+                         "whole run: " + ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "% of standard's bytes");
         ImGui::EndChild();
     }
 }

@@ -117,10 +117,16 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::SameLine();
     if (ImGui::Button("Example")) {
         v.scores_text = "1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3";
+        v.values_text.clear();
         v.softmax_block = 4;
         v.softmax_focus = -1;
         apply_scores_text(v);
     }
+    ImGui::TextUnformatted("Values V (optional, one row per score):");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)", &v.values_text))
+        if (apply_scores_text(v)) v.softmax_focus = -1;
     if (!v.softmax_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
         ImGui::TextWrapped("Not applied: %s (showing the last good scores).", v.softmax_error.c_str());
@@ -129,7 +135,7 @@ void draw_softmax_panel(ViewState& v) {
     v.softmax_block = std::clamp(v.softmax_block, 1, 64);
     sim::StreamedSoftmax sm;
     try {
-        sm = sim::stream_softmax(v.softmax_scores, v.softmax_block, {}, sim::Precision::fp32);
+        sm = sim::stream_softmax(v.softmax_scores, v.softmax_block, v.softmax_values, sim::Precision::fp32);
     } catch (const sim::Error& e) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion), "%s", e.what());
         return;
@@ -170,12 +176,12 @@ void draw_softmax_panel(ViewState& v) {
         ui::help("running sum");
     }
     ImGui::Spacing();
-    ImGui::TextUnformatted("accumulator (unnormalised weight of each key so far)");
+    ImGui::TextUnformatted(sm.with_values ? "accumulator (sum of e^(s - m) V_j so far)" : "accumulator (unnormalised weight of each key so far)");
     ui::help("accumulator");
     ImGui::TextWrapped("before: %s", vec_text(B.acc_before, 3).c_str());
     ImGui::TextWrapped("x %s: %s", ui::fixed(B.rescale, 4).c_str(), vec_text(B.acc_rescaled, 3).c_str());
     ImGui::TextWrapped("after:  %s", vec_text(B.acc_after, 3).c_str());
-    ImGui::TextDisabled("Final output = accumulator / l: the softmax weights.");
+    ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V." : "Final output = accumulator / l: the softmax weights.");
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("result", ImVec2(0, 0), true);
@@ -185,7 +191,7 @@ void draw_softmax_panel(ViewState& v) {
     double abs_max = 0;
     if (ImGui::BeginTable("cmp", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY,
                           ImVec2(0, ImGui::GetContentRegionAvail().y - fs * 2.6f))) {
-        ImGui::TableSetupColumn("key");
+        ImGui::TableSetupColumn(sm.with_values ? "output" : "key");
         ImGui::TableSetupColumn("plain");
         ImGui::TableSetupColumn("streamed");
         ImGui::TableSetupColumn("|diff|");

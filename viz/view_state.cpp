@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <sstream>
 
 namespace viz {
 
@@ -30,8 +31,9 @@ sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown) {
 
 int64_t last_step(const Timeline& tl) { return std::max<int64_t>(0, tl.steps_kept - 1); }
 
-bool apply_scores_text(ViewState& v) {
-    std::vector<double> out;
+namespace {
+// Numbers separated by commas, spaces, '|' or tabs; false (and `err`) on anything else.
+bool parse_numbers(const std::string& text, std::vector<double>& out, std::string& err) {
     std::string tok;
     auto flush = [&]() -> bool {
         if (tok.empty()) return true;
@@ -43,21 +45,43 @@ bool apply_scores_text(ViewState& v) {
             used = 0;
         }
         if (used != tok.size() || !std::isfinite(x)) {
-            v.softmax_error = "'" + tok + "' is not a finite number; type numbers separated by commas";
+            err = "'" + tok + "' is not a finite number; type numbers separated by commas";
             return false;
         }
         out.push_back(x);
         tok.clear();
         return true;
     };
-    for (char ch : v.scores_text) {
-        if (ch == ',' || ch == ' ' || ch == '|' || ch == ';' || ch == '\t') {
+    for (char ch : text) {
+        if (ch == ',' || ch == ' ' || ch == '|' || ch == '\t') {
             if (!flush()) return false;
         } else {
             tok += ch;
         }
     }
-    if (!flush()) return false;
+    return flush();
+}
+}  // namespace
+
+bool apply_scores_text(ViewState& v) {
+    std::vector<std::vector<double>> values;
+    {
+        std::string row, err;
+        std::stringstream ss(v.values_text);
+        while (std::getline(ss, row, ';')) {
+            std::vector<double> r;
+            if (!parse_numbers(row, r, err)) {
+                v.softmax_error = "values: " + err;
+                return false;
+            }
+            if (!r.empty()) values.push_back(std::move(r));
+        }
+    }
+    std::vector<double> out;
+    if (std::string err; !parse_numbers(v.scores_text, out, err)) {
+        v.softmax_error = err;
+        return false;
+    }
     if (out.empty()) {
         v.softmax_error = "type at least one score";
         return false;
@@ -66,7 +90,20 @@ bool apply_scores_text(ViewState& v) {
         v.softmax_error = "at most 64 scores fit the view; got " + std::to_string(out.size());
         return false;
     }
+    if (!values.empty()) {
+        if (values.size() != out.size()) {
+            v.softmax_error = "values: give one row of V per score (" + std::to_string(out.size()) + " rows, separated by ';'), got " +
+                              std::to_string(values.size());
+            return false;
+        }
+        for (const auto& r : values)
+            if (r.size() != values[0].size()) {
+                v.softmax_error = "values: every row of V needs the same length (" + std::to_string(values[0].size()) + ")";
+                return false;
+            }
+    }
     v.softmax_scores = std::move(out);
+    v.softmax_values = std::move(values);
     v.softmax_error.clear();
     return true;
 }

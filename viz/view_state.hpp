@@ -43,6 +43,8 @@ struct ViewState {
     std::string scores_text = "1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3";
     int softmax_block = 4;
     std::vector<double> softmax_scores = {1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3};  // last good parse
+    std::string values_text;  // optional V: one row per score, rows separated by ';' ("0,1; 1,0; ...")
+    std::vector<std::vector<double>> softmax_values;  // last good parse (empty: outputs are the weights)
     std::string softmax_error;  // why the text above was refused (the last good scores stay shown)
     int softmax_focus = -1;   // -1: follow the animation step
     // Charts: which series to show.
@@ -61,9 +63,10 @@ struct ViewState {
 // that takes longest on the modelled clock.
 sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown);
 
-// Parse the softmax view's score text ("1.4, 3.9 | 4.6 ..."; commas, spaces or | between numbers).
-// On success updates softmax_scores and clears softmax_error; otherwise keeps the last good scores
-// and sets softmax_error to a one-line reason. Returns true on success.
+// Parse the softmax view's score text ("1.4, 3.9 | 4.6 ..."; commas, spaces or | between numbers)
+// and values text (rows separated by ';', one per score, all the same length; empty: none).
+// On success updates softmax_scores / softmax_values and clears softmax_error; otherwise keeps the
+// last good ones and sets softmax_error to a one-line reason. Returns true on success.
 bool apply_scores_text(ViewState& v);
 
 // Modelled seconds at a cursor, and the cursor at a modelled time.

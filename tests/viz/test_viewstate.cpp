@@ -28,8 +28,18 @@ TEST_CASE("a timeline has one entry per inner-loop step: T_r x T_c for flash2") 
     CHECK_FALSE(tl.truncated);
     CHECK(tl.step_first.back() == r.trace.events.size());
     for (int64_t s = 0; s < tl.steps_kept; ++s) CHECK(tl.duration(s) > 0);
-    // the clock is monotone and step_at inverts step_start
-    for (int64_t s = 0; s < tl.steps_kept; ++s) CHECK(tl.step_at(tl.step_start[static_cast<size_t>(s)]) == s);
+    // the clock is monotone and step_at inverts it: mid-step times land in their step, boundaries
+    // belong to the step they complete
+    for (int64_t s = 0; s < tl.steps_kept; ++s) {
+        double f = 0;
+        CHECK(tl.step_at(tl.step_start[static_cast<size_t>(s)] + 0.5 * tl.duration(s), &f) == s);
+        CHECK(f == doctest::Approx(0.5));
+        CHECK(tl.step_at(tl.step_start[static_cast<size_t>(s) + 1], &f) == s);
+        CHECK(f == doctest::Approx(1.0));
+    }
+    CHECK(tl.step_at(0.0) == 0);
+    CHECK(tl.step_at(-1.0) == 0);
+    CHECK(tl.step_at(1e9) == tl.steps_kept - 1);
 }
 
 TEST_CASE("stepping, scrubbing, home and end stay inside the trace") {
@@ -159,6 +169,21 @@ TEST_CASE("the softmax view's score text: good text applies, bad text keeps the 
     v.scores_text = "1, inf";
     CHECK_FALSE(apply_scores_text(v));
     CHECK(v.softmax_scores.size() == 4);
+    // values: one row per score, equal lengths
+    v.scores_text = "1, 2";
+    v.values_text = "0, 1; 1, 0";
+    CHECK(apply_scores_text(v));
+    CHECK(v.softmax_values == std::vector<std::vector<double>>{{0, 1}, {1, 0}});
+    v.values_text = "0, 1";
+    CHECK_FALSE(apply_scores_text(v));
+    CHECK(v.softmax_error.find("one row of V per score") != std::string::npos);
+    v.values_text = "0, 1; 1";
+    CHECK_FALSE(apply_scores_text(v));
+    CHECK(v.softmax_error.find("same length") != std::string::npos);
+    CHECK(v.softmax_values.size() == 2);  // last good kept
+    v.values_text = "";
+    CHECK(apply_scores_text(v));
+    CHECK(v.softmax_values.empty());
 }
 
 TEST_CASE("panel names round-trip") {
