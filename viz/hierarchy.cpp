@@ -262,7 +262,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     }
     // which inputs the in-flight compute uses
     std::array<bool, sim::kTensorCount> busy{};
-    const size_t inflight = first + static_cast<size_t>(std::floor(kpos));
+    const size_t inflight = done;  // the first event not yet done is the one in flight
     const bool animating = c.frac > 0 && c.frac < 1 && inflight < last;
     if (animating && (ev[inflight].kind == EventKind::compute || ev[inflight].kind == EventKind::rescale)) {
         busy[static_cast<size_t>(ev[inflight].tensor)] = true;
@@ -301,7 +301,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     if (animating) {
         const sim::Event& e = ev[inflight];
         const size_t k = static_cast<size_t>(e.tensor);
-        const float u = ease(static_cast<float>(kpos - std::floor(kpos)));
+        const float u = ease(static_cast<float>(std::clamp(kpos - static_cast<double>(done - first), 0.0, 1.0)));
         if ((e.kind == EventKind::load || e.kind == EventKind::store) && has_slot[k]) {
             ImVec2 p0, p1;
             hbm_rect(e, &p0, &p1);

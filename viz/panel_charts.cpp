@@ -51,14 +51,14 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
         chart::legend(names, cols);
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float w = (avail.x - 8) * 0.5f, h = (avail.y - fs * 3.6f - 8) * 0.5f;
+    const float w = (avail.x - 8) * 0.5f, h = (avail.y - fs * 5.0f - 8) * 0.5f;
     if (!cd) {
         ImGui::TextDisabled("computing the series in the background...");
         return;
     }
     auto bytes_fmt = [](double b) { return ui::bytes(b); };
     chart::Axes ax;
-    ax.title = "vs sequence length N";
+    ax.title = cd->params.block_rows || cd->params.block_cols ? "vs sequence length N (blocks as set)" : "vs sequence length N";
     ax.x_label = "N (tokens)";
     ax.y_label = "HBM bytes (log)";
     ax.fmt_x = pow2;
@@ -74,7 +74,7 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     bx.mark_x = static_cast<double>(rs.result(v.algo).block_cols);
     chart::lines("vsB", ImVec2(w, h), bx, to_lines(cd->vs_block));
     chart::Axes mx = ax;
-    mx.title = "vs SRAM size M (N = " + std::to_string(cd->params.seq) + ")";
+    mx.title = "vs SRAM size M (N = " + std::to_string(cd->params.seq) + ", blocks by the rule)";
     mx.x_label = "M (bytes of SRAM per thread block)";
     mx.fmt_x = [](double x) { return ui::bytes(x); };
     mx.mark_x = static_cast<double>(rs.result(v.algo).sram_bytes);

@@ -19,9 +19,9 @@ struct Series {
 
 struct ChartData {
     Params params;                    // d, dtype, GPU, causal (and N for the block / SRAM sweeps)
-    std::vector<Series> vs_seq;       // x: N
+    std::vector<Series> vs_seq;       // x: N (block sizes as in params: 0 = the rule)
     std::vector<Series> vs_block;     // x: B_c (B_r by the rule); flash1, flash2, and standard's GEMM tile
-    std::vector<Series> vs_sram;      // x: SRAM bytes M
+    std::vector<Series> vs_sram;      // x: SRAM bytes M (blocks by the rule, so they grow with M)
     double seconds = 0;
 };
 
