@@ -30,6 +30,7 @@ struct AppArgs {
     double speed = 0;                // steps per second (0: the default)
     std::string results_dir;         // cuda/results by default
     double font_px = 0;              // font size before content scaling (0: default)
+    bool show_keys = false;          // open with the keyboard help overlay
 };
 
 // Parse argv. On a bad argument returns the one-line error (and `args` is unspecified); "" when

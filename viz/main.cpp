@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
     }
     if (std::string err = apply_overrides(); !err.empty()) return fail(err);
     if (args.play) v.playing = true;
+    if (args.show_keys) v.show_help = true;
     if (args.speed > 0) v.speed = args.speed;
 
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace viz {
 
@@ -22,11 +23,22 @@ std::string validate(const Params& p) {
         if (p.sram_bytes < 0) return "SRAM size must be positive (or 0 for the GPU's own)";
         const int64_t sram = p.sram_bytes > 0 ? p.sram_bytes : m.sram_bytes;
         for (sim::Algo a : kAlgos) {
+            sim::BlockChoice bc;
             try {
-                (void)sim::choose_blocks(pr, a, sram, p.block_rows, p.block_cols);
+                bc = sim::choose_blocks(pr, a, sram, p.block_rows, p.block_cols);
             } catch (const sim::Error& e) {
                 return std::string(sim::algo_name(a)) + ": " + e.what();
             }
+            // The app simulates interactively: keep each walk to seconds (the CLI has no such limit).
+            const double pairs = std::ceil(static_cast<double>(p.seq) / static_cast<double>(bc.block_rows)) *
+                                 std::ceil(static_cast<double>(p.seq) / static_cast<double>(bc.block_cols));
+            if (pairs > kMaxTilePairs)
+                return std::string(sim::algo_name(a)) + ": N = " + std::to_string(p.seq) + " with B_r = " +
+                       std::to_string(bc.block_rows) + ", B_c = " + std::to_string(bc.block_cols) + " is " +
+                       std::to_string(static_cast<long long>(pairs)) +
+                       " tile pairs, more than the app walks interactively (" +
+                       std::to_string(static_cast<long long>(kMaxTilePairs)) +
+                       "); use larger blocks, a smaller N, or the CLI (flashsim simulate)";
         }
     } catch (const sim::Error& e) {
         return e.what();

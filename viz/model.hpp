@@ -40,8 +40,10 @@ struct Params {
 };
 
 sim::Problem problem_of(const Params& p);
+// The most (query tile, key tile) pairs one algorithm may walk in the app (a few seconds of simulation).
+inline constexpr double kMaxTilePairs = 5e7;
 // Empty when the parameters are usable for all three algorithms; otherwise the simulator's own
-// sim::Error message (prefixed with the algorithm it concerns).
+// sim::Error message (prefixed with the algorithm it concerns), or the app's limit on tile pairs.
 std::string validate(const Params& p);
 
 // Steps of one trace on the modelled clock.

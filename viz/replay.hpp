@@ -70,6 +70,6 @@ struct Resident {
 };
 // Tiles in SRAM while step events [first, last) run: per tensor the latest load/compute since the
 // phase began (scanning back at most `scan_limit` events), plus what the step itself stores.
-std::vector<Resident> resident_tiles(const sim::Trace& tr, size_t first, size_t last, size_t scan_limit = 200000);
+std::vector<Resident> resident_tiles(const sim::Trace& tr, size_t first, size_t last, size_t scan_limit = 50000);
 
 }  // namespace viz

@@ -87,10 +87,10 @@ int main(int argc, char** argv) {
         return failures ? 1 : 77;
     }
     const std::string xvfb = "xvfb-run -a -s '-screen 0 1400x900x24' ";
-    auto shot = [&](const std::string& name, const std::string& args) {
+    auto shot = [&](const std::string& name, const std::string& args, const std::string& env = "") {
         const std::string png = (dir / (name + ".png")).string();
         fs::remove(png);
-        const Run r = run(xvfb + app + " --size 1280x800 --screenshot " + png + " " + args);
+        const Run r = run(env + xvfb + app + " --size 1280x800 --screenshot " + png + " " + args);
         check(r.rc == 0, name + ": exit 0 (" + std::to_string(r.rc) + ")" + (r.rc ? " " + r.out : ""));
         const Image im = load(png);
         check(im.w == 1280 && im.h == 800, name + ": PNG is 1280x800");
@@ -109,6 +109,17 @@ int main(int argc, char** argv) {
                                  " (" + std::to_string(100 * f) + "% of pixels)");
         }
         prev = im;
+    }
+    // a lesson file that does not load: the app still opens and shows the error in the lesson's place
+    {
+        const fs::path bad = dir / "bad_lessons";
+        fs::create_directories(bad);
+        FILE* f = std::fopen((bad / "01-broken.toml").c_str(), "w");
+        if (f) {
+            std::fputs("id = \"broken\"\ntitle = [unclosed\n", f);
+            std::fclose(f);
+        }
+        shot("broken_lesson", "", "FLASHSIM_LESSONS='" + bad.string() + "' ");
     }
     // animation steps of one view differ too
     const Image a = shot("memory_step0", "--panel memory --anim-step 0");

@@ -182,3 +182,19 @@ TEST_CASE("charts: standard's bytes grow like N^2; flash1's shrink like 1/M") {
     CHECK(f1.y[1] / f1.y[0] < 0.7);
     CHECK(f1.y[1] / f1.y[0] > 0.45);
 }
+
+TEST_CASE("a lesson that fails to load is listed with its error in its place") {
+    if (!have_lessons_library()) return;  // built-in examples only: nothing is loaded from files
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "flashsim_viz_bad_lessons";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(dir)) fs::remove(e.path());
+    std::ofstream(dir / "01-broken.toml") << "id = \"broken\"\ntitle = [unclosed\n";
+    ::setenv("FLASHSIM_LESSONS", dir.c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    REQUIRE_FALSE(lib.lessons.empty());
+    CHECK_FALSE(lib.lessons[0].error.empty());
+    CHECK(lib.lessons[0].error.find("01-broken.toml") != std::string::npos);
+    CHECK(lib.lessons[0].steps.empty());
+}

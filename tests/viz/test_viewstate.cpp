@@ -112,6 +112,9 @@ TEST_CASE("invalid parameters give the simulator's message and keep the last goo
     bad.block_cols = 4096;
     CHECK(validate(bad).find("do not fit") != std::string::npos);
     bad = small();
+    bad.seq = 1 << 22;  // standard: (2^22 / 128)^2 = 2^30 tile pairs
+    CHECK(validate(bad).find("more than the app walks interactively") != std::string::npos);
+    bad = small();
     bad.gpu = "Z80";
     CHECK(validate(bad).find("unknown GPU preset") != std::string::npos);
 
