@@ -7,13 +7,17 @@
 namespace viz {
 
 namespace {
-constexpr std::array<std::pair<std::string_view, std::string_view>, 38> kTerms = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 39> kTerms = {{
     {"HBM", "High-bandwidth memory: the GPU's main memory (tens of GB). Everything starts and ends here. It is "
             "fast by DRAM standards but far slower than on-chip SRAM, so every byte moved to or from it costs time."},
     {"SRAM", "On-chip memory next to the arithmetic units (shared memory and registers). Very fast, but tiny: "
              "one thread block gets a few hundred KiB at most. Tiles must fit here while they are used."},
-    {"L2", "A cache between HBM and the SMs (tens of MiB). Reads that hit in L2 do not reach HBM. This build's "
-           "simulator counts HBM <-> SRAM traffic; the L2 level is drawn as the place the bytes pass through."},
+    {"L2", "A cache between HBM and the SMs (tens of MiB). Reads that hit in L2 do not reach HBM. The counts in "
+           "the views are HBM <-> SRAM as the tile loops move them; the simulator's L2 model (an LRU cache of the "
+           "preset's size, thread blocks replayed in launch order) says how many of those bytes L2 would serve."},
+    {"predicted time", "The simulator's timing model for the whole problem on the preset GPU: each step's copies "
+                       "against its arithmetic, blocks scheduled over the SMs, copies overlapped with the previous "
+                       "step's math (docs/simulator.md). Compare with the measured view."},
     {"tile", "A block of rows (and columns) of a tensor, small enough to sit in SRAM. Tiled algorithms move "
              "tiles, never whole matrices."},
     {"B_r", "Rows per query tile (Q_i, O_i): how many queries are processed together. The paper picks "

@@ -186,9 +186,19 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     dl->AddRectFilled(l0, l1, IM_COL32(44, 44, 56, 255), 4.0f);
     dl->AddRect(l0, l1, IM_COL32(120, 120, 140, 200), 4.0f);
     {
-        std::string t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes)
-                                : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): bytes pass through; this view counts HBM <-> SRAM";
+        std::string t;
+        if (r.l2.simulated) {  // the simulator's LRU model of the L2 (whole run)
+            const std::string hit = ui::fixed(100.0 * r.l2.hit_rate, 0) + "%";
+            t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes) + ": " + hit + " hits"
+                        : "L2 (" + ui::bytes(r.machine.l2_bytes) + ", LRU model): " + hit +
+                              " of loads hit; HBM after L2 " + ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
+        } else {
+            t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes)
+                        : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): bytes pass through; counts are HBM <-> SRAM";
+        }
+        dl->PushClipRect(l0, l1, true);
         dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, t.c_str());
+        dl->PopClipRect();
     }
 
     // ---------------------------------------------------------------- SRAM

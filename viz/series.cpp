@@ -20,6 +20,7 @@ double hbm_bytes(const sim::Problem& pr, const sim::Machine& m, sim::Algo a, int
     c.numerics = sim::Numerics::off;
     c.event_cap = 0;
     c.record_row = -1;
+    c.l2 = sim::L2Mode::off;  // the charts count HBM <-> SRAM bytes only
     return static_cast<double>(sim::simulate(pr, m, c).totals.hbm_total().total());
 }
 }  // namespace
