@@ -89,7 +89,8 @@ std::string verb(const sim::Event& e) {
 }  // namespace
 
 void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
-                    bool compact, int64_t highlight_row) {
+                    bool compact, const ViewState& v) {
+    const int64_t highlight_row = v.highlight_row;
     const sim::Result& r = rs.result(algo);
     const Timeline& tl = rs.timeline(algo);
     const Layout& L = rp.layout();
@@ -178,6 +179,25 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
             const float y = t0[k].y + ht * (static_cast<float>(highlight_row) + 0.5f) / static_cast<float>(L.n);
             dl->AddLine(ImVec2(t0[k].x - 2, y), ImVec2(t1[k].x + 2, y), IM_COL32(255, 255, 255, 220), 2.0f);
         }
+    }
+
+    // a lesson's highlighted tile: S_ij where S is in HBM, and the Q_i and K_j tiles it is made from
+    if (v.highlight_tile_row >= 0 && v.highlight_tile_col >= 0) {
+        const int64_t i = v.highlight_tile_row, j = v.highlight_tile_col;
+        const auto mark = [&](Tensor t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+            const size_t k = static_cast<size_t>(t);
+            if (!L.shown(t) || r0 >= L.rows[k]) return;
+            const float R = static_cast<float>(L.rows[k]), C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
+            const float w = t1[k].x - t0[k].x;
+            const ImVec2 q0(t0[k].x + w * static_cast<float>(c0) / C, t0[k].y + ht * static_cast<float>(r0) / R);
+            const ImVec2 q1(t0[k].x + w * static_cast<float>(std::min(c1, L.cols[k])) / C,
+                            std::max(q0.y + 3, t0[k].y + ht * static_cast<float>(std::min(r1, L.rows[k])) / R));
+            dl->AddRect(ImVec2(q0.x - 2, q0.y - 2), ImVec2(q1.x + 2, q1.y + 2), ui::okabe::yellow, 0, 0, 2.5f);
+        };
+        const int64_t br = r.block_rows, bc = r.block_cols;
+        mark(Tensor::Q, i * br, (i + 1) * br, 0, L.d);
+        mark(Tensor::K, j * bc, (j + 1) * bc, 0, L.d);
+        mark(Tensor::S, i * br, (i + 1) * br, j * bc, (j + 1) * bc);
     }
 
     // ---------------------------------------------------------------- L2

@@ -219,6 +219,8 @@ LessonDoc from_library(const lessons::Lesson& l) {
         }
         st.step = s.view.step_from;
         st.row = s.view.row;
+        st.tile_row = s.view.tile_row;
+        st.tile_col = s.view.tile_col;
         if (st.panel == Panel::softmax && !sm_scores.empty()) {
             st.scores_text = sm_scores;
             st.values_text = sm_values;
@@ -280,6 +282,8 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     }
     if (s.panel) v.panel = *s.panel;
     v.highlight_row = s.row;
+    v.highlight_tile_row = s.tile_row;
+    v.highlight_tile_col = s.tile_col;
     if (s.block > 0) {
         v.scores_text = s.scores_text;
         v.values_text = s.values_text;

@@ -20,6 +20,7 @@ struct LessonStep {
     std::optional<Params> params;    // empty: leave the parameters as they are
     int64_t step = -1;               // animation step to show (-1: leave as is)
     int64_t row = -1;                // highlighted query row (-1: none)
+    int64_t tile_row = -1, tile_col = -1;  // highlighted tile: query tile i, key tile j (-1: none)
     // The lesson's softmax example (its [softmax] table), applied when the step shows that view.
     std::string scores_text, values_text;
     int block = 0;                   // 0: no example given

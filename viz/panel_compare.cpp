@@ -62,7 +62,7 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const ImVec2 p = ImGui::GetCursorScreenPos(), sz = ImGui::GetContentRegionAvail();
         const float counter_h = fs * 4.6f;
         draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y - counter_h), rs, a, rp,
-                       finished ? Cursor{last_step(tl), 1.0} : c, true, v.highlight_row);
+                       finished ? Cursor{last_step(tl), 1.0} : c, true, v);
         ImGui::Dummy(ImVec2(sz.x, sz.y - counter_h));
         const sim::Traffic so_far = rp.totals().hbm_total();
         const sim::Traffic s_w = rp.totals()[sim::Tensor::S] + rp.totals()[sim::Tensor::P];

@@ -140,8 +140,7 @@ void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::BeginChild("hier", ImVec2(avail.x - side - 8, avail.y), false, ImGuiWindowFlags_NoScrollbar);
     {
         const ImVec2 p = ImGui::GetCursorScreenPos(), sz = ImGui::GetContentRegionAvail();
-        draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y), rs, algo, rp, v.cursor, false,
-                       v.highlight_row);
+        draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y), rs, algo, rp, v.cursor, false, v);
         // legend for the HBM cells
         ImGui::Dummy(sz);
     }

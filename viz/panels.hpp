@@ -24,8 +24,9 @@ struct ReplayCache {
 
 // The hierarchy drawing shared by the memory and side-by-side views: HBM with each tensor's tiles,
 // L2, SRAM with its resident tiles, and this step's transfers in flight at cursor `c`.
+// `v` supplies a lesson's highlights (query row, tile).
 void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
-                    bool compact, int64_t highlight_row);
+                    bool compact, const ViewState& v);
 // Events of the cursor's step that have happened at `c` (first + done).
 size_t events_done(const Timeline& tl, Cursor c);
 

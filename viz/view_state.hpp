@@ -33,6 +33,7 @@ struct ViewState {
     Cursor cursor;            // on the driving timeline (see driver())
     int64_t pending_step = -1;  // a lesson's step, applied when the simulations it asked for arrive
     int64_t highlight_row = -1; // a lesson's highlighted query row
+    int64_t highlight_tile_row = -1, highlight_tile_col = -1;  // a lesson's highlighted tile (i, j)
     bool playing = false;
     double speed = 2.0;       // steps per second while playing
     bool show_help = false;   // keyboard help overlay (F1 or ?)
