@@ -26,8 +26,13 @@ public:
 
     // Returns true on a hit.
     bool read(uint64_t k1, uint64_t k2, int64_t bytes, Tensor t) {
+        int32_t n = recent(k1, k2);
+        if (n >= 0) {
+            touch(n);
+            return true;
+        }
         const uint64_t h = hash(k1, k2);
-        const int32_t n = find(k1, k2, h);
+        n = find(k1, k2, h);
         if (n >= 0) {
             touch(n);
             return true;
@@ -38,8 +43,9 @@ public:
     }
     // Returns true when the entry was resident and already dirty (the write stays in L2).
     bool write(uint64_t k1, uint64_t k2, int64_t bytes, Tensor t) {
-        const uint64_t h = hash(k1, k2);
-        const int32_t n = find(k1, k2, h);
+        int32_t n = recent(k1, k2);
+        const uint64_t h = n >= 0 ? 0 : hash(k1, k2);
+        if (n < 0) n = find(k1, k2, h);
         if (n >= 0) {
             const bool was_dirty = nodes_[n].dirty;
             nodes_[n].dirty = true;
@@ -76,6 +82,14 @@ private:
     static uint64_t hash(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL)); }
     size_t mask() const { return table_.size() - 1; }
 
+    // The two most recently used entries, checked before hashing: blocks that run side by side ask
+    // for the same K_j, V_j one after another.
+    int32_t recent(uint64_t k1, uint64_t k2) const {
+        int32_t n = head_;
+        for (int i = 0; i < 2 && n >= 0; ++i, n = nodes_[n].next)
+            if (nodes_[n].k1 == k1 && nodes_[n].k2 == k2) return n;
+        return -1;
+    }
     int32_t find(uint64_t k1, uint64_t k2, uint64_t h) const {
         for (size_t i = h & mask();; i = (i + 1) & mask()) {
             const int32_t n = table_[i];
