@@ -247,7 +247,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                     const Access& x = s.log.acc[a];
                     const uint64_t tk = static_cast<uint64_t>(x.tensor) | hk;
                     if (square_tensor(x.tensor)) {
-                        const int64_t e = x.bytes / (static_cast<int64_t>(x.rows) * x.cols);
+                        const int64_t e = x.elem;
                         const int64_t ct0 = x.c0 / W, ct1 = (x.c0 + x.cols - 1) / W;
                         for (int64_t row = x.r0; row < x.r0 + x.rows; ++row)
                             for (int64_t ct = ct0; ct <= ct1; ++ct) {
@@ -275,25 +275,26 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                     } else {
                         // the element size is part of the key: dQ's float32 accumulator and dQ
                         // in the storage type are different buffers
-                        const uint64_t elem = static_cast<uint64_t>(x.bytes / (static_cast<int64_t>(x.rows) * x.cols));
+                        const uint64_t elem = x.elem;
+                        const int64_t bytes = x.bytes();
                         const uint64_t k1 = tk | (uint64_t{1} << 63) | (elem << 48);
                         const uint64_t k2 = (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0);
                         ++st.lookups;
                         if (x.store) {
-                            if (l2.write(k1, k2, x.bytes, x.tensor)) {
+                            if (l2.write(k1, k2, bytes, x.tensor)) {
                                 ++st.hits;
-                                l2_b += x.bytes;
+                                l2_b += bytes;
                             } else {
-                                hbm_b += x.bytes;
+                                hbm_b += bytes;
                             }
                         } else {
-                            st.load_bytes += x.bytes;
-                            if (l2.read(k1, k2, x.bytes, x.tensor)) {
+                            st.load_bytes += bytes;
+                            if (l2.read(k1, k2, bytes, x.tensor)) {
                                 ++st.hits;
-                                st.hit_bytes += x.bytes;
-                                l2_b += x.bytes;
+                                st.hit_bytes += bytes;
+                                l2_b += bytes;
                             } else {
-                                hbm_b += x.bytes;
+                                hbm_b += bytes;
                             }
                         }
                     }

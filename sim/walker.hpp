@@ -75,13 +75,14 @@ struct BlockTimer {
     }
 };
 
-// One load or store as the L2 model sees it: which tensor and where (element offsets).
+// One load or store as the L2 model sees it: which tensor and where (element offsets; N < 2^24).
+// 20 bytes: the replay walks many blocks' logs in turn, so their size is its cost.
 struct Access {
+    int32_t r0, c0, rows, cols;
     Tensor tensor;
     bool store;
-    int32_t rows, cols;
-    int64_t r0, c0;
-    int64_t bytes;
+    uint8_t elem;  // bytes per element: bytes = rows * cols * elem
+    int64_t bytes() const { return static_cast<int64_t>(rows) * cols * elem; }
 };
 struct StepRec {
     uint32_t first = 0, count = 0;
@@ -163,7 +164,8 @@ struct Walker {
               int64_t bytes) {
         if (log) {
             if (log->steps.empty()) log->steps.push_back({0, 0, 0, 0});
-            log->acc.push_back({t, st, static_cast<int32_t>(rows), static_cast<int32_t>(cols), r0, c0, bytes});
+            log->acc.push_back({static_cast<int32_t>(r0), static_cast<int32_t>(c0), static_cast<int32_t>(rows),
+                                static_cast<int32_t>(cols), t, st, static_cast<uint8_t>(bytes / (rows * cols))});
             ++log->steps.back().count;
             return;
         }
