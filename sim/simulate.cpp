@@ -854,7 +854,7 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
         if (walk_heads <= 0) {
             l2.note = "L2 not simulated: one head alone needs " + std::to_string(per_head) +
                       " lookups, above the automatic budget of " + std::to_string(c.l2_budget) +
-                      " (force it with --l2 on; it costs about 20 ns a lookup)";
+                      " (force it with --l2 on; it costs roughly 60 ns a lookup)";
         } else {
             L2Replay rp = replay_l2(proto, counted, m, walk_heads, heads, slots, krates, tl_blocks,
                                     c.timeline_steps, t.bc);
