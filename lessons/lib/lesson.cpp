@@ -562,8 +562,8 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
         if (node->is_array()) {
             const bool digits = !sgm.empty() && sgm.size() < 10 && sgm.find_first_not_of("0123456789") == std::string::npos;
             if (!digits)
-                throw ExprError("'" + walked + "' is a list; use an index 0.." + std::to_string(node->size() ? node->size() - 1 : 0) +
-                                    " or '" + walked + ".count' is not defined, got '" + sgm + "'",
+                throw ExprError("'" + walked + "' is a list of " + std::to_string(node->size()) + " entries; use an index 0.." +
+                                    std::to_string(node->size() ? node->size() - 1 : 0) + ", got '" + sgm + "'",
                                 0);
             const size_t idx = static_cast<size_t>(std::stoul(sgm));
             if (idx >= node->size())
