@@ -516,6 +516,7 @@ void build_measured(const Source& s, const toml::table& all, Context& ctx) {
                 };
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
+                r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
                 ctx.root["measured"][name] = r;
                 found = true;
                 break;

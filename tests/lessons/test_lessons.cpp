@@ -17,7 +17,7 @@ const std::vector<Loaded>& all() {
 }
 }  // namespace
 
-TEST_CASE("every lesson loads without error, fast") {
+TEST_CASE("every lesson loads without error") {
     const auto t0 = std::chrono::steady_clock::now();
     const auto a = load_all(FLASHSIM_LESSONS_DIR);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -26,9 +26,8 @@ TEST_CASE("every lesson loads without error, fast") {
         INFO(x.file);
         CHECK_MESSAGE(x.lesson.has_value(), x.error);
     }
-    // The app loads them at start: the whole set must take well under a second on one core
-    // (measured ~0.15 s in Release; the bound leaves room for a debug/sanitizer build).
-    CHECK(s < 10.0);
+    // Load time is reported, not asserted (a loaded CI machine is no benchmark); the figure for
+    // the app's start-up is measured with `time flashsim lesson --list`.
     MESSAGE("loaded " << a.size() << " lessons in " << s << " s");
 }
 
