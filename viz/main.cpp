@@ -134,16 +134,19 @@ int main(int argc, char** argv) {
 
 
     // ---------------------------------------------------------------- window and ImGui
-    glfwSetErrorCallback([](int code, const char* what) { std::fprintf(stderr, "flashsim-app: GLFW error %d: %s\n", code, what); });
-    if (!glfwInit()) return fail("cannot open a window: no display found (set DISPLAY, or run under xvfb-run -a)", 1);
+    static std::string glfw_error;  // the last GLFW complaint, folded into our one-line error
+    glfwSetErrorCallback([](int, const char* what) { glfw_error = what ? what : ""; });
+    if (!glfwInit())
+        return fail("cannot open a window (" + glfw_error + "): set DISPLAY, or run under xvfb-run -a", 1);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     GLFWwindow* window = glfwCreateWindow(args.width, args.height, "flashsim: IO-aware attention", nullptr, nullptr);
     if (!window) {
         glfwTerminate();
-        return fail("cannot create an OpenGL 3.3 window (is a display with OpenGL available? try xvfb-run -a)", 1);
+        return fail("cannot create an OpenGL 3.3 window (" + glfw_error + "): is OpenGL available? try xvfb-run -a", 1);
     }
+    glfwSetErrorCallback([](int code, const char* what) { std::fprintf(stderr, "flashsim-app: GLFW error %d: %s\n", code, what); });
     glfwMakeContextCurrent(window);
     glfwSwapInterval(scripted ? 0 : 1);
     IMGUI_CHECKVERSION();

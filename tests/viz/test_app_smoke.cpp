@@ -82,6 +82,12 @@ int main(int argc, char** argv) {
         check(r.rc != 0 && r.out.find("error") != std::string::npos && r.out.find('\n') == r.out.size() - 1,
               std::string("refuses '") + bad + "' with one line: " + r.out.substr(0, r.out.find('\n')));
     }
+    {  // no display: one line, exit 1, no crash
+        const Run r = run("env -u DISPLAY -u WAYLAND_DISPLAY " + app + " --frames 1");
+        check(r.rc == 1 && r.out.find("cannot open a window") != std::string::npos &&
+                  r.out.find('\n') == r.out.size() - 1,
+              "without a display: one line and exit 1: " + r.out.substr(0, r.out.find('\n')));
+    }
     if (run("command -v xvfb-run").rc != 0) {
         std::printf("skipped: xvfb-run is not installed (apt install xvfb)\n");
         return failures ? 1 : 77;
