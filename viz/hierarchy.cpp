@@ -125,7 +125,16 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const float ws = compact ? fs * 0.9f : fs * 1.2f;  // statistics column width
     const float avail = W - 16 - gap * static_cast<float>(shown.size() - 1) - wc * n_nd - ws * n_st;
     const float side = n_nn ? std::min(ht, avail / n_nn) : 0;
-    if (n_nn && side < ht) {  // square N x N matrices set the height; SRAM gets the rest
+    // compact (three columns side by side): the N x N matrices go on a second row, large enough to see
+    const bool two_rows = compact && n_nn > 0;
+    const float row1 = fs * 4.0f, label_h = fs * 1.3f;
+    float side2 = 0;
+    if (two_rows) {
+        side2 = std::max(fs * 2.0f, std::min((W - 16 - gap * static_cast<float>(n_nn - 1)) / static_cast<float>(n_nn),
+                                             H * 0.55f - head - row1 - label_h - foot));
+        ht = row1;
+        hbm_h = head + row1 + label_h + side2 + foot;
+    } else if (n_nn && side < ht) {  // square N x N matrices set the height; SRAM gets the rest
         ht = side;
         hbm_h = head + ht + foot;
     }
@@ -141,16 +150,24 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     }
     const float top = h0.y + head;
     std::array<ImVec2, sim::kTensorCount> t0{}, t1{};
-    float x = h0.x + 8;
+    float x = h0.x + 8, x2 = h0.x + 8;
     for (Tensor t : shown) {
         const size_t k = static_cast<size_t>(t);
-        const float w = (t == Tensor::S || t == Tensor::P) ? side : (L.cols[k] == 1 ? ws : wc);
-        t0[k] = ImVec2(x, top);
-        t1[k] = ImVec2(x + w, top + ht);
-        x += w + gap;
+        const bool nn = t == Tensor::S || t == Tensor::P;
+        const float w = nn ? (two_rows ? side2 : side) : (L.cols[k] == 1 ? ws : wc);
+        if (two_rows && nn) {
+            t0[k] = ImVec2(x2, top + row1 + label_h);
+            t1[k] = ImVec2(x2 + w, top + row1 + label_h + side2);
+            x2 += w + gap;
+        } else {
+            t0[k] = ImVec2(x, top);
+            t1[k] = ImVec2(x + w, top + ht);
+            x += w + gap;
+        }
+        const float th = t1[k].y - t0[k].y;
         const Grid& g = rp.grid(t);
         const ImU32 col = ui::tensor_colour(t);
-        const float cw = w / static_cast<float>(std::max(1, g.cols)), ch = ht / static_cast<float>(std::max(1, g.rows));
+        const float cw = w / static_cast<float>(std::max(1, g.cols)), ch = th / static_cast<float>(std::max(1, g.rows));
         const bool lines = cw > 3 && ch > 3;
         for (int i = 0; i < g.rows; ++i)
             for (int j = 0; j < g.cols; ++j) {
@@ -163,20 +180,21 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         dl->AddRect(t0[k], t1[k], ui::with_alpha(col, 200), 0, 0, 1.5f);
         std::string label(sim::tensor_name(t));
         if (!compact && L.cols[k] != 1) label += (t == Tensor::S || t == Tensor::P) ? "  N x N" : "  N x d";
-        dl->AddText(ImVec2(t0[k].x, top - fs * 1.25f), col, label.c_str());
+        dl->AddText(ImVec2(t0[k].x, t0[k].y - fs * 1.25f), col, label.c_str());
     }
     auto hbm_rect = [&](const sim::Event& e, ImVec2* p0, ImVec2* p1) {
         const size_t k = static_cast<size_t>(e.tensor);
         const ElemRect er = L.rect(e);
         const float R = static_cast<float>(std::max<int64_t>(1, L.rows[k])), C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
         const float w = t1[k].x - t0[k].x;
-        *p0 = ImVec2(t0[k].x + w * er.c0 / C, t0[k].y + ht * er.r0 / R);
-        *p1 = ImVec2(t0[k].x + w * er.c1 / C, std::max(t0[k].y + ht * er.r1 / R, t0[k].y + ht * er.r0 / R + 2));
+        const float th = t1[k].y - t0[k].y;
+        *p0 = ImVec2(t0[k].x + w * er.c0 / C, t0[k].y + th * er.r0 / R);
+        *p1 = ImVec2(t0[k].x + w * er.c1 / C, std::max(t0[k].y + th * er.r1 / R, t0[k].y + th * er.r0 / R + 2));
     };
     if (highlight_row >= 0 && highlight_row < L.n) {
         for (Tensor t : shown) {
             const size_t k = static_cast<size_t>(t);
-            const float y = t0[k].y + ht * (static_cast<float>(highlight_row) + 0.5f) / static_cast<float>(L.n);
+            const float y = t0[k].y + (t1[k].y - t0[k].y) * (static_cast<float>(highlight_row) + 0.5f) / static_cast<float>(L.n);
             dl->AddLine(ImVec2(t0[k].x - 2, y), ImVec2(t1[k].x + 2, y), IM_COL32(255, 255, 255, 220), 2.0f);
         }
     }
@@ -189,9 +207,10 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
             if (!L.shown(t) || r0 >= L.rows[k]) return;
             const float R = static_cast<float>(L.rows[k]), C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
             const float w = t1[k].x - t0[k].x;
-            const ImVec2 q0(t0[k].x + w * static_cast<float>(c0) / C, t0[k].y + ht * static_cast<float>(r0) / R);
+            const float th = t1[k].y - t0[k].y;
+            const ImVec2 q0(t0[k].x + w * static_cast<float>(c0) / C, t0[k].y + th * static_cast<float>(r0) / R);
             const ImVec2 q1(t0[k].x + w * static_cast<float>(std::min(c1, L.cols[k])) / C,
-                            std::max(q0.y + 3, t0[k].y + ht * static_cast<float>(std::min(r1, L.rows[k])) / R));
+                            std::max(q0.y + 3, t0[k].y + th * static_cast<float>(std::min(r1, L.rows[k])) / R));
             dl->AddRect(ImVec2(q0.x - 2, q0.y - 2), ImVec2(q1.x + 2, q1.y + 2), ui::okabe::yellow, 0, 0, 2.5f);
         };
         const int64_t br = r.block_rows, bc = r.block_cols;
@@ -213,8 +232,9 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                         : "L2 (" + ui::bytes(r.machine.l2_bytes) + ", LRU model): " + hit +
                               " of loads hit; HBM after L2 " + ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
         } else {
-            t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes)
-                        : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): bytes pass through; counts are HBM <-> SRAM";
+            t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run"
+                        : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): no model run" +
+                              (r.l2.note.empty() ? std::string() : " (" + r.l2.note + ")");
         }
         dl->PushClipRect(l0, l1, true);
         dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, t.c_str());
