@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
     if (scripted) sims.wait();  // a screenshot shows the finished simulation, not a progress bar
     ReplayCache cache;
     LiveRun live;
-    std::optional<Panel> tab_forced = v.panel;
+    int tab_forced = static_cast<int>(v.panel);  // a tab to select programmatically (-1: none)
     std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
             lessons_ready = true;
             apply_step();  // the app opens on the first lesson once it has loaded
             apply_overrides();
-            tab_forced = v.panel;
+            tab_forced = static_cast<int>(v.panel);
         }
         if (sims.poll() || (sims.current() && prev_rs != sims.current())) {
             cache = ReplayCache{};
@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
             for (int k = 0; k < kPanelCount; ++k)
                 if (key(GLFW_KEY_1 + k)) {
                     switch_panel(v, rs, static_cast<Panel>(k));
-                    tab_forced = v.panel;
+                    tab_forced = static_cast<int>(v.panel);
                 }
         }
         if (rs && (v.panel == Panel::memory || v.panel == Panel::compare)) {
@@ -288,11 +288,11 @@ int main(int argc, char** argv) {
         if (ImGui::BeginTabBar("panels")) {
             for (int k = 0; k < kPanelCount; ++k) {
                 const Panel p = static_cast<Panel>(k);
-                const ImGuiTabItemFlags fl = (tab_forced && *tab_forced == p) ? ImGuiTabItemFlags_SetSelected : 0;
+                const ImGuiTabItemFlags fl = tab_forced == k ? ImGuiTabItemFlags_SetSelected : 0;
                 const std::string title = std::string(panel_title(p)) + "###" + std::string(panel_name(p));
                 if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
-                    if (tab_forced && *tab_forced == p) tab_forced.reset();  // the forced tab is showing now
-                    if (!tab_forced && v.panel != p) switch_panel(v, rs, p);
+                    if (tab_forced == k) tab_forced = -1;  // the forced tab is showing now
+                    if (tab_forced < 0 && v.panel != p) switch_panel(v, rs, p);
                     if (v.panel == p) {
                         if (!rs && p != Panel::softmax && p != Panel::measured) {
                             ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
             const auto& L = lib.lessons[static_cast<size_t>(v.lesson)];
             v.lesson_step = std::clamp(v.lesson_step, 0, std::max(0, static_cast<int>(L.steps.size()) - 1));
             apply_step();
-            tab_forced = v.panel;
+            tab_forced = static_cast<int>(v.panel);
         }
 
         // render
