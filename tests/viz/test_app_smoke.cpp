@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
     // consecutive lesson steps of the first lesson must look different
     Image prev;
     for (int s = 1; s <= 4; ++s) {
+        // a lesson may have fewer steps: the app refuses a step past the end, which ends the walk
+        if (s > 2 && run("env -u DISPLAY -u WAYLAND_DISPLAY " + app + " --lesson 1 --step " + std::to_string(s) + " --frames 1")
+                             .out.find("past the lesson") != std::string::npos)
+            break;
         const Image im = shot("lesson1_step" + std::to_string(s), "--lesson 1 --step " + std::to_string(s));
         if (!prev.px.empty()) {
             const double f = differing(prev, im);
