@@ -24,6 +24,8 @@ while IFS= read -r args; do
   # shellcheck disable=SC2086
   printf '%-78s %10s\n' "flashsim $args" "$(median_ms $bin $args)"
 done <<'LIST'
+simulate --algo flash2 --seq 65536 --head-dim 128 --json --l2 off
+simulate --algo flash1 --seq 65536 --head-dim 128 --json --l2 off
 simulate --algo flash2 --seq 65536 --head-dim 128 --json
 simulate --algo flash1 --seq 65536 --head-dim 128 --json
 simulate --algo standard --seq 65536 --head-dim 128 --json

@@ -35,7 +35,7 @@ export LD_LIBRARY_PATH="$PWD/$BIN:${LD_LIBRARY_PATH:-}"
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
-if ! ldd "$BIN/flashsim" | grep -q "libcublas.so.13 => /"; then
+if ! ldd "$BIN/flashsim-bench" | grep -q "libcublas.so.13 => /"; then
   pyl=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null)
   pyr=$(python3 -c 'import nvidia.cuda_runtime, os; print(os.path.join(os.path.dirname(nvidia.cuda_runtime.__file__), "lib"))' 2>/dev/null)
   export LD_LIBRARY_PATH="$pyl:$pyr:${LD_LIBRARY_PATH:-}"
@@ -47,7 +47,7 @@ if has info; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   nvcc --version | tail -1
   python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
-  ldd "$BIN/flashsim" | grep -E "cublas|cudart"
+  ldd "$BIN/flashsim-bench" | grep -E "cublas|cudart"
 fi
 
 if has tests; then
@@ -71,7 +71,7 @@ if has sanitize; then
           for m in ${SAN_MASKS:-none --causal}; do
             [ "$m" = none ] && m=""
             echo "--- $tool $v $p d=$d $m" >> "$SAN"
-            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim" bench --variant "$v" --pass "$p" \
+            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" \
               --seq 130 --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
             echo "rc=$?" >> "$SAN"
           done
@@ -89,7 +89,7 @@ if has ab; then
   # becomes the tiling of the main bench for each d (recorded in every row's tiles)
   stamp ab
   for tl in default 16rows bc32; do
-    FLASHSIM_FLASH2_FWD=$tl timeout 100 "$BIN/flashsim" bench --variant flash2 --seq 4096,8192,16384 --head-dim 64,128 \
+    FLASHSIM_FLASH2_FWD=$tl timeout 100 "$BIN/flashsim-bench" bench --variant flash2 --seq 4096,8192,16384 --head-dim 64,128 \
       --repeats "$REPEATS" --json "$OUT/ab_$tl.json" | sed "s/^/[$tl] /"
   done
   python3 - "$OUT" > "$OUT/ab_choice.sh" <<'EOF2'
@@ -123,7 +123,7 @@ if has bench; then
     for p in ${PASSES//,/ }; do
       vs=$VARIANTS; [ "$p" = backward ] && vs=$(echo "$VARIANTS" | tr ',' '\n' | grep -v flash1 | paste -sd,)
       f="$OUT/part_${m}_${p}.json"
-      timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim" bench --variant "$vs" --seq "$SEQS" --head-dim "$DIMS" --pass "$p" $flag \
+      timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant "$vs" --seq "$SEQS" --head-dim "$DIMS" --pass "$p" $flag \
         --repeats "$REPEATS" --json "$f"
       echo "bench $m $p rc=$?"
       # merge at once, so that bench.json holds every finished part even if a later one is cut short
@@ -154,7 +154,7 @@ if has ncu; then
     echo "#config $c" >> "$OUT/ncu.csv"
     timeout "${NCU_TIMEOUT:-40}" ncu --clock-control none --nvtx --nvtx-include "measure/" --print-units base --csv --page raw \
         --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --log-file "$OUT/ncu_one.csv" \
-        "$BIN/flashsim" bench --variant "$v" --pass "$p" --seq "$n" --head-dim "$d" $flag --nvtx --warmup 0 --repeats 0 --no-check > /dev/null 2>&1
+        "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" --seq "$n" --head-dim "$d" $flag --nvtx --warmup 0 --repeats 0 --no-check > /dev/null 2>&1
     echo "ncu $c rc=$?"
     cat "$OUT/ncu_one.csv" >> "$OUT/ncu.csv"
   done

@@ -33,5 +33,8 @@ struct ProblemArgs {
     const sim::Machine& machine() const;      // throws sim::Error on an unknown GPU
 };
 
+// Parse the command line and run the chosen command; returns the exit status (2 on a usage error).
+int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc);
+
 // Print "flashsim <cmd>: error: <what>" on stderr.
 void print_error(const std::string& cmd, const std::string& what);

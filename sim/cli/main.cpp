@@ -1,10 +1,26 @@
 // flashsim — the command-line client of the simulator (and, with CUDA, of the kernels).
 // Reads straight through: build the command tree, parse, run the chosen command, exit.
-#include <iostream>
+#include <unistd.h>
+
+
+#include <cstring>
+#include <filesystem>
+#include <string>
 
 #include "sim/cli/commands.hpp"
 
 int main(int argc, char** argv) {
+    // `flashsim bench` runs flashsim-bench (beside this executable), which carries the CUDA
+    // runtime; without it (a build without nvcc) the bench command below says so and exits 2.
+    if (argc > 1 && std::strcmp(argv[1], "bench") == 0) {
+        std::error_code ec;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+        const std::string bench = (self.parent_path() / "flashsim-bench").string();
+        if (!ec && ::access(bench.c_str(), X_OK) == 0) {
+            argv[0] = const_cast<char*>(bench.c_str());
+            ::execv(bench.c_str(), argv);
+        }
+    }
     CLI::App app{"flashsim: watch attention move bytes between HBM and SRAM, standard vs FlashAttention"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "Show help for every command");
@@ -19,15 +35,5 @@ int main(int argc, char** argv) {
 #if FLASHSIM_HAVE_LESSONS
     register_lesson(app, rc);
 #endif
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "flashsim: " << e.what() << " (see flashsim --help)\n";
-        return 2;
-    }
-    return rc;
+    return parse_and_run(app, argc, argv, rc);
 }

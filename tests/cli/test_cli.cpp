@@ -151,6 +151,16 @@ TEST_CASE("attend: .npy in, .npy out, equal to the reference; bad files refused"
     CHECK(t.text.find("shorter than its shape") != std::string::npos);
 }
 
+TEST_CASE("bench without a GPU: one line and exit code 2") {
+    // CI and this machine have no CUDA device; with nvcc the command runs flashsim-bench, which
+    // finds no device, and without nvcc the build has no backend: both say so and exit 2.
+    const Out o = sh("bench --variant flash2 --seq 1024 --head-dim 64 --repeats 1");
+    CHECK(o.rc == 2);
+    CHECK(o.text.find("flashsim bench:") != std::string::npos);
+    CHECK(o.text.find("CUDA") != std::string::npos);
+    CHECK(o.text.find("cuda/results/h200.json") != std::string::npos);
+}
+
 TEST_CASE("printers: byte units and digit grouping") {
     CHECK(report::human_bytes(134217728) == "128.00 MiB");
     CHECK(report::human_bytes(32768) == "32.00 KiB");
