@@ -138,6 +138,31 @@ std::string describe_overflow(const std::vector<SramBuffer>& b, int64_t total, i
 
 }  // namespace
 
+// Halve the blocks the caller did not fix (B_c first while it is the larger) until every buffer
+// fits the SRAM budget; a fixed size that does not fit is refused with the itemised buffers.
+// `what` names the tiles in messages ("tiles", "backward tiles"), `flags` the options to change.
+// Returns whether anything was halved; `bufs` and `total` describe the final blocks.
+template <typename BuffersFor>
+bool fit_by_halving(BuffersFor buffers_for_blocks, int64_t br_in, int64_t bc_in, int64_t sram, const std::string& what,
+                    const std::string& flags, int64_t& br, int64_t& bc, std::vector<SramBuffer>& bufs, int64_t& total) {
+    bufs = buffers_for_blocks(br, bc, &total);
+    if (total > sram && br_in && bc_in)
+        throw Error(what + " do not fit in SRAM: " + describe_overflow(bufs, total, sram) + ". Use smaller " + flags +
+                    " or a larger --sram.");
+    bool halved = false;
+    while (total > sram) {
+        const bool can_cols = !bc_in && bc > 1, can_rows = !br_in && br > 1;
+        if (!can_cols && !can_rows)
+            throw Error(what + " do not fit in SRAM: " + describe_overflow(bufs, total, sram) +
+                        ". Use a larger --sram or smaller " + flags + ".");
+        if (can_cols && (bc >= br || !can_rows)) bc = ceil_div(bc, 2);
+        else br = ceil_div(br, 2);
+        halved = true;
+        bufs = buffers_for_blocks(br, bc, &total);
+    }
+    return halved;
+}
+
 BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in, int64_t bc_in) {
     p.validate();
     if (sram <= 0) throw Error("SRAM budget must be positive (set --sram BYTES)");
@@ -158,25 +183,14 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
         note << "paper rule with M = " << group(sram) << " B / " << e << " B = " << group(m_elems)
              << " elements: B_c = ceil(M/4d) = " << rule << ", B_r = min(B_c, d) = " << std::min(rule, d);
     }
-    int64_t total = 0;
-    auto bufs = buffers_for(p, a, br, bc, &total);
-    if (total > sram && br_in && bc_in)
-        throw Error("tiles do not fit in SRAM: " + describe_overflow(bufs, total, sram) +
-                    ". Use smaller --block-rows/--block-cols or a larger --sram.");
     // The paper's rule sizes Q_i, K_j, V_j, O_i to a quarter of M each and leaves out the score
     // tile and the float32 accumulator; when that overflows, halve the rule-chosen blocks until
     // everything fits, and say so.
-    bool halved = false;
-    while (total > sram) {
-        const bool can_cols = !bc_in && bc > 1, can_rows = !br_in && br > 1;
-        if (!can_cols && !can_rows)
-            throw Error("tiles do not fit in SRAM: " + describe_overflow(bufs, total, sram) +
-                        ". Use a larger --sram or smaller blocks.");
-        if (can_cols && (bc >= br || !can_rows)) bc = ceil_div(bc, 2);
-        else br = ceil_div(br, 2);
-        halved = true;
-        bufs = buffers_for(p, a, br, bc, &total);
-    }
+    int64_t total = 0;
+    std::vector<SramBuffer> bufs;
+    const bool halved = fit_by_halving(
+        [&](int64_t r, int64_t c, int64_t* t) { return buffers_for(p, a, r, c, t); }, br_in, bc_in, sram, "tiles",
+        "--block-rows/--block-cols", br, bc, bufs, total);
     if (halved)
         note << "; that leaves no room for the fp32 score tile and accumulator, so the blocks were halved to B_r = "
              << br << ", B_c = " << bc;
@@ -193,24 +207,13 @@ BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram, int64
                                    int64_t br_in, int64_t bc_in) {
     if (br_in < 0 || bc_in < 0) throw Error("backward block sizes must be positive (--bwd-block-rows, --bwd-block-cols)");
     int64_t br = br_in ? br_in : fwd_rows, bc = bc_in ? bc_in : fwd_cols;
-    int64_t total = 0;
-    auto bufs = backward_buffers_for(p, a, br, bc, &total);
     std::ostringstream note;
     note << "backward: " << (br_in || bc_in ? "requested" : "the forward's") << " B_r x B_c = " << br << " x " << bc;
-    if (total > sram && br_in && bc_in)
-        throw Error("backward tiles do not fit in SRAM: " + describe_overflow(bufs, total, sram) +
-                    ". Use smaller --bwd-block-rows/--bwd-block-cols or a larger --sram.");
-    bool halved = false;
-    while (total > sram) {
-        const bool can_cols = !bc_in && bc > 1, can_rows = !br_in && br > 1;
-        if (!can_cols && !can_rows)
-            throw Error("backward tiles do not fit in SRAM: " + describe_overflow(bufs, total, sram) +
-                        ". Use a larger --sram or smaller --bwd-block-rows/--bwd-block-cols.");
-        if (can_cols && (bc >= br || !can_rows)) bc = ceil_div(bc, 2);
-        else br = ceil_div(br, 2);
-        halved = true;
-        bufs = backward_buffers_for(p, a, br, bc, &total);
-    }
+    int64_t total = 0;
+    std::vector<SramBuffer> bufs;
+    const bool halved = fit_by_halving(
+        [&](int64_t r, int64_t c, int64_t* t) { return backward_buffers_for(p, a, r, c, t); }, br_in, bc_in, sram,
+        "backward tiles", "--bwd-block-rows/--bwd-block-cols", br, bc, bufs, total);
     if (halved) note << "; the backward keeps more in SRAM (dK_j, dV_j, dS_ij), so halved to " << br << " x " << bc;
     note << " (" << group(total) << " of " << group(sram) << " B SRAM)";
     BlockChoice c;
