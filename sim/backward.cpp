@@ -24,20 +24,10 @@ void round_rows(const Problem& p, const MatF& src, float* dst, int64_t r0, int64
 // Kernel 0: dV = P^T dO, one block per column tile j (dV_j accumulates over i in SRAM).
 void std_dv_block(Ctx& c, int64_t j, Walker& w) {
     const Problem& p = c.p;
-    const Tiling& t = c.tb;
-    const int64_t d = p.head_dim, e = p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
-    MatF acc;
-    if (c.h) acc = MatF::Zero(cc, d);
-    for (int64_t i = 0; i < t.tr; ++i) {
-        const int64_t r0 = t.r0(i), r = t.rows(i);
-        w.begin_step();
-        w.load(Tensor::P, i, j, r0, c0, r, cc, r * cc * e);
-        w.load(Tensor::dO, i, -1, r0, 0, r, d, r * d * e);
-        w.compute(Tensor::dV, j, i, cc, d, {2 * r * cc * d, 0, 0});
-        w.in_sram(r * cc * e + r * d * e + cc * d * kF32);
-        if (c.h) acc.noalias() += c.P.block(r0, c0, r, cc).transpose() * c.h->dO.middleRows(r0, r);
-    }
-    w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
+    const int64_t d = p.head_dim, c0 = c.tb.c0(j), cc = c.tb.cols(j);
+    const MatF acc = stored_gemm_cols(c, c.tb, j, w, Tensor::P, c.P, Tensor::dO, c.h ? c.h->dO : MapF(nullptr, 0, d),
+                                      Tensor::dV);
+    w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * p.elem_bytes());
     if (c.h) round_rows(p, acc, c.h->dV, c0, d);
 }
 
@@ -108,42 +98,22 @@ void std_ds_block(Ctx& c, int64_t g, Walker& w) {
 // Kernel 3: dQ = scale dS K, one block per row tile i.
 void std_dq_block(Ctx& c, int64_t i, Walker& w) {
     const Problem& p = c.p;
-    const Tiling& t = c.tb;
-    const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
-    MatF acc;
-    if (c.h) acc = MatF::Zero(r, d);
-    for (int64_t j = 0; j < t.tc; ++j) {
-        const int64_t c0 = t.c0(j), cc = t.cols(j);
-        w.begin_step();
-        w.load(Tensor::dS, i, j, r0, c0, r, cc, r * cc * e);
-        w.load(Tensor::K, j, -1, c0, 0, cc, d, cc * d * e);
-        w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, 0});
-        w.in_sram(r * cc * e + cc * d * e + r * d * kF32);
-        if (c.h) acc.noalias() += c.dS.block(r0, c0, r, cc) * c.h->K.middleRows(c0, cc);
-    }
+    const int64_t d = p.head_dim, r0 = c.tb.r0(i), r = c.tb.rows(i);
+    const MatF acc = stored_gemm_rows(c, c.tb, i, w, Tensor::dS, c.dS, Tensor::K, c.h ? c.h->K : MapF(nullptr, 0, d),
+                                      Tensor::dQ);
     w.compute(Tensor::dQ, i, -1, r, d, {0, 0, r * d});  // times the softmax scale
-    w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * e);
+    w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * p.elem_bytes());
     if (c.h) round_rows(p, acc, c.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));
 }
 
 // Kernel 4: dK = scale dS^T Q, one block per column tile j.
 void std_dk_block(Ctx& c, int64_t j, Walker& w) {
     const Problem& p = c.p;
-    const Tiling& t = c.tb;
-    const int64_t d = p.head_dim, e = p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
-    MatF acc;
-    if (c.h) acc = MatF::Zero(cc, d);
-    for (int64_t i = 0; i < t.tr; ++i) {
-        const int64_t r0 = t.r0(i), r = t.rows(i);
-        w.begin_step();
-        w.load(Tensor::dS, i, j, r0, c0, r, cc, r * cc * e);
-        w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
-        w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
-        w.in_sram(r * cc * e + r * d * e + cc * d * kF32);
-        if (c.h) acc.noalias() += c.dS.block(r0, c0, r, cc).transpose() * c.h->Q.middleRows(r0, r);
-    }
-    w.compute(Tensor::dK, j, -1, cc, d, {0, 0, cc * d});
-    w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
+    const int64_t d = p.head_dim, c0 = c.tb.c0(j), cc = c.tb.cols(j);
+    const MatF acc = stored_gemm_cols(c, c.tb, j, w, Tensor::dS, c.dS, Tensor::Q, c.h ? c.h->Q : MapF(nullptr, 0, d),
+                                      Tensor::dK);
+    w.compute(Tensor::dK, j, -1, cc, d, {0, 0, cc * d});  // times the softmax scale
+    w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * p.elem_bytes());
     if (c.h) round_rows(p, acc, c.h->dK, c0, d, static_cast<float>(p.softmax_scale()));
 }
 

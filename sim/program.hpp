@@ -71,6 +71,17 @@ RowKernelShape row_kernel_shape(int64_t n, int64_t sram, int64_t floats_per_elem
 
 void apply_mask(const Problem& p, MatF& s, int64_t r0, int64_t c0);
 
+// Standard attention's GEMMs whose first operand M is an N x N matrix stored in HBM (P or dS) and
+// whose second B is an (N, d) input; the (tile, d) result accumulates in SRAM as float32.
+//   by rows:    acc = sum_j M_ij B_j,   one block per row tile i     (O = P V, dQ = dS K)
+//   by columns: acc = sum_i M_ij^T B_i, one block per column tile j  (dV = P^T dO, dK = dS^T Q)
+// Each step loads M's tile and B's tile and accumulates; the caller stores the result. Returns the
+// accumulator (empty when counting only).
+MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b,
+                      const MapF& B, Tensor out);
+MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b,
+                      const MapF& B, Tensor out);
+
 }  // namespace sim::detail
 
 namespace sim::detail {

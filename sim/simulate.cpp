@@ -228,6 +228,40 @@ BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram, int64
 // ---------------------------------------------------------------- [shared helpers]
 namespace detail {
 
+MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b,
+                      const MapF& B, Tensor out) {
+    const int64_t d = c.p.head_dim, e = c.p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
+    MatF acc;
+    if (c.h) acc = MatF::Zero(r, d);
+    for (int64_t j = 0; j < t.tc; ++j) {
+        const int64_t c0 = t.c0(j), cc = t.cols(j);
+        w.begin_step();
+        w.load(m, i, j, r0, c0, r, cc, r * cc * e);
+        w.load(b, j, -1, c0, 0, cc, d, cc * d * e);
+        w.compute(out, i, j, r, d, {2 * r * cc * d, 0, 0});
+        w.in_sram(r * cc * e + cc * d * e + r * d * kF32);
+        if (c.h) acc.noalias() += M.block(r0, c0, r, cc) * B.middleRows(c0, cc);
+    }
+    return acc;
+}
+
+MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b,
+                      const MapF& B, Tensor out) {
+    const int64_t d = c.p.head_dim, e = c.p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
+    MatF acc;
+    if (c.h) acc = MatF::Zero(cc, d);
+    for (int64_t i = 0; i < t.tr; ++i) {
+        const int64_t r0 = t.r0(i), r = t.rows(i);
+        w.begin_step();
+        w.load(m, i, j, r0, c0, r, cc, r * cc * e);
+        w.load(b, i, -1, r0, 0, r, d, r * d * e);
+        w.compute(out, j, i, cc, d, {2 * r * cc * d, 0, 0});
+        w.in_sram(r * cc * e + r * d * e + cc * d * kF32);
+        if (c.h) acc.noalias() += M.block(r0, c0, r, cc).transpose() * B.middleRows(r0, r);
+    }
+    return acc;
+}
+
 void apply_mask(const Problem& p, MatF& s, int64_t r0, int64_t c0) {
     if (tile_unmasked(p, r0, r0 + s.rows(), c0, c0 + s.cols())) return;
     for (int64_t a = 0; a < s.rows(); ++a)
@@ -334,20 +368,10 @@ void std_softmax_block(Ctx& c, int64_t g, Walker& w) {
 // Kernel 2: O = P V, one block per row tile i (O_i accumulates over j in SRAM).
 void std_pv_block(Ctx& c, int64_t i, Walker& w) {
     const Problem& p = c.p;
-    const Tiling& t = c.t;
-    const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
-    MatF acc;
-    if (c.h) acc = MatF::Zero(r, d);
-    for (int64_t j = 0; j < t.tc; ++j) {
-        const int64_t c0 = t.c0(j), cc = t.cols(j);
-        w.begin_step();
-        w.load(Tensor::P, i, j, r0, c0, r, cc, r * cc * e);
-        w.load(Tensor::V, j, -1, c0, 0, cc, d, cc * d * e);
-        w.compute(Tensor::O, i, j, r, d, {2 * r * cc * d, 0, 0});
-        w.in_sram(r * cc * e + cc * d * e + r * d * kF32);
-        if (c.h) acc.noalias() += c.P.block(r0, c0, r, cc) * c.h->V.middleRows(c0, cc);
-    }
-    w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * e);
+    const int64_t d = p.head_dim, r0 = c.t.r0(i), r = c.t.rows(i);
+    const MatF acc = stored_gemm_rows(c, c.t, i, w, Tensor::P, c.P, Tensor::V, c.h ? c.h->V : MapF(nullptr, 0, d),
+                                      Tensor::O);
+    w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * p.elem_bytes());
     if (c.h)
         for (int64_t a = 0; a < r * d; ++a) c.h->O[r0 * d + a] = round_to(p.dtype, acc.data()[a]);
 }
