@@ -7,7 +7,7 @@
 //
 // Variants: "standard" (cuBLAS GEMMs + softmax kernel, S and P in HBM; forward and backward),
 // "flash1" (the paper's Algorithm 1, forward only), "flash2" (FA2 order on tensor cores, forward
-// and backward). Inputs come from sim::input_value (same seed: same bytes as sim::generate_inputs).
+// and backward), "flash2h" (FA2 forward on Hopper's wgmma + TMA; sm_90 only). Inputs come from sim::input_value (same seed: same bytes as sim::generate_inputs).
 // Every function throws std::runtime_error with a message naming the failing call and file:line.
 #pragma once
 #include <cstdint>
@@ -44,6 +44,8 @@ bool device_available(std::string* why = nullptr);
 std::string device_name();
 std::string driver_version();        // e.g. "13.0" (what cudaDriverGetVersion reports)
 std::vector<std::string> variants();
+// False (and why) when this GPU cannot run the variant: flash2h needs compute capability 9.0.
+bool variant_available(const std::string& variant, std::string* why = nullptr);
 bool supports(const std::string& variant, Pass pass);
 // Throws when the variant or the problem (d not in {64,128}, dtype not fp16/bf16) is unsupported.
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass = Pass::forward);

@@ -134,11 +134,17 @@ std::string driver_version() {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-std::vector<std::string> variants() { return {"standard", "flash1", "flash2"}; }
+std::vector<std::string> variants() { return {"standard", "flash1", "flash2", "flash2h"}; }
+
+bool variant_available(const std::string& variant, std::string* why) {
+    if (!device_available(why)) return false;
+    if (variant == "flash2h") return flash2h_available(why);
+    return true;
+}
 
 bool supports(const std::string& variant, Pass pass) {
     if (variant == "standard" || variant == "flash2") return true;
-    if (variant == "flash1") return pass == Pass::forward;
+    if (variant == "flash1" || variant == "flash2h") return pass == Pass::forward;
     return false;
 }
 
@@ -154,9 +160,10 @@ static void check_problem(const sim::Problem& p) {
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass) {
     check_problem(p);
     if (!supports(variant, pass))
-        throw std::runtime_error("variant '" + variant + "' has no " + pass_name(pass) + " pass (variants: standard, flash1, flash2)");
+        throw std::runtime_error("variant '" + variant + "' has no " + pass_name(pass) + " pass (variants: standard, flash1, flash2, flash2h; flash1 and flash2h are forward only)");
     if (variant == "standard") return standard_tiles(p, pass);
     if (variant == "flash1") return flash1_tiles(p);
+    if (variant == "flash2h") return flash2h_tiles(p);
     return pass == Pass::forward ? flash2_tiles(p) : flash2_bwd_tiles(p);
 }
 
@@ -210,6 +217,7 @@ void forward_of(const std::string& variant, const sim::Problem& p, const Tensors
     if (variant == "standard") standard_forward(p, t, ws, s);
     else if (variant == "flash1") flash1_forward(p, t, ws, s);
     else if (variant == "flash2") flash2_forward(p, t, ws, s);
+    else if (variant == "flash2h") flash2h_forward(p, t, ws, s);
     else throw std::runtime_error("unknown variant '" + variant + "'");
 }
 
@@ -391,7 +399,7 @@ Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
     CUDA_CHECK(cudaDeviceSynchronize());
     Outputs o;
     o.O = to_host(p, set.O.get());
-    if (variant == "flash2") {
+    if (variant == "flash2" || variant == "flash2h") {
         o.LSE.resize(static_cast<size_t>(p.heads_total() * p.seq));
         copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
     }

@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "cuda/api.hpp"
 #include "cuda/common.cuh"
 
@@ -26,5 +28,11 @@ void flash2_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cuda
 // flash2_bwd.cu: FA2 backward (needs O and LSE of flash2_forward).
 TileConfig flash2_bwd_tiles(const sim::Problem& p);
 void flash2_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
+// flash2h.cu: the same FA2 forward on Hopper's wgmma + TMA (compiled for sm_90a only). Writes O
+// and LSE. flash2h_available says why not when the device is not compute capability 9.0.
+bool flash2h_available(std::string* why);
+TileConfig flash2h_tiles(const sim::Problem& p);
+void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
 
 }  // namespace fcuda

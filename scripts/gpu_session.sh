@@ -5,24 +5,25 @@
 #   device run, carry ["build-cuda/bin"], command:
 #     FLASHSIM_GIT_COMMIT=<sha> STAGES="info tests sanitize bench ncu anchor" bash scripts/gpu_session.sh
 # Stages (env STAGES, default all): info (nvidia-smi, versions), tests (GPU doctest suites),
-# sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), bench
+# sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), ab (flash2
+# tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bench
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES), ncu (DRAM bytes of NCU_CONFIGS,
 # merged into the bench rows), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
-# ncu.csv, sanitizer.log, tests.log.
+# ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json.
 set -u
 OUT=${OUT:-/tmp/flashsim_out}
 mkdir -p "$OUT"
 BIN=${BIN:-build-cuda/bin}
-STAGES=${STAGES:-"info tests sanitize ab bench ncu anchor"}
+STAGES=${STAGES:-"info tests sanitize ab schedules bench ncu anchor"}
 SEQS=${SEQS:-1024,2048,4096,8192,16384}
 DIMS=${DIMS:-64,128}
 PASSES=${PASSES:-forward,backward}
-VARIANTS=${VARIANTS:-standard,flash1,flash2}
+VARIANTS=${VARIANTS:-standard,flash1,flash2,flash2h}
 MASKS=${MASKS:-"none causal"}
 REPEATS=${REPEATS:-20}
 # ncu configs: variant:pass:N:d:mask, space separated
-NCU_CONFIGS=${NCU_CONFIGS:-"flash2:forward:4096:128:none standard:forward:4096:128:none flash1:forward:4096:128:none"}
+NCU_CONFIGS=${NCU_CONFIGS:-"flash2h:forward:4096:128:none flash2:forward:4096:128:none standard:forward:4096:128:none flash1:forward:4096:128:none"}
 export FLASHSIM_GIT_COMMIT=${FLASHSIM_GIT_COMMIT:-unknown}
 LOG="$OUT/session.log"
 exec > >(tee -a "$LOG") 2>&1
@@ -52,7 +53,7 @@ fi
 
 if has tests; then
   stamp tests
-  { "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?"; } > "$OUT/tests.log" 2>&1
+  { timeout 120 "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; timeout "${TEST_TIMEOUT:-300}" "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?"; } > "$OUT/tests.log" 2>&1
   if grep -q "test_cuda_gpu rc=1[0-9][0-9]" "$OUT/tests.log"; then  # crashed: where?
     cuda-gdb -batch -ex run -ex bt --args "$BIN/test_cuda_gpu" >> "$OUT/tests.log" 2>&1
   fi
@@ -63,15 +64,16 @@ if has sanitize; then
   stamp sanitize
   SAN="$OUT/sanitizer.log"; : > "$SAN"
   for tool in memcheck racecheck; do
-    for v in ${SAN_VARIANTS:-flash2 flash1 standard}; do
+    for v in ${SAN_VARIANTS:-flash2h flash2 flash1 standard}; do
       for p in ${SAN_PASSES:-forward backward}; do
         [ "$v" = flash1 ] && [ "$p" = backward ] && continue
+        [ "$v" = flash2h ] && [ "$p" = backward ] && continue
         [ "$tool" = racecheck ] && [ "$v" = standard ] && continue   # cuBLAS: memcheck only
         for d in ${SAN_DIMS:-64 128}; do
           for m in ${SAN_MASKS:-none --causal}; do
             [ "$m" = none ] && m=""
             echo "--- $tool $v $p d=$d $m" >> "$SAN"
-            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" \
+            timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" \
               --seq 130 --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
             echo "rc=$?" >> "$SAN"
           done
@@ -113,6 +115,29 @@ for k, (tl, ms) in best.items():
 EOF2
   . "$OUT/ab_choice.sh"; rm -f "$OUT/ab_choice.sh"
   echo "chosen flash2 tilings: d128=${FLASHSIM_FLASH2_FWD_D128:-default} d64=${FLASHSIM_FLASH2_FWD_D64:-default}"
+fi
+
+if has schedules; then
+  # flash2h's two schedules on the same inputs: "plain" (S, softmax, P V one after another in
+  # each warpgroup) against the default "overlapped" (S_{j+1} and P_j V_j in flight together)
+  stamp schedules
+  for sc in overlapped plain; do
+    FLASHSIM_FLASH2H=$sc timeout 100 "$BIN/flashsim-bench" bench --variant flash2h --seq 4096,8192,16384 --head-dim 64,128 \
+      --repeats "$REPEATS" --json "$OUT/sched_$sc.json" | sed "s/^/[$sc] /"
+  done
+  python3 - "$OUT" <<'EOF2'
+import json, sys, os
+out = sys.argv[1]
+rows = []
+for sc in ("overlapped", "plain"):
+    p = os.path.join(out, f"sched_{sc}.json")
+    if not os.path.exists(p): continue
+    for r in json.load(open(p))["rows"]:
+        r["schedule"] = sc
+        rows.append(r)
+    os.remove(p)
+json.dump({"rows": rows}, open(os.path.join(out, "schedules.json"), "w"), indent=1)
+EOF2
 fi
 
 if has bench; then

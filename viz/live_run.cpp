@@ -37,7 +37,11 @@ void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
             char date[64];
             std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
             f.date = date;
-            for (const std::string v : {"standard", "flash1", "flash2"}) {
+            std::vector<std::string> runnable;
+            for (const std::string& v : fcuda::variants())
+                if (fcuda::variant_available(v)) runnable.push_back(v);  // flash2h: Hopper only
+            total_ = static_cast<int>(runnable.size());
+            for (const std::string& v : runnable) {
                 MeasuredRow r;
                 r.variant = v;
                 r.seq = p.seq;
@@ -55,7 +59,7 @@ void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
                     if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
                     if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
                     sim::Config c;  // the simulator with the kernel's own tiling
-                    c.algo = *sim::parse_algo(v);
+                    c.algo = *sim::parse_algo(v == "flash2h" ? std::string("flash2") : v);  // same algorithm
                     c.block_rows = m.tiles.block_rows;
                     c.block_cols = m.tiles.block_cols;
                     c.sram_bytes = m.tiles.sram_bytes;

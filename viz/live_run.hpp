@@ -1,5 +1,5 @@
 // viz/live_run.hpp — a measurement taken from the app when the build has the CUDA backend
-// (cuda/api.hpp) and a GPU is visible: the three kernels on the current problem, on a background
+// (cuda/api.hpp) and a GPU is visible: every kernel this GPU runs (flash2h on Hopper only) on the current problem, on a background
 // thread, with progress. Without CUDA in the build, available() says why and nothing runs.
 #pragma once
 #include <atomic>
@@ -19,7 +19,7 @@ public:
     static bool available(std::string* why);
     void start(const sim::Problem& p, const std::string& gpu_preset);
     bool running() const { return job_.valid(); }
-    float progress() const { return static_cast<float>(done_) / 3.0f; }
+    float progress() const { return total_ > 0 ? static_cast<float>(done_) / static_cast<float>(total_) : 0.0f; }
     void poll();
     const MeasuredFile& result() const { return result_; }  // rows so far (error set on failure)
     bool has_result() const { return have_; }
@@ -27,6 +27,7 @@ public:
 private:
     std::future<MeasuredFile> job_;
     std::atomic<int> done_{0};
+    std::atomic<int> total_{3};
     MeasuredFile result_;
     bool have_ = false;
 };

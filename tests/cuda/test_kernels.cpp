@@ -4,6 +4,8 @@
 //   * the device input generator equals sim::generate_inputs bit for bit (fp16, bf16);
 //   * every variant's forward output vs the float64 reference (sim::attention_reference) on shapes
 //     that are not block multiples, smaller than a block, causal and not; flash2's LSE too;
+//     flash2h (Hopper only; said and skipped elsewhere) in both its schedules, over enough K/V
+//     blocks that its 2-stage ring wraps around several times;
 //   * backward (standard, flash2) vs the float64 backward reference (cuda/reference_bwd.hpp);
 //   * fcuda::run leaves no unwritten (NaN-poisoned) output and times something positive.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -11,7 +13,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "cuda/api.hpp"
 #include "cuda/reference_bwd.hpp"
@@ -38,6 +44,26 @@ std::string describe(const sim::Problem& p) {
 
 const sim::DType kTypes[] = {sim::DType::bf16, sim::DType::fp16};
 
+// The variants this GPU runs (flash2h needs compute capability 9.0; otherwise it says why).
+std::vector<std::string> runnable(std::initializer_list<const char*> names) {
+    std::vector<std::string> out;
+    for (const char* v : names) {
+        std::string why;
+        if (fcuda::variant_available(v, &why)) out.push_back(v);
+        else MESSAGE("skipping " << v << ": " << why);
+    }
+    return out;
+}
+
+void check_lse(const fcuda::Outputs& out, const sim::Problem& p, const sim::Inputs& in) {
+    const std::vector<double> lse = sim::lse_reference(p, in.Q, in.K);
+    REQUIRE(out.LSE.size() == lse.size());
+    double worst = 0;
+    for (size_t k = 0; k < lse.size(); ++k)
+        worst = std::max(worst, std::abs(double(out.LSE[k]) - lse[k]) / std::max(1.0, std::abs(lse[k])));
+    CHECK(worst <= 1e-4);
+}
+
 }  // namespace
 
 TEST_CASE("device generator is bit-identical to sim::generate_inputs") {
@@ -54,7 +80,7 @@ TEST_CASE("device generator is bit-identical to sim::generate_inputs") {
 
 TEST_CASE("forward: every variant vs the float64 reference") {
     const int64_t seqs[] = {1, 77, 128, 300};
-    for (const std::string variant : {"standard", "flash1", "flash2"})
+    for (const std::string& variant : runnable({"standard", "flash1", "flash2", "flash2h"}))
         for (sim::DType dt : kTypes)
             for (int64_t d : {64, 128})
                 for (int64_t n : seqs)
@@ -68,15 +94,31 @@ TEST_CASE("forward: every variant vs the float64 reference") {
                         INFO("max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
                         CHECK(e.nonfinite == 0);
                         CHECK(e.rel_frobenius <= tolerance(dt));
-                        if (variant == "flash2") {
-                            const std::vector<double> lse = sim::lse_reference(p, in.Q, in.K);
-                            REQUIRE(out.LSE.size() == lse.size());
-                            double worst = 0;
-                            for (size_t k = 0; k < lse.size(); ++k)
-                                worst = std::max(worst, std::abs(double(out.LSE[k]) - lse[k]) / std::max(1.0, std::abs(lse[k])));
-                            CHECK(worst <= 1e-4);
-                        }
+                        if (variant == "flash2" || variant == "flash2h") check_lse(out, p, in);
                     }
+}
+
+TEST_CASE("flash2h: both schedules, many K/V blocks, against the float64 reference") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (const char* schedule : {"overlapped", "plain"}) {
+        setenv("FLASHSIM_FLASH2H", schedule, 1);
+        for (sim::DType dt : kTypes)
+            for (int64_t d : {64, 128})
+                for (int64_t n : {129, 640, 1000})
+                    for (bool causal : {false, true}) {
+                        const sim::Problem p = make(2, 3, n, d, dt, causal, 5 + n);
+                        CAPTURE(schedule);
+                        INFO(describe(p));
+                        const fcuda::Outputs out = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                        const sim::Inputs in = sim::generate_inputs(p);
+                        const sim::ErrorStats e = sim::validate(out.O, sim::attention_reference(p, in.Q, in.K, in.V), dt);
+                        INFO("max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
+                        CHECK(e.nonfinite == 0);
+                        CHECK(e.rel_frobenius <= tolerance(dt));
+                        check_lse(out, p, in);
+                    }
+    }
+    unsetenv("FLASHSIM_FLASH2H");
 }
 
 TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
@@ -104,7 +146,7 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
 }
 
 TEST_CASE("run(): timed, every output written, agrees with standard") {
-    for (const std::string variant : {"flash1", "flash2"}) {
+    for (const std::string& variant : runnable({"flash1", "flash2", "flash2h"})) {
         const sim::Problem p = make(2, 4, 520, 128, sim::DType::bf16, true);
         fcuda::RunOptions o;
         o.repeats = 5;

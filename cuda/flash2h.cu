@@ -1,0 +1,413 @@
+// cuda/flash2h.cu — FlashAttention-2's loop order on Hopper's own machinery (sm_90a only):
+// wgmma (warpgroup tensor-core instructions reading shared memory directly), TMA (one thread
+// copies whole tiles, the hardware swizzles them), mbarriers, and a producer warp.
+//
+// Same algorithm and same HBM traffic as flash2.cu; what changes is who moves the bytes and how
+// the tensor cores are fed:
+//   * warpgroup 0 (the producer; one of its threads) issues TMA copies of Q_i once and of K_j, V_j into a 2-stage ring;
+//     mbarriers say when a stage is full (transaction bytes arrived) and when it is free again
+//     (every consumer warp has finished reading it);
+//   * warpgroups 1 and 2 are the consumers of 64 query rows each (B_r = 128). Per K/V block:
+//     S = Q_i K_j^T with wgmma (both operands in shared memory), online softmax in registers
+//     (base 2, scale * log2(e) folded in, O rescaled once per block), P converted to 16-bit in
+//     registers and O += P V_j with wgmma (P from registers, V from shared memory, transposed).
+//   * "overlapped" schedule (default at d = 128): the warpgroup issues S_{j+1} = Q K_{j+1}^T
+//     together with O += P_j V_j, then computes the softmax of block j+1 while the tensor cores
+//     finish P_j V_j, so exponentials and matrix products overlap. "plain" (default at d = 64,
+//     where it measured faster): S, softmax, P V one after another. FLASHSIM_FLASH2H picks one.
+//   The two consumer warpgroups are not synchronised with each other, so one's softmax also
+//   overlaps the other's matrix products.
+//
+// Launch shape: grid (T_r = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24 registers
+//   a thread after setmaxnreg), warpgroups 1-2 consume (240); heavy causal blocks (large i) first.
+//   One thread block per SM.
+// SRAM (dynamic shared memory, 128-byte swizzled panels 64 elements wide), e = 2 bytes:
+//   Q_i  (128, d)               d=128: 32 KiB   d=64: 16 KiB
+//   K_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
+//   V_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
+//   total (+1 KiB alignment)    d=128: 161 KiB  d=64: 81 KiB
+//   Registers per consumer thread: O (64 x d / 128 fp32), S (64 fp32), P (32 x 32-bit).
+// HBM traffic (per head): the simulator's flash2 with B_r = B_c = 128: read Q once, K and V once
+//   per query block (2 T_r N d e; causal about half), write O once and LSE (4 N bytes).
+// Rows beyond N (last query block) and keys beyond N (last K/V block) come from TMA as zeros;
+//   those keys are masked to -inf, those rows are not stored.
+// Run/check: flashsim bench --variant flash2h --seq 4096 --head-dim 128 ; ctest -L gpu
+#include <cudaTypedefs.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "cuda/hopper.cuh"
+#include "cuda/mma.cuh"
+#include "cuda/variants.hpp"
+
+namespace fcuda {
+namespace {
+
+using namespace hopper;
+
+// Warpgroup 0 produces (one thread issues the copies; it gives most of its registers back),
+// warpgroups 1 and 2 consume (240 registers a thread: 2 x 128 x 240 + 128 x 24 <= 65536).
+constexpr int BR = 128, BC = 128, STAGES = 2, CONSUMER_WARPS = 8, THREADS = 384;
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+
+template <int D> struct Sizes {
+    static constexpr int PANELS = D / 64;
+    static constexpr int Q_BYTES = BR * D * 2;
+    static constexpr int KV_BYTES = BC * D * 2;
+    static constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + room to align to 1024
+};
+
+template <typename T, int D, bool CAUSAL, bool OVERLAP>
+__global__ void __launch_bounds__(THREADS, 1)
+    flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                       const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
+                       float scale, float scale_log2) {
+    using Z = Sizes<D>;
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t bars[1 + 4 * STAGES];
+    const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
+    const uint32_t sQ = base, sK = sQ + Z::Q_BYTES, sV = sK + STAGES * Z::KV_BYTES;
+    const uint32_t barQ = smem_addr(&bars[0]);
+    auto fullK = [&](int s) { return smem_addr(&bars[1 + s]); };
+    auto fullV = [&](int s) { return smem_addr(&bars[1 + STAGES + s]); };
+    auto emptyK = [&](int s) { return smem_addr(&bars[1 + 2 * STAGES + s]); };
+    auto emptyV = [&](int s) { return smem_addr(&bars[1 + 3 * STAGES + s]); };
+
+    const int i = static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x);  // heavy causal blocks first
+    const int bh = static_cast<int>(blockIdx.y);
+    const int q0 = i * BR;
+    int T_c = (N + BC - 1) / BC;
+    if (CAUSAL) T_c = min(T_c, (min(q0 + BR, N) - 1) / BC + 1);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+    if (threadIdx.x == 0) {
+        mbar_init(barQ, 1);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(fullK(s), 1);
+            mbar_init(fullV(s), 1);
+            mbar_init(emptyK(s), CONSUMER_WARPS);
+            mbar_init(emptyV(s), CONSUMER_WARPS);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (warp == 0 && lane == 0) {
+            tma_prefetch_map(&tmK);
+            tma_prefetch_map(&tmV);
+            mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+            for (int p = 0; p < Z::PANELS; ++p) tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, q0, bh);
+            for (int j = 0; j < T_c; ++j) {
+                const int s = j % STAGES;
+                const uint32_t ph = (j / STAGES) & 1;
+                if (j >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
+                mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
+                for (int p = 0; p < Z::PANELS; ++p)
+                    tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
+                if (j >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
+                mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
+                for (int p = 0; p < Z::PANELS; ++p)
+                    tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
+            }
+        }
+        return;
+    }
+
+    // ---- consumers: warpgroup wg owns query rows q0 + 64 wg .. + 63; this thread rows r0, r0 + 8
+    setmaxnreg_inc<CONSUMER_REGS>();
+    const int wg = warp / 4 - 1;
+    const int g = lane / 4, t = lane % 4;
+    const int r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
+    const int wg_first_row = q0 + wg * 64;
+    constexpr int NO = D / 2;  // O accumulator registers a thread
+    float o[NO];
+#pragma unroll
+    for (int k = 0; k < NO; ++k) o[k] = 0.0f;
+    float s_acc[64];
+#pragma unroll
+    for (int k = 0; k < 64; ++k) s_acc[k] = 0.0f;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    uint32_t pa[8][4];
+
+    auto descQ = [&](int kk) { return desc_sw128(sQ + (kk / 4) * BR * 128 + wg * 64 * 128 + (kk % 4) * 32, 16); };
+    auto descK = [&](int s, int kk) { return desc_sw128(sK + s * Z::KV_BYTES + (kk / 4) * BC * 128 + (kk % 4) * 32, 16); };
+    auto descV = [&](int s, int kk) { return desc_sw128(sV + s * Z::KV_BYTES + kk * 16 * 128, BC * 128); };
+
+    // S = Q_i K_j^T, issued (not waited for)
+    auto issue_s = [&](int s) {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) Ops<T>::ss128(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
+        wgmma_commit();
+    };
+    // O += P V_j, issued
+    auto issue_pv = [&](int s) {
+#pragma unroll
+        for (int kk = 0; kk < BC / 16; ++kk) {
+            if constexpr (D == 128) Ops<T>::rs128(o, pa[kk], descV(s, kk), 1);
+            else Ops<T>::rs64(o, pa[kk], descV(s, kk), 1);
+        }
+        wgmma_commit();
+    };
+    // masks, running max, exponentials, row sums of block j (in s_acc, in place); returns the
+    // rescale factor of O for each of the two rows
+    auto softmax = [&](int j, float (&alpha)[2]) {
+        const int c0 = j * BC;
+        if (c0 + BC > N || (CAUSAL && c0 + BC - 1 > wg_first_row)) {
+#pragma unroll
+            for (int nb = 0; nb < 16; ++nb)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int col = c0 + nb * 8 + 2 * t + (e & 1);
+                    const int row = r0 + (e >> 1) * 8;
+                    if (col >= N || (CAUSAL && col > row)) s_acc[nb * 4 + e] = -INFINITY;
+                }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int nb = 0; nb < 16; ++nb) mx = fmaxf(mx, fmaxf(s_acc[nb * 4 + 2 * h], s_acc[nb * 4 + 2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m[h], mx);
+            const float shift = m_new == -INFINITY ? 0.0f : m_new * scale_log2;  // a row with no key yet
+            alpha[h] = exp2f(m[h] * scale_log2 - shift);
+            m[h] = m_new;
+            float sum = 0.0f;
+#pragma unroll
+            for (int nb = 0; nb < 16; ++nb)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float p = exp2f(fmaf(s_acc[nb * 4 + 2 * h + e], scale_log2, -shift));
+                    s_acc[nb * 4 + 2 * h + e] = p;
+                    sum += p;
+                }
+            l[h] = l[h] * alpha[h] + sum;  // this thread's part of the row; the quad adds up at the end
+        }
+    };
+    // P of block j in 16 bits, laid out as wgmma's A fragments (same places as S's accumulators)
+    auto to_p = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk) {
+            pa[kk][0] = pack2<T>(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);
+            pa[kk][1] = pack2<T>(s_acc[8 * kk + 2], s_acc[8 * kk + 3]);
+            pa[kk][2] = pack2<T>(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);
+            pa[kk][3] = pack2<T>(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);
+        }
+    };
+    auto rescale_o = [&](const float (&alpha)[2]) {
+#pragma unroll
+        for (int nb = 0; nb < D / 8; ++nb) {
+            o[nb * 4 + 0] *= alpha[0];
+            o[nb * 4 + 1] *= alpha[0];
+            o[nb * 4 + 2] *= alpha[1];
+            o[nb * 4 + 3] *= alpha[1];
+        }
+    };
+    auto release = [&](uint32_t bar) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bar);
+    };
+
+    // S_j = Q K_j^T to completion, K_j's stage released
+    auto s_block = [&](int j) {
+        const int s = j % STAGES;
+        mbar_wait(fullK(s), (j / STAGES) & 1);
+        fence_regs(s_acc);
+        wgmma_fence();
+        issue_s(s);
+        wgmma_wait<0>();
+        fence_regs(s_acc);
+        release(emptyK(s));
+    };
+    // O += P_j V_j to completion, V_j's stage released
+    auto pv_block = [&](int j) {
+        const int s = j % STAGES;
+        mbar_wait(fullV(s), (j / STAGES) & 1);
+        fence_regs(o);
+        wgmma_fence();
+        issue_pv(s);
+        wgmma_wait<0>();
+        fence_regs(o);
+        release(emptyV(s));
+    };
+
+    mbar_wait(barQ, 0);
+    if constexpr (!OVERLAP) {
+        for (int j = 0; j < T_c; ++j) {
+            s_block(j);
+            float alpha[2];
+            softmax(j, alpha);
+            rescale_o(alpha);
+            to_p();
+            pv_block(j);
+        }
+    } else {
+        // block 0: S, softmax, P (O is still zero: nothing to rescale)
+        s_block(0);
+        {
+            float alpha[2];
+            softmax(0, alpha);
+        }
+        to_p();
+        // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
+        // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
+        for (int j = 0; j + 1 < T_c; ++j) {
+            const int s = j % STAGES, s1 = (j + 1) % STAGES;
+            mbar_wait(fullK(s1), ((j + 1) / STAGES) & 1);
+            mbar_wait(fullV(s), (j / STAGES) & 1);
+            fence_regs(s_acc);
+            fence_regs(o);
+            wgmma_fence();
+            issue_s(s1);
+            issue_pv(s);
+            wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
+            fence_regs(s_acc);
+            release(emptyK(s1));
+            float alpha[2];
+            softmax(j + 1, alpha);
+            wgmma_wait<0>();
+            fence_regs(o);
+            release(emptyV(s));
+            rescale_o(alpha);
+            to_p();
+        }
+        pv_block(T_c - 1);  // the last block: O += P V only
+    }
+
+    // ---- finish: l over the quad, O / l, LSE = scale m + ln l
+    T* Oh = O + static_cast<size_t>(bh) * N * D;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+        const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
+        const int row = r0 + 8 * h;
+        if (row < N) {
+            T* orow = Oh + static_cast<size_t>(row) * D;
+#pragma unroll
+            for (int nb = 0; nb < D / 8; ++nb)
+                *reinterpret_cast<uint32_t*>(orow + nb * 8 + 2 * t) =
+                    pack2<T>(o[nb * 4 + 2 * h] * inv, o[nb * 4 + 2 * h + 1] * inv);
+            if (LSE != nullptr && t == 0) LSE[static_cast<size_t>(bh) * N + row] = m[h] * scale + logf(l[h]);
+        }
+    }
+}
+
+// ---- host side ---------------------------------------------------------------------------------
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || f == nullptr)
+            throw std::runtime_error("flash2h: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12+ driver)");
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    }();
+    return fn;
+}
+
+// A (B*H, N, d) tensor read in boxes of `rows` rows x 64 columns, 128-byte swizzled.
+template <typename T>
+CUtensorMap make_map(const void* ptr, const sim::Problem& p, int rows) {
+    CUtensorMap map{};
+    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.seq),
+                                static_cast<cuuint64_t>(p.heads_total())};
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.head_dim) * 2,
+                                   static_cast<cuuint64_t>(p.seq) * static_cast<cuuint64_t>(p.head_dim) * 2};
+    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(rows), 1};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    const CUtensorMapDataType dt =
+        StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUresult r = encode_fn()(&map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        throw std::runtime_error("flash2h: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
+                                 ") for a (" + std::to_string(p.heads_total()) + ", " + std::to_string(p.seq) + ", " +
+                                 std::to_string(p.head_dim) + ") tensor");
+    return map;
+}
+
+// The schedule: FLASHSIM_FLASH2H=overlapped|plain; by default overlapped at d = 128 and plain at
+// d = 64, the faster of the two at each head dim on the H200 (cuda/NOTES.md, flash2h v1).
+bool overlapped(int64_t d) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H");
+    if (e == nullptr) return d == 128;
+    return std::string(e) != "plain";
+}
+
+template <typename T, int D, bool CAUSAL, bool OVERLAP>
+void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+    const int N = static_cast<int>(p.seq);
+    constexpr int smem = Sizes<D>::SMEM;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
+    const dim3 grid((N + BR - 1) / BR, static_cast<unsigned>(p.heads_total()));
+    const float scale = static_cast<float>(p.softmax_scale());
+    kernel<<<grid, THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale, scale * 1.4426950408889634f);
+    LAUNCH_CHECK();
+}
+
+template <typename T, int D>
+void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+    const bool ov = overlapped(D);
+    if (p.causal) { if (ov) launch<T, D, true, true>(p, t, s); else launch<T, D, true, false>(p, t, s); }
+    else { if (ov) launch<T, D, false, true>(p, t, s); else launch<T, D, false, false>(p, t, s); }
+}
+
+}  // namespace
+
+bool flash2h_available(std::string* why) {
+    int dev = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        if (why) *why = "no CUDA device";
+        return false;
+    }
+    if (prop.major != 9 || prop.minor != 0) {
+        if (why)
+            *why = std::string("flash2h needs a Hopper GPU (compute capability 9.0: wgmma and TMA); this is ") + prop.name +
+                   " (" + std::to_string(prop.major) + "." + std::to_string(prop.minor) + "); use flash2";
+        return false;
+    }
+    return true;
+}
+
+TileConfig flash2h_tiles(const sim::Problem& p) {
+    if (p.head_dim != 64 && p.head_dim != 128)
+        throw std::runtime_error("flash2h: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) + ")");
+    TileConfig c;
+    c.variant = "flash2h";
+    c.loop_order = "q_outer";
+    c.stages = STAGES;
+    c.block_rows = BR;
+    c.block_cols = BC;
+    c.threads = THREADS;
+    c.layout = overlapped(p.head_dim) ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
+                            : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+    c.smem_bytes = p.head_dim == 128 ? Sizes<128>::SMEM : Sizes<64>::SMEM;
+    const int d = static_cast<int>(p.head_dim);
+    // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
+    c.sram_bytes = c.smem_bytes + (BR * d + BR * BC + 2 * BR) * 4;
+    return c;
+}
+
+void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    (void)ws;
+    (void)flash2h_tiles(p);
+    std::string why;
+    if (!flash2h_available(&why)) throw std::runtime_error(why);
+    dispatch_dtype(p.dtype, [&]<typename T>() {
+        if (p.head_dim == 128) launch_d<T, 128>(p, t, s);
+        else launch_d<T, 64>(p, t, s);
+    });
+}
+
+}  // namespace fcuda
