@@ -12,33 +12,43 @@
 //      dQ_i += dS K_j and adds them into the fp32 dQ accumulator in HBM with float2 atomics.
 //      At the end dK_j (times scale) and dV_j are written once.
 //   3. postprocess: dQ = scale * accumulator, rounded to the storage type.
-// B_c = 64 key rows (4 warps), B_r = 64 query rows, for d = 64 and d = 128.
+// B_r = 64 query rows; B_c = 64 key rows (4 warps) at d = 128, 128 key rows (8 warps) at d = 64
+// (FLASHSIM_FLASH2_BWD_D64=bc64: 64 at d = 64 too, the first version).
 //
-// Launch shape: main grid (T_c = ceil(N / B_c), B * H), 128 threads.
-// SRAM (dynamic shared memory, e = 2 bytes):
-//   K_j, V_j (B_c, d) each         2 B_c d e          d=128: 32 KiB   d=64: 16 KiB
-//   Q_i, dO_i 2 stages x (B_r, d)  4 B_r d e          d=128: 64 KiB   d=64: 32 KiB
-//   dS^T (B_c, B_r)                B_c B_r e          8 KiB
-//   LSE_i, D_i 2 stages x B_r fp32 16 B_r             1 KiB
-//   total                                             d=128: 105 KiB  d=64: 57 KiB
+// Launch shape: main grid (T_c = ceil(N / B_c), B * H), 32 B_c / 16 threads (128 or 256).
+// SRAM (dynamic shared memory, e = 2 bytes):          d=128, B_c=64   d=64, B_c=128
+//   K_j, V_j (B_c, d) each         2 B_c d e          32 KiB          32 KiB
+//   Q_i, dO_i 2 stages x (B_r, d)  4 B_r d e          64 KiB          32 KiB
+//   dS^T (B_c, B_r)                B_c B_r e          8 KiB           16 KiB
+//   LSE_i, D_i 2 stages x B_r fp32 16 B_r             1 KiB           1 KiB
+//   total                                             105 KiB         81 KiB
 // HBM traffic (per head, e = bytes per element): pre: read O, dO (2 N d e), write D (4 N);
 //   main: read K, V once (2 N d e); per step read Q_i, dO_i (2 B_r d e), LSE_i, D_i (8 B_r), so
 //   T_c (2 N d e + 8 N) in all (causal about half); dQ accumulator: T_c N d 4 bytes of atomic
 //   adds (mostly absorbed by L2); write dK, dV (2 N d e); post: read 4 N d, write N d e.
 // Run/check: flashsim bench --variant flash2 --pass backward --seq 4096 ; ctest -L gpu
+#include <cstdlib>
+#include <string>
+
 #include "cuda/mma.cuh"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
 namespace {
 
-constexpr int BC = 64, BR = 64, WARPS = BC / 16, THREADS = WARPS * 32;
-static_assert(BR / 16 == WARPS, "the dQ phase gives each warp 16 query rows");
-
-template <int D>
-constexpr int bwd_smem_bytes() {
-    return (2 * BC * D + 4 * BR * D + BC * BR) * 2 + 4 * BR * 4;
-}
+// B_r = 64 query rows a step; B_c = 16 key rows a warp x WARPS. In the dQ phase the B_r / 16
+// row strips of dQ_i are shared among the warps, each strip split by columns of d when there
+// are more warps than strips (B_c = 128: 8 warps, 4 strips, half of d each).
+constexpr int BR = 64;
+template <int BC_, int D_>
+struct BwdTiling {
+    static constexpr int BC = BC_, D = D_, WARPS = BC / 16, THREADS = WARPS * 32;
+    static constexpr int STRIPS = BR / 16, SPLIT = WARPS / STRIPS;  // warps a dQ strip
+    static_assert(WARPS % STRIPS == 0 && (D / 8) % (2 * SPLIT) == 0, "dQ strips must divide among warps");
+    static constexpr int smem_bytes() { return (2 * BC * D + 4 * BR * D + BC * BR) * 2 + 4 * BR * 4; }
+};
+// B_c by head dim: 64 at d = 128; 128 at d = 64 (half the K/V blocks, so half the dQ atomics
+// and Q_i / dO_i loads a key). FLASHSIM_FLASH2_BWD_D64=bc64 picks 64 at d = 64 for comparison.
 
 template <typename T>
 __global__ void flash2_bwd_pre(const T* __restrict__ O, const T* __restrict__ dO, float* __restrict__ Dsum, int rows,
@@ -69,12 +79,13 @@ __device__ __forceinline__ void add2(float* p, float a, float b) {
 #endif
 }
 
-template <typename T, int D, bool CAUSAL>
-__global__ void __launch_bounds__(THREADS)
+template <typename T, typename Tl, bool CAUSAL>
+__global__ void __launch_bounds__(Tl::THREADS)
     flash2_bwd_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
                       const T* __restrict__ dO, const float* __restrict__ LSE, const float* __restrict__ Dsum,
                       float* __restrict__ dQacc, T* __restrict__ dK, T* __restrict__ dV, int N, float scale,
                       float scale_log2) {
+    constexpr int BC = Tl::BC, D = Tl::D, THREADS = Tl::THREADS;
     constexpr int NB_Q = BR / 8;  // 8-column blocks of S^T (queries)
     constexpr int NB_D = D / 8;   // 8-column blocks of dK, dV, dQ
     extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -196,29 +207,33 @@ __global__ void __launch_bounds__(THREADS)
         }
         __syncthreads();  // dS^T complete
 
-        // dQ_i += dS K_j: warp w owns query rows 16w..16w+15 of the block
+        // dQ_i += dS K_j: warp w owns query rows 16 (w % STRIPS) .. + 15 of the block, columns
+        // part w / STRIPS of SPLIT parts of d
         {
-            float dq[NB_D][4];
+            constexpr int NB_W = NB_D / Tl::SPLIT;  // 8-column blocks of dQ this warp adds
+            const int strip = warp % Tl::STRIPS, cb0 = (warp / Tl::STRIPS) * NB_W;
+            float dq[NB_W][4];
 #pragma unroll
-            for (int nb = 0; nb < NB_D; ++nb) dq[nb][0] = dq[nb][1] = dq[nb][2] = dq[nb][3] = 0.0f;
+            for (int nb = 0; nb < NB_W; ++nb) dq[nb][0] = dq[nb][1] = dq[nb][2] = dq[nb][3] = 0.0f;
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk) {
                 uint32_t a[4];
-                ldmatrix_x4_trans(a, sdS + swz<BR>(kk * 16 + (lane % 8) + (lane / 16) * 8, warp * 16 + ((lane / 8) % 2) * 8));
+                ldmatrix_x4_trans(a, sdS + swz<BR>(kk * 16 + (lane % 8) + (lane / 16) * 8, strip * 16 + ((lane / 8) % 2) * 8));
 #pragma unroll
-                for (int dp2 = 0; dp2 < NB_D / 2; ++dp2) {
+                for (int dp2 = 0; dp2 < NB_W / 2; ++dp2) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, sK + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dp2 * 16 + (lane / 16) * 8));
+                    ldmatrix_x4_trans(b, sK + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (cb0 + 2 * dp2) * 8 + (lane / 16) * 8));
                     mma16816<T>(dq[2 * dp2], a, b[0], b[1]);
                     mma16816<T>(dq[2 * dp2 + 1], a, b[2], b[3]);
                 }
             }
-            const int qr = q0 + warp * 16 + g;
+            const int qr = q0 + strip * 16 + g;
             float* base = dQacc + head;
 #pragma unroll
-            for (int nb = 0; nb < NB_D; ++nb) {
-                if (qr < N) add2(base + static_cast<size_t>(qr) * D + nb * 8 + 2 * t, dq[nb][0], dq[nb][1]);
-                if (qr + 8 < N) add2(base + static_cast<size_t>(qr + 8) * D + nb * 8 + 2 * t, dq[nb][2], dq[nb][3]);
+            for (int nb = 0; nb < NB_W; ++nb) {
+                const int col = (cb0 + nb) * 8 + 2 * t;
+                if (qr < N) add2(base + static_cast<size_t>(qr) * D + col, dq[nb][0], dq[nb][1]);
+                if (qr + 8 < N) add2(base + static_cast<size_t>(qr + 8) * D + col, dq[nb][2], dq[nb][3]);
             }
         }
         __syncthreads();  // stage and dS^T are overwritten next iteration
@@ -240,8 +255,9 @@ __global__ void __launch_bounds__(THREADS)
     }
 }
 
-template <typename T, int D, bool CAUSAL>
+template <typename T, typename Tl, bool CAUSAL>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    constexpr int D = Tl::D;
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
     const size_t rows = static_cast<size_t>(BH) * N, elems = rows * D;
@@ -251,11 +267,11 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     flash2_bwd_pre<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, s>>>(static_cast<const T*>(t.O), static_cast<const T*>(t.dO),
                                                                            ws.b.as<float>(), static_cast<int>(rows), D);
     LAUNCH_CHECK();
-    constexpr int smem = bwd_smem_bytes<D>();
-    auto kernel = flash2_bwd_kernel<T, D, CAUSAL>;
+    constexpr int smem = Tl::smem_bytes();
+    auto kernel = flash2_bwd_kernel<T, Tl, CAUSAL>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const float scale = static_cast<float>(p.softmax_scale());
-    kernel<<<dim3((N + BC - 1) / BC, BH), THREADS, smem, s>>>(
+    kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO), t.LSE,
         ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale, scale * 1.4426950408889634f);
     LAUNCH_CHECK();
@@ -263,23 +279,38 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 }
 
-}  // namespace
+bool narrow_d64() {
+    const char* e = std::getenv("FLASHSIM_FLASH2_BWD_D64");
+    return e != nullptr && std::string(e) == "bc64";
+}
 
-TileConfig flash2_bwd_tiles(const sim::Problem& p) {
+template <typename Tl>
+TileConfig bwd_tiles_of() {
     TileConfig c;
     c.variant = "flash2";
     c.loop_order = "kv_outer";
     c.block_rows = BR;
-    c.block_cols = BC;
+    c.block_cols = Tl::BC;
     c.stages = 2;
-    c.threads = THREADS;
-    c.layout = "each warp owns 16 key rows; for dQ, 16 query rows";
-    if (p.head_dim == 128) c.smem_bytes = bwd_smem_bytes<128>();
-    else if (p.head_dim == 64) c.smem_bytes = bwd_smem_bytes<64>();
-    else throw std::runtime_error("flash2 backward: head_dim must be 64 or 128");
+    c.threads = Tl::THREADS;
+    c.layout = Tl::SPLIT == 1 ? "each warp owns 16 key rows; for dQ, 16 query rows"
+                              : "each warp owns 16 key rows; for dQ, 16 query rows x half of d";
+    c.smem_bytes = Tl::smem_bytes();
     // on chip besides shared memory: dK_j, dV_j accumulators and S^T, dP^T of each warp (fp32 registers)
-    c.sram_bytes = c.smem_bytes + (2 * BC * static_cast<int>(p.head_dim) + 2 * BC * BR) * 4;
+    c.sram_bytes = c.smem_bytes + (2 * Tl::BC * Tl::D + 2 * Tl::BC * BR) * 4;
     return c;
+}
+
+using Bwd128 = BwdTiling<64, 128>;
+using Bwd64 = BwdTiling<128, 64>;
+using Bwd64n = BwdTiling<64, 64>;  // FLASHSIM_FLASH2_BWD_D64=bc64
+
+}  // namespace
+
+TileConfig flash2_bwd_tiles(const sim::Problem& p) {
+    if (p.head_dim == 128) return bwd_tiles_of<Bwd128>();
+    if (p.head_dim == 64) return narrow_d64() ? bwd_tiles_of<Bwd64n>() : bwd_tiles_of<Bwd64>();
+    throw std::runtime_error("flash2 backward: head_dim must be 64 or 128");
 }
 
 void flash2_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
@@ -287,9 +318,11 @@ void flash2_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
     (void)flash2_bwd_tiles(p);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128) {
-            if (p.causal) launch_bwd<T, 128, true>(p, t, ws, s); else launch_bwd<T, 128, false>(p, t, ws, s);
+            if (p.causal) launch_bwd<T, Bwd128, true>(p, t, ws, s); else launch_bwd<T, Bwd128, false>(p, t, ws, s);
+        } else if (narrow_d64()) {
+            if (p.causal) launch_bwd<T, Bwd64n, true>(p, t, ws, s); else launch_bwd<T, Bwd64n, false>(p, t, ws, s);
         } else {
-            if (p.causal) launch_bwd<T, 64, true>(p, t, ws, s); else launch_bwd<T, 64, false>(p, t, ws, s);
+            if (p.causal) launch_bwd<T, Bwd64, true>(p, t, ws, s); else launch_bwd<T, Bwd64, false>(p, t, ws, s);
         }
     });
 }

@@ -6,16 +6,17 @@
 #     FLASHSIM_GIT_COMMIT=<sha> STAGES="info tests sanitize bench ncu anchor" bash scripts/gpu_session.sh
 # Stages (env STAGES, default all): info (nvidia-smi, versions), tests (GPU doctest suites),
 # sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), ab (flash2
-# tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bench
+# tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bwdab
+# (flash2 backward at d = 64 with B_c = 128 against the first B_c = 64), bench
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES), ncu (DRAM bytes of NCU_CONFIGS,
 # merged into the bench rows), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
-# ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json.
+# ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
 set -u
 OUT=${OUT:-/tmp/flashsim_out}
 mkdir -p "$OUT"
 BIN=${BIN:-build-cuda/bin}
-STAGES=${STAGES:-"info tests sanitize ab schedules bench ncu anchor"}
+STAGES=${STAGES:-"info tests sanitize ab schedules bwdab bench ncu anchor"}
 SEQS=${SEQS:-1024,2048,4096,8192,16384}
 DIMS=${DIMS:-64,128}
 PASSES=${PASSES:-forward,backward}
@@ -137,6 +138,27 @@ for sc in ("overlapped", "plain"):
         rows.append(r)
     os.remove(p)
 json.dump({"rows": rows}, open(os.path.join(out, "schedules.json"), "w"), indent=1)
+EOF2
+fi
+
+if has bwdab; then
+  stamp bwdab
+  for tl in bc128 bc64; do
+    FLASHSIM_FLASH2_BWD_D64=$tl timeout 100 "$BIN/flashsim-bench" bench --variant flash2 --pass backward --seq 4096,8192,16384 \
+      --head-dim 64 --repeats "$REPEATS" --json "$OUT/bwd_$tl.json" | sed "s/^/[$tl] /"
+  done
+  python3 - "$OUT" <<'EOF2'
+import json, sys, os
+out = sys.argv[1]
+rows = []
+for tl in ("bc128", "bc64"):
+    p = os.path.join(out, f"bwd_{tl}.json")
+    if not os.path.exists(p): continue
+    for r in json.load(open(p))["rows"]:
+        r["tiling"] = tl
+        rows.append(r)
+    os.remove(p)
+json.dump({"rows": rows}, open(os.path.join(out, "bwd_ab.json"), "w"), indent=1)
 EOF2
 fi
 
