@@ -87,30 +87,46 @@ if has sanitize; then
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$SAN" | sort | uniq -c
 fi
 
-if has ab; then
-  # flash2 forward tilings side by side (same inputs); the fastest correct one at N = 8192
-  # becomes the tiling of the main bench for each d (recorded in every row's tiles)
-  stamp ab
-  for tl in default 16rows bc32; do
-    FLASHSIM_FLASH2_FWD=$tl timeout 100 "$BIN/flashsim-bench" bench --variant flash2 --seq 4096,8192,16384 --head-dim 64,128 \
-      --repeats "$REPEATS" --json "$OUT/ab_$tl.json" | sed "s/^/[$tl] /"
+# side_by_side FILE VAR FIELD "VALUES" BENCH-ARGS...: the same `flashsim bench` once for each value
+# of the environment variable VAR (same inputs, same call); the rows go to $OUT/FILE, each with
+# FIELD set to its value.
+side_by_side() {
+  local file=$1 var=$2 field=$3 values=$4
+  shift 4
+  for v in $values; do
+    env "$var=$v" timeout 100 "$BIN/flashsim-bench" bench "$@" --repeats "$REPEATS" --json "$OUT/sbs_$v.json" | sed "s/^/[$v] /"
   done
-  python3 - "$OUT" > "$OUT/ab_choice.sh" <<'EOF2'
+  python3 - "$OUT" "$file" "$field" $values <<'EOF2'
 import json, sys, os
-out = sys.argv[1]
-best, rows = {}, []
-for tl in ("default", "16rows", "bc32"):
-    p = os.path.join(out, f"ab_{tl}.json")
+out, file, field, values = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+rows = []
+for v in values:
+    p = os.path.join(out, f"sbs_{v}.json")
     if not os.path.exists(p): continue
-    d = json.load(open(p))
-    for r in d["rows"]:
-        r["tiling"] = tl
+    for r in json.load(open(p))["rows"]:
+        r[field] = v
         rows.append(r)
-        if r.get("ok") and r["seq"] == 8192 and "ms_median" in r:
-            k = r["head_dim"]
-            if k not in best or r["ms_median"] < best[k][1]: best[k] = (tl, r["ms_median"])
     os.remove(p)
-json.dump({"rows": rows, "chosen": {str(k): v[0] for k, v in best.items()}}, open(os.path.join(out, "ab.json"), "w"), indent=1)
+json.dump({"rows": rows}, open(os.path.join(out, file), "w"), indent=1)
+EOF2
+}
+
+if has ab; then
+  # flash2 forward tilings side by side; the fastest correct one at N = 8192 becomes the tiling
+  # of the main bench for each d (recorded in every row's tiles)
+  stamp ab
+  side_by_side ab.json FLASHSIM_FLASH2_FWD tiling "default 16rows bc32" --variant flash2 --seq 4096,8192,16384 --head-dim 64,128
+  python3 - "$OUT/ab.json" > "$OUT/ab_choice.sh" <<'EOF2'
+import json, sys
+path = sys.argv[1]
+doc = json.load(open(path))
+best = {}
+for r in doc["rows"]:
+    if r.get("ok") and r["seq"] == 8192 and "ms_median" in r:
+        k = r["head_dim"]
+        if k not in best or r["ms_median"] < best[k][1]: best[k] = (r["tiling"], r["ms_median"])
+doc["chosen"] = {str(k): v[0] for k, v in best.items()}
+json.dump(doc, open(path, "w"), indent=1)
 for k, (tl, ms) in best.items():
     print(f"export FLASHSIM_FLASH2_FWD_D{k}={tl}")
 EOF2
@@ -119,47 +135,16 @@ EOF2
 fi
 
 if has schedules; then
-  # flash2h's two schedules on the same inputs: "plain" (S, softmax, P V one after another in
-  # each warpgroup) against the default "overlapped" (S_{j+1} and P_j V_j in flight together)
+  # flash2h's two schedules on the same inputs: "overlapped" (S_{j+1} and P_j V_j in flight
+  # together) against "plain" (S, softmax, P V one after another in each warpgroup)
   stamp schedules
-  for sc in overlapped plain; do
-    FLASHSIM_FLASH2H=$sc timeout 100 "$BIN/flashsim-bench" bench --variant flash2h --seq 4096,8192,16384 --head-dim 64,128 \
-      --repeats "$REPEATS" --json "$OUT/sched_$sc.json" | sed "s/^/[$sc] /"
-  done
-  python3 - "$OUT" <<'EOF2'
-import json, sys, os
-out = sys.argv[1]
-rows = []
-for sc in ("overlapped", "plain"):
-    p = os.path.join(out, f"sched_{sc}.json")
-    if not os.path.exists(p): continue
-    for r in json.load(open(p))["rows"]:
-        r["schedule"] = sc
-        rows.append(r)
-    os.remove(p)
-json.dump({"rows": rows}, open(os.path.join(out, "schedules.json"), "w"), indent=1)
-EOF2
+  side_by_side schedules.json FLASHSIM_FLASH2H schedule "overlapped plain" --variant flash2h --seq 4096,8192,16384 --head-dim 64,128
 fi
 
 if has bwdab; then
+  # flash2 backward at d = 64: B_c = 128 (default) against the first B_c = 64
   stamp bwdab
-  for tl in bc128 bc64; do
-    FLASHSIM_FLASH2_BWD_D64=$tl timeout 100 "$BIN/flashsim-bench" bench --variant flash2 --pass backward --seq 4096,8192,16384 \
-      --head-dim 64 --repeats "$REPEATS" --json "$OUT/bwd_$tl.json" | sed "s/^/[$tl] /"
-  done
-  python3 - "$OUT" <<'EOF2'
-import json, sys, os
-out = sys.argv[1]
-rows = []
-for tl in ("bc128", "bc64"):
-    p = os.path.join(out, f"bwd_{tl}.json")
-    if not os.path.exists(p): continue
-    for r in json.load(open(p))["rows"]:
-        r["tiling"] = tl
-        rows.append(r)
-    os.remove(p)
-json.dump({"rows": rows}, open(os.path.join(out, "bwd_ab.json"), "w"), indent=1)
-EOF2
+  side_by_side bwd_ab.json FLASHSIM_FLASH2_BWD_D64 tiling "bc128 bc64" --variant flash2 --pass backward --seq 4096,8192,16384 --head-dim 64
 fi
 
 if has bench; then
