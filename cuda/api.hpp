@@ -63,6 +63,7 @@ struct RunOptions {
     double max_reference_work = 4.0e9;  // B*H*N*N*d above which the CPU reference is skipped
     bool check_standard = true;  // vs the "standard" variant on the same inputs (any size)
     bool nvtx = false;           // wrap the first timed run in an NVTX range "measure" (for ncu)
+    bool counters = true;        // DRAM / L2 bytes of one extra run from CUPTI's range profiler
 };
 
 struct Measurement {
@@ -71,7 +72,8 @@ struct Measurement {
     double ms_median = 0, ms_min = 0, ms_max = 0;
     int repeats = 0;
     double tflops = 0;                 // attention_flops / median time
-    // Hardware counters of one run: -1 when not read in-process (see counters_note).
+    // Hardware counters of one run (CUPTI range profiler, in process): -1 when not read, and
+    // counters_note says why and gives the equivalent ncu command.
     int64_t dram_read_bytes = -1, dram_write_bytes = -1, l2_bytes = -1;
     std::string counters_note;
     TileConfig tiles;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 
+#include "cuda/counters.hpp"
 #include "cuda/reference_bwd.hpp"
 #include "cuda/variants.hpp"
 #include "sim/reference.hpp"
@@ -375,10 +376,29 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     } else {
         out.unwritten = bad_first;
     }
-    out.counters_note =
-        "DRAM counters not read in-process (CUPTI range profiler not built in); measure with: "
-        "ncu --clock-control none --nvtx --nvtx-include measure/ --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum "
-        "flashsim bench --nvtx --warmup 0 --repeats 0 --no-check ...";
+    // hardware counters: one more run of the pass, after an L2 flush, under CUPTI's range profiler
+    const std::string ncu_hint =
+        "measure with: ncu --clock-control none --nvtx --nvtx-include measure/ --metrics "
+        "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum flashsim bench --nvtx --warmup 0 --repeats 0 --no-check ...";
+    if (opt.counters) {
+        if (opt.flush_l2) flush_l2(s);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const CounterValues c = read_counters([&] {
+            pass_fn(sets[0]);
+            CUDA_CHECK(cudaDeviceSynchronize());
+        });
+        if (c.ok) {
+            out.dram_read_bytes = std::llround(c.dram_read);
+            out.dram_write_bytes = std::llround(c.dram_write);
+            out.l2_bytes = std::llround(c.l2);
+            out.counters_note = "CUPTI range profiler in process: one run of the pass after an L2 flush, " +
+                                std::to_string(c.kernels) + " kernel(s) summed, " + std::to_string(c.passes) + " pass(es)";
+        } else {
+            out.counters_note = "DRAM counters not read in-process (" + c.why + "); " + ncu_hint;
+        }
+    } else {
+        out.counters_note = "DRAM counters not requested; " + ncu_hint;
+    }
     return out;
 }
 

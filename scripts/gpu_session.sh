@@ -8,8 +8,9 @@
 # sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), ab (flash2
 # tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bwdab
 # (flash2 backward at d = 64 with B_c = 128 against the first B_c = 64), bench
-# (flashsim bench over SEQS x DIMS x {none, causal} x PASSES), ncu (DRAM bytes of NCU_CONFIGS,
-# merged into the bench rows), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
+# (flashsim bench over SEQS x DIMS x {none, causal} x PASSES; DRAM/L2 bytes in process through
+# CUPTI), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
 set -u
@@ -34,9 +35,14 @@ stamp() { echo "=== $(date -u +%H:%M:%S) $*"; }
 # libraries the binaries need that the device image lacks travel beside them in $BIN
 export LD_LIBRARY_PATH="$PWD/$BIN:${LD_LIBRARY_PATH:-}"
 # the CUDA 13 runtime and cuBLAS the binaries were linked against
-for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/extras/CUPTI/lib64; do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
+# CUPTI (in-process DRAM counters): wherever this machine keeps libcupti.so.13
+if ldd "$BIN/flashsim-bench" | grep -q "libcupti.so.13 => not found"; then
+  c=$(find / -name "libcupti.so.13" -not -path "*/proc/*" 2>/dev/null | head -1)
+  [ -n "$c" ] && export LD_LIBRARY_PATH="$(dirname "$c"):$LD_LIBRARY_PATH"
+fi
 if ! ldd "$BIN/flashsim-bench" | grep -q "libcublas.so.13 => /"; then
   pyl=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null)
   pyr=$(python3 -c 'import nvidia.cuda_runtime, os; print(os.path.join(os.path.dirname(nvidia.cuda_runtime.__file__), "lib"))' 2>/dev/null)
@@ -49,7 +55,7 @@ if has info; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   nvcc --version | tail -1
   python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
-  ldd "$BIN/flashsim-bench" | grep -E "cublas|cudart"
+  ldd "$BIN/flashsim-bench" | grep -E "cublas|cudart|cupti"
 fi
 
 if has tests; then
@@ -218,10 +224,18 @@ if doc:
         cfg = f"{r['variant']}:{r['pass']}:{r['seq']}:{r['head_dim']}:{'causal' if r['causal'] else 'none'}"
         if cfg in sums:
             s = sums[cfg]
-            r["dram_read_bytes"] = int(s.get("dram__bytes_read.sum", 0))
-            r["dram_write_bytes"] = int(s.get("dram__bytes_write.sum", 0))
-            r["l2_bytes"] = int(s.get("lts__t_bytes.sum", 0))
-            r["counters_note"] = "ncu --clock-control none, kernel replay, one run of the pass (NVTX range 'measure'), summed over %d kernels" % s["kernels"]
+            ncu = {"dram_read_bytes": int(s.get("dram__bytes_read.sum", 0)), "dram_write_bytes": int(s.get("dram__bytes_write.sum", 0)),
+                   "l2_bytes": int(s.get("lts__t_bytes.sum", 0))}
+            note = "ncu --clock-control none, kernel replay, one run of the pass (NVTX range 'measure'), summed over %d kernels" % s["kernels"]
+            if r.get("dram_read_bytes") is not None:  # read in process (CUPTI): keep, and set ncu's beside it
+                for k, v in ncu.items(): r["ncu_" + k] = v
+                r["ncu_note"] = note
+                inproc = r["dram_read_bytes"] + r["dram_write_bytes"]
+                r["counters_over_ncu"] = inproc / (ncu["dram_read_bytes"] + ncu["dram_write_bytes"]) if ncu["dram_read_bytes"] + ncu["dram_write_bytes"] else None
+                print(f"cross-check {cfg}: DRAM in process {inproc/1e6:.1f} MB, ncu {(ncu['dram_read_bytes'] + ncu['dram_write_bytes'])/1e6:.1f} MB, ratio {r['counters_over_ncu']:.3f}")
+            else:
+                r.update(ncu)
+                r["counters_note"] = note
             if r.get("sim_hbm_read_bytes") is not None:
                 simt = r["sim_hbm_read_bytes"] + r["sim_hbm_write_bytes"]
                 r["dram_over_sim"] = (r["dram_read_bytes"] + r["dram_write_bytes"]) / simt if simt else None

@@ -33,7 +33,7 @@ bool keep(const MeasuredRow& r, const ViewState& v) {
 
 void table(const MeasuredFile& f, const ViewState& v, float height) {
     const float fs = ImGui::GetFontSize();
-    const char* heads[] = {"kernel", "N", "d", "BxH", "ms", "TFLOP/s", "simulated", "DRAM (ncu)", "DRAM/sim",
+    const char* heads[] = {"kernel", "N", "d", "BxH", "ms", "TFLOP/s", "simulated", "DRAM (counters)", "DRAM/sim",
                            "SDPA-flash ms", "speed vs SDPA-flash", "speed vs cuDNN"};
     if (!ImGui::BeginTable(f.path.c_str(), 12,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |

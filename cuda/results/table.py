@@ -3,7 +3,7 @@
 
 usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.md
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
-(sdpa_ms / ours: 1.00 = as fast), DRAM bytes measured by ncu (where taken), the simulator's HBM
+(sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
 and the relative error against `standard`.
 """
@@ -20,7 +20,7 @@ def main():
     print(f"# H200 results\n")
     print(f"device {doc['device']}, CUDA driver {doc['driver']}, {doc['date']}, commit {doc['git_commit']}; "
           f"{doc.get('anchor', {}).get('torch', '')} for the anchors. Shapes: B*N = 16384 tokens, H*d = 2048, bf16.\n")
-    print("| pass | N | d | mask | variant | ms | TFLOP/s | vs SDPA-flash | SDPA-flash ms | cuDNN ms | DRAM GB (ncu) | sim HBM GB (no L2) | sim HBM GB (L2 model) | DRAM/sim (L2) | rel err vs standard | ok |")
+    print("| pass | N | d | mask | variant | ms | TFLOP/s | vs SDPA-flash | SDPA-flash ms | cuDNN ms | DRAM GB (counters) | sim HBM GB (no L2) | sim HBM GB (L2 model) | DRAM/sim (L2) | rel err vs standard | ok |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = sorted(doc["rows"], key=lambda r: (r["pass"] != "forward", r["head_dim"], r["causal"], r["seq"], r["variant"]))
     for r in rows:

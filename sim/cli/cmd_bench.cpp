@@ -266,10 +266,14 @@ int run_bench(const BenchArgs& a) {
                         const double sim_mb = row["sim_hbm_read_bytes"].is_null()
                                                   ? -1.0
                                                   : mb(row["sim_hbm_read_bytes"]) + mb(row["sim_hbm_write_bytes"]);
+                        char dram_buf[32] = "-";
+                        if (m.dram_read_bytes >= 0)
+                            std::snprintf(dram_buf, sizeof dram_buf, "%.1f", (m.dram_read_bytes + m.dram_write_bytes) / 1e6);
+                        const std::string dram_mb = dram_buf;
                         std::printf("%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12.1f %12s %9.2e %9.2e %s\n",
                                     v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
                                     (long long)p.heads, p.causal ? "causal" : "none", m.ms_median, m.tflops, sim_mb,
-                                    "ncu", m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
+                                    dram_mb.c_str(), m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
                                     m.vs_standard.count ? m.vs_standard.rel_frobenius : -1.0, ok ? "yes" : "NO");
                         std::fflush(stdout);
                     } catch (const std::exception& e) {

@@ -7,7 +7,8 @@
 //     flash2h (Hopper only; said and skipped elsewhere) in both its schedules, over enough K/V
 //     blocks that its 2-stage ring wraps around several times;
 //   * backward (standard, flash2) vs the float64 backward reference (cuda/reference_bwd.hpp);
-//   * fcuda::run leaves no unwritten (NaN-poisoned) output and times something positive.
+//   * fcuda::run leaves no unwritten (NaN-poisoned) output and times something positive; its
+//     in-process DRAM counters (CUPTI) see at least the inputs' bytes after an L2 flush.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -159,6 +160,17 @@ TEST_CASE("run(): timed, every output written, agrees with standard") {
         CHECK(m.vs_reference.count > 0);
         CHECK(m.vs_reference.rel_frobenius <= tolerance(p.dtype));
         CHECK(m.vs_standard.rel_frobenius <= tolerance(p.dtype));
+        // counters (CUPTI, in process), read on a run after an L2 flush: Q, K and V had to come
+        // from DRAM at least once, and every DRAM byte passed through L2
+        if (m.dram_read_bytes >= 0) {
+            const double inputs = 3.0 * double(p.heads_total() * p.seq * p.head_dim * p.elem_bytes());
+            INFO(m.counters_note << ": DRAM read " << m.dram_read_bytes << ", L2 " << m.l2_bytes << ", inputs " << inputs);
+            CHECK(double(m.dram_read_bytes) >= 0.9 * inputs);
+            CHECK(m.l2_bytes >= m.dram_read_bytes);
+        } else {
+            MESSAGE("counters not read: " << m.counters_note);
+            CHECK(m.counters_note.find("ncu") != std::string::npos);  // says how to measure instead
+        }
     }
 }
 
