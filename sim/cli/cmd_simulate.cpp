@@ -91,6 +91,7 @@ void register_simulate(CLI::App& app, int& rc) {
             const sim::Problem p = args->prob.problem();
             const sim::Machine& m = args->prob.machine();
             sim::Config c = args->flags.config(algo_or_throw(args->flags.algo));
+            c.sram_bytes = args->prob.sram;  // 0: the GPU's shared memory per block
             if (args->check) c.numerics = sim::Numerics::on;
             const sim::Result r = sim::simulate(p, m, c);
             std::unique_ptr<sim::Result> base;
@@ -154,8 +155,11 @@ void register_compare(CLI::App& app, int& rc) {
             const sim::Machine& m = args->prob.machine();
             std::vector<sim::Result> rs;
             args->flags.numerics = "off";
-            for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2})
-                rs.push_back(sim::simulate(p, m, args->flags.config(a)));
+            for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2}) {
+                sim::Config c = args->flags.config(a);
+                c.sram_bytes = args->prob.sram;
+                rs.push_back(sim::simulate(p, m, c));
+            }
             if (args->json) std::cout << report::compare_json(rs).dump(2) << "\n";
             else std::cout << report::compare_text(rs);
             rc = 0;

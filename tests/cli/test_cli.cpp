@@ -61,6 +61,29 @@ TEST_CASE("simulate prints a table and the ratio to standard") {
     CHECK(c.text.find("vs float64 reference") != std::string::npos);
 }
 
+TEST_CASE("--sram reaches the simulator in simulate and compare") {
+    // flash1 at B_r = 128, B_c = 256, d = 64 needs Q 16 KiB + K, V 32 KiB each + O (fp32) 32 KiB +
+    // S (fp32) 128 KiB + m, l 1 KiB = 241 KiB: more than the H200's 227 KiB, within 256 KiB
+    const std::string tiles = "simulate --algo flash1 --seq 1024 --head-dim 64 --block-rows 128 --block-cols 256";
+    const Out refused = sh(tiles);
+    CHECK(refused.rc != 0);
+    CHECK(refused.text.find("246,784 B needed") != std::string::npos);
+    const Out ok = sh(tiles + " --sram 262144 --json");
+    REQUIRE(ok.rc == 0);
+    const auto j = nlohmann::json::parse(ok.text);
+    CHECK(j["sram_bytes"] == 262144);
+    CHECK(j["block_cols"] == 256);
+    // compare: a 32 KiB budget gives every algorithm that budget and smaller flash tiles
+    const Out c = sh("compare --seq 4096 --head-dim 128 --sram 32768 --json");
+    REQUIRE(c.rc == 0);
+    const auto arr = nlohmann::json::parse(c.text);
+    REQUIRE(arr.size() == 3);
+    for (const auto& r : arr) {
+        CHECK(r["sram_bytes"] == 32768);
+        if (r["algo"] != "standard") CHECK(r["block_rows"].get<int64_t>() < 128);
+    }
+}
+
 TEST_CASE("compare defaults to the seed's N = 8192, d = 128") {
     const Out o = sh("compare");
     CHECK(o.rc == 0);
