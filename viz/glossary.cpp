@@ -64,8 +64,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 39> kTerms =
               "differs is how much of the attention those bytes buy, and when each run ends."},
     {"event cap", "The trace keeps the first events of head 0 only (to bound memory). Totals always cover the "
                   "whole run; the animation stops where the kept events end."},
-    {"DRAM bytes", "Bytes the GPU's memory controller actually read and wrote, from hardware counters (Nsight "
-                   "Compute). Compare them with the simulator's count for the kernel's own tiling."},
+    {"DRAM bytes", "Bytes the GPU's memory controller actually read and wrote, from hardware counters (read "
+                   "in process through CUPTI, or by Nsight Compute). Compare them with the simulator's count for the "
+                   "kernel's own tiling."},
     {"TFLOP/s", "Trillions of floating-point operations per second: attention's FLOPs (4 N^2 d per head forward) "
                 "divided by the measured time."},
     {"causal", "Each query sees only itself and earlier keys. Tiles entirely above the diagonal are skipped."},

@@ -176,7 +176,7 @@ void draw_file(const MeasuredFile& f, ViewState& v) {
 
 void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live, ViewState& v) {
     ImGui::TextWrapped("The kernels in cuda/ timed on a real GPU, with the simulator's HBM bytes for each kernel's own "
-                       "tiling beside the DRAM bytes the hardware counters saw (where an Nsight Compute run recorded them).");
+                       "tiling beside the DRAM bytes the hardware counters saw (where they were read).");
     ui::help("DRAM bytes");
     if (!ms.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
