@@ -118,6 +118,21 @@ void std_dk_block(Ctx& c, int64_t j, Walker& w) {
 }
 
 // ---------------------------------------------------------------- [flash2]
+// The gradients of one tile (i, j) of the flash backward passes, given P_ij (B_r, B_c) and
+// D_i = rowsum(dO_i o O_i): dV_j += P^T dO_i, dP = dO_i V_j^T, dS = P o (dP - D_i), then with
+// dS' = ds_scale dS: dK_j += dS'^T Q_i and the float32 accumulator dQ_i += dS' K_j. Algorithm 4
+// scales dS here (ds_scale = softmax scale); FA2 scales dK and dQ once at the end (ds_scale = 1).
+void accumulate_grads(Ctx& c, int64_t r0, int64_t c0, const MatF& P, const Eigen::Ref<const VecF>& D,
+                      float ds_scale, MatF& dK, MatF& dV) {
+    const int64_t r = P.rows(), cc = P.cols();
+    dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);
+    const MatF dP = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
+    MatF dS(r, cc);
+    for (int64_t a = 0; a < r; ++a) dS.row(a) = (P.row(a).array() * (dP.row(a).array() - D(a))).matrix();
+    c.dQacc.middleRows(r0, r).noalias() += (ds_scale * dS) * c.h->K.middleRows(c0, cc);
+    dK.noalias() += (ds_scale * dS).transpose() * c.h->Q.middleRows(r0, r);
+}
+
 int64_t flash_bwd_sram(const Problem& p, int64_t r, int64_t cc, bool flash1) {
     const int64_t d = p.head_dim, e = p.elem_bytes();
     return 2 * cc * d * e + 2 * cc * d * kF32 + 2 * r * d * e + 2 * r * cc * kF32 + r * d * kF32 +
@@ -155,21 +170,12 @@ void f2_dkdv_block(Ctx& c, int64_t j, Walker& w) {
     const Tiling& t = c.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
     const float scale = static_cast<float>(p.softmax_scale());
-    bool kv_loaded = false;
     MatF dK, dV;
     if (c.h) {
         dK = MatF::Zero(cc, d);
         dV = MatF::Zero(cc, d);
     }
-    for (int64_t i = 0; i < t.tr; ++i) {
-        const int64_t r0 = t.r0(i), r = t.rows(i);
-        if (tile_masked(p, r0, r0 + r, c0, c0 + cc)) continue;
-        w.begin_step();
-        if (!kv_loaded) {
-            w.load(Tensor::K, j, -1, c0, 0, cc, d, cc * d * e);
-            w.load(Tensor::V, j, -1, c0, 0, cc, d, cc * d * e);
-            kv_loaded = true;
-        }
+    over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
         w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
         w.load(Tensor::dO, i, -1, r0, 0, r, d, r * d * e);
         w.load(Tensor::LSE, i, -1, r0, 0, r, 1, r * kF32);
@@ -184,18 +190,13 @@ void f2_dkdv_block(Ctx& c, int64_t j, Walker& w) {
         w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);   // atomic add: read ...
         w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);  // ... and write dQ_i (float32)
         w.in_sram(flash_bwd_sram(p, r, cc, false));
-        if (!c.h) continue;
+        if (!c.h) return;
         MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;  // (B_r, B_c)
         apply_mask(p, S, r0, c0);
         MatF P(r, cc);
         for (int64_t a = 0; a < r; ++a) P.row(a) = masked_exp(S.row(a), c.lse(r0 + a));
-        dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);
-        const MatF dP = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
-        MatF dS(r, cc);
-        for (int64_t a = 0; a < r; ++a) dS.row(a) = (P.row(a).array() * (dP.row(a).array() - c.D(r0 + a))).matrix();
-        dK.noalias() += dS.transpose() * c.h->Q.middleRows(r0, r);
-        c.dQacc.middleRows(r0, r).noalias() += dS * c.h->K.middleRows(c0, cc);
-    }
+        accumulate_grads(c, r0, c0, P, c.D.segment(r0, r), 1.0f, dK, dV);
+    });
     w.compute(Tensor::dK, j, -1, cc, d, {0, 0, cc * d});  // times the softmax scale
     w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
     w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
@@ -241,21 +242,12 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
     if (c.h) c.dQacc = MatF::Zero(n, d);
     for (int64_t j = 0; j < t.tc; ++j) w.segment(c.h || has_mask(p) ? -1 : t.cols(j), [&] {
         const int64_t c0 = t.c0(j), cc = t.cols(j);
-        bool kv_loaded = false;
         MatF dK, dV;
         if (c.h) {
             dK = MatF::Zero(cc, d);
             dV = MatF::Zero(cc, d);
         }
-        for (int64_t i = 0; i < t.tr; ++i) {
-            const int64_t r0 = t.r0(i), r = t.rows(i);
-            if (tile_masked(p, r0, r0 + r, c0, c0 + cc)) continue;
-            w.begin_step();
-            if (!kv_loaded) {
-                w.load(Tensor::K, j, -1, c0, 0, cc, d, cc * d * e);
-                w.load(Tensor::V, j, -1, c0, 0, cc, d, cc * d * e);
-                kv_loaded = true;
-            }
+        over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
             w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
             w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
             w.load(Tensor::dO, i, -1, r0, 0, r, d, r * d * e);
@@ -272,7 +264,7 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
             w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
             w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
             w.in_sram(flash_bwd_sram(p, r, cc, true));
-            if (!c.h) continue;
+            if (!c.h) return;
             MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;
             apply_mask(p, S, r0, c0);
             MatF P(r, cc);
@@ -283,13 +275,8 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
                 else P.row(a) = masked_exp(S.row(a), m) / l;
                 D(a) = (c.h->dO.row(r0 + a).array() * c.O32.row(r0 + a).array()).sum();
             }
-            dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);
-            const MatF dP = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
-            MatF dS(r, cc);
-            for (int64_t a = 0; a < r; ++a) dS.row(a) = (P.row(a).array() * (dP.row(a).array() - D(a))).matrix();
-            c.dQacc.middleRows(r0, r).noalias() += (scale * dS) * c.h->K.middleRows(c0, cc);
-            dK.noalias() += (scale * dS).transpose() * c.h->Q.middleRows(r0, r);
-        }
+            accumulate_grads(c, r0, c0, P, D, scale, dK, dV);
+        });
         w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
         w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
         if (c.h) {

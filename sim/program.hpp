@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/mask.hpp"
 #include "sim/walker.hpp"
 
 namespace sim::detail {
@@ -52,6 +53,26 @@ inline int64_t key_rows_unmasked(const Ctx& c, int64_t i) { return has_mask(c.p)
 inline int64_t key_bwd_rows(const Ctx& c, int64_t i) { return c.tb.rows(i); }
 inline int64_t key_bwd_cols(const Ctx& c, int64_t j) { return c.tb.cols(j); }
 inline int64_t key_bwd_cols_unmasked(const Ctx& c, int64_t j) { return has_mask(c.p) ? -1 : c.tb.cols(j); }
+// The inner loop of a thread block that holds K_j, V_j (Algorithm 1's forward, and the backward of
+// flash1 and flash2): a step for each query block i whose tile (i, j) is not fully masked, K_j and
+// V_j loaded in the first such step and kept; body(i, r0, r) counts and computes the rest of it.
+template <typename F>
+void over_query_blocks(const Problem& p, const Tiling& t, int64_t j, Walker& w, F&& body) {
+    const int64_t d = p.head_dim, e = p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
+    bool kv_loaded = false;
+    for (int64_t i = 0; i < t.tr; ++i) {
+        const int64_t r0 = t.r0(i), r = t.rows(i);
+        if (tile_masked(p, r0, r0 + r, c0, c0 + cc)) continue;
+        w.begin_step();
+        if (!kv_loaded) {
+            w.load(Tensor::K, j, -1, c0, 0, cc, d, cc * d * e);
+            w.load(Tensor::V, j, -1, c0, 0, cc, d, cc * d * e);
+            kv_loaded = true;
+        }
+        body(i, r0, r);
+    }
+}
+
 int64_t key_row_kernel(const Ctx& c, int64_t g);     // standard softmax: rows in the group
 int64_t key_row_kernel2(const Ctx& c, int64_t g);    // standard dS: rows in the group
 

@@ -424,16 +424,7 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
     }
     for (int64_t j = 0; j < t.tc; ++j) w.segment(h || has_mask(p) ? -1 : t.cols(j), [&] {
         const int64_t c0 = t.c0(j), c = t.cols(j);
-        bool kv_loaded = false;
-        for (int64_t i = 0; i < t.tr; ++i) {
-            const int64_t r0 = t.r0(i), r = t.rows(i);
-            if (tile_masked(p, r0, r0 + r, c0, c0 + c)) continue;
-            w.begin_step();
-            if (!kv_loaded) {
-                w.load(Tensor::K, j, -1, c0, 0, c, d, c * d * e);
-                w.load(Tensor::V, j, -1, c0, 0, c, d, c * d * e);
-                kv_loaded = true;
-            }
+        over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
             w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
             w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
             w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
@@ -446,7 +437,7 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
             w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
             w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
             w.in_sram(r * d * e + 2 * c * d * e + r * d * kF32 + r * c * kF32 + 2 * r * kF32);
-            if (!h) continue;
+            if (!h) return;
             MatF S = (h->Q.middleRows(r0, r) * h->K.middleRows(c0, c).transpose()) * scale;  // (B_r, B_c)
             apply_mask(p, S, r0, c0);
             MatF Pt(r, c);
@@ -482,7 +473,7 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
                 l_hbm(row) = l_new(a);
                 m_hbm(row) = m_new(a);
             }
-        }
+        });
     });
     if (h) {
         for (int64_t a = 0; a < n * d; ++a) h->O[a] = O_hbm.data()[a];  // O stays float32 in HBM
