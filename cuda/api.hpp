@@ -27,6 +27,7 @@ namespace fcuda {
 // budget M the simulator is given so that it can hold the same tiles.
 struct TileConfig {
     const char* variant = "";
+    const char* algo = "";  // the simulator's algorithm this kernel runs: standard, flash1 or flash2
     int block_rows = 0, block_cols = 0;
     const char* loop_order = "";
     int stages = 1;

@@ -282,6 +282,7 @@ TileConfig tiles_of() {
     using L = F1Layout<D>;
     TileConfig c;
     c.variant = "flash1";
+    c.algo = "flash1";
     c.loop_order = "kv_outer";
     c.stages = 1;
     c.threads = kThreads;

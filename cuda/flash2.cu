@@ -279,6 +279,7 @@ template <typename Tl>
 TileConfig tiles_of(int d) {
     TileConfig c;
     c.variant = "flash2";
+    c.algo = "flash2";
     c.loop_order = "q_outer";
     c.stages = 2;
     c.block_rows = Tl::BR;

@@ -288,6 +288,7 @@ template <typename Tl>
 TileConfig bwd_tiles_of() {
     TileConfig c;
     c.variant = "flash2";
+    c.algo = "flash2";
     c.loop_order = "kv_outer";
     c.block_rows = BR;
     c.block_cols = Tl::BC;

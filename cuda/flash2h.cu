@@ -385,6 +385,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
         throw std::runtime_error("flash2h: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) + ")");
     TileConfig c;
     c.variant = "flash2h";
+    c.algo = "flash2";  // the same algorithm as flash2, on other instructions
     c.loop_order = "q_outer";
     c.stages = STAGES;
     c.block_rows = BR;

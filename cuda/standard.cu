@@ -137,6 +137,7 @@ TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
     (void)p;
     TileConfig t;
     t.variant = "standard";
+    t.algo = "standard";
     t.block_rows = 0;  // cuBLAS picks its own GEMM tiles; the simulator's standard rule applies
     t.block_cols = 0;
     t.loop_order = pass == Pass::forward ? "gemm-softmax-gemm" : "gemm-gemm-softmaxbwd-gemm-gemm";

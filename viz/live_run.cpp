@@ -59,7 +59,7 @@ void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
                     if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
                     if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
                     sim::Config c;  // the simulator with the kernel's own tiling
-                    c.algo = *sim::parse_algo(v == "flash2h" ? std::string("flash2") : v);  // same algorithm
+                    c.algo = *sim::parse_algo(m.tiles.algo);
                     c.block_rows = m.tiles.block_rows;
                     c.block_cols = m.tiles.block_cols;
                     c.sram_bytes = m.tiles.sram_bytes;

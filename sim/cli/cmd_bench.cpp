@@ -73,9 +73,11 @@ void simulate_row(json& row, const sim::Machine& machine) {
     const bool bwd = row["pass"] == "backward";
     const auto& t = row["tiles"];
     sim::Config c;
-    // flash2h is flash2's algorithm on other instructions: the simulator walks flash2
-    const std::string algo = row["variant"] == "flash2h" ? std::string("flash2") : row["variant"].get<std::string>();
-    c.algo = *sim::parse_algo(algo);
+    // the kernel's own algorithm (tiles.algo; rows recorded before it existed name it as their variant)
+    const std::string algo = t.contains("algo") ? t["algo"].get<std::string>() : row["variant"].get<std::string>();
+    const auto a = sim::parse_algo(algo);
+    if (!a) throw std::runtime_error("row of variant '" + row["variant"].get<std::string>() + "' names no simulator algorithm ('" + algo + "')");
+    c.algo = *a;
     c.pass = bwd ? sim::Pass::backward : sim::Pass::forward;
     c.block_rows = t["block_rows"];
     c.block_cols = t["block_cols"];
@@ -248,7 +250,7 @@ int run_bench(const BenchArgs& a) {
                         row["dram_write_bytes"] = opt_bytes(m.dram_write_bytes);
                         row["l2_bytes"] = opt_bytes(m.l2_bytes);
                         row["counters_note"] = m.counters_note;
-                        row["tiles"] = json{{"variant", t.variant}, {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
+                        row["tiles"] = json{{"variant", t.variant}, {"algo", t.algo}, {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
                                             {"loop_order", t.loop_order}, {"stages", t.stages}, {"sram_bytes", t.sram_bytes}, {"smem_bytes", t.smem_bytes},
                                             {"threads", t.threads}, {"layout", t.layout}};
                         row["vs_reference"] = stats_json(m.vs_reference);
