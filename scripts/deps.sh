@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/deps.sh — install the Debian 12 packages flashsim needs, only those missing.
+# scripts/deps.sh — install the Debian 12 packages flashsim needs, only those missing, and build.
 # Sourced by run.sh and test.sh. Uses sudo when not root.
 set -euo pipefail
 
@@ -32,4 +32,19 @@ flashsim_install_deps() {
   fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# flashsim_build PRESET [quiet]: installs what is missing, then configures and builds a CMake preset
+# (default: Release in build/; debug: ASan+UBSan in build-debug/). quiet: the build's progress goes
+# to /dev/null. Leaves the job count in FLASHSIM_JOBS for ctest.
+flashsim_build() {
+  local preset=${1:-default}
+  flashsim_install_deps
+  FLASHSIM_JOBS=$(nproc 2>/dev/null || echo 2)
+  cmake --preset "$preset" >/dev/null
+  if [ "${2:-}" = quiet ]; then
+    cmake --build --preset "$preset" -j "$FLASHSIM_JOBS" >/dev/null
+  else
+    cmake --build --preset "$preset" -j "$FLASHSIM_JOBS"
+  fi
 }

@@ -4,11 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-flashsim_install_deps
-
-jobs=$(nproc 2>/dev/null || echo 2)
-cmake --preset default >/dev/null
-cmake --build --preset default -j "$jobs" >/dev/null
+flashsim_build default quiet
 
 bin=build/bin
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$bin/flashsim-app" ]; then

@@ -4,9 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-flashsim_install_deps
-
-jobs=$(nproc 2>/dev/null || echo 2)
-cmake --preset default >/dev/null
-cmake --build --preset default -j "$jobs"
-ctest --preset default -j "$jobs"
+flashsim_build default
+ctest --preset default -j "$FLASHSIM_JOBS"
