@@ -1,7 +1,6 @@
 // The CLI as scripts use it: exit codes, one-line errors, JSON keys, .npy round trips.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -10,24 +9,11 @@
 #include "sim/cli/report.hpp"
 #include "sim/npy.hpp"
 #include "sim/reference.hpp"
+#include "tests/run_cli.hpp"
 
 namespace {
-struct Out {
-    int rc;
-    std::string text;  // stdout and stderr together
-};
-Out sh(const std::string& args) {
-    const std::string cmd = std::string(FLASHSIM_BIN) + " " + args + " 2>&1";
-    Out o{0, {}};
-    FILE* f = popen(cmd.c_str(), "r");
-    REQUIRE(f != nullptr);
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) o.text.append(buf.data(), n);
-    const int status = pclose(f);
-    o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
-}
+using Out = CliOut;
+Out sh(const std::string& args) { return run_cli(std::string(FLASHSIM_BIN) + " " + args); }
 std::string tmp(const std::string& name) {
     const auto dir = std::filesystem::temp_directory_path() / ("flashsim_cli_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
@@ -105,11 +91,7 @@ TEST_CASE("softmax defaults to the seed's worked example") {
 }
 
 TEST_CASE("bad input: one clear line and a non-zero exit") {
-    struct Bad {
-        const char* args;
-        const char* says;
-    };
-    const Bad cases[] = {
+    expect_refusals(sh, {
         {"simulate --seq 0 --head-dim 64", "sequence length N must be a positive integer"},
         {"simulate --seq 128 --head-dim 0", "head dimension d must be a positive integer"},
         {"simulate --seq 128 --head-dim 64 --gpu Z80", "unknown GPU preset 'Z80'"},
@@ -122,14 +104,7 @@ TEST_CASE("bad input: one clear line and a non-zero exit") {
         {"softmax --block 0", "--block must be at least 1"},
         {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
          "cannot open '/nonexistent/q.npy'"},
-    };
-    for (const auto& b : cases) {
-        CAPTURE(b.args);
-        const Out o = sh(b.args);
-        CHECK(o.rc != 0);
-        CHECK(o.text.find(b.says) != std::string::npos);
-        CHECK(o.text.find("terminate called") == std::string::npos);
-    }
+    });
 }
 
 TEST_CASE("attend: .npy in, .npy out, equal to the reference; bad files refused") {
@@ -233,11 +208,7 @@ TEST_CASE("simulate --pass both --check compares gradients with the float64 refe
 }
 
 TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
-    struct Bad {
-        const char* args;
-        const char* says;
-    };
-    const Bad cases[] = {
+    expect_refusals(sh, {
         {"simulate --seq 128 --head-dim 64 --pass sideways", "--pass must be forward, backward or both"},
         {"simulate --seq 128 --head-dim 64 --l2 maybe", "--l2 must be auto, on or off"},
         {"simulate --seq 128 --head-dim 64 --ceilings guessed", "--ceilings must be datasheet or measured"},
@@ -250,14 +221,7 @@ TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
         {"sweep --param block-rows --values 4096 --block-cols 4096", "no value of --block-rows gave a valid problem"},
         {"scenario gpt5", "unknown scenario 'gpt5'"},
         {"scenario", "give a scenario name, or --list"},
-    };
-    for (const auto& b : cases) {
-        CAPTURE(b.args);
-        const Out o = sh(b.args);
-        CHECK(o.rc != 0);
-        CHECK(o.text.find(b.says) != std::string::npos);
-        CHECK(o.text.find("terminate called") == std::string::npos);
-    }
+    });
 }
 
 TEST_CASE("sweep: a table, JSON, CSV; rows that do not fit say why and the rest still run") {

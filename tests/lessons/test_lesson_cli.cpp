@@ -3,27 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
+
+#include "tests/run_cli.hpp"
 
 namespace {
-struct Out {
-    int rc = -1;
-    std::string text;
-};
+using Out = CliOut;
 Out sh(const std::string& args) {
-    const std::string cmd = "FLASHSIM_LESSONS='" FLASHSIM_LESSONS_DIR "' '" FLASHSIM_BIN "' " + args + " 2>&1 </dev/null";
-    Out o;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.text.append(buf.data(), n);
-    const int st = pclose(p);
-    o.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return o;
+    return run_cli("FLASHSIM_LESSONS='" FLASHSIM_LESSONS_DIR "' '" FLASHSIM_BIN "' " + args + " </dev/null");
 }
 }  // namespace
 
