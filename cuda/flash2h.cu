@@ -364,17 +364,23 @@ void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
 
 }  // namespace
 
+// Called before every launch: the compute capability from two cheap attribute queries; the device
+// properties (its name) only for the message when the answer is no.
 bool flash2h_available(std::string* why) {
-    int dev = 0;
-    cudaDeviceProp prop{};
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
         if (why) *why = "no CUDA device";
         return false;
     }
-    if (prop.major != 9 || prop.minor != 0) {
-        if (why)
-            *why = std::string("flash2h needs a Hopper GPU (compute capability 9.0: wgmma and TMA); this is ") + prop.name +
-                   " (" + std::to_string(prop.major) + "." + std::to_string(prop.minor) + "); use flash2";
+    if (major != 9 || minor != 0) {
+        if (why) {
+            cudaDeviceProp prop{};
+            const std::string name = cudaGetDeviceProperties(&prop, dev) == cudaSuccess ? prop.name : "this GPU";
+            *why = "flash2h needs a Hopper GPU (compute capability 9.0: wgmma and TMA); this is " + name + " (" +
+                   std::to_string(major) + "." + std::to_string(minor) + "); use flash2";
+        }
         return false;
     }
     return true;

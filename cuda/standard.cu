@@ -56,28 +56,26 @@ void gemm(cudaStream_t s, sim::DType dt, bool ta, bool tb, int m, int n, int k, 
 
 constexpr int kThreads = 256;
 
+// Merges the (max, sum-of-exp) pair of the lane `off` away into this lane's: the online softmax's
+// combine step, m = max(m, m2), l = l e^(m_old - m) + l2 e^(m2 - m).
+__device__ __forceinline__ void merge_max_sum(float& m, float& l, int off) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, off);
+    const float l2 = __shfl_xor_sync(0xffffffffu, l, off);
+    const float mn = fmaxf(m, m2);
+    l = (mn == -INFINITY) ? 0.0f : l * __expf(m - mn) + l2 * __expf(m2 - mn);
+    m = mn;
+}
+
 // Block-wide reduction of a running (max, sum-of-exp) pair; every thread gets the result.
 __device__ void block_reduce_max_sum(float& m, float& l, float* scratch /* 2 * 8 floats */) {
-    for (int off = 16; off > 0; off >>= 1) {
-        const float m2 = __shfl_xor_sync(0xffffffffu, m, off);
-        const float l2 = __shfl_xor_sync(0xffffffffu, l, off);
-        const float mn = fmaxf(m, m2);
-        l = (mn == -INFINITY) ? 0.0f : l * __expf(m - mn) + l2 * __expf(m2 - mn);
-        m = mn;
-    }
+    for (int off = 16; off > 0; off >>= 1) merge_max_sum(m, l, off);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (lane == 0) { scratch[warp] = m; scratch[8 + warp] = l; }
     __syncthreads();
     if (warp == 0) {
         m = lane < kThreads / 32 ? scratch[lane] : -INFINITY;
         l = lane < kThreads / 32 ? scratch[8 + lane] : 0.0f;
-        for (int off = 4; off > 0; off >>= 1) {
-            const float m2 = __shfl_xor_sync(0xffffffffu, m, off);
-            const float l2 = __shfl_xor_sync(0xffffffffu, l, off);
-            const float mn = fmaxf(m, m2);
-            l = (mn == -INFINITY) ? 0.0f : l * __expf(m - mn) + l2 * __expf(m2 - mn);
-            m = mn;
-        }
+        for (int off = 4; off > 0; off >>= 1) merge_max_sum(m, l, off);
         if (lane == 0) { scratch[0] = m; scratch[8] = l; }
     }
     __syncthreads();
