@@ -30,10 +30,9 @@ std::string_view algo_name(Algo a) {
     return "?";
 }
 
-std::optional<Algo> parse_algo(std::string_view s) {
-    if (s == "standard") return Algo::standard;
-    if (s == "flash1") return Algo::flash1;
-    if (s == "flash2") return Algo::flash2;
+std::optional<Algo> parse_algo(std::string_view s) {  // the inverse of algo_name
+    for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
+        if (algo_name(a) == s) return a;
     return std::nullopt;
 }
 
@@ -46,10 +45,9 @@ std::string_view pass_name(Pass p) {
     return "?";
 }
 
-std::optional<Pass> parse_pass(std::string_view s) {
-    if (s == "forward") return Pass::forward;
-    if (s == "backward") return Pass::backward;
-    if (s == "both") return Pass::both;
+std::optional<Pass> parse_pass(std::string_view s) {  // the inverse of pass_name
+    for (Pass p : {Pass::forward, Pass::backward, Pass::both})
+        if (pass_name(p) == s) return p;
     return std::nullopt;
 }
 
