@@ -25,6 +25,12 @@ Config counting(Algo a, int64_t br, int64_t bc, Pass pass = Pass::backward) {
     c.l2 = L2Mode::off;
     return c;
 }
+// The same with the real arithmetic (outputs and gradients computed).
+Config numeric(Algo a, int64_t br, int64_t bc, Pass pass) {
+    Config c = counting(a, br, bc, pass);
+    c.numerics = Numerics::on;
+    return c;
+}
 
 Problem shape(int64_t n, int64_t d, bool causal = false) {
     Problem p;
@@ -253,14 +259,7 @@ TEST_CASE("simulated gradients match the float64 reference (fp32 storage: float3
         const Gradients g = attention_backward_reference(p, in.Q, in.K, in.V, in.dO);
         for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2}) {
             CAPTURE(algo_name(a));
-            Config c;
-            c.algo = a;
-            c.block_rows = c.bwd_block_rows = k.br;
-            c.block_cols = c.bwd_block_cols = k.bc;
-            c.numerics = Numerics::on;
-            c.pass = Pass::both;
-            c.l2 = L2Mode::off;
-            const Result r = simulate(p, find_machine("H200"), c);
+            const Result r = simulate(p, find_machine("H200"), numeric(a, k.br, k.bc, Pass::both));
             REQUIRE(r.dQ);
             for (auto [got, want] : {std::pair{&*r.dQ, &g.dQ}, {&*r.dK, &g.dK}, {&*r.dV, &g.dV}}) {
                 const ErrorStats st = validate(*got, *want, DType::fp32);
@@ -279,12 +278,7 @@ TEST_CASE("fp16 storage: gradients within fp16 rounding of the reference; standa
     double worst[3] = {0, 0, 0};
     int idx = 0;
     for (Algo a : {Algo::flash2, Algo::flash1, Algo::standard}) {
-        Config c;
-        c.algo = a;
-        c.numerics = Numerics::on;
-        c.pass = Pass::both;
-        c.l2 = L2Mode::off;
-        const Result r = simulate(p, find_machine("H200"), c);
+        const Result r = simulate(p, find_machine("H200"), numeric(a, 0, 0, Pass::both));
         const ErrorStats q = validate(*r.dQ, g.dQ, DType::fp16), kk = validate(*r.dK, g.dK, DType::fp16),
                          v = validate(*r.dV, g.dV, DType::fp16);
         CAPTURE(algo_name(a));
@@ -307,14 +301,7 @@ TEST_CASE("fully masked rows (left padding + causal) give 0 output, 0 gradients,
     const Gradients g = attention_backward_reference(p, in.Q, in.K, in.V, in.dO);
     for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2}) {
         CAPTURE(algo_name(a));
-        Config c;
-        c.algo = a;
-        c.block_rows = c.bwd_block_rows = 8;
-        c.block_cols = c.bwd_block_cols = 8;
-        c.numerics = Numerics::on;
-        c.pass = Pass::both;
-        c.l2 = L2Mode::off;
-        const Result r = simulate(p, find_machine("H200"), c);
+        const Result r = simulate(p, find_machine("H200"), numeric(a, 8, 8, Pass::both));
         CHECK(validate(*r.output, ref, DType::fp32).max_abs < 1e-6);
         for (int64_t row = 0; row < 12; ++row)
             for (int64_t k = 0; k < 8; ++k) {
@@ -348,14 +335,7 @@ TEST_CASE("sliding window: the backward skips tiles older than every window and 
     const Gradients g = attention_backward_reference(p, in.Q, in.K, in.V, in.dO);
     for (Algo a : {Algo::flash1, Algo::flash2, Algo::standard}) {
         CAPTURE(algo_name(a));
-        Config c;
-        c.algo = a;
-        c.block_rows = c.bwd_block_rows = 16;
-        c.block_cols = c.bwd_block_cols = 8;
-        c.numerics = Numerics::on;
-        c.pass = Pass::backward;
-        c.l2 = L2Mode::off;
-        const Result r = simulate(p, find_machine("H200"), c);
+        const Result r = simulate(p, find_machine("H200"), numeric(a, 16, 8, Pass::backward));
         for (auto [got, want] : {std::pair{&*r.dQ, &g.dQ}, {&*r.dK, &g.dK}, {&*r.dV, &g.dV}})
             CHECK(validate(*got, *want, DType::fp32).max_abs < 2e-6);
         if (a == Algo::standard) continue;
