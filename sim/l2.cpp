@@ -242,6 +242,27 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                 const StepRec& sr = s.log.steps[s.step];
                 double hbm_b = 0, l2_b = 0;
                 l2.wb_bytes = 0;
+                // one lookup of `bytes` under key (k1, k2): a hit is served by L2, a miss by HBM
+                auto access = [&](uint64_t k1, uint64_t k2, int64_t bytes, const Access& x) {
+                    ++st.lookups;
+                    if (x.store) {
+                        if (l2.write(k1, k2, bytes, x.tensor)) {
+                            ++st.hits;
+                            l2_b += bytes;
+                        } else {
+                            hbm_b += bytes;
+                        }
+                    } else {
+                        st.load_bytes += bytes;
+                        if (l2.read(k1, k2, bytes, x.tensor)) {
+                            ++st.hits;
+                            st.hit_bytes += bytes;
+                            l2_b += bytes;
+                        } else {
+                            hbm_b += bytes;
+                        }
+                    }
+                };
                 const uint64_t hk = static_cast<uint64_t>(s.head) << 8;
                 for (uint32_t a = sr.first; a < sr.first + sr.count; ++a) {
                     const Access& x = s.log.acc[a];
@@ -252,25 +273,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                         for (int64_t row = x.r0; row < x.r0 + x.rows; ++row)
                             for (int64_t ct = ct0; ct <= ct1; ++ct) {
                                 const int64_t seg = (std::min(n, (ct + 1) * W) - ct * W) * e;
-                                const uint64_t k2 = (static_cast<uint64_t>(row) << 32) | static_cast<uint64_t>(ct);
-                                ++st.lookups;
-                                if (x.store) {
-                                    if (l2.write(tk, k2, seg, x.tensor)) {
-                                        ++st.hits;
-                                        l2_b += seg;
-                                    } else {
-                                        hbm_b += seg;
-                                    }
-                                } else {
-                                    st.load_bytes += seg;
-                                    if (l2.read(tk, k2, seg, x.tensor)) {
-                                        ++st.hits;
-                                        st.hit_bytes += seg;
-                                        l2_b += seg;
-                                    } else {
-                                        hbm_b += seg;
-                                    }
-                                }
+                                access(tk, (static_cast<uint64_t>(row) << 32) | static_cast<uint64_t>(ct), seg, x);
                             }
                     } else {
                         // the element size is part of the key: dQ's float32 accumulator and dQ
@@ -278,25 +281,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                         const uint64_t elem = x.elem;
                         const int64_t bytes = x.bytes();
                         const uint64_t k1 = tk | (uint64_t{1} << 63) | (elem << 48);
-                        const uint64_t k2 = (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0);
-                        ++st.lookups;
-                        if (x.store) {
-                            if (l2.write(k1, k2, bytes, x.tensor)) {
-                                ++st.hits;
-                                l2_b += bytes;
-                            } else {
-                                hbm_b += bytes;
-                            }
-                        } else {
-                            st.load_bytes += bytes;
-                            if (l2.read(k1, k2, bytes, x.tensor)) {
-                                ++st.hits;
-                                st.hit_bytes += bytes;
-                                l2_b += bytes;
-                            } else {
-                                hbm_b += bytes;
-                            }
-                        }
+                        access(k1, (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0), bytes, x);
                     }
                 }
                 s.timer.step({hbm_b * rates.s_per_hbm_byte + l2_b * rates.s_per_l2_byte,
