@@ -65,13 +65,23 @@ nlohmann::json flops_json(const sim::Flops& f) {
     return {{"matmul", f.matmul}, {"exp", f.exp}, {"other", f.other}, {"total", f.total()}};
 }
 
-nlohmann::json part_json(const sim::Totals& t) {
+// {tensor name: traffic} for every tensor that moved any bytes; traffic_of(tensor) gives its counts.
+template <typename F>
+nlohmann::json tensors_json(F&& traffic_of) {
     nlohmann::json tensors = nlohmann::json::object();
     for (int i = 0; i < sim::kTensorCount; ++i) {
         const auto k = static_cast<sim::Tensor>(i);
-        if (t[k].total() > 0) tensors[std::string(sim::tensor_name(k))] = traffic_json(t[k]);
+        const sim::Traffic& tr = traffic_of(k);
+        if (tr.total() > 0) tensors[std::string(sim::tensor_name(k))] = traffic_json(tr);
     }
-    return {{"hbm", traffic_json(t.hbm_total())}, {"tensors", tensors}, {"flops", flops_json(t.flops)}, {"steps", t.steps}};
+    return tensors;
+}
+
+nlohmann::json part_json(const sim::Totals& t) {
+    return {{"hbm", traffic_json(t.hbm_total())},
+            {"tensors", tensors_json([&](sim::Tensor k) -> const sim::Traffic& { return t[k]; })},
+            {"flops", flops_json(t.flops)},
+            {"steps", t.steps}};
 }
 
 nlohmann::json l2_json(const sim::L2Stats& l) {
@@ -80,9 +90,8 @@ nlohmann::json l2_json(const sim::L2Stats& l) {
                         {"concurrent_blocks", l.concurrent_blocks},
                         {"note", l.note}};
     if (!l.simulated) return j;
-    nlohmann::json tensors = nlohmann::json::object();
-    for (int i = 0; i < sim::kTensorCount; ++i)
-        if (l.hbm[i].total() > 0) tensors[std::string(sim::tensor_name(static_cast<sim::Tensor>(i)))] = traffic_json(l.hbm[i]);
+    const nlohmann::json tensors =
+        tensors_json([&](sim::Tensor k) -> const sim::Traffic& { return l.hbm[static_cast<int>(k)]; });
     j["exact"] = l.exact;
     j["heads_walked"] = l.heads_walked;
     j["lookups"] = l.lookups;
@@ -145,12 +154,7 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     j["tiles_cols"] = r.tiles_cols;
     j["block_note"] = r.block_note;
     j["hbm"] = traffic_json(r.totals.hbm_total());
-    nlohmann::json tensors = nlohmann::json::object();
-    for (int i = 0; i < sim::kTensorCount; ++i) {
-        const auto t = static_cast<sim::Tensor>(i);
-        if (tensor_used(r, t)) tensors[std::string(sim::tensor_name(t))] = traffic_json(r.totals[t]);
-    }
-    j["tensors"] = tensors;
+    j["tensors"] = tensors_json([&](sim::Tensor k) -> const sim::Traffic& { return r.totals[k]; });
     j["sram_peak_bytes"] = r.sram_peak_bytes;
     nlohmann::json bufs = nlohmann::json::array();
     for (const auto& b : r.sram_buffers) bufs.push_back({{"name", b.name}, {"bytes", b.bytes}});
