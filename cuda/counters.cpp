@@ -1,4 +1,5 @@
-// cuda/counters.cpp — see counters.hpp. The sequence (CUPTI 13 "range profiler" API):
+// cuda/counters.cpp — see counters.hpp. The sequence (CUPTI 13 "range profiler" API; the part up to
+// the config image is built once per device and kept):
 //   profiler initialize -> chip name + counter availability -> host object: metrics -> config image
 //   -> range profiler enable on the context -> counter data image -> set config (auto range,
 //   kernel replay) -> start -> work -> stop -> decode -> per range: evaluate metrics -> disable.
@@ -13,6 +14,7 @@
 #include <cupti_target.h>
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <vector>
 #endif
@@ -70,6 +72,64 @@ struct HostObject {  // the metric configuration and evaluation side
         cuptiProfilerHostDeinitialize(&d);
     }
 };
+// What depends only on the device: the metrics' configuration image and the host object that
+// evaluates them. Built once per device (CUPTI's initialisation, the chip's counter availability
+// and the metric configuration are the slow part of a reading) and kept for the process's
+// lifetime (never destroyed: CUPTI may be unloaded before static destructors run).
+struct Setup {
+    CUpti_Profiler_Host_Object* host = nullptr;
+    std::vector<uint8_t> config;
+    int passes = 0;
+};
+
+const Setup& setup_for(int dev, CUcontext ctx) {
+    static std::map<int, Setup*> made;
+    if (auto it = made.find(dev); it != made.end()) return *it->second;
+    if (made.empty()) {
+        CUpti_Profiler_Initialize_Params ip{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+        CUPTI_TRY(cuptiProfilerInitialize(&ip));
+    }
+    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = static_cast<size_t>(dev);
+    CUPTI_TRY(cuptiDeviceGetChipName(&chip));
+    CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    avail.ctx = ctx;
+    CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail));
+    std::vector<uint8_t> avail_image(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = avail_image.data();
+    CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail));
+
+    HostObject host;  // destroyed if anything below fails
+    CUpti_Profiler_Host_Initialize_Params hi{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    hi.pChipName = chip.pChipName;
+    hi.pCounterAvailabilityImage = avail_image.data();
+    CUPTI_TRY(cuptiProfilerHostInitialize(&hi));
+    host.p = hi.pHostObject;
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = host.p;
+    add.ppMetricNames = kMetrics;
+    add.numMetrics = kNumMetrics;
+    CUPTI_TRY(cuptiProfilerHostConfigAddMetrics(&add));
+    CUpti_Profiler_Host_GetConfigImageSize_Params csz{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    csz.pHostObject = host.p;
+    CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&csz));
+    std::vector<uint8_t> config(csz.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params cimg{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    cimg.pHostObject = host.p;
+    cimg.configImageSize = config.size();
+    cimg.pConfigImage = config.data();
+    CUPTI_TRY(cuptiProfilerHostGetConfigImage(&cimg));
+    CUpti_Profiler_Host_GetNumOfPasses_Params np{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    np.configImageSize = config.size();
+    np.pConfigImage = config.data();
+    CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&np));
+    auto* su = new Setup{host.p, std::move(config), static_cast<int>(np.numOfPasses)};
+    host.p = nullptr;  // owned by the cache from here on
+    made[dev] = su;
+    return *su;
+}
+
 struct RangeProfiler {  // the collection side, bound to a context
     CUpti_RangeProfiler_Object* p = nullptr;
     ~RangeProfiler() {
@@ -88,49 +148,8 @@ CounterValues read_counters(const std::function<void()>& work) {
         const CUcontext ctx = current_context();
         int dev = 0;
         if (cudaGetDevice(&dev) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
-        static const bool initialised = [] {
-            CUpti_Profiler_Initialize_Params ip{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-            CUPTI_TRY(cuptiProfilerInitialize(&ip));
-            return true;
-        }();
-        (void)initialised;
-
-        CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-        chip.deviceIndex = static_cast<size_t>(dev);
-        CUPTI_TRY(cuptiDeviceGetChipName(&chip));
-        CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-        avail.ctx = ctx;
-        CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail));
-        std::vector<uint8_t> avail_image(avail.counterAvailabilityImageSize);
-        avail.pCounterAvailabilityImage = avail_image.data();
-        CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail));
-
-        HostObject host;
-        CUpti_Profiler_Host_Initialize_Params hi{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-        hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-        hi.pChipName = chip.pChipName;
-        hi.pCounterAvailabilityImage = avail_image.data();
-        CUPTI_TRY(cuptiProfilerHostInitialize(&hi));
-        host.p = hi.pHostObject;
-        CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-        add.pHostObject = host.p;
-        add.ppMetricNames = kMetrics;
-        add.numMetrics = kNumMetrics;
-        CUPTI_TRY(cuptiProfilerHostConfigAddMetrics(&add));
-        CUpti_Profiler_Host_GetConfigImageSize_Params csz{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-        csz.pHostObject = host.p;
-        CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&csz));
-        std::vector<uint8_t> config(csz.configImageSize);
-        CUpti_Profiler_Host_GetConfigImage_Params cimg{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-        cimg.pHostObject = host.p;
-        cimg.configImageSize = config.size();
-        cimg.pConfigImage = config.data();
-        CUPTI_TRY(cuptiProfilerHostGetConfigImage(&cimg));
-        CUpti_Profiler_Host_GetNumOfPasses_Params np{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-        np.configImageSize = config.size();
-        np.pConfigImage = config.data();
-        CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&np));
-        out.passes = static_cast<int>(np.numOfPasses);
+        const Setup& su = setup_for(dev, ctx);
+        out.passes = su.passes;
 
         RangeProfiler rp;
         CUpti_RangeProfiler_Enable_Params en{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
@@ -152,8 +171,8 @@ CounterValues read_counters(const std::function<void()>& work) {
         CUPTI_TRY(cuptiRangeProfilerCounterDataImageInitialize(&di));
         CUpti_RangeProfiler_SetConfig_Params sc{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
         sc.pRangeProfilerObject = rp.p;
-        sc.configSize = config.size();
-        sc.pConfig = config.data();
+        sc.configSize = su.config.size();
+        sc.pConfig = su.config.data();
         sc.counterDataImageSize = data.size();
         sc.pCounterDataImage = data.data();
         sc.range = CUPTI_AutoRange;
@@ -186,7 +205,7 @@ CounterValues read_counters(const std::function<void()>& work) {
         for (size_t r = 0; r < info.numTotalRanges; ++r) {
             double v[kNumMetrics] = {};
             CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-            ev.pHostObject = host.p;
+            ev.pHostObject = su.host;
             ev.pCounterDataImage = data.data();
             ev.counterDataImageSize = data.size();
             ev.rangeIndex = r;
