@@ -14,6 +14,7 @@
 // Without CUDA in the build or without a visible device it says so in one line and exits 2.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -342,9 +343,12 @@ void register_bench(CLI::App& app, int& rc) {
                 args->head_dims.clear();
                 for (const auto& s : split(*dims)) args->head_dims.push_back(std::stoll(s));
             }
+            const std::vector<std::string> known = fcuda::variants();
             for (const auto& v : args->variants)
-                if (v != "standard" && v != "flash1" && v != "flash2" && v != "flash2h") {
-                    print_error("bench", "unknown variant '" + v + "' (standard, flash1, flash2, flash2h)");
+                if (std::find(known.begin(), known.end(), v) == known.end()) {
+                    std::string list;
+                    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+                    print_error("bench", "unknown variant '" + v + "' (" + list + ")");
                     rc = 1;
                     return;
                 }
