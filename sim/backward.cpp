@@ -78,20 +78,17 @@ void std_ds_block(Ctx& c, int64_t g, Walker& w) {
         return;
     }
     const int64_t row = g;
-    for (int pass = 0; pass < 2; ++pass)
-        for (int64_t k0 = 0, q = 0; k0 < n; k0 += sh.chunk, ++q) {
-            const int64_t cc = std::min(n, k0 + sh.chunk) - k0;
-            w.begin_step();
-            w.load(Tensor::P, row, q, row, k0, 1, cc, cc * e);
-            w.load(Tensor::dP, row, q, row, k0, 1, cc, cc * e);
-            if (pass == 0) {
-                w.compute(Tensor::D, row, q, 1, 1, {0, 0, 2 * cc});
-            } else {
-                w.compute(Tensor::dS, row, q, 1, cc, {0, 0, 2 * cc});
-                w.store(Tensor::dS, row, q, row, k0, 1, cc, cc * e);
-            }
-            w.in_sram(2 * cc * kF32);
+    two_pass_row(w, n, sh.chunk, [&](int pass, int64_t q, int64_t k0, int64_t cc) {
+        w.load(Tensor::P, row, q, row, k0, 1, cc, cc * e);
+        w.load(Tensor::dP, row, q, row, k0, 1, cc, cc * e);
+        if (pass == 0) {
+            w.compute(Tensor::D, row, q, 1, 1, {0, 0, 2 * cc});
+        } else {
+            w.compute(Tensor::dS, row, q, 1, cc, {0, 0, 2 * cc});
+            w.store(Tensor::dS, row, q, row, k0, 1, cc, cc * e);
         }
+        w.in_sram(2 * cc * kF32);
+    });
     if (c.h) std_ds_rows(c, row, 1);
 }
 

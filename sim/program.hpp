@@ -2,6 +2,7 @@
 // thread blocks per head whose body walks that block's steps (and, given data, computes them).
 // Forward bodies live in sim/simulate.cpp, backward bodies in sim/backward.cpp.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,19 @@ void over_query_blocks(const Problem& p, const Tiling& t, int64_t j, Walker& w, 
         }
         body(i, r0, r);
     }
+}
+
+// A row kernel's form when a whole row does not fit in SRAM: one row a block, walked twice (pass 0,
+// then pass 1) in chunks of `chunk` columns; step(pass, q, k0, cc) fills the step of chunk q,
+// columns k0 .. k0 + cc.
+template <typename F>
+void two_pass_row(Walker& w, int64_t n, int64_t chunk, F&& step) {
+    for (int pass = 0; pass < 2; ++pass)
+        for (int64_t k0 = 0, q = 0; k0 < n; k0 += chunk, ++q) {
+            const int64_t cc = std::min(n, k0 + chunk) - k0;
+            w.begin_step();
+            step(pass, q, k0, cc);
+        }
 }
 
 int64_t key_row_kernel(const Ctx& c, int64_t g);     // standard softmax: rows in the group

@@ -347,19 +347,16 @@ void std_softmax_block(Ctx& c, int64_t g, Walker& w) {
         return;
     }
     const int64_t row = g;
-    for (int pass = 0; pass < 2; ++pass)
-        for (int64_t k0 = 0, q = 0; k0 < n; k0 += sh.chunk, ++q) {
-            const int64_t cc = std::min(n, k0 + sh.chunk) - k0;
-            w.begin_step();
-            w.load(Tensor::S, row, q, row, k0, 1, cc, cc * e);
-            if (pass == 0) {
-                w.compute(Tensor::l, row, q, 1, cc, {0, cc, 2 * cc});
-            } else {
-                w.compute(Tensor::P, row, q, 1, cc, {0, cc, 2 * cc});
-                w.store(Tensor::P, row, q, row, k0, 1, cc, cc * e);
-            }
-            w.in_sram(cc * kF32);
+    two_pass_row(w, n, sh.chunk, [&](int pass, int64_t q, int64_t k0, int64_t cc) {
+        w.load(Tensor::S, row, q, row, k0, 1, cc, cc * e);
+        if (pass == 0) {
+            w.compute(Tensor::l, row, q, 1, cc, {0, cc, 2 * cc});
+        } else {
+            w.compute(Tensor::P, row, q, 1, cc, {0, cc, 2 * cc});
+            w.store(Tensor::P, row, q, row, k0, 1, cc, cc * e);
         }
+        w.in_sram(cc * kF32);
+    });
     if (c.h) std_softmax_rows(c, row, 1);
 }
 
