@@ -46,6 +46,15 @@ void check(CUptiResult r, const char* what) {
 }
 #define CUPTI_TRY(call) check((call), #call)
 
+// A CUPTI parameter struct as every call expects it: all zero but its own size.
+template <typename P>
+P zeroed_params(size_t size) {
+    P p{};
+    p.structSize = size;
+    return p;
+}
+#define CUPTI_PARAMS(Type) zeroed_params<Type>(Type##_STRUCT_SIZE)
+
 CUcontext current_context() {
     using Fn = CUresult (*)(CUcontext*);
     static Fn fn = [] {
@@ -67,7 +76,7 @@ struct HostObject {  // the metric configuration and evaluation side
     CUpti_Profiler_Host_Object* p = nullptr;
     ~HostObject() {
         if (p == nullptr) return;
-        CUpti_Profiler_Host_Deinitialize_Params d{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+        auto d = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
         d.pHostObject = p;
         cuptiProfilerHostDeinitialize(&d);
     }
@@ -86,13 +95,13 @@ const Setup& setup_for(int dev, CUcontext ctx) {
     static std::map<int, Setup*> made;
     if (auto it = made.find(dev); it != made.end()) return *it->second;
     if (made.empty()) {
-        CUpti_Profiler_Initialize_Params ip{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+        auto ip = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
         CUPTI_TRY(cuptiProfilerInitialize(&ip));
     }
-    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    auto chip = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
     chip.deviceIndex = static_cast<size_t>(dev);
     CUPTI_TRY(cuptiDeviceGetChipName(&chip));
-    CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    auto avail = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
     avail.ctx = ctx;
     CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail));
     std::vector<uint8_t> avail_image(avail.counterAvailabilityImageSize);
@@ -100,27 +109,27 @@ const Setup& setup_for(int dev, CUcontext ctx) {
     CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail));
 
     HostObject host;  // destroyed if anything below fails
-    CUpti_Profiler_Host_Initialize_Params hi{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    auto hi = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     hi.pChipName = chip.pChipName;
     hi.pCounterAvailabilityImage = avail_image.data();
     CUPTI_TRY(cuptiProfilerHostInitialize(&hi));
     host.p = hi.pHostObject;
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host.p;
     add.ppMetricNames = kMetrics;
     add.numMetrics = kNumMetrics;
     CUPTI_TRY(cuptiProfilerHostConfigAddMetrics(&add));
-    CUpti_Profiler_Host_GetConfigImageSize_Params csz{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    auto csz = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
     csz.pHostObject = host.p;
     CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&csz));
     std::vector<uint8_t> config(csz.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params cimg{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    auto cimg = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
     cimg.pHostObject = host.p;
     cimg.configImageSize = config.size();
     cimg.pConfigImage = config.data();
     CUPTI_TRY(cuptiProfilerHostGetConfigImage(&cimg));
-    CUpti_Profiler_Host_GetNumOfPasses_Params np{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    auto np = CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
     np.configImageSize = config.size();
     np.pConfigImage = config.data();
     CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&np));
@@ -134,7 +143,7 @@ struct RangeProfiler {  // the collection side, bound to a context
     CUpti_RangeProfiler_Object* p = nullptr;
     ~RangeProfiler() {
         if (p == nullptr) return;
-        CUpti_RangeProfiler_Disable_Params d{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+        auto d = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
         d.pRangeProfilerObject = p;
         cuptiRangeProfilerDisable(&d);
     }
@@ -152,11 +161,11 @@ CounterValues read_counters(const std::function<void()>& work) {
         out.passes = su.passes;
 
         RangeProfiler rp;
-        CUpti_RangeProfiler_Enable_Params en{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+        auto en = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
         en.ctx = ctx;
         CUPTI_TRY(cuptiRangeProfilerEnable(&en));
         rp.p = en.pRangeProfilerObject;
-        CUpti_RangeProfiler_GetCounterDataSize_Params dsz{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+        auto dsz = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
         dsz.pRangeProfilerObject = rp.p;
         dsz.pMetricNames = kMetrics;
         dsz.numMetrics = kNumMetrics;
@@ -164,12 +173,12 @@ CounterValues read_counters(const std::function<void()>& work) {
         dsz.maxNumRangeTreeNodes = kMaxRanges;
         CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&dsz));
         std::vector<uint8_t> data(dsz.counterDataSize);
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params di{CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+        auto di = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
         di.pRangeProfilerObject = rp.p;
         di.counterDataSize = data.size();
         di.pCounterData = data.data();
         CUPTI_TRY(cuptiRangeProfilerCounterDataImageInitialize(&di));
-        CUpti_RangeProfiler_SetConfig_Params sc{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+        auto sc = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
         sc.pRangeProfilerObject = rp.p;
         sc.configSize = su.config.size();
         sc.pConfig = su.config.data();
@@ -184,27 +193,27 @@ CounterValues read_counters(const std::function<void()>& work) {
         sc.targetNestingLevel = 1;
         CUPTI_TRY(cuptiRangeProfilerSetConfig(&sc));
 
-        CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+        auto st = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
         st.pRangeProfilerObject = rp.p;
         CUPTI_TRY(cuptiRangeProfilerStart(&st));
         work();
-        CUpti_RangeProfiler_Stop_Params sp{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+        auto sp = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
         sp.pRangeProfilerObject = rp.p;
         CUPTI_TRY(cuptiRangeProfilerStop(&sp));
-        CUpti_RangeProfiler_DecodeData_Params dec{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+        auto dec = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
         dec.pRangeProfilerObject = rp.p;
         CUPTI_TRY(cuptiRangeProfilerDecodeData(&dec));
         if (dec.numOfRangeDropped > 0)
             throw std::runtime_error(std::to_string(dec.numOfRangeDropped) + " kernels not profiled (more than " +
                                      std::to_string(kMaxRanges) + " in one call)");
 
-        CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+        auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
         info.pCounterDataImage = data.data();
         info.counterDataImageSize = data.size();
         CUPTI_TRY(cuptiRangeProfilerGetCounterDataInfo(&info));
         for (size_t r = 0; r < info.numTotalRanges; ++r) {
             double v[kNumMetrics] = {};
-            CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+            auto ev = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
             ev.pHostObject = su.host;
             ev.pCounterDataImage = data.data();
             ev.counterDataImageSize = data.size();
