@@ -33,7 +33,7 @@ struct TileConfig {
     int stages = 1;
     int sram_bytes = 0;
     int smem_bytes = 0;
-    int threads = 0;  // per thread block
+    int threads = 0;          // per thread block
     const char* layout = "";  // how warps split the tile, in words
 };
 
@@ -43,7 +43,7 @@ const char* pass_name(Pass p);
 // True when a CUDA device is visible; otherwise `why` (if given) says what cudaGetDeviceCount said.
 bool device_available(std::string* why = nullptr);
 std::string device_name();
-std::string driver_version();        // e.g. "13.0" (what cudaDriverGetVersion reports)
+std::string driver_version();  // e.g. "13.0" (what cudaDriverGetVersion reports)
 std::vector<std::string> variants();
 // False (and why) when this GPU cannot run the variant: flash2h needs compute capability 9.0.
 bool variant_available(const std::string& variant, std::string* why = nullptr);
@@ -57,14 +57,14 @@ double attention_flops(const sim::Problem& p, Pass pass);
 struct RunOptions {
     Pass pass = Pass::forward;
     int warmup = 3;
-    int repeats = 20;            // timed runs; the median is reported
-    bool flush_l2 = true;        // write 2x L2 between repeats
-    int input_copies = 0;        // 0: rotate among enough copies to exceed 2x L2 when they are small
-    bool check_reference = true; // vs the float64 CPU reference, only when cheap (see max_reference_work)
+    int repeats = 20;                   // timed runs; the median is reported
+    bool flush_l2 = true;               // write 2x L2 between repeats
+    int input_copies = 0;               // 0: rotate among enough copies to exceed 2x L2 when they are small
+    bool check_reference = true;        // vs the float64 CPU reference, only when cheap (see max_reference_work)
     double max_reference_work = 4.0e9;  // B*H*N*N*d above which the CPU reference is skipped
-    bool check_standard = true;  // vs the "standard" variant on the same inputs (any size)
-    bool nvtx = false;           // wrap the first timed run in an NVTX range "measure" (for ncu)
-    bool counters = true;        // DRAM / L2 bytes of one extra run from CUPTI's range profiler
+    bool check_standard = true;         // vs the "standard" variant on the same inputs (any size)
+    bool nvtx = false;                  // wrap the first timed run in an NVTX range "measure" (for ncu)
+    bool counters = true;               // DRAM / L2 bytes of one extra run from CUPTI's range profiler
 };
 
 struct Measurement {
@@ -72,16 +72,16 @@ struct Measurement {
     Pass pass = Pass::forward;
     double ms_median = 0, ms_min = 0, ms_max = 0;
     int repeats = 0;
-    double tflops = 0;                 // attention_flops / median time
+    double tflops = 0;  // attention_flops / median time
     // Hardware counters of one run (CUPTI range profiler, in process): -1 when not read, and
     // counters_note says why and gives the equivalent ncu command.
     int64_t dram_read_bytes = -1, dram_write_bytes = -1, l2_bytes = -1;
     std::string counters_note;
     TileConfig tiles;
     // Correctness of the checked run (the first, after poisoning). count == 0: not compared.
-    sim::ErrorStats vs_reference;      // O vs float64 reference (forward), dQ/dK/dV (backward: worst)
-    sim::ErrorStats vs_standard;       // O (or dQ, dK, dV combined) vs the standard variant
-    int64_t unwritten = 0;             // non-finite elements after the last timed run (must be 0)
+    sim::ErrorStats vs_reference;  // O vs float64 reference (forward), dQ/dK/dV (backward: worst)
+    sim::ErrorStats vs_standard;   // O (or dQ, dK, dV combined) vs the standard variant
+    int64_t unwritten = 0;         // non-finite elements after the last timed run (must be 0)
     std::string note;
 };
 
@@ -90,9 +90,9 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
 // One untimed run, outputs copied back. For backward, the forward of the same variant (flash2)
 // or of standard provides O and LSE; dO comes from the generator (InputTensor::dO).
 struct Outputs {
-    sim::TensorF O;             // (B, H, N, d) as stored (dtype-rounded values)
-    std::vector<float> LSE;     // (B, H, N), natural log; empty when the variant keeps none
-    sim::TensorF dQ, dK, dV;    // backward only
+    sim::TensorF O;           // (B, H, N, d) as stored (dtype-rounded values)
+    std::vector<float> LSE;   // (B, H, N), natural log; empty when the variant keeps none
+    sim::TensorF dQ, dK, dV;  // backward only
 };
 Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass);
 

@@ -29,9 +29,9 @@ namespace fcuda {
     throw std::runtime_error(std::string(what) + " failed at " + file + ":" + std::to_string(line) + ": " + msg);
 }
 
-#define CUDA_CHECK(expr)                                                                    \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
+#define CUDA_CHECK(expr)                                                                         \
+    do {                                                                                         \
+        cudaError_t e_ = (expr);                                                                 \
         if (e_ != cudaSuccess) ::fcuda::fail(#expr, __FILE__, __LINE__, cudaGetErrorString(e_)); \
     } while (0)
 
@@ -46,19 +46,35 @@ public:
     explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
         if (bytes_) CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
     }
-    ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+    ~DeviceBuffer() {
+        if (ptr_) cudaFree(ptr_);
+    }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+        o.ptr_ = nullptr;
+        o.bytes_ = 0;
+    }
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-        if (this != &o) { if (ptr_) cudaFree(ptr_); ptr_ = o.ptr_; bytes_ = o.bytes_; o.ptr_ = nullptr; o.bytes_ = 0; }
+        if (this != &o) {
+            if (ptr_) cudaFree(ptr_);
+            ptr_ = o.ptr_;
+            bytes_ = o.bytes_;
+            o.ptr_ = nullptr;
+            o.bytes_ = 0;
+        }
         return *this;
     }
     void* get() const { return ptr_; }
-    template <typename T> T* as() const { return static_cast<T*>(ptr_); }
+    template <typename T>
+    T* as() const {
+        return static_cast<T*>(ptr_);
+    }
     size_t bytes() const { return bytes_; }
     // Grow-only: reallocates when more is asked than held (contents are lost).
-    void ensure(size_t bytes) { if (bytes > bytes_) *this = DeviceBuffer(bytes); }
+    void ensure(size_t bytes) {
+        if (bytes > bytes_) *this = DeviceBuffer(bytes);
+    }
 
 private:
     void* ptr_ = nullptr;
@@ -67,14 +83,17 @@ private:
 
 // ---- storage types ----------------------------------------------------------------------------
 
-template <typename T> struct StorageTraits;
-template <> struct StorageTraits<__half> {
+template <typename T>
+struct StorageTraits;
+template <>
+struct StorageTraits<__half> {
     static constexpr sim::DType dtype = sim::DType::fp16;
     __device__ static __half from_float(float x) { return __float2half_rn(x); }
     __device__ static float to_float(__half x) { return __half2float(x); }
     __device__ static __half2 pack(float a, float b) { return __floats2half2_rn(a, b); }
 };
-template <> struct StorageTraits<__nv_bfloat16> {
+template <>
+struct StorageTraits<__nv_bfloat16> {
     static constexpr sim::DType dtype = sim::DType::bf16;
     __device__ static __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
     __device__ static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -82,10 +101,14 @@ template <> struct StorageTraits<__nv_bfloat16> {
 };
 
 // Calls f.template operator()<T>() with T the storage type of `dt` (fp16 or bf16).
-template <typename F> void dispatch_dtype(sim::DType dt, F&& f) {
-    if (dt == sim::DType::fp16) f.template operator()<__half>();
-    else if (dt == sim::DType::bf16) f.template operator()<__nv_bfloat16>();
-    else throw std::runtime_error("cuda kernels store fp16 or bf16 only (got " + std::string(sim::dtype_name(dt)) + ")");
+template <typename F>
+void dispatch_dtype(sim::DType dt, F&& f) {
+    if (dt == sim::DType::fp16)
+        f.template operator()<__half>();
+    else if (dt == sim::DType::bf16)
+        f.template operator()<__nv_bfloat16>();
+    else
+        throw std::runtime_error("cuda kernels store fp16 or bf16 only (got " + std::string(sim::dtype_name(dt)) + ")");
 }
 
 // ---- what the kernels read and write ----------------------------------------------------------
@@ -96,8 +119,8 @@ struct Tensors {
     const void* K = nullptr;
     const void* V = nullptr;
     void* O = nullptr;
-    float* LSE = nullptr;       // written by forward variants that keep it (flash2); may be null
-    const void* dO = nullptr;   // backward only
+    float* LSE = nullptr;      // written by forward variants that keep it (flash2); may be null
+    const void* dO = nullptr;  // backward only
     void* dQ = nullptr;
     void* dK = nullptr;
     void* dV = nullptr;
@@ -112,7 +135,7 @@ struct Workspace {
 
 // ---- device-side helpers used by the harness ---------------------------------------------------
 
-int64_t l2_bytes();           // of the current device
+int64_t l2_bytes();             // of the current device
 void flush_l2(cudaStream_t s);  // writes a buffer twice the L2 size
 // Fill `count` elements of `out` (dtype dt) with sim::input_value(seed, which, first + i) rounded.
 void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count);

@@ -18,9 +18,9 @@ namespace fcuda {
 struct CounterValues {
     bool ok = false;
     double dram_read = 0, dram_write = 0, l2 = 0;  // bytes
-    int kernels = 0;                                // ranges profiled = kernels launched
-    int passes = 0;                                 // replay passes the metrics needed
-    std::string why;                                // when !ok
+    int kernels = 0;                               // ranges profiled = kernels launched
+    int passes = 0;                                // replay passes the metrics needed
+    std::string why;                               // when !ok
 };
 
 CounterValues read_counters(const std::function<void()>& work);

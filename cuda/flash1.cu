@@ -47,10 +47,11 @@ constexpr int kWarps = 8, kThreads = 32 * kWarps;
 constexpr int kBR = 16 * kWarps;  // B_r: one 16-row strip a warp
 constexpr int kBC = 256;          // B_c
 
-template <int D> struct F1Layout {
+template <int D>
+struct F1Layout {
     static constexpr int BR = kBR, BC = kBC;
-    static constexpr int kv_bytes = BC * D * 2;          // K_j or V_j
-    static constexpr int q_bytes = 2 * kBR * D * 2;      // every warp's two Q strips
+    static constexpr int kv_bytes = BC * D * 2;      // K_j or V_j
+    static constexpr int q_bytes = 2 * kBR * D * 2;  // every warp's two Q strips
     static constexpr int bytes = 2 * kv_bytes + q_bytes;
     // on-chip bytes besides shared memory: S_ij (B_r, B_c) and O_i (B_r, d) fp32, m_i, l_i
     static constexpr int reg_bytes = (BR * BC + BR * D + 2 * BR) * 4;
@@ -60,7 +61,10 @@ template <int D> struct F1Layout {
 __global__ void flash1_init(float* O32, float* l, float* m, size_t od, size_t rows) {
     for (size_t k = blockIdx.x * blockDim.x + threadIdx.x; k < od; k += gridDim.x * blockDim.x) {
         O32[k] = 0.0f;
-        if (k < rows) { l[k] = 0.0f; m[k] = -INFINITY; }
+        if (k < rows) {
+            l[k] = 0.0f;
+            m[k] = -INFINITY;
+        }
     }
 }
 
@@ -131,9 +135,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int nb = 0; nb < NB_O; ++nb) {
             const int col = nb * 8 + 2 * t;
-            const float2 x = va ? *reinterpret_cast<const float2*>(Oh + static_cast<size_t>(ra) * D + col) : make_float2(0.f, 0.f);
-            const float2 y = vb ? *reinterpret_cast<const float2*>(Oh + static_cast<size_t>(rb) * D + col) : make_float2(0.f, 0.f);
-            o[nb][0] = x.x; o[nb][1] = x.y; o[nb][2] = y.x; o[nb][3] = y.y;
+            const float2 x =
+                va ? *reinterpret_cast<const float2*>(Oh + static_cast<size_t>(ra) * D + col) : make_float2(0.f, 0.f);
+            const float2 y =
+                vb ? *reinterpret_cast<const float2*>(Oh + static_cast<size_t>(rb) * D + col) : make_float2(0.f, 0.f);
+            o[nb][0] = x.x;
+            o[nb][1] = x.y;
+            o[nb][2] = y.x;
+            o[nb][3] = y.y;
         }
         // the next query block's strip into the other buffer (read by this warp one step ago)
         __syncwarp();
@@ -159,7 +168,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int nb2 = 0; nb2 < NB_S / 2; ++nb2) {
                     uint32_t b[4];
-                    ldmatrix_x4(b, sK + swz<D>(nb2 * 16 + (lane % 8) + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8));
+                    ldmatrix_x4(b,
+                                sK + swz<D>(nb2 * 16 + (lane % 8) + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8));
                     mma16816<T>(s[2 * nb2], qa, b[0], b[1]);
                     mma16816<T>(s[2 * nb2 + 1], qa, b[2], b[3]);
                 }
@@ -206,9 +216,15 @@ __global__ void __launch_bounds__(kThreads, 1)
             const float alpha = ln > 0.0f ? li[h] * ea / ln : 0.0f;
             beta[h] = ln > 0.0f ? eb / ln : 0.0f;
 #pragma unroll
-            for (int nb = 0; nb < NB_O; ++nb) { o[nb][2 * h] *= alpha; o[nb][2 * h + 1] *= alpha; }
+            for (int nb = 0; nb < NB_O; ++nb) {
+                o[nb][2 * h] *= alpha;
+                o[nb][2 * h + 1] *= alpha;
+            }
             const int row = h == 0 ? ra : rb;
-            if (t == 0 && row < N) { mh[row] = mn; lh[row] = ln; }
+            if (t == 0 && row < N) {
+                mh[row] = mn;
+                lh[row] = ln;
+            }
         }
 
         // P~ scaled by beta, rounded to the storage type: the A operands of P~ V_j (this frees S)
@@ -227,7 +243,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int nd2 = 0; nd2 < NB_O / 2; ++nd2) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, sV + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, nd2 * 16 + (lane / 16) * 8));
+                    ldmatrix_x4_trans(
+                        b, sV + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, nd2 * 16 + (lane / 16) * 8));
                     mma16816<T>(o[2 * nd2], pa[kk], b[0], b[1]);
                     mma16816<T>(o[2 * nd2 + 1], pa[kk], b[2], b[3]);
                 }
@@ -238,8 +255,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int nb = 0; nb < NB_O; ++nb) {
             const int col = nb * 8 + 2 * t;
-            if (va) *reinterpret_cast<float2*>(Oh + static_cast<size_t>(ra) * D + col) = make_float2(o[nb][0], o[nb][1]);
-            if (vb) *reinterpret_cast<float2*>(Oh + static_cast<size_t>(rb) * D + col) = make_float2(o[nb][2], o[nb][3]);
+            if (va)
+                *reinterpret_cast<float2*>(Oh + static_cast<size_t>(ra) * D + col) = make_float2(o[nb][0], o[nb][1]);
+            if (vb)
+                *reinterpret_cast<float2*>(Oh + static_cast<size_t>(rb) * D + col) = make_float2(o[nb][2], o[nb][3]);
         }
     }
 }
@@ -265,7 +284,7 @@ void launch_all(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::bytes));
     const int T_r = (N + L::BR - 1) / L::BR, T_c = (N + L::BC - 1) / L::BC;
     const float scale = static_cast<float>(p.softmax_scale());
-    for (int j = 0; j < T_c; ++j) {  // Algorithm 1, line 5: for 1 <= j <= T_c
+    for (int j = 0; j < T_c; ++j) {                                   // Algorithm 1, line 5: for 1 <= j <= T_c
         const int blocks_i = T_r - (CAUSAL ? j * L::BC / L::BR : 0);  // query blocks this launch visits
         const int G = std::max(1, std::min(blocks_i, sms / BH));
         kernel<<<dim3(G, BH), kThreads, L::bytes, s>>>(static_cast<const T*>(t.Q), static_cast<const T*>(t.K),
@@ -306,9 +325,15 @@ void flash1_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cuda
     (void)flash1_tiles(p);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128) {
-            if (p.causal) launch_all<T, 128, true>(p, t, ws, s); else launch_all<T, 128, false>(p, t, ws, s);
+            if (p.causal)
+                launch_all<T, 128, true>(p, t, ws, s);
+            else
+                launch_all<T, 128, false>(p, t, ws, s);
         } else {
-            if (p.causal) launch_all<T, 64, true>(p, t, ws, s); else launch_all<T, 64, false>(p, t, ws, s);
+            if (p.causal)
+                launch_all<T, 64, true>(p, t, ws, s);
+            else
+                launch_all<T, 64, false>(p, t, ws, s);
         }
     });
 }

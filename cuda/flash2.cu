@@ -46,23 +46,26 @@ template <int BR_, int BC_, int WARPS_>
 struct Tiling {
     static constexpr int BR = BR_, BC = BC_, WARPS = WARPS_, MT = BR_ / (16 * WARPS_);
     static_assert(MT == 1 || MT == 2, "one or two 16-row strips per warp");
-    template <int D> static constexpr int smem_bytes() { return (BR * D + 4 * BC * D) * 2; }
+    template <int D>
+    static constexpr int smem_bytes() {
+        return (BR * D + 4 * BC * D) * 2;
+    }
 };
 // The default tilings (the first of each pair); the alternative is picked with
 // FLASHSIM_FLASH2_FWD=16rows (MT = 1) for side-by-side measurement.
-using Fwd128 = Tiling<128, 64, 4>;    // d = 128: 2 strips a warp
-using Fwd64 = Tiling<128, 64, 4>;     // d = 64
-using Fwd128b = Tiling<128, 64, 8>;   // 1 strip a warp, 8 warps
+using Fwd128 = Tiling<128, 64, 4>;   // d = 128: 2 strips a warp
+using Fwd64 = Tiling<128, 64, 4>;    // d = 64
+using Fwd128b = Tiling<128, 64, 8>;  // 1 strip a warp, 8 warps
 using Fwd64b = Tiling<128, 128, 8>;
-using Fwd128c = Tiling<128, 32, 4>;   // FLASHSIM_FLASH2_FWD=bc32: 2 strips a warp, B_c = 32
+using Fwd128c = Tiling<128, 32, 4>;  // FLASHSIM_FLASH2_FWD=bc32: 2 strips a warp, B_c = 32
 
 template <typename T, int D, typename Tl, bool CAUSAL>
 __global__ void __launch_bounds__(Tl::WARPS * 32, 1)
     flash2_fwd_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                       float* __restrict__ LSE, int N, float scale, float scale_log2) {
     constexpr int BR = Tl::BR, BC = Tl::BC, THREADS = Tl::WARPS * 32, MT = Tl::MT;
-    constexpr int NB_S = BC / 8;   // 8-column blocks of S_ij per strip
-    constexpr int NB_O = D / 8;    // 8-column blocks of O_i
+    constexpr int NB_S = BC / 8;  // 8-column blocks of S_ij per strip
+    constexpr int NB_O = D / 8;   // 8-column blocks of O_i
     extern __shared__ __align__(128) unsigned char smem_raw[];
     T* sQ = reinterpret_cast<T*>(smem_raw);  // (B_r, d)
     T* sK = sQ + BR * D;                     // 2 x (B_c, d)
@@ -76,9 +79,9 @@ __global__ void __launch_bounds__(Tl::WARPS * 32, 1)
     const T* Vh = V + head;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    const int q0 = i * BR;                  // first query row of the block
-    const int wr0 = warp * 16 * MT;         // first row of this warp within the block
-    const int wq0 = q0 + wr0;               // ... as a query index
+    const int q0 = i * BR;           // first query row of the block
+    const int wr0 = warp * 16 * MT;  // first row of this warp within the block
+    const int wq0 = q0 + wr0;        // ... as a query index
 
     int T_c = (N + BC - 1) / BC;
     if (CAUSAL) T_c = min(T_c, (min(q0 + BR, N) - 1) / BC + 1);
@@ -89,9 +92,9 @@ __global__ void __launch_bounds__(Tl::WARPS * 32, 1)
     cp_async_commit();
 
     constexpr int QREG = MT == 1 ? D / 16 : 1;
-    uint32_t qf[QREG][4];         // MT = 1: Q_i rows of this warp as A fragments, (16, d)
-    float o[MT][NB_O][4];         // O_i accumulator, (16 MT, d) per warp
-    float m[MT][2], l[MT][2];     // running max (raw score units) and sum of rows g, g+8 of each strip
+    uint32_t qf[QREG][4];      // MT = 1: Q_i rows of this warp as A fragments, (16, d)
+    float o[MT][NB_O][4];      // O_i accumulator, (16 MT, d) per warp
+    float m[MT][2], l[MT][2];  // running max (raw score units) and sum of rows g, g+8 of each strip
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
         m[mt][0] = m[mt][1] = -INFINITY;
@@ -136,12 +139,14 @@ __global__ void __launch_bounds__(Tl::WARPS * 32, 1)
                 } else {
 #pragma unroll
                     for (int mt = 0; mt < MT; ++mt)
-                        ldmatrix_x4(qa[mt], sQ + swz<D>(wr0 + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8, kk * 16 + (lane / 16) * 8));
+                        ldmatrix_x4(qa[mt], sQ + swz<D>(wr0 + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8,
+                                                        kk * 16 + (lane / 16) * 8));
                 }
 #pragma unroll
                 for (int nb2 = 0; nb2 < NB_S / 2; ++nb2) {
                     uint32_t b[4];
-                    ldmatrix_x4(b, sKj + swz<D>(nb2 * 16 + (lane % 8) + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8));
+                    ldmatrix_x4(b,
+                                sKj + swz<D>(nb2 * 16 + (lane % 8) + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8));
 #pragma unroll
                     for (int mt = 0; mt < MT; ++mt) {
                         mma16816<T>(s[mt][2 * nb2], qa[mt], b[0], b[1]);
@@ -186,9 +191,12 @@ __global__ void __launch_bounds__(Tl::WARPS * 32, 1)
                     }
                     l[mt][h] = l[mt][h] * corr + sum;
 #pragma unroll
-                    for (int nb = 0; nb < NB_O; ++nb) { o[mt][nb][2 * h] *= corr; o[mt][nb][2 * h + 1] *= corr; }
+                    for (int nb = 0; nb < NB_O; ++nb) {
+                        o[mt][nb][2 * h] *= corr;
+                        o[mt][nb][2 * h + 1] *= corr;
+                    }
                 }
-            // O_i += P_ij V_j, P_ij rounded to the storage type as the A operand
+                // O_i += P_ij V_j, P_ij rounded to the storage type as the A operand
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk) {
                 uint32_t a[MT][4];
@@ -202,7 +210,8 @@ __global__ void __launch_bounds__(Tl::WARPS * 32, 1)
 #pragma unroll
                 for (int nd2 = 0; nd2 < NB_O / 2; ++nd2) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, sVj + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, nd2 * 16 + (lane / 16) * 8));
+                    ldmatrix_x4_trans(
+                        b, sVj + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, nd2 * 16 + (lane / 16) * 8));
 #pragma unroll
                     for (int mt = 0; mt < MT; ++mt) {
                         mma16816<T>(o[mt][2 * nd2], a[mt], b[0], b[1]);
@@ -297,7 +306,8 @@ TileConfig tiles_of(int d) {
 
 TileConfig flash2_tiles(const sim::Problem& p) {
     const bool alt = alternative_tiling(p.head_dim);
-    if (p.head_dim == 128) return alt ? tiles_of<Fwd128b>(128) : bc32_tiling(p.head_dim) ? tiles_of<Fwd128c>(128) : tiles_of<Fwd128>(128);
+    if (p.head_dim == 128)
+        return alt ? tiles_of<Fwd128b>(128) : bc32_tiling(p.head_dim) ? tiles_of<Fwd128c>(128) : tiles_of<Fwd128>(128);
     if (p.head_dim == 64) return alt ? tiles_of<Fwd64b>(64) : tiles_of<Fwd64>(64);
     throw std::runtime_error("flash2: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) + ")");
 }
@@ -308,12 +318,34 @@ void flash2_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cuda
     const bool alt = alternative_tiling(p.head_dim);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128) {
-            if (alt) { if (p.causal) launch_fwd<T, 128, Fwd128b, true>(p, t, s); else launch_fwd<T, 128, Fwd128b, false>(p, t, s); }
-            else if (bc32_tiling(p.head_dim)) { if (p.causal) launch_fwd<T, 128, Fwd128c, true>(p, t, s); else launch_fwd<T, 128, Fwd128c, false>(p, t, s); }
-            else { if (p.causal) launch_fwd<T, 128, Fwd128, true>(p, t, s); else launch_fwd<T, 128, Fwd128, false>(p, t, s); }
+            if (alt) {
+                if (p.causal)
+                    launch_fwd<T, 128, Fwd128b, true>(p, t, s);
+                else
+                    launch_fwd<T, 128, Fwd128b, false>(p, t, s);
+            } else if (bc32_tiling(p.head_dim)) {
+                if (p.causal)
+                    launch_fwd<T, 128, Fwd128c, true>(p, t, s);
+                else
+                    launch_fwd<T, 128, Fwd128c, false>(p, t, s);
+            } else {
+                if (p.causal)
+                    launch_fwd<T, 128, Fwd128, true>(p, t, s);
+                else
+                    launch_fwd<T, 128, Fwd128, false>(p, t, s);
+            }
         } else {
-            if (alt) { if (p.causal) launch_fwd<T, 64, Fwd64b, true>(p, t, s); else launch_fwd<T, 64, Fwd64b, false>(p, t, s); }
-            else { if (p.causal) launch_fwd<T, 64, Fwd64, true>(p, t, s); else launch_fwd<T, 64, Fwd64, false>(p, t, s); }
+            if (alt) {
+                if (p.causal)
+                    launch_fwd<T, 64, Fwd64b, true>(p, t, s);
+                else
+                    launch_fwd<T, 64, Fwd64b, false>(p, t, s);
+            } else {
+                if (p.causal)
+                    launch_fwd<T, 64, Fwd64, true>(p, t, s);
+                else
+                    launch_fwd<T, 64, Fwd64, false>(p, t, s);
+            }
         }
     });
 }

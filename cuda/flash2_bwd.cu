@@ -89,13 +89,13 @@ __global__ void __launch_bounds__(Tl::THREADS)
     constexpr int NB_Q = BR / 8;  // 8-column blocks of S^T (queries)
     constexpr int NB_D = D / 8;   // 8-column blocks of dK, dV, dQ
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    T* sK = reinterpret_cast<T*>(smem_raw);  // (B_c, d)
-    T* sV = sK + BC * D;                     // (B_c, d)
-    T* sQ = sV + BC * D;                     // 2 x (B_r, d)
-    T* sdO = sQ + 2 * BR * D;                // 2 x (B_r, d)
-    T* sdS = sdO + 2 * BR * D;               // (B_c, B_r): dS^T, row = key
+    T* sK = reinterpret_cast<T*>(smem_raw);               // (B_c, d)
+    T* sV = sK + BC * D;                                  // (B_c, d)
+    T* sQ = sV + BC * D;                                  // 2 x (B_r, d)
+    T* sdO = sQ + 2 * BR * D;                             // 2 x (B_r, d)
+    T* sdS = sdO + 2 * BR * D;                            // (B_c, B_r): dS^T, row = key
     float* sL = reinterpret_cast<float*>(sdS + BC * BR);  // 2 x B_r: LSE_i * log2(e) (+inf past N)
-    float* sD = sL + 2 * BR;                               // 2 x B_r: D_i
+    float* sD = sL + 2 * BR;                              // 2 x B_r: D_i
 
     const int j = blockIdx.x, kv0 = j * BC;
     const size_t head = static_cast<size_t>(blockIdx.y) * N * D;
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(Tl::THREADS)
                 s[nb][e] = p;
                 dp[nb][e] = p * (dp[nb][e] - sDi[qc]);
             }
-        // dV_j += P^T dO_i and dK_j += dS^T Q_i (A operands from registers, B = dO_i, Q_i transposed)
+            // dV_j += P^T dO_i and dK_j += dS^T Q_i (A operands from registers, B = dO_i, Q_i transposed)
 #pragma unroll
         for (int kq = 0; kq < BR / 16; ++kq) {
             uint32_t ap[4], ads[4];
@@ -197,10 +197,12 @@ __global__ void __launch_bounds__(Tl::THREADS)
 #pragma unroll
             for (int dp2 = 0; dp2 < NB_D / 2; ++dp2) {
                 uint32_t b[4];
-                ldmatrix_x4_trans(b, sdOi + swz<D>(kq * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dp2 * 16 + (lane / 16) * 8));
+                ldmatrix_x4_trans(
+                    b, sdOi + swz<D>(kq * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dp2 * 16 + (lane / 16) * 8));
                 mma16816<T>(dv[2 * dp2], ap, b[0], b[1]);
                 mma16816<T>(dv[2 * dp2 + 1], ap, b[2], b[3]);
-                ldmatrix_x4_trans(b, sQi + swz<D>(kq * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dp2 * 16 + (lane / 16) * 8));
+                ldmatrix_x4_trans(
+                    b, sQi + swz<D>(kq * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dp2 * 16 + (lane / 16) * 8));
                 mma16816<T>(dk[2 * dp2], ads, b[0], b[1]);
                 mma16816<T>(dk[2 * dp2 + 1], ads, b[2], b[3]);
             }
@@ -218,11 +220,13 @@ __global__ void __launch_bounds__(Tl::THREADS)
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk) {
                 uint32_t a[4];
-                ldmatrix_x4_trans(a, sdS + swz<BR>(kk * 16 + (lane % 8) + (lane / 16) * 8, strip * 16 + ((lane / 8) % 2) * 8));
+                ldmatrix_x4_trans(
+                    a, sdS + swz<BR>(kk * 16 + (lane % 8) + (lane / 16) * 8, strip * 16 + ((lane / 8) % 2) * 8));
 #pragma unroll
                 for (int dp2 = 0; dp2 < NB_W / 2; ++dp2) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, sK + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (cb0 + 2 * dp2) * 8 + (lane / 16) * 8));
+                    ldmatrix_x4_trans(b, sK + swz<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8,
+                                                     (cb0 + 2 * dp2) * 8 + (lane / 16) * 8));
                     mma16816<T>(dq[2 * dp2], a, b[0], b[1]);
                     mma16816<T>(dq[2 * dp2 + 1], a, b[2], b[3]);
                 }
@@ -245,12 +249,16 @@ __global__ void __launch_bounds__(Tl::THREADS)
     for (int nb = 0; nb < NB_D; ++nb) {
         const int col = nb * 8 + 2 * t;
         if (kr < N) {
-            *reinterpret_cast<uint32_t*>(dK + head + static_cast<size_t>(kr) * D + col) = pack2<T>(dk[nb][0] * scale, dk[nb][1] * scale);
-            *reinterpret_cast<uint32_t*>(dV + head + static_cast<size_t>(kr) * D + col) = pack2<T>(dv[nb][0], dv[nb][1]);
+            *reinterpret_cast<uint32_t*>(dK + head + static_cast<size_t>(kr) * D + col) =
+                pack2<T>(dk[nb][0] * scale, dk[nb][1] * scale);
+            *reinterpret_cast<uint32_t*>(dV + head + static_cast<size_t>(kr) * D + col) =
+                pack2<T>(dv[nb][0], dv[nb][1]);
         }
         if (kr + 8 < N) {
-            *reinterpret_cast<uint32_t*>(dK + head + static_cast<size_t>(kr + 8) * D + col) = pack2<T>(dk[nb][2] * scale, dk[nb][3] * scale);
-            *reinterpret_cast<uint32_t*>(dV + head + static_cast<size_t>(kr + 8) * D + col) = pack2<T>(dv[nb][2], dv[nb][3]);
+            *reinterpret_cast<uint32_t*>(dK + head + static_cast<size_t>(kr + 8) * D + col) =
+                pack2<T>(dk[nb][2] * scale, dk[nb][3] * scale);
+            *reinterpret_cast<uint32_t*>(dV + head + static_cast<size_t>(kr + 8) * D + col) =
+                pack2<T>(dv[nb][2], dv[nb][3]);
         }
     }
 }
@@ -264,16 +272,17 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     ws.a.ensure(elems * 4);  // dQ accumulator (fp32)
     ws.b.ensure(rows * 4);   // D
     CUDA_CHECK(cudaMemsetAsync(ws.a.get(), 0, elems * 4, s));
-    flash2_bwd_pre<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, s>>>(static_cast<const T*>(t.O), static_cast<const T*>(t.dO),
-                                                                           ws.b.as<float>(), static_cast<int>(rows), D);
+    flash2_bwd_pre<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, s>>>(
+        static_cast<const T*>(t.O), static_cast<const T*>(t.dO), ws.b.as<float>(), static_cast<int>(rows), D);
     LAUNCH_CHECK();
     constexpr int smem = Tl::smem_bytes();
     auto kernel = flash2_bwd_kernel<T, Tl, CAUSAL>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
-        static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO), t.LSE,
-        ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale, scale * 1.4426950408889634f);
+        static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO),
+        t.LSE, ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale,
+        scale * 1.4426950408889634f);
     LAUNCH_CHECK();
     flash2_bwd_post<T><<<2048, 256, 0, s>>>(ws.a.as<float>(), static_cast<T*>(t.dQ), elems, scale);
     LAUNCH_CHECK();
@@ -319,11 +328,20 @@ void flash2_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
     (void)flash2_bwd_tiles(p);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128) {
-            if (p.causal) launch_bwd<T, Bwd128, true>(p, t, ws, s); else launch_bwd<T, Bwd128, false>(p, t, ws, s);
+            if (p.causal)
+                launch_bwd<T, Bwd128, true>(p, t, ws, s);
+            else
+                launch_bwd<T, Bwd128, false>(p, t, ws, s);
         } else if (narrow_d64()) {
-            if (p.causal) launch_bwd<T, Bwd64n, true>(p, t, ws, s); else launch_bwd<T, Bwd64n, false>(p, t, ws, s);
+            if (p.causal)
+                launch_bwd<T, Bwd64n, true>(p, t, ws, s);
+            else
+                launch_bwd<T, Bwd64n, false>(p, t, ws, s);
         } else {
-            if (p.causal) launch_bwd<T, Bwd64, true>(p, t, ws, s); else launch_bwd<T, Bwd64, false>(p, t, ws, s);
+            if (p.causal)
+                launch_bwd<T, Bwd64, true>(p, t, ws, s);
+            else
+                launch_bwd<T, Bwd64, false>(p, t, ws, s);
         }
     });
 }

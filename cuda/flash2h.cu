@@ -52,7 +52,8 @@ using namespace hopper;
 constexpr int BR = 128, BC = 128, STAGES = 2, CONSUMER_WARPS = 8, THREADS = 384;
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 
-template <int D> struct Sizes {
+template <int D>
+struct Sizes {
     static constexpr int PANELS = D / 64;
     static constexpr int Q_BYTES = BR * D * 2;
     static constexpr int KV_BYTES = BC * D * 2;
@@ -134,7 +135,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     uint32_t pa[8][4];
 
     auto descQ = [&](int kk) { return desc_sw128(sQ + (kk / 4) * BR * 128 + wg * 64 * 128 + (kk % 4) * 32, 16); };
-    auto descK = [&](int s, int kk) { return desc_sw128(sK + s * Z::KV_BYTES + (kk / 4) * BC * 128 + (kk % 4) * 32, 16); };
+    auto descK = [&](int s, int kk) {
+        return desc_sw128(sK + s * Z::KV_BYTES + (kk / 4) * BC * 128 + (kk % 4) * 32, 16);
+    };
     auto descV = [&](int s, int kk) { return desc_sw128(sV + s * Z::KV_BYTES + kk * 16 * 128, BC * 128); };
 
     // S = Q_i K_j^T, issued (not waited for)
@@ -147,14 +150,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     auto issue_pv = [&](int s) {
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk) {
-            if constexpr (D == 128) Ops<T>::rs128(o, pa[kk], descV(s, kk), 1);
-            else Ops<T>::rs64(o, pa[kk], descV(s, kk), 1);
+            if constexpr (D == 128)
+                Ops<T>::rs128(o, pa[kk], descV(s, kk), 1);
+            else
+                Ops<T>::rs64(o, pa[kk], descV(s, kk), 1);
         }
         wgmma_commit();
     };
     // masks, running max, exponentials, row sums of block j (in s_acc, in place); returns the
     // rescale factor of O for each of the two rows
-    auto softmax = [&](int j, float (&alpha)[2]) {
+    auto softmax = [&](int j, float(&alpha)[2]) {
         const int c0 = j * BC;
         if (c0 + BC > N || (CAUSAL && c0 + BC - 1 > wg_first_row)) {
 #pragma unroll
@@ -199,7 +204,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             pa[kk][3] = pack2<T>(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);
         }
     };
-    auto rescale_o = [&](const float (&alpha)[2]) {
+    auto rescale_o = [&](const float(&alpha)[2]) {
 #pragma unroll
         for (int nb = 0; nb < D / 8; ++nb) {
             o[nb * 4 + 0] *= alpha[0];
@@ -322,15 +327,15 @@ CUtensorMap make_map(const void* ptr, const sim::Problem& p, int rows) {
                                    static_cast<cuuint64_t>(p.seq) * static_cast<cuuint64_t>(p.head_dim) * 2};
     const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(rows), 1};
     const cuuint32_t elem_strides[3] = {1, 1, 1};
-    const CUtensorMapDataType dt =
-        StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUtensorMapDataType dt = StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     const CUresult r = encode_fn()(&map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
-        throw std::runtime_error("flash2h: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
-                                 ") for a (" + std::to_string(p.heads_total()) + ", " + std::to_string(p.seq) + ", " +
-                                 std::to_string(p.head_dim) + ") tensor");
+        throw std::runtime_error("flash2h: cuTensorMapEncodeTiled failed (CUresult " +
+                                 std::to_string(static_cast<int>(r)) + ") for a (" + std::to_string(p.heads_total()) +
+                                 ", " + std::to_string(p.seq) + ", " + std::to_string(p.head_dim) + ") tensor");
     return map;
 }
 
@@ -358,8 +363,17 @@ void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
 template <typename T, int D>
 void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const bool ov = overlapped(D);
-    if (p.causal) { if (ov) launch<T, D, true, true>(p, t, s); else launch<T, D, true, false>(p, t, s); }
-    else { if (ov) launch<T, D, false, true>(p, t, s); else launch<T, D, false, false>(p, t, s); }
+    if (p.causal) {
+        if (ov)
+            launch<T, D, true, true>(p, t, s);
+        else
+            launch<T, D, true, false>(p, t, s);
+    } else {
+        if (ov)
+            launch<T, D, false, true>(p, t, s);
+        else
+            launch<T, D, false, false>(p, t, s);
+    }
 }
 
 }  // namespace
@@ -397,8 +411,9 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.block_rows = BR;
     c.block_cols = BC;
     c.threads = THREADS;
-    c.layout = overlapped(p.head_dim) ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
-                            : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+    c.layout = overlapped(p.head_dim)
+                   ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
+                   : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
     c.smem_bytes = p.head_dim == 128 ? Sizes<128>::SMEM : Sizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim);
     // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
@@ -412,8 +427,10 @@ void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
     std::string why;
     if (!flash2h_available(&why)) throw std::runtime_error(why);
     dispatch_dtype(p.dtype, [&]<typename T>() {
-        if (p.head_dim == 128) launch_d<T, 128>(p, t, s);
-        else launch_d<T, 64>(p, t, s);
+        if (p.head_dim == 128)
+            launch_d<T, 128>(p, t, s);
+        else
+            launch_d<T, 64>(p, t, s);
     });
 }
 

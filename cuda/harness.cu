@@ -32,9 +32,13 @@ __global__ void harness_generate(T* out, uint64_t seed, sim::InputTensor which, 
 }
 
 template <typename T>
-__device__ float as_float(T x) { return StorageTraits<T>::to_float(x); }
+__device__ float as_float(T x) {
+    return StorageTraits<T>::to_float(x);
+}
 template <>
-__device__ float as_float<float>(float x) { return x; }
+__device__ float as_float<float>(float x) {
+    return x;
+}
 
 template <typename T>
 __global__ void harness_count_nonfinite(const T* p, int64_t count, unsigned long long* bad) {
@@ -50,9 +54,12 @@ __global__ void harness_to_float(const T* p, int64_t count, float* out) {
         out[k] = as_float(p[k]);
 }
 
-template <typename F> void dispatch_any(sim::DType dt, F&& f) {
-    if (dt == sim::DType::fp32) f.template operator()<float>();
-    else dispatch_dtype(dt, std::forward<F>(f));
+template <typename F>
+void dispatch_any(sim::DType dt, F&& f) {
+    if (dt == sim::DType::fp32)
+        f.template operator()<float>();
+    else
+        dispatch_dtype(dt, std::forward<F>(f));
 }
 
 }  // namespace
@@ -161,7 +168,9 @@ static void check_problem(const sim::Problem& p) {
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass) {
     check_problem(p);
     if (!supports(variant, pass))
-        throw std::runtime_error("variant '" + variant + "' has no " + pass_name(pass) + " pass (variants: standard, flash1, flash2, flash2h; flash1 and flash2h are forward only)");
+        throw std::runtime_error(
+            "variant '" + variant + "' has no " + pass_name(pass) +
+            " pass (variants: standard, flash1, flash2, flash2h; flash1 and flash2h are forward only)");
     if (variant == "standard") return standard_tiles(p, pass);
     if (variant == "flash1") return flash1_tiles(p);
     if (variant == "flash2h") return flash2h_tiles(p);
@@ -182,9 +191,15 @@ struct Set {
     DeviceBuffer Q, K, V, dO, O, LSE, dQ, dK, dV;
     Tensors tensors() const {
         Tensors t;
-        t.Q = Q.get(); t.K = K.get(); t.V = V.get(); t.dO = dO.get();
-        t.O = O.get(); t.LSE = LSE.as<float>();
-        t.dQ = dQ.get(); t.dK = dK.get(); t.dV = dV.get();
+        t.Q = Q.get();
+        t.K = K.get();
+        t.V = V.get();
+        t.dO = dO.get();
+        t.O = O.get();
+        t.LSE = LSE.as<float>();
+        t.dQ = dQ.get();
+        t.dK = dK.get();
+        t.dV = dV.get();
         return t;
     }
 };
@@ -201,31 +216,44 @@ Problem3 sizes(const sim::Problem& p) {
 Set make_set(const sim::Problem& p, bool backward) {
     const auto z = sizes(p);
     Set s;
-    s.Q = DeviceBuffer(z.bytes); s.K = DeviceBuffer(z.bytes); s.V = DeviceBuffer(z.bytes);
-    s.O = DeviceBuffer(z.bytes); s.LSE = DeviceBuffer(static_cast<size_t>(z.rows) * 4);
+    s.Q = DeviceBuffer(z.bytes);
+    s.K = DeviceBuffer(z.bytes);
+    s.V = DeviceBuffer(z.bytes);
+    s.O = DeviceBuffer(z.bytes);
+    s.LSE = DeviceBuffer(static_cast<size_t>(z.rows) * 4);
     generate_on_device(s.Q.get(), p.dtype, p.seed, sim::InputTensor::Q, z.elems);
     generate_on_device(s.K.get(), p.dtype, p.seed, sim::InputTensor::K, z.elems);
     generate_on_device(s.V.get(), p.dtype, p.seed, sim::InputTensor::V, z.elems);
     if (backward) {
         s.dO = DeviceBuffer(z.bytes);
-        s.dQ = DeviceBuffer(z.bytes); s.dK = DeviceBuffer(z.bytes); s.dV = DeviceBuffer(z.bytes);
+        s.dQ = DeviceBuffer(z.bytes);
+        s.dK = DeviceBuffer(z.bytes);
+        s.dV = DeviceBuffer(z.bytes);
         generate_on_device(s.dO.get(), p.dtype, p.seed, sim::InputTensor::dO, z.elems);
     }
     return s;
 }
 
 void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    if (variant == "standard") standard_forward(p, t, ws, s);
-    else if (variant == "flash1") flash1_forward(p, t, ws, s);
-    else if (variant == "flash2") flash2_forward(p, t, ws, s);
-    else if (variant == "flash2h") flash2h_forward(p, t, ws, s);
-    else throw std::runtime_error("unknown variant '" + variant + "'");
+    if (variant == "standard")
+        standard_forward(p, t, ws, s);
+    else if (variant == "flash1")
+        flash1_forward(p, t, ws, s);
+    else if (variant == "flash2")
+        flash2_forward(p, t, ws, s);
+    else if (variant == "flash2h")
+        flash2h_forward(p, t, ws, s);
+    else
+        throw std::runtime_error("unknown variant '" + variant + "'");
 }
 
 void backward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    if (variant == "standard") standard_backward(p, t, ws, s);
-    else if (variant == "flash2") flash2_backward(p, t, ws, s);
-    else throw std::runtime_error("variant '" + variant + "' has no backward pass");
+    if (variant == "standard")
+        standard_backward(p, t, ws, s);
+    else if (variant == "flash2")
+        flash2_backward(p, t, ws, s);
+    else
+        throw std::runtime_error("variant '" + variant + "' has no backward pass");
 }
 
 void poison_outputs(const sim::Problem& p, const Set& set, Pass pass, cudaStream_t s) {
@@ -258,7 +286,11 @@ sim::ErrorStats worst(const std::vector<sim::ErrorStats>& v) {
     sim::ErrorStats w;
     double num = 0;
     for (const auto& e : v) {
-        if (e.max_abs >= w.max_abs) { w.max_abs = e.max_abs; w.first_bad = e.first_bad; w.where = e.where; }
+        if (e.max_abs >= w.max_abs) {
+            w.max_abs = e.max_abs;
+            w.first_bad = e.first_bad;
+            w.where = e.where;
+        }
         num = std::max(num, e.rel_frobenius);
         w.max_ulp = std::max(w.max_ulp, e.max_ulp);
         w.identical += e.identical;
@@ -299,8 +331,10 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     Workspace ws;
     auto pass_fn = [&](const Set& set) {
         const Tensors t = set.tensors();
-        if (bwd) backward_of(variant, p, t, ws, s);
-        else forward_of(variant, p, t, ws, s);
+        if (bwd)
+            backward_of(variant, p, t, ws, s);
+        else
+            forward_of(variant, p, t, ws, s);
     };
     if (bwd)  // O and LSE for the backward, from the same variant's forward; copy 0 last
         for (int c = copies - 1; c >= 0; --c) forward_of(variant, p, sets[c].tensors(), ws, s);
@@ -382,7 +416,8 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     // hardware counters: one more run of the pass, after an L2 flush, under CUPTI's range profiler
     const std::string ncu_hint =
         "measure with: ncu --clock-control none --nvtx --nvtx-include measure/ --metrics "
-        "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum flashsim bench --nvtx --warmup 0 --repeats 0 --no-check ...";
+        "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum flashsim bench --nvtx --warmup 0 --repeats 0 "
+        "--no-check ...";
     if (opt.counters) {
         if (opt.flush_l2) flush_l2(s);
         CUDA_CHECK(cudaDeviceSynchronize());
@@ -395,7 +430,8 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
             out.dram_write_bytes = std::llround(c.dram_write);
             out.l2_bytes = std::llround(c.l2);
             out.counters_note = "CUPTI range profiler in process: one run of the pass after an L2 flush, " +
-                                std::to_string(c.kernels) + " kernel(s) summed, " + std::to_string(c.passes) + " pass(es)";
+                                std::to_string(c.kernels) + " kernel(s) summed, " + std::to_string(c.passes) +
+                                " pass(es)";
         } else {
             out.counters_note = "DRAM counters not read in-process (" + c.why + "); " + ncu_hint;
         }

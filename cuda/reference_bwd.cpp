@@ -29,7 +29,10 @@ GradsD attention_backward_reference(const sim::Problem& p, const sim::TensorF& Q
                 mx = std::max(mx, prob[k]);
             }
             double sum = 0;
-            for (int64_t k = first; k < last; ++k) { prob[k] = std::exp(prob[k] - mx); sum += prob[k]; }
+            for (int64_t k = first; k < last; ++k) {
+                prob[k] = std::exp(prob[k] - mx);
+                sum += prob[k];
+            }
             double D = 0;
             for (int64_t k = first; k < last; ++k) {
                 prob[k] /= sum;

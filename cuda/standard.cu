@@ -24,11 +24,10 @@
 namespace fcuda {
 namespace {
 
-#define CUBLAS_CHECK(expr)                                                                      \
-    do {                                                                                        \
-        cublasStatus_t st_ = (expr);                                                            \
-        if (st_ != CUBLAS_STATUS_SUCCESS)                                                       \
-            ::fcuda::fail(#expr, __FILE__, __LINE__, cublasGetStatusString(st_));               \
+#define CUBLAS_CHECK(expr)                                                                                      \
+    do {                                                                                                        \
+        cublasStatus_t st_ = (expr);                                                                            \
+        if (st_ != CUBLAS_STATUS_SUCCESS) ::fcuda::fail(#expr, __FILE__, __LINE__, cublasGetStatusString(st_)); \
     } while (0)
 
 cublasHandle_t handle() {
@@ -43,15 +42,14 @@ cublasHandle_t handle() {
 cudaDataType_t cuda_type(sim::DType dt) { return dt == sim::DType::bf16 ? CUDA_R_16BF : CUDA_R_16F; }
 
 // C (m x n, column-major, ldc) = alpha op(A) op(B) for `batch` matrices, fp32 accumulate.
-void gemm(cudaStream_t s, sim::DType dt, bool ta, bool tb, int m, int n, int k, float alpha,
-          const void* A, int lda, long long sA, const void* B, int ldb, long long sB,
-          void* C, int ldc, long long sC, int batch) {
+void gemm(cudaStream_t s, sim::DType dt, bool ta, bool tb, int m, int n, int k, float alpha, const void* A, int lda,
+          long long sA, const void* B, int ldb, long long sB, void* C, int ldc, long long sC, int batch) {
     const float beta = 0.0f;
     CUBLAS_CHECK(cublasSetStream(handle(), s));
     const cudaDataType_t t = cuda_type(dt);
-    CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle(), ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                            m, n, k, &alpha, A, t, lda, sA, B, t, ldb, sB, &beta, C, t, ldc, sC,
-                                            batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle(), ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m,
+                                            n, k, &alpha, A, t, lda, sA, B, t, ldb, sB, &beta, C, t, ldc, sC, batch,
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 constexpr int kThreads = 256;
@@ -70,13 +68,19 @@ __device__ __forceinline__ void merge_max_sum(float& m, float& l, int off) {
 __device__ void block_reduce_max_sum(float& m, float& l, float* scratch /* 2 * 8 floats */) {
     for (int off = 16; off > 0; off >>= 1) merge_max_sum(m, l, off);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) { scratch[warp] = m; scratch[8 + warp] = l; }
+    if (lane == 0) {
+        scratch[warp] = m;
+        scratch[8 + warp] = l;
+    }
     __syncthreads();
     if (warp == 0) {
         m = lane < kThreads / 32 ? scratch[lane] : -INFINITY;
         l = lane < kThreads / 32 ? scratch[8 + lane] : 0.0f;
         for (int off = 4; off > 0; off >>= 1) merge_max_sum(m, l, off);
-        if (lane == 0) { scratch[0] = m; scratch[8] = l; }
+        if (lane == 0) {
+            scratch[0] = m;
+            scratch[8] = l;
+        }
     }
     __syncthreads();
     m = scratch[0];
@@ -86,8 +90,8 @@ __device__ void block_reduce_max_sum(float& m, float& l, float* scratch /* 2 * 8
 // One row of S -> one row of P. Row `n` of head blockIdx.y; keys > n masked when causal.
 // First pass: each thread keeps an online (max, sum) over its columns; second pass writes P.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) softmax_rows(const T* __restrict__ S, T* __restrict__ P, int N,
-                                                         float scale, bool causal) {
+__global__ void __launch_bounds__(kThreads)
+    softmax_rows(const T* __restrict__ S, T* __restrict__ P, int N, float scale, bool causal) {
     __shared__ float scratch[16];
     const int n = blockIdx.x;
     const size_t row = (static_cast<size_t>(blockIdx.y) * N + n) * N;
@@ -111,8 +115,8 @@ __global__ void __launch_bounds__(kThreads) softmax_rows(const T* __restrict__ S
 
 // dS = P o (dP - D), D = sum_c P[c] dP[c] over the row (equal to rowsum(dO o O)).
 template <typename T>
-__global__ void __launch_bounds__(kThreads) softmax_backward_rows(const T* __restrict__ P, const T* __restrict__ dP,
-                                                                  T* __restrict__ dS, int N) {
+__global__ void __launch_bounds__(kThreads)
+    softmax_backward_rows(const T* __restrict__ P, const T* __restrict__ dP, T* __restrict__ dS, int N) {
     __shared__ float scratch[8];
     const size_t row = (static_cast<size_t>(blockIdx.y) * N + blockIdx.x) * N;
     float acc = 0.0f;
@@ -156,7 +160,7 @@ void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
     gemm(s, p.dtype, true, false, N, N, d, 1.0f, t.K, d, nd, t.Q, d, nd, ws.a.get(), N, nn, BH);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         softmax_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.a.as<T>(), ws.b.as<T>(), N,
-                                                          static_cast<float>(p.softmax_scale()), p.causal);
+                                                         static_cast<float>(p.softmax_scale()), p.causal);
         LAUNCH_CHECK();
     });
     // Row-major O (N x d) is column-major O^T = V^T P^T.
@@ -168,7 +172,8 @@ void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, c
     const int BH = static_cast<int>(p.heads_total());
     const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
     const size_t e = static_cast<size_t>(p.elem_bytes());
-    if (ws.b.bytes() < static_cast<size_t>(BH) * nn * e) throw std::runtime_error("standard_backward: run standard_forward first (P missing)");
+    if (ws.b.bytes() < static_cast<size_t>(BH) * nn * e)
+        throw std::runtime_error("standard_backward: run standard_forward first (P missing)");
     ws.c.ensure(static_cast<size_t>(BH) * nn * e);  // dP
     ws.d.ensure(static_cast<size_t>(BH) * nn * e);  // dS
     const float scale = static_cast<float>(p.softmax_scale());

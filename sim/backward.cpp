@@ -25,8 +25,8 @@ void round_rows(const Problem& p, const MatF& src, float* dst, int64_t r0, int64
 void std_dv_block(Ctx& c, int64_t j, Walker& w) {
     const Problem& p = c.p;
     const int64_t d = p.head_dim, c0 = c.tb.c0(j), cc = c.tb.cols(j);
-    const MatF acc = stored_gemm_cols(c, c.tb, j, w, Tensor::P, c.P, Tensor::dO, c.h ? c.h->dO : MapF(nullptr, 0, d),
-                                      Tensor::dV);
+    const MatF acc =
+        stored_gemm_cols(c, c.tb, j, w, Tensor::P, c.P, Tensor::dO, c.h ? c.h->dO : MapF(nullptr, 0, d), Tensor::dV);
     w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * p.elem_bytes());
     if (c.h) round_rows(p, acc, c.h->dV, c0, d);
 }
@@ -96,8 +96,8 @@ void std_ds_block(Ctx& c, int64_t g, Walker& w) {
 void std_dq_block(Ctx& c, int64_t i, Walker& w) {
     const Problem& p = c.p;
     const int64_t d = p.head_dim, r0 = c.tb.r0(i), r = c.tb.rows(i);
-    const MatF acc = stored_gemm_rows(c, c.tb, i, w, Tensor::dS, c.dS, Tensor::K, c.h ? c.h->K : MapF(nullptr, 0, d),
-                                      Tensor::dQ);
+    const MatF acc =
+        stored_gemm_rows(c, c.tb, i, w, Tensor::dS, c.dS, Tensor::K, c.h ? c.h->K : MapF(nullptr, 0, d), Tensor::dQ);
     w.compute(Tensor::dQ, i, -1, r, d, {0, 0, r * d});  // times the softmax scale
     w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * p.elem_bytes());
     if (c.h) round_rows(p, acc, c.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));
@@ -107,8 +107,8 @@ void std_dq_block(Ctx& c, int64_t i, Walker& w) {
 void std_dk_block(Ctx& c, int64_t j, Walker& w) {
     const Problem& p = c.p;
     const int64_t d = p.head_dim, c0 = c.tb.c0(j), cc = c.tb.cols(j);
-    const MatF acc = stored_gemm_cols(c, c.tb, j, w, Tensor::dS, c.dS, Tensor::Q, c.h ? c.h->Q : MapF(nullptr, 0, d),
-                                      Tensor::dK);
+    const MatF acc =
+        stored_gemm_cols(c, c.tb, j, w, Tensor::dS, c.dS, Tensor::Q, c.h ? c.h->Q : MapF(nullptr, 0, d), Tensor::dK);
     w.compute(Tensor::dK, j, -1, cc, d, {0, 0, cc * d});  // times the softmax scale
     w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * p.elem_bytes());
     if (c.h) round_rows(p, acc, c.h->dK, c0, d, static_cast<float>(p.softmax_scale()));
@@ -119,8 +119,8 @@ void std_dk_block(Ctx& c, int64_t j, Walker& w) {
 // D_i = rowsum(dO_i o O_i): dV_j += P^T dO_i, dP = dO_i V_j^T, dS = P o (dP - D_i), then with
 // dS' = ds_scale dS: dK_j += dS'^T Q_i and the float32 accumulator dQ_i += dS' K_j. Algorithm 4
 // scales dS here (ds_scale = softmax scale); FA2 scales dK and dQ once at the end (ds_scale = 1).
-void accumulate_grads(Ctx& c, int64_t r0, int64_t c0, const MatF& P, const Eigen::Ref<const VecF>& D,
-                      float ds_scale, MatF& dK, MatF& dV) {
+void accumulate_grads(Ctx& c, int64_t r0, int64_t c0, const MatF& P, const Eigen::Ref<const VecF>& D, float ds_scale,
+                      MatF& dK, MatF& dV) {
     const int64_t r = P.rows(), cc = P.cols();
     dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);
     const MatF dP = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
@@ -237,50 +237,53 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
         w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
     }
     if (c.h) c.dQacc = MatF::Zero(n, d);
-    for (int64_t j = 0; j < t.tc; ++j) w.segment(c.h || has_mask(p) ? -1 : t.cols(j), [&] {
-        const int64_t c0 = t.c0(j), cc = t.cols(j);
-        MatF dK, dV;
-        if (c.h) {
-            dK = MatF::Zero(cc, d);
-            dV = MatF::Zero(cc, d);
-        }
-        over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
-            w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
-            w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
-            w.load(Tensor::dO, i, -1, r0, 0, r, d, r * d * e);
-            w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
-            w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
-            w.load(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
-            w.compute(Tensor::S, i, j, r, cc, {2 * r * cc * d, 0, r * cc});
-            w.compute(Tensor::P, i, j, r, cc, {0, r * cc, 2 * r * cc});
-            w.compute(Tensor::dV, j, i, cc, d, {2 * r * cc * d, 0, 0});
-            w.compute(Tensor::dP, i, j, r, cc, {2 * r * cc * d, 0, 0});
-            w.compute(Tensor::D, i, -1, r, 1, {0, 0, 2 * r * d});
-            w.compute(Tensor::dS, i, j, r, cc, {0, 0, 2 * r * cc});
-            w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, r * d});
-            w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
-            w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
-            w.in_sram(flash_bwd_sram(p, r, cc, true));
-            if (!c.h) return;
-            MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;
-            apply_mask(p, S, r0, c0);
-            MatF P(r, cc);
-            VecF D(r);
-            for (int64_t a = 0; a < r; ++a) {
-                const float l = c.l(r0 + a), m = c.m(r0 + a);
-                if (!(l > 0)) P.row(a).setZero();  // a fully masked row: no probability anywhere
-                else P.row(a) = masked_exp(S.row(a), m) / l;
-                D(a) = (c.h->dO.row(r0 + a).array() * c.O32.row(r0 + a).array()).sum();
+    for (int64_t j = 0; j < t.tc; ++j)
+        w.segment(c.h || has_mask(p) ? -1 : t.cols(j), [&] {
+            const int64_t c0 = t.c0(j), cc = t.cols(j);
+            MatF dK, dV;
+            if (c.h) {
+                dK = MatF::Zero(cc, d);
+                dV = MatF::Zero(cc, d);
             }
-            accumulate_grads(c, r0, c0, P, D, scale, dK, dV);
+            over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
+                w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
+                w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
+                w.load(Tensor::dO, i, -1, r0, 0, r, d, r * d * e);
+                w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
+                w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
+                w.load(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
+                w.compute(Tensor::S, i, j, r, cc, {2 * r * cc * d, 0, r * cc});
+                w.compute(Tensor::P, i, j, r, cc, {0, r * cc, 2 * r * cc});
+                w.compute(Tensor::dV, j, i, cc, d, {2 * r * cc * d, 0, 0});
+                w.compute(Tensor::dP, i, j, r, cc, {2 * r * cc * d, 0, 0});
+                w.compute(Tensor::D, i, -1, r, 1, {0, 0, 2 * r * d});
+                w.compute(Tensor::dS, i, j, r, cc, {0, 0, 2 * r * cc});
+                w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, r * d});
+                w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
+                w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
+                w.in_sram(flash_bwd_sram(p, r, cc, true));
+                if (!c.h) return;
+                MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;
+                apply_mask(p, S, r0, c0);
+                MatF P(r, cc);
+                VecF D(r);
+                for (int64_t a = 0; a < r; ++a) {
+                    const float l = c.l(r0 + a), m = c.m(r0 + a);
+                    if (!(l > 0))
+                        P.row(a).setZero();  // a fully masked row: no probability anywhere
+                    else
+                        P.row(a) = masked_exp(S.row(a), m) / l;
+                    D(a) = (c.h->dO.row(r0 + a).array() * c.O32.row(r0 + a).array()).sum();
+                }
+                accumulate_grads(c, r0, c0, P, D, scale, dK, dV);
+            });
+            w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
+            w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
+            if (c.h) {
+                round_rows(p, dK, c.h->dK, c0, d);
+                round_rows(p, dV, c.h->dV, c0, d);
+            }
         });
-        w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
-        w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
-        if (c.h) {
-            round_rows(p, dK, c.h->dK, c0, d);
-            round_rows(p, dV, c.h->dV, c0, d);
-        }
-    });
     if (c.h)
         for (int64_t a = 0; a < n * d; ++a) c.h->dQ[a] = c.dQacc.data()[a];  // dQ stays float32, like O
 }
@@ -294,28 +297,50 @@ std::vector<KernelDef> backward_kernels(const Ctx& c, Algo a) {
     switch (a) {
         case Algo::standard: {
             const RowKernelShape sh = row_kernel_shape(t.n, c.sram, 2, c.t.bc);
-            return {{{"dV = P^T dO (one block per column tile)", 1, t.tc, "(T_c, B*H), column tile fastest"},
-                     std_dv_block, true, key_bwd_cols},
-                    {{"dP = dO V^T (one block per row tile), dP written to HBM", 1, t.tr,
-                      "(T_r, B*H), row tile fastest"}, std_dp_block, true, key_bwd_rows},
-                    {{sh.whole_rows ? "dS = P o (dP - D), " + std::to_string(sh.group_rows) + " rows a block"
-                                    : "dS = P o (dP - D), one row a block in two passes",
-                      1, sh.blocks, "(row groups, B*H)"}, std_ds_block, true, key_row_kernel2},
-                    {{"dQ = scale dS K (one block per row tile)", 1, t.tr, "(T_r, B*H), row tile fastest"},
-                     std_dq_block, true, key_bwd_rows},
-                    {{"dK = scale dS^T Q (one block per column tile)", 1, t.tc, "(T_c, B*H), column tile fastest"},
-                     std_dk_block, true, key_bwd_cols}};
+            return {
+                {{"dV = P^T dO (one block per column tile)", 1, t.tc, "(T_c, B*H), column tile fastest"},
+                 std_dv_block,
+                 true,
+                 key_bwd_cols},
+                {{"dP = dO V^T (one block per row tile), dP written to HBM", 1, t.tr, "(T_r, B*H), row tile fastest"},
+                 std_dp_block,
+                 true,
+                 key_bwd_rows},
+                {{sh.whole_rows ? "dS = P o (dP - D), " + std::to_string(sh.group_rows) + " rows a block"
+                                : "dS = P o (dP - D), one row a block in two passes",
+                  1, sh.blocks, "(row groups, B*H)"},
+                 std_ds_block,
+                 true,
+                 key_row_kernel2},
+                {{"dQ = scale dS K (one block per row tile)", 1, t.tr, "(T_r, B*H), row tile fastest"},
+                 std_dq_block,
+                 true,
+                 key_bwd_rows},
+                {{"dK = scale dS^T Q (one block per column tile)", 1, t.tc, "(T_c, B*H), column tile fastest"},
+                 std_dk_block,
+                 true,
+                 key_bwd_cols}};
         }
         case Algo::flash1:
             return {{{"flash1 backward (Algorithm 4: K/V blocks outer, dQ_i, O_i, l_i, m_i re-read in HBM)", 1, 1,
-                      "(B*H): one block per head"}, f1_bwd_block, true}};
+                      "(B*H): one block per head"},
+                     f1_bwd_block,
+                     true}};
         case Algo::flash2:
             return {{{"flash2 backward pre: D = rowsum(dO o O), dQ accumulator zeroed", 1, t.tr,
-                      "(T_r, B*H), row block fastest"}, f2_pre_block, true, key_bwd_rows},
+                      "(T_r, B*H), row block fastest"},
+                     f2_pre_block,
+                     true,
+                     key_bwd_rows},
                     {{"flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM", 1, t.tc,
-                      "(T_c, B*H), column block fastest"}, f2_dkdv_block, true, key_bwd_cols_unmasked},
+                      "(T_c, B*H), column block fastest"},
+                     f2_dkdv_block,
+                     true,
+                     key_bwd_cols_unmasked},
                     {{"flash2 backward post: dQ float32 -> storage type", 1, t.tr, "(T_r, B*H), row block fastest"},
-                     f2_dq_block, true, key_bwd_rows}};
+                     f2_dq_block,
+                     true,
+                     key_bwd_rows}};
     }
     return {};
 }

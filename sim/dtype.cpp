@@ -9,18 +9,24 @@ namespace sim {
 
 int64_t dtype_bytes(DType t) {
     switch (t) {
-        case DType::fp32: return 4;
-        case DType::fp16: return 2;
-        case DType::bf16: return 2;
+        case DType::fp32:
+            return 4;
+        case DType::fp16:
+            return 2;
+        case DType::bf16:
+            return 2;
     }
     return 4;
 }
 
 std::string_view dtype_name(DType t) {
     switch (t) {
-        case DType::fp32: return "fp32";
-        case DType::fp16: return "fp16";
-        case DType::bf16: return "bf16";
+        case DType::fp32:
+            return "fp32";
+        case DType::fp16:
+            return "fp16";
+        case DType::bf16:
+            return "bf16";
     }
     return "?";
 }
@@ -34,9 +40,12 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 float round_to(DType t, float x) {
     switch (t) {
-        case DType::fp32: return x;
-        case DType::fp16: return static_cast<float>(Eigen::half(x));
-        case DType::bf16: return static_cast<float>(Eigen::bfloat16(x));
+        case DType::fp32:
+            return x;
+        case DType::fp16:
+            return static_cast<float>(Eigen::half(x));
+        case DType::bf16:
+            return static_cast<float>(Eigen::bfloat16(x));
     }
     return x;
 }

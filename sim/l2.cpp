@@ -99,8 +99,14 @@ private:
     }
     void unlink(int32_t n) {
         Node& x = nodes_[n];
-        if (x.prev >= 0) nodes_[x.prev].next = x.next; else head_ = x.next;
-        if (x.next >= 0) nodes_[x.next].prev = x.prev; else tail_ = x.prev;
+        if (x.prev >= 0)
+            nodes_[x.prev].next = x.next;
+        else
+            head_ = x.next;
+        if (x.next >= 0)
+            nodes_[x.next].prev = x.prev;
+        else
+            tail_ = x.prev;
     }
     void push_front(int32_t n) {
         nodes_[n].prev = -1;

@@ -8,21 +8,21 @@
 namespace sim {
 
 struct Machine {
-    std::string name;            // preset key, e.g. "H200"
-    std::string description;     // e.g. "NVIDIA H200 SXM 141 GB"
-    double hbm_bytes = 0;        // HBM capacity
-    double hbm_bandwidth = 0;    // bytes/s, datasheet
-    int64_t sram_bytes = 0;      // on-chip shared memory one thread block may use (the paper's M, in bytes)
+    std::string name;          // preset key, e.g. "H200"
+    std::string description;   // e.g. "NVIDIA H200 SXM 141 GB"
+    double hbm_bytes = 0;      // HBM capacity
+    double hbm_bandwidth = 0;  // bytes/s, datasheet
+    int64_t sram_bytes = 0;    // on-chip shared memory one thread block may use (the paper's M, in bytes)
     int sm_count = 0;
-    double matmul_flops = 0;     // dense fp16/bf16 tensor-core rate, fp32 accumulate, FLOP/s
-    double scalar_flops = 0;     // non-tensor fp32 rate, FLOP/s (exp, max, rescale)
-    double l2_bytes = 0;         // L2 capacity
-    double l2_bandwidth = 0;     // bytes/s (estimate; see source)
-    int blocks_per_sm = 1;       // resident thread blocks per SM for the L2 schedule
+    double matmul_flops = 0;  // dense fp16/bf16 tensor-core rate, fp32 accumulate, FLOP/s
+    double scalar_flops = 0;  // non-tensor fp32 rate, FLOP/s (exp, max, rescale)
+    double l2_bytes = 0;      // L2 capacity
+    double l2_bandwidth = 0;  // bytes/s (estimate; see source)
+    int blocks_per_sm = 1;    // resident thread blocks per SM for the L2 schedule
     // Measured ceilings (0 when none): what a copy and a large GEMM reached on a real card.
     double measured_hbm_bandwidth = 0;
     double measured_matmul_flops = 0;
-    std::string source;          // where the figures come from
+    std::string source;  // where the figures come from
 };
 
 const std::vector<Machine>& machine_presets();

@@ -119,7 +119,8 @@ void write_npy(const std::string& path, const TensorF& t, const std::string& des
     f.write(kMagic, 6);
     const unsigned char ver[2] = {1, 0};
     f.write(reinterpret_cast<const char*>(ver), 2);
-    const unsigned char len[2] = {static_cast<unsigned char>(h.size() & 0xff), static_cast<unsigned char>(h.size() >> 8)};
+    const unsigned char len[2] = {static_cast<unsigned char>(h.size() & 0xff),
+                                  static_cast<unsigned char>(h.size() >> 8)};
     f.write(reinterpret_cast<const char*>(len), 2);
     f.write(h.data(), static_cast<std::streamsize>(h.size()));
     for (float v : t.data) {

@@ -8,9 +8,9 @@
 namespace sim {
 
 struct NpyArray {
-    TensorF tensor;        // (B, H, N, d); a 2-D file gives B = H = 1
-    std::string descr;     // "<f2", "<f4" or "<f8"
-    bool four_d = false;   // the file's shape was (B, H, N, d)
+    TensorF tensor;       // (B, H, N, d); a 2-D file gives B = H = 1
+    std::string descr;    // "<f2", "<f4" or "<f8"
+    bool four_d = false;  // the file's shape was (B, H, N, d)
 };
 
 // Throws sim::Error naming the file and what is wrong (missing, bad magic, bad header,

@@ -15,17 +15,17 @@ struct Error : std::runtime_error {
 };
 
 struct Problem {
-    int64_t batch = 1;      // B
-    int64_t heads = 1;      // H
-    int64_t seq = 0;        // N, tokens per sequence
-    int64_t head_dim = 0;   // d
+    int64_t batch = 1;          // B
+    int64_t heads = 1;          // H
+    int64_t seq = 0;            // N, tokens per sequence
+    int64_t head_dim = 0;       // d
     DType dtype = DType::fp16;  // storage of Q, K, V, O, S, P in HBM; arithmetic is float32
-    double scale = 0.0;     // softmax scale; 0 means the default 1/sqrt(d)
-    bool causal = false;    // query n sees keys 0..n only
-    int64_t window = 0;     // sliding window (keys n-window+1..n) when > 0; implies causal
-    uint64_t seed = 42;     // input generator seed (sim/generator.hpp)
-    int64_t pad_left = 0;   // the first pad_left keys are padding (a left-padded batch): no query sees
-                            // them; with causal, queries n < pad_left see no key: fully masked rows (0)
+    double scale = 0.0;         // softmax scale; 0 means the default 1/sqrt(d)
+    bool causal = false;        // query n sees keys 0..n only
+    int64_t window = 0;         // sliding window (keys n-window+1..n) when > 0; implies causal
+    uint64_t seed = 42;         // input generator seed (sim/generator.hpp)
+    int64_t pad_left = 0;       // the first pad_left keys are padding (a left-padded batch): no query sees
+                                // them; with causal, queries n < pad_left see no key: fully masked rows (0)
 
     double softmax_scale() const { return scale > 0.0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim)); }
     int64_t heads_total() const { return batch * heads; }

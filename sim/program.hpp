@@ -23,10 +23,10 @@ struct HeadData {
 // One head's program: its tilings and, with numerics, the state kernels hand to each other in HBM.
 struct Ctx {
     const Problem& p;
-    Tiling t;          // forward tiles
-    Tiling tb;         // backward tiles
+    Tiling t;   // forward tiles
+    Tiling tb;  // backward tiles
     int64_t sram = 0;
-    HeadData* h = nullptr;        // null: count only
+    HeadData* h = nullptr;  // null: count only
     SoftmaxRecord* rec = nullptr;
     // standard: the N x N matrices, as stored (rounded to the dtype)
     MatF S, P, dP, dS;
@@ -44,7 +44,7 @@ using BlockKey = int64_t (*)(const Ctx&, int64_t block);
 struct KernelDef {
     KernelInfo info;
     Body body = nullptr;
-    bool counted = true;   // false: run for numerics only (the forward of a backward-only pass)
+    bool counted = true;  // false: run for numerics only (the forward of a backward-only pass)
     BlockKey key = nullptr;
 };
 
@@ -87,8 +87,8 @@ void two_pass_row(Walker& w, int64_t n, int64_t chunk, F&& step) {
         }
 }
 
-int64_t key_row_kernel(const Ctx& c, int64_t g);     // standard softmax: rows in the group
-int64_t key_row_kernel2(const Ctx& c, int64_t g);    // standard dS: rows in the group
+int64_t key_row_kernel(const Ctx& c, int64_t g);   // standard softmax: rows in the group
+int64_t key_row_kernel2(const Ctx& c, int64_t g);  // standard dS: rows in the group
 
 // The forward kernels of an algorithm (sim/simulate.cpp) and its backward kernels (sim/backward.cpp).
 std::vector<KernelDef> forward_kernels(const Ctx& c, Algo a);
@@ -112,10 +112,10 @@ void apply_mask(const Problem& p, MatF& s, int64_t r0, int64_t c0);
 //   by columns: acc = sum_i M_ij^T B_i, one block per column tile j  (dV = P^T dO, dK = dS^T Q)
 // Each step loads M's tile and B's tile and accumulates; the caller stores the result. Returns the
 // accumulator (empty when counting only).
-MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b,
-                      const MapF& B, Tensor out);
-MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b,
-                      const MapF& B, Tensor out);
+MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
+                      Tensor out);
+MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
+                      Tensor out);
 
 }  // namespace sim::detail
 

@@ -49,7 +49,9 @@ TensorD attention_reference(const Problem& p, const TensorF& Q, const TensorF& K
                 prob.row(n).setZero();
                 continue;
             }
-            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity()).select(0.0, (s.row(n).array() - m).exp()).matrix();
+            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity())
+                              .select(0.0, (s.row(n).array() - m).exp())
+                              .matrix();
             prob.row(n) /= prob.row(n).sum();
         }
         const MatD o = prob * head_matrix(V, bh);
@@ -75,13 +77,15 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
                 prob.row(n).setZero();
                 continue;
             }
-            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity()).select(0.0, (s.row(n).array() - m).exp()).matrix();
+            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity())
+                              .select(0.0, (s.row(n).array() - m).exp())
+                              .matrix();
             prob.row(n) /= prob.row(n).sum();
         }
-        const MatD dv = prob.transpose() * dout;                   // dV = P^T dO
-        const MatD dp = dout * v.transpose();                      // dP = dO V^T
+        const MatD dv = prob.transpose() * dout;                                // dV = P^T dO
+        const MatD dp = dout * v.transpose();                                   // dP = dO V^T
         const Eigen::VectorXd D = (prob.array() * dp.array()).rowwise().sum();  // D_n = sum_k P_nk dP_nk
-        const MatD ds = (prob.array() * (dp.colwise() - D).array()).matrix();  // dS = P o (dP - D)
+        const MatD ds = (prob.array() * (dp.colwise() - D).array()).matrix();   // dS = P o (dP - D)
         const MatD dq = scale * ds * k, dk = scale * ds.transpose() * q;
         for (int64_t i = 0; i < p.seq * p.head_dim; ++i) {
             g.dQ.head(bh)[i] = dq.data()[i];
@@ -99,9 +103,9 @@ std::vector<double> lse_reference(const Problem& p, const TensorF& Q, const Tens
         const MatD s = scores(p, head_matrix(Q, bh), head_matrix(K, bh));
         for (int64_t n = 0; n < p.seq; ++n) {
             const double m = s.row(n).maxCoeff();
-            lse[static_cast<size_t>(bh * p.seq + n)] =
-                std::isfinite(m) ? m + std::log((s.row(n).array() - m).exp().sum())
-                                 : -std::numeric_limits<double>::infinity();
+            lse[static_cast<size_t>(bh * p.seq + n)] = std::isfinite(m)
+                                                           ? m + std::log((s.row(n).array() - m).exp().sum())
+                                                           : -std::numeric_limits<double>::infinity();
         }
     }
     return lse;
@@ -140,8 +144,9 @@ ErrorStats validate(const float* actual, const double* expected, int64_t count, 
     }
     if (st.first_bad >= 0 && rows > 0 && cols > 0) {
         const int64_t per_head = rows * cols;
-        st.where = "(bh=" + std::to_string(st.first_bad / per_head) + ", n=" +
-                   std::to_string((st.first_bad % per_head) / cols) + ", k=" + std::to_string(st.first_bad % cols) + ")";
+        st.where = "(bh=" + std::to_string(st.first_bad / per_head) +
+                   ", n=" + std::to_string((st.first_bad % per_head) / cols) +
+                   ", k=" + std::to_string(st.first_bad % cols) + ")";
     }
     return st;
 }

@@ -26,14 +26,14 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
 std::vector<double> lse_reference(const Problem& p, const TensorF& Q, const TensorF& K);
 
 struct ErrorStats {
-    double max_abs = 0;          // max |actual - expected|
-    double rel_frobenius = 0;    // ||actual - expected||_F / ||expected||_F
-    int64_t max_ulp = 0;         // max ulp distance in the compared dtype
-    int64_t identical = 0;       // elements bit-identical after rounding to the dtype
-    int64_t count = 0;           // elements compared
-    int64_t nonfinite = 0;       // NaN or inf in actual (any > 0 fails)
-    int64_t first_bad = -1;      // flat index of the largest error (or first non-finite)
-    std::string where;           // "(b*h, n, k)" of first_bad
+    double max_abs = 0;        // max |actual - expected|
+    double rel_frobenius = 0;  // ||actual - expected||_F / ||expected||_F
+    int64_t max_ulp = 0;       // max ulp distance in the compared dtype
+    int64_t identical = 0;     // elements bit-identical after rounding to the dtype
+    int64_t count = 0;         // elements compared
+    int64_t nonfinite = 0;     // NaN or inf in actual (any > 0 fails)
+    int64_t first_bad = -1;    // flat index of the largest error (or first non-finite)
+    std::string where;         // "(b*h, n, k)" of first_bad
     bool ok(double max_abs_tol) const { return nonfinite == 0 && max_abs <= max_abs_tol; }
 };
 
@@ -42,6 +42,7 @@ struct ErrorStats {
 ErrorStats validate(const TensorF& actual, const TensorD& expected, DType dtype);
 ErrorStats validate(const TensorF& actual, const TensorF& expected, DType dtype);
 // Same on flat arrays (shape given for the index of the worst element).
-ErrorStats validate(const float* actual, const double* expected, int64_t count, int64_t rows, int64_t cols, DType dtype);
+ErrorStats validate(const float* actual, const double* expected, int64_t count, int64_t rows, int64_t cols,
+                    DType dtype);
 
 }  // namespace sim

@@ -29,17 +29,20 @@ const std::vector<Scenario>& scenarios() {
              "GPT-2 medium training step (16 heads of d = 64, 1,024-token context, causal), batch 64, forward + "
              "backward, on an A100 40 GB, the setting of the FlashAttention paper's GPT-2 runs",
              64, 16, 1024, 64, true, "A100-40GB", Pass::both),
-        make("gpt2-small", "GPT-2 small training step (12 heads of d = 64, 1,024 tokens, causal), batch 64, "
-                           "forward + backward, on an A100 40 GB",
+        make("gpt2-small",
+             "GPT-2 small training step (12 heads of d = 64, 1,024 tokens, causal), batch 64, "
+             "forward + backward, on an A100 40 GB",
              64, 12, 1024, 64, true, "A100-40GB", Pass::both),
-        make("bert-large", "BERT-large training step (16 heads of d = 64, 512 tokens, no mask), batch 64, forward + "
-                           "backward, on an A100 40 GB",
+        make("bert-large",
+             "BERT-large training step (16 heads of d = 64, 512 tokens, no mask), batch 64, forward + "
+             "backward, on an A100 40 GB",
              64, 16, 512, 64, false, "A100-40GB", Pass::both),
-        make("llama2-7b-4k", "Llama-2 7B attention at its 4,096-token context (32 heads of d = 128, causal), batch 4, "
-                             "forward + backward, on an H100 SXM",
+        make("llama2-7b-4k",
+             "Llama-2 7B attention at its 4,096-token context (32 heads of d = 128, causal), batch 4, "
+             "forward + backward, on an H100 SXM",
              4, 32, 4096, 128, true, "H100-SXM", Pass::both),
-        make("long-64k", "one 65,536-token sequence, 8 heads of d = 128, causal, forward only, on an H200", 1, 8,
-             65536, 128, true, "H200", Pass::forward),
+        make("long-64k", "one 65,536-token sequence, 8 heads of d = 128, causal, forward only, on an H200", 1, 8, 65536,
+             128, true, "H200", Pass::forward),
     };
     return list;
 }

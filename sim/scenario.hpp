@@ -11,10 +11,10 @@
 namespace sim {
 
 struct Scenario {
-    std::string name;          // e.g. "gpt2-medium"
+    std::string name;  // e.g. "gpt2-medium"
     std::string description;
-    Problem problem;           // B, H, N, d, dtype, mask
-    std::string gpu;           // preset name
+    Problem problem;  // B, H, N, d, dtype, mask
+    std::string gpu;  // preset name
     Pass pass = Pass::both;
 };
 

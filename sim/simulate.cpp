@@ -23,9 +23,12 @@ namespace sim {
 // ---------------------------------------------------------------- [names and parsing]
 std::string_view algo_name(Algo a) {
     switch (a) {
-        case Algo::standard: return "standard";
-        case Algo::flash1: return "flash1";
-        case Algo::flash2: return "flash2";
+        case Algo::standard:
+            return "standard";
+        case Algo::flash1:
+            return "flash1";
+        case Algo::flash2:
+            return "flash2";
     }
     return "?";
 }
@@ -38,9 +41,12 @@ std::optional<Algo> parse_algo(std::string_view s) {  // the inverse of algo_nam
 
 std::string_view pass_name(Pass p) {
     switch (p) {
-        case Pass::forward: return "forward";
-        case Pass::backward: return "backward";
-        case Pass::both: return "both";
+        case Pass::forward:
+            return "forward";
+        case Pass::backward:
+            return "backward";
+        case Pass::both:
+            return "both";
     }
     return "?";
 }
@@ -81,12 +87,9 @@ std::vector<SramBuffer> buffers_for(const Problem& p, Algo a, int64_t br, int64_
              {"O = PV: O_i accumulator (B_r x d, fp32)", br * d * kF32}};
         *total = std::max(gemm1, gemm2);  // the two GEMMs run one after the other
     } else {
-        b = {{"Q_i (B_r x d, " + dt + ")", br * d * e},
-             {"K_j (B_c x d, " + dt + ")", bc * d * e},
-             {"V_j (B_c x d, " + dt + ")", bc * d * e},
-             {"O_i accumulator (B_r x d, fp32)", br * d * kF32},
-             {"S_ij / P_ij (B_r x B_c, fp32)", br * bc * kF32},
-             {"m_i, l_i (2 x B_r, fp32)", 2 * br * kF32}};
+        b = {{"Q_i (B_r x d, " + dt + ")", br * d * e},         {"K_j (B_c x d, " + dt + ")", bc * d * e},
+             {"V_j (B_c x d, " + dt + ")", bc * d * e},         {"O_i accumulator (B_r x d, fp32)", br * d * kF32},
+             {"S_ij / P_ij (B_r x B_c, fp32)", br * bc * kF32}, {"m_i, l_i (2 x B_r, fp32)", 2 * br * kF32}};
         *total = 0;
         for (const auto& x : b) *total += x.bytes;
     }
@@ -153,8 +156,10 @@ bool fit_by_halving(BuffersFor buffers_for_blocks, int64_t br_in, int64_t bc_in,
         if (!can_cols && !can_rows)
             throw Error(what + " do not fit in SRAM: " + describe_overflow(bufs, total, sram) +
                         ". Use a larger --sram or smaller " + flags + ".");
-        if (can_cols && (bc >= br || !can_rows)) bc = ceil_div(bc, 2);
-        else br = ceil_div(br, 2);
+        if (can_cols && (bc >= br || !can_rows))
+            bc = ceil_div(bc, 2);
+        else
+            br = ceil_div(br, 2);
         halved = true;
         bufs = buffers_for_blocks(br, bc, &total);
     }
@@ -186,9 +191,8 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
     // everything fits, and say so.
     int64_t total = 0;
     std::vector<SramBuffer> bufs;
-    const bool halved = fit_by_halving(
-        [&](int64_t r, int64_t c, int64_t* t) { return buffers_for(p, a, r, c, t); }, br_in, bc_in, sram, "tiles",
-        "--block-rows/--block-cols", br, bc, bufs, total);
+    const bool halved = fit_by_halving([&](int64_t r, int64_t c, int64_t* t) { return buffers_for(p, a, r, c, t); },
+                                       br_in, bc_in, sram, "tiles", "--block-rows/--block-cols", br, bc, bufs, total);
     if (halved)
         note << "; that leaves no room for the fp32 score tile and accumulator, so the blocks were halved to B_r = "
              << br << ", B_c = " << bc;
@@ -203,15 +207,16 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
 
 BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram, int64_t fwd_rows, int64_t fwd_cols,
                                    int64_t br_in, int64_t bc_in) {
-    if (br_in < 0 || bc_in < 0) throw Error("backward block sizes must be positive (--bwd-block-rows, --bwd-block-cols)");
+    if (br_in < 0 || bc_in < 0)
+        throw Error("backward block sizes must be positive (--bwd-block-rows, --bwd-block-cols)");
     int64_t br = br_in ? br_in : fwd_rows, bc = bc_in ? bc_in : fwd_cols;
     std::ostringstream note;
     note << "backward: " << (br_in || bc_in ? "requested" : "the forward's") << " B_r x B_c = " << br << " x " << bc;
     int64_t total = 0;
     std::vector<SramBuffer> bufs;
-    const bool halved = fit_by_halving(
-        [&](int64_t r, int64_t c, int64_t* t) { return backward_buffers_for(p, a, r, c, t); }, br_in, bc_in, sram,
-        "backward tiles", "--bwd-block-rows/--bwd-block-cols", br, bc, bufs, total);
+    const bool halved =
+        fit_by_halving([&](int64_t r, int64_t c, int64_t* t) { return backward_buffers_for(p, a, r, c, t); }, br_in,
+                       bc_in, sram, "backward tiles", "--bwd-block-rows/--bwd-block-cols", br, bc, bufs, total);
     if (halved) note << "; the backward keeps more in SRAM (dK_j, dV_j, dS_ij), so halved to " << br << " x " << bc;
     note << " (" << group(total) << " of " << group(sram) << " B SRAM)";
     BlockChoice c;
@@ -226,8 +231,8 @@ BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram, int64
 // ---------------------------------------------------------------- [shared helpers]
 namespace detail {
 
-MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b,
-                      const MapF& B, Tensor out) {
+MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
+                      Tensor out) {
     const int64_t d = c.p.head_dim, e = c.p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     MatF acc;
     if (c.h) acc = MatF::Zero(r, d);
@@ -243,8 +248,8 @@ MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, c
     return acc;
 }
 
-MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b,
-                      const MapF& B, Tensor out) {
+MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
+                      Tensor out) {
     const int64_t d = c.p.head_dim, e = c.p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
     MatF acc;
     if (c.h) acc = MatF::Zero(cc, d);
@@ -364,8 +369,8 @@ void std_softmax_block(Ctx& c, int64_t g, Walker& w) {
 void std_pv_block(Ctx& c, int64_t i, Walker& w) {
     const Problem& p = c.p;
     const int64_t d = p.head_dim, r0 = c.t.r0(i), r = c.t.rows(i);
-    const MatF acc = stored_gemm_rows(c, c.t, i, w, Tensor::P, c.P, Tensor::V, c.h ? c.h->V : MapF(nullptr, 0, d),
-                                      Tensor::O);
+    const MatF acc =
+        stored_gemm_rows(c, c.t, i, w, Tensor::P, c.P, Tensor::V, c.h ? c.h->V : MapF(nullptr, 0, d), Tensor::O);
     w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * p.elem_bytes());
     if (c.h)
         for (int64_t a = 0; a < r * d; ++a) c.h->O[r0 * d + a] = round_to(p.dtype, acc.data()[a]);
@@ -403,8 +408,8 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
     const float scale = static_cast<float>(p.softmax_scale());
     const HeadData* h = cx.h;
     SoftmaxRecord* rec = cx.rec;
-    MatF& O_hbm = cx.O32;   // (N, d) float32 in HBM
-    VecF& l_hbm = cx.l;     // (N) float32 in HBM
+    MatF& O_hbm = cx.O32;  // (N, d) float32 in HBM
+    VecF& l_hbm = cx.l;    // (N) float32 in HBM
     VecF& m_hbm = cx.m;
     if (h) {
         O_hbm = MatF::Zero(n, d);
@@ -417,59 +422,60 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
         w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
         w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
     }
-    for (int64_t j = 0; j < t.tc; ++j) w.segment(h || has_mask(p) ? -1 : t.cols(j), [&] {
-        const int64_t c0 = t.c0(j), c = t.cols(j);
-        over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
-            w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
-            w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
-            w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
-            w.load(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
-            w.compute(Tensor::S, i, j, r, c, {2 * r * c * d, 0, r * c});
-            w.compute(Tensor::P, i, j, r, c, {0, r * c + 2 * r, 2 * r * c + 6 * r});
-            w.rescale(i, r, d, {0, 0, 3 * r * d});
-            w.compute(Tensor::O, i, j, r, d, {2 * r * c * d, 0, 0});
-            w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
-            w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
-            w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
-            w.in_sram(r * d * e + 2 * c * d * e + r * d * kF32 + r * c * kF32 + 2 * r * kF32);
-            if (!h) return;
-            MatF S = (h->Q.middleRows(r0, r) * h->K.middleRows(c0, c).transpose()) * scale;  // (B_r, B_c)
-            apply_mask(p, S, r0, c0);
-            MatF Pt(r, c);
-            VecF mt(r), lt(r), m_new(r), l_new(r), a_old(r), a_new(r);
-            for (int64_t a = 0; a < r; ++a) {
-                mt(a) = S.row(a).maxCoeff();
-                const float ms = mt(a) == kNegInf ? 0.0f : mt(a);
-                Pt.row(a) = masked_exp(S.row(a), ms);
-                lt(a) = Pt.row(a).sum();
-                const float mo = m_hbm(r0 + a);
-                m_new(a) = std::max(mo, mt(a));
-                const float mn = m_new(a) == kNegInf ? 0.0f : m_new(a);
-                a_old(a) = std::exp(mo - mn);
-                a_new(a) = std::exp(ms - mn) * (mt(a) == kNegInf ? 0.0f : 1.0f);
-                l_new(a) = a_old(a) * l_hbm(r0 + a) + a_new(a) * lt(a);
-            }
-            const MatF PV = Pt * h->V.middleRows(c0, c);  // (B_r, d)
-            for (int64_t a = 0; a < r; ++a) {
-                const int64_t row = r0 + a;
-                const float inv = l_new(a) > 0 ? 1.0f / l_new(a) : 0.0f;
-                const float keep = l_hbm(row) * a_old(a) * inv;
-                Eigen::RowVectorXf before, rescaled;
-                const bool recording = rec && row == rec->row;
-                if (recording) before = O_hbm.row(row);
-                O_hbm.row(row) = O_hbm.row(row) * keep + PV.row(a) * (a_new(a) * inv);
-                if (recording) {
-                    rescaled = before * keep;
-                    Eigen::RowVectorXf sc = S.row(a);
-                    record_block(*rec, j, c0, sc.data(), c, m_hbm(row), m_new(a), l_hbm(row), l_new(a),
-                                 std::exp(static_cast<double>(m_hbm(row)) - m_new(a)), before.data(), rescaled.data(),
-                                 O_hbm.row(row).data(), d);
+    for (int64_t j = 0; j < t.tc; ++j)
+        w.segment(h || has_mask(p) ? -1 : t.cols(j), [&] {
+            const int64_t c0 = t.c0(j), c = t.cols(j);
+            over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
+                w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
+                w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
+                w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
+                w.load(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
+                w.compute(Tensor::S, i, j, r, c, {2 * r * c * d, 0, r * c});
+                w.compute(Tensor::P, i, j, r, c, {0, r * c + 2 * r, 2 * r * c + 6 * r});
+                w.rescale(i, r, d, {0, 0, 3 * r * d});
+                w.compute(Tensor::O, i, j, r, d, {2 * r * c * d, 0, 0});
+                w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
+                w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
+                w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
+                w.in_sram(r * d * e + 2 * c * d * e + r * d * kF32 + r * c * kF32 + 2 * r * kF32);
+                if (!h) return;
+                MatF S = (h->Q.middleRows(r0, r) * h->K.middleRows(c0, c).transpose()) * scale;  // (B_r, B_c)
+                apply_mask(p, S, r0, c0);
+                MatF Pt(r, c);
+                VecF mt(r), lt(r), m_new(r), l_new(r), a_old(r), a_new(r);
+                for (int64_t a = 0; a < r; ++a) {
+                    mt(a) = S.row(a).maxCoeff();
+                    const float ms = mt(a) == kNegInf ? 0.0f : mt(a);
+                    Pt.row(a) = masked_exp(S.row(a), ms);
+                    lt(a) = Pt.row(a).sum();
+                    const float mo = m_hbm(r0 + a);
+                    m_new(a) = std::max(mo, mt(a));
+                    const float mn = m_new(a) == kNegInf ? 0.0f : m_new(a);
+                    a_old(a) = std::exp(mo - mn);
+                    a_new(a) = std::exp(ms - mn) * (mt(a) == kNegInf ? 0.0f : 1.0f);
+                    l_new(a) = a_old(a) * l_hbm(r0 + a) + a_new(a) * lt(a);
                 }
-                l_hbm(row) = l_new(a);
-                m_hbm(row) = m_new(a);
-            }
+                const MatF PV = Pt * h->V.middleRows(c0, c);  // (B_r, d)
+                for (int64_t a = 0; a < r; ++a) {
+                    const int64_t row = r0 + a;
+                    const float inv = l_new(a) > 0 ? 1.0f / l_new(a) : 0.0f;
+                    const float keep = l_hbm(row) * a_old(a) * inv;
+                    Eigen::RowVectorXf before, rescaled;
+                    const bool recording = rec && row == rec->row;
+                    if (recording) before = O_hbm.row(row);
+                    O_hbm.row(row) = O_hbm.row(row) * keep + PV.row(a) * (a_new(a) * inv);
+                    if (recording) {
+                        rescaled = before * keep;
+                        Eigen::RowVectorXf sc = S.row(a);
+                        record_block(*rec, j, c0, sc.data(), c, m_hbm(row), m_new(a), l_hbm(row), l_new(a),
+                                     std::exp(static_cast<double>(m_hbm(row)) - m_new(a)), before.data(),
+                                     rescaled.data(), O_hbm.row(row).data(), d);
+                    }
+                    l_hbm(row) = l_new(a);
+                    m_hbm(row) = m_new(a);
+                }
+            });
         });
-    });
     if (h) {
         for (int64_t a = 0; a < n * d; ++a) h->O[a] = O_hbm.data()[a];  // O stays float32 in HBM
         if (rec) rec->output = to_doubles(O_hbm.row(rec->row).data(), d);
@@ -540,8 +546,8 @@ void flash2_forward_block(Ctx& cx, int64_t i, Walker& w) {
         acc.noalias() += P * h->V.middleRows(c0, c);
         if (rec_local >= 0) {
             Eigen::RowVectorXf sc = S.row(rec_local), after = acc.row(rec_local);
-            record_block(*rec, j, c0, sc.data(), c, m_before, m(rec_local), l_before, l(rec_local),
-                         alpha(rec_local), before.data(), rescaled.data(), after.data(), d);
+            record_block(*rec, j, c0, sc.data(), c, m_before, m(rec_local), l_before, l(rec_local), alpha(rec_local),
+                         before.data(), rescaled.data(), after.data(), d);
         }
     }
     w.compute(Tensor::O, i, -1, r, d, {0, r, r * d});  // the one final rescale: O_i / l_i, LSE_i
@@ -578,19 +584,33 @@ std::vector<KernelDef> forward_kernels(const Ctx& c, Algo a) {
         case Algo::standard: {
             const RowKernelShape sh = row_kernel_shape(t.n, c.sram, 1, t.bc);
             return {{{"S = scale QK^T (one block per row tile, looping over column tiles)", 0, t.tr,
-                      "(T_r, B*H), row tile fastest"}, std_scores_block, true, key_rows},
+                      "(T_r, B*H), row tile fastest"},
+                     std_scores_block,
+                     true,
+                     key_rows},
                     {{sh.whole_rows ? "P = softmax(S), " + std::to_string(sh.group_rows) + " rows of S a block"
                                     : "P = softmax(S), one row a block in two passes (a row does not fit in SRAM)",
-                      0, sh.blocks, "(row groups, B*H)"}, std_softmax_block, true, key_row_kernel},
+                      0, sh.blocks, "(row groups, B*H)"},
+                     std_softmax_block,
+                     true,
+                     key_row_kernel},
                     {{"O = PV (one block per row tile, accumulating over column tiles)", 0, t.tr,
-                      "(T_r, B*H), row tile fastest"}, std_pv_block, true, key_rows}};
+                      "(T_r, B*H), row tile fastest"},
+                     std_pv_block,
+                     true,
+                     key_rows}};
         }
         case Algo::flash1:
             return {{{"flash1 forward (Algorithm 1: K/V blocks outer, O, l, m rewritten in HBM)", 0, 1,
-                      "(B*H): one block per head, as FlashAttention-1 launches it"}, flash1_forward_block, true}};
+                      "(B*H): one block per head, as FlashAttention-1 launches it"},
+                     flash1_forward_block,
+                     true}};
         case Algo::flash2:
-            return {{{"flash2 forward (one block per query block, K/V streamed)", 0, t.tr,
-                      "(T_r, B*H), row block fastest"}, flash2_forward_block, true, key_rows_unmasked}};
+            return {
+                {{"flash2 forward (one block per query block, K/V streamed)", 0, t.tr, "(T_r, B*H), row block fastest"},
+                 flash2_forward_block,
+                 true,
+                 key_rows_unmasked}};
     }
     return {};
 }
@@ -628,7 +648,8 @@ SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
 // its blocks when there are fewer); arithmetic rates are per SM and do not move between SMs.
 SlotRates kernel_rates(const SlotRates& full, int64_t slots, int64_t kernel_blocks) {
     SlotRates r = full;
-    const double share = static_cast<double>(std::max<int64_t>(1, std::min(slots, kernel_blocks))) / static_cast<double>(slots);
+    const double share =
+        static_cast<double>(std::max<int64_t>(1, std::min(slots, kernel_blocks))) / static_cast<double>(slots);
     r.s_per_hbm_byte *= share;
     r.s_per_l2_byte *= share;
     return r;
@@ -695,7 +716,8 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
     const int tl_blocks = static_cast<int>(std::min<int64_t>(std::max(0, c.timeline_sms), slots));
     std::vector<std::vector<StepCost>> timeline(static_cast<size_t>(tl_blocks));
     std::vector<SlotRates> krates;
-    for (const auto& k : counted) krates.push_back(kernel_rates(rates, slots, k.info.blocks_per_head * p.heads_total()));
+    for (const auto& k : counted)
+        krates.push_back(kernel_rates(rates, slots, k.info.blocks_per_head * p.heads_total()));
 
     Walker w;
     w.cap = c.event_cap;
@@ -782,8 +804,8 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
                 throw Error(std::string("input ") + name + " has shape (" + std::to_string(x.batch) + ", " +
                             std::to_string(x.heads) + ", " + std::to_string(x.rows) + ", " + std::to_string(x.cols) +
                             ") but the problem is (B, H, N, d) = (" + std::to_string(p.batch) + ", " +
-                            std::to_string(p.heads) + ", " + std::to_string(p.seq) + ", " +
-                            std::to_string(p.head_dim) + ")");
+                            std::to_string(p.heads) + ", " + std::to_string(p.seq) + ", " + std::to_string(p.head_dim) +
+                            ")");
         };
         check(in.Q, "Q");
         check(in.K, "K");
@@ -811,9 +833,13 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
         rec.row = c.record_row;
         const int64_t n = p.seq, d = p.head_dim;
         for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
-            HeadData hd{MapF(in.Q.head(bh), n, d), MapF(in.K.head(bh), n, d), MapF(in.V.head(bh), n, d),
-                        dO ? MapF(dO->head(bh), n, d) : MapF(nullptr, 0, d), out.head(bh),
-                        want_bwd ? dQ.head(bh) : nullptr, want_bwd ? dK.head(bh) : nullptr,
+            HeadData hd{MapF(in.Q.head(bh), n, d),
+                        MapF(in.K.head(bh), n, d),
+                        MapF(in.V.head(bh), n, d),
+                        dO ? MapF(dO->head(bh), n, d) : MapF(nullptr, 0, d),
+                        out.head(bh),
+                        want_bwd ? dQ.head(bh) : nullptr,
+                        want_bwd ? dK.head(bh) : nullptr,
                         want_bwd ? dV.head(bh) : nullptr};
             Ctx cx(p, t, tb, sram);
             cx.h = &hd;
@@ -869,8 +895,8 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& c, const 
                       " lookups, above the automatic budget of " + std::to_string(c.l2_budget) +
                       " (force it with --l2 on; it costs roughly 60 ns a lookup)";
         } else {
-            L2Replay rp = replay_l2(proto, counted, m, walk_heads, heads, slots, krates, tl_blocks,
-                                    c.timeline_steps, t.bc);
+            L2Replay rp =
+                replay_l2(proto, counted, m, walk_heads, heads, slots, krates, tl_blocks, c.timeline_steps, t.bc);
             const double cost = rp.stats.seconds;
             const std::string policy = rp.stats.policy;
             l2 = std::move(rp.stats);

@@ -52,12 +52,12 @@ enum class Ceilings { datasheet, measured };
 
 struct Config {
     Algo algo = Algo::flash2;
-    int64_t block_rows = 0;   // B_r; 0: the algorithm's rule
-    int64_t block_cols = 0;   // B_c; 0: the algorithm's rule
-    int64_t sram_bytes = 0;   // SRAM budget M in bytes; 0: the machine's
+    int64_t block_rows = 0;                   // B_r; 0: the algorithm's rule
+    int64_t block_cols = 0;                   // B_c; 0: the algorithm's rule
+    int64_t sram_bytes = 0;                   // SRAM budget M in bytes; 0: the machine's
     Numerics numerics = Numerics::automatic;  // automatic: on when B*H*N*N*d <= numerics_auto_limit
     int64_t numerics_auto_limit = int64_t{1} << 28;
-    int64_t record_row = 0;   // query row (of head 0) whose online-softmax state is recorded; -1: none
+    int64_t record_row = 0;                // query row (of head 0) whose online-softmax state is recorded; -1: none
     int64_t event_cap = int64_t{1} << 16;  // events kept in the trace (totals always complete)
     Pass pass = Pass::forward;
     int64_t bwd_block_rows = 0;  // backward B_r; 0: the forward's, halved until the backward's buffers fit
@@ -65,16 +65,16 @@ struct Config {
     L2Mode l2 = L2Mode::automatic;
     int64_t l2_budget = int64_t{1} << 20;  // L2 lookups the automatic mode may spend (the CLI allows 2^22)
     Ceilings ceilings = Ceilings::datasheet;
-    bool timing = true;          // run the timing model
-    bool memo_blocks = true;     // once the trace is full, walk each distinct block once (identical blocks
-                                 // walk identical loops, as heads do) and add its counts for the others
-    int timeline_sms = 4;        // per-SM timeline: this many SMs ...
-    int timeline_steps = 24;     // ... and this many steps each
+    bool timing = true;       // run the timing model
+    bool memo_blocks = true;  // once the trace is full, walk each distinct block once (identical blocks
+                              // walk identical loops, as heads do) and add its counts for the others
+    int timeline_sms = 4;     // per-SM timeline: this many SMs ...
+    int timeline_steps = 24;  // ... and this many steps each
 };
 
 // One buffer the algorithm keeps in SRAM, with its size at the chosen block sizes.
 struct SramBuffer {
-    std::string name;   // e.g. "K_j (B_c x d, fp16)"
+    std::string name;  // e.g. "K_j (B_c x d, fp16)"
     int64_t bytes = 0;
 };
 
@@ -97,31 +97,31 @@ struct SoftmaxBlockState {
 struct SoftmaxRecord {
     int64_t row = 0;
     std::vector<SoftmaxBlockState> blocks;
-    std::vector<double> output;        // the row's final output (accumulator / l), length d
+    std::vector<double> output;  // the row's final output (accumulator / l), length d
 };
 
 // A kernel of the simulated algorithm, in launch order.
 struct KernelInfo {
-    std::string name;            // e.g. "flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM"
-    int pass = 0;                // 0 forward, 1 backward
-    int64_t blocks_per_head = 0; // thread blocks per (batch, head)
-    std::string grid;            // launch order, e.g. "(T_r, B*H), row block fastest"
+    std::string name;             // e.g. "flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM"
+    int pass = 0;                 // 0 forward, 1 backward
+    int64_t blocks_per_head = 0;  // thread blocks per (batch, head)
+    std::string grid;             // launch order, e.g. "(T_r, B*H), row block fastest"
 };
 
 // HBM traffic as an L2 of the preset's capacity filters it (Config::l2).
 struct L2Stats {
     bool simulated = false;
-    bool exact = true;                 // every head walked (false: a sample, scaled to B*H)
+    bool exact = true;  // every head walked (false: a sample, scaled to B*H)
     int64_t heads_walked = 0;
     double capacity_bytes = 0;
-    int64_t concurrent_blocks = 0;     // blocks resident at once: SMs x blocks per SM
-    int64_t lookups = 0, hits = 0;     // tile (or row-segment) lookups by loads and stores
-    int64_t load_bytes = 0, hit_bytes = 0;  // bytes loaded through L2, and those found there
-    double hit_rate = 0;               // hit_bytes / load_bytes
+    int64_t concurrent_blocks = 0;            // blocks resident at once: SMs x blocks per SM
+    int64_t lookups = 0, hits = 0;            // tile (or row-segment) lookups by loads and stores
+    int64_t load_bytes = 0, hit_bytes = 0;    // bytes loaded through L2, and those found there
+    double hit_rate = 0;                      // hit_bytes / load_bytes
     std::array<Traffic, kTensorCount> hbm{};  // per tensor: misses (read) and write-backs (write), all heads
-    double seconds = 0;                // wall time the L2 walk cost
-    std::string policy;                // the replacement and write policy, in words
-    std::string note;                  // why it was not simulated, or how it was sampled
+    double seconds = 0;                       // wall time the L2 walk cost
+    std::string policy;                       // the replacement and write policy, in words
+    std::string note;                         // why it was not simulated, or how it was sampled
     Traffic hbm_total() const {
         Traffic t;
         for (const auto& x : hbm) t += x;
@@ -133,16 +133,16 @@ struct L2Stats {
 struct TimelineSegment {
     enum class Kind : uint8_t { copy, matmul, scalar };
     int32_t sm = 0;
-    double start = 0, end = 0;   // seconds from the kernel's start
+    double start = 0, end = 0;  // seconds from the kernel's start
     Kind kind = Kind::copy;
-    int32_t step = 0;            // step within the block
-    bool overlapped = false;     // false: the serial schedule; true: the overlapped one
+    int32_t step = 0;         // step within the block
+    bool overlapped = false;  // false: the serial schedule; true: the overlapped one
 };
 std::string_view segment_kind_name(TimelineSegment::Kind k);
 
 struct KernelTime {
     std::string name;
-    int64_t blocks = 0;          // all heads
+    int64_t blocks = 0;  // all heads
     double serial_s = 0, overlapped_s = 0;
 };
 
@@ -152,14 +152,14 @@ struct KernelTime {
 // SMs x blocks-per-SM slots in launch order, each slot getting an equal share of every rate.
 struct Timing {
     bool computed = false;
-    std::string ceilings;            // "datasheet" or "measured"
+    std::string ceilings;  // "datasheet" or "measured"
     std::string ceilings_note;
     double hbm_bandwidth = 0, l2_bandwidth = 0, matmul_flops = 0, scalar_flops = 0;  // whole GPU, as used
     int64_t slots = 0;
-    bool with_l2 = false;            // copy times split into L2 hits and HBM misses
+    bool with_l2 = false;  // copy times split into L2 hits and HBM misses
     double serial_s = 0, overlapped_s = 0;
-    double predicted_ms = 0;         // the overlapped schedule
-    double predicted_tflops = 0;     // all FLOPs / predicted time
+    double predicted_ms = 0;      // the overlapped schedule
+    double predicted_tflops = 0;  // all FLOPs / predicted time
     std::vector<KernelTime> kernels;
     std::vector<TimelineSegment> timeline;  // first SMs, first steps of the first kernel (bounded)
 };
@@ -168,26 +168,26 @@ struct Result {
     Problem problem;
     Machine machine;
     Algo algo = Algo::flash2;
-    int64_t block_rows = 0, block_cols = 0;    // as used
-    int64_t tiles_rows = 0, tiles_cols = 0;    // T_r = ceil(N / B_r), T_c = ceil(N / B_c)
-    int64_t sram_bytes = 0;                    // budget M
-    std::vector<SramBuffer> sram_buffers;      // what the chosen blocks need
-    int64_t sram_peak_bytes = 0;               // largest SRAM footprint any step used
-    std::string block_note;                    // how the block sizes were chosen
-    Trace trace;                               // events of head 0 (bounded)
-    Totals totals;                             // all heads, all steps
-    std::optional<TensorF> output;             // O (B, H, N, d), rounded to the dtype; numerics only
-    std::optional<SoftmaxRecord> record;       // flash only, numerics only
+    int64_t block_rows = 0, block_cols = 0;  // as used
+    int64_t tiles_rows = 0, tiles_cols = 0;  // T_r = ceil(N / B_r), T_c = ceil(N / B_c)
+    int64_t sram_bytes = 0;                  // budget M
+    std::vector<SramBuffer> sram_buffers;    // what the chosen blocks need
+    int64_t sram_peak_bytes = 0;             // largest SRAM footprint any step used
+    std::string block_note;                  // how the block sizes were chosen
+    Trace trace;                             // events of head 0 (bounded)
+    Totals totals;                           // all heads, all steps
+    std::optional<TensorF> output;           // O (B, H, N, d), rounded to the dtype; numerics only
+    std::optional<SoftmaxRecord> record;     // flash only, numerics only
     bool numerics = false;
     // Issue 3: backward pass, kernels, L2, timing.
     Pass pass = Pass::forward;
-    int64_t bwd_block_rows = 0, bwd_block_cols = 0;   // backward blocks, as used (0 when forward only)
+    int64_t bwd_block_rows = 0, bwd_block_cols = 0;  // backward blocks, as used (0 when forward only)
     int64_t bwd_tiles_rows = 0, bwd_tiles_cols = 0;
     std::vector<SramBuffer> bwd_sram_buffers;
     std::string bwd_block_note;
-    Totals forward_totals, backward_totals;    // totals = forward_totals + backward_totals (of the pass run)
-    std::vector<KernelInfo> kernels;           // the kernels counted, in launch order
-    std::optional<TensorF> dQ, dK, dV;         // gradients (B, H, N, d); numerics with a backward pass
+    Totals forward_totals, backward_totals;  // totals = forward_totals + backward_totals (of the pass run)
+    std::vector<KernelInfo> kernels;         // the kernels counted, in launch order
+    std::optional<TensorF> dQ, dK, dV;       // gradients (B, H, N, d); numerics with a backward pass
     L2Stats l2;
     Timing timing;
 };

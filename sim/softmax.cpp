@@ -109,12 +109,15 @@ StreamedSoftmax stream_softmax(const std::vector<double>& scores, int64_t block,
         for (size_t j = 0; j < values.size(); ++j) {
             if (values[j].size() != values[0].size() || values[j].empty())
                 throw Error("softmax: value row " + std::to_string(j + 1) + " has " + std::to_string(values[j].size()) +
-                            " entries, row 1 has " + std::to_string(values[0].size()) + "; all rows need the same length");
+                            " entries, row 1 has " + std::to_string(values[0].size()) +
+                            "; all rows need the same length");
             for (double x : values[j])
-                if (!std::isfinite(x)) throw Error("softmax: value row " + std::to_string(j + 1) + " has a non-finite entry");
+                if (!std::isfinite(x))
+                    throw Error("softmax: value row " + std::to_string(j + 1) + " has a non-finite entry");
         }
     }
-    StreamedSoftmax r = precision == Precision::fp32 ? run<float>(scores, block, values) : run<double>(scores, block, values);
+    StreamedSoftmax r =
+        precision == Precision::fp32 ? run<float>(scores, block, values) : run<double>(scores, block, values);
     r.precision = precision;
     return r;
 }

@@ -13,13 +13,13 @@ namespace sim {
 enum class Precision { fp32, fp64 };
 
 struct StreamedSoftmax {
-    SoftmaxRecord record;            // per-block state (accumulator = the output vector so far)
-    std::vector<double> plain;       // plain softmax (or P V with values): max and sum over the whole row
-    std::vector<double> streamed;    // the same from the streamed state: accumulator / running sum
-    double max_abs_diff = 0;         // max |plain - streamed|
-    int64_t max_ulp = 0;             // in the chosen precision
+    SoftmaxRecord record;          // per-block state (accumulator = the output vector so far)
+    std::vector<double> plain;     // plain softmax (or P V with values): max and sum over the whole row
+    std::vector<double> streamed;  // the same from the streamed state: accumulator / running sum
+    double max_abs_diff = 0;       // max |plain - streamed|
+    int64_t max_ulp = 0;           // in the chosen precision
     Precision precision = Precision::fp32;
-    bool with_values = false;        // false: outputs are the probabilities themselves
+    bool with_values = false;  // false: outputs are the probabilities themselves
 };
 
 // `values`: one row of length dv per score (V, n x dv); empty: the outputs are the probabilities

@@ -10,7 +10,8 @@ TensorF generate_input(const Problem& p, InputTensor which) {
 }
 
 Inputs generate_inputs(const Problem& p) {
-    return {generate_input(p, InputTensor::Q), generate_input(p, InputTensor::K), generate_input(p, InputTensor::V), {}};
+    return {
+        generate_input(p, InputTensor::Q), generate_input(p, InputTensor::K), generate_input(p, InputTensor::V), {}};
 }
 
 }  // namespace sim

@@ -22,7 +22,9 @@ struct HostTensor {
     T* head(int64_t bh) { return data.data() + bh * head_size(); }
     const T* head(int64_t bh) const { return data.data() + bh * head_size(); }
     T& at(int64_t bh, int64_t n, int64_t k) { return data[static_cast<size_t>(bh * head_size() + n * cols + k)]; }
-    const T& at(int64_t bh, int64_t n, int64_t k) const { return data[static_cast<size_t>(bh * head_size() + n * cols + k)]; }
+    const T& at(int64_t bh, int64_t n, int64_t k) const {
+        return data[static_cast<size_t>(bh * head_size() + n * cols + k)];
+    }
 };
 
 using TensorF = HostTensor<float>;

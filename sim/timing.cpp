@@ -10,9 +10,12 @@ namespace sim {
 
 std::string_view segment_kind_name(TimelineSegment::Kind k) {
     switch (k) {
-        case TimelineSegment::Kind::copy: return "copy";
-        case TimelineSegment::Kind::matmul: return "matmul";
-        case TimelineSegment::Kind::scalar: return "scalar";
+        case TimelineSegment::Kind::copy:
+            return "copy";
+        case TimelineSegment::Kind::matmul:
+            return "matmul";
+        case TimelineSegment::Kind::scalar:
+            return "scalar";
     }
     return "?";
 }
@@ -94,7 +97,8 @@ void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
             if (c.copy > 0) out.timeline.push_back({sm, copy_start, copy_end, K::copy, si, true});
             const double cs = std::max(copy_end, compute_end_prev);
             if (c.matmul > 0) out.timeline.push_back({sm, cs, cs + c.matmul, K::matmul, si, true});
-            if (c.scalar > 0) out.timeline.push_back({sm, cs + c.matmul, cs + c.matmul + c.scalar, K::scalar, si, true});
+            if (c.scalar > 0)
+                out.timeline.push_back({sm, cs + c.matmul, cs + c.matmul + c.scalar, K::scalar, si, true});
             compute_start_prev = cs;
             compute_end_prev = cs + c.matmul + c.scalar;
         }

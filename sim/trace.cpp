@@ -13,19 +13,26 @@ std::string_view tensor_name(Tensor t) {
 
 std::string_view level_name(Level l) {
     switch (l) {
-        case Level::HBM: return "HBM";
-        case Level::L2: return "L2";
-        case Level::SRAM: return "SRAM";
+        case Level::HBM:
+            return "HBM";
+        case Level::L2:
+            return "L2";
+        case Level::SRAM:
+            return "SRAM";
     }
     return "?";
 }
 
 std::string_view event_kind_name(EventKind k) {
     switch (k) {
-        case EventKind::load: return "load";
-        case EventKind::store: return "store";
-        case EventKind::compute: return "compute";
-        case EventKind::rescale: return "rescale";
+        case EventKind::load:
+            return "load";
+        case EventKind::store:
+            return "store";
+        case EventKind::compute:
+            return "compute";
+        case EventKind::rescale:
+            return "rescale";
     }
     return "?";
 }
@@ -45,8 +52,8 @@ Totals Trace::totals_of(size_t first, size_t last) const {
 }
 
 size_t Trace::first_event_of_step(int64_t step) const {
-    auto it = std::lower_bound(events.begin(), events.end(), step,
-                               [](const Event& e, int64_t s) { return e.step < s; });
+    auto it =
+        std::lower_bound(events.begin(), events.end(), step, [](const Event& e, int64_t s) { return e.step < s; });
     return static_cast<size_t>(it - events.begin());
 }
 

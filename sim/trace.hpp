@@ -24,8 +24,16 @@ struct Traffic {
     int64_t read_bytes = 0;
     int64_t write_bytes = 0;
     int64_t total() const { return read_bytes + write_bytes; }
-    Traffic& operator+=(const Traffic& o) { read_bytes += o.read_bytes; write_bytes += o.write_bytes; return *this; }
-    Traffic& operator-=(const Traffic& o) { read_bytes -= o.read_bytes; write_bytes -= o.write_bytes; return *this; }
+    Traffic& operator+=(const Traffic& o) {
+        read_bytes += o.read_bytes;
+        write_bytes += o.write_bytes;
+        return *this;
+    }
+    Traffic& operator-=(const Traffic& o) {
+        read_bytes -= o.read_bytes;
+        write_bytes -= o.write_bytes;
+        return *this;
+    }
     friend Traffic operator+(Traffic a, const Traffic& b) { return a += b; }
     friend Traffic operator-(Traffic a, const Traffic& b) { return a -= b; }
     friend bool operator==(const Traffic&, const Traffic&) = default;
@@ -36,8 +44,18 @@ struct Flops {
     int64_t exp = 0;     // exponentials evaluated (scores and rescale factors)
     int64_t other = 0;   // max, sum, scale, rescale multiplies, division
     int64_t total() const { return matmul + exp + other; }
-    Flops& operator+=(const Flops& o) { matmul += o.matmul; exp += o.exp; other += o.other; return *this; }
-    Flops& operator-=(const Flops& o) { matmul -= o.matmul; exp -= o.exp; other -= o.other; return *this; }
+    Flops& operator+=(const Flops& o) {
+        matmul += o.matmul;
+        exp += o.exp;
+        other += o.other;
+        return *this;
+    }
+    Flops& operator-=(const Flops& o) {
+        matmul -= o.matmul;
+        exp -= o.exp;
+        other -= o.other;
+        return *this;
+    }
     friend Flops operator+(Flops a, const Flops& b) { return a += b; }
     friend Flops operator-(Flops a, const Flops& b) { return a -= b; }
     friend bool operator==(const Flops&, const Flops&) = default;
@@ -47,8 +65,8 @@ struct Flops {
 struct Totals {
     std::array<Traffic, kTensorCount> hbm{};  // per tensor, bytes read from / written to HBM
     Flops flops{};
-    int64_t steps = 0;       // inner-loop steps walked
-    int64_t rescales = 0;    // row rescalings by e^(m_old - m_new) applied to O (flash only)
+    int64_t steps = 0;     // inner-loop steps walked
+    int64_t rescales = 0;  // row rescalings by e^(m_old - m_new) applied to O (flash only)
 
     Traffic& operator[](Tensor t) { return hbm[static_cast<size_t>(t)]; }
     const Traffic& operator[](Tensor t) const { return hbm[static_cast<size_t>(t)]; }
@@ -59,20 +77,31 @@ struct Totals {
     }
     Totals& operator+=(const Totals& o) {
         for (int i = 0; i < kTensorCount; ++i) hbm[i] += o.hbm[i];
-        flops += o.flops; steps += o.steps; rescales += o.rescales;
+        flops += o.flops;
+        steps += o.steps;
+        rescales += o.rescales;
         return *this;
     }
     Totals& operator-=(const Totals& o) {
         for (int i = 0; i < kTensorCount; ++i) hbm[i] -= o.hbm[i];
-        flops -= o.flops; steps -= o.steps; rescales -= o.rescales;
+        flops -= o.flops;
+        steps -= o.steps;
+        rescales -= o.rescales;
         return *this;
     }
     friend Totals operator+(Totals a, const Totals& b) { return a += b; }
     friend Totals operator-(Totals a, const Totals& b) { return a -= b; }
     Totals scaled(int64_t k) const {  // k identical copies (e.g. B*H heads)
         Totals r = *this;
-        for (auto& x : r.hbm) { x.read_bytes *= k; x.write_bytes *= k; }
-        r.flops.matmul *= k; r.flops.exp *= k; r.flops.other *= k; r.steps *= k; r.rescales *= k;
+        for (auto& x : r.hbm) {
+            x.read_bytes *= k;
+            x.write_bytes *= k;
+        }
+        r.flops.matmul *= k;
+        r.flops.exp *= k;
+        r.flops.other *= k;
+        r.steps *= k;
+        r.rescales *= k;
         return r;
     }
 };
@@ -90,14 +119,14 @@ struct Event {
     Tensor tensor = Tensor::Q;  // for compute: the tensor produced (S, P, O, ...)
     int32_t row_tile = -1;      // tile coordinates in that tensor (-1: not tiled that way)
     int32_t col_tile = -1;
-    int32_t rows = 0;           // tile extent in elements
+    int32_t rows = 0;  // tile extent in elements
     int32_t cols = 0;
-    int64_t bytes = 0;          // load/store: bytes moved
-    Flops flops{};              // compute/rescale
-    int64_t step = 0;           // inner-loop step this event belongs to
-    int32_t phase = 0;          // algorithm phase (standard: 0 = S=QK^T, 1 = softmax, 2 = O=PV)
-    int32_t head = 0;           // (batch*heads) index; the event list covers head 0 only
-    uint8_t pass = 0;           // 0: forward pass, 1: backward pass
+    int64_t bytes = 0;  // load/store: bytes moved
+    Flops flops{};      // compute/rescale
+    int64_t step = 0;   // inner-loop step this event belongs to
+    int32_t phase = 0;  // algorithm phase (standard: 0 = S=QK^T, 1 = softmax, 2 = O=PV)
+    int32_t head = 0;   // (batch*heads) index; the event list covers head 0 only
+    uint8_t pass = 0;   // 0: forward pass, 1: backward pass
 };
 
 // The event list is bounded: only the first `event_cap` events of head 0 are kept (the totals
@@ -105,7 +134,7 @@ struct Event {
 struct Trace {
     std::vector<Event> events;
     bool truncated = false;
-    int64_t events_total = 0;    // events one head produced, kept or not
+    int64_t events_total = 0;  // events one head produced, kept or not
     int64_t steps_per_head = 0;
 
     // Totals of events [first, last): what moved during that stretch of the trace.

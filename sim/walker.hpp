@@ -33,9 +33,7 @@ inline Eigen::RowVectorXf masked_exp(const Eigen::Ref<const Eigen::RowVectorXf>&
 }
 
 // Tensors of N x N elements (standard attention's scratch): the L2 model keys them by row segments.
-inline bool square_tensor(Tensor t) {
-    return t == Tensor::S || t == Tensor::P || t == Tensor::dS || t == Tensor::dP;
-}
+inline bool square_tensor(Tensor t) { return t == Tensor::S || t == Tensor::P || t == Tensor::dS || t == Tensor::dP; }
 
 // Seconds per unit at one block slot (one SM's share of the GPU, divided by blocks per SM).
 struct SlotRates {
@@ -56,7 +54,7 @@ struct BlockTime {
 struct BlockTimer {
     BlockTime t;
     double prev_compute = 0;
-    bool keep = false;              // record the steps (for the timeline)
+    bool keep = false;  // record the steps (for the timeline)
     std::vector<StepCost>* kept = nullptr;
     size_t keep_max = 0;
     void step(const StepCost& c) {
@@ -91,7 +89,10 @@ struct StepRec {
 struct BlockLog {
     std::vector<Access> acc;
     std::vector<StepRec> steps;
-    void clear() { acc.clear(); steps.clear(); }
+    void clear() {
+        acc.clear();
+        steps.clear();
+    }
 };
 
 // What one walked segment of a block (e.g. flash1's inner loop for one K/V block) added.
@@ -107,13 +108,13 @@ struct Walker {
     int64_t cap = 0;
     Totals totals;
     Trace trace;
-    int64_t steps = 0;   // steps begun so far
-    int64_t step = 0;    // index of the current step
-    int32_t phase = 0;   // kernel index
-    int32_t pass = 0;    // 0 forward, 1 backward
+    int64_t steps = 0;  // steps begun so far
+    int64_t step = 0;   // index of the current step
+    int32_t phase = 0;  // kernel index
+    int32_t pass = 0;   // 0 forward, 1 backward
     int64_t peak = 0;
-    int64_t seg_cols = 0;      // width of an N x N row segment (standard's B_c) for the lookup count
-    int64_t l2_lookups = 0;    // L2 lookups this head's accesses cause (segments for N x N tensors)
+    int64_t seg_cols = 0;    // width of an N x N row segment (standard's B_c) for the lookup count
+    int64_t l2_lookups = 0;  // L2 lookups this head's accesses cause (segments for N x N tensors)
 
     // timing (counting walk only)
     const SlotRates* rates = nullptr;
@@ -135,8 +136,10 @@ struct Walker {
             return;
         }
         if (!counting) return;
-        if (k == EventKind::load) totals[t].read_bytes += bytes;
-        else if (k == EventKind::store) totals[t].write_bytes += bytes;
+        if (k == EventKind::load)
+            totals[t].read_bytes += bytes;
+        else if (k == EventKind::store)
+            totals[t].write_bytes += bytes;
         totals.flops += f;
         if (k == EventKind::rescale) totals.rescales += rows;
         st_bytes += bytes;
@@ -145,8 +148,17 @@ struct Walker {
         st_open = true;
         ++trace.events_total;
         if (static_cast<int64_t>(trace.events.size()) < cap) {
-            Event e{k, t, static_cast<int32_t>(rt), static_cast<int32_t>(ct), static_cast<int32_t>(rows),
-                    static_cast<int32_t>(cols), bytes, f, step, phase, 0};
+            Event e{k,
+                    t,
+                    static_cast<int32_t>(rt),
+                    static_cast<int32_t>(ct),
+                    static_cast<int32_t>(rows),
+                    static_cast<int32_t>(cols),
+                    bytes,
+                    f,
+                    step,
+                    phase,
+                    0};
             e.pass = static_cast<uint8_t>(pass);
             trace.events.push_back(e);
         } else {
@@ -154,14 +166,16 @@ struct Walker {
         }
     }
     // Loads and stores carry the element offsets (r0, c0) of the tile for the L2 model.
-    [[gnu::always_inline]] void load(Tensor t, int64_t rt, int64_t ct, int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64_t bytes) {
+    [[gnu::always_inline]] void load(Tensor t, int64_t rt, int64_t ct, int64_t r0, int64_t c0, int64_t rows,
+                                     int64_t cols, int64_t bytes) {
         move(false, t, rt, ct, r0, c0, rows, cols, bytes);
     }
-    [[gnu::always_inline]] void store(Tensor t, int64_t rt, int64_t ct, int64_t r0, int64_t c0, int64_t rows, int64_t cols, int64_t bytes) {
+    [[gnu::always_inline]] void store(Tensor t, int64_t rt, int64_t ct, int64_t r0, int64_t c0, int64_t rows,
+                                      int64_t cols, int64_t bytes) {
         move(true, t, rt, ct, r0, c0, rows, cols, bytes);
     }
-    [[gnu::always_inline]] void move(bool st, Tensor t, int64_t rt, int64_t ct, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
-              int64_t bytes) {
+    [[gnu::always_inline]] void move(bool st, Tensor t, int64_t rt, int64_t ct, int64_t r0, int64_t c0, int64_t rows,
+                                     int64_t cols, int64_t bytes) {
         if (log) {
             if (log->steps.empty()) log->steps.push_back({0, 0, 0, 0});
             log->acc.push_back({static_cast<int32_t>(r0), static_cast<int32_t>(c0), static_cast<int32_t>(rows),

@@ -33,9 +33,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         if (help) *help = true;
         if (help_text) *help_text = app.help();
         return {};
-    } catch (const CLI::ParseError& e) {
-        return std::string(e.what()) + " (see flashsim-app --help)";
-    }
+    } catch (const CLI::ParseError& e) { return std::string(e.what()) + " (see flashsim-app --help)"; }
     if (app.count("--step")) {
         if (step < 1) return "--step counts lesson steps from 1, got " + std::to_string(step);
         a.lesson_step = step - 1;
@@ -63,7 +61,8 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     if (a.font_px != 0 && (a.font_px < 8 || a.font_px > 64)) return "--font-size must be between 8 and 64 pixels";
     if (!a.screenshot.empty()) {
         const auto& s = a.screenshot;
-        if (s.size() < 5 || s.substr(s.size() - 4) != ".png") return "--screenshot needs a file name ending in .png, got '" + s + "'";
+        if (s.size() < 5 || s.substr(s.size() - 4) != ".png")
+            return "--screenshot needs a file name ending in .png, got '" + s + "'";
     }
     return {};
 }

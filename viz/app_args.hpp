@@ -14,9 +14,9 @@
 namespace viz {
 
 struct AppArgs {
-    std::string screenshot;          // write a PNG of the last frame and exit
-    std::string lesson;              // lesson id or number (1-based); empty: the first
-    int lesson_step = 0;             // --step K: 1-based on the command line, stored 0-based
+    std::string screenshot;  // write a PNG of the last frame and exit
+    std::string lesson;      // lesson id or number (1-based); empty: the first
+    int lesson_step = 0;     // --step K: 1-based on the command line, stored 0-based
     bool lesson_step_given = false;
     std::optional<Panel> panel;
     int width = 1280, height = 800;
@@ -25,12 +25,12 @@ struct AppArgs {
     std::optional<int64_t> seq, head_dim;
     std::optional<sim::Algo> algo;
     bool causal = false;
-    int64_t anim_step = -1;          // --anim-step: the animation step to show
-    bool play = false;               // start playing
-    double speed = 0;                // steps per second (0: the default)
-    std::string results_dir;         // cuda/results by default
-    double font_px = 0;              // font size before content scaling (0: default)
-    bool show_keys = false;          // open with the keyboard help overlay
+    int64_t anim_step = -1;   // --anim-step: the animation step to show
+    bool play = false;        // start playing
+    double speed = 0;         // steps per second (0: the default)
+    std::string results_dir;  // cuda/results by default
+    double font_px = 0;       // font size before content scaling (0: default)
+    bool show_keys = false;   // open with the keyboard help overlay
 };
 
 // Parse argv. On a bad argument returns the one-line error (and `args` is unspecified); "" when

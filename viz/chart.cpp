@@ -213,7 +213,8 @@ void bars(const char* id, ImVec2 size, const std::string& title, const std::vect
             dl->AddRectFilled(q0, q1, colours[k % colours.size()]);
             if (hovered && mouse.x >= q0.x && mouse.x < q1.x && mouse.y >= a.y && mouse.y <= b.y) {
                 ImGui::BeginTooltip();
-                ImGui::Text("%s, %s: %s", groups[g].label.c_str(), series[k].c_str(), (fmt_y ? fmt_y(v) : ui::fixed(v, 0)).c_str());
+                ImGui::Text("%s, %s: %s", groups[g].label.c_str(), series[k].c_str(),
+                            (fmt_y ? fmt_y(v) : ui::fixed(v, 0)).c_str());
                 ImGui::EndTooltip();
             }
         }
@@ -230,7 +231,8 @@ void legend(const std::vector<std::string>& names, const std::vector<ImU32>& col
     ImVec2 p = ImGui::GetCursorScreenPos();
     float w = 0;
     for (size_t k = 0; k < names.size(); ++k) {
-        dl->AddRectFilled(ImVec2(p.x + w, p.y + fs * 0.3f), ImVec2(p.x + w + fs * 1.4f, p.y + fs * 0.8f), colours[k % colours.size()]);
+        dl->AddRectFilled(ImVec2(p.x + w, p.y + fs * 0.3f), ImVec2(p.x + w + fs * 1.4f, p.y + fs * 0.8f),
+                          colours[k % colours.size()]);
         dl->AddText(ImVec2(p.x + w + fs * 1.7f, p.y), ui::text_col, names[k].c_str());
         w += fs * 3.0f + ImGui::CalcTextSize(names[k].c_str()).x;
     }

@@ -12,7 +12,7 @@ namespace viz::chart {
 struct Line {
     std::string label;
     ImU32 colour;
-    std::vector<double> x, y;   // same length; only finite, positive values on log axes
+    std::vector<double> x, y;  // same length; only finite, positive values on log axes
     bool dashed = false;
 };
 
@@ -20,9 +20,9 @@ struct Axes {
     std::string title, x_label, y_label;
     bool log_x = true, log_y = true;
     std::function<std::string(double)> fmt_x, fmt_y;
-    double mark_x = -1;         // a vertical marker (e.g. the current N), < 0: none
+    double mark_x = -1;  // a vertical marker (e.g. the current N), < 0: none
     std::string mark_label;
-    bool legend = true;         // false: the caller draws one shared legend
+    bool legend = true;  // false: the caller draws one shared legend
 };
 
 // A row of coloured swatches with labels at the cursor (a legend shared by several charts).
@@ -32,8 +32,8 @@ void legend(const std::vector<std::string>& names, const std::vector<ImU32>& col
 void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>& ls);
 
 struct BarGroup {
-    std::string label;          // category, e.g. a tensor name
-    std::vector<double> values; // one per series
+    std::string label;           // category, e.g. a tensor name
+    std::vector<double> values;  // one per series
 };
 // Grouped bars on a linear axis from 0; `series` names and colours.
 void bars(const char* id, ImVec2 size, const std::string& title, const std::vector<std::string>& series,

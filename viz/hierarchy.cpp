@@ -36,7 +36,8 @@ namespace {
 std::string tile_name(const sim::Event& e) {
     std::string s(sim::tensor_name(e.tensor));
     const bool kv = e.tensor == Tensor::K || e.tensor == Tensor::V;
-    if (e.row_tile >= 0 && e.col_tile >= 0) return s + "_" + std::to_string(e.row_tile) + "," + std::to_string(e.col_tile);
+    if (e.row_tile >= 0 && e.col_tile >= 0)
+        return s + "_" + std::to_string(e.row_tile) + "," + std::to_string(e.col_tile);
     if (e.row_tile >= 0) return s + "_" + std::to_string(e.row_tile) + (kv ? "" : "");
     return s;
 }
@@ -48,9 +49,12 @@ ImVec2 lerp(ImVec2 a, ImVec2 b, float t) { return ImVec2(a.x + (b.x - a.x) * t, 
 std::string phase_caption(const sim::Result& r, int32_t phase) {
     if (r.algo == sim::Algo::standard) {
         switch (phase) {
-            case 0: return "phase 1 of 3: S = QK^T, written to HBM";
-            case 1: return "phase 2 of 3: P = softmax(S), read S, write P";
-            default: return "phase 3 of 3: O = PV, read P";
+            case 0:
+                return "phase 1 of 3: S = QK^T, written to HBM";
+            case 1:
+                return "phase 2 of 3: P = softmax(S), read S, write P";
+            default:
+                return "phase 3 of 3: O = PV, read P";
         }
     }
     return r.algo == sim::Algo::flash1 ? "Algorithm 1: K_j, V_j outer; Q_i, O_i, l, m inner"
@@ -60,27 +64,40 @@ std::string phase_caption(const sim::Result& r, int32_t phase) {
 std::vector<Tensor> inputs_of(const sim::Event& e) {
     if (e.kind == EventKind::rescale) return {Tensor::O};
     switch (e.tensor) {
-        case Tensor::S: return {Tensor::Q, Tensor::K};
-        case Tensor::P: return {Tensor::S};
-        case Tensor::O: return {Tensor::P, Tensor::V};
-        case Tensor::l: return {Tensor::S};
-        default: return {};
+        case Tensor::S:
+            return {Tensor::Q, Tensor::K};
+        case Tensor::P:
+            return {Tensor::S};
+        case Tensor::O:
+            return {Tensor::P, Tensor::V};
+        case Tensor::l:
+            return {Tensor::S};
+        default:
+            return {};
     }
 }
 
 std::string verb(const sim::Event& e) {
     const std::string t = tile_name(e);
     switch (e.kind) {
-        case EventKind::load: return "load " + t + " (" + ui::bytes(static_cast<double>(e.bytes)) + "): HBM -> SRAM";
-        case EventKind::store: return "store " + t + " (" + ui::bytes(static_cast<double>(e.bytes)) + "): SRAM -> HBM";
-        case EventKind::rescale: return "rescale O by e^(m_old - m_new)";
+        case EventKind::load:
+            return "load " + t + " (" + ui::bytes(static_cast<double>(e.bytes)) + "): HBM -> SRAM";
+        case EventKind::store:
+            return "store " + t + " (" + ui::bytes(static_cast<double>(e.bytes)) + "): SRAM -> HBM";
+        case EventKind::rescale:
+            return "rescale O by e^(m_old - m_new)";
         case EventKind::compute:
             switch (e.tensor) {
-                case Tensor::S: return "compute " + t + " = Q K^T tile";
-                case Tensor::P: return "compute " + t + " = exp(S - m)";
-                case Tensor::O: return e.col_tile < 0 ? "finish O: divide by l" : "compute O += P V";
-                case Tensor::l: return "row max and sum";
-                default: return "compute " + t;
+                case Tensor::S:
+                    return "compute " + t + " = Q K^T tile";
+                case Tensor::P:
+                    return "compute " + t + " = exp(S - m)";
+                case Tensor::O:
+                    return e.col_tile < 0 ? "finish O: divide by l" : "compute O += P V";
+                case Tensor::l:
+                    return "row max and sum";
+                default:
+                    return "compute " + t;
             }
     }
     return {};
@@ -109,19 +126,23 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
 
     // ---------------------------------------------------------------- HBM
     std::vector<Tensor> shown;
-    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::S, Tensor::P, Tensor::m, Tensor::l, Tensor::LSE})
+    for (Tensor t :
+         {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::S, Tensor::P, Tensor::m, Tensor::l, Tensor::LSE})
         if (L.shown(t)) shown.push_back(t);
     const float gap = fs * (compact ? 0.5f : 0.9f);
     int n_nd = 0, n_nn = 0, n_st = 0;
     for (Tensor t : shown) {
-        if (t == Tensor::S || t == Tensor::P) ++n_nn;
-        else if (L.cols[static_cast<size_t>(t)] == 1) ++n_st;
-        else ++n_nd;
+        if (t == Tensor::S || t == Tensor::P)
+            ++n_nn;
+        else if (L.cols[static_cast<size_t>(t)] == 1)
+            ++n_st;
+        else
+            ++n_nd;
     }
     float hbm_h = H * (n_nn ? 0.55f : (compact ? 0.5f : 0.42f));
     const float head = fs * 2.6f, foot = fs * 0.5f;
     float ht = hbm_h - head - foot;
-    float wc = compact ? fs * 2.2f : fs * 3.2f;  // N x d column width
+    float wc = compact ? fs * 2.2f : fs * 3.2f;        // N x d column width
     const float ws = compact ? fs * 0.9f : fs * 1.2f;  // statistics column width
     const float avail = W - 16 - gap * static_cast<float>(shown.size() - 1) - wc * n_nd - ws * n_st;
     const float side = n_nn ? std::min(ht, avail / n_nn) : 0;
@@ -139,13 +160,15 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         hbm_h = head + ht + foot;
     }
     if (!n_nn)  // no N x N matrix: spread the columns a little wider
-        wc = std::min(fs * (compact ? 3.0f : 5.0f), (W - 16 - gap * static_cast<float>(shown.size())) / std::max(1, n_nd + n_st));
+        wc = std::min(fs * (compact ? 3.0f : 5.0f),
+                      (W - 16 - gap * static_cast<float>(shown.size())) / std::max(1, n_nd + n_st));
     const ImVec2 h0 = a, h1(b.x, a.y + hbm_h);
     dl->AddRectFilled(h0, h1, IM_COL32(34, 38, 52, 255), 6.0f);
     dl->AddRect(h0, h1, IM_COL32(110, 120, 150, 255), 6.0f);
     {
-        std::string t = compact ? "HBM" : "HBM  (" + ui::bytes(r.machine.hbm_bytes) + ", " +
-                                              ui::fixed(r.machine.hbm_bandwidth / 1e12, 2) + " TB/s)";
+        std::string t = compact ? "HBM"
+                                : "HBM  (" + ui::bytes(r.machine.hbm_bytes) + ", " +
+                                      ui::fixed(r.machine.hbm_bandwidth / 1e12, 2) + " TB/s)";
         dl->AddText(ImVec2(h0.x + 8, h0.y + 4), ui::text_col, t.c_str());
     }
     const float top = h0.y + head;
@@ -185,7 +208,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     auto hbm_rect = [&](const sim::Event& e, ImVec2* p0, ImVec2* p1) {
         const size_t k = static_cast<size_t>(e.tensor);
         const ElemRect er = L.rect(e);
-        const float R = static_cast<float>(std::max<int64_t>(1, L.rows[k])), C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
+        const float R = static_cast<float>(std::max<int64_t>(1, L.rows[k])),
+                    C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
         const float w = t1[k].x - t0[k].x;
         const float th = t1[k].y - t0[k].y;
         *p0 = ImVec2(t0[k].x + w * er.c0 / C, t0[k].y + th * er.r0 / R);
@@ -194,7 +218,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     if (highlight_row >= 0 && highlight_row < L.n) {
         for (Tensor t : shown) {
             const size_t k = static_cast<size_t>(t);
-            const float y = t0[k].y + (t1[k].y - t0[k].y) * (static_cast<float>(highlight_row) + 0.5f) / static_cast<float>(L.n);
+            const float y =
+                t0[k].y + (t1[k].y - t0[k].y) * (static_cast<float>(highlight_row) + 0.5f) / static_cast<float>(L.n);
             dl->AddLine(ImVec2(t0[k].x - 2, y), ImVec2(t1[k].x + 2, y), IM_COL32(255, 255, 255, 220), 2.0f);
         }
     }
@@ -246,8 +271,9 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     dl->AddRectFilled(s0, s1, IM_COL32(30, 46, 42, 255), 6.0f);
     dl->AddRect(s0, s1, IM_COL32(100, 150, 130, 255), 6.0f);
     {
-        std::string t = compact ? "SRAM  M = " + ui::bytes(static_cast<double>(r.sram_bytes))
-                                : "SRAM, one thread block  (budget M = " + ui::bytes(static_cast<double>(r.sram_bytes)) + ")";
+        std::string t =
+            compact ? "SRAM  M = " + ui::bytes(static_cast<double>(r.sram_bytes))
+                    : "SRAM, one thread block  (budget M = " + ui::bytes(static_cast<double>(r.sram_bytes)) + ")";
         dl->AddText(ImVec2(s0.x + 8, s0.y + 4), ui::text_col, t.c_str());
     }
     // capacity bar: the buffers this algorithm allocates (standard: those of the running GEMM)
@@ -257,16 +283,26 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const int32_t phase = (first < ev.size()) ? ev[first].phase : 0;
     int64_t used = 0;
     {
-        struct Seg { std::string name; int64_t bytes; Tensor t; };
+        struct Seg {
+            std::string name;
+            int64_t bytes;
+            Tensor t;
+        };
         std::vector<Seg> segs;
         auto tensor_of = [](const std::string& n) {
-            for (auto [key, t] : {std::pair{"Q_i", Tensor::Q}, {"K_j", Tensor::K}, {"V_j", Tensor::V}, {"O_i", Tensor::O},
-                                  {"S_ij", Tensor::S}, {"P_ij", Tensor::P}, {"m_i", Tensor::m}})
+            for (auto [key, t] : {std::pair{"Q_i", Tensor::Q},
+                                  {"K_j", Tensor::K},
+                                  {"V_j", Tensor::V},
+                                  {"O_i", Tensor::O},
+                                  {"S_ij", Tensor::S},
+                                  {"P_ij", Tensor::P},
+                                  {"m_i", Tensor::m}})
                 if (n.find(key) != std::string::npos) return t;
             return Tensor::count;
         };
         if (r.algo == sim::Algo::standard && phase == 1) {
-            if (first < last) segs.push_back({"rows of S", static_cast<int64_t>(ev[first].rows) * ev[first].cols * 4, Tensor::S});
+            if (first < last)
+                segs.push_back({"rows of S", static_cast<int64_t>(ev[first].rows) * ev[first].cols * 4, Tensor::S});
         } else {
             for (const auto& buf : r.sram_buffers) {
                 if (r.algo == sim::Algo::standard) {
@@ -285,7 +321,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
             bx += w;
             used += sg.bytes;
         }
-        const std::string cap = ui::bytes(static_cast<double>(used)) + " of " + ui::bytes(M) + (compact ? "" : " allocated");
+        const std::string cap =
+            ui::bytes(static_cast<double>(used)) + " of " + ui::bytes(M) + (compact ? "" : " allocated");
         const float tw = ImGui::CalcTextSize(cap.c_str()).x;
         const ImVec2 tp(cb1.x - tw - 4, cb0.y + (bar_h - fs) * 0.5f);
         dl->AddRectFilled(ImVec2(tp.x - 3, cb0.y), cb1, IM_COL32(20, 22, 28, 220));
@@ -296,7 +333,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
     const int nslots = std::max<int>(1, static_cast<int>(res.size()));
     const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / nslots - fs * 0.5f);
-    const float slot_h = std::max(fs * 1.5f, std::min({(sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f, fs * 4.5f}));
+    const float slot_h =
+        std::max(fs * 1.5f, std::min({(sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f, fs * 4.5f}));
     std::array<ImVec2, sim::kTensorCount> q0{}, q1{};
     std::array<bool, sim::kTensorCount> has_slot{};
     {
@@ -323,7 +361,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     if (step > 0)
         for (const auto& p : resident_tiles(r.trace, tl.step_first[static_cast<size_t>(step) - 1], first))
             for (const auto& rt : res)
-                if (!p.leaving && p.tensor == rt.tensor && p.tensor == Tensor::O && p.event.row_tile == rt.event.row_tile)
+                if (!p.leaving && p.tensor == rt.tensor && p.tensor == Tensor::O &&
+                    p.event.row_tile == rt.event.row_tile)
                     carried[static_cast<size_t>(p.tensor)] = true;
     for (const auto& rt : res) {
         const size_t k = static_cast<size_t>(rt.tensor);
@@ -331,17 +370,24 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         size_t arrive = SIZE_MAX, depart = SIZE_MAX;
         for (size_t i = first; i < last; ++i)
             if (ev[i].tensor == rt.tensor) {
-                if (arrive == SIZE_MAX && (ev[i].kind == EventKind::load || ev[i].kind == EventKind::compute)) arrive = i;
+                if (arrive == SIZE_MAX && (ev[i].kind == EventKind::load || ev[i].kind == EventKind::compute))
+                    arrive = i;
                 if (ev[i].kind == EventKind::store) depart = i;
             }
-        const bool present = (carried[k] || arrive == SIZE_MAX || done > arrive) && (depart == SIZE_MAX || done <= depart);
+        const bool present =
+            (carried[k] || arrive == SIZE_MAX || done > arrive) && (depart == SIZE_MAX || done <= depart);
         const ImU32 col = ui::tensor_colour(rt.tensor);
         dl->AddRect(q0[k], q1[k], ui::with_alpha(col, 90), 4.0f, 0, 1.0f);
-        if (present) dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 210), 4.0f);
-        else if (busy[k]) dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 110), 4.0f);  // being computed now
-        if (busy[k]) dl->AddRect(ImVec2(q0[k].x - 3, q0[k].y - 3), ImVec2(q1[k].x + 3, q1[k].y + 3), IM_COL32(255, 255, 255, 255), 5.0f, 0, 3.0f);
+        if (present)
+            dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 210), 4.0f);
+        else if (busy[k])
+            dl->AddRectFilled(q0[k], q1[k], ui::with_alpha(col, 110), 4.0f);  // being computed now
+        if (busy[k])
+            dl->AddRect(ImVec2(q0[k].x - 3, q0[k].y - 3), ImVec2(q1[k].x + 3, q1[k].y + 3),
+                        IM_COL32(255, 255, 255, 255), 5.0f, 0, 3.0f);
         const std::string name = compact ? std::string(sim::tensor_name(rt.tensor)) : tile_name(rt.event);
-        ui::text_centred(dl, q0[k], ImVec2(q1[k].x, q0[k].y + fs * 1.4f), present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
+        ui::text_centred(dl, q0[k], ImVec2(q1[k].x, q0[k].y + fs * 1.4f),
+                         present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
         if (!compact) {
             const std::string sz = ui::bytes(static_cast<double>(rt.bytes));
             ui::text_centred(dl, ImVec2(q0[k].x, q1[k].y), ImVec2(q1[k].x, q1[k].y + fs * 1.3f), ui::text_dim, sz);
@@ -355,11 +401,13 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         if ((e.kind == EventKind::load || e.kind == EventKind::store) && has_slot[k]) {
             ImVec2 p0, p1;
             hbm_rect(e, &p0, &p1);
-            dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+            dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 255, 255, 255), 0, 0,
+                        2.0f);
             const ImVec2 from0 = e.kind == EventKind::load ? p0 : q0[k], from1 = e.kind == EventKind::load ? p1 : q1[k];
             const ImVec2 to0 = e.kind == EventKind::load ? q0[k] : p0, to1 = e.kind == EventKind::load ? q1[k] : p1;
             const ImVec2 m0 = lerp(from0, to0, u), m1 = lerp(from1, to1, u);
-            const ImVec2 c0((from0.x + from1.x) * 0.5f, (from0.y + from1.y) * 0.5f), c1((to0.x + to1.x) * 0.5f, (to0.y + to1.y) * 0.5f);
+            const ImVec2 c0((from0.x + from1.x) * 0.5f, (from0.y + from1.y) * 0.5f),
+                c1((to0.x + to1.x) * 0.5f, (to0.y + to1.y) * 0.5f);
             dl->AddLine(c0, c1, IM_COL32(255, 255, 255, 70), 1.5f);
             dl->AddRectFilled(m0, m1, ui::tensor_colour(e.tensor), 3.0f);
             dl->AddRect(m0, m1, IM_COL32(255, 255, 255, 255), 3.0f, 0, 2.0f);
@@ -391,7 +439,11 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         for (size_t i = start; i < stop; ++i) {
             const bool is_done = i < done, now_i = animating && i == inflight;
             const std::string line = std::string(is_done ? "  done  " : now_i ? "  now   " : "        ") + verb(ev[i]);
-            dl->AddText(ImVec2(x0, y), now_i ? IM_COL32(255, 255, 255, 255) : is_done ? ui::text_col : ui::text_dim, line.c_str());
+            dl->AddText(ImVec2(x0, y),
+                        now_i     ? IM_COL32(255, 255, 255, 255)
+                        : is_done ? ui::text_col
+                                  : ui::text_dim,
+                        line.c_str());
             y += lh;
         }
         if (stop < last) note("  ... " + std::to_string(last - stop) + " more");
@@ -399,8 +451,10 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     // caption: what is happening now
     if (!compact) {
         std::string now;
-        if (animating) now = "now: " + verb(ev[inflight]);
-        else if (first < last) now = c.frac <= 0 ? "about to start this step" : "step complete";
+        if (animating)
+            now = "now: " + verb(ev[inflight]);
+        else if (first < last)
+            now = c.frac <= 0 ? "about to start this step" : "step complete";
         now += "   |   " + phase_caption(r, phase);
         dl->PushClipRect(s0, ImVec2(s1.x - 4, s1.y), true);
         dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());

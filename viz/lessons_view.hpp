@@ -16,26 +16,26 @@ namespace viz {
 struct LessonStep {
     std::string title;
     std::string text;
-    std::optional<Panel> panel;      // empty: leave the panel as it is
-    std::optional<Params> params;    // empty: leave the parameters as they are
-    int64_t step = -1;               // animation step to show (-1: leave as is)
-    int64_t row = -1;                // highlighted query row (-1: none)
+    std::optional<Panel> panel;            // empty: leave the panel as it is
+    std::optional<Params> params;          // empty: leave the parameters as they are
+    int64_t step = -1;                     // animation step to show (-1: leave as is)
+    int64_t row = -1;                      // highlighted query row (-1: none)
     int64_t tile_row = -1, tile_col = -1;  // highlighted tile: query tile i, key tile j (-1: none)
     // The lesson's softmax example (its [softmax] table), applied when the step shows that view.
     std::string scores_text, values_text;
-    int block = 0;                   // 0: no example given
+    int block = 0;  // 0: no example given
 };
 
 struct LessonDoc {
     std::string id, title, summary, file;
     std::vector<LessonStep> steps;
-    std::string error;               // the lesson failed to load: shown instead of it
+    std::string error;  // the lesson failed to load: shown instead of it
 };
 
 struct LessonLibrary {
     std::vector<LessonDoc> lessons;
-    std::string source;              // "lessons library: DIR" or "built-in worked examples"
-    std::string error;               // the library could not be found at all
+    std::string source;                     // "lessons library: DIR" or "built-in worked examples"
+    std::string error;                      // the library could not be found at all
     int find(const std::string& id) const;  // index of the lesson with this id (or "N" = number), -1 if none
 };
 

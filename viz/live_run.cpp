@@ -68,15 +68,11 @@ void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
                     const sim::Result s = sim::simulate(p, sim::find_machine(gpu_preset), c);
                     r.sim_read = static_cast<double>(s.totals.hbm_total().read_bytes);
                     r.sim_write = static_cast<double>(s.totals.hbm_total().write_bytes);
-                } catch (const std::exception& e) {
-                    r.error = e.what();
-                }
+                } catch (const std::exception& e) { r.error = e.what(); }
                 f.rows.push_back(r);
                 ++done_;
             }
-        } catch (const std::exception& e) {
-            f.error = e.what();
-        }
+        } catch (const std::exception& e) { f.error = e.what(); }
         return f;
     });
 #else

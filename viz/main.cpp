@@ -52,7 +52,8 @@ bool write_png(const std::string& path, int w, int h) {
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
     for (int y = 0; y < h; ++y)  // OpenGL's first row is the bottom one; drop alpha (RGB is smaller)
         for (int x = 0; x < w; ++x)
-            std::copy_n(px.data() + (static_cast<size_t>(h - 1 - y) * w + x) * 4, 3, flipped.data() + (static_cast<size_t>(y) * w + x) * 3);
+            std::copy_n(px.data() + (static_cast<size_t>(h - 1 - y) * w + x) * 4, 3,
+                        flipped.data() + (static_cast<size_t>(y) * w + x) * 3);
     stbi_write_png_compression_level = 9;
     return stbi_write_png(path.c_str(), w, h, 3, flipped.data(), w * 3) != 0;
 }
@@ -117,10 +118,11 @@ int main(int argc, char** argv) {
             }
         }
         if (args.lesson_step_given) {
-            const int n = lib.lessons.empty() ? 0 : static_cast<int>(lib.lessons[static_cast<size_t>(v.lesson)].steps.size());
+            const int n =
+                lib.lessons.empty() ? 0 : static_cast<int>(lib.lessons[static_cast<size_t>(v.lesson)].steps.size());
             if (args.lesson_step >= n)
-                return fail("--step " + std::to_string(args.lesson_step + 1) + " is past the lesson's " + std::to_string(n) +
-                            " steps");
+                return fail("--step " + std::to_string(args.lesson_step + 1) + " is past the lesson's " +
+                            std::to_string(n) + " steps");
             v.lesson_step = args.lesson_step;
         }
         apply_step();
@@ -132,12 +134,10 @@ int main(int argc, char** argv) {
     if (args.show_keys) v.show_help = true;
     if (args.speed > 0) v.speed = args.speed;
 
-
     // ---------------------------------------------------------------- window and ImGui
     static std::string glfw_error;  // the last GLFW complaint, folded into our one-line error
     glfwSetErrorCallback([](int, const char* what) { glfw_error = what ? what : ""; });
-    if (!glfwInit())
-        return fail("cannot open a window (" + glfw_error + "): set DISPLAY, or run under xvfb-run -a", 1);
+    if (!glfwInit()) return fail("cannot open a window (" + glfw_error + "): set DISPLAY, or run under xvfb-run -a", 1);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
         glfwTerminate();
         return fail("cannot create an OpenGL 3.3 window (" + glfw_error + "): is OpenGL available? try xvfb-run -a", 1);
     }
-    glfwSetErrorCallback([](int code, const char* what) { std::fprintf(stderr, "flashsim-app: GLFW error %d: %s\n", code, what); });
+    glfwSetErrorCallback(
+        [](int code, const char* what) { std::fprintf(stderr, "flashsim-app: GLFW error %d: %s\n", code, what); });
     glfwMakeContextCurrent(window);
     glfwSwapInterval(scripted ? 0 : 1);
     IMGUI_CHECKVERSION();
@@ -164,7 +165,8 @@ int main(int argc, char** argv) {
         ImFontConfig cfg;
         cfg.SizePixels = font_px;
         io.Fonts->AddFontDefault(&cfg);
-        std::fprintf(stderr, "flashsim-app: %s not found (install fonts-dejavu-core); using ImGui's built-in font\n", font);
+        std::fprintf(stderr, "flashsim-app: %s not found (install fonts-dejavu-core); using ImGui's built-in font\n",
+                     font);
     }
     ImGuiStyle& style = ImGui::GetStyle();
     style.ScaleAllSizes(scale);
@@ -178,7 +180,7 @@ int main(int argc, char** argv) {
     ReplayCache cache;
     LiveRun live;
     int tab_forced = static_cast<int>(v.panel);  // a tab to select programmatically (-1: none)
-    std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
+    std::vector<double> frame_ms, ui_ms;         // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
     const Timeline* prev_tl = nullptr;
@@ -188,7 +190,8 @@ int main(int argc, char** argv) {
     while (!glfwWindowShouldClose(window)) {
         const auto t0 = std::chrono::steady_clock::now();
         glfwPollEvents();
-        if (!lessons_ready && lib_job.valid() && lib_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        if (!lessons_ready && lib_job.valid() &&
+            lib_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
             lib = lib_job.get();
             lessons_ready = true;
             apply_step();  // the app opens on the first lesson once it has loaded
@@ -227,7 +230,8 @@ int main(int argc, char** argv) {
                 if (c == '?') v.show_help = !v.show_help;
             if (key(GLFW_KEY_ESCAPE)) v.show_help = false;
             if (v.panel == Panel::softmax) {
-                if (key(GLFW_KEY_RIGHT)) v.softmax_focus = v.softmax_focus < 0 ? -1 : v.softmax_focus + 1;  // clamped by the panel
+                if (key(GLFW_KEY_RIGHT))
+                    v.softmax_focus = v.softmax_focus < 0 ? -1 : v.softmax_focus + 1;  // clamped by the panel
                 if (key(GLFW_KEY_LEFT)) v.softmax_focus = v.softmax_focus < 0 ? 1000 : std::max(0, v.softmax_focus - 1);
                 if (key(GLFW_KEY_HOME)) v.softmax_focus = 0;
                 if (key(GLFW_KEY_END)) v.softmax_focus = -1;
@@ -258,8 +262,9 @@ int main(int argc, char** argv) {
         const ImGuiViewport* vp = ImGui::GetMainViewport();
         ImGui::SetNextWindowPos(vp->WorkPos);
         ImGui::SetNextWindowSize(vp->WorkSize);
-        ImGui::Begin("flashsim", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                                              ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
+        ImGui::Begin("flashsim", nullptr,
+                     ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                         ImGuiWindowFlags_NoSavedSettings);
         const float left_w = std::max(fs * 19.0f, vp->WorkSize.x * 0.26f);
         ImGui::BeginChild("left", ImVec2(left_w, 0), false);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "flashsim");
@@ -299,13 +304,21 @@ int main(int argc, char** argv) {
                             if (!sims.last_error().empty()) ImGui::TextWrapped("%s", sims.last_error().c_str());
                         } else {
                             switch (p) {
-                                case Panel::memory: draw_memory_panel(*rs, cache, v); break;
-                                case Panel::compare: draw_compare_panel(*rs, cache, v); break;
-                                case Panel::softmax: draw_softmax_panel(v); break;
+                                case Panel::memory:
+                                    draw_memory_panel(*rs, cache, v);
+                                    break;
+                                case Panel::compare:
+                                    draw_compare_panel(*rs, cache, v);
+                                    break;
+                                case Panel::softmax:
+                                    draw_softmax_panel(v);
+                                    break;
                                 case Panel::charts:
                                     draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), v);
                                     break;
-                                case Panel::measured: draw_measured_panel(measured, rs, &live, v); break;
+                                case Panel::measured:
+                                    draw_measured_panel(measured, rs, &live, v);
+                                    break;
                             }
                         }
                     }
@@ -340,7 +353,8 @@ int main(int argc, char** argv) {
         glfwSwapBuffers(window);
         if (scripted) {
             glFinish();
-            frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            frame_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
             if (frame >= args.frames) break;
         }
@@ -348,24 +362,27 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- cleanup
     if (args.report_frame_time && !frame_ms.empty()) {
-        std::vector<double> s(frame_ms.begin() + std::min<size_t>(frame_ms.size() - 1, 5), frame_ms.end());  // skip warm-up
+        std::vector<double> s(frame_ms.begin() + std::min<size_t>(frame_ms.size() - 1, 5),
+                              frame_ms.end());  // skip warm-up
         std::sort(s.begin(), s.end());
         double sum = 0;
         for (double x : s) sum += x;
         const double mean = sum / static_cast<double>(s.size());
         const RunSet* rs = sims.current().get();
-        std::printf("frames %zu (after 5 warm-up) at %dx%d, N = %lld, panel %s: mean %.2f ms, median %.2f ms, p95 %.2f ms, "
-                    "max %.2f ms, %.1f fps (mean)\n",
-                    s.size(), args.width, args.height, rs ? static_cast<long long>(rs->problem.seq) : 0LL,
-                    std::string(panel_name(v.panel)).c_str(), mean, s[s.size() / 2], s[s.size() * 95 / 100], s.back(),
-                    1000.0 / mean);
+        std::printf(
+            "frames %zu (after 5 warm-up) at %dx%d, N = %lld, panel %s: mean %.2f ms, median %.2f ms, p95 %.2f ms, "
+            "max %.2f ms, %.1f fps (mean)\n",
+            s.size(), args.width, args.height, rs ? static_cast<long long>(rs->problem.seq) : 0LL,
+            std::string(panel_name(v.panel)).c_str(), mean, s[s.size() / 2], s[s.size() * 95 / 100], s.back(),
+            1000.0 / mean);
         std::vector<double> u(ui_ms.begin() + std::min<size_t>(ui_ms.size() - 1, 5), ui_ms.end());
         std::sort(u.begin(), u.end());
         double usum = 0;
         for (double x : u) usum += x;
-        std::printf("of which the app's own work (input, panels, draw lists): mean %.2f ms, p95 %.2f ms; the rest is "
-                    "OpenGL rasterising and presenting\n",
-                    usum / static_cast<double>(u.size()), u[u.size() * 95 / 100]);
+        std::printf(
+            "of which the app's own work (input, panels, draw lists): mean %.2f ms, p95 %.2f ms; the rest is "
+            "OpenGL rasterising and presenting\n",
+            usum / static_cast<double>(u.size()), u[u.size() * 95 / 100]);
         std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     }
     ImGui_ImplOpenGL3_Shutdown();

@@ -111,7 +111,8 @@ MeasuredSet load_measurements(const std::string& dir) {
     s.dir = dir;
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
-        s.note = "no results folder " + dir + ": on a machine with an NVIDIA GPU, build with CUDA and run "
+        s.note = "no results folder " + dir +
+                 ": on a machine with an NVIDIA GPU, build with CUDA and run "
                  "`flashsim bench --json cuda/results/<gpu>.json` (or scripts/gpu_session.sh)";
         return s;
     }
@@ -133,8 +134,10 @@ MeasuredSet load_measurements(const std::string& dir) {
         s.files.push_back(parse_measurements(b.str(), p.string()));
     }
     if (s.files.empty())
-        s.note = "no *.json results in " + dir + " yet: on a machine with an NVIDIA GPU, build with CUDA and run "
-                 "`flashsim bench --json " + dir + "/<gpu>.json` (or scripts/gpu_session.sh)";
+        s.note = "no *.json results in " + dir +
+                 " yet: on a machine with an NVIDIA GPU, build with CUDA and run "
+                 "`flashsim bench --json " +
+                 dir + "/<gpu>.json` (or scripts/gpu_session.sh)";
     return s;
 }
 

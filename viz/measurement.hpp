@@ -15,17 +15,17 @@ struct MeasuredRow {
     int64_t seq = 0, head_dim = 0, batch = 1, heads = 1;
     bool causal = false;
     std::optional<double> ms, tflops;
-    std::optional<double> dram_read, dram_write;   // bytes, from the hardware counters (ncu)
-    std::optional<double> sim_read, sim_write;     // the simulator's HBM bytes for the kernel's tiling
+    std::optional<double> dram_read, dram_write;  // bytes, from the hardware counters (ncu)
+    std::optional<double> sim_read, sim_write;    // the simulator's HBM bytes for the kernel's tiling
     std::optional<int64_t> block_rows, block_cols, sram_bytes;
-    std::vector<std::pair<std::string, double>> vs_torch;  // ratios against PyTorch's kernels (positive only)
+    std::vector<std::pair<std::string, double>> vs_torch;    // ratios against PyTorch's kernels (positive only)
     std::vector<std::pair<std::string, double>> anchors_ms;  // PyTorch's kernels' median ms, same shape
     std::optional<double> anchor_ms(const std::string& name) const {
         for (const auto& [k, v] : anchors_ms)
             if (k == name) return v;
         return std::nullopt;
     }
-    std::string error;                              // the row's own error, if the run failed
+    std::string error;  // the row's own error, if the run failed
     std::optional<double> dram_total() const {
         if (!dram_read && !dram_write) return std::nullopt;
         return dram_read.value_or(0) + dram_write.value_or(0);

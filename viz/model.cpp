@@ -26,23 +26,19 @@ std::string validate(const Params& p) {
             sim::BlockChoice bc;
             try {
                 bc = sim::choose_blocks(pr, a, sram, p.block_rows, p.block_cols);
-            } catch (const sim::Error& e) {
-                return std::string(sim::algo_name(a)) + ": " + e.what();
-            }
+            } catch (const sim::Error& e) { return std::string(sim::algo_name(a)) + ": " + e.what(); }
             // The app simulates interactively: keep each walk to seconds (the CLI has no such limit).
             const double pairs = std::ceil(static_cast<double>(p.seq) / static_cast<double>(bc.block_rows)) *
                                  std::ceil(static_cast<double>(p.seq) / static_cast<double>(bc.block_cols));
             if (pairs > kMaxTilePairs)
-                return std::string(sim::algo_name(a)) + ": N = " + std::to_string(p.seq) + " with B_r = " +
-                       std::to_string(bc.block_rows) + ", B_c = " + std::to_string(bc.block_cols) + " is " +
-                       std::to_string(static_cast<long long>(pairs)) +
+                return std::string(sim::algo_name(a)) + ": N = " + std::to_string(p.seq) +
+                       " with B_r = " + std::to_string(bc.block_rows) + ", B_c = " + std::to_string(bc.block_cols) +
+                       " is " + std::to_string(static_cast<long long>(pairs)) +
                        " tile pairs, more than the app walks interactively (" +
                        std::to_string(static_cast<long long>(kMaxTilePairs)) +
                        "); use larger blocks, a smaller N, or the CLI (flashsim simulate)";
         }
-    } catch (const sim::Error& e) {
-        return e.what();
-    }
+    } catch (const sim::Error& e) { return e.what(); }
     return {};
 }
 
@@ -96,8 +92,8 @@ Timeline make_timeline(const sim::Result& r) {
             ++e;
         }
         const double t_mem = m.hbm_bandwidth > 0 ? bytes / m.hbm_bandwidth : 0.0;
-        const double t_math = (m.matmul_flops > 0 ? mm / m.matmul_flops : 0.0) +
-                              (m.scalar_flops > 0 ? scalar / m.scalar_flops : 0.0);
+        const double t_math =
+            (m.matmul_flops > 0 ? mm / m.matmul_flops : 0.0) + (m.scalar_flops > 0 ? scalar / m.scalar_flops : 0.0);
         t += std::max({t_mem, t_math, 1e-15});
     }
     tl.step_first[static_cast<size_t>(kept)] = e;
@@ -142,8 +138,10 @@ void Simulations::start(const Params& p) {
 std::string Simulations::request(const Params& p) {
     std::string err = validate(p);
     if (!err.empty()) return err;
-    if (job_.valid()) queued_ = p;  // the running job cannot be interrupted; run this one next
-    else start(p);
+    if (job_.valid())
+        queued_ = p;  // the running job cannot be interrupted; run this one next
+    else
+        start(p);
     return {};
 }
 

@@ -65,9 +65,9 @@ struct RunSet {
     Params params;
     sim::Problem problem;
     sim::Machine machine;
-    std::array<sim::Result, 3> results;     // indexed by algo_index
+    std::array<sim::Result, 3> results;  // indexed by algo_index
     std::array<Timeline, 3> timelines;
-    double seconds = 0;                     // wall time the simulations took
+    double seconds = 0;  // wall time the simulations took
     const sim::Result& result(sim::Algo a) const { return results[algo_index(a)]; }
     const Timeline& timeline(sim::Algo a) const { return timelines[algo_index(a)]; }
 };

@@ -13,7 +13,8 @@ namespace {
 
 std::vector<chart::Line> to_lines(const std::vector<Series>& ss) {
     std::vector<chart::Line> out;
-    for (const auto& s : ss) out.push_back({std::string(sim::algo_name(s.algo)), ui::algo_colour(s.algo), s.x, s.y, false});
+    for (const auto& s : ss)
+        out.push_back({std::string(sim::algo_name(s.algo)), ui::algo_colour(s.algo), s.x, s.y, false});
     return out;
 }
 
@@ -58,7 +59,8 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     }
     auto bytes_fmt = [](double b) { return ui::bytes(b); };
     chart::Axes ax;
-    ax.title = cd->params.block_rows || cd->params.block_cols ? "vs sequence length N (blocks as set)" : "vs sequence length N";
+    ax.title = cd->params.block_rows || cd->params.block_cols ? "vs sequence length N (blocks as set)"
+                                                              : "vs sequence length N";
     ax.x_label = "N (tokens)";
     ax.y_label = "HBM bytes (log)";
     ax.fmt_x = pow2;
@@ -96,17 +98,21 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
             }
             if (any) groups.push_back(g);
         }
-        chart::bars("tensors", ImVec2(w, h), "HBM bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")", names,
-                    cols, groups, [](double b) { return ui::bytes(b); });
+        chart::bars("tensors", ImVec2(w, h),
+                    "HBM bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")", names, cols,
+                    groups, [](double b) { return ui::bytes(b); });
     }
     // what the slopes say, measured from the points
     if (cd->vs_seq.size() == 3) {
-        ImGui::TextWrapped("Growth at large N (log-log slope of the last two points): standard %s, flash1 %s, flash2 %s "
-                    "(2 = quadratic in N).",
-                    slope(cd->vs_seq[0]).c_str(), slope(cd->vs_seq[1]).c_str(), slope(cd->vs_seq[2]).c_str());
-        ImGui::TextWrapped("Against M (slope between the two smallest M): standard %s, flash1 %s, flash2 %s "
-                    "(-1 = halves when M doubles).",
-                    slope(cd->vs_sram[0], true).c_str(), slope(cd->vs_sram[1], true).c_str(), slope(cd->vs_sram[2], true).c_str());
+        ImGui::TextWrapped(
+            "Growth at large N (log-log slope of the last two points): standard %s, flash1 %s, flash2 %s "
+            "(2 = quadratic in N).",
+            slope(cd->vs_seq[0]).c_str(), slope(cd->vs_seq[1]).c_str(), slope(cd->vs_seq[2]).c_str());
+        ImGui::TextWrapped(
+            "Against M (slope between the two smallest M): standard %s, flash1 %s, flash2 %s "
+            "(-1 = halves when M doubles).",
+            slope(cd->vs_sram[0], true).c_str(), slope(cd->vs_sram[1], true).c_str(),
+            slope(cd->vs_sram[2], true).c_str());
         ui::help("M");
     }
     size_t skipped = 0;

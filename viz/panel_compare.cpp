@@ -15,8 +15,9 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ui::help("clock");
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
-                        static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
-                        rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
+                        static_cast<long long>(rs.problem.head_dim),
+                        std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
+                        rs.problem.causal ? ", causal" : "");
     const float fs = ImGui::GetFontSize();
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t
     {
@@ -33,7 +34,8 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
             const float x0 = p0.x + label_w;
             const float len = t_max > 0 ? static_cast<float>(tl.total_time() / t_max) * w : 0;
             const float now = t_max > 0 ? static_cast<float>(std::min(t, tl.total_time()) / t_max) * w : 0;
-            dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + len, y + fs * 0.15f + bh), ui::with_alpha(ui::algo_colour(a), 70), 2);
+            dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + len, y + fs * 0.15f + bh),
+                              ui::with_alpha(ui::algo_colour(a), 70), 2);
             dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + now, y + fs * 0.15f + bh), ui::algo_colour(a), 2);
             const std::string end = ui::seconds(tl.total_time()) + (t >= tl.total_time() ? "  done" : "");
             dl->AddText(ImVec2(x0 + len + 6, y), ui::text_col, end.c_str());
@@ -53,12 +55,16 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const bool finished = t >= tl.total_time();
         Replay& rp = cache.get(rs, a);
         if (i) ImGui::SameLine(0, 8);
-        ImGui::BeginChild((std::string("col") + std::to_string(i)).c_str(), ImVec2(col_w, avail.y), true, ImGuiWindowFlags_NoScrollbar);
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(a)), "%s", std::string(sim::algo_name(a)).c_str());
+        ImGui::BeginChild((std::string("col") + std::to_string(i)).c_str(), ImVec2(col_w, avail.y), true,
+                          ImGuiWindowFlags_NoScrollbar);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(a)), "%s",
+                           std::string(sim::algo_name(a)).c_str());
         ui::help(std::string(sim::algo_name(a)));
         ImGui::SameLine();
-        if (finished) ImGui::Text("done at %s", ui::seconds(tl.total_time()).c_str());
-        else ImGui::Text("step %lld / %lld", static_cast<long long>(c.step + 1), static_cast<long long>(tl.steps_total));
+        if (finished)
+            ImGui::Text("done at %s", ui::seconds(tl.total_time()).c_str());
+        else
+            ImGui::Text("step %lld / %lld", static_cast<long long>(c.step + 1), static_cast<long long>(tl.steps_total));
         const ImVec2 p = ImGui::GetCursorScreenPos(), sz = ImGui::GetContentRegionAvail();
         const float counter_h = fs * 4.6f;
         draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y - counter_h), rs, a, rp,
@@ -74,13 +80,16 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         ImDrawList* dl = ImGui::GetWindowDrawList();
         ImGui::Dummy(ImVec2(w, h));
         dl->AddRectFilled(q, ImVec2(q.x + w, q.y + h), ui::cell_empty, 3);
-        const float f = std_total > 0 ? static_cast<float>(std::min(1.0, static_cast<double>(so_far.total()) / std_total)) : 0;
-        const double mine = static_cast<double>(rs.result(a).totals.hbm_total().total()) / std::max<int64_t>(1, rs.problem.heads_total());
+        const float f =
+            std_total > 0 ? static_cast<float>(std::min(1.0, static_cast<double>(so_far.total()) / std_total)) : 0;
+        const double mine = static_cast<double>(rs.result(a).totals.hbm_total().total()) /
+                            std::max<int64_t>(1, rs.problem.heads_total());
         const float fe = std_total > 0 ? static_cast<float>(std::min(1.0, mine / std_total)) : 0;
         dl->AddRectFilled(q, ImVec2(q.x + w * fe, q.y + h), ui::with_alpha(ui::algo_colour(a), 70), 3);
         dl->AddRectFilled(q, ImVec2(q.x + w * f, q.y + h), ui::algo_colour(a), 3);
-        ui::text_centred(dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255),
-                         "whole run: " + ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "% of standard's bytes");
+        ui::text_centred(
+            dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255),
+            "whole run: " + ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "% of standard's bytes");
         ImGui::EndChild();
     }
 }

@@ -33,8 +33,18 @@ bool keep(const MeasuredRow& r, const ViewState& v) {
 
 void table(const MeasuredFile& f, const ViewState& v, float height) {
     const float fs = ImGui::GetFontSize();
-    const char* heads[] = {"kernel", "N", "d", "BxH", "ms", "TFLOP/s", "simulated", "DRAM (counters)", "DRAM/sim",
-                           "SDPA-flash ms", "speed vs SDPA-flash", "speed vs cuDNN"};
+    const char* heads[] = {"kernel",
+                           "N",
+                           "d",
+                           "BxH",
+                           "ms",
+                           "TFLOP/s",
+                           "simulated",
+                           "DRAM (counters)",
+                           "DRAM/sim",
+                           "SDPA-flash ms",
+                           "speed vs SDPA-flash",
+                           "speed vs cuDNN"};
     if (!ImGui::BeginTable(f.path.c_str(), 12,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_SizingFixedFit,
@@ -73,11 +83,12 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
         if (d && s && *s > 0) {
             ImGui::TextUnformatted(ui::fixed(*d / *s, 2).c_str());
             if (ImGui::IsItemHovered())
-                ImGui::SetTooltip("%s", *d < *s ? "DRAM saw fewer bytes than the simulator counts between HBM and SRAM: "
-                                                  "re-reads of K and V (or Q, O) were served by the L2 cache, which this "
-                                                  "simulator does not model."
-                                                : "DRAM saw more bytes than the simulator counts (extra traffic the tile "
-                                                  "loop does not explain, e.g. spills or workspace).");
+                ImGui::SetTooltip("%s", *d < *s
+                                            ? "DRAM saw fewer bytes than the simulator counts between HBM and SRAM: "
+                                              "re-reads of K and V (or Q, O) were served by the L2 cache, which this "
+                                              "simulator does not model."
+                                            : "DRAM saw more bytes than the simulator counts (extra traffic the tile "
+                                              "loop does not explain, e.g. spills or workspace).");
         } else {
             ImGui::TextDisabled("-");
         }
@@ -85,11 +96,15 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(opt_fixed(fl, 3).c_str());
         ImGui::TableNextColumn();  // their time / ours: 1 = as fast, 0.5 = half as fast
-        if (fl && r.ms && *r.ms > 0) ImGui::TextUnformatted(ui::fixed(*fl / *r.ms, 2).c_str());
-        else ImGui::TextDisabled("-");
+        if (fl && r.ms && *r.ms > 0)
+            ImGui::TextUnformatted(ui::fixed(*fl / *r.ms, 2).c_str());
+        else
+            ImGui::TextDisabled("-");
         ImGui::TableNextColumn();
-        if (cu && r.ms && *r.ms > 0) ImGui::TextUnformatted(ui::fixed(*cu / *r.ms, 2).c_str());
-        else ImGui::TextDisabled("-");
+        if (cu && r.ms && *r.ms > 0)
+            ImGui::TextUnformatted(ui::fixed(*cu / *r.ms, 2).c_str());
+        else
+            ImGui::TextDisabled("-");
     }
     ImGui::EndTable();
 }
@@ -129,7 +144,9 @@ void time_chart(const MeasuredFile& f, const ViewState& v, ImVec2 size) {
     ax.title = "measured time (median)";
     ax.x_label = "N";
     ax.y_label = "ms (log); dashed: PyTorch SDPA-flash";
-    ax.fmt_x = [](double x) { return x >= 1024 ? std::to_string(static_cast<long long>(x / 1024)) + "K" : ui::fixed(x, 0); };
+    ax.fmt_x = [](double x) {
+        return x >= 1024 ? std::to_string(static_cast<long long>(x / 1024)) + "K" : ui::fixed(x, 0);
+    };
     ax.fmt_y = [](double y) { return ui::fixed(y, y < 1 ? 2 : 1); };
     chart::lines("mtime", size, ax, lines);
 }
@@ -140,10 +157,12 @@ void draw_file(const MeasuredFile& f, ViewState& v) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion), "%s", f.error.c_str());
         return;
     }
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "%s", f.device.empty() ? "unknown GPU" : f.device.c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "%s",
+                       f.device.empty() ? "unknown GPU" : f.device.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("measured %s, driver %s, commit %s  (%s, %zu rows)", f.date.empty() ? "?" : f.date.c_str(),
-                        f.driver.empty() ? "?" : f.driver.c_str(), f.commit.empty() ? "?" : f.commit.substr(0, 12).c_str(),
+                        f.driver.empty() ? "?" : f.driver.c_str(),
+                        f.commit.empty() ? "?" : f.commit.substr(0, 12).c_str(),
                         f.path.substr(f.path.find_last_of('/') + 1).c_str(), f.rows.size());
     if (!f.anchor_note.empty()) ImGui::TextDisabled("%s", f.anchor_note.c_str());
     ImGui::PushID(f.path.c_str());
@@ -163,7 +182,8 @@ void draw_file(const MeasuredFile& f, ViewState& v) {
     if (ImGui::BeginCombo("head dim", dl.c_str())) {
         if (ImGui::Selectable("all d", v.measured_d == 0)) v.measured_d = 0;
         for (int64_t d : dims)
-            if (ImGui::Selectable(("d = " + std::to_string(d)).c_str(), v.measured_d == d)) v.measured_d = static_cast<int>(d);
+            if (ImGui::Selectable(("d = " + std::to_string(d)).c_str(), v.measured_d == d))
+                v.measured_d = static_cast<int>(d);
         ImGui::EndCombo();
     }
     ImGui::PopID();
@@ -175,8 +195,9 @@ void draw_file(const MeasuredFile& f, ViewState& v) {
 }  // namespace
 
 void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live, ViewState& v) {
-    ImGui::TextWrapped("The kernels in cuda/ timed on a real GPU, with the simulator's HBM bytes for each kernel's own "
-                       "tiling beside the DRAM bytes the hardware counters saw (where they were read).");
+    ImGui::TextWrapped(
+        "The kernels in cuda/ timed on a real GPU, with the simulator's HBM bytes for each kernel's own "
+        "tiling beside the DRAM bytes the hardware counters saw (where they were read).");
     ui::help("DRAM bytes");
     if (!ms.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
@@ -205,7 +226,8 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
     std::string why;
     if (live && LiveRun::available(&why)) {
         ImGui::BeginDisabled(live->running() || !rs);
-        if (ImGui::Button("Measure the three kernels on this GPU (current N, d, dtype)") && rs) live->start(rs->problem, rs->machine.name);
+        if (ImGui::Button("Measure the three kernels on this GPU (current N, d, dtype)") && rs)
+            live->start(rs->problem, rs->machine.name);
         ImGui::EndDisabled();
         if (live->running()) ImGui::ProgressBar(live->progress(), ImVec2(-1, 0), "running on the GPU...");
         if (live->has_result()) draw_file(live->result(), v);

@@ -14,7 +14,8 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     const sim::Result& r = rs.result(algo);
     const sim::Totals& so_far = rp.totals();
     const int64_t heads = std::max<int64_t>(1, r.problem.heads_total());
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(algo)), "%s", std::string(sim::algo_name(algo)).c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(algo)), "%s",
+                       std::string(sim::algo_name(algo)).c_str());
     ui::help(std::string(sim::algo_name(algo)));
     ImGui::Text("step %lld of %lld", static_cast<long long>(std::min(c.step, tl.steps_kept - 1) + 1),
                 static_cast<long long>(tl.steps_total));
@@ -44,7 +45,8 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
             const sim::Traffic& x = so_far[t];
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::tensor_colour(t)), "%s", std::string(sim::tensor_name(t)).c_str());
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::tensor_colour(t)), "%s",
+                               std::string(sim::tensor_name(t)).c_str());
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(ui::bytes(static_cast<double>(x.read_bytes)).c_str());
             ImGui::TableNextColumn();
@@ -83,7 +85,8 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
         dl->AddRectFilled(p, ImVec2(p.x + w * f, p.y + h), ui::algo_colour(algo), 3);
         const float fe = std_total > 0 ? static_cast<float>(std::min(1.0, mine_total / std_total)) : 0;
         dl->AddLine(ImVec2(p.x + w * fe, p.y - 2), ImVec2(p.x + w * fe, p.y + h + 2), IM_COL32(255, 255, 255, 230), 2);
-        const std::string s = ui::fixed(std_total > 0 ? 100.0 * now / std_total : 0, 1) + "% of " + ui::bytes(std_total);
+        const std::string s =
+            ui::fixed(std_total > 0 ? 100.0 * now / std_total : 0, 1) + "% of " + ui::bytes(std_total);
         ui::text_centred(dl, p, ImVec2(p.x + w, p.y + h), IM_COL32(255, 255, 255, 255), s);
     }
     ImGui::PushTextWrapPos(0);
@@ -96,7 +99,8 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ImGui::BulletText("FLOPs: %s", ui::flops(static_cast<double>(r.totals.flops.total())).c_str());
     ImGui::BulletText("SRAM peak: %s", ui::bytes(static_cast<double>(r.sram_peak_bytes)).c_str());
     if (r.l2.simulated) {
-        ImGui::BulletText("HBM after L2: %s (%s%% hits)", ui::bytes(static_cast<double>(r.l2.hbm_total().total())).c_str(),
+        ImGui::BulletText("HBM after L2: %s (%s%% hits)",
+                          ui::bytes(static_cast<double>(r.l2.hbm_total().total())).c_str(),
                           ui::fixed(100.0 * r.l2.hit_rate, 0).c_str());
         ui::help("L2");
     }
@@ -108,11 +112,11 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ui::help("clock");
     if (tl.truncated) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
-        ImGui::TextWrapped("The trace keeps the first %s of %s events, so the animation stops at step %s of %s. "
-                           "The whole-run figures above still count everything.",
-                           ui::count(static_cast<int64_t>(r.trace.events.size())).c_str(),
-                           ui::count(r.trace.events_total).c_str(), ui::count(tl.steps_kept).c_str(),
-                           ui::count(tl.steps_total).c_str());
+        ImGui::TextWrapped(
+            "The trace keeps the first %s of %s events, so the animation stops at step %s of %s. "
+            "The whole-run figures above still count everything.",
+            ui::count(static_cast<int64_t>(r.trace.events.size())).c_str(), ui::count(r.trace.events_total).c_str(),
+            ui::count(tl.steps_kept).c_str(), ui::count(tl.steps_total).c_str());
         ImGui::PopStyleColor();
         ui::help("event cap");
     }
@@ -133,8 +137,9 @@ void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     }
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
-                        static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
-                        rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
+                        static_cast<long long>(rs.problem.head_dim),
+                        std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
+                        rs.problem.causal ? ", causal" : "");
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float side = std::max(ImGui::GetFontSize() * 17.0f, avail.x * 0.3f);
     ImGui::BeginChild("hier", ImVec2(avail.x - side - 8, avail.y), false, ImGuiWindowFlags_NoScrollbar);

@@ -41,7 +41,8 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
     const ImVec2 a(p0.x + left, p0.y + top), b(p1.x - fs, p1.y - bottom);
     auto ypx = [&](double v) { return b.y - static_cast<float>((v - lo) / (hi - lo)) * (b.y - a.y); };
     const float gap = fs * 0.8f;
-    const float bw = (b.x - a.x - gap * static_cast<float>(blocks.size() - 1)) / static_cast<float>(std::max<size_t>(1, n));
+    const float bw =
+        (b.x - a.x - gap * static_cast<float>(blocks.size() - 1)) / static_cast<float>(std::max<size_t>(1, n));
     dl->AddLine(ImVec2(a.x, ypx(0)), ImVec2(b.x, ypx(0)), IM_COL32(255, 255, 255, 90));
     for (double v = std::ceil(lo); v <= hi; v += 1.0) {
         const std::string t = ui::fixed(v, 0);
@@ -84,7 +85,8 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
         // running max after this block
         if (seen) {
             const float my = ypx(B.running_max_after);
-            if (prev_m_y >= 0) dl->AddLine(ImVec2(prev_x, prev_m_y), ImVec2(bx0 - 3, my), ui::with_alpha(ui::okabe::yellow, 160), 2);
+            if (prev_m_y >= 0)
+                dl->AddLine(ImVec2(prev_x, prev_m_y), ImVec2(bx0 - 3, my), ui::with_alpha(ui::okabe::yellow, 160), 2);
             dl->AddLine(ImVec2(bx0 - 3, my), ImVec2(bx1 + 3, my), ui::okabe::yellow, 3);
             prev_m_y = my;
             prev_x = bx1 + 3;
@@ -125,7 +127,8 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::TextUnformatted("Values V (optional, one row per score):");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)", &v.values_text))
+    if (ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)",
+                                 &v.values_text))
         if (apply_scores_text(v)) v.softmax_focus = -1;
     if (!v.softmax_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
@@ -145,10 +148,13 @@ void draw_softmax_panel(ViewState& v) {
     // block stepping
     if (ImGui::Button("< block")) v.softmax_focus = v.softmax_focus < 0 ? nb - 1 : std::max(0, v.softmax_focus - 1);
     ImGui::SameLine();
-    if (ImGui::Button("block >")) v.softmax_focus = v.softmax_focus < 0 ? -1 : (v.softmax_focus + 1 >= nb ? -1 : v.softmax_focus + 1);
+    if (ImGui::Button("block >"))
+        v.softmax_focus = v.softmax_focus < 0 ? -1 : (v.softmax_focus + 1 >= nb ? -1 : v.softmax_focus + 1);
     ImGui::SameLine();
-    if (v.softmax_focus < 0) ImGui::Text("all %d blocks done: the final result", nb);
-    else ImGui::Text("block %d of %d", v.softmax_focus + 1, nb);
+    if (v.softmax_focus < 0)
+        ImGui::Text("all %d blocks done: the final result", nb);
+    else
+        ImGui::Text("block %d of %d", v.softmax_focus + 1, nb);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     draw_bars(sm, v.softmax_focus, ImVec2(avail.x, std::max(fs * 12, avail.y * 0.42f)));
@@ -165,23 +171,28 @@ void draw_softmax_panel(ViewState& v) {
         ImGui::TextWrapped("First block: nothing is carried yet. m = max of the block = %s, l = sum of e^(s - m) = %s.",
                            ui::fixed(B.running_max_after, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
     } else {
-        ImGui::TextWrapped("running max m: %s -> %s", ui::fixed(B.running_max_before, 4).c_str(), ui::fixed(B.running_max_after, 4).c_str());
+        ImGui::TextWrapped("running max m: %s -> %s", ui::fixed(B.running_max_before, 4).c_str(),
+                           ui::fixed(B.running_max_after, 4).c_str());
         ui::help("running max");
-        ImGui::TextWrapped("rescale factor e^(m_old - m_new) = e^(%s) = %s", ui::fixed(B.running_max_before - B.running_max_after, 4).c_str(),
-                    ui::fixed(B.rescale, 6).c_str());
+        ImGui::TextWrapped("rescale factor e^(m_old - m_new) = e^(%s) = %s",
+                           ui::fixed(B.running_max_before - B.running_max_after, 4).c_str(),
+                           ui::fixed(B.rescale, 6).c_str());
         if (B.rescale == 1.0) ImGui::TextDisabled("(the max did not grow: nothing to correct)");
-        ImGui::TextWrapped("running sum l: %s x %s = %s, plus this block's %s = %s", ui::fixed(B.running_sum_before, 4).c_str(),
-                    ui::fixed(B.rescale, 4).c_str(), ui::fixed(B.running_sum_before * B.rescale, 4).c_str(),
-                    ui::fixed(block_sum, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
+        ImGui::TextWrapped("running sum l: %s x %s = %s, plus this block's %s = %s",
+                           ui::fixed(B.running_sum_before, 4).c_str(), ui::fixed(B.rescale, 4).c_str(),
+                           ui::fixed(B.running_sum_before * B.rescale, 4).c_str(), ui::fixed(block_sum, 4).c_str(),
+                           ui::fixed(B.running_sum_after, 4).c_str());
         ui::help("running sum");
     }
     ImGui::Spacing();
-    ImGui::TextUnformatted(sm.with_values ? "accumulator (sum of e^(s - m) V_j so far)" : "accumulator (unnormalised weight of each key so far)");
+    ImGui::TextUnformatted(sm.with_values ? "accumulator (sum of e^(s - m) V_j so far)"
+                                          : "accumulator (unnormalised weight of each key so far)");
     ui::help("accumulator");
     ImGui::TextWrapped("before: %s", vec_text(B.acc_before, 3).c_str());
     ImGui::TextWrapped("x %s: %s", ui::fixed(B.rescale, 4).c_str(), vec_text(B.acc_rescaled, 3).c_str());
     ImGui::TextWrapped("after:  %s", vec_text(B.acc_after, 3).c_str());
-    ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V." : "Final output = accumulator / l: the softmax weights.");
+    ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V."
+                                       : "Final output = accumulator / l: the softmax weights.");
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("result", ImVec2(0, 0), true);
@@ -199,7 +210,8 @@ void draw_softmax_panel(ViewState& v) {
         ImGui::TableHeadersRow();
         for (size_t k = 0; k < sm.plain.size(); ++k) {
             const double d = std::fabs(sm.plain[k] - sm.streamed[k]);
-            const int64_t u = sim::ulp_distance(sim::DType::fp32, static_cast<float>(sm.plain[k]), static_cast<float>(sm.streamed[k]));
+            const int64_t u = sim::ulp_distance(sim::DType::fp32, static_cast<float>(sm.plain[k]),
+                                                static_cast<float>(sm.streamed[k]));
             abs_max = std::max(abs_max, d);
             ulp_max = std::max(ulp_max, u);
             ImGui::TableNextRow();

@@ -20,8 +20,10 @@ Layout make_layout(const sim::Result& r) {
     for (const auto& e : r.trace.events) {
         const size_t k = ti(e.tensor);
         if (L.rows[k] > 0 || (e.kind != sim::EventKind::load && e.kind != sim::EventKind::store)) continue;
-        if (e.tensor == Tensor::S || e.tensor == Tensor::P) L.rows[k] = n, L.cols[k] = n;
-        else if (e.tensor == Tensor::m || e.tensor == Tensor::l || e.tensor == Tensor::LSE) L.rows[k] = n, L.cols[k] = 1;
+        if (e.tensor == Tensor::S || e.tensor == Tensor::P)
+            L.rows[k] = n, L.cols[k] = n;
+        else if (e.tensor == Tensor::m || e.tensor == Tensor::l || e.tensor == Tensor::LSE)
+            L.rows[k] = n, L.cols[k] = 1;
     }
     // Default strides from the block sizes; then the trace's own tile-0 extents per phase.
     for (size_t k = 0; k < L.stride.size(); ++k)
@@ -73,7 +75,9 @@ void Replay::reset() {
         const bool kv = k == ti(Tensor::K) || k == ti(Tensor::V);
         const int64_t rs = kv ? r_->block_cols : r_->block_rows;
         g.rows = static_cast<int>(std::clamp<int64_t>((n + rs - 1) / rs, 1, kMaxCells));
-        g.cols = layout_.cols[k] == n ? static_cast<int>(std::clamp<int64_t>((n + r_->block_cols - 1) / r_->block_cols, 1, kMaxCells)) : 1;
+        g.cols = layout_.cols[k] == n
+                     ? static_cast<int>(std::clamp<int64_t>((n + r_->block_cols - 1) / r_->block_cols, 1, kMaxCells))
+                     : 1;
         g.cell.assign(static_cast<size_t>(g.rows * g.cols), 0);
     }
 }
@@ -132,7 +136,8 @@ std::vector<Resident> resident_tiles(const sim::Trace& tr, size_t first, size_t 
         Resident r{e.tensor, e, sram_bytes(e), e.kind == sim::EventKind::store};
         if (r.leaving) {  // find what it was before leaving (a load or compute this step), for its size
             for (size_t j = i; j-- > first;)
-                if (ev[j].tensor == e.tensor && ev[j].kind != sim::EventKind::store && ev[j].kind != sim::EventKind::rescale) {
+                if (ev[j].tensor == e.tensor && ev[j].kind != sim::EventKind::store &&
+                    ev[j].kind != sim::EventKind::rescale) {
                     r.bytes = sram_bytes(ev[j]);
                     break;
                 }

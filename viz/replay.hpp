@@ -64,9 +64,9 @@ private:
 // A tile resident in SRAM during a step: the latest event that brought or made it there.
 struct Resident {
     sim::Tensor tensor;
-    sim::Event event;     // the load / compute that put it there (or the store that leaves this step)
-    int64_t bytes = 0;    // its size in SRAM (loaded bytes; fp32 for computed tiles)
-    bool leaving = false; // stored back to HBM during this step
+    sim::Event event;      // the load / compute that put it there (or the store that leaves this step)
+    int64_t bytes = 0;     // its size in SRAM (loaded bytes; fp32 for computed tiles)
+    bool leaving = false;  // stored back to HBM during this step
 };
 // Tiles in SRAM while step events [first, last) run: per tensor the latest load/compute since the
 // phase began (scanning back at most `scan_limit` events), plus what the step itself stores.

@@ -50,7 +50,8 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
         for (int64_t n : ns) {
             sim::Problem pr = base;
             pr.seq = n;
-            point(s, static_cast<double>(n), [&] { return hbm_bytes(pr, m, a, p.block_rows, p.block_cols, p.sram_bytes); });
+            point(s, static_cast<double>(n),
+                  [&] { return hbm_bytes(pr, m, a, p.block_rows, p.block_cols, p.sram_bytes); });
         }
         cd->vs_seq.push_back(std::move(s));
     }

@@ -13,15 +13,15 @@ namespace viz {
 
 struct Series {
     sim::Algo algo = sim::Algo::flash2;
-    std::vector<double> x, y;         // y: HBM bytes read + written (one head); only points that ran
-    std::vector<std::string> skipped; // "x = ...: why" for points the simulator refused
+    std::vector<double> x, y;          // y: HBM bytes read + written (one head); only points that ran
+    std::vector<std::string> skipped;  // "x = ...: why" for points the simulator refused
 };
 
 struct ChartData {
-    Params params;                    // d, dtype, GPU, causal (and N for the block / SRAM sweeps)
-    std::vector<Series> vs_seq;       // x: N (block sizes as in params: 0 = the rule)
-    std::vector<Series> vs_block;     // x: B_c (B_r by the rule); flash1, flash2, and standard's GEMM tile
-    std::vector<Series> vs_sram;      // x: SRAM bytes M (blocks by the rule, so they grow with M)
+    Params params;                 // d, dtype, GPU, causal (and N for the block / SRAM sweeps)
+    std::vector<Series> vs_seq;    // x: N (block sizes as in params: 0 = the rule)
+    std::vector<Series> vs_block;  // x: B_c (B_r by the rule); flash1, flash2, and standard's GEMM tile
+    std::vector<Series> vs_sram;   // x: SRAM bytes M (blocks by the rule, so they grow with M)
     double seconds = 0;
 };
 
@@ -37,8 +37,8 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
 class ChartJob {
 public:
     ~ChartJob();
-    void request(const Params& p);     // starts at once, or after the running one
-    bool poll();                       // true when new data arrived
+    void request(const Params& p);  // starts at once, or after the running one
+    bool poll();                    // true when new data arrived
     bool busy() const { return job_.valid(); }
     float progress() const { return total_ > 0 ? static_cast<float>(done_) / static_cast<float>(total_) : 0.0f; }
     const std::shared_ptr<const ChartData>& current() const { return current_; }

@@ -10,29 +10,42 @@ namespace viz::ui {
 ImU32 tensor_colour(sim::Tensor t) {
     using sim::Tensor;
     switch (t) {
-        case Tensor::Q: return okabe::blue;
-        case Tensor::K: return okabe::sky;
-        case Tensor::V: return okabe::green;
-        case Tensor::O: return okabe::purple;
-        case Tensor::S: return okabe::vermillion;
-        case Tensor::P: return okabe::orange;
+        case Tensor::Q:
+            return okabe::blue;
+        case Tensor::K:
+            return okabe::sky;
+        case Tensor::V:
+            return okabe::green;
+        case Tensor::O:
+            return okabe::purple;
+        case Tensor::S:
+            return okabe::vermillion;
+        case Tensor::P:
+            return okabe::orange;
         case Tensor::m:
         case Tensor::l:
-        case Tensor::LSE: return okabe::yellow;
-        default: return okabe::grey;
+        case Tensor::LSE:
+            return okabe::yellow;
+        default:
+            return okabe::grey;
     }
 }
 
 ImU32 algo_colour(sim::Algo a) {
     switch (a) {
-        case sim::Algo::standard: return okabe::vermillion;
-        case sim::Algo::flash1: return okabe::sky;
-        case sim::Algo::flash2: return okabe::green;
+        case sim::Algo::standard:
+            return okabe::vermillion;
+        case sim::Algo::flash1:
+            return okabe::sky;
+        case sim::Algo::flash2:
+            return okabe::green;
     }
     return okabe::grey;
 }
 
-ImU32 with_alpha(ImU32 c, int alpha) { return (c & ~IM_COL32_A_MASK) | (static_cast<ImU32>(alpha) << IM_COL32_A_SHIFT); }
+ImU32 with_alpha(ImU32 c, int alpha) {
+    return (c & ~IM_COL32_A_MASK) | (static_cast<ImU32>(alpha) << IM_COL32_A_SHIFT);
+}
 
 ImU32 mix(ImU32 a, ImU32 b, float t) {
     auto ch = [&](int shift) {
@@ -72,10 +85,14 @@ std::string fixed(double x, int digits) {
 }
 std::string seconds(double s) {
     char b[64];
-    if (s < 1e-6) std::snprintf(b, sizeof b, "%.1f ns", s * 1e9);
-    else if (s < 1e-3) std::snprintf(b, sizeof b, "%.2f us", s * 1e6);
-    else if (s < 1) std::snprintf(b, sizeof b, "%.2f ms", s * 1e3);
-    else std::snprintf(b, sizeof b, "%.2f s", s);
+    if (s < 1e-6)
+        std::snprintf(b, sizeof b, "%.1f ns", s * 1e9);
+    else if (s < 1e-3)
+        std::snprintf(b, sizeof b, "%.2f us", s * 1e6);
+    else if (s < 1)
+        std::snprintf(b, sizeof b, "%.2f ms", s * 1e3);
+    else
+        std::snprintf(b, sizeof b, "%.2f s", s);
     return b;
 }
 

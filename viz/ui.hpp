@@ -37,10 +37,10 @@ void help(std::string_view term);
 // Text followed by its "(?)".
 void term(const char* label, std::string_view term);
 
-std::string bytes(double b);       // "128.00 MiB"
-std::string flops(double f);       // "8.59 GFLOP"
-std::string count(int64_t v);      // "1,234,567"
-std::string seconds(double s);     // "12.3 µs"
+std::string bytes(double b);    // "128.00 MiB"
+std::string flops(double f);    // "8.59 GFLOP"
+std::string count(int64_t v);   // "1,234,567"
+std::string seconds(double s);  // "12.3 µs"
 std::string fixed(double x, int digits);
 
 // Draw text centred in [a, b] on a draw list.

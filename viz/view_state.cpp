@@ -10,7 +10,7 @@ namespace viz {
 namespace {
 constexpr std::array<std::string_view, kPanelCount> kNames = {"memory", "compare", "softmax", "charts", "measured"};
 constexpr std::array<std::string_view, kPanelCount> kTitles = {"Memory hierarchy", "Side by side", "Online softmax",
-                                                                "Charts", "Simulated vs measured"};
+                                                               "Charts", "Simulated vs measured"};
 }  // namespace
 
 std::string_view panel_name(Panel p) { return kNames[static_cast<size_t>(p)]; }
@@ -41,9 +41,7 @@ bool parse_numbers(const std::string& text, std::vector<double>& out, std::strin
         double x = 0;
         try {
             x = std::stod(tok, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
+        } catch (const std::exception&) { used = 0; }
         if (used != tok.size() || !std::isfinite(x)) {
             err = "'" + tok + "' is not a finite number; type numbers separated by commas";
             return false;
@@ -92,13 +90,14 @@ bool apply_scores_text(ViewState& v) {
     }
     if (!values.empty()) {
         if (values.size() != out.size()) {
-            v.softmax_error = "values: give one row of V per score (" + std::to_string(out.size()) + " rows, separated by ';'), got " +
-                              std::to_string(values.size());
+            v.softmax_error = "values: give one row of V per score (" + std::to_string(out.size()) +
+                              " rows, separated by ';'), got " + std::to_string(values.size());
             return false;
         }
         for (const auto& r : values)
             if (r.size() != values[0].size()) {
-                v.softmax_error = "values: every row of V needs the same length (" + std::to_string(values[0].size()) + ")";
+                v.softmax_error =
+                    "values: every row of V needs the same length (" + std::to_string(values[0].size()) + ")";
                 return false;
             }
     }
@@ -122,15 +121,19 @@ Cursor cursor_at(const Timeline& tl, double t) {
 
 void step_forward(ViewState& v, const Timeline& tl) {
     // A step shown half-done completes first; a complete one moves on.
-    if (v.cursor.frac < 1.0) v.cursor.frac = 1.0;
-    else if (v.cursor.step < last_step(tl)) v.cursor = {v.cursor.step + 1, 1.0};
+    if (v.cursor.frac < 1.0)
+        v.cursor.frac = 1.0;
+    else if (v.cursor.step < last_step(tl))
+        v.cursor = {v.cursor.step + 1, 1.0};
     v.playing = false;
 }
 
 void step_back(ViewState& v, const Timeline& tl) {
     (void)tl;
-    if (v.cursor.step > 0) v.cursor = {v.cursor.step - 1, 1.0};
-    else v.cursor = {0, 0.0};
+    if (v.cursor.step > 0)
+        v.cursor = {v.cursor.step - 1, 1.0};
+    else
+        v.cursor = {0, 0.0};
     v.playing = false;
 }
 
@@ -144,7 +147,9 @@ void go_end(ViewState& v, const Timeline& tl) {
     v.playing = false;
 }
 
-void scrub_to(ViewState& v, const Timeline& tl, int64_t step) { v.cursor = {std::clamp<int64_t>(step, 0, last_step(tl)), 1.0}; }
+void scrub_to(ViewState& v, const Timeline& tl, int64_t step) {
+    v.cursor = {std::clamp<int64_t>(step, 0, last_step(tl)), 1.0};
+}
 
 bool tick(ViewState& v, const Timeline& tl, double dt) {
     if (!v.playing || dt <= 0 || tl.steps_kept == 0) return false;

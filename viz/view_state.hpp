@@ -17,8 +17,8 @@ namespace viz {
 
 enum class Panel { memory, compare, softmax, charts, measured };
 inline constexpr int kPanelCount = 5;
-std::string_view panel_name(Panel p);          // "memory", "compare", ...
-std::string_view panel_title(Panel p);         // "Memory hierarchy", ...
+std::string_view panel_name(Panel p);   // "memory", "compare", ...
+std::string_view panel_title(Panel p);  // "Memory hierarchy", ...
 std::optional<Panel> parse_panel(std::string_view s);
 
 struct Cursor {
@@ -30,13 +30,13 @@ struct Cursor {
 struct ViewState {
     Panel panel = Panel::memory;
     sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows (all three are simulated)
-    Cursor cursor;            // on the driving timeline (see driver())
-    int64_t pending_step = -1;  // a lesson's step, applied when the simulations it asked for arrive
-    int64_t highlight_row = -1; // a lesson's highlighted query row
+    Cursor cursor;                       // on the driving timeline (see driver())
+    int64_t pending_step = -1;           // a lesson's step, applied when the simulations it asked for arrive
+    int64_t highlight_row = -1;          // a lesson's highlighted query row
     int64_t highlight_tile_row = -1, highlight_tile_col = -1;  // a lesson's highlighted tile (i, j)
     bool playing = false;
-    double speed = 2.0;       // steps per second while playing
-    bool show_help = false;   // keyboard help overlay (F1 or ?)
+    double speed = 2.0;      // steps per second while playing
+    bool show_help = false;  // keyboard help overlay (F1 or ?)
     // Parameters being edited (applied with Simulations::request) and the last refusal.
     Params edit;
     std::string param_error;
@@ -47,7 +47,7 @@ struct ViewState {
     std::string values_text;  // optional V: one row per score, rows separated by ';' ("0,1; 1,0; ...")
     std::vector<std::vector<double>> softmax_values;  // last good parse (empty: outputs are the weights)
     std::string softmax_error;  // why the text above was refused (the last good scores stay shown)
-    int softmax_focus = -1;   // -1: follow the animation step
+    int softmax_focus = -1;     // -1: follow the animation step
     // Charts: which series to show.
     int chart = 0;
     // Measured view filters: pass (0 forward, 1 backward), head dim (0: all), mask (0 none, 1 causal).
@@ -76,10 +76,10 @@ Cursor cursor_at(const Timeline& tl, double t);
 
 // Last step index (steps_kept - 1, or 0).
 int64_t last_step(const Timeline& tl);
-void step_forward(ViewState& v, const Timeline& tl);   // next step, shown complete
-void step_back(ViewState& v, const Timeline& tl);      // previous step, shown complete
-void go_home(ViewState& v);                            // step 0, before its events
-void go_end(ViewState& v, const Timeline& tl);         // last step, complete
+void step_forward(ViewState& v, const Timeline& tl);            // next step, shown complete
+void step_back(ViewState& v, const Timeline& tl);               // previous step, shown complete
+void go_home(ViewState& v);                                     // step 0, before its events
+void go_end(ViewState& v, const Timeline& tl);                  // last step, complete
 void scrub_to(ViewState& v, const Timeline& tl, int64_t step);  // clamped, complete
 // Advance a playing animation by dt seconds of wall time at v.speed steps/s; stops (and pauses) at
 // the end. Returns true if the cursor moved.

@@ -27,7 +27,8 @@ public:
         Value v = sum();
         skip();
         if (!at_end())
-            throw ExprError(std::string("unexpected '") + s_[pos_] + "' (an operator + - * / or the end was expected)", pos_);
+            throw ExprError(std::string("unexpected '") + s_[pos_] + "' (an operator + - * / or the end was expected)",
+                            pos_);
         if (v.is_number && !std::isfinite(v.num)) throw ExprError("the value is not a finite number", start);
         return v;
     }
@@ -44,7 +45,8 @@ private:
         while (!at_end() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
     }
     static double need_number(const Value& v, size_t pos) {
-        if (!v.is_number) throw ExprError("'" + v.str.substr(0, 40) + "' is text; only numbers can be combined with + - * /", pos);
+        if (!v.is_number)
+            throw ExprError("'" + v.str.substr(0, 40) + "' is text; only numbers can be combined with + - * /", pos);
         return v.num;
     }
     struct DepthGuard {
@@ -130,7 +132,8 @@ private:
         if (end != text.c_str() + text.size() || !std::isfinite(v))
             throw ExprError("'" + text + "' is not a number", start);
         if (!at_end() && name_char(s_[pos_]))
-            throw ExprError("'" + text + s_[pos_] + "...' is neither a number nor a name (names start with a letter)", start);
+            throw ExprError("'" + text + s_[pos_] + "...' is neither a number nor a name (names start with a letter)",
+                            start);
         return Value{true, v, {}};
     }
     Value name() {
@@ -153,16 +156,13 @@ private:
         if (!lookup_) return Value{true, 1.0, {}};
         try {
             return (*lookup_)(path);
-        } catch (ExprError& e) {
-            throw ExprError(e.what(), start);
-        }
+        } catch (ExprError& e) { throw ExprError(e.what(), start); }
     }
     Value call(const std::string& f, size_t start) {
         static const char* known[] = {"min", "max", "abs", "sqrt", "log2", "ceil", "floor"};
         bool ok = false;
         for (const char* k : known) ok |= f == k;
-        if (!ok)
-            throw ExprError("unknown function '" + f + "' (known: min, max, abs, sqrt, log2, ceil, floor)", start);
+        if (!ok) throw ExprError("unknown function '" + f + "' (known: min, max, abs, sqrt, log2, ceil, floor)", start);
         ++pos_;  // '('
         std::vector<double> args;
         for (;;) {
@@ -184,11 +184,16 @@ private:
         if (two ? args.size() < 2 : args.size() != 1)
             throw ExprError(f + (two ? " takes two or more arguments" : " takes one argument"), start);
         double r = args[0];
-        if (f == "min") for (double a : args) r = std::min(r, a);
-        else if (f == "max") for (double a : args) r = std::max(r, a);
-        else if (f == "abs") r = std::abs(r);
-        else if (f == "ceil") r = std::ceil(r);
-        else if (f == "floor") r = std::floor(r);
+        if (f == "min")
+            for (double a : args) r = std::min(r, a);
+        else if (f == "max")
+            for (double a : args) r = std::max(r, a);
+        else if (f == "abs")
+            r = std::abs(r);
+        else if (f == "ceil")
+            r = std::ceil(r);
+        else if (f == "floor")
+            r = std::floor(r);
         else if (f == "sqrt") {
             if (r < 0 && lookup_) throw ExprError("sqrt of a negative number", start);
             r = lookup_ ? std::sqrt(r) : 0;
@@ -260,7 +265,8 @@ FilterSpec parse_filter(std::string_view f) {
     if (colon != std::string_view::npos) {
         const std::string a = trim(f.substr(colon + 1));
         if (a.empty() || a.size() > 2 || a.find_first_not_of("0123456789") != std::string::npos)
-            throw ExprError("the filter argument after ':' must be a number of digits 0-15, got '" + a + "'", colon + 1);
+            throw ExprError("the filter argument after ':' must be a number of digits 0-15, got '" + a + "'",
+                            colon + 1);
         spec.arg = std::atoi(a.c_str());
         if (spec.arg > 15) throw ExprError("at most 15 digits, got " + a, colon + 1);
     }
@@ -302,8 +308,8 @@ std::string apply_filter(const Value& v, std::string_view filter) {
         if (f.arg >= 0) throw ExprError("this filter takes no ':N'", 0);
         return v.is_number ? default_format(v.num) : v.str;
     }
-    static const char* numeric[] = {"int", "fixed", "sig", "sci", "percent", "times", "ratio", "bytes", "KiB", "MiB",
-                                    "GiB", "KB", "MB", "GB", "TBps", "GBps", "TFLOPs", "flops", "ms", "us"};
+    static const char* numeric[] = {"int", "fixed", "sig", "sci", "percent", "times", "ratio",  "bytes", "KiB", "MiB",
+                                    "GiB", "KB",    "MB",  "GB",  "TBps",    "GBps",  "TFLOPs", "flops", "ms",  "us"};
     bool known = false;
     for (const char* k : numeric) known |= n == k;
     if (!known) throw ExprError("unknown filter '" + n + "' (known: " + kFilterList + ")", 0);
@@ -370,7 +376,8 @@ std::vector<Placeholder> find_placeholders(std::string_view text) {
         size_t lead = 0;
         while (lead < e.size() && std::isspace(static_cast<unsigned char>(e[lead]))) ++lead;
         p.expr_pos = open + 2 + lead;
-        if (p.expr.empty()) throw ExprError("empty placeholder: write a value inside, e.g. {{ standard.hbm.total | MiB }}", open);
+        if (p.expr.empty())
+            throw ExprError("empty placeholder: write a value inside, e.g. {{ standard.hbm.total | MiB }}", open);
         if (bar != std::string_view::npos) {
             const std::string_view fv = inner.substr(bar + 1);
             if (fv.find('|') != std::string_view::npos)

@@ -54,10 +54,10 @@ std::string apply_filter(const Value& v, std::string_view filter);
 bool filter_known(std::string_view filter, std::string* why);
 
 struct Placeholder {
-    size_t begin = 0, end = 0;   // [begin, end) covers "{{ ... }}" in the text
-    std::string expr, filter;    // trimmed
-    size_t expr_pos = 0;         // offset of expr in the text
-    size_t filter_pos = 0;       // offset of the filter in the text (0 when none)
+    size_t begin = 0, end = 0;  // [begin, end) covers "{{ ... }}" in the text
+    std::string expr, filter;   // trimmed
+    size_t expr_pos = 0;        // offset of expr in the text
+    size_t filter_pos = 0;      // offset of the filter in the text (0 when none)
 };
 // Throws ExprError (pos in the text) on "{{" without "}}" or an empty placeholder.
 std::vector<Placeholder> find_placeholders(std::string_view text);
@@ -65,9 +65,9 @@ std::vector<Placeholder> find_placeholders(std::string_view text);
 // Limits that keep lesson loading fast (the app loads every lesson at start). The fuzz target
 // lowers them; lessons and tests use the defaults.
 struct Limits {
-    int64_t max_tile_steps = int64_t{1} << 20;     // T_r x T_c of one head's loop
+    int64_t max_tile_steps = int64_t{1} << 20;            // T_r x T_c of one head's loop
     double max_numerics_work = double(int64_t{1} << 28);  // B*H*N*N*d with numerics on
-    bool allow_l2 = true;                          // false: l2 = "auto"/"on" are simulated as "off"
+    bool allow_l2 = true;                                 // false: l2 = "auto"/"on" are simulated as "off"
 };
 Limits& limits();
 

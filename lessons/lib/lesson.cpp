@@ -23,10 +23,10 @@
 
 namespace lessons {
 
-using nlohmann::json;
 using detail::ExprError;
 using detail::Missing;
 using detail::Value;
+using nlohmann::json;
 
 namespace detail {
 Limits& limits() {
@@ -38,10 +38,13 @@ Limits& limits() {
 // ---------------------------------------------------------------- [errors and positions]
 LoadError::LoadError(std::string f, int64_t l, int64_t c, std::string m)
     : std::runtime_error(f + ":" + std::to_string(l) + ":" + std::to_string(c) + ": " + m),
-      file(std::move(f)), line(l), column(c), message(std::move(m)) {}
+      file(std::move(f)),
+      line(l),
+      column(c),
+      message(std::move(m)) {}
 
 struct Context {
-    json root = json::object();          // config names, "machine", "softmax", "error", "measured"
+    json root = json::object();           // config names, "machine", "softmax", "error", "measured"
     std::set<std::string> missing_roots;  // e.g. "measured.flash2_fwd": legitimately absent
 };
 
@@ -51,8 +54,12 @@ struct Pos {
     int64_t line = 0, column = 0;
 };
 
-Pos pos_of(const toml::node& n) { return {static_cast<int64_t>(n.source().begin.line), static_cast<int64_t>(n.source().begin.column)}; }
-Pos pos_of(const toml::key& k) { return {static_cast<int64_t>(k.source().begin.line), static_cast<int64_t>(k.source().begin.column)}; }
+Pos pos_of(const toml::node& n) {
+    return {static_cast<int64_t>(n.source().begin.line), static_cast<int64_t>(n.source().begin.column)};
+}
+Pos pos_of(const toml::key& k) {
+    return {static_cast<int64_t>(k.source().begin.line), static_cast<int64_t>(k.source().begin.column)};
+}
 
 // The raw file, to turn an offset inside a string value back into a line and column.
 struct Source {
@@ -90,13 +97,20 @@ struct Source {
 // ---------------------------------------------------------------- [TOML helpers]
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
-        case toml::node_type::string: return "text";
-        case toml::node_type::integer: return "an integer";
-        case toml::node_type::floating_point: return "a number";
-        case toml::node_type::boolean: return "true/false";
-        case toml::node_type::array: return "a list";
-        case toml::node_type::table: return "a table";
-        default: return "a date/time";
+        case toml::node_type::string:
+            return "text";
+        case toml::node_type::integer:
+            return "an integer";
+        case toml::node_type::floating_point:
+            return "a number";
+        case toml::node_type::boolean:
+            return "true/false";
+        case toml::node_type::array:
+            return "a list";
+        case toml::node_type::table:
+            return "a table";
+        default:
+            return "a date/time";
     }
 }
 
@@ -134,11 +148,13 @@ std::string join(const std::vector<std::string>& v) {
     return o;
 }
 // Unknown keys are errors (a typo would otherwise be silently ignored).
-void check_keys(const Source& s, const toml::table& t, const std::vector<std::string>& known, const std::string& where) {
+void check_keys(const Source& s, const toml::table& t, const std::vector<std::string>& known,
+                const std::string& where) {
     for (auto&& [k, v] : t) {
         (void)v;
         if (std::find(known.begin(), known.end(), std::string(k.str())) == known.end())
-            s.fail(pos_of(k), "unknown key '" + std::string(k.str()) + "' in " + where + " (known: " + join(known) + ")");
+            s.fail(pos_of(k),
+                   "unknown key '" + std::string(k.str()) + "' in " + where + " (known: " + join(known) + ")");
     }
 }
 bool valid_name(const std::string& n) {
@@ -164,18 +180,20 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     c.config.numerics = sim::Numerics::off;  // lessons compute numbers only when asked
     c.config.l2 = sim::L2Mode::off;          // the L2 replay costs time at load; on when asked
     const std::string where = "[config." + name + "]";
-    check_keys(s, t,
-               {"algo", "seq", "head_dim", "batch", "heads", "dtype", "gpu", "causal", "window", "scale", "seed",
-                "block_rows", "block_cols", "sram", "numerics", "record_row", "pass", "l2", "ceilings", "timing",
-                "bwd_block_rows", "bwd_block_cols"},
-               where);
+    check_keys(
+        s, t, {"algo",   "seq",   "head_dim", "batch",      "heads",          "dtype",         "gpu",      "causal",
+               "window", "scale", "seed",     "block_rows", "block_cols",     "sram",          "numerics", "record_row",
+               "pass",   "l2",    "ceilings", "timing",     "bwd_block_rows", "bwd_block_cols"},
+        where);
     for (const char* req : {"algo", "seq", "head_dim"})
         if (!t.contains(req))
             s.fail(out.pos, where + " needs '" + req + "' (e.g. algo = \"flash2\", seq = 1024, head_dim = 64)");
     auto pos_int = [&](const char* key, int64_t lo) {
         const toml::node& n = *t.get(key);
         const int64_t v = get_int(s, n, key);
-        if (v < lo) s.fail(pos_of(n), "'" + std::string(key) + "' must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
+        if (v < lo)
+            s.fail(pos_of(n),
+                   "'" + std::string(key) + "' must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
         return v;
     };
     {
@@ -201,9 +219,7 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
         c.gpu = get_string(s, n, "gpu");
         try {
             c.gpu = sim::find_machine(c.gpu).name;
-        } catch (const sim::Error& e) {
-            s.fail(pos_of(n), e.what());
-        }
+        } catch (const sim::Error& e) { s.fail(pos_of(n), e.what()); }
     }
     if (t.contains("causal")) c.problem.causal = get_bool(s, *t.get("causal"), "causal");
     if (t.contains("window")) {
@@ -222,9 +238,12 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     if (t.contains("numerics")) {
         const toml::node& n = *t.get("numerics");
         const std::string v = get_string(s, n, "numerics");
-        if (v == "on") c.config.numerics = sim::Numerics::on;
-        else if (v == "off") c.config.numerics = sim::Numerics::off;
-        else s.fail(pos_of(n), "'numerics' must be \"on\" or \"off\", got '" + v + "'");
+        if (v == "on")
+            c.config.numerics = sim::Numerics::on;
+        else if (v == "off")
+            c.config.numerics = sim::Numerics::off;
+        else
+            s.fail(pos_of(n), "'numerics' must be \"on\" or \"off\", got '" + v + "'");
     }
     if (t.contains("record_row")) c.config.record_row = pos_int("record_row", 0);
     auto choice = [&](const char* key, const std::vector<std::string>& options) -> std::string {
@@ -241,15 +260,18 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
         if (!detail::limits().allow_l2) c.config.l2 = sim::L2Mode::off;
     }
     if (t.contains("ceilings"))
-        c.config.ceilings = choice("ceilings", {"datasheet", "measured"}) == "measured" ? sim::Ceilings::measured : sim::Ceilings::datasheet;
+        c.config.ceilings = choice("ceilings", {"datasheet", "measured"}) == "measured" ? sim::Ceilings::measured
+                                                                                        : sim::Ceilings::datasheet;
     if (t.contains("timing")) c.config.timing = get_bool(s, *t.get("timing"), "timing");
     if (t.contains("bwd_block_rows")) c.config.bwd_block_rows = pos_int("bwd_block_rows", 1);
     if (t.contains("bwd_block_cols")) c.config.bwd_block_cols = pos_int("bwd_block_cols", 1);
     // Keep lesson loading fast: numerics (real arithmetic on every element) only for small problems.
-    const double work = static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;
+    const double work =
+        static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;
     if (c.config.numerics == sim::Numerics::on && work > detail::limits().max_numerics_work)
-        s.fail(out.pos, where + ": numerics = \"on\" needs batch*heads*seq*seq*head_dim <= 268,435,456 so the lesson "
-                              "loads quickly; use a smaller seq or head_dim, or numerics = \"off\"");
+        s.fail(out.pos, where +
+                            ": numerics = \"on\" needs batch*heads*seq*seq*head_dim <= 268,435,456 so the lesson "
+                            "loads quickly; use a smaller seq or head_dim, or numerics = \"off\"");
     if (c.problem.heads_total() > 4096)
         s.fail(out.pos, where + ": batch*heads above 4096; lessons use one or a few heads (the counts scale linearly)");
     return out;
@@ -280,11 +302,15 @@ std::string events_text(const sim::Trace& tr, size_t limit) {
         o << "  step " << e.step << ": " << sim::event_kind_name(e.kind) << " " << sim::tensor_name(e.tensor);
         if (e.row_tile >= 0 || e.col_tile >= 0) {
             o << " tile (";
-            if (e.row_tile >= 0) o << e.row_tile;
-            else o << "-";
+            if (e.row_tile >= 0)
+                o << e.row_tile;
+            else
+                o << "-";
             o << ",";
-            if (e.col_tile >= 0) o << e.col_tile;
-            else o << "-";
+            if (e.col_tile >= 0)
+                o << e.col_tile;
+            else
+                o << "-";
             o << ")";
         }
         o << " " << e.rows << "x" << e.cols;
@@ -332,7 +358,9 @@ json config_json(const sim::Result& r) {
     j["event_list"] = events_text(r.trace, 64);
     // Per-kind counts over head 0's kept events (loads, stores, computes, rescales).
     json kinds = {{"load", 0}, {"store", 0}, {"compute", 0}, {"rescale", 0}};
-    for (const auto& e : r.trace.events) kinds[std::string(sim::event_kind_name(e.kind))] = kinds[std::string(sim::event_kind_name(e.kind))].get<int64_t>() + 1;
+    for (const auto& e : r.trace.events)
+        kinds[std::string(sim::event_kind_name(e.kind))] =
+            kinds[std::string(sim::event_kind_name(e.kind))].get<int64_t>() + 1;
     j["event_counts"] = kinds;
     if (r.output) {
         json row = json::array();
@@ -375,8 +403,10 @@ void build_softmax(const Source& s, const toml::table& t, Context& ctx) {
     sim::Precision prec = sim::Precision::fp32;
     if (t.contains("precision")) {
         const std::string p = get_string(s, *t.get("precision"), "precision");
-        if (p == "fp64") prec = sim::Precision::fp64;
-        else if (p != "fp32") s.fail(pos_of(*t.get("precision")), "'precision' must be \"fp32\" or \"fp64\", got '" + p + "'");
+        if (p == "fp64")
+            prec = sim::Precision::fp64;
+        else if (p != "fp32")
+            s.fail(pos_of(*t.get("precision")), "'precision' must be \"fp32\" or \"fp64\", got '" + p + "'");
     }
     if (scores.size() > 4096) s.fail(pos_of(t), "[softmax]: at most 4096 scores");
     try {
@@ -386,13 +416,11 @@ void build_softmax(const Source& s, const toml::table& t, Context& ctx) {
         j["block"] = block;
         j["block_count"] = r.record.blocks.size();
         // The other precision too, so a lesson can show that the difference is rounding.
-        const auto other = sim::stream_softmax(scores, block, values,
-                                               prec == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
+        const auto other = sim::stream_softmax(
+            scores, block, values, prec == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
         j[prec == sim::Precision::fp32 ? "fp64" : "fp32"] = report::softmax_json(other);
         ctx.root["softmax"] = j;
-    } catch (const sim::Error& e) {
-        s.fail(pos_of(t), std::string("[softmax]: ") + e.what());
-    }
+    } catch (const sim::Error& e) { s.fail(pos_of(t), std::string("[softmax]: ") + e.what()); }
 }
 
 void build_error(const Source& s, const std::string& name, const toml::table& t, Built& b, Context& ctx) {
@@ -400,13 +428,15 @@ void build_error(const Source& s, const std::string& name, const toml::table& t,
     check_keys(s, t, {"actual", "expected"}, where);
     for (const char* k : {"actual", "expected"})
         if (!t.contains(k))
-            s.fail(pos_of(t), where + " needs '" + k + "' (actual = a config name; expected = \"reference\", "
+            s.fail(pos_of(t), where + " needs '" + k +
+                                  "' (actual = a config name; expected = \"reference\", "
                                   "\"reference:CONFIG\" or a config name)");
     auto need_output = [&](const std::string& cfg, const toml::node& n) -> const sim::Result& {
         auto it = b.results.find(cfg);
         if (it == b.results.end()) s.fail(pos_of(n), where + ": no configuration named '" + cfg + "'");
         if (!it->second.output)
-            s.fail(pos_of(n), where + ": config '" + cfg + "' has no output; add numerics = \"on\" to [config." + cfg + "]");
+            s.fail(pos_of(n),
+                   where + ": config '" + cfg + "' has no output; add numerics = \"on\" to [config." + cfg + "]");
         return it->second;
     };
     const toml::node& an = *t.get("actual");
@@ -422,10 +452,12 @@ void build_error(const Source& s, const std::string& name, const toml::table& t,
             auto it = b.lesson.configs.find(other);
             if (it == b.lesson.configs.end()) s.fail(pos_of(en), where + ": no configuration named '" + other + "'");
             p = it->second.problem;
-            if (p.seq != actual.problem.seq || p.head_dim != actual.problem.head_dim || p.batch != actual.problem.batch ||
-                p.heads != actual.problem.heads || p.seed != actual.problem.seed || p.dtype != actual.problem.dtype)
-                s.fail(pos_of(en), where + ": '" + other + "' and the actual config must have the same seq, head_dim, "
-                                           "batch, heads, dtype and seed (same inputs)");
+            if (p.seq != actual.problem.seq || p.head_dim != actual.problem.head_dim ||
+                p.batch != actual.problem.batch || p.heads != actual.problem.heads || p.seed != actual.problem.seed ||
+                p.dtype != actual.problem.dtype)
+                s.fail(pos_of(en), where + ": '" + other +
+                                       "' and the actual config must have the same seq, head_dim, "
+                                       "batch, heads, dtype and seed (same inputs)");
         }
         const sim::Inputs in = sim::generate_inputs(p);
         const sim::TensorD ref = sim::attention_reference(p, in.Q, in.K, in.V);
@@ -436,13 +468,16 @@ void build_error(const Source& s, const std::string& name, const toml::table& t,
         if (e.output->size() != actual.output->size())
             s.fail(pos_of(en), where + ": '" + exp + "' and the actual config have outputs of different shapes");
         st = sim::validate(*actual.output, *e.output, actual.problem.dtype);
-        for (int64_t k = 0; k < std::min<int64_t>(e.problem.head_dim, 8); ++k) expected_row0.push_back(e.output->at(0, 0, k));
+        for (int64_t k = 0; k < std::min<int64_t>(e.problem.head_dim, 8); ++k)
+            expected_row0.push_back(e.output->at(0, 0, k));
     }
-    if (st.nonfinite > 0) s.fail(pos_of(an), where + ": the actual output has " + std::to_string(st.nonfinite) + " non-finite values");
+    if (st.nonfinite > 0)
+        s.fail(pos_of(an), where + ": the actual output has " + std::to_string(st.nonfinite) + " non-finite values");
     json j = report::error_json(st);
     j["identical_fraction"] = st.count ? static_cast<double>(st.identical) / static_cast<double>(st.count) : 0.0;
     json actual_row0 = json::array();
-    for (int64_t k = 0; k < std::min<int64_t>(actual.problem.head_dim, 8); ++k) actual_row0.push_back(actual.output->at(0, 0, k));
+    for (int64_t k = 0; k < std::min<int64_t>(actual.problem.head_dim, 8); ++k)
+        actual_row0.push_back(actual.output->at(0, 0, k));
     j["actual_row0"] = actual_row0;
     j["expected_row0"] = expected_row0;
     ctx.root["error"][name] = j;
@@ -463,7 +498,8 @@ void build_measured(const Source& s, const toml::table& all, Context& ctx) {
     std::string why;
     {
         std::ifstream f(path);
-        if (!f) why = "no measurements recorded yet (" + path + " is absent)";
+        if (!f)
+            why = "no measurements recorded yet (" + path + " is absent)";
         else {
             try {
                 doc = json::parse(f);
@@ -471,14 +507,13 @@ void build_measured(const Source& s, const toml::table& all, Context& ctx) {
                     why = path + " has no \"rows\" list";
                     doc = json();
                 }
-            } catch (const std::exception&) {
-                why = path + " is not valid JSON";
-            }
+            } catch (const std::exception&) { why = path + " is not valid JSON"; }
         }
     }
     ctx.root["measured"] = json::object();
-    ctx.root["measured"]["status"] =
-        why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" + doc.value("date", std::string("?")) + ")" : why;
+    ctx.root["measured"]["status"] = why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" +
+                                                       doc.value("date", std::string("?")) + ")"
+                                                 : why;
     ctx.root["measured"]["available"] = why.empty() ? 1 : 0;
     for (auto&& [k, v] : all) {
         const std::string name(k.str());
@@ -501,8 +536,12 @@ void build_measured(const Source& s, const toml::table& all, Context& ctx) {
         for (const auto& row : doc["rows"]) {
             // Read tolerantly: a row missing a field simply does not match.
             if (!row.is_object()) continue;
-            auto str = [&](const char* key) { return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string(); };
-            auto num = [&](const char* key) { return row.contains(key) && row[key].is_number() ? row[key].get<double>() : -1.0; };
+            auto str = [&](const char* key) {
+                return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string();
+            };
+            auto num = [&](const char* key) {
+                return row.contains(key) && row[key].is_number() ? row[key].get<double>() : -1.0;
+            };
             const bool rc = row.contains("causal") && row["causal"].is_boolean() ? row["causal"].get<bool>() : false;
             if (str("variant") == variant && (str("pass").empty() ? "forward" : str("pass")) == pass &&
                 num("seq") == static_cast<double>(seq) && num("head_dim") == static_cast<double>(d) && rc == causal &&
@@ -535,7 +574,8 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
             if (c == '.') {
                 segs.push_back(cur);
                 cur.clear();
-            } else cur += c;
+            } else
+                cur += c;
         }
         segs.push_back(cur);
     }
@@ -561,14 +601,18 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
     for (size_t i = 1; i < segs.size(); ++i) {
         const std::string& sgm = segs[i];
         if (node->is_array()) {
-            const bool digits = !sgm.empty() && sgm.size() < 10 && sgm.find_first_not_of("0123456789") == std::string::npos;
+            const bool digits =
+                !sgm.empty() && sgm.size() < 10 && sgm.find_first_not_of("0123456789") == std::string::npos;
             if (!digits)
-                throw ExprError("'" + walked + "' is a list of " + std::to_string(node->size()) + " entries; use an index 0.." +
-                                    std::to_string(node->size() ? node->size() - 1 : 0) + ", got '" + sgm + "'",
+                throw ExprError("'" + walked + "' is a list of " + std::to_string(node->size()) +
+                                    " entries; use an index 0.." + std::to_string(node->size() ? node->size() - 1 : 0) +
+                                    ", got '" + sgm + "'",
                                 0);
             const size_t idx = static_cast<size_t>(std::stoul(sgm));
             if (idx >= node->size())
-                throw ExprError("'" + walked + "' has " + std::to_string(node->size()) + " entries; index " + sgm + " is past the end", 0);
+                throw ExprError("'" + walked + "' has " + std::to_string(node->size()) + " entries; index " + sgm +
+                                    " is past the end",
+                                0);
             node = &(*node)[idx];
         } else if (node->is_object()) {
             auto it = node->find(sgm);
@@ -589,9 +633,10 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
     if (node->is_number()) return Value{true, node->get<double>(), {}};
     if (node->is_boolean()) return Value{true, node->get<bool>() ? 1.0 : 0.0, {}};
     if (node->is_string()) return Value{false, 0, node->get<std::string>()};
-    if (node->is_null() && segs[0] == "measured")
-        throw Missing(walked + " was not recorded in the measurements");
-    if (node->is_null()) throw ExprError("'" + walked + "' has no value here (e.g. the running max before the first block is -infinity)", 0);
+    if (node->is_null() && segs[0] == "measured") throw Missing(walked + " was not recorded in the measurements");
+    if (node->is_null())
+        throw ExprError("'" + walked + "' has no value here (e.g. the running max before the first block is -infinity)",
+                        0);
     throw ExprError("'" + walked + "' is a group of values, not one value; add a field name (e.g. '" + walked + "." +
                         (node->is_object() && !node->empty() ? node->begin().key() : std::string("0")) + "')",
                     0);
@@ -609,7 +654,8 @@ std::string reflow(const std::string& text) {
             if (c == '\n') {
                 lines.push_back(cur);
                 cur.clear();
-            } else if (c != '\r') cur += c;
+            } else if (c != '\r')
+                cur += c;
         }
         lines.push_back(cur);
     }
@@ -669,7 +715,8 @@ std::string render_node_text(const Source& s, const Context& ctx, const std::str
         try {
             v = detail::eval_expr(ph.expr, lk);
         } catch (const ExprError& e) {
-            s.fail(raw_pos(ph.expr_pos + e.pos, anchor, ph.begin), std::string("in {{ ") + ph.expr + " }}: " + e.what());
+            s.fail(raw_pos(ph.expr_pos + e.pos, anchor, ph.begin),
+                   std::string("in {{ ") + ph.expr + " }}: " + e.what());
         } catch (const Missing&) {
             // Not an error: the value is legitimately absent (still check the filter).
             std::string why;
@@ -689,9 +736,11 @@ std::string render_node_text(const Source& s, const Context& ctx, const std::str
     return out;
 }
 
-View parse_view(const Source& s, const toml::table& t, const Lesson& l, const std::map<std::string, sim::Result>& results) {
+View parse_view(const Source& s, const toml::table& t, const Lesson& l,
+                const std::map<std::string, sim::Result>& results) {
     View v;
-    check_keys(s, t, {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col"}, "view");
+    check_keys(s, t, {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col"},
+               "view");
     static const std::vector<std::string> panels = {"memory", "softmax", "compare", "charts", "measured", "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
@@ -700,13 +749,15 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l, const st
     }
     auto cfg_name = [&](const toml::node& n, const std::string& what) {
         const std::string c = get_string(s, n, what);
-        if (!l.configs.count(c)) s.fail(pos_of(n), what + ": no configuration named '" + c + "' (defined: " + join(l.config_order) + ")");
+        if (!l.configs.count(c))
+            s.fail(pos_of(n), what + ": no configuration named '" + c + "' (defined: " + join(l.config_order) + ")");
         return c;
     };
     if (t.contains("config")) v.config = cfg_name(*t.get("config"), "config");
     if (t.contains("algo")) {
         v.algo = get_string(s, *t.get("algo"), "algo");
-        if (!sim::parse_algo(v.algo)) s.fail(pos_of(*t.get("algo")), "unknown algo '" + v.algo + "' (use standard, flash1 or flash2)");
+        if (!sim::parse_algo(v.algo))
+            s.fail(pos_of(*t.get("algo")), "unknown algo '" + v.algo + "' (use standard, flash1 or flash2)");
     }
     if (t.contains("compare"))
         for (auto&& x : get_array(s, *t.get("compare"), "compare")) v.compare.push_back(cfg_name(x, "compare"));
@@ -757,8 +808,7 @@ Expectation parse_expect(const Source& s, const toml::table& t, const Context& c
         detail::eval_expr(e.expr, [&](const std::string& path) { return lookup_in(ctx, nullptr, path); });
     } catch (const ExprError& x) {
         s.fail({ep.line, ep.column + 1 + static_cast<int64_t>(x.pos)}, "in expect '" + e.expr + "': " + x.what());
-    } catch (const Missing&) {
-    }
+    } catch (const Missing&) {}
     return e;
 }
 
@@ -779,18 +829,23 @@ Built build(const Source& s) {
     Lesson& l = b.lesson;
     l.file = s.file;
     auto ctx = std::make_shared<Context>();
-    check_keys(s, root, {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "step", "exercise"},
+    check_keys(s, root,
+               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
             s.fail({1, 1}, std::string("the lesson needs '") + req + "'" +
                                (std::string(req) == "config" ? " (at least one [config.NAME] table)"
-                                : std::string(req) == "step" ? " (at least one [[step]])" : ""));
+                                : std::string(req) == "step" ? " (at least one [[step]])"
+                                                             : ""));
     l.id = get_string(s, *root.get("id"), "id");
     {
         bool ok = !l.id.empty() && l.id.size() <= 64;
         for (char c : l.id) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-        if (!ok) s.fail(pos_of(*root.get("id")), "'id' must be 1-64 letters, digits, '-' or '_' (it is typed on the command line), got '" + l.id + "'");
+        if (!ok)
+            s.fail(
+                pos_of(*root.get("id")),
+                "'id' must be 1-64 letters, digits, '-' or '_' (it is typed on the command line), got '" + l.id + "'");
     }
     if (root.contains("number")) {
         l.number = get_int(s, *root.get("number"), "number");
@@ -811,18 +866,22 @@ Built build(const Source& s) {
     for (auto&& [k, v] : cfgs) {
         const std::string name(k.str());
         if (!valid_name(name))
-            s.fail(pos_of(k), "configuration name '" + name + "' must start with a letter and use only letters, digits and _ "
-                                                           "(it is used in placeholders like {{" + name + ".hbm.total}})");
-        if (kReserved.count(name)) s.fail(pos_of(k), "'" + name + "' is reserved for computed values; choose another configuration name");
+            s.fail(pos_of(k), "configuration name '" + name +
+                                  "' must start with a letter and use only letters, digits and _ "
+                                  "(it is used in placeholders like {{" +
+                                  name + ".hbm.total}})");
+        if (kReserved.count(name))
+            s.fail(pos_of(k), "'" + name + "' is reserved for computed values; choose another configuration name");
         const ConfigParsed c = parse_config(s, name, get_table(s, v, "config." + name));
         try {
             const sim::Machine& m = sim::find_machine(c.spec.gpu);
             // Refuse loops too long to walk at load time before walking them.
             const int64_t sram = c.spec.config.sram_bytes > 0 ? c.spec.config.sram_bytes : m.sram_bytes;
-            const sim::BlockChoice bc =
-                sim::choose_blocks(c.spec.problem, c.spec.config.algo, sram, c.spec.config.block_rows, c.spec.config.block_cols);
+            const sim::BlockChoice bc = sim::choose_blocks(c.spec.problem, c.spec.config.algo, sram,
+                                                           c.spec.config.block_rows, c.spec.config.block_cols);
             const int64_t n = c.spec.problem.seq;
-            const double steps = std::ceil(double(n) / double(bc.block_rows)) * std::ceil(double(n) / double(bc.block_cols));
+            const double steps =
+                std::ceil(double(n) / double(bc.block_rows)) * std::ceil(double(n) / double(bc.block_cols));
             if (steps > double(detail::limits().max_tile_steps))
                 s.fail(c.pos, "[config." + name + "]: blocks of " + std::to_string(bc.block_rows) + " x " +
                                   std::to_string(bc.block_cols) + " make " + report::group_digits(int64_t(steps)) +
@@ -835,8 +894,11 @@ Built build(const Source& s) {
         } catch (const sim::Error& e) {
             // The simulator speaks in CLI flags; a lesson's keys are spelled with underscores.
             std::string msg = e.what();
-            for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-                     {"--block-rows", "block_rows"}, {"--block-cols", "block_cols"}, {"--sram", "sram"}, {"--window", "window"}}) {
+            for (const auto& [from, to] :
+                 std::vector<std::pair<std::string, std::string>>{{"--block-rows", "block_rows"},
+                                                                  {"--block-cols", "block_cols"},
+                                                                  {"--sram", "sram"},
+                                                                  {"--window", "window"}}) {
                 for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
                     msg.replace(at, from.size(), to);
             }
@@ -852,10 +914,9 @@ Built build(const Source& s) {
             if (!valid_name(name)) s.fail(pos_of(k), "comparison name '" + name + "' must be letters, digits and _");
             build_error(s, name, get_table(s, v, "error." + name), b, *ctx);
         }
-    if (root.contains("measured")) build_measured(s, get_table(s, *root.get("measured"), "measured"), *ctx);
-    else {
-        ctx->root["measured"] = json::object();
-    }
+    if (root.contains("measured"))
+        build_measured(s, get_table(s, *root.get("measured"), "measured"), *ctx);
+    else { ctx->root["measured"] = json::object(); }
 
     if (root.contains("summary")) {
         const toml::node& n = *root.get("summary");
@@ -876,8 +937,10 @@ Built build(const Source& s) {
         const toml::node& tn = *st.get("text");
         step.source_text = get_string(s, tn, "text");
         step.text = reflow(render_node_text(s, *ctx, step.source_text, pos_of(tn)));
-        if (st.contains("view")) step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results);
-        else step.view.panel = "text";
+        if (st.contains("view"))
+            step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results);
+        else
+            step.view.panel = "text";
         if (st.contains("expect"))
             for (auto&& en : get_array(s, *st.get("expect"), "expect"))
                 step.expect.push_back(parse_expect(s, get_table(s, en, "expect"), *ctx));
@@ -886,7 +949,8 @@ Built build(const Source& s) {
     // Exercise.
     if (root.contains("exercise")) {
         const toml::table& t = get_table(s, *root.get("exercise"), "exercise");
-        check_keys(s, t, {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution"},
+        check_keys(s, t,
+                   {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution"},
                    "[exercise]");
         for (const char* req : {"prompt", "base", "fields", "goal", "solution"})
             if (!t.contains(req)) s.fail(pos_of(t), std::string("[exercise] needs '") + req + "'");
@@ -896,7 +960,8 @@ Built build(const Source& s) {
         const toml::node& bn = *t.get("base");
         ex.base = get_string(s, bn, "base");
         if (!l.configs.count(ex.base)) s.fail(pos_of(bn), "[exercise] base: no configuration named '" + ex.base + "'");
-        static const std::vector<std::string> settable = {"algo", "block_rows", "block_cols", "sram", "seq", "head_dim", "dtype"};
+        static const std::vector<std::string> settable = {"algo", "block_rows", "block_cols", "sram",
+                                                          "seq",  "head_dim",   "dtype"};
         for (auto&& f : get_array(s, *t.get("fields"), "fields")) {
             const std::string name = get_string(s, f, "fields");
             if (std::find(settable.begin(), settable.end(), name) == settable.end())
@@ -908,14 +973,16 @@ Built build(const Source& s) {
         ex.goal_expr = get_string(s, gn, "goal");
         if (t.contains("at_most")) ex.goal_at_most = get_number(s, *t.get("at_most"), "at_most");
         if (t.contains("at_least")) ex.goal_at_least = get_number(s, *t.get("at_least"), "at_least");
-        if (!ex.goal_at_most && !ex.goal_at_least) s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
+        if (!ex.goal_at_most && !ex.goal_at_least)
+            s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
         // The goal must evaluate against the base configuration bound as 'answer'.
         try {
             const json& base = ctx->root[ex.base];
             detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*ctx, &base, p); });
         } catch (const ExprError& x) {
             const Pos gp = pos_of(gn);
-            s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)}, "in goal '" + ex.goal_expr + "': " + x.what());
+            s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
+                   "in goal '" + ex.goal_expr + "': " + x.what());
         }
         if (t.contains("goal_text")) {
             const toml::node& n = *t.get("goal_text");
@@ -931,9 +998,7 @@ Built build(const Source& s) {
             std::map<std::string, std::string> ans;
             try {
                 ans = parse_answer(text);
-            } catch (const LoadError& e) {
-                s.fail(pos_of(n), std::string("'") + key + "': " + e.message);
-            }
+            } catch (const LoadError& e) { s.fail(pos_of(n), std::string("'") + key + "': " + e.message); }
             for (const auto& [f, val] : ans) {
                 (void)val;
                 if (std::find(ex.fields.begin(), ex.fields.end(), f) == ex.fields.end())
@@ -952,7 +1017,8 @@ std::string read_file(const std::string& path) {
     std::ostringstream o;
     o << f.rdbuf();
     std::string t = o.str();
-    if (t.size() > (1u << 20)) throw LoadError(path, 0, 0, "the file is larger than 1 MiB; a lesson should be a few KiB of text");
+    if (t.size() > (1u << 20))
+        throw LoadError(path, 0, 0, "the file is larger than 1 MiB; a lesson should be a few KiB of text");
     return t;
 }
 
@@ -982,7 +1048,8 @@ std::vector<Loaded> load_all(const std::string& dir) {
         try {
             x.lesson = load_lesson(f);
             if (!ids.insert(x.lesson->id).second) {
-                x.error = f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
+                x.error =
+                    f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
                 x.lesson.reset();
             }
         } catch (const LoadError& e) {
@@ -1020,21 +1087,22 @@ std::string lessons_dir() {
     if (*FLASHSIM_LESSONS_SOURCE_DIR && ok(FLASHSIM_LESSONS_SOURCE_DIR)) return FLASHSIM_LESSONS_SOURCE_DIR;
     std::string t;
     for (const auto& x : tried) t += (t.empty() ? "" : ", ") + x;
-    throw LoadError("lessons", 0, 0, "no lessons directory found (tried " + t + "); set FLASHSIM_LESSONS=/path/to/lessons");
+    throw LoadError("lessons", 0, 0,
+                    "no lessons directory found (tried " + t + "); set FLASHSIM_LESSONS=/path/to/lessons");
 }
 
 // ---------------------------------------------------------------- [expectations]
 double evaluate(const Lesson& lesson, const std::string& expr) {
     if (!lesson.context) throw LoadError(lesson.file, 0, 0, "the lesson was not loaded");
     try {
-        const Value v = detail::eval_expr(expr, [&](const std::string& p) { return lookup_in(*lesson.context, nullptr, p); });
+        const Value v =
+            detail::eval_expr(expr, [&](const std::string& p) { return lookup_in(*lesson.context, nullptr, p); });
         if (!v.is_number) throw LoadError(lesson.file, 0, 0, "'" + expr + "' is text, not a number");
         return v.num;
     } catch (const ExprError& e) {
-        throw LoadError(lesson.file, 0, 0, "in '" + expr + "' at character " + std::to_string(e.pos + 1) + ": " + e.what());
-    } catch (const Missing& e) {
-        throw LoadError(lesson.file, 0, 0, std::string("no value: ") + e.what());
-    }
+        throw LoadError(lesson.file, 0, 0,
+                        "in '" + expr + "' at character " + std::to_string(e.pos + 1) + ": " + e.what());
+    } catch (const Missing& e) { throw LoadError(lesson.file, 0, 0, std::string("no value: ") + e.what()); }
 }
 
 std::string render(const Lesson& lesson, const std::string& text) {
@@ -1058,7 +1126,8 @@ std::vector<std::string> check_expectations(const Lesson& lesson) {
             const std::string at = lesson.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ": ";
             double v = 0;
             try {
-                const Value x = detail::eval_expr(e.expr, [&](const std::string& p) { return lookup_in(*lesson.context, nullptr, p); });
+                const Value x = detail::eval_expr(
+                    e.expr, [&](const std::string& p) { return lookup_in(*lesson.context, nullptr, p); });
                 if (!x.is_number) {
                     fails.push_back(at + "expect '" + e.expr + "': the value is text, not a number");
                     continue;
@@ -1076,18 +1145,23 @@ std::vector<std::string> check_expectations(const Lesson& lesson) {
                 if (!(std::abs(v - *e.value) <= tol))
                     why = "expected " + num_text(*e.value) + " +- " + num_text(tol) + ", got " + num_text(v);
             }
-            if (why.empty() && e.at_least && !(v >= *e.at_least)) why = "expected at least " + num_text(*e.at_least) + ", got " + num_text(v);
-            if (why.empty() && e.at_most && !(v <= *e.at_most)) why = "expected at most " + num_text(*e.at_most) + ", got " + num_text(v);
-            if (!why.empty()) fails.push_back(at + "expect '" + e.expr + "': " + why + (e.note.empty() ? "" : " (" + e.note + ")"));
+            if (why.empty() && e.at_least && !(v >= *e.at_least))
+                why = "expected at least " + num_text(*e.at_least) + ", got " + num_text(v);
+            if (why.empty() && e.at_most && !(v <= *e.at_most))
+                why = "expected at most " + num_text(*e.at_most) + ", got " + num_text(v);
+            if (!why.empty())
+                fails.push_back(at + "expect '" + e.expr + "': " + why + (e.note.empty() ? "" : " (" + e.note + ")"));
         }
     if (lesson.exercise) {
         const Exercise& ex = *lesson.exercise;
         const std::string at = lesson.file + ": [exercise] ";
         const AnswerResult good = check_answer(lesson, parse_answer(ex.solution));
-        if (!good.passed) fails.push_back(at + "solution '" + ex.solution + "' does not meet the goal: " + good.message);
+        if (!good.passed)
+            fails.push_back(at + "solution '" + ex.solution + "' does not meet the goal: " + good.message);
         if (!ex.not_solution.empty()) {
             const AnswerResult bad = check_answer(lesson, parse_answer(ex.not_solution));
-            if (bad.passed) fails.push_back(at + "not_solution '" + ex.not_solution + "' meets the goal: " + bad.message);
+            if (bad.passed)
+                fails.push_back(at + "not_solution '" + ex.not_solution + "' meets the goal: " + bad.message);
         }
     }
     return fails;
@@ -1097,12 +1171,11 @@ std::vector<std::string> check_expectations(const Lesson& lesson) {
 sim::Result simulate_config(const Lesson& lesson, const std::string& name) {
     auto it = lesson.configs.find(name);
     if (it == lesson.configs.end())
-        throw LoadError(lesson.file, 0, 0, "no configuration named '" + name + "' (defined: " + join(lesson.config_order) + ")");
+        throw LoadError(lesson.file, 0, 0,
+                        "no configuration named '" + name + "' (defined: " + join(lesson.config_order) + ")");
     try {
         return sim::simulate(it->second.problem, sim::find_machine(it->second.gpu), it->second.config);
-    } catch (const sim::Error& e) {
-        throw LoadError(lesson.file, 0, 0, "[config." + name + "]: " + e.what());
-    }
+    } catch (const sim::Error& e) { throw LoadError(lesson.file, 0, 0, "[config." + name + "]: " + e.what()); }
 }
 
 std::map<std::string, std::string> parse_answer(const std::string& text) {
@@ -1120,7 +1193,8 @@ std::map<std::string, std::string> parse_answer(const std::string& text) {
         if (item.empty()) continue;
         const size_t eq = item.find('=');
         if (eq == std::string::npos)
-            throw LoadError("--answer", 0, 0, "'" + item + "' is not NAME=VALUE (write e.g. block_rows=64,block_cols=128)");
+            throw LoadError("--answer", 0, 0,
+                            "'" + item + "' is not NAME=VALUE (write e.g. block_rows=64,block_cols=128)");
         const std::string k = trim(item.substr(0, eq)), v = trim(item.substr(eq + 1));
         if (k.empty() || v.empty()) throw LoadError("--answer", 0, 0, "'" + item + "' needs a name and a value");
         if (out.count(k)) throw LoadError("--answer", 0, 0, "'" + k + "' is given twice");
@@ -1153,17 +1227,26 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
         std::string err;
         if (k == "algo") {
             const auto a = sim::parse_algo(v);
-            if (!a) err = "'algo' must be standard, flash1 or flash2, got '" + v + "'";
-            else c.config.algo = *a;
+            if (!a)
+                err = "'algo' must be standard, flash1 or flash2, got '" + v + "'";
+            else
+                c.config.algo = *a;
         } else if (k == "dtype") {
             const auto d = sim::parse_dtype(v);
-            if (!d) err = "'dtype' must be fp16, bf16 or fp32, got '" + v + "'";
-            else c.problem.dtype = *d;
-        } else if (k == "block_rows") err = parse_int(k, v, c.config.block_rows);
-        else if (k == "block_cols") err = parse_int(k, v, c.config.block_cols);
-        else if (k == "sram") err = parse_int(k, v, c.config.sram_bytes);
-        else if (k == "seq") err = parse_int(k, v, c.problem.seq);
-        else if (k == "head_dim") err = parse_int(k, v, c.problem.head_dim);
+            if (!d)
+                err = "'dtype' must be fp16, bf16 or fp32, got '" + v + "'";
+            else
+                c.problem.dtype = *d;
+        } else if (k == "block_rows")
+            err = parse_int(k, v, c.config.block_rows);
+        else if (k == "block_cols")
+            err = parse_int(k, v, c.config.block_cols);
+        else if (k == "sram")
+            err = parse_int(k, v, c.config.sram_bytes);
+        else if (k == "seq")
+            err = parse_int(k, v, c.problem.seq);
+        else if (k == "head_dim")
+            err = parse_int(k, v, c.problem.head_dim);
         if (!err.empty()) {
             res.message = err;
             return res;
@@ -1174,12 +1257,14 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
     try {
         const sim::Machine& m = sim::find_machine(c.gpu);
         const int64_t sram = c.config.sram_bytes > 0 ? c.config.sram_bytes : m.sram_bytes;
-        const sim::BlockChoice bc = sim::choose_blocks(c.problem, c.config.algo, sram, c.config.block_rows, c.config.block_cols);
+        const sim::BlockChoice bc =
+            sim::choose_blocks(c.problem, c.config.algo, sram, c.config.block_rows, c.config.block_cols);
         const double steps = std::ceil(double(c.problem.seq) / double(bc.block_rows)) *
                              std::ceil(double(c.problem.seq) / double(bc.block_cols));
         if (steps > double(detail::limits().max_tile_steps) * 16) {
-            res.message = "blocks of " + std::to_string(bc.block_rows) + " x " + std::to_string(bc.block_cols) + " make " +
-                          report::group_digits(int64_t(steps)) + " tile steps; try larger blocks (they would also move far more bytes)";
+            res.message = "blocks of " + std::to_string(bc.block_rows) + " x " + std::to_string(bc.block_cols) +
+                          " make " + report::group_digits(int64_t(steps)) +
+                          " tile steps; try larger blocks (they would also move far more bytes)";
             return res;
         }
         res.result = sim::simulate(c.problem, m, c.config);
@@ -1190,19 +1275,23 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
     res.valid = true;
     const json aj = config_json(*res.result);
     try {
-        const Value v = detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*lesson.context, &aj, p); });
+        const Value v =
+            detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*lesson.context, &aj, p); });
         res.goal_value = v.num;
     } catch (const std::exception& e) {
         res.valid = false;
         res.message = std::string("the goal could not be evaluated: ") + e.what();
         return res;
     }
-    res.passed = (!ex.goal_at_most || res.goal_value <= *ex.goal_at_most) && (!ex.goal_at_least || res.goal_value >= *ex.goal_at_least);
+    res.passed = (!ex.goal_at_most || res.goal_value <= *ex.goal_at_most) &&
+                 (!ex.goal_at_least || res.goal_value >= *ex.goal_at_least);
     std::ostringstream o;
     o << "B_r = " << res.result->block_rows << ", B_c = " << res.result->block_cols << ", "
-      << sim::algo_name(res.result->algo) << ": HBM traffic " << report::human_bytes(static_cast<double>(res.result->totals.hbm_total().total()))
-      << ", SRAM " << report::human_bytes(static_cast<double>(res.result->sram_peak_bytes)) << " of "
-      << report::human_bytes(static_cast<double>(res.result->sram_bytes)) << ". Goal '" << ex.goal_expr << "' = " << num_text(res.goal_value);
+      << sim::algo_name(res.result->algo) << ": HBM traffic "
+      << report::human_bytes(static_cast<double>(res.result->totals.hbm_total().total())) << ", SRAM "
+      << report::human_bytes(static_cast<double>(res.result->sram_peak_bytes)) << " of "
+      << report::human_bytes(static_cast<double>(res.result->sram_bytes)) << ". Goal '" << ex.goal_expr
+      << "' = " << num_text(res.goal_value);
     if (ex.goal_at_most) o << " (must be <= " << num_text(*ex.goal_at_most) << ")";
     if (ex.goal_at_least) o << " (must be >= " << num_text(*ex.goal_at_least) << ")";
     o << (res.passed ? ": met." : ": not met yet.");

@@ -37,14 +37,14 @@ struct LoadError : std::runtime_error {
 
 // What the app shows beside a step. Empty strings / -1 mean "leave as is / not applicable".
 struct View {
-    std::string panel;             // "memory", "softmax", "compare", "charts", "measured", "text"
-    std::string config;            // which [config.NAME] the panel shows ("" : the lesson's first)
-    std::string algo;              // "standard", "flash1", "flash2" (that config's algorithm by default)
+    std::string panel;                 // "memory", "softmax", "compare", "charts", "measured", "text"
+    std::string config;                // which [config.NAME] the panel shows ("" : the lesson's first)
+    std::string algo;                  // "standard", "flash1", "flash2" (that config's algorithm by default)
     std::vector<std::string> compare;  // configs shown side by side (panel "compare"/"charts")
-    int64_t step_from = -1;        // trace position: first inner-loop step shown (sim::Event::step)
-    int64_t step_to = -1;          // last step shown, inclusive (== step_from: one position)
-    int64_t row = -1;              // highlighted query row (softmax panel: the recorded row)
-    int64_t tile_row = -1;         // highlighted tile (row tile i, column tile j)
+    int64_t step_from = -1;            // trace position: first inner-loop step shown (sim::Event::step)
+    int64_t step_to = -1;              // last step shown, inclusive (== step_from: one position)
+    int64_t row = -1;                  // highlighted query row (softmax panel: the recorded row)
+    int64_t tile_row = -1;             // highlighted tile (row tile i, column tile j)
     int64_t tile_col = -1;
 };
 
@@ -64,8 +64,8 @@ struct Expectation {
 
 struct Step {
     std::string title;
-    std::string text;              // rendered: placeholders replaced by computed values
-    std::string source_text;       // as written in the file (for editors)
+    std::string text;         // rendered: placeholders replaced by computed values
+    std::string source_text;  // as written in the file (for editors)
     View view;
     std::vector<Expectation> expect;
 };
@@ -74,29 +74,29 @@ struct Step {
 struct ConfigSpec {
     std::string name;
     sim::Problem problem;
-    std::string gpu = "H200";      // machine preset name (sim::find_machine)
-    sim::Config config;            // algorithm, blocks, SRAM budget, numerics
+    std::string gpu = "H200";  // machine preset name (sim::find_machine)
+    sim::Config config;        // algorithm, blocks, SRAM budget, numerics
 };
 
 // An exercise (lesson 12 style): the learner chooses some of the fields of a base configuration;
 // the simulator runs it and the goal (an expression over the answer's result) is checked.
 struct Exercise {
-    std::string prompt;            // rendered
-    std::string base;              // config the answer starts from
-    std::vector<std::string> fields;   // what the learner may set: "algo", "block_rows", "block_cols", ...
-    std::string goal_expr;         // evaluated with the answer's result bound to the name "answer"
+    std::string prompt;               // rendered
+    std::string base;                 // config the answer starts from
+    std::vector<std::string> fields;  // what the learner may set: "algo", "block_rows", "block_cols", ...
+    std::string goal_expr;            // evaluated with the answer's result bound to the name "answer"
     std::optional<double> goal_at_most, goal_at_least;
-    std::string goal_text;         // the goal in words (rendered)
-    std::string solution;          // a worked answer that meets the goal (checked by the tests)
-    std::string not_solution;      // optional: an answer that must not meet it (e.g. the base as is)
+    std::string goal_text;     // the goal in words (rendered)
+    std::string solution;      // a worked answer that meets the goal (checked by the tests)
+    std::string not_solution;  // optional: an answer that must not meet it (e.g. the base as is)
 };
 
 struct Lesson {
-    std::string id;                // e.g. "online-softmax"
-    int64_t number = 0;            // order in the list (1, 2, ...)
+    std::string id;      // e.g. "online-softmax"
+    int64_t number = 0;  // order in the list (1, 2, ...)
     std::string title;
-    std::string summary;           // one line (rendered)
-    std::string file;              // path it was loaded from
+    std::string summary;  // one line (rendered)
+    std::string file;     // path it was loaded from
     std::map<std::string, ConfigSpec> configs;
     std::vector<std::string> config_order;  // names in file order
     std::vector<Step> steps;
@@ -118,7 +118,7 @@ Lesson load_lesson_text(const std::string& text, const std::string& file);
 struct Loaded {
     std::string file;
     std::optional<Lesson> lesson;
-    std::string error;             // "file:line:column: message" when lesson is empty
+    std::string error;  // "file:line:column: message" when lesson is empty
 };
 std::vector<Loaded> load_all(const std::string& dir);
 
@@ -146,9 +146,9 @@ sim::Result simulate_config(const Lesson& lesson, const std::string& config_name
 // answer gives passed=false and a message saying what is wrong.
 struct AnswerResult {
     bool passed = false;
-    bool valid = false;            // the answer parsed and the simulator accepted it
-    double goal_value = 0;         // the goal expression's value for this answer
-    std::string message;           // one paragraph for the learner
+    bool valid = false;     // the answer parsed and the simulator accepted it
+    double goal_value = 0;  // the goal expression's value for this answer
+    std::string message;    // one paragraph for the learner
     std::optional<sim::Result> result;
 };
 std::map<std::string, std::string> parse_answer(const std::string& text);  // throws LoadError on bad syntax

@@ -39,8 +39,8 @@ void register_attend(CLI::App& app, int& rc) {
             for (const auto* x : {&k, &v})
                 if (x->tensor.batch != q.tensor.batch || x->tensor.heads != q.tensor.heads ||
                     x->tensor.rows != q.tensor.rows || x->tensor.cols != q.tensor.cols)
-                    throw sim::Error("shapes disagree: Q is " + shape(q.tensor) + ", but " +
-                                     (x == &k ? a->k : a->v) + " is " + shape(x->tensor));
+                    throw sim::Error("shapes disagree: Q is " + shape(q.tensor) + ", but " + (x == &k ? a->k : a->v) +
+                                     " is " + shape(x->tensor));
             sim::Problem p;
             p.batch = q.tensor.batch;
             p.heads = q.tensor.heads;

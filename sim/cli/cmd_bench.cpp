@@ -51,15 +51,15 @@ struct BenchArgs {
     return out;
 }
 
-
 using nlohmann::json;
 
 // The simulator's view of one bench row: HBM bytes (no L2) and HBM bytes through its L2 model,
 // for the kernel's own tiling (row["tiles"]), and their ratios to the DRAM bytes ncu measured.
 // Pure CPU: also run by `flashsim bench --resimulate FILE` on recorded results.
 void simulate_row(json& row, const sim::Machine& machine) {
-    for (const char* k : {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
-                          "sim_l2_hit_rate", "sim_note", "sim_block_rows", "sim_block_cols", "dram_over_sim", "dram_over_sim_l2"})
+    for (const char* k :
+         {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
+          "sim_l2_hit_rate", "sim_note", "sim_block_rows", "sim_block_cols", "dram_over_sim", "dram_over_sim_l2"})
         row.erase(k);
     row["sim_hbm_read_bytes"] = nullptr;
     row["sim_hbm_write_bytes"] = nullptr;
@@ -77,7 +77,9 @@ void simulate_row(json& row, const sim::Machine& machine) {
     // the kernel's own algorithm (tiles.algo; rows recorded before it existed name it as their variant)
     const std::string algo = t.contains("algo") ? t["algo"].get<std::string>() : row["variant"].get<std::string>();
     const auto a = sim::parse_algo(algo);
-    if (!a) throw std::runtime_error("row of variant '" + row["variant"].get<std::string>() + "' names no simulator algorithm ('" + algo + "')");
+    if (!a)
+        throw std::runtime_error("row of variant '" + row["variant"].get<std::string>() +
+                                 "' names no simulator algorithm ('" + algo + "')");
     c.algo = *a;
     c.pass = bwd ? sim::Pass::backward : sim::Pass::forward;
     c.block_rows = t["block_rows"];
@@ -144,8 +146,9 @@ int resimulate(const std::string& path, const std::string& gpu) {
     int n = 0;
     for (auto& row : doc["rows"]) {
         if (!row.contains("ms_median")) continue;
-        std::cerr << "resimulate: " << row["variant"].get<std::string>() << " " << row["pass"].get<std::string>() << " N="
-                  << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "") << "\n";
+        std::cerr << "resimulate: " << row["variant"].get<std::string>() << " " << row["pass"].get<std::string>()
+                  << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
+                  << "\n";
         simulate_row(row, machine);
         ++n;
     }
@@ -160,8 +163,9 @@ int resimulate(const std::string& path, const std::string& gpu) {
 
 json stats_json(const sim::ErrorStats& e) {
     if (e.count == 0) return nullptr;
-    return json{{"max_abs", e.max_abs}, {"rel_frobenius", e.rel_frobenius}, {"max_ulp", e.max_ulp},
-                {"identical", e.identical}, {"count", e.count}, {"nonfinite", e.nonfinite}, {"worst_at", e.where}};
+    return json{
+        {"max_abs", e.max_abs}, {"rel_frobenius", e.rel_frobenius}, {"max_ulp", e.max_ulp}, {"identical", e.identical},
+        {"count", e.count},     {"nonfinite", e.nonfinite},         {"worst_at", e.where}};
 }
 
 json opt_bytes(int64_t b) { return b < 0 ? json(nullptr) : json(b); }
@@ -184,8 +188,10 @@ int run_bench(const BenchArgs& a) {
     if (variants.empty())
         for (const auto& v : fcuda::variants()) {
             std::string no;
-            if (fcuda::variant_available(v, &no)) variants.push_back(v);
-            else std::cerr << "bench: skipping " << v << ": " << no << "\n";
+            if (fcuda::variant_available(v, &no))
+                variants.push_back(v);
+            else
+                std::cerr << "bench: skipping " << v << ": " << no << "\n";
         }
     const sim::Machine& machine = sim::find_machine(a.gpu);
     json rows = json::array();
@@ -196,8 +202,11 @@ int run_bench(const BenchArgs& a) {
         char date[64];
         std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
         const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
-        json doc{{"device", fcuda::device_name()}, {"driver", fcuda::driver_version()}, {"date", date},
-                 {"git_commit", commit ? commit : "unknown"}, {"rows", rows}};
+        json doc{{"device", fcuda::device_name()},
+                 {"driver", fcuda::driver_version()},
+                 {"date", date},
+                 {"git_commit", commit ? commit : "unknown"},
+                 {"rows", rows}};
         std::ofstream f(a.json);
         if (!f) {
             print_error("bench", "cannot write " + a.json);
@@ -229,8 +238,8 @@ int run_bench(const BenchArgs& a) {
                     p.seed = a.seed;
                     std::cerr << "bench: " << v << " " << pass_s << " N=" << n << " d=" << d << " B=" << p.batch
                               << " H=" << p.heads << (p.causal ? " causal" : "") << " ...\n";
-                    json row{{"variant", v}, {"pass", pass_s}, {"seq", n}, {"head_dim", d}, {"batch", p.batch},
-                             {"heads", p.heads}, {"dtype", a.dtype}, {"causal", p.causal}};
+                    json row{{"variant", v},     {"pass", pass_s},   {"seq", n},         {"head_dim", d},
+                             {"batch", p.batch}, {"heads", p.heads}, {"dtype", a.dtype}, {"causal", p.causal}};
                     try {
                         fcuda::RunOptions o;
                         o.pass = pass;
@@ -251,9 +260,11 @@ int run_bench(const BenchArgs& a) {
                         row["dram_write_bytes"] = opt_bytes(m.dram_write_bytes);
                         row["l2_bytes"] = opt_bytes(m.l2_bytes);
                         row["counters_note"] = m.counters_note;
-                        row["tiles"] = json{{"variant", t.variant}, {"algo", t.algo}, {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
-                                            {"loop_order", t.loop_order}, {"stages", t.stages}, {"sram_bytes", t.sram_bytes}, {"smem_bytes", t.smem_bytes},
-                                            {"threads", t.threads}, {"layout", t.layout}};
+                        row["tiles"] = json{{"variant", t.variant},       {"algo", t.algo},
+                                            {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
+                                            {"loop_order", t.loop_order}, {"stages", t.stages},
+                                            {"sram_bytes", t.sram_bytes}, {"smem_bytes", t.smem_bytes},
+                                            {"threads", t.threads},       {"layout", t.layout}};
                         row["vs_reference"] = stats_json(m.vs_reference);
                         row["vs_standard"] = stats_json(m.vs_standard);
                         row["unwritten"] = m.unwritten;
@@ -271,7 +282,8 @@ int run_bench(const BenchArgs& a) {
                                                   : mb(row["sim_hbm_read_bytes"]) + mb(row["sim_hbm_write_bytes"]);
                         char dram_buf[32] = "-";
                         if (m.dram_read_bytes >= 0)
-                            std::snprintf(dram_buf, sizeof dram_buf, "%.1f", (m.dram_read_bytes + m.dram_write_bytes) / 1e6);
+                            std::snprintf(dram_buf, sizeof dram_buf, "%.1f",
+                                          (m.dram_read_bytes + m.dram_write_bytes) / 1e6);
                         const std::string dram_mb = dram_buf;
                         std::printf("%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12.1f %12s %9.2e %9.2e %s\n",
                                     v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
@@ -301,10 +313,12 @@ int run_bench(const BenchArgs& a) {
 
 void register_bench(CLI::App& app, int& rc) {
     auto args = std::make_shared<BenchArgs>();
-    auto* cmd = app.add_subcommand("bench", "Time the CUDA kernels, check them, compare their traffic with the simulator");
+    auto* cmd =
+        app.add_subcommand("bench", "Time the CUDA kernels, check them, compare their traffic with the simulator");
     auto variants = std::make_shared<std::string>(), seqs = std::make_shared<std::string>(),
          dims = std::make_shared<std::string>(), passes = std::make_shared<std::string>("forward");
-    cmd->add_option("--variant", *variants, "Comma-separated: standard, flash1, flash2, flash2h (Hopper only) (default: all this GPU runs)");
+    cmd->add_option("--variant", *variants,
+                    "Comma-separated: standard, flash1, flash2, flash2h (Hopper only) (default: all this GPU runs)");
     cmd->add_option("--seq,-n", *seqs, "Comma-separated sequence lengths (default 1024,2048,4096,8192,16384)");
     cmd->add_option("--head-dim,-d", *dims, "Comma-separated head dims, 64 and/or 128 (default both)");
     cmd->add_option("--batch,-b", args->batch, "Batch B (default 16384 / N)");

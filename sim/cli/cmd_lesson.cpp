@@ -62,7 +62,8 @@ std::string wrap(const std::string& text, size_t width = 88) {
 
 void print_step(const lessons::Lesson& l, size_t i) {
     const auto& s = l.steps[i];
-    std::cout << "\n── " << l.number << "." << (i + 1) << "/" << l.steps.size() << "  " << s.title << "\n\n" << wrap(s.text);
+    std::cout << "\n── " << l.number << "." << (i + 1) << "/" << l.steps.size() << "  " << s.title << "\n\n"
+              << wrap(s.text);
     const auto& v = s.view;
     if (!v.panel.empty() && v.panel != "text") {
         std::cout << "   [app: " << v.panel << " panel";
@@ -82,7 +83,8 @@ void print_exercise(const lessons::Lesson& l) {
     if (!l.exercise) return;
     std::cout << "\n── Exercise\n\n" << wrap(l.exercise->prompt);
     std::cout << "\nAnswer with: flashsim lesson " << l.id << " --answer \"";
-    for (size_t i = 0; i < l.exercise->fields.size(); ++i) std::cout << (i ? "," : "") << l.exercise->fields[i] << "=...";
+    for (size_t i = 0; i < l.exercise->fields.size(); ++i)
+        std::cout << (i ? "," : "") << l.exercise->fields[i] << "=...";
     std::cout << "\"\n";
 }
 
@@ -105,8 +107,9 @@ int run(const LessonArgs& a) {
             if (a.check) fails = lessons::check_expectations(*x.lesson);
             size_t n = 0;
             for (const auto& s : x.lesson->steps) n += s.expect.size();
-            std::printf("%3lld  %-22s %s  (%zu steps%s)\n", static_cast<long long>(x.lesson->number), x.lesson->id.c_str(),
-                        x.lesson->title.c_str(), x.lesson->steps.size(), x.lesson->exercise ? ", exercise" : "");
+            std::printf("%3lld  %-22s %s  (%zu steps%s)\n", static_cast<long long>(x.lesson->number),
+                        x.lesson->id.c_str(), x.lesson->title.c_str(), x.lesson->steps.size(),
+                        x.lesson->exercise ? ", exercise" : "");
             if (a.check) {
                 std::printf("     %zu expectations: %s\n", n, fails.empty() ? "all hold" : "FAILED");
                 for (const auto& f : fails) std::cout << "     " << f << "\n";
@@ -142,7 +145,8 @@ int run(const LessonArgs& a) {
             }
         }
         if (!found) {
-            print_error("lesson", "no lesson '" + a.id + "' in " + dir + " (known: " + ids + "; see flashsim lesson --list)");
+            print_error("lesson",
+                        "no lesson '" + a.id + "' in " + dir + " (known: " + ids + "; see flashsim lesson --list)");
             return 1;
         }
     }
@@ -176,7 +180,8 @@ int run(const LessonArgs& a) {
 
 void register_lesson(CLI::App& app, int& rc) {
     auto a = std::make_shared<LessonArgs>();
-    auto* cmd = app.add_subcommand("lesson", "Lessons: worked examples whose every number is computed by the simulator");
+    auto* cmd =
+        app.add_subcommand("lesson", "Lessons: worked examples whose every number is computed by the simulator");
     cmd->add_option("id", a->id, "Lesson id or number (see --list)");
     cmd->add_flag("--list", a->list, "List the lessons");
     cmd->add_flag("--all", a->all, "Print every step without waiting for Enter");

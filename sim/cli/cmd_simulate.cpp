@@ -30,22 +30,34 @@ sim::Config SimFlags::config(sim::Algo a) const {
     c.block_cols = block_cols;
     c.bwd_block_rows = bwd_block_rows;
     c.bwd_block_cols = bwd_block_cols;
-    if (numerics == "on") c.numerics = sim::Numerics::on;
-    else if (numerics == "off") c.numerics = sim::Numerics::off;
-    else if (numerics == "auto") c.numerics = sim::Numerics::automatic;
-    else throw sim::Error("--numerics must be on, off or auto, got '" + numerics + "'");
+    if (numerics == "on")
+        c.numerics = sim::Numerics::on;
+    else if (numerics == "off")
+        c.numerics = sim::Numerics::off;
+    else if (numerics == "auto")
+        c.numerics = sim::Numerics::automatic;
+    else
+        throw sim::Error("--numerics must be on, off or auto, got '" + numerics + "'");
     const auto ps = sim::parse_pass(pass);
     if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + pass + "'");
     c.pass = *ps;
-    if (l2 == "auto") c.l2 = sim::L2Mode::automatic;
-    else if (l2 == "on") c.l2 = sim::L2Mode::on;
-    else if (l2 == "off") c.l2 = sim::L2Mode::off;
-    else throw sim::Error("--l2 must be auto, on or off, got '" + l2 + "'");
-    if (ceilings == "datasheet") c.ceilings = sim::Ceilings::datasheet;
-    else if (ceilings == "measured") c.ceilings = sim::Ceilings::measured;
-    else throw sim::Error("--ceilings must be datasheet or measured, got '" + ceilings + "'");
+    if (l2 == "auto")
+        c.l2 = sim::L2Mode::automatic;
+    else if (l2 == "on")
+        c.l2 = sim::L2Mode::on;
+    else if (l2 == "off")
+        c.l2 = sim::L2Mode::off;
+    else
+        throw sim::Error("--l2 must be auto, on or off, got '" + l2 + "'");
+    if (ceilings == "datasheet")
+        c.ceilings = sim::Ceilings::datasheet;
+    else if (ceilings == "measured")
+        c.ceilings = sim::Ceilings::measured;
+    else
+        throw sim::Error("--ceilings must be datasheet or measured, got '" + ceilings + "'");
     if (block_rows < 0 || block_cols < 0 || bwd_block_rows < 0 || bwd_block_cols < 0)
-        throw sim::Error("block sizes must be positive (--block-rows, --block-cols, --bwd-block-rows, --bwd-block-cols)");
+        throw sim::Error(
+            "block sizes must be positive (--block-rows, --block-cols, --bwd-block-rows, --bwd-block-cols)");
     c.record_row = record_row;
     c.l2_budget = int64_t{1} << 22;  // the CLI may spend ~0.5 s on the L2 walk; the library default is 2^20
     return c;
@@ -125,14 +137,16 @@ void register_simulate(CLI::App& app, int& rc) {
                     const auto sq = sim::validate(*r.dQ, g.dQ, p.dtype);
                     const auto sk = sim::validate(*r.dK, g.dK, p.dtype);
                     const auto sv = sim::validate(*r.dV, g.dV, p.dtype);
-                    j["gradients_vs_reference"] = {{"dQ", report::error_json(sq)},
-                                                   {"dK", report::error_json(sk)},
-                                                   {"dV", report::error_json(sv)}};
-                    extra += check_line("dQ", sq, p.dtype) + check_line("dK", sk, p.dtype) + check_line("dV", sv, p.dtype);
+                    j["gradients_vs_reference"] = {
+                        {"dQ", report::error_json(sq)}, {"dK", report::error_json(sk)}, {"dV", report::error_json(sv)}};
+                    extra +=
+                        check_line("dQ", sq, p.dtype) + check_line("dK", sk, p.dtype) + check_line("dV", sv, p.dtype);
                 }
             }
-            if (args->json) std::cout << j.dump(2) << "\n";
-            else std::cout << report::result_text(r, base.get()) << extra;
+            if (args->json)
+                std::cout << j.dump(2) << "\n";
+            else
+                std::cout << report::result_text(r, base.get()) << extra;
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("simulate", e.what());
@@ -160,8 +174,10 @@ void register_compare(CLI::App& app, int& rc) {
                 c.sram_bytes = args->prob.sram;
                 rs.push_back(sim::simulate(p, m, c));
             }
-            if (args->json) std::cout << report::compare_json(rs).dump(2) << "\n";
-            else std::cout << report::compare_text(rs);
+            if (args->json)
+                std::cout << report::compare_json(rs).dump(2) << "\n";
+            else
+                std::cout << report::compare_text(rs);
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("compare", e.what());

@@ -18,9 +18,7 @@ std::vector<double> parse_list(const std::string& s, const std::string& what) {
         double x = 0;
         try {
             x = std::stod(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
+        } catch (const std::exception&) { used = 0; }
         while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
         if (item.empty() || used != item.size())
             throw sim::Error(what + ": '" + item + "' is not a number (give numbers separated by commas)");
@@ -85,12 +83,17 @@ void register_softmax(CLI::App& app, int& rc) {
             const auto scores = parse_list(a->scores, "--scores");
             const auto values = a->values.empty() ? std::vector<std::vector<double>>{} : parse_values(a->values);
             sim::Precision prec;
-            if (a->precision == "fp32") prec = sim::Precision::fp32;
-            else if (a->precision == "fp64") prec = sim::Precision::fp64;
-            else throw sim::Error("--precision must be fp32 or fp64, got '" + a->precision + "'");
+            if (a->precision == "fp32")
+                prec = sim::Precision::fp32;
+            else if (a->precision == "fp64")
+                prec = sim::Precision::fp64;
+            else
+                throw sim::Error("--precision must be fp32 or fp64, got '" + a->precision + "'");
             const auto s = sim::stream_softmax(scores, a->block, values, prec);
-            if (a->json) std::cout << report::softmax_json(s).dump(2) << "\n";
-            else std::cout << report::softmax_text(s);
+            if (a->json)
+                std::cout << report::softmax_json(s).dump(2) << "\n";
+            else
+                std::cout << report::softmax_text(s);
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("softmax", e.what());

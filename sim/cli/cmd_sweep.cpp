@@ -36,9 +36,7 @@ std::vector<int64_t> parse_values(const std::string& list) {
         long long x = 0;
         try {
             x = std::stoll(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
+        } catch (const std::exception&) { used = 0; }
         if (used != item.size() || x <= 0)
             throw sim::Error("--values item '" + item + "' is not a positive integer (give e.g. --values 16,32,64)");
         v.push_back(x);
@@ -82,14 +80,22 @@ void register_sweep(CLI::App& app, int& rc) {
                               << ")        " << std::flush;
                 ProblemArgs pa = args->prob;
                 SimFlags fl = args->flags;
-                if (prm == "seq") pa.seq = v;
-                else if (prm == "head-dim") pa.head_dim = v;
-                else if (prm == "batch") pa.batch = v;
-                else if (prm == "heads") pa.heads = v;
-                else if (prm == "sram") pa.sram = v;
-                else if (prm == "block-rows") fl.block_rows = v;
-                else if (prm == "block-cols") fl.block_cols = v;
-                else if (prm == "block") fl.block_rows = fl.block_cols = v;
+                if (prm == "seq")
+                    pa.seq = v;
+                else if (prm == "head-dim")
+                    pa.head_dim = v;
+                else if (prm == "batch")
+                    pa.batch = v;
+                else if (prm == "heads")
+                    pa.heads = v;
+                else if (prm == "sram")
+                    pa.sram = v;
+                else if (prm == "block-rows")
+                    fl.block_rows = v;
+                else if (prm == "block-cols")
+                    fl.block_cols = v;
+                else if (prm == "block")
+                    fl.block_rows = fl.block_cols = v;
                 report::SweepRow row;
                 row.value = std::to_string(v);
                 try {
@@ -97,9 +103,7 @@ void register_sweep(CLI::App& app, int& rc) {
                     sim::Config c = fl.config(algo);
                     c.sram_bytes = pa.sram;
                     row.result = sim::simulate(p, m, c);
-                } catch (const sim::Error& e) {
-                    row.error = e.what();
-                }
+                } catch (const sim::Error& e) { row.error = e.what(); }
                 rows.push_back(std::move(row));
             }
             if (show) {
@@ -111,8 +115,10 @@ void register_sweep(CLI::App& app, int& rc) {
                 if (!f) throw sim::Error("cannot write --csv file '" + args->csv + "'");
                 f << report::sweep_csv(prm, rows);
             }
-            if (args->json) std::cout << report::sweep_json(prm, rows).dump(2) << "\n";
-            else std::cout << report::sweep_text(prm, rows);
+            if (args->json)
+                std::cout << report::sweep_json(prm, rows).dump(2) << "\n";
+            else
+                std::cout << report::sweep_text(prm, rows);
             bool any = false;
             for (const auto& r : rows) any |= r.result.has_value();
             rc = any ? 0 : 1;
@@ -158,8 +164,10 @@ void register_scenario(CLI::App& app, int& rc) {
             std::vector<sim::Result> rs;
             for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2})
                 rs.push_back(sim::simulate(s.problem, m, fl.config(a)));
-            if (args->json) std::cout << report::scenario_json(s.name, s.description, rs).dump(2) << "\n";
-            else std::cout << report::scenario_text(s.name, s.description, rs);
+            if (args->json)
+                std::cout << report::scenario_json(s.name, s.description, rs).dump(2) << "\n";
+            else
+                std::cout << report::scenario_text(s.name, s.description, rs);
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("scenario", e.what());

@@ -29,8 +29,8 @@ struct ProblemArgs {
     double scale = 0;
 
     void add_to(CLI::App* cmd, bool shape_required);
-    sim::Problem problem() const;             // throws sim::Error on a bad dtype or shape
-    const sim::Machine& machine() const;      // throws sim::Error on an unknown GPU
+    sim::Problem problem() const;         // throws sim::Error on a bad dtype or shape
+    const sim::Machine& machine() const;  // throws sim::Error on an unknown GPU
 };
 
 // Parse the command line and run the chosen command; returns the exit status (2 on a usage error).

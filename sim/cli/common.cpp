@@ -45,9 +45,7 @@ const sim::Machine& ProblemArgs::machine() const { return sim::find_machine(gpu)
 int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
     try {
         app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
+    } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         std::cerr << "flashsim: " << e.what() << " (see flashsim --help)\n";

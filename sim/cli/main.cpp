@@ -2,7 +2,6 @@
 // Reads straight through: build the command tree, parse, run the chosen command, exit.
 #include <unistd.h>
 
-
 #include <cstring>
 #include <filesystem>
 #include <string>

@@ -24,8 +24,10 @@ std::string human_bytes(double b) {
         ++u;
     }
     char buf[64];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%.0f B", b);
-    else std::snprintf(buf, sizeof buf, "%.2f %s", b, units[u]);
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%.0f B", b);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f %s", b, units[u]);
     return buf;
 }
 
@@ -110,7 +112,9 @@ nlohmann::json timing_json(const sim::Timing& t, bool with_timeline) {
     if (!t.computed) return nullptr;
     nlohmann::json ks = nlohmann::json::array();
     for (const auto& k : t.kernels)
-        ks.push_back({{"name", k.name}, {"blocks", k.blocks}, {"serial_ms", k.serial_s * 1e3},
+        ks.push_back({{"name", k.name},
+                      {"blocks", k.blocks},
+                      {"serial_ms", k.serial_s * 1e3},
                       {"overlapped_ms", k.overlapped_s * 1e3}});
     nlohmann::json j = {{"ceilings", t.ceilings},
                         {"ceilings_note", t.ceilings_note},
@@ -126,8 +130,11 @@ nlohmann::json timing_json(const sim::Timing& t, bool with_timeline) {
     if (with_timeline) {
         nlohmann::json tl = nlohmann::json::array();
         for (const auto& g : t.timeline)
-            tl.push_back({{"sm", g.sm}, {"start", g.start}, {"end", g.end},
-                          {"kind", std::string(sim::segment_kind_name(g.kind))}, {"step", g.step},
+            tl.push_back({{"sm", g.sm},
+                          {"start", g.start},
+                          {"end", g.end},
+                          {"kind", std::string(sim::segment_kind_name(g.kind))},
+                          {"step", g.step},
                           {"schedule", g.overlapped ? "overlapped" : "serial"}});
         j["timeline"] = tl;
     }
@@ -186,8 +193,10 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     j["backward"] = part_json(r.backward_totals);
     nlohmann::json ks = nlohmann::json::array();
     for (const auto& k : r.kernels)
-        ks.push_back({{"name", k.name}, {"pass", k.pass == 0 ? "forward" : "backward"},
-                      {"blocks_per_head", k.blocks_per_head}, {"grid", k.grid}});
+        ks.push_back({{"name", k.name},
+                      {"pass", k.pass == 0 ? "forward" : "backward"},
+                      {"blocks_per_head", k.blocks_per_head},
+                      {"grid", k.grid}});
     j["kernels"] = ks;
     j["hbm_without_l2"] = traffic_json(r.totals.hbm_total());
     j["hbm_with_l2"] = r.l2.simulated ? traffic_json(r.l2.hbm_total()) : nlohmann::json(nullptr);
@@ -201,14 +210,17 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
 std::string result_text(const sim::Result& r, const sim::Result* base) {
     const auto& p = r.problem;
     std::ostringstream o;
-    o << sim::algo_name(r.algo) << (r.pass == sim::Pass::forward ? "" : r.pass == sim::Pass::both ? " forward+backward" : " backward")
-      << " attention  N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch
-      << " H=" << p.heads << " " << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << "  on "
-      << r.machine.name << "\n";
+    o << sim::algo_name(r.algo)
+      << (r.pass == sim::Pass::forward ? ""
+          : r.pass == sim::Pass::both  ? " forward+backward"
+                                       : " backward")
+      << " attention  N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
+      << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << "  on " << r.machine.name << "\n";
     o << "blocks: B_r=" << r.block_rows << " B_c=" << r.block_cols << "  (T_r=" << r.tiles_rows
       << ", T_c=" << r.tiles_cols << ")  " << r.block_note << "\n\n";
     o << std::left << std::setw(8) << "tensor" << std::right << std::setw(22) << "HBM read" << std::setw(22)
-      << "HBM written" << "\n";
+      << "HBM written"
+      << "\n";
     for (int i = 0; i < sim::kTensorCount; ++i) {
         const auto t = static_cast<sim::Tensor>(i);
         if (!tensor_used(r, t)) continue;
@@ -217,8 +229,9 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
           << human_bytes(static_cast<double>(r.totals[t].write_bytes)) << "\n";
     }
     const auto tot = r.totals.hbm_total();
-    o << std::left << std::setw(8) << "total" << std::right << std::setw(22) << human_bytes(static_cast<double>(tot.read_bytes))
-      << std::setw(22) << human_bytes(static_cast<double>(tot.write_bytes)) << "\n";
+    o << std::left << std::setw(8) << "total" << std::right << std::setw(22)
+      << human_bytes(static_cast<double>(tot.read_bytes)) << std::setw(22)
+      << human_bytes(static_cast<double>(tot.write_bytes)) << "\n";
     o << "HBM traffic: " << group_digits(tot.total()) << " bytes (" << human_bytes(static_cast<double>(tot.total()))
       << ")\n";
     o << "FLOPs: " << human_flops(static_cast<double>(r.totals.flops.total())) << " (matmul "
@@ -227,7 +240,8 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
     o << "SRAM peak: " << human_bytes(static_cast<double>(r.sram_peak_bytes)) << " of "
       << human_bytes(static_cast<double>(r.sram_bytes)) << "\n";
     if (r.pass != sim::Pass::forward) {
-        o << "backward blocks: B_r=" << r.bwd_block_rows << " B_c=" << r.bwd_block_cols << "  " << r.bwd_block_note << "\n";
+        o << "backward blocks: B_r=" << r.bwd_block_rows << " B_c=" << r.bwd_block_cols << "  " << r.bwd_block_note
+          << "\n";
         if (r.pass == sim::Pass::both)
             o << "forward " << human_bytes(static_cast<double>(r.forward_totals.hbm_total().total())) << " HBM, "
               << human_flops(static_cast<double>(r.forward_totals.flops.total())) << "; backward "
@@ -246,7 +260,8 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
     }
     if (r.timing.computed) {
         char buf[256];
-        std::snprintf(buf, sizeof buf, "predicted time: %.4g ms overlapped, %.4g ms serial; %.1f TFLOP/s (%s ceilings%s)\n",
+        std::snprintf(buf, sizeof buf,
+                      "predicted time: %.4g ms overlapped, %.4g ms serial; %.1f TFLOP/s (%s ceilings%s)\n",
                       r.timing.overlapped_s * 1e3, r.timing.serial_s * 1e3, r.timing.predicted_tflops,
                       r.timing.ceilings.c_str(), r.timing.with_l2 ? ", L2 hits at L2 bandwidth" : "");
         o << buf;
@@ -268,7 +283,10 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
     if (rs.empty()) return {};
     const auto& p = rs[0].problem;
     std::ostringstream o;
-    o << "HBM traffic" << (rs[0].pass == sim::Pass::forward ? "" : rs[0].pass == sim::Pass::both ? " (forward + backward)" : " (backward)")
+    o << "HBM traffic"
+      << (rs[0].pass == sim::Pass::forward ? ""
+          : rs[0].pass == sim::Pass::both  ? " (forward + backward)"
+                                           : " (backward)")
       << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
       << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << " on " << rs[0].machine.name << " (SRAM "
       << human_bytes(static_cast<double>(rs[0].sram_bytes)) << ")\n\n";
@@ -281,12 +299,14 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
         for (const auto& r : rs) any |= tensor_used(r, t);
         if (!any) continue;
         o << std::left << std::setw(10) << sim::tensor_name(t);
-        for (const auto& r : rs) o << std::right << std::setw(24) << human_bytes(static_cast<double>(r.totals[t].total()));
+        for (const auto& r : rs)
+            o << std::right << std::setw(24) << human_bytes(static_cast<double>(r.totals[t].total()));
         o << "\n";
     }
     (void)p;
     o << std::left << std::setw(10) << "total";
-    for (const auto& r : rs) o << std::right << std::setw(24) << human_bytes(static_cast<double>(r.totals.hbm_total().total()));
+    for (const auto& r : rs)
+        o << std::right << std::setw(24) << human_bytes(static_cast<double>(r.totals.hbm_total().total()));
     o << "\n" << std::left << std::setw(10) << "vs first";
     const double b = static_cast<double>(rs[0].totals.hbm_total().total());
     for (const auto& r : rs) {
@@ -295,7 +315,8 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
         o << std::right << std::setw(24) << buf;
     }
     o << "\n" << std::left << std::setw(10) << "FLOPs";
-    for (const auto& r : rs) o << std::right << std::setw(24) << human_flops(static_cast<double>(r.totals.flops.total()));
+    for (const auto& r : rs)
+        o << std::right << std::setw(24) << human_flops(static_cast<double>(r.totals.flops.total()));
     o << "\n" << std::left << std::setw(10) << "with L2";
     for (const auto& r : rs)
         o << std::right << std::setw(24)
@@ -303,8 +324,10 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
     o << "\n" << std::left << std::setw(10) << "time";
     for (const auto& r : rs) {
         char buf[32];
-        if (r.timing.computed) std::snprintf(buf, sizeof buf, "%.4g ms", r.timing.predicted_ms);
-        else std::snprintf(buf, sizeof buf, "-");
+        if (r.timing.computed)
+            std::snprintf(buf, sizeof buf, "%.4g ms", r.timing.predicted_ms);
+        else
+            std::snprintf(buf, sizeof buf, "-");
         o << std::right << std::setw(24) << buf;
     }
     o << "\n" << std::left << std::setw(10) << "blocks";
@@ -319,7 +342,6 @@ nlohmann::json compare_json(const std::vector<sim::Result>& rs) {
     for (const auto& r : rs) a.push_back(result_json(r));
     return a;
 }
-
 
 // ---------------------------------------------------------------- sweeps and scenarios
 namespace {
@@ -367,8 +389,9 @@ std::string sweep_text(const std::string& param, const std::vector<SweepRow>& ro
           << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << " on " << first->machine.name << "\n\n";
     }
     o << std::right << std::setw(10) << param << std::setw(6) << "B_r" << std::setw(6) << "B_c" << std::setw(13)
-      << "HBM" << std::setw(13) << "HBM w/ L2" << std::setw(8) << "L2 hit" << std::setw(11) << "GFLOP"
-      << std::setw(12) << "serial ms" << std::setw(12) << "overlap ms" << std::setw(9) << "TFLOP/s" << "\n";
+      << "HBM" << std::setw(13) << "HBM w/ L2" << std::setw(8) << "L2 hit" << std::setw(11) << "GFLOP" << std::setw(12)
+      << "serial ms" << std::setw(12) << "overlap ms" << std::setw(9) << "TFLOP/s"
+      << "\n";
     for (const auto& r : rows) {
         o << std::setw(10) << r.value;
         if (!r.result) {
@@ -386,8 +409,9 @@ std::string sweep_text(const std::string& param, const std::vector<SweepRow>& ro
 
 std::string sweep_csv(const std::string& param, const std::vector<SweepRow>& rows) {
     std::ostringstream o;
-    o << param << ",block_rows,block_cols,hbm_bytes,hbm_bytes_with_l2,l2_hit_rate,flops,serial_ms,predicted_ms,"
-                  "predicted_tflops,error\n";
+    o << param
+      << ",block_rows,block_cols,hbm_bytes,hbm_bytes_with_l2,l2_hit_rate,flops,serial_ms,predicted_ms,"
+         "predicted_tflops,error\n";
     for (const auto& r : rows) {
         o << r.value << ",";
         if (!r.result) {
@@ -413,8 +437,10 @@ nlohmann::json sweep_json(const std::string& param, const std::vector<SweepRow>&
     nlohmann::json a = nlohmann::json::array();
     for (const auto& r : rows) {
         nlohmann::json x = {{"param", param}, {"value", r.value}};
-        if (r.result) x["result"] = result_json(*r.result);
-        else x["error"] = r.error;
+        if (r.result)
+            x["result"] = result_json(*r.result);
+        else
+            x["error"] = r.error;
         a.push_back(x);
     }
     return a;
@@ -425,28 +451,32 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
     o << "scenario " << name << ": " << description << "\n";
     if (rs.empty()) return o.str();
     const auto& p = rs[0].problem;
-    o << "B=" << p.batch << " H=" << p.heads << " N=" << p.seq << " d=" << p.head_dim << " "
-      << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << ", " << sim::pass_name(rs[0].pass) << ", on "
-      << rs[0].machine.name << " (" << rs[0].timing.ceilings << " ceilings)\n\n";
+    o << "B=" << p.batch << " H=" << p.heads << " N=" << p.seq << " d=" << p.head_dim << " " << sim::dtype_name(p.dtype)
+      << (p.causal ? " causal" : "") << ", " << sim::pass_name(rs[0].pass) << ", on " << rs[0].machine.name << " ("
+      << rs[0].timing.ceilings << " ceilings)\n\n";
     o << std::left << std::setw(10) << "algo" << std::right << std::setw(10) << "GFLOP" << std::setw(12) << "HBM GB"
-      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit" << std::setw(13) << "predicted ms"
-      << std::setw(9) << "TFLOP/s" << std::setw(10) << "speedup" << "\n";
+      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit" << std::setw(13) << "predicted ms" << std::setw(9)
+      << "TFLOP/s" << std::setw(10) << "speedup"
+      << "\n";
     const double base_ms = rs[0].timing.computed ? rs[0].timing.predicted_ms : 0;
     for (const auto& r : rs) {
         const SweepCols c = cols_of(r);
         o << std::left << std::setw(10) << sim::algo_name(r.algo) << std::right << std::setw(10) << fmt("%.1f", c.gflop)
-          << std::setw(12) << fmt("%.3f", c.hbm / 1e9) << std::setw(14) << (c.hbm_l2 < 0 ? "-" : fmt("%.3f", c.hbm_l2 / 1e9))
-          << std::setw(8) << fmt("%.1f%%", c.hit * 100) << std::setw(13) << fmt("%.4g", c.ms) << std::setw(9)
-          << fmt("%.1f", c.tflops) << std::setw(10) << (c.ms > 0 && base_ms > 0 ? fmt("%.2fx", base_ms / c.ms) : "-")
-          << "\n";
+          << std::setw(12) << fmt("%.3f", c.hbm / 1e9) << std::setw(14)
+          << (c.hbm_l2 < 0 ? "-" : fmt("%.3f", c.hbm_l2 / 1e9)) << std::setw(8) << fmt("%.1f%%", c.hit * 100)
+          << std::setw(13) << fmt("%.4g", c.ms) << std::setw(9) << fmt("%.1f", c.tflops) << std::setw(10)
+          << (c.ms > 0 && base_ms > 0 ? fmt("%.2fx", base_ms / c.ms) : "-") << "\n";
     }
     for (const auto& r : rs)
-        if (!r.l2.simulated && !r.l2.note.empty()) o << sim::algo_name(r.algo) << ": " << r.l2.note << "\n";
-        else if (r.l2.simulated && !r.l2.exact) o << sim::algo_name(r.algo) << " L2: " << r.l2.note << "\n";
+        if (!r.l2.simulated && !r.l2.note.empty())
+            o << sim::algo_name(r.algo) << ": " << r.l2.note << "\n";
+        else if (r.l2.simulated && !r.l2.exact)
+            o << sim::algo_name(r.algo) << " L2: " << r.l2.note << "\n";
     return o.str();
 }
 
-nlohmann::json scenario_json(const std::string& name, const std::string& description, const std::vector<sim::Result>& rs) {
+nlohmann::json scenario_json(const std::string& name, const std::string& description,
+                             const std::vector<sim::Result>& rs) {
     return {{"scenario", name}, {"description", description}, {"results", compare_json(rs)}};
 }
 
@@ -485,7 +515,8 @@ std::string softmax_text(const sim::StreamedSoftmax& s) {
     o << "Online softmax of one row, block by block (" << (s.precision == sim::Precision::fp32 ? "float32" : "float64")
       << ")\n\n";
     o << std::left << std::setw(7) << "block" << std::setw(34) << "scores" << std::setw(11) << "block max"
-      << std::setw(13) << "running max" << std::setw(13) << "rescale" << "running sum\n";
+      << std::setw(13) << "running max" << std::setw(13) << "rescale"
+      << "running sum\n";
     for (const auto& b : s.record.blocks) {
         std::ostringstream sc;
         sc << std::fixed << std::setprecision(2);
@@ -493,8 +524,8 @@ std::string softmax_text(const sim::StreamedSoftmax& s) {
         std::ostringstream resc;
         resc << std::fixed << std::setprecision(4) << b.rescale;
         o << std::left << std::setw(7) << (b.block + 1) << std::setw(34) << sc.str() << std::setprecision(4)
-          << std::setw(11) << b.block_max << std::setw(13) << b.running_max_after
-          << std::setw(13) << (b.block == 0 ? std::string("-") : resc.str()) << b.running_sum_after << "\n";
+          << std::setw(11) << b.block_max << std::setw(13) << b.running_max_after << std::setw(13)
+          << (b.block == 0 ? std::string("-") : resc.str()) << b.running_sum_after << "\n";
     }
     o << "\nWhen a block raises the running max from m_old to m_new, everything carried so far (the sum\n"
          "and the output accumulator) is multiplied by e^(m_old - m_new) before the block is added.\n\n";

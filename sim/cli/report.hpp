@@ -42,7 +42,8 @@ nlohmann::json sweep_json(const std::string& param, const std::vector<SweepRow>&
 
 // A named scenario: its description, then standard vs flash1 vs flash2 (GFLOP, HBM GB, predicted ms).
 std::string scenario_text(const std::string& name, const std::string& description, const std::vector<sim::Result>& rs);
-nlohmann::json scenario_json(const std::string& name, const std::string& description, const std::vector<sim::Result>& rs);
+nlohmann::json scenario_json(const std::string& name, const std::string& description,
+                             const std::vector<sim::Result>& rs);
 
 nlohmann::json softmax_json(const sim::StreamedSoftmax& s);
 std::string softmax_text(const sim::StreamedSoftmax& s);

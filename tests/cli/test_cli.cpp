@@ -25,8 +25,8 @@ TEST_CASE("simulate --json has the fields scripts rely on") {
     const Out o = sh("simulate --algo flash2 --seq 4096 --head-dim 128 --json");
     REQUIRE(o.rc == 0);
     const auto j = nlohmann::json::parse(o.text);
-    for (const char* key : {"algo", "seq", "head_dim", "batch", "heads", "dtype", "gpu", "block_rows", "block_cols", "hbm",
-                            "tensors", "sram_peak_bytes", "flops"})
+    for (const char* key : {"algo", "seq", "head_dim", "batch", "heads", "dtype", "gpu", "block_rows", "block_cols",
+                            "hbm", "tensors", "sram_peak_bytes", "flops"})
         CHECK(j.contains(key));
     CHECK(j["algo"] == "flash2");
     CHECK(j["gpu"] == "H200");
@@ -91,20 +91,21 @@ TEST_CASE("softmax defaults to the seed's worked example") {
 }
 
 TEST_CASE("bad input: one clear line and a non-zero exit") {
-    expect_refusals(sh, {
-        {"simulate --seq 0 --head-dim 64", "sequence length N must be a positive integer"},
-        {"simulate --seq 128 --head-dim 0", "head dimension d must be a positive integer"},
-        {"simulate --seq 128 --head-dim 64 --gpu Z80", "unknown GPU preset 'Z80'"},
-        {"simulate --seq 128 --head-dim 64 --algo flash9", "unknown --algo 'flash9'"},
-        {"simulate --seq 128 --head-dim 64 --dtype int8", "unknown --dtype 'int8'"},
-        {"simulate --seq 4096 --head-dim 128 --block-rows 512 --block-cols 512", "tiles do not fit in SRAM"},
-        {"simulate --seq 128 --head-dim 64 --frobnicate", "frobnicate"},
-        {"simulate --head-dim 64", "--seq"},
-        {"softmax --scores 1,x,3", "'x' is not a number"},
-        {"softmax --block 0", "--block must be at least 1"},
-        {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
-         "cannot open '/nonexistent/q.npy'"},
-    });
+    expect_refusals(
+        sh, {
+                {"simulate --seq 0 --head-dim 64", "sequence length N must be a positive integer"},
+                {"simulate --seq 128 --head-dim 0", "head dimension d must be a positive integer"},
+                {"simulate --seq 128 --head-dim 64 --gpu Z80", "unknown GPU preset 'Z80'"},
+                {"simulate --seq 128 --head-dim 64 --algo flash9", "unknown --algo 'flash9'"},
+                {"simulate --seq 128 --head-dim 64 --dtype int8", "unknown --dtype 'int8'"},
+                {"simulate --seq 4096 --head-dim 128 --block-rows 512 --block-cols 512", "tiles do not fit in SRAM"},
+                {"simulate --seq 128 --head-dim 64 --frobnicate", "frobnicate"},
+                {"simulate --head-dim 64", "--seq"},
+                {"softmax --scores 1,x,3", "'x' is not a number"},
+                {"softmax --block 0", "--block must be at least 1"},
+                {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
+                 "cannot open '/nonexistent/q.npy'"},
+            });
 }
 
 TEST_CASE("attend: .npy in, .npy out, equal to the reference; bad files refused") {
@@ -208,20 +209,22 @@ TEST_CASE("simulate --pass both --check compares gradients with the float64 refe
 }
 
 TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
-    expect_refusals(sh, {
-        {"simulate --seq 128 --head-dim 64 --pass sideways", "--pass must be forward, backward or both"},
-        {"simulate --seq 128 --head-dim 64 --l2 maybe", "--l2 must be auto, on or off"},
-        {"simulate --seq 128 --head-dim 64 --ceilings guessed", "--ceilings must be datasheet or measured"},
-        {"simulate --seq 128 --head-dim 64 --pad-left 500", "--pad-left must be between 0 and N = 128"},
-        {"simulate --seq 4096 --head-dim 128 --pass both --bwd-block-rows 256 --bwd-block-cols 256",
-         "backward tiles do not fit in SRAM"},
-        {"sweep --param colour --values 1,2", "unknown --param 'colour'"},
-        {"sweep --param seq --values 1,x", "'x' is not a positive integer"},
-        {"sweep --param seq", "--values"},
-        {"sweep --param block-rows --values 4096 --block-cols 4096", "no value of --block-rows gave a valid problem"},
-        {"scenario gpt5", "unknown scenario 'gpt5'"},
-        {"scenario", "give a scenario name, or --list"},
-    });
+    expect_refusals(
+        sh, {
+                {"simulate --seq 128 --head-dim 64 --pass sideways", "--pass must be forward, backward or both"},
+                {"simulate --seq 128 --head-dim 64 --l2 maybe", "--l2 must be auto, on or off"},
+                {"simulate --seq 128 --head-dim 64 --ceilings guessed", "--ceilings must be datasheet or measured"},
+                {"simulate --seq 128 --head-dim 64 --pad-left 500", "--pad-left must be between 0 and N = 128"},
+                {"simulate --seq 4096 --head-dim 128 --pass both --bwd-block-rows 256 --bwd-block-cols 256",
+                 "backward tiles do not fit in SRAM"},
+                {"sweep --param colour --values 1,2", "unknown --param 'colour'"},
+                {"sweep --param seq --values 1,x", "'x' is not a positive integer"},
+                {"sweep --param seq", "--values"},
+                {"sweep --param block-rows --values 4096 --block-cols 4096",
+                 "no value of --block-rows gave a valid problem"},
+                {"scenario gpt5", "unknown scenario 'gpt5'"},
+                {"scenario", "give a scenario name, or --list"},
+            });
 }
 
 TEST_CASE("sweep: a table, JSON, CSV; rows that do not fit say why and the rest still run") {

@@ -28,7 +28,13 @@ namespace {
 
 sim::Problem make(int64_t b, int64_t h, int64_t n, int64_t d, sim::DType dt, bool causal, uint64_t seed = 42) {
     sim::Problem p;
-    p.batch = b; p.heads = h; p.seq = n; p.head_dim = d; p.dtype = dt; p.causal = causal; p.seed = seed;
+    p.batch = b;
+    p.heads = h;
+    p.seq = n;
+    p.head_dim = d;
+    p.dtype = dt;
+    p.causal = causal;
+    p.seed = seed;
     return p;
 }
 
@@ -50,8 +56,10 @@ std::vector<std::string> runnable(std::initializer_list<const char*> names) {
     std::vector<std::string> out;
     for (const char* v : names) {
         std::string why;
-        if (fcuda::variant_available(v, &why)) out.push_back(v);
-        else MESSAGE("skipping " << v << ": " << why);
+        if (fcuda::variant_available(v, &why))
+            out.push_back(v);
+        else
+            MESSAGE("skipping " << v << ": " << why);
     }
     return out;
 }
@@ -133,8 +141,13 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
                         const sim::Inputs in = sim::generate_inputs(p);
                         const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
                         const fcuda::GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
-                        struct Pair { const sim::TensorF* got; const sim::TensorD* want; const char* name; };
-                        for (Pair x : {Pair{&out.dQ, &g.dQ, "dQ"}, Pair{&out.dK, &g.dK, "dK"}, Pair{&out.dV, &g.dV, "dV"}}) {
+                        struct Pair {
+                            const sim::TensorF* got;
+                            const sim::TensorD* want;
+                            const char* name;
+                        };
+                        for (Pair x :
+                             {Pair{&out.dQ, &g.dQ, "dQ"}, Pair{&out.dK, &g.dK, "dK"}, Pair{&out.dV, &g.dV, "dV"}}) {
                             const sim::ErrorStats e = sim::validate(*x.got, *x.want, dt);
                             INFO(x.name << " max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
                             CHECK(e.nonfinite == 0);
@@ -161,7 +174,8 @@ TEST_CASE("run(): timed, every output written, agrees with standard") {
         // from DRAM at least once, and every DRAM byte passed through L2
         if (m.dram_read_bytes >= 0) {
             const double inputs = 3.0 * double(p.heads_total() * p.seq * p.head_dim * p.elem_bytes());
-            INFO(m.counters_note << ": DRAM read " << m.dram_read_bytes << ", L2 " << m.l2_bytes << ", inputs " << inputs);
+            INFO(m.counters_note << ": DRAM read " << m.dram_read_bytes << ", L2 " << m.l2_bytes << ", inputs "
+                                 << inputs);
             CHECK(double(m.dram_read_bytes) >= 0.9 * inputs);
             CHECK(m.l2_bytes >= m.dram_read_bytes);
         } else {

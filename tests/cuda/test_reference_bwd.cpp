@@ -23,7 +23,11 @@ void check_grads(const sim::Problem& p) {
     const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
     const fcuda::GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
     const float h = 1.0f / 1024.0f;  // exact in float; inputs are multiples of 2^-23 in [-1, 1)
-    struct Which { sim::TensorF* x; const sim::TensorD* grad; const char* name; };
+    struct Which {
+        sim::TensorF* x;
+        const sim::TensorD* grad;
+        const char* name;
+    };
     for (Which w : {Which{&in.Q, &g.dQ, "dQ"}, Which{&in.K, &g.dK, "dK"}, Which{&in.V, &g.dV, "dV"}}) {
         for (int64_t idx = 0; idx < w.x->size(); idx += 7) {  // a spread of elements
             const float x0 = w.x->data[idx];
@@ -43,12 +47,23 @@ void check_grads(const sim::Problem& p) {
 
 TEST_CASE("backward reference matches finite differences, non-causal") {
     sim::Problem p;
-    p.batch = 1; p.heads = 2; p.seq = 9; p.head_dim = 8; p.dtype = sim::DType::fp32; p.seed = 7;
+    p.batch = 1;
+    p.heads = 2;
+    p.seq = 9;
+    p.head_dim = 8;
+    p.dtype = sim::DType::fp32;
+    p.seed = 7;
     check_grads(p);
 }
 
 TEST_CASE("backward reference matches finite differences, causal") {
     sim::Problem p;
-    p.batch = 2; p.heads = 1; p.seq = 11; p.head_dim = 4; p.dtype = sim::DType::fp32; p.causal = true; p.seed = 9;
+    p.batch = 2;
+    p.heads = 1;
+    p.seq = 11;
+    p.head_dim = 4;
+    p.dtype = sim::DType::fp32;
+    p.causal = true;
+    p.seed = 9;
     check_grads(p);
 }

@@ -53,7 +53,8 @@ TEST_CASE("every broken lesson gets its error at file:line:column") {
 }
 
 TEST_CASE("an unreadable file and an empty directory") {
-    CHECK_THROWS_WITH_AS(lessons::load_lesson("/no/such/lesson.toml"), doctest::Contains("cannot open"), lessons::LoadError);
+    CHECK_THROWS_WITH_AS(lessons::load_lesson("/no/such/lesson.toml"), doctest::Contains("cannot open"),
+                         lessons::LoadError);
     const auto bad = lessons::load_all(FLASHSIM_BAD_DIR);
     CHECK(bad.size() >= 20);
     for (const auto& x : bad) {
@@ -69,9 +70,7 @@ TEST_CASE("the fuzz corpus seeds load or fail cleanly") {
         ++n;
         try {
             lessons::load_lesson(e.path().string());
-        } catch (const lessons::LoadError& x) {
-            CHECK(!x.message.empty());
-        }
+        } catch (const lessons::LoadError& x) { CHECK(!x.message.empty()); }
     }
     CHECK(n > 0);
 }

@@ -21,21 +21,19 @@ double ev(const std::string& e) { return eval_expr(e, lookup).num; }
 size_t err_pos(const std::string& e) {
     try {
         eval_expr(e, lookup);
-    } catch (const ExprError& x) {
-        return x.pos;
-    }
+    } catch (const ExprError& x) { return x.pos; }
     return std::string::npos;
 }
 std::string f(double v, const std::string& filter) { return apply_filter(Value{true, v, {}}, filter); }
 }  // namespace
 
 TEST_CASE("arithmetic: precedence, parentheses, unary minus, functions") {
-    CHECK(ev("2 + 3 * 4") == 14);          // * before +
+    CHECK(ev("2 + 3 * 4") == 14);  // * before +
     CHECK(ev("(2 + 3) * 4") == 20);
-    CHECK(ev("a.b / a.c") == 1.5);         // 6 / 4
+    CHECK(ev("a.b / a.c") == 1.5);  // 6 / 4
     CHECK(ev("-a.b + 1") == -5);
-    CHECK(ev("a.b - a.c - 1") == 1);       // left to right: (6 - 4) - 1
-    CHECK(ev("16 / 4 / 2") == 2);          // (16 / 4) / 2
+    CHECK(ev("a.b - a.c - 1") == 1);  // left to right: (6 - 4) - 1
+    CHECK(ev("16 / 4 / 2") == 2);     // (16 / 4) / 2
     CHECK(ev("1e3 * 2") == 2000);
     CHECK(ev("max(a.b, a.c, 10)") == 10);
     CHECK(ev("min(a.b, a.c)") == 4);
@@ -44,14 +42,14 @@ TEST_CASE("arithmetic: precedence, parentheses, unary minus, functions") {
 }
 
 TEST_CASE("arithmetic errors carry the offset of the problem") {
-    CHECK(err_pos("a.b / zero") == 4);     // the '/'
-    CHECK(err_pos("1 + ") == 4);           // end: a value was expected
-    CHECK(err_pos("a.b + nope") == 6);     // the unknown name
-    CHECK(err_pos("name + 1") == 0);       // text in arithmetic
-    CHECK(err_pos("(1 + 2") == 6);         // missing ')'
-    CHECK(err_pos("2 3") == 2);            // two values without an operator
-    CHECK(err_pos("foo(1)") == 0);         // unknown function
-    CHECK(err_pos("a.") == 2);             // '.' without a name
+    CHECK(err_pos("a.b / zero") == 4);  // the '/'
+    CHECK(err_pos("1 + ") == 4);        // end: a value was expected
+    CHECK(err_pos("a.b + nope") == 6);  // the unknown name
+    CHECK(err_pos("name + 1") == 0);    // text in arithmetic
+    CHECK(err_pos("(1 + 2") == 6);      // missing ')'
+    CHECK(err_pos("2 3") == 2);         // two values without an operator
+    CHECK(err_pos("foo(1)") == 0);      // unknown function
+    CHECK(err_pos("a.") == 2);          // '.' without a name
     CHECK(err_pos("3abc") == 0);
     CHECK(err_pos("") == 0);
     CHECK(err_pos(std::string(200, '(') + "1" + std::string(200, ')')) != std::string::npos);  // too deep, no crash
@@ -59,7 +57,7 @@ TEST_CASE("arithmetic errors carry the offset of the problem") {
 }
 
 TEST_CASE("filters") {
-    CHECK(f(134217728, "MiB") == "128 MiB");        // 2^27 / 2^20
+    CHECK(f(134217728, "MiB") == "128 MiB");  // 2^27 / 2^20
     CHECK(f(4.53125 * 1048576, "MiB") == "4.53 MiB");
     CHECK(f(4.53125 * 1048576, "MiB:1") == "4.5 MiB");
     CHECK(f(32768, "KiB") == "32 KiB");
@@ -68,9 +66,9 @@ TEST_CASE("filters") {
     CHECK(f(141e9, "GB:0") == "141 GB");
     CHECK(f(4.8e12, "TBps:1") == "4.8 TB/s");
     CHECK(f(67108864, "int") == "67,108,864");
-    CHECK(f(-1234.5, "int") == "-1,235");           // rounds half away from zero
+    CHECK(f(-1234.5, "int") == "-1,235");  // rounds half away from zero
     CHECK(f(1234.5678, "fixed:2") == "1,234.57");
-    CHECK(f(-0.0001, "fixed:2") == "0.00");         // never "-0.00"
+    CHECK(f(-0.0001, "fixed:2") == "0.00");  // never "-0.00"
     CHECK(f(0.6621, "percent:0") == "66%");
     CHECK(f(0.49219, "percent:1") == "49.2%");
     CHECK(f(16, "times:0") == "16x");
@@ -80,7 +78,7 @@ TEST_CASE("filters") {
     CHECK(f(0.00103, "ms:3") == "1.030 ms");
     CHECK(f(34359738368.0, "flops") == "34.36 GFLOP");
     CHECK(f(12345.678, "sig:3") == "1.23e+04");
-    CHECK(f(8192, "") == "8,192");                  // integers: grouped
+    CHECK(f(8192, "") == "8,192");  // integers: grouped
     CHECK(f(0.125, "") == "0.125");
     CHECK(apply_filter(Value{false, 0, "text"}, "") == "text");
 }
@@ -110,9 +108,7 @@ TEST_CASE("finding placeholders") {
     auto pos_of = [](const std::string& t) {
         try {
             find_placeholders(t);
-        } catch (const ExprError& e) {
-            return e.pos;
-        }
+        } catch (const ExprError& e) { return e.pos; }
         return std::string::npos;
     };
     CHECK(pos_of("a {{ b") == 2);           // never closed

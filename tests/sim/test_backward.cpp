@@ -43,10 +43,10 @@ Problem shape(int64_t n, int64_t d, bool causal = false) {
 struct Shape {
     int64_t n, d, br, bc;
 };
-const Shape kShapes[] = {{1, 16, 16, 16},   {7, 16, 4, 4},      {64, 64, 32, 32},   {100, 64, 32, 48},
-                         {129, 32, 64, 32}, {255, 32, 16, 48},  {256, 33, 32, 32},  {1000, 64, 64, 96},
-                         {1031, 128, 64, 32}, {2048, 64, 64, 64}, {3, 5, 2, 2},     {17, 7, 4, 3},
-                         {4097, 64, 64, 128}, {513, 16, 128, 1}, {8192, 128, 64, 64}};
+const Shape kShapes[] = {{1, 16, 16, 16},     {7, 16, 4, 4},      {64, 64, 32, 32},   {100, 64, 32, 48},
+                         {129, 32, 64, 32},   {255, 32, 16, 48},  {256, 33, 32, 32},  {1000, 64, 64, 96},
+                         {1031, 128, 64, 32}, {2048, 64, 64, 64}, {3, 5, 2, 2},       {17, 7, 4, 3},
+                         {4097, 64, 64, 128}, {513, 16, 128, 1},  {8192, 128, 64, 64}};
 }  // namespace
 
 TEST_CASE("flash2 backward traffic equals its closed form (FA2: K/V blocks outer, dQ accumulated in HBM)") {
@@ -244,7 +244,7 @@ TEST_CASE("simulated gradients match the float64 reference (fp32 storage: float3
         int64_t n, d, br, bc;
         bool causal;
     };
-    const Case cases[] = {{1, 8, 4, 4, false},  {7, 5, 4, 3, false},   {33, 17, 8, 16, true},
+    const Case cases[] = {{1, 8, 4, 4, false},    {7, 5, 4, 3, false},      {33, 17, 8, 16, true},
                           {64, 64, 16, 16, true}, {100, 33, 32, 24, false}, {130, 64, 64, 32, true}};
     for (const auto& k : cases) {
         CAPTURE(k.n);

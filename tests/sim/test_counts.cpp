@@ -29,12 +29,12 @@ struct Shape {
     int64_t n, d, br, bc;
 };
 // 24 shapes: N a multiple of the block, not a multiple, smaller than a block, N = 1, odd d.
-const Shape kShapes[] = {{1, 64, 64, 64},     {7, 16, 64, 64},     {64, 64, 64, 64},   {100, 64, 64, 64},
-                         {128, 128, 64, 32},  {129, 128, 64, 32},  {255, 32, 16, 48},  {256, 33, 32, 32},
-                         {1000, 64, 128, 96}, {1024, 128, 128, 64}, {1031, 128, 96, 80}, {2048, 64, 128, 128},
-                         {3, 5, 2, 2},        {17, 7, 4, 3},       {500, 80, 50, 70},  {4096, 128, 128, 128},
-                         {4097, 64, 64, 128}, {333, 96, 32, 64},   {8192, 128, 128, 64}, {60, 64, 128, 16},
-                         {513, 16, 512, 1},   {777, 48, 1, 256},   {96, 24, 96, 96},   {10000, 64, 64, 64}};
+const Shape kShapes[] = {{1, 64, 64, 64},     {7, 16, 64, 64},      {64, 64, 64, 64},     {100, 64, 64, 64},
+                         {128, 128, 64, 32},  {129, 128, 64, 32},   {255, 32, 16, 48},    {256, 33, 32, 32},
+                         {1000, 64, 128, 96}, {1024, 128, 128, 64}, {1031, 128, 96, 80},  {2048, 64, 128, 128},
+                         {3, 5, 2, 2},        {17, 7, 4, 3},        {500, 80, 50, 70},    {4096, 128, 128, 128},
+                         {4097, 64, 64, 128}, {333, 96, 32, 64},    {8192, 128, 128, 64}, {60, 64, 128, 16},
+                         {513, 16, 512, 1},   {777, 48, 1, 256},    {96, 24, 96, 96},     {10000, 64, 64, 64}};
 }  // namespace
 
 TEST_CASE("flash2 forward traffic equals its closed form on 24 shapes") {
@@ -136,7 +136,8 @@ TEST_CASE("HBM traffic of flash falls like N^2 d^2 / M as SRAM grows") {
     const int64_t n = 16384, d = 128;
     const Result small = run(Algo::flash2, n, d, 0, 0, DType::fp16, 1, 1, 64 * 1024);
     const Result big = run(Algo::flash2, n, d, 0, 0, DType::fp16, 1, 1, 128 * 1024);
-    const double kv_small = static_cast<double>(small.totals[Tensor::K].read_bytes + small.totals[Tensor::V].read_bytes);
+    const double kv_small =
+        static_cast<double>(small.totals[Tensor::K].read_bytes + small.totals[Tensor::V].read_bytes);
     const double kv_big = static_cast<double>(big.totals[Tensor::K].read_bytes + big.totals[Tensor::V].read_bytes);
     CHECK(kv_small / kv_big == doctest::Approx(2.0).epsilon(0.1));
     // Quadratic in N at fixed M.

@@ -56,9 +56,9 @@ TEST_CASE("L2: flash2's backward in a cache that holds everything: each input re
     auto at = [&](Tensor t) { return r.l2.hbm[static_cast<size_t>(t)]; };
     for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::dO}) CHECK(at(t) == Traffic{nd * e, 0});
     CHECK(at(Tensor::LSE) == Traffic{4 * n, 0});
-    CHECK(at(Tensor::D) == Traffic{0, 4 * n});              // written by the pre-kernel, read back from L2
-    CHECK(at(Tensor::dQ) == Traffic{0, nd * 4 + nd * e});   // the float32 accumulator (written back at the
-                                                            // end) and dQ in fp16: two buffers
+    CHECK(at(Tensor::D) == Traffic{0, 4 * n});             // written by the pre-kernel, read back from L2
+    CHECK(at(Tensor::dQ) == Traffic{0, nd * 4 + nd * e});  // the float32 accumulator (written back at the
+                                                           // end) and dQ in fp16: two buffers
     CHECK(at(Tensor::dK) == Traffic{0, nd * e});
     CHECK(at(Tensor::dV) == Traffic{0, nd * e});
 }
@@ -109,7 +109,8 @@ TEST_CASE("L2: the automatic budget samples heads, says so, and lands near the f
     CHECK_FALSE(part.l2.exact);
     CHECK(part.l2.heads_walked < 32);
     CHECK(part.l2.note.find("sampled") != std::string::npos);
-    const double a = static_cast<double>(full.l2.hbm_total().total()), b = static_cast<double>(part.l2.hbm_total().total());
+    const double a = static_cast<double>(full.l2.hbm_total().total()),
+                 b = static_cast<double>(part.l2.hbm_total().total());
     CHECK(b == doctest::Approx(a).epsilon(0.15));
     c.l2_budget = 10;  // one head alone is over: not simulated, and the note says how to force it
     const Result none = simulate(p, find_machine("A100-40GB"), c);
@@ -240,6 +241,6 @@ TEST_CASE("block-size sweep (the paper's Figure 2, middle): traffic falls as blo
         CHECK(hbm[i] < 0.55 * hbm[i - 1]);  // K and V are re-read once per row block: T_r halves
         CHECK(ms[i] <= ms[i - 1] * (1 + 1e-9));
     }
-    CHECK(ms[0] / ms[1] > 1.5);   // small blocks: copies dominate, doubling the block nearly halves the time
-    CHECK(ms[3] / ms[4] < 1.1);   // large blocks: arithmetic dominates, the time has flattened
+    CHECK(ms[0] / ms[1] > 1.5);  // small blocks: copies dominate, doubling the block nearly halves the time
+    CHECK(ms[3] / ms[4] < 1.1);  // large blocks: arithmetic dominates, the time has flattened
 }

@@ -23,8 +23,9 @@ struct Case {
     int64_t n, d, br, bc;
     bool causal;
 };
-const Case kCases[] = {{1, 8, 4, 4, false},   {7, 5, 4, 3, false},    {33, 17, 8, 16, false}, {64, 64, 16, 16, true},
-                       {100, 33, 32, 24, true}, {130, 64, 64, 32, false}, {3, 64, 16, 16, true},  {257, 16, 64, 64, true}};
+const Case kCases[] = {{1, 8, 4, 4, false},    {7, 5, 4, 3, false},     {33, 17, 8, 16, false},
+                       {64, 64, 16, 16, true}, {100, 33, 32, 24, true}, {130, 64, 64, 32, false},
+                       {3, 64, 16, 16, true},  {257, 16, 64, 64, true}};
 }  // namespace
 
 TEST_CASE("fp32 storage: all three algorithms match the float64 reference to float32 rounding") {
@@ -48,7 +49,7 @@ TEST_CASE("fp32 storage: all three algorithms match the float64 reference to flo
             const ErrorStats st = validate(*r.output, ref, DType::fp32);
             CAPTURE(algo_name(a));
             CHECK(st.nonfinite == 0);
-            CHECK(st.max_abs < 2e-6);   // |O| <= 1; a few float32 roundings of ~6e-8 each
+            CHECK(st.max_abs < 2e-6);  // |O| <= 1; a few float32 roundings of ~6e-8 each
             CHECK(st.rel_frobenius < 1e-6);
         }
     }
@@ -67,7 +68,7 @@ TEST_CASE("fp16 storage: flash rounds only its output; standard also rounds S an
     // Output rounding to fp16 is at most half an ulp: 2^-12 relative, |O| < 1 -> < 2.5e-4 absolute.
     CHECK(f2.max_abs < 2.5e-4);
     CHECK(f2.max_ulp <= 1);
-    CHECK(f1.max_abs < 1e-5);   // flash1 keeps O in float32 in HBM (Algorithm 1 rewrites it each step)
+    CHECK(f1.max_abs < 1e-5);  // flash1 keeps O in float32 in HBM (Algorithm 1 rewrites it each step)
     // Standard stores S and P in fp16 too: a larger, but still rounding-sized, error.
     CHECK(sd.max_abs < 2e-3);
     CHECK(sd.max_abs >= f2.max_abs);

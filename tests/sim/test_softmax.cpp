@@ -20,7 +20,8 @@ TEST_CASE("the seed's worked example: running max 3.9 then 4.6, running sum 1.30
         const double l1 = std::exp(-2.5) + 1 + std::exp(-3.2) + std::exp(-1.7);
         CHECK(b1.running_sum_after == doctest::Approx(l1).epsilon(1e-6));
         CHECK(std::round(b1.running_sum_after * 1e4) / 1e4 == doctest::Approx(1.3055));
-        const double l2 = l1 * std::exp(3.9 - 4.6) + 1 + std::exp(1.1 - 4.6) + std::exp(3.1 - 4.6) + std::exp(0.3 - 4.6);
+        const double l2 =
+            l1 * std::exp(3.9 - 4.6) + 1 + std::exp(1.1 - 4.6) + std::exp(3.1 - 4.6) + std::exp(0.3 - 4.6);
         CHECK(b2.running_sum_after == doctest::Approx(l2).epsilon(1e-6));
         CHECK(std::round(b2.running_sum_after * 1e4) / 1e4 == doctest::Approx(1.9152));
         CHECK(b2.rescale == doctest::Approx(std::exp(-0.7)));
@@ -54,6 +55,6 @@ TEST_CASE("softmax refuses bad input") {
     CHECK_THROWS_WITH_AS(stream_softmax({}, 4, {}, Precision::fp32), doctest::Contains("at least one score"), Error);
     CHECK_THROWS_WITH_AS(stream_softmax({1, 2}, 0, {}, Precision::fp32), doctest::Contains("--block"), Error);
     CHECK_THROWS_WITH_AS(stream_softmax({1, NAN}, 1, {}, Precision::fp32), doctest::Contains("not a finite"), Error);
-    CHECK_THROWS_WITH_AS(stream_softmax({1, 2}, 1, {{1.0}}, Precision::fp32), doctest::Contains("one row of V per score"),
-                         Error);
+    CHECK_THROWS_WITH_AS(stream_softmax({1, 2}, 1, {{1.0}}, Precision::fp32),
+                         doctest::Contains("one row of V per score"), Error);
 }

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     fs::create_directories(dir);
 
     // bad arguments: refused before any window opens
-    for (const char* bad : {"--panel bogus", "--size 12", "--step 0", "--screenshot out.bmp", "--lesson no-such-lesson"}) {
+    for (const char* bad :
+         {"--panel bogus", "--size 12", "--step 0", "--screenshot out.bmp", "--lesson no-such-lesson"}) {
         const Run r = run(app + " " + bad);
         check(r.rc != 0 && r.out.find("error") != std::string::npos && r.out.find('\n') == r.out.size() - 1,
               std::string("refuses '") + bad + "' with one line: " + r.out.substr(0, r.out.find('\n')));
@@ -104,13 +105,15 @@ int main(int argc, char** argv) {
         check(var > 200.0, name + ": not blank (pixel variance " + std::to_string(var) + ")");
         return im;
     };
-    for (const char* p : {"memory", "compare", "softmax", "charts", "measured"}) shot(std::string("panel_") + p, std::string("--panel ") + p);
+    for (const char* p : {"memory", "compare", "softmax", "charts", "measured"})
+        shot(std::string("panel_") + p, std::string("--panel ") + p);
     // consecutive lesson steps of the first lesson must look different
     Image prev;
     for (int s = 1; s <= 4; ++s) {
         // a lesson may have fewer steps: the app refuses a step past the end, which ends the walk
-        if (s > 2 && run("env -u DISPLAY -u WAYLAND_DISPLAY " + app + " --lesson 1 --step " + std::to_string(s) + " --frames 1")
-                             .out.find("past the lesson") != std::string::npos)
+        if (s > 2 &&
+            run("env -u DISPLAY -u WAYLAND_DISPLAY " + app + " --lesson 1 --step " + std::to_string(s) + " --frames 1")
+                    .out.find("past the lesson") != std::string::npos)
             break;
         const Image im = shot("lesson1_step" + std::to_string(s), "--lesson 1 --step " + std::to_string(s));
         if (!prev.px.empty()) {

@@ -79,7 +79,8 @@ TEST_CASE("moving forward incrementally equals a fresh replay; moving back rebui
     b.advance_to(2 * n / 3);
     CHECK(a.totals().hbm == b.totals().hbm);
     CHECK(a.totals().flops == b.totals().flops);
-    for (int k = 0; k < sim::kTensorCount; ++k) CHECK(a.grid(static_cast<Tensor>(k)).cell == b.grid(static_cast<Tensor>(k)).cell);
+    for (int k = 0; k < sim::kTensorCount; ++k)
+        CHECK(a.grid(static_cast<Tensor>(k)).cell == b.grid(static_cast<Tensor>(k)).cell);
     a.advance_to(n / 4);
     Replay c(r);
     c.advance_to(n / 4);
@@ -95,8 +96,11 @@ TEST_CASE("resident tiles: flash2 keeps Q_i across its row; standard stores each
         const sim::Result& r = rs->result(sim::Algo::flash2);
         const Timeline& tl = rs->timeline(sim::Algo::flash2);
         const int64_t s = r.tiles_cols + 1;  // query tile 1, key tile 1
-        const auto res = resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)], tl.step_first[static_cast<size_t>(s) + 1]);
-        auto find = [&](Tensor t) { return std::find_if(res.begin(), res.end(), [&](const Resident& x) { return x.tensor == t; }); };
+        const auto res =
+            resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)], tl.step_first[static_cast<size_t>(s) + 1]);
+        auto find = [&](Tensor t) {
+            return std::find_if(res.begin(), res.end(), [&](const Resident& x) { return x.tensor == t; });
+        };
         REQUIRE(find(Tensor::Q) != res.end());
         CHECK(find(Tensor::Q)->event.row_tile == 1);
         CHECK(find(Tensor::Q)->event.kind == sim::EventKind::load);  // loaded at the start of the row, still there

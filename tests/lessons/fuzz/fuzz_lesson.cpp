@@ -32,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const lessons::Lesson l = lessons::load_lesson_text(text, "fuzz.toml");
         (void)lessons::check_expectations(l);
         if (l.exercise) (void)lessons::check_answer(l, {{"block_rows", "16"}});
-    } catch (const lessons::LoadError&) {
-    }
+    } catch (const lessons::LoadError&) {}
     // 2. The placeholder language on its own, with a lookup that answers anything.
     try {
         for (const auto& p : lessons::detail::find_placeholders(text)) {
@@ -41,15 +40,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 const auto v = lessons::detail::eval_expr(p.expr, fake_lookup);
                 (void)lessons::detail::apply_filter(v, p.filter);
             } catch (const lessons::detail::ExprError&) {
-            } catch (const lessons::detail::Missing&) {
-            }
+            } catch (const lessons::detail::Missing&) {}
         }
-    } catch (const lessons::detail::ExprError&) {
-    }
+    } catch (const lessons::detail::ExprError&) {}
     // 3. Answers as typed on the command line.
     try {
         (void)lessons::parse_answer(text);
-    } catch (const lessons::LoadError&) {
-    }
+    } catch (const lessons::LoadError&) {}
     return 0;
 }
