@@ -191,7 +191,7 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
     // everything fits, and say so.
     int64_t total = 0;
     std::vector<SramBuffer> bufs;
-    const bool halved = fit_by_halving([&](int64_t r, int64_t c, int64_t* t) { return buffers_for(p, a, r, c, t); },
+    const bool halved = fit_by_halving([&](int64_t r, int64_t cols, int64_t* t) { return buffers_for(p, a, r, cols, t); },
                                        br_in, bc_in, sram, "tiles", "--block-rows/--block-cols", br, bc, bufs, total);
     if (halved)
         note << "; that leaves no room for the fp32 score tile and accumulator, so the blocks were halved to B_r = "

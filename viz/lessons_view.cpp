@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "sim/cli/report.hpp"
+#include "report/report.hpp"
 #if FLASHSIM_HAVE_LESSONS
 #include <toml++/toml.h>
 

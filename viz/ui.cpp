@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "sim/cli/report.hpp"
+#include "report/report.hpp"
 #include "viz/glossary.hpp"
 
 namespace viz::ui {

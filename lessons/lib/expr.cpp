@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "sim/cli/report.hpp"
+#include "report/report.hpp"
 
 namespace lessons::detail {
 
@@ -50,11 +50,11 @@ private:
         return v.num;
     }
     struct DepthGuard {
-        int& d;
-        DepthGuard(int& d, size_t pos) : d(d) {
-            if (++d > 64) throw ExprError("expression nested too deeply", pos);
+        int& depth;
+        DepthGuard(int& counter, size_t pos) : depth(counter) {
+            if (++depth > 64) throw ExprError("expression nested too deeply", pos);
         }
-        ~DepthGuard() { --d; }
+        ~DepthGuard() { --depth; }
     };
 
     Value sum() {

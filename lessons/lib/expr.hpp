@@ -28,7 +28,7 @@ struct Value {
 // A bad expression or filter; `pos` is the offset in the expression text where the problem is.
 struct ExprError : std::runtime_error {
     size_t pos = 0;
-    ExprError(const std::string& what, size_t pos) : std::runtime_error(what), pos(pos) {}
+    ExprError(const std::string& what, size_t at) : std::runtime_error(what), pos(at) {}
 };
 
 // A value that is legitimately absent (e.g. a measurement not recorded yet): rendered as "n/a",

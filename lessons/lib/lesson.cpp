@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "lessons/lib/expr.hpp"
-#include "sim/cli/report.hpp"
+#include "report/report.hpp"
 #include "sim/reference.hpp"
 #include "sim/softmax.hpp"
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/cli/report.hpp"
+#include "report/report.hpp"
 #include "sim/npy.hpp"
 #include "sim/reference.hpp"
 #include "tests/run_cli.hpp"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "sim/cli/commands.hpp"
+#include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
     // `flashsim bench` runs flashsim-bench (beside this executable), which carries the CUDA

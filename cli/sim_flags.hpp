@@ -1,4 +1,4 @@
-// sim/cli/sim_flags.hpp — the options that shape a simulation (algorithm, blocks, pass, L2, ceilings),
+// cli/sim_flags.hpp — the options that shape a simulation (algorithm, blocks, pass, L2, ceilings),
 // shared by `simulate`, `compare` and `sweep`. Defined in cmd_simulate.cpp.
 #pragma once
 #include <CLI/CLI.hpp>

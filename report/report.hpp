@@ -1,4 +1,4 @@
-// sim/cli/report.hpp — printers: pure functions from simulation results to text and JSON.
+// report/report.hpp — printers: pure functions from simulation results to text and JSON.
 // The CLI, the lessons and the tests use them; they never run a simulation themselves.
 #pragma once
 #include <nlohmann/json.hpp>

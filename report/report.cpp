@@ -1,4 +1,4 @@
-#include "sim/cli/report.hpp"
+#include "report/report.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -23,7 +23,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "sim/cli/commands.hpp"
+#include "cli/commands.hpp"
 #if FLASHSIM_HAVE_CUDA
 #include "cuda/api.hpp"
 #endif

@@ -2,8 +2,8 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/cli/commands.hpp"
-#include "sim/cli/report.hpp"
+#include "cli/commands.hpp"
+#include "report/report.hpp"
 #include "sim/npy.hpp"
 #include "sim/reference.hpp"
 

@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "sim/cli/commands.hpp"
+#include "cli/commands.hpp"
 
 void ProblemArgs::add_to(CLI::App* cmd, bool shape_required) {
     auto* s = cmd->add_option("--seq,-n", seq, "Sequence length N (tokens)");

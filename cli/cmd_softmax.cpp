@@ -4,8 +4,8 @@
 #include <memory>
 #include <sstream>
 
-#include "sim/cli/commands.hpp"
-#include "sim/cli/report.hpp"
+#include "cli/commands.hpp"
+#include "report/report.hpp"
 
 namespace {
 

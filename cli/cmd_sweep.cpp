@@ -8,9 +8,9 @@
 #include <memory>
 #include <sstream>
 
-#include "sim/cli/commands.hpp"
-#include "sim/cli/report.hpp"
-#include "sim/cli/sim_flags.hpp"
+#include "cli/commands.hpp"
+#include "report/report.hpp"
+#include "cli/sim_flags.hpp"
 #include "sim/scenario.hpp"
 
 namespace {

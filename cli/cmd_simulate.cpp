@@ -2,9 +2,9 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/cli/commands.hpp"
-#include "sim/cli/report.hpp"
-#include "sim/cli/sim_flags.hpp"
+#include "cli/commands.hpp"
+#include "report/report.hpp"
+#include "cli/sim_flags.hpp"
 #include "sim/reference.hpp"
 
 void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {

@@ -1,4 +1,4 @@
-// sim/cli/commands.hpp — each CLI command registers itself on the app; one file a command.
+// cli/commands.hpp — each CLI command registers itself on the app; one file a command.
 // A command's callback stores its exit status in `rc` (0 ok, 1 refused input, 2 unavailable).
 #pragma once
 #include <CLI/CLI.hpp>

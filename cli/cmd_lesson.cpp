@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "lessons/lib/lesson.hpp"
-#include "sim/cli/commands.hpp"
-#include "sim/cli/report.hpp"
+#include "cli/commands.hpp"
+#include "report/report.hpp"
 
 namespace {
 
