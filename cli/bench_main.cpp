@@ -4,7 +4,7 @@
 #include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
-    CLI::App app{"flashsim bench: time the CUDA kernels and compare their traffic with the simulator"};
+    CLI::App app{"flashsim bench: time the CUDA kernels and compare their traffic with the simulator", "flashsim"};
     app.require_subcommand(1);
     int rc = 0;
     register_bench(app, rc);

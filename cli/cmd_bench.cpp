@@ -173,8 +173,8 @@ json opt_bytes(int64_t b) { return b < 0 ? json(nullptr) : json(b); }
 int run_bench(const BenchArgs& a) {
     std::string why;
     if (!fcuda::device_available(&why)) {
-        std::cerr << "flashsim bench: no CUDA device found (" << why
-                  << "); recorded H200 results are in cuda/results/h200.json\n";
+        std::cerr << "flashsim bench: " << why
+                  << "; the H200 measurements recorded with this project are in cuda/results/h200.json\n";
         return 2;
     }
     const auto dt = sim::parse_dtype(a.dtype);

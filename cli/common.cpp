@@ -43,6 +43,24 @@ sim::Problem ProblemArgs::problem() const {
 const sim::Machine& ProblemArgs::machine() const { return sim::find_machine(gpu); }
 
 int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
+    // The first word that is not an option must name a command. CLI11 alone would answer an
+    // unknown one with "A subcommand is required" (or, with --help after it, the main help and exit 0).
+    std::string known;
+    bool found = false;
+    const std::string first = argc > 1 ? argv[1] : "";
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        known += (known.empty() ? "" : ", ") + sub->get_name();
+        found = found || sub->check_name(first);
+    }
+    if (argc < 2) {
+        std::cerr << app.get_name() << ": a command is required: " << known << " (see " << app.get_name()
+                  << " --help)\n";
+        return 2;
+    }
+    if (!first.empty() && first[0] != '-' && !found) {
+        std::cerr << app.get_name() << ": unknown command '" << first << "'; the commands are: " << known << "\n";
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {

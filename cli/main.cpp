@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
             ::execv(bench.c_str(), argv);
         }
     }
-    CLI::App app{"flashsim: watch attention move bytes between HBM and SRAM, standard vs FlashAttention"};
+    CLI::App app{"flashsim: watch attention move bytes between HBM and SRAM, standard vs FlashAttention", "flashsim"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "Show help for every command");
     int rc = 0;

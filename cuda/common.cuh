@@ -6,7 +6,7 @@
 // an L2 flush, and the Tensors bundle the kernels read and write.
 //
 // Nothing here is a kernel variant: the variants live one a file (standard.cu, flash1.cu,
-// flash2.cu, flash2_bwd.cu) and are driven by cuda/harness.cu through cuda/variants.hpp.
+// flash2.cu, flash2_bwd.cu, flash2h.cu) and are driven by cuda/harness.cu through cuda/variants.hpp.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -5,7 +5,8 @@
 // compared with the float64 CPU reference (small problems) and with `standard` (any size), then
 // `warmup` untimed and `repeats` timed runs, each after an L2 flush, timed with CUDA events; the
 // median, min and max are reported. After the last timed run every output element must be finite.
-// DRAM counters are not read in-process (see counters_note): scripts/gpu_session.sh runs ncu.
+// DRAM and L2 bytes are read in process with CUPTI's range profiler (cuda/counters.cpp) on one
+// extra run after an L2 flush; without CUPTI, counters_note says why and gives the ncu command.
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -117,12 +118,27 @@ bool device_available(std::string* why) {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-        if (why) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+        // cudaErrorInsufficientDriver also means "no driver at all": the runtime cannot tell the
+        // two apart, so ask whether the driver library is there before blaming its version.
+        if (why) {
+            int drv = 0;
+            const bool driver = cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0;
+            if (e == cudaErrorNoDevice)
+                *why = "no CUDA GPU found (the NVIDIA driver is loaded but sees no device)";
+            else if (!driver)
+                *why = "no NVIDIA GPU driver on this machine (so no CUDA GPU to run on)";
+            else if (e == cudaErrorInsufficientDriver)
+                *why = "the NVIDIA driver (CUDA " + std::to_string(drv / 1000) + "." + std::to_string(drv % 1000 / 10) +
+                       ") is older than this build's CUDA runtime (" + std::to_string(CUDART_VERSION / 1000) + "." +
+                       std::to_string(CUDART_VERSION % 1000 / 10) + "): update the driver";
+            else
+                *why = std::string("no usable CUDA GPU (") + cudaGetErrorString(e) + ")";
+        }
         cudaGetLastError();
         return false;
     }
     if (n == 0) {
-        if (why) *why = "cudaGetDeviceCount: 0 devices";
+        if (why) *why = "no CUDA GPU found";
         return false;
     }
     return true;

@@ -1,4 +1,4 @@
-// cuda/mma.cuh — the tensor-core building blocks shared by flash2.cu and flash2_bwd.cu:
+// cuda/mma.cuh — the tensor-core building blocks shared by flash1.cu, flash2.cu, flash2_bwd.cu and flash2h.cu:
 // cp.async (16-byte global -> shared copies, zero-filled past the end), ldmatrix (.trans),
 // mma.sync m16n8k16 (fp16/bf16 in, fp32 accumulate), the XOR swizzle of shared tiles, exp2.
 //
