@@ -36,12 +36,13 @@ flashsim_install_deps() {
 
 # flashsim_build PRESET [quiet]: installs what is missing, then configures and builds a CMake preset
 # (default: Release in build/; debug: ASan+UBSan in build-debug/). quiet: the build's progress goes
-# to /dev/null. Leaves the job count in FLASHSIM_JOBS for ctest.
+# to /dev/null. Extra configure arguments come from FLASHSIM_CMAKE_ARGS (test.sh and CI pass
+# -DFLASHSIM_WERROR=ON). Leaves the job count in FLASHSIM_JOBS for ctest.
 flashsim_build() {
   local preset=${1:-default}
   flashsim_install_deps
   FLASHSIM_JOBS=$(nproc 2>/dev/null || echo 2)
-  cmake --preset "$preset" >/dev/null
+  cmake --preset "$preset" ${FLASHSIM_CMAKE_ARGS:-} >/dev/null
   if [ "${2:-}" = quiet ]; then
     cmake --build --preset "$preset" -j "$FLASHSIM_JOBS" >/dev/null
   else

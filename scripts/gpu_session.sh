@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu_session.sh — everything flashsim does on the lent GPU, in one script.
 #
-# Run from the repo root on the device machine with the binaries built here carried along:
+# Build here first with scripts/gpu_build.sh (the `cuda` preset into build-cuda/), then run from the
+# repo root on the device machine with the binaries carried along:
 #   device run, carry ["build-cuda/bin"], command:
 #     FLASHSIM_GIT_COMMIT=<sha> STAGES="info tests sanitize bench ncu anchor" bash scripts/gpu_session.sh
 # Stages (env STAGES, default all): info (nvidia-smi, versions), tests (GPU doctest suites),

@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-flashsim_build default
+# warnings are errors in the test builds (not in run.sh's, where another compiler version's new
+# warning should not stop a learner)
+FLASHSIM_CMAKE_ARGS="-DFLASHSIM_WERROR=ON ${FLASHSIM_CMAKE_ARGS:-}" flashsim_build default
 ctest --preset default -j "$FLASHSIM_JOBS"
