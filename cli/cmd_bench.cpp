@@ -72,7 +72,10 @@ void simulate_row(json& row, const sim::Machine& machine) {
     p.dtype = *sim::parse_dtype(row["dtype"].get<std::string>());
     p.causal = row["causal"];
     const bool bwd = row["pass"] == "backward";
+    const bool step = row["pass"] == "step";  // forward then backward: tiles_forward, then tiles
     const auto& t = row["tiles"];
+    if (step && !row.contains("tiles_forward")) return;
+    const auto& tf = step ? row["tiles_forward"] : t;
     sim::Config c;
     // the kernel's own algorithm (tiles.algo; rows recorded before it existed name it as their variant)
     const std::string algo = t.contains("algo") ? t["algo"].get<std::string>() : row["variant"].get<std::string>();
@@ -81,14 +84,18 @@ void simulate_row(json& row, const sim::Machine& machine) {
         throw std::runtime_error("row of variant '" + row["variant"].get<std::string>() +
                                  "' names no simulator algorithm ('" + algo + "')");
     c.algo = *a;
-    c.pass = bwd ? sim::Pass::backward : sim::Pass::forward;
-    c.block_rows = t["block_rows"];
-    c.block_cols = t["block_cols"];
-    if (bwd) {
+    if (step && tf.contains("algo") && tf["algo"] != algo) {
+        row["sim_note"] = "the step's forward and backward run different simulator algorithms; not simulated";
+        return;
+    }
+    c.pass = step ? sim::Pass::both : bwd ? sim::Pass::backward : sim::Pass::forward;
+    c.block_rows = tf["block_rows"];
+    c.block_cols = tf["block_cols"];
+    if (bwd || step) {
         c.bwd_block_rows = t["block_rows"];
         c.bwd_block_cols = t["block_cols"];
     }
-    c.sram_bytes = t["sram_bytes"];
+    c.sram_bytes = std::max(t["sram_bytes"].get<int64_t>(), tf["sram_bytes"].get<int64_t>());
     c.numerics = sim::Numerics::off;
     c.event_cap = 1;
     c.record_row = -1;
@@ -219,9 +226,11 @@ int run_bench(const BenchArgs& a) {
     std::printf("%-9s %-8s %6s %4s %3s %4s %-6s %10s %8s %12s %12s %9s %9s %s\n", "variant", "pass", "N", "d", "B", "H",
                 "mask", "ms(med)", "TFLOP/s", "sim_hbm_MB", "dram_MB", "rel_ref", "rel_std", "ok");
     for (const auto& pass_s : a.passes) {
-        const fcuda::Pass pass = pass_s == "backward" ? fcuda::Pass::backward : fcuda::Pass::forward;
-        if (pass_s != "forward" && pass_s != "backward") {
-            print_error("bench", "--pass takes forward and/or backward, got '" + pass_s + "'");
+        const fcuda::Pass pass = pass_s == "backward" ? fcuda::Pass::backward
+                                 : pass_s == "step"   ? fcuda::Pass::step
+                                                      : fcuda::Pass::forward;
+        if (pass_s != "forward" && pass_s != "backward" && pass_s != "step") {
+            print_error("bench", "--pass takes forward, backward and/or step, got '" + pass_s + "'");
             return 1;
         }
         for (int64_t d : a.head_dims)
@@ -250,6 +259,13 @@ int run_bench(const BenchArgs& a) {
                         o.nvtx = a.nvtx;
                         const fcuda::Measurement m = fcuda::run(p, v, o);
                         const fcuda::TileConfig& t = m.tiles;
+                        auto tiles_json = [](const fcuda::TileConfig& k) {
+                            return json{{"variant", k.variant},       {"algo", k.algo},
+                                        {"block_rows", k.block_rows}, {"block_cols", k.block_cols},
+                                        {"loop_order", k.loop_order}, {"stages", k.stages},
+                                        {"sram_bytes", k.sram_bytes}, {"smem_bytes", k.smem_bytes},
+                                        {"threads", k.threads},       {"layout", k.layout}};
+                        };
                         row["ms_median"] = m.ms_median;
                         row["ms_min"] = m.ms_min;
                         row["ms_max"] = m.ms_max;
@@ -260,11 +276,8 @@ int run_bench(const BenchArgs& a) {
                         row["dram_write_bytes"] = opt_bytes(m.dram_write_bytes);
                         row["l2_bytes"] = opt_bytes(m.l2_bytes);
                         row["counters_note"] = m.counters_note;
-                        row["tiles"] = json{{"variant", t.variant},       {"algo", t.algo},
-                                            {"block_rows", t.block_rows}, {"block_cols", t.block_cols},
-                                            {"loop_order", t.loop_order}, {"stages", t.stages},
-                                            {"sram_bytes", t.sram_bytes}, {"smem_bytes", t.smem_bytes},
-                                            {"threads", t.threads},       {"layout", t.layout}};
+                        row["tiles"] = tiles_json(t);
+                        if (pass == fcuda::Pass::step) row["tiles_forward"] = tiles_json(m.tiles_forward);
                         row["vs_reference"] = stats_json(m.vs_reference);
                         row["vs_standard"] = stats_json(m.vs_standard);
                         row["unwritten"] = m.unwritten;
@@ -318,14 +331,18 @@ void register_bench(CLI::App& app, int& rc) {
     auto variants = std::make_shared<std::string>(), seqs = std::make_shared<std::string>(),
          dims = std::make_shared<std::string>(), passes = std::make_shared<std::string>("forward");
     cmd->add_option("--variant", *variants,
-                    "Comma-separated: standard, flash1, flash2, flash2h (Hopper only) (default: all this GPU runs)");
+                    "Comma-separated: standard, flash1, flash2, flash2h (Hopper only) (default: all this GPU runs); "
+                    "for --pass step also pairs FWD+BWD, e.g. flash2h+flash2");
     cmd->add_option("--seq,-n", *seqs, "Comma-separated sequence lengths (default 1024,2048,4096,8192,16384)");
     cmd->add_option("--head-dim,-d", *dims, "Comma-separated head dims, 64 and/or 128 (default both)");
     cmd->add_option("--batch,-b", args->batch, "Batch B (default 16384 / N)");
     cmd->add_option("--heads", args->heads, "Heads H (default 2048 / d)");
     cmd->add_option("--dtype", args->dtype, "bf16 or fp16")->capture_default_str();
     cmd->add_flag("--causal", args->causal, "Causal mask");
-    cmd->add_option("--pass", *passes, "forward, backward or forward,backward")->capture_default_str();
+    cmd->add_option("--pass", *passes,
+                    "Comma-separated: forward, backward, step (a training step: the forward then the backward, "
+                    "timed as one)")
+        ->capture_default_str();
     cmd->add_option("--repeats", args->repeats, "Timed repeats (median reported); 0: none")->capture_default_str();
     cmd->add_option("--warmup", args->warmup, "Untimed warm-up runs")->capture_default_str();
     cmd->add_option("--seed", args->seed, "Input generator seed")->capture_default_str();
@@ -358,14 +375,18 @@ void register_bench(CLI::App& app, int& rc) {
                 for (const auto& s : split(*dims)) args->head_dims.push_back(std::stoll(s));
             }
             const std::vector<std::string> known = fcuda::variants();
-            for (const auto& v : args->variants)
-                if (std::find(known.begin(), known.end(), v) == known.end()) {
-                    std::string list;
-                    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-                    print_error("bench", "unknown variant '" + v + "' (" + list + ")");
-                    rc = 1;
-                    return;
-                }
+            for (const auto& v : args->variants) {
+                const auto [fwd, bwd] = fcuda::step_pair(v);  // "flash2h+flash2": a step's pair
+                for (const std::string& k : {fwd, bwd})
+                    if (std::find(known.begin(), known.end(), k) == known.end()) {
+                        std::string list;
+                        for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+                        print_error("bench", "unknown variant '" + k + "' (" + list +
+                                                 "; a step may pair two as FWD+BWD, e.g. flash2h+flash2)");
+                        rc = 1;
+                        return;
+                    }
+            }
             rc = run_bench(*args);
         } catch (const std::exception& e) {
             print_error("bench", e.what());

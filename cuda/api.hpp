@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/problem.hpp"
@@ -37,8 +38,13 @@ struct TileConfig {
     const char* layout = "";  // how warps split the tile, in words
 };
 
-enum class Pass { forward, backward };
+// step: a training step, the forward then the backward, timed as one (as a training loop calls
+// them). A step's variant may pair two kernels, "FWD+BWD" (e.g. "flash2h+flash2": flash2h's
+// forward, flash2's backward); a plain name pairs the variant with itself.
+enum class Pass { forward, backward, step };
 const char* pass_name(Pass p);
+// "A+B" -> {A, B}; "A" -> {A, A}.
+std::pair<std::string, std::string> step_pair(const std::string& variant);
 
 // True when a CUDA device is visible; otherwise `why` (if given) says what cudaGetDeviceCount said.
 bool device_available(std::string* why = nullptr);
@@ -51,7 +57,7 @@ bool supports(const std::string& variant, Pass pass);
 // Throws when the variant or the problem (d not in {64,128}, dtype not fp16/bf16) is unsupported.
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass = Pass::forward);
 
-// FLOPs counted the usual way: 4*B*H*N*N*d forward, half of it causal, x2.5 backward.
+// FLOPs counted the usual way: 4*B*H*N*N*d forward, half of it causal, x2.5 backward, x3.5 step.
 double attention_flops(const sim::Problem& p, Pass pass);
 
 struct RunOptions {
@@ -77,10 +83,11 @@ struct Measurement {
     // counters_note says why and gives the equivalent ncu command.
     int64_t dram_read_bytes = -1, dram_write_bytes = -1, l2_bytes = -1;
     std::string counters_note;
-    TileConfig tiles;
+    TileConfig tiles;          // the pass's kernel (a step: its backward's)
+    TileConfig tiles_forward;  // a step only: its forward's kernel
     // Correctness of the checked run (the first, after poisoning). count == 0: not compared.
-    sim::ErrorStats vs_reference;  // O vs float64 reference (forward), dQ/dK/dV (backward: worst)
-    sim::ErrorStats vs_standard;   // O (or dQ, dK, dV combined) vs the standard variant
+    sim::ErrorStats vs_reference;  // O vs float64 reference (forward), dQ/dK/dV (backward: worst; step: O too)
+    sim::ErrorStats vs_standard;   // the same outputs vs the standard variant
     int64_t unwritten = 0;         // non-finite elements after the last timed run (must be 0)
     std::string note;
 };

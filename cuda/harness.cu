@@ -112,7 +112,32 @@ void copy_to_host_float(const void* p, sim::DType dt, int64_t count, float* out)
 
 // ---- the public API ------------------------------------------------------------------------------
 
-const char* pass_name(Pass p) { return p == Pass::forward ? "forward" : "backward"; }
+const char* pass_name(Pass p) {
+    switch (p) {
+        case Pass::forward:
+            return "forward";
+        case Pass::backward:
+            return "backward";
+        case Pass::step:
+            return "step";
+    }
+    return "?";
+}
+
+std::pair<std::string, std::string> step_pair(const std::string& variant) {
+    const size_t plus = variant.find('+');
+    if (plus == std::string::npos) return {variant, variant};
+    return {variant.substr(0, plus), variant.substr(plus + 1)};
+}
+
+namespace {
+// A backward reads what a forward left: standard's the P in its workspace, flash2's and flash2h's
+// O and the log-sum-exp LSE (natural log, both forwards store the same).
+bool pairs_with(const std::string& fwd, const std::string& bwd) {
+    if (bwd == "standard") return fwd == "standard";
+    return (bwd == "flash2" || bwd == "flash2h") && (fwd == "flash2" || fwd == "flash2h");
+}
+}  // namespace
 
 bool device_available(std::string* why) {
     int n = 0;
@@ -162,11 +187,18 @@ std::vector<std::string> variants() { return {"standard", "flash1", "flash2", "f
 
 bool variant_available(const std::string& variant, std::string* why) {
     if (!device_available(why)) return false;
-    if (variant == "flash2h") return flash2h_available(why);
+    const auto [fwd, bwd] = step_pair(variant);
+    for (const std::string& v : {fwd, bwd})
+        if (v == "flash2h" && !flash2h_available(why)) return false;
     return true;
 }
 
 bool supports(const std::string& variant, Pass pass) {
+    if (pass == Pass::step) {
+        const auto [fwd, bwd] = step_pair(variant);
+        return supports(fwd, Pass::forward) && supports(bwd, Pass::backward) && pairs_with(fwd, bwd);
+    }
+    if (variant.find('+') != std::string::npos) return false;  // pairs are for steps only
     if (variant == "standard" || variant == "flash2") return true;
     if (variant == "flash1" || variant == "flash2h") return pass == Pass::forward;
     return false;
@@ -184,9 +216,11 @@ static void check_problem(const sim::Problem& p) {
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass) {
     check_problem(p);
     if (!supports(variant, pass))
-        throw std::runtime_error(
-            "variant '" + variant + "' has no " + pass_name(pass) +
-            " pass (variants: standard, flash1, flash2, flash2h; flash1 and flash2h are forward only)");
+        throw std::runtime_error("variant '" + variant + "' has no " + pass_name(pass) +
+                                 " pass (variants: standard, flash1, flash2, flash2h; flash1 is forward only; a "
+                                 "step pairs a forward and a backward that reads it: standard with standard, "
+                                 "flash2 or flash2h with flash2 or flash2h)");
+    if (pass == Pass::step) return tile_config(step_pair(variant).second, p, Pass::backward);
     if (variant == "standard") return standard_tiles(p, pass);
     if (variant == "flash1") return flash1_tiles(p);
     if (variant == "flash2h") return flash2h_tiles(p);
@@ -197,6 +231,7 @@ double attention_flops(const sim::Problem& p, Pass pass) {
     double f = 4.0 * double(p.batch) * double(p.heads) * double(p.seq) * double(p.seq) * double(p.head_dim);
     if (p.causal) f *= 0.5;
     if (pass == Pass::backward) f *= 2.5;
+    if (pass == Pass::step) f *= 3.5;
     return f;
 }
 
@@ -272,23 +307,27 @@ void backward_of(const std::string& variant, const sim::Problem& p, const Tensor
         throw std::runtime_error("variant '" + variant + "' has no backward pass");
 }
 
-void poison_outputs(const sim::Problem& p, const Set& set, Pass pass, cudaStream_t s) {
-    if (pass == Pass::forward) {
+// What a pass writes: the forward O and LSE, the backward dQ, dK, dV, a step all five.
+void poison_outputs(const Set& set, Pass pass, cudaStream_t s) {
+    if (pass != Pass::backward) {
         poison(set.O.get(), set.O.bytes(), s);
         poison(set.LSE.get(), set.LSE.bytes(), s);
-    } else {
+    }
+    if (pass != Pass::forward) {
         poison(set.dQ.get(), set.dQ.bytes(), s);
         poison(set.dK.get(), set.dK.bytes(), s);
         poison(set.dV.get(), set.dV.bytes(), s);
     }
-    (void)p;
 }
 
 int64_t nonfinite_outputs(const sim::Problem& p, const Set& set, Pass pass) {
     const auto z = sizes(p);
-    if (pass == Pass::forward) return count_nonfinite(set.O.get(), p.dtype, z.elems);
-    return count_nonfinite(set.dQ.get(), p.dtype, z.elems) + count_nonfinite(set.dK.get(), p.dtype, z.elems) +
-           count_nonfinite(set.dV.get(), p.dtype, z.elems);
+    int64_t n = 0;
+    if (pass != Pass::backward) n += count_nonfinite(set.O.get(), p.dtype, z.elems);
+    if (pass != Pass::forward)
+        n += count_nonfinite(set.dQ.get(), p.dtype, z.elems) + count_nonfinite(set.dK.get(), p.dtype, z.elems) +
+             count_nonfinite(set.dV.get(), p.dtype, z.elems);
+    return n;
 }
 
 sim::TensorF to_host(const sim::Problem& p, const void* dev) {
@@ -317,9 +356,13 @@ sim::ErrorStats worst(const std::vector<sim::ErrorStats>& v) {
     return w;
 }
 
+// O (forward, step) then dQ, dK, dV (backward, step).
 std::vector<sim::TensorF> host_outputs(const sim::Problem& p, const Set& set, Pass pass) {
-    if (pass == Pass::forward) return {to_host(p, set.O.get())};
-    return {to_host(p, set.dQ.get()), to_host(p, set.dK.get()), to_host(p, set.dV.get())};
+    std::vector<sim::TensorF> out;
+    if (pass != Pass::backward) out.push_back(to_host(p, set.O.get()));
+    if (pass != Pass::forward)
+        for (const DeviceBuffer* b : {&set.dQ, &set.dK, &set.dV}) out.push_back(to_host(p, b->get()));
+    return out;
 }
 
 }  // namespace
@@ -330,12 +373,15 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     out.variant = variant;
     out.pass = opt.pass;
     out.tiles = tile_config(variant, p, opt.pass);
+    const auto [fwd_variant, bwd_variant] = step_pair(variant);
+    if (opt.pass == Pass::step) out.tiles_forward = tile_config(fwd_variant, p, Pass::forward);
     const bool bwd = opt.pass == Pass::backward;
+    const bool grads = opt.pass != Pass::forward;  // dO in, dQ, dK, dV out
     cudaStream_t s = 0;
     const auto z = sizes(p);
 
     // input copies: rotate when a set is small next to the L2
-    const size_t set_bytes = z.bytes * (bwd ? 8 : 4);
+    const size_t set_bytes = z.bytes * (grads ? 8 : 4);
     int copies = opt.input_copies;
     if (copies <= 0) {
         const double l2 = static_cast<double>(l2_bytes());
@@ -343,21 +389,19 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     }
     if (bwd && variant == "standard") copies = 1;  // its backward reads the P that its forward left
     std::vector<Set> sets;
-    for (int c = 0; c < copies; ++c) sets.push_back(make_set(p, bwd));
+    for (int c = 0; c < copies; ++c) sets.push_back(make_set(p, grads));
     Workspace ws;
     auto pass_fn = [&](const Set& set) {
         const Tensors t = set.tensors();
-        if (bwd)
-            backward_of(variant, p, t, ws, s);
-        else
-            forward_of(variant, p, t, ws, s);
+        if (opt.pass != Pass::backward) forward_of(fwd_variant, p, t, ws, s);
+        if (opt.pass != Pass::forward) backward_of(bwd_variant, p, t, ws, s);
     };
     if (bwd)  // O and LSE for the backward, from the same variant's forward; copy 0 last
         for (int c = copies - 1; c >= 0; --c) forward_of(variant, p, sets[c].tensors(), ws, s);
     CUDA_CHECK(cudaDeviceSynchronize());
 
     // the checked run
-    poison_outputs(p, sets[0], opt.pass, s);
+    poison_outputs(sets[0], opt.pass, s);
     if (opt.nvtx) nvtxRangePushA("measure");
     pass_fn(sets[0]);
     if (opt.nvtx) nvtxRangePop();
@@ -372,21 +416,23 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
         const std::vector<sim::TensorF> got = host_outputs(p, sets[0], opt.pass);
         if (vs_ref) {
             const sim::Inputs in = sim::generate_inputs(p);
-            if (!bwd) {
-                out.vs_reference = sim::validate(got[0], sim::attention_reference(p, in.Q, in.K, in.V), p.dtype);
-            } else {
+            std::vector<sim::ErrorStats> e;
+            size_t k = 0;
+            if (opt.pass != Pass::backward)
+                e.push_back(sim::validate(got[k++], sim::attention_reference(p, in.Q, in.K, in.V), p.dtype));
+            if (opt.pass != Pass::forward) {
                 const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
                 const GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
-                out.vs_reference = worst({sim::validate(got[0], g.dQ, p.dtype), sim::validate(got[1], g.dK, p.dtype),
-                                          sim::validate(got[2], g.dV, p.dtype)});
+                for (const auto* want : {&g.dQ, &g.dK, &g.dV}) e.push_back(sim::validate(got[k++], *want, p.dtype));
             }
+            out.vs_reference = worst(e);
         }
         if (vs_std) {
-            Set ref = make_set(p, bwd);
+            Set ref = make_set(p, grads);
             Workspace ws_ref;
             const Tensors t = ref.tensors();
             standard_forward(p, t, ws_ref, s);
-            if (bwd) standard_backward(p, t, ws_ref, s);
+            if (grads) standard_backward(p, t, ws_ref, s);
             CUDA_CHECK(cudaDeviceSynchronize());
             auto want = host_outputs(p, ref, opt.pass);
             std::vector<sim::ErrorStats> e;
@@ -405,7 +451,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     int last = 0;
     for (int r = 0; r < opt.repeats; ++r) {
         last = r % copies;
-        poison_outputs(p, sets[last], opt.pass, s);
+        poison_outputs(sets[last], opt.pass, s);
         if (opt.flush_l2) flush_l2(s);
         CUDA_CHECK(cudaEventRecord(start, s));
         pass_fn(sets[last]);
@@ -460,21 +506,22 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
 Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
     check_problem(p);
     (void)tile_config(variant, p, pass);
-    const bool bwd = pass == Pass::backward;
+    const bool bwd = pass != Pass::forward;  // a backward runs its forward first, as a step does
+    const auto [fwd_variant, bwd_variant] = step_pair(variant);
     Set set = make_set(p, bwd);
     Workspace ws;
     const Tensors t = set.tensors();
     poison(set.O.get(), set.O.bytes(), 0);
     poison(set.LSE.get(), set.LSE.bytes(), 0);
-    forward_of(variant, p, t, ws, 0);
+    forward_of(fwd_variant, p, t, ws, 0);
     if (bwd) {
-        poison_outputs(p, set, pass, 0);
-        backward_of(variant, p, t, ws, 0);
+        poison_outputs(set, Pass::backward, 0);
+        backward_of(bwd_variant, p, t, ws, 0);
     }
     CUDA_CHECK(cudaDeviceSynchronize());
     Outputs o;
     o.O = to_host(p, set.O.get());
-    if (variant == "flash2" || variant == "flash2h") {
+    if (fwd_variant == "flash2" || fwd_variant == "flash2h") {
         o.LSE.resize(static_cast<size_t>(p.heads_total() * p.seq));
         copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
     }

@@ -8,7 +8,8 @@ before each repeat by writing a buffer twice the L2 size):
   * sdpa_cudnn  — torch SDPA restricted to the CUDNN_ATTENTION backend,
   * torch_matmul — plain q @ k^T * scale, mask, softmax, @ v (S and P materialised, like `standard`).
 Backward times torch.autograd.grad of the output w.r.t. (q, k, v) with a fixed dO (no forward
-inside the timed region, no gradient accumulation). Each bench row gains `anchors` (ms of each)
+inside the timed region, no gradient accumulation); step times the forward and that backward
+together, as a training loop calls them. Each bench row gains `anchors` (ms of each)
 and `ratio_vs_sdpa_flash` = sdpa_flash_ms / our ms (1.0 = as fast as SDPA-flash, > 1 faster).
 
 usage: python3 scripts/anchor_sdpa.py --bench bench.json --out merged.json [--repeats 20]
@@ -76,6 +77,10 @@ def measure(cfg, flush, warmup, repeats):
             if pass_ == "forward":
                 with torch.no_grad():
                     ms = time_it(lambda: f(q, k, v), flush, warmup, repeats)
+            elif pass_ == "step":
+                qg, kg, vg = (x.detach().requires_grad_(True) for x in (q, k, v))
+                ms = time_it(lambda: torch.autograd.grad(f(qg, kg, vg), (qg, kg, vg), do), flush, warmup, repeats)
+                del qg, kg, vg
             else:
                 qg, kg, vg = (x.detach().requires_grad_(True) for x in (q, k, v))
                 o = f(qg, kg, vg)
