@@ -151,8 +151,8 @@ bool variant_available(const std::string& variant, std::string* why) {
 }
 
 bool supports(const std::string& variant, Pass pass) {
-    if (variant == "standard" || variant == "flash2") return true;
-    if (variant == "flash1" || variant == "flash2h") return pass == Pass::forward;
+    if (variant == "standard" || variant == "flash2" || variant == "flash2h") return true;
+    if (variant == "flash1") return pass == Pass::forward;
     return false;
 }
 
@@ -168,12 +168,11 @@ static void check_problem(const sim::Problem& p) {
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass) {
     check_problem(p);
     if (!supports(variant, pass))
-        throw std::runtime_error(
-            "variant '" + variant + "' has no " + pass_name(pass) +
-            " pass (variants: standard, flash1, flash2, flash2h; flash1 and flash2h are forward only)");
+        throw std::runtime_error("variant '" + variant + "' has no " + pass_name(pass) +
+                                 " pass (variants: standard, flash1, flash2, flash2h; flash1 is forward only)");
     if (variant == "standard") return standard_tiles(p, pass);
     if (variant == "flash1") return flash1_tiles(p);
-    if (variant == "flash2h") return flash2h_tiles(p);
+    if (variant == "flash2h") return pass == Pass::forward ? flash2h_tiles(p) : flash2h_bwd_tiles(p);
     return pass == Pass::forward ? flash2_tiles(p) : flash2_bwd_tiles(p);
 }
 
@@ -252,6 +251,8 @@ void backward_of(const std::string& variant, const sim::Problem& p, const Tensor
         standard_backward(p, t, ws, s);
     else if (variant == "flash2")
         flash2_backward(p, t, ws, s);
+    else if (variant == "flash2h")
+        flash2h_backward(p, t, ws, s);
     else
         throw std::runtime_error("variant '" + variant + "' has no backward pass");
 }
