@@ -30,6 +30,12 @@
 //      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
 //      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
 //      the float additions happen in one fixed order, so dQ, dK, dV are bit-identical run to run.
+//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE): "plain" issues dV += P^T dO and dK += dS^T Q
+//      together once dS^T is computed; "pipelined" issues dV as soon as P^T is packed, so that it
+//      runs while dS^T is computed and stored. (Adding step n-1's dQ part while step n's S^T runs
+//      made ptxas serialize every wgmma, C7514: an accumulator read across the loop's back edge.)
+//      In both, a ring stage is released once dV and dK are done, before dQ_i finishes, and every
+//      consumer thread releases it itself (the empty barrier counts 256 arrivals).
 //   3. post: dQ = scale * accumulator, rounded to the storage type.
 //
 // Launch shape: main grid (T_c = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24
@@ -62,7 +68,7 @@ namespace {
 
 using namespace hopper;
 
-constexpr int BR = 64, BC = 128, STAGES = 2, CONSUMER_WARPS = 8, THREADS = 384;
+constexpr int BR = 64, BC = 128, STAGES = 2, CONSUMER_THREADS = 256, THREADS = 384;
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 constexpr float LOG2E = 1.4426950408889634f;
 
@@ -126,7 +132,7 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC>
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE>
 __global__ void __launch_bounds__(THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -156,7 +162,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         mbar_init(barKV, 1);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full(s), 1);
-            mbar_init(empty(s), CONSUMER_WARPS);
+            mbar_init(empty(s), CONSUMER_THREADS);  // every consumer thread releases its own reads
         }
         mbar_fence_init();
     }
@@ -218,10 +224,6 @@ __global__ void __launch_bounds__(THREADS, 1)
     // MN-major B: K_j read transposed, panel p (64 columns of d); kk = 16 keys
     auto descKt = [&](int p, int kk) { return desc_sw128(sK + p * BC * 128 + kk * 16 * 128, BC * 128); };
 
-    auto release = [&](uint32_t bar) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bar);
-    };
     // the two consumer warpgroups (d = 128), or this one alone (d = 64), after dS^T is in smem
     auto ds_sync = [&]() {
         if constexpr (D == 128)
@@ -232,6 +234,42 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     float* dQh = dQacc + static_cast<size_t>(bh) * N * D;
     const int dq_col0 = D == 128 ? wg * 64 : 0;
+    float dq[32];  // this warpgroup's part of dQ_i (B_r, 64)
+    // dQ_i's part into the fp32 accumulator (deterministic: in block order)
+    auto flush_dq = [&](int i) {
+        int* counter = DETERMINISTIC ? counters + static_cast<size_t>(bh) * T_r + i : nullptr;
+        if constexpr (DETERMINISTIC) {
+            const int turn = D == 128 ? 2 * j : 2 * j + wg;
+            if (threadIdx.x % 128 == 0)
+                while (load_acquire(counter) < turn) {}
+            named_sync(5 + wg, 128);
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = i * BR + wq * 16 + g + 8 * h;
+            if (row < N) {
+                float* dst = dQh + static_cast<size_t>(row) * D + dq_col0 + 2 * t;
+#pragma unroll
+                for (int nb = 0; nb < 8; ++nb)
+                    atomicAdd(reinterpret_cast<float2*>(dst + nb * 8),
+                              make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
+            }
+        }
+        if constexpr (DETERMINISTIC) {
+            __threadfence();
+            named_sync(5 + wg, 128);
+            if (threadIdx.x % 128 == 0) atomicAdd(counter, 1);
+        }
+    };
+    auto issue_dv = [&](int s) {
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            if constexpr (D == 128)
+                Ops<T>::rs128(dv, pa[kk], descQt(sdO, s, kk), 1);
+            else
+                Ops<T>::rs64(dv, pa[kk], descQt(sdO, s, kk), 1);
+        }
+    };
 
     mbar_wait(barKV, 0);
     for (int n = 0; n < steps; ++n) {
@@ -241,7 +279,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         // S^T = K_j Q_i^T and dP^T = V_j dO_i^T, two groups in flight. The accumulators are
         // fresh each step (the first wgmma ignores them): declared here, so that they are not
         // kept alive across steps.
-        float st[32], dpt[32], dq[32];
+        float st[32], dpt[32];
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk)
@@ -270,7 +308,20 @@ __global__ void __launch_bounds__(THREADS, 1)
                 }
                 st[nb * 4 + e] = p;
             }
-        wgmma_wait<0>();
+            // P^T as 16-bit A fragments (same places as the accumulators)
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+        if constexpr (PIPE) {  // dV_j += P^T dO_i runs while dS^T is computed
+            fence_regs(dv);
+            wgmma_fence();
+            issue_dv(s);
+            wgmma_commit();
+            wgmma_wait<1>();  // dP^T done; dV may run on
+        } else {
+            wgmma_wait<0>();
+        }
         fence_regs(dpt);
 #pragma unroll
         for (int nb = 0; nb < 8; ++nb)
@@ -279,16 +330,13 @@ __global__ void __launch_bounds__(THREADS, 1)
                 const int qc = nb * 8 + 2 * t + (e & 1);
                 dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[qc]);
             }
-        // 16-bit A fragments (same places as the accumulators), dS^T also into shared memory
+        // dS^T as A fragments, and into shared memory
         unsigned char* dsb = gbase + Z::OFF_DS + (n & 1) * Z::DS_BYTES;
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
-                da[kk][q] = pack2<T>(dpt[8 * kk + 2 * q], dpt[8 * kk + 2 * q + 1]);
-            }
-            // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1
+            for (int q = 0; q < 4; ++q) da[kk][q] = pack2<T>(dpt[8 * kk + 2 * q], dpt[8 * kk + 2 * q + 1]);
+                // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 const int nb = 2 * kk + (q >> 1), r = kr_local + (q & 1) * 8;
@@ -297,17 +345,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         fence_proxy_async();
 
-        // dV_j += P^T dO_i, dK_j += dS^T Q_i
-        fence_regs(dv);
+        // (dV_j += P^T dO_i,) dK_j += dS^T Q_i
+        if constexpr (!PIPE) fence_regs(dv);
         fence_regs(dk);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(dv, pa[kk], descQt(sdO, s, kk), 1);
-            else
-                Ops<T>::rs64(dv, pa[kk], descQt(sdO, s, kk), 1);
-        }
+        if constexpr (!PIPE) issue_dv(s);
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
             if constexpr (D == 128)
@@ -330,8 +372,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
         }
         wgmma_commit();
-        wgmma_wait<0>();
-        fence_regs(dq);
+        wgmma_wait<1>();  // dV and dK done (dQ may run on)
         fence_regs(dv);
         fence_regs(dk);
 #pragma unroll
@@ -339,32 +380,10 @@ __global__ void __launch_bounds__(THREADS, 1)
             fence_regs(pa[kk]);
             fence_regs(da[kk]);
         }
-        release(empty(s));  // Q_i, dO_i, LSE_i, D_i of this stage are read
-
-        // dQ_i part into the fp32 accumulator (deterministic: in block order)
-        int* counter = DETERMINISTIC ? counters + static_cast<size_t>(bh) * T_r + i : nullptr;
-        if constexpr (DETERMINISTIC) {
-            const int turn = D == 128 ? 2 * j : 2 * j + wg;
-            if (threadIdx.x % 128 == 0)
-                while (load_acquire(counter) < turn) {}
-            named_sync(5 + wg, 128);
-        }
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = q0 + wq * 16 + g + 8 * h;
-            if (row < N) {
-                float* dst = dQh + static_cast<size_t>(row) * D + dq_col0 + 2 * t;
-#pragma unroll
-                for (int nb = 0; nb < 8; ++nb)
-                    atomicAdd(reinterpret_cast<float2*>(dst + nb * 8),
-                              make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
-            }
-        }
-        if constexpr (DETERMINISTIC) {
-            __threadfence();
-            named_sync(5 + wg, 128);
-            if (threadIdx.x % 128 == 0) atomicAdd(counter, 1);
-        }
+        mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
+        wgmma_wait<0>();
+        fence_regs(dq);
+        flush_dq(i);
     }
 
     // dK_j = scale * sum dS^T Q, dV_j = sum P^T dO: written once
@@ -393,7 +412,14 @@ bool deterministic() {
     return e != nullptr && std::string(e) == "deterministic";
 }
 
-template <typename T, int D, bool CAUSAL, bool DET>
+// FLASHSIM_FLASH2H_BWD_SCHEDULE=pipelined|plain: "pipelined" issues dV += P^T dO before dS^T is
+// computed; "plain" (v1) issues it with dK. Default: plain.
+bool pipelined() {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    return e != nullptr && std::string(e) == "pipelined";
+}
+
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
@@ -411,7 +437,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 
     constexpr int smem = BwdSizes<D>::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
@@ -425,20 +451,25 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 }
 
+template <typename T, int D, bool CAUSAL>
+void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    const bool det = deterministic(), pipe = pipelined();
+    if (det && pipe)
+        launch_bwd<T, D, CAUSAL, true, true>(p, t, ws, s);
+    else if (det)
+        launch_bwd<T, D, CAUSAL, true, false>(p, t, ws, s);
+    else if (pipe)
+        launch_bwd<T, D, CAUSAL, false, true>(p, t, ws, s);
+    else
+        launch_bwd<T, D, CAUSAL, false, false>(p, t, ws, s);
+}
+
 template <typename T, int D>
 void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    const bool det = deterministic();
-    if (p.causal) {
-        if (det)
-            launch_bwd<T, D, true, true>(p, t, ws, s);
-        else
-            launch_bwd<T, D, true, false>(p, t, ws, s);
-    } else {
-        if (det)
-            launch_bwd<T, D, false, true>(p, t, ws, s);
-        else
-            launch_bwd<T, D, false, false>(p, t, ws, s);
-    }
+    if (p.causal)
+        launch_c<T, D, true>(p, t, ws, s);
+    else
+        launch_c<T, D, false>(p, t, ws, s);
 }
 
 }  // namespace
@@ -455,9 +486,12 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.block_rows = BR;
     c.block_cols = BC;
     c.threads = THREADS;
-    c.layout = deterministic()
-                   ? "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order"
-                   : "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup";
+    static const char* const layouts[4] = {
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ in block order"};
+    c.layout = layouts[(deterministic() ? 1 : 0) + (pipelined() ? 2 : 0)];
     c.smem_bytes = p.head_dim == 128 ? BwdSizes<128>::SMEM : BwdSizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim);
     // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)

@@ -4,7 +4,9 @@
 # anchors, then compute-sanitizer memcheck and racecheck of flash2h backward at N = 130.
 # Run from a folder holding this script, scripts/anchor_sdpa.py's copy and bin/ (flashsim-bench,
 # test_cuda_gpu, libtomlplusplus.so.3):  BIN=bin bash gpu_bwd_check.sh
-# Env: STAGES (default "smoke tests bench anchor sanitize"), SEQS, DIMS, REPEATS, SAN_TIMEOUT.
+# Env: STAGES (default "smoke tests bench anchor sanitize"), SEQS (flash2h, flash2, standard),
+# SEQS_LONG (flash2h alone), SCHEDULES (flash2h's FLASHSIM_FLASH2H_BWD_SCHEDULE values timed
+# beside the default, e.g. "plain pipelined"), DIMS, REPEATS, SAN_TIMEOUT.
 # Writes under $OUT: bwd_session.log, tests.log, bench.json, sanitizer.log.
 set -u
 OUT=${OUT:-/tmp/flashsim_out}
@@ -48,27 +50,41 @@ if has tests; then
   grep -E "^\[doctest\] (test cases|assertions)|ERROR|CHECK\(" "$OUT/tests.log" | head -40
 fi
 if has bench; then
+  # flash2h (default schedule) beside flash2 and standard at SEQS; flash2h alone at SEQS_LONG;
+  # then flash2h in each of SCHEDULES and, at N = 8192, deterministic; rows tagged with both
   stamp bench
-  rm -f "$OUT/bench.json"
+  rm -f "$OUT/bench.json" "$OUT"/part_*.json
+  k=0
+  part() {  # part TAG-SCHEDULE TAG-MODE ENV... -- BENCH-ARGS...
+    local sch=$1 mode=$2; shift 2
+    local envs=(); while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    k=$((k + 1))
+    env "${envs[@]}" timeout "${BENCH_TIMEOUT:-150}" "$BIN/flashsim-bench" bench --pass backward --repeats "$REPEATS" \
+      --json "$OUT/part_${k}_${sch}_${mode}.json" "$@"
+    echo "bench part $k ($sch $mode $*) rc=$?"
+  }
   for m in none causal; do
     flag=""; [ $m = causal ] && flag="--causal"
-    timeout "${BENCH_TIMEOUT:-150}" "$BIN/flashsim-bench" bench --variant flash2h,flash2,standard --pass backward --seq "$SEQS" \
-      --head-dim "$DIMS" $flag --repeats "$REPEATS" --json "$OUT/part_$m.json"
-    echo "bench $m rc=$?"
+    part default atomic X=1 -- --variant flash2h,flash2,standard --seq "$SEQS" --head-dim "$DIMS" $flag
+    [ -n "${SEQS_LONG:-}" ] && part default atomic X=1 -- --variant flash2h --seq "$SEQS_LONG" --head-dim "$DIMS" $flag
+    for sch in ${SCHEDULES:-}; do
+      part "$sch" atomic FLASHSIM_FLASH2H_BWD_SCHEDULE=$sch -- --variant flash2h --seq "$SEQS${SEQS_LONG:+,$SEQS_LONG}" --head-dim "$DIMS" $flag
+    done
   done
-  FLASHSIM_FLASH2H_BWD=deterministic timeout 60 "$BIN/flashsim-bench" bench --variant flash2h --pass backward --seq 8192 \
-    --head-dim "$DIMS" --repeats "$REPEATS" --json "$OUT/part_det.json"
-  echo "bench deterministic rc=$?"
+  for sch in default ${SCHEDULES:-}; do
+    part "$sch" deterministic FLASHSIM_FLASH2H_BWD=deterministic FLASHSIM_FLASH2H_BWD_SCHEDULE=$sch -- --variant flash2h --seq 8192 --head-dim "$DIMS"
+  done
   python3 - "$OUT" <<'PY'
-import json, os, sys
+import glob, json, os, sys
 out = sys.argv[1]; doc = None
-for part in ("none", "causal", "det"):
-    p = os.path.join(out, f"part_{part}.json")
-    if not os.path.exists(p): continue
+for p in sorted(glob.glob(os.path.join(out, "part_*.json")), key=lambda x: int(os.path.basename(x).split("_")[1])):
+    _, _, sch, mode = os.path.basename(p)[:-5].split("_")
     try: d = json.load(open(p))
     except Exception as e: print("skip", p, e); continue
-    if part == "det":
-        for r in d["rows"]: r["flash2h_bwd_mode"] = "deterministic"
+    for r in d["rows"]:
+        if r["variant"] == "flash2h":
+            r["flash2h_bwd_schedule"] = sch
+            r["flash2h_bwd_mode"] = mode
     if doc is None: doc = d
     else: doc["rows"] += d["rows"]
     os.remove(p)
@@ -85,15 +101,17 @@ if has sanitize; then
   stamp sanitize
   SAN="$OUT/sanitizer.log"; : > "$SAN"
   for tool in memcheck racecheck; do
+   for sch in default ${SCHEDULES:-}; do
     for d in 64 128; do
       for m in none --causal; do
         [ "$m" = none ] && m=""
-        echo "--- $tool flash2h backward d=$d $m" >> "$SAN"
-        timeout "${SAN_TIMEOUT:-45}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant flash2h \
+        echo "--- $tool flash2h backward schedule=$sch d=$d $m" >> "$SAN"
+        FLASHSIM_FLASH2H_BWD_SCHEDULE=$sch timeout "${SAN_TIMEOUT:-45}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant flash2h \
           --pass backward --seq 130 --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
         echo "rc=$?" >> "$SAN"
       done
     done
+   done
   done
   grep -c "^rc=0" "$SAN" | sed 's/^/sanitizer runs clean: /'
   grep -B1 "^rc=[^0]" "$SAN" | head -20

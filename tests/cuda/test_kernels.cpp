@@ -164,67 +164,79 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
 
 // flash2h's backward (wgmma + TMA, Hopper only) at sizes that are not block multiples (B_r = 64,
 // B_c = 128), smaller than a block, and over enough blocks that its 2-stage ring wraps; in its
-// default (atomic) and its deterministic dQ order.
+// default (atomic) and its deterministic dQ order, in both schedules (plain, pipelined).
 TEST_CASE("flash2h backward vs the float64 backward reference") {
     if (runnable({"flash2h"}).empty()) return;
-    for (const char* mode : {"atomic", "deterministic"}) {
-        setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
-        for (sim::DType dt : kTypes)
-            for (int64_t d : {64, 128})
-                for (int64_t n : {1, 63, 130, 257, 1000})
-                    for (bool causal : {false, true}) {
-                        if (std::string(mode) == "deterministic" && n != 63 && n != 1000) continue;
-                        CAPTURE(mode);
-                        check_backward(make(2, 2, n, d, dt, causal, 11 + n), "flash2h");
-                    }
-    }
+    for (const char* schedule : {"plain", "pipelined"})
+        for (const char* mode : {"atomic", "deterministic"}) {
+            setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+            setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
+            for (sim::DType dt : kTypes)
+                for (int64_t d : {64, 128})
+                    for (int64_t n : {1, 63, 130, 257, 1000})
+                        for (bool causal : {false, true}) {
+                            if (std::string(mode) == "deterministic" && n != 63 && n != 1000) continue;
+                            CAPTURE(schedule);
+                            CAPTURE(mode);
+                            check_backward(make(2, 2, n, d, dt, causal, 11 + n), "flash2h");
+                        }
+        }
     unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
 }
 
 TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 10 runs") {
     if (runnable({"flash2h"}).empty()) return;
     setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
-    for (int64_t d : {64, 128})
-        for (bool causal : {false, true}) {
-            const sim::Problem p = make(1, 8, 2048, d, sim::DType::bf16, causal, 99);
-            INFO(describe(p));
-            const fcuda::Outputs first = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
-            int same = 0;
-            for (int r = 1; r < 10; ++r) {
-                const fcuda::Outputs o = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
-                const size_t bytes = first.dQ.data.size() * sizeof(float);
-                same += std::memcmp(o.dQ.data.data(), first.dQ.data.data(), bytes) == 0 &&
-                        std::memcmp(o.dK.data.data(), first.dK.data.data(), bytes) == 0 &&
-                        std::memcmp(o.dV.data.data(), first.dV.data.data(), bytes) == 0;
+    for (const char* schedule : {"plain", "pipelined"})
+        for (int64_t d : {64, 128})
+            for (bool causal : {false, true}) {
+                setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+                const sim::Problem p = make(1, 8, 2048, d, sim::DType::bf16, causal, 99);
+                CAPTURE(schedule);
+                INFO(describe(p));
+                const fcuda::Outputs first = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                int same = 0;
+                for (int r = 1; r < 10; ++r) {
+                    const fcuda::Outputs o = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                    const size_t bytes = first.dQ.data.size() * sizeof(float);
+                    same += std::memcmp(o.dQ.data.data(), first.dQ.data.data(), bytes) == 0 &&
+                            std::memcmp(o.dK.data.data(), first.dK.data.data(), bytes) == 0 &&
+                            std::memcmp(o.dV.data.data(), first.dV.data.data(), bytes) == 0;
+                }
+                CHECK(same == 9);
             }
-            CHECK(same == 9);
-        }
     unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
 }
 
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
     if (runnable({"flash2h"}).empty()) return;
-    for (const char* mode : {"atomic", "deterministic"})
-        for (int64_t d : {64, 128})
-            for (bool causal : {false, true}) {
-                setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
-                const sim::Problem p = make(2, 4, 520, d, sim::DType::bf16, causal);
-                fcuda::RunOptions o;
-                o.pass = fcuda::Pass::backward;
-                o.repeats = 3;
-                o.warmup = 1;
-                o.counters = false;
-                const fcuda::Measurement m = fcuda::run(p, "flash2h", o);
-                CAPTURE(mode);
-                INFO(describe(p));
-                CHECK(m.ms_median > 0);
-                CHECK(m.unwritten == 0);
-                CHECK(m.note.empty());
-                CHECK(m.vs_reference.count > 0);
-                CHECK(m.vs_reference.rel_frobenius <= 2 * tolerance(p.dtype));
-                CHECK(m.vs_standard.rel_frobenius <= 2 * tolerance(p.dtype));
-            }
+    for (const char* schedule : {"plain", "pipelined"})
+        for (const char* mode : {"atomic", "deterministic"})
+            for (int64_t d : {64, 128})
+                for (bool causal : {false, true}) {
+                    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+                    setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
+                    const sim::Problem p = make(2, 4, 520, d, sim::DType::bf16, causal);
+                    fcuda::RunOptions o;
+                    o.pass = fcuda::Pass::backward;
+                    o.repeats = 3;
+                    o.warmup = 1;
+                    o.counters = false;
+                    const fcuda::Measurement m = fcuda::run(p, "flash2h", o);
+                    CAPTURE(schedule);
+                    CAPTURE(mode);
+                    INFO(describe(p));
+                    CHECK(m.ms_median > 0);
+                    CHECK(m.unwritten == 0);
+                    CHECK(m.note.empty());
+                    CHECK(m.vs_reference.count > 0);
+                    CHECK(m.vs_reference.rel_frobenius <= 2 * tolerance(p.dtype));
+                    CHECK(m.vs_standard.rel_frobenius <= 2 * tolerance(p.dtype));
+                }
     unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
 }
 
 TEST_CASE("run(): timed, every output written, agrees with standard") {
