@@ -7,7 +7,7 @@
 //
 // Variants: "standard" (cuBLAS GEMMs + softmax kernel, S and P in HBM; forward and backward),
 // "flash1" (the paper's Algorithm 1, forward only), "flash2" (FA2 order on tensor cores, forward
-// and backward), "flash2h" (FA2 forward on Hopper's wgmma + TMA; sm_90 only). Inputs come from sim::input_value (same seed: same bytes as sim::generate_inputs).
+// and backward), "flash2h" (FA2 forward and backward on Hopper's wgmma + TMA; sm_90 only). Inputs come from sim::input_value (same seed: same bytes as sim::generate_inputs).
 // Every function throws std::runtime_error with a message naming the failing call and file:line.
 #pragma once
 #include <cstdint>

@@ -32,8 +32,6 @@
 // Rows beyond N (last query block) and keys beyond N (last K/V block) come from TMA as zeros;
 //   those keys are masked to -inf, those rows are not stored.
 // Run/check: flashsim bench --variant flash2h --seq 4096 --head-dim 128 ; ctest -L gpu
-#include <cudaTypedefs.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -304,40 +302,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 // ---- host side ---------------------------------------------------------------------------------
-
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult q{};
-        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || f == nullptr)
-            throw std::runtime_error("flash2h: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12+ driver)");
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-    }();
-    return fn;
-}
-
-// A (B*H, N, d) tensor read in boxes of `rows` rows x 64 columns, 128-byte swizzled.
-template <typename T>
-CUtensorMap make_map(const void* ptr, const sim::Problem& p, int rows) {
-    CUtensorMap map{};
-    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.seq),
-                                static_cast<cuuint64_t>(p.heads_total())};
-    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.head_dim) * 2,
-                                   static_cast<cuuint64_t>(p.seq) * static_cast<cuuint64_t>(p.head_dim) * 2};
-    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(rows), 1};
-    const cuuint32_t elem_strides[3] = {1, 1, 1};
-    const CUtensorMapDataType dt = StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    const CUresult r = encode_fn()(&map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS)
-        throw std::runtime_error("flash2h: cuTensorMapEncodeTiled failed (CUresult " +
-                                 std::to_string(static_cast<int>(r)) + ") for a (" + std::to_string(p.heads_total()) +
-                                 ", " + std::to_string(p.seq) + ", " + std::to_string(p.head_dim) + ") tensor");
-    return map;
-}
 
 // The schedule: FLASHSIM_FLASH2H=overlapped|plain; by default overlapped at d = 128 and plain at
 // d = 64, the faster of the two at each head dim on the H200 (cuda/NOTES.md, flash2h v1).

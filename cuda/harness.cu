@@ -199,8 +199,8 @@ bool supports(const std::string& variant, Pass pass) {
         return supports(fwd, Pass::forward) && supports(bwd, Pass::backward) && pairs_with(fwd, bwd);
     }
     if (variant.find('+') != std::string::npos) return false;  // pairs are for steps only
-    if (variant == "standard" || variant == "flash2") return true;
-    if (variant == "flash1" || variant == "flash2h") return pass == Pass::forward;
+    if (variant == "standard" || variant == "flash2" || variant == "flash2h") return true;
+    if (variant == "flash1") return pass == Pass::forward;
     return false;
 }
 
@@ -223,7 +223,7 @@ TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass p
     if (pass == Pass::step) return tile_config(step_pair(variant).second, p, Pass::backward);
     if (variant == "standard") return standard_tiles(p, pass);
     if (variant == "flash1") return flash1_tiles(p);
-    if (variant == "flash2h") return flash2h_tiles(p);
+    if (variant == "flash2h") return pass == Pass::forward ? flash2h_tiles(p) : flash2h_bwd_tiles(p);
     return pass == Pass::forward ? flash2_tiles(p) : flash2_bwd_tiles(p);
 }
 
@@ -303,6 +303,8 @@ void backward_of(const std::string& variant, const sim::Problem& p, const Tensor
         standard_backward(p, t, ws, s);
     else if (variant == "flash2")
         flash2_backward(p, t, ws, s);
+    else if (variant == "flash2h")
+        flash2h_backward(p, t, ws, s);
     else
         throw std::runtime_error("variant '" + variant + "' has no backward pass");
 }

@@ -1,4 +1,4 @@
-// cuda/hopper.cuh — the Hopper (sm_90a) instructions flash2h.cu uses, as thin inline-PTX wrappers:
+// cuda/hopper.cuh — the Hopper (sm_90a) instructions flash2h.cu and flash2h_bwd.cu use, as thin inline-PTX wrappers:
 //   * mbarrier (init, arrive, arrive with expected transaction bytes, wait on a phase parity);
 //   * TMA: cp.async.bulk.tensor (a 3-D box from a CUtensorMap into shared memory, completing
 //     on an mbarrier);
@@ -20,10 +20,15 @@
 //     reduction rows); step k by 16 = +2048 bytes. wgmma is told to transpose B (imm-trans-b 1).
 #pragma once
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "cuda/common.cuh"
 
 namespace fcuda::hopper {
 
@@ -79,6 +84,21 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
 }
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// 1-D bulk copy (no tensor map): `bytes` (a multiple of 16, both addresses 16-byte aligned) from
+// global memory into shared memory, completing on bar's transaction count.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+// Shared memory written by ordinary stores and read next by wgmma (the async proxy): each writing
+// thread fences before the barrier that orders the two.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// Named barrier `id` (1-15; 0 is __syncthreads) among `threads` threads (a multiple of 32).
+__device__ __forceinline__ void named_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 // ---- wgmma ---------------------------------------------------------------------------------------
@@ -213,7 +233,37 @@ __device__ __forceinline__ void wgmma_rs_m64n64k16_f16(float (&d)[32], const uin
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
-// Type dispatch for the kernels: Ops<T>::ss128 / rs128 / rs64.
+// m64n64k16 with both operands in shared memory; TA / TB = 1 reads A / B transposed (MN-major:
+// the reduction index runs down the rows), 0 K-major. For the backward (flash2h_bwd.cu).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_ss_m64n64k16_bf16(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+        "%23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
+}
+
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_ss_m64n64k16_f16(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+        "%23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
+}
+
+// Type dispatch for the kernels: Ops<T>::ss128 / rs128 / rs64 / ss64<TA, TB>.
 template <typename T>
 struct Ops;
 template <>
@@ -227,6 +277,10 @@ struct Ops<__nv_bfloat16> {
     __device__ static void rs64(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int sc) {
         wgmma_rs_m64n64k16_bf16(d, a, b, sc);
     }
+    template <int TA, int TB>
+    __device__ static void ss64(float (&d)[32], uint64_t a, uint64_t b, int sc) {
+        wgmma_ss_m64n64k16_bf16<TA, TB>(d, a, b, sc);
+    }
 };
 template <>
 struct Ops<__half> {
@@ -239,6 +293,46 @@ struct Ops<__half> {
     __device__ static void rs64(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int sc) {
         wgmma_rs_m64n64k16_f16(d, a, b, sc);
     }
+    template <int TA, int TB>
+    __device__ static void ss64(float (&d)[32], uint64_t a, uint64_t b, int sc) {
+        wgmma_ss_m64n64k16_f16<TA, TB>(d, a, b, sc);
+    }
 };
+
+// ---- host side: tensor maps -----------------------------------------------------------------------
+
+inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || f == nullptr)
+            throw std::runtime_error("flash2h: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12+ driver)");
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    }();
+    return fn;
+}
+
+// A (B*H, N, d) tensor read in boxes of `rows` rows x 64 columns, 128-byte swizzled.
+template <typename T>
+inline CUtensorMap make_map(const void* ptr, const sim::Problem& p, int rows) {
+    CUtensorMap map{};
+    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.seq),
+                                static_cast<cuuint64_t>(p.heads_total())};
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.head_dim) * 2,
+                                   static_cast<cuuint64_t>(p.seq) * static_cast<cuuint64_t>(p.head_dim) * 2};
+    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(rows), 1};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    const CUtensorMapDataType dt = StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUresult r = encode_fn()(&map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        throw std::runtime_error("flash2h: cuTensorMapEncodeTiled failed (CUresult " +
+                                 std::to_string(static_cast<int>(r)) + ") for a (" + std::to_string(p.heads_total()) +
+                                 ", " + std::to_string(p.seq) + ", " + std::to_string(p.head_dim) + ") tensor");
+    return map;
+}
 
 }  // namespace fcuda::hopper

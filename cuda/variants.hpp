@@ -35,4 +35,9 @@ bool flash2h_available(std::string* why);
 TileConfig flash2h_tiles(const sim::Problem& p);
 void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
 
+// flash2h_bwd.cu: FA2 backward on wgmma + TMA (sm_90a only; needs O and LSE of flash2h_forward).
+// FLASHSIM_FLASH2H_BWD=deterministic adds dQ in a fixed order (bit-identical runs).
+TileConfig flash2h_bwd_tiles(const sim::Problem& p);
+void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
 }  // namespace fcuda

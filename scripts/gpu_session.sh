@@ -75,7 +75,6 @@ if has sanitize; then
     for v in ${SAN_VARIANTS:-flash2h flash2 flash1 standard}; do
       for p in ${SAN_PASSES:-forward backward}; do
         [ "$v" = flash1 ] && [ "$p" = backward ] && continue
-        [ "$v" = flash2h ] && [ "$p" = backward ] && continue
         [ "$tool" = racecheck ] && [ "$v" = standard ] && continue   # cuBLAS: memcheck only
         for d in ${SAN_DIMS:-64 128}; do
           for m in ${SAN_MASKS:-none --causal}; do

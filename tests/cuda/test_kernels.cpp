@@ -6,7 +6,9 @@
 //     that are not block multiples, smaller than a block, causal and not; flash2's LSE too;
 //     flash2h (Hopper only; said and skipped elsewhere) in both its schedules, over enough K/V
 //     blocks that its 2-stage ring wraps around several times;
-//   * backward (standard, flash2) vs the float64 backward reference (cuda/reference_bwd.hpp);
+//   * backward (standard, flash2, flash2h in its atomic and deterministic dQ orders) vs the
+//     float64 backward reference (cuda/reference_bwd.hpp); flash2h's deterministic mode gives
+//     bit-identical dQ, dK, dV over 10 runs, and fcuda::run leaves none of its outputs poisoned;
 //   * fcuda::run leaves no unwritten (NaN-poisoned) output and times something positive; its
 //     in-process DRAM counters (CUPTI) see at least the inputs' bytes after an L2 flush.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -86,6 +88,27 @@ void check_forward(const sim::Problem& p, const std::string& variant) {
     if (variant == "flash2" || variant == "flash2h") check_lse(out, p, in);
 }
 
+// One backward run of `variant` (its own forward gives O and LSE) against the float64 backward
+// reference: dQ, dK, dV without NaN and within twice the dtype's tolerance.
+void check_backward(const sim::Problem& p, const std::string& variant) {
+    INFO(describe(p));
+    const fcuda::Outputs out = fcuda::compute(p, variant, fcuda::Pass::backward);
+    const sim::Inputs in = sim::generate_inputs(p);
+    const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
+    const fcuda::GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
+    struct Pair {
+        const sim::TensorF* got;
+        const sim::TensorD* want;
+        const char* name;
+    };
+    for (Pair x : {Pair{&out.dQ, &g.dQ, "dQ"}, Pair{&out.dK, &g.dK, "dK"}, Pair{&out.dV, &g.dV, "dV"}}) {
+        const sim::ErrorStats e = sim::validate(*x.got, *x.want, p.dtype);
+        INFO(x.name << " max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
+        CHECK(e.nonfinite == 0);
+        CHECK(e.rel_frobenius <= 2 * tolerance(p.dtype));
+    }
+}
+
 }  // namespace
 
 TEST_CASE("device generator is bit-identical to sim::generate_inputs") {
@@ -134,26 +157,86 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
             for (int64_t d : {64, 128})
                 for (int64_t n : seqs)
                     for (bool causal : {false, true}) {
-                        const sim::Problem p = make(2, 1, n, d, dt, causal, 7 + n);
                         CAPTURE(variant);
-                        INFO(describe(p));
-                        const fcuda::Outputs out = fcuda::compute(p, variant, fcuda::Pass::backward);
-                        const sim::Inputs in = sim::generate_inputs(p);
-                        const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
-                        const fcuda::GradsD g = fcuda::attention_backward_reference(p, in.Q, in.K, in.V, dO);
-                        struct Pair {
-                            const sim::TensorF* got;
-                            const sim::TensorD* want;
-                            const char* name;
-                        };
-                        for (Pair x :
-                             {Pair{&out.dQ, &g.dQ, "dQ"}, Pair{&out.dK, &g.dK, "dK"}, Pair{&out.dV, &g.dV, "dV"}}) {
-                            const sim::ErrorStats e = sim::validate(*x.got, *x.want, dt);
-                            INFO(x.name << " max_abs " << e.max_abs << " rel " << e.rel_frobenius << " at " << e.where);
-                            CHECK(e.nonfinite == 0);
-                            CHECK(e.rel_frobenius <= 2 * tolerance(dt));
-                        }
+                        check_backward(make(2, 1, n, d, dt, causal, 7 + n), variant);
                     }
+}
+
+// flash2h's backward (wgmma + TMA, Hopper only) at sizes that are not block multiples (B_r = 64,
+// B_c = 128), smaller than a block, and over enough blocks that its 2-stage ring wraps; in its
+// default (atomic) and its deterministic dQ order, in both schedules (plain, pipelined).
+TEST_CASE("flash2h backward vs the float64 backward reference") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (const char* schedule : {"plain", "pipelined"})
+        for (const char* mode : {"atomic", "deterministic"}) {
+            setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+            setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
+            for (sim::DType dt : kTypes)
+                for (int64_t d : {64, 128})
+                    for (int64_t n : {1, 63, 130, 257, 1000})
+                        for (bool causal : {false, true}) {
+                            if (std::string(mode) == "deterministic" && n != 63 && n != 1000) continue;
+                            CAPTURE(schedule);
+                            CAPTURE(mode);
+                            check_backward(make(2, 2, n, d, dt, causal, 11 + n), "flash2h");
+                        }
+        }
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+}
+
+TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 10 runs") {
+    if (runnable({"flash2h"}).empty()) return;
+    setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
+    for (const char* schedule : {"plain", "pipelined"})
+        for (int64_t d : {64, 128})
+            for (bool causal : {false, true}) {
+                setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+                const sim::Problem p = make(1, 8, 2048, d, sim::DType::bf16, causal, 99);
+                CAPTURE(schedule);
+                INFO(describe(p));
+                const fcuda::Outputs first = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                int same = 0;
+                for (int r = 1; r < 10; ++r) {
+                    const fcuda::Outputs o = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                    const size_t bytes = first.dQ.data.size() * sizeof(float);
+                    same += std::memcmp(o.dQ.data.data(), first.dQ.data.data(), bytes) == 0 &&
+                            std::memcmp(o.dK.data.data(), first.dK.data.data(), bytes) == 0 &&
+                            std::memcmp(o.dV.data.data(), first.dV.data.data(), bytes) == 0;
+                }
+                CHECK(same == 9);
+            }
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+}
+
+TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (const char* schedule : {"plain", "pipelined"})
+        for (const char* mode : {"atomic", "deterministic"})
+            for (int64_t d : {64, 128})
+                for (bool causal : {false, true}) {
+                    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+                    setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
+                    const sim::Problem p = make(2, 4, 520, d, sim::DType::bf16, causal);
+                    fcuda::RunOptions o;
+                    o.pass = fcuda::Pass::backward;
+                    o.repeats = 3;
+                    o.warmup = 1;
+                    o.counters = false;
+                    const fcuda::Measurement m = fcuda::run(p, "flash2h", o);
+                    CAPTURE(schedule);
+                    CAPTURE(mode);
+                    INFO(describe(p));
+                    CHECK(m.ms_median > 0);
+                    CHECK(m.unwritten == 0);
+                    CHECK(m.note.empty());
+                    CHECK(m.vs_reference.count > 0);
+                    CHECK(m.vs_reference.rel_frobenius <= 2 * tolerance(p.dtype));
+                    CHECK(m.vs_standard.rel_frobenius <= 2 * tolerance(p.dtype));
+                }
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
 }
 
 TEST_CASE("run(): timed, every output written, agrees with standard") {

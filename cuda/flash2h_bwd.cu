@@ -1,0 +1,516 @@
+// cuda/flash2h_bwd.cu — FlashAttention-2's backward on Hopper's own machinery (sm_90a only):
+// the five products of the backward on wgmma, Q_i / dO_i streamed by TMA through an mbarrier ring
+// by a producer warpgroup. The backward pass of variant flash2h (its forward gives O and LSE).
+//
+// Three launches:
+//   1. pre: D_i = rowsum(dO_i o O_i) (fp32) and LSE_i log2(e), both padded to T_r B_r rows a head
+//      (D = 0, LSE = +inf past N, so that padded query rows get P = 0), so the producer fetches
+//      them as aligned 256-byte bulk copies; the fp32 dQ accumulator (and, deterministic, the
+//      per-query-block counters) zeroed.
+//   2. main: one thread block per key/value block K_j, V_j (B_c = 128 rows) of one head.
+//      * warpgroup 0 (the producer; one of its threads): K_j, V_j once by TMA, then for every query
+//        block i the block visits (causal: only i whose rows reach key block j) Q_i, dO_i (TMA),
+//        LSE_i, D_i (bulk copies) into a 2-stage ring; mbarriers say full / empty;
+//      * warpgroups 1 and 2 (consumers) own 64 key rows each; per query block (B_r = 64 rows):
+//          S^T  = K_j Q_i^T   (64, B_r)  wgmma, both operands in shared memory
+//          dP^T = V_j dO_i^T  (64, B_r)  wgmma, issued with S^T, finishing while P^T is computed
+//          P^T  = exp2(S^T scale log2e - LSE_i log2e) (masked: keys >= N, causal key > query)
+//          dS^T = P^T o (dP^T - D_i)
+//          dV_j += P^T dO_i   (64, d)    wgmma, P^T from registers (A), dO_i transposed from smem
+//          dK_j += dS^T Q_i   (64, d)    wgmma, dS^T from registers, Q_i transposed
+//        dS^T also goes to shared memory (storage type, 128-byte swizzle, double-buffered); then
+//          dQ_i += dS K_j     (B_r, d)   wgmma, A = dS^T read transposed, B = K_j transposed;
+//        at d = 128 warpgroup w takes columns 64w..64w+63 of dQ_i over all 128 keys (the two
+//        warpgroups meet at a named barrier once both halves of dS^T are written); at d = 64 each
+//        warpgroup takes all of d over its own 64 keys (no cross-warpgroup barrier, twice the
+//        atomics). The partial dQ_i is added into the fp32 accumulator in HBM with float2
+//        atomics (red.global.add.v2.f32).
+//      At the end dK_j (times scale) and dV_j are written once.
+//      Deterministic mode (FLASHSIM_FLASH2H_BWD=deterministic): each (head, query block) has a
+//      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
+//      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
+//      the float additions happen in one fixed order, so dQ, dK, dV are bit-identical run to run.
+//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE): "plain" issues dV += P^T dO and dK += dS^T Q
+//      together once dS^T is computed; "pipelined" issues dV as soon as P^T is packed, so that it
+//      runs while dS^T is computed and stored. (Adding step n-1's dQ part while step n's S^T runs
+//      made ptxas serialize every wgmma, C7514: an accumulator read across the loop's back edge.)
+//      In both, a ring stage is released once dV and dK are done, before dQ_i finishes, and every
+//      consumer thread releases it itself (the empty barrier counts 256 arrivals).
+//   3. post: dQ = scale * accumulator, rounded to the storage type.
+//
+// Launch shape: main grid (T_c = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24
+//   registers a thread after setmaxnreg), warpgroups 1-2 consume (240). One thread block per SM.
+// SRAM (dynamic shared memory, 128-byte swizzled panels 64 elements wide), e = 2 bytes:
+//   K_j, V_j (B_c, d), both              d=128: 64 KiB   d=64: 32 KiB
+//   Q_i, dO_i 2 stages x (B_r, d), all   d=128: 64 KiB   d=64: 32 KiB
+//   dS^T 2 buffers x (B_c, B_r)          32 KiB
+//   LSE_i, D_i 2 stages x B_r fp32       1 KiB
+//   total (+1 KiB alignment)             d=128: 162 KiB  d=64: 98 KiB
+//   Registers per consumer thread: dK_j, dV_j (d / 2 fp32 each), S^T, dP^T, dQ part (32 fp32
+//   each), P^T and dS^T as 16-bit A fragments (16 x 32-bit each).
+// HBM traffic (per head, e bytes an element): pre: read O, dO (2 N d e), write D, LSE (8 N);
+//   main: read K, V once (2 N d e), per visited query block Q_i, dO_i (2 B_r d e) and LSE_i, D_i
+//   (8 B_r): T_c (2 N d e + 8 N) in all (causal about half); dQ accumulator: T_c N d 4 bytes of
+//   atomic adds (d = 64: twice), mostly absorbed by L2; write dK, dV (2 N d e);
+//   post: read 4 N d, write N d e. Measured on the H200 (N = 8192, B H = 32 or 64): ~1.03 GB of
+//   DRAM traffic a run, arithmetic-bound (cuda/NOTES.md, flash2h backward).
+// Run/check: flashsim bench --variant flash2h --pass backward --seq 4096 --head-dim 128 ;
+//   ctest -L gpu (flash2h backward vs the float64 reference, deterministic mode bit for bit)
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "cuda/hopper.cuh"
+#include "cuda/mma.cuh"
+#include "cuda/variants.hpp"
+
+namespace fcuda {
+namespace {
+
+using namespace hopper;
+
+constexpr int BR = 64, BC = 128, STAGES = 2, CONSUMER_THREADS = 256, THREADS = 384;
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+constexpr float LOG2E = 1.4426950408889634f;
+
+template <int D>
+struct BwdSizes {
+    static constexpr int PANELS = D / 64;
+    static constexpr int KV_BYTES = BC * D * 2;   // K_j or V_j (B_c, d)
+    static constexpr int QI_BYTES = BR * D * 2;   // Q_i or dO_i (B_r, d)
+    static constexpr int DS_BYTES = BC * BR * 2;  // dS^T (B_c, B_r)
+    static constexpr int ROW_BYTES = BR * 4;      // LSE_i or D_i (B_r) fp32
+    // offsets from the 1024-aligned base (every swizzled tile starts on 1024 bytes)
+    static constexpr int OFF_K = 0, OFF_V = KV_BYTES, OFF_Q = 2 * KV_BYTES, OFF_DO = OFF_Q + STAGES * QI_BYTES;
+    static constexpr int OFF_DS = OFF_DO + STAGES * QI_BYTES, OFF_L = OFF_DS + 2 * DS_BYTES;
+    static constexpr int OFF_D = OFF_L + STAGES * ROW_BYTES;
+    static constexpr int SMEM = OFF_D + STAGES * ROW_BYTES + 1024;  // + room to align to 1024
+};
+
+// ---- pre and post passes -------------------------------------------------------------------------
+
+// One warp a padded row r of a head (T_r B_r rows): D = sum_c dO[c] O[c] and LSE log2(e); past N
+// D = 0 and LSE = +inf (P = 0 for those rows).
+template <typename T, int D>
+__global__ void flash2h_bwd_pre(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ LSE,
+                                float* __restrict__ Dp, float* __restrict__ Lp, int N, int Tpad, int heads) {
+    const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (r >= Tpad * heads) return;
+    const int bh = r / Tpad, q = r % Tpad;
+    float acc = 0.0f, lse2 = INFINITY;
+    if (q < N) {
+        const size_t row = static_cast<size_t>(bh) * N + q;
+        constexpr int PER = D / 32;  // contiguous elements a lane
+        const T* o = O + row * D + lane * PER;
+        const T* g = dO + row * D + lane * PER;
+#pragma unroll
+        for (int c = 0; c < PER; ++c) acc += StorageTraits<T>::to_float(o[c]) * StorageTraits<T>::to_float(g[c]);
+        for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+        lse2 = LSE[row] * LOG2E;
+    }
+    if (lane == 0) {
+        Dp[r] = acc;
+        Lp[r] = lse2;
+    }
+}
+
+template <typename T>
+__global__ void flash2h_bwd_post(const float4* __restrict__ acc, T* __restrict__ dQ, size_t count4, float scale) {
+    for (size_t k = blockIdx.x * size_t(blockDim.x) + threadIdx.x; k < count4; k += size_t(gridDim.x) * blockDim.x) {
+        const float4 a = acc[k];
+        uint2 v;
+        v.x = pack2<T>(a.x * scale, a.y * scale);
+        v.y = pack2<T>(a.z * scale, a.w * scale);
+        reinterpret_cast<uint2*>(dQ)[k] = v;
+    }
+}
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// ---- the main kernel -----------------------------------------------------------------------------
+
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE>
+__global__ void __launch_bounds__(THREADS, 1)
+    flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                       const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
+                       const float* __restrict__ Lp, const float* __restrict__ Dp, float* __restrict__ dQacc,
+                       int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
+                       float scale_log2) {
+    using Z = BwdSizes<D>;
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t bars[1 + 2 * STAGES];
+    const uint32_t raw = smem_addr(smem_raw);
+    const uint32_t base = (raw + 1023u) & ~1023u;    // swizzle atoms need 1024-byte alignment
+    unsigned char* gbase = smem_raw + (base - raw);  // the same place, as a generic pointer
+    const uint32_t sK = base + Z::OFF_K, sV = base + Z::OFF_V, sQ = base + Z::OFF_Q, sdO = base + Z::OFF_DO;
+    const uint32_t sdS = base + Z::OFF_DS, sL = base + Z::OFF_L, sD = base + Z::OFF_D;
+    const uint32_t barKV = smem_addr(&bars[0]);
+    auto full = [&](int s) { return smem_addr(&bars[1 + s]); };
+    auto empty = [&](int s) { return smem_addr(&bars[1 + STAGES + s]); };
+
+    const int j = static_cast<int>(blockIdx.x), bh = static_cast<int>(blockIdx.y);
+    const int kv0 = j * BC;
+    const int T_r = (N + BR - 1) / BR;
+    const int i_first = CAUSAL ? kv0 / BR : 0;  // the first query block with a row >= kv0
+    const int steps = T_r - i_first;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+    if (threadIdx.x == 0) {
+        mbar_init(barKV, 1);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full(s), 1);
+            mbar_init(empty(s), CONSUMER_THREADS);  // every consumer thread releases its own reads
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (warp == 0 && lane == 0) {
+            tma_prefetch_map(&tmQ);
+            tma_prefetch_map(&tmdO);
+            mbar_arrive_expect_tx(barKV, 2 * Z::KV_BYTES);
+            for (int p = 0; p < Z::PANELS; ++p) {
+                tma_load_3d(sK + p * BC * 128, &tmK, barKV, 64 * p, kv0, bh);
+                tma_load_3d(sV + p * BC * 128, &tmV, barKV, 64 * p, kv0, bh);
+            }
+            const float* Lh = Lp + static_cast<size_t>(bh) * Tpad;
+            const float* Dh = Dp + static_cast<size_t>(bh) * Tpad;
+            for (int n = 0; n < steps; ++n) {
+                const int i = i_first + n, s = n % STAGES;
+                if (n >= STAGES) mbar_wait(empty(s), ((n / STAGES) & 1) ^ 1);
+                mbar_arrive_expect_tx(full(s), 2 * Z::QI_BYTES + 2 * Z::ROW_BYTES);
+                for (int p = 0; p < Z::PANELS; ++p) {
+                    tma_load_3d(sQ + s * Z::QI_BYTES + p * BR * 128, &tmQ, full(s), 64 * p, i * BR, bh);
+                    tma_load_3d(sdO + s * Z::QI_BYTES + p * BR * 128, &tmdO, full(s), 64 * p, i * BR, bh);
+                }
+                bulk_load(sL + s * Z::ROW_BYTES, Lh + i * BR, Z::ROW_BYTES, full(s));
+                bulk_load(sD + s * Z::ROW_BYTES, Dh + i * BR, Z::ROW_BYTES, full(s));
+            }
+        }
+        return;
+    }
+
+    // ---- consumers: warpgroup wg owns key rows kv0 + 64 wg .. + 63; this thread rows kr, kr + 8
+    setmaxnreg_inc<CONSUMER_REGS>();
+    const int wg = warp / 4 - 1, wq = warp % 4;
+    const int g = lane / 4, t = lane % 4;
+    const int kr_local = wg * 64 + wq * 16 + g;  // within the block's B_c rows
+    const int kr = kv0 + kr_local;
+    constexpr int NA = D / 2;  // dK_j / dV_j accumulator registers a thread: (64, d) over 128 threads
+    float dk[NA], dv[NA];
+#pragma unroll
+    for (int k = 0; k < NA; ++k) dk[k] = dv[k] = 0.0f;
+    uint32_t pa[4][4], da[4][4];  // P^T and dS^T as A fragments, 16 query columns each
+
+    // K-major A: this warpgroup's 64 rows of K_j (V_j); step kk = 16 of d
+    auto descKa = [&](uint32_t tile, int kk) {
+        return desc_sw128(tile + (kk / 4) * BC * 128 + wg * 64 * 128 + (kk % 4) * 32, 16);
+    };
+    // K-major B: Q_i (dO_i) of stage s, 64 rows; step kk = 16 of d
+    auto descQb = [&](uint32_t tile, int s, int kk) {
+        return desc_sw128(tile + s * Z::QI_BYTES + (kk / 4) * BR * 128 + (kk % 4) * 32, 16);
+    };
+    // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows; step kk = 16 rows
+    auto descQt = [&](uint32_t tile, int s, int kk) {
+        return desc_sw128(tile + s * Z::QI_BYTES + kk * 16 * 128, BR * 128);
+    };
+    // MN-major A: dS^T (B_c, B_r) of buffer b read transposed (M = 64 queries = one panel); kk = 16 keys
+    auto descdS = [&](int b, int kk) { return desc_sw128(sdS + b * Z::DS_BYTES + kk * 16 * 128, BC * 128); };
+    // MN-major B: K_j read transposed, panel p (64 columns of d); kk = 16 keys
+    auto descKt = [&](int p, int kk) { return desc_sw128(sK + p * BC * 128 + kk * 16 * 128, BC * 128); };
+
+    // the two consumer warpgroups (d = 128), or this one alone (d = 64), after dS^T is in smem
+    auto ds_sync = [&]() {
+        if constexpr (D == 128)
+            named_sync(1, 256);
+        else
+            named_sync(2 + wg, 128);
+    };
+
+    float* dQh = dQacc + static_cast<size_t>(bh) * N * D;
+    const int dq_col0 = D == 128 ? wg * 64 : 0;
+    float dq[32];  // this warpgroup's part of dQ_i (B_r, 64)
+    // dQ_i's part into the fp32 accumulator (deterministic: in block order)
+    auto flush_dq = [&](int i) {
+        int* counter = DETERMINISTIC ? counters + static_cast<size_t>(bh) * T_r + i : nullptr;
+        if constexpr (DETERMINISTIC) {
+            const int turn = D == 128 ? 2 * j : 2 * j + wg;
+            if (threadIdx.x % 128 == 0)
+                while (load_acquire(counter) < turn) {}
+            named_sync(5 + wg, 128);
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = i * BR + wq * 16 + g + 8 * h;
+            if (row < N) {
+                float* dst = dQh + static_cast<size_t>(row) * D + dq_col0 + 2 * t;
+#pragma unroll
+                for (int nb = 0; nb < 8; ++nb)
+                    atomicAdd(reinterpret_cast<float2*>(dst + nb * 8),
+                              make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
+            }
+        }
+        if constexpr (DETERMINISTIC) {
+            __threadfence();
+            named_sync(5 + wg, 128);
+            if (threadIdx.x % 128 == 0) atomicAdd(counter, 1);
+        }
+    };
+    auto issue_dv = [&](int s) {
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            if constexpr (D == 128)
+                Ops<T>::rs128(dv, pa[kk], descQt(sdO, s, kk), 1);
+            else
+                Ops<T>::rs64(dv, pa[kk], descQt(sdO, s, kk), 1);
+        }
+    };
+
+    mbar_wait(barKV, 0);
+    for (int n = 0; n < steps; ++n) {
+        const int i = i_first + n, s = n % STAGES, q0 = i * BR;
+        mbar_wait(full(s), (n / STAGES) & 1);
+
+        // S^T = K_j Q_i^T and dP^T = V_j dO_i^T, two groups in flight. The accumulators are
+        // fresh each step (the first wgmma ignores them): declared here, so that they are not
+        // kept alive across steps.
+        float st[32], dpt[32];
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+            Ops<T>::template ss64<0, 0>(st, descKa(sK, kk), descQb(sQ, s, kk), kk > 0 ? 1 : 0);
+        wgmma_commit();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+            Ops<T>::template ss64<0, 0>(dpt, descKa(sV, kk), descQb(sdO, s, kk), kk > 0 ? 1 : 0);
+        wgmma_commit();
+        wgmma_wait<1>();
+        fence_regs(st);
+
+        // P^T (accumulator element nb*4+e: key row kr + 8 (e>>1), query column nb*8 + 2t + (e&1))
+        const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
+        const float* Ds = reinterpret_cast<const float*>(gbase + Z::OFF_D + s * Z::ROW_BYTES);
+        const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
+#pragma unroll
+        for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int qc = nb * 8 + 2 * t + (e & 1);
+                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -Ls[qc]));
+                if (need_mask) {
+                    const int key = kr + (e >> 1) * 8;
+                    if (key >= N || (CAUSAL && key > q0 + qc)) p = 0.0f;
+                }
+                st[nb * 4 + e] = p;
+            }
+            // P^T as 16-bit A fragments (same places as the accumulators)
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+        if constexpr (PIPE) {  // dV_j += P^T dO_i runs while dS^T is computed
+            fence_regs(dv);
+            wgmma_fence();
+            issue_dv(s);
+            wgmma_commit();
+            wgmma_wait<1>();  // dP^T done; dV may run on
+        } else {
+            wgmma_wait<0>();
+        }
+        fence_regs(dpt);
+#pragma unroll
+        for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int qc = nb * 8 + 2 * t + (e & 1);
+                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[qc]);
+            }
+        // dS^T as A fragments, and into shared memory
+        unsigned char* dsb = gbase + Z::OFF_DS + (n & 1) * Z::DS_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q) da[kk][q] = pack2<T>(dpt[8 * kk + 2 * q], dpt[8 * kk + 2 * q + 1]);
+                // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int nb = 2 * kk + (q >> 1), r = kr_local + (q & 1) * 8;
+                *reinterpret_cast<uint32_t*>(dsb + r * 128 + ((nb ^ (r & 7)) << 4) + 4 * t) = da[kk][q];
+            }
+        }
+        fence_proxy_async();
+
+        // (dV_j += P^T dO_i,) dK_j += dS^T Q_i
+        if constexpr (!PIPE) fence_regs(dv);
+        fence_regs(dk);
+        wgmma_fence();
+        if constexpr (!PIPE) issue_dv(s);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            if constexpr (D == 128)
+                Ops<T>::rs128(dk, da[kk], descQt(sQ, s, kk), 1);
+            else
+                Ops<T>::rs64(dk, da[kk], descQt(sQ, s, kk), 1);
+        }
+        wgmma_commit();
+
+        // dQ_i (part) = dS K_j
+        ds_sync();
+        wgmma_fence();
+        if constexpr (D == 128) {
+#pragma unroll
+            for (int kk = 0; kk < BC / 16; ++kk)
+                Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk)
+                Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // dV and dK done (dQ may run on)
+        fence_regs(dv);
+        fence_regs(dk);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            fence_regs(pa[kk]);
+            fence_regs(da[kk]);
+        }
+        mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
+        wgmma_wait<0>();
+        fence_regs(dq);
+        flush_dq(i);
+    }
+
+    // dK_j = scale * sum dS^T Q, dV_j = sum P^T dO: written once
+    const size_t head = static_cast<size_t>(bh) * N * D;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = kr + 8 * h;
+        if (row < N) {
+            T* dkr = dK + head + static_cast<size_t>(row) * D + 2 * t;
+            T* dvr = dV + head + static_cast<size_t>(row) * D + 2 * t;
+#pragma unroll
+            for (int nb = 0; nb < D / 8; ++nb) {
+                *reinterpret_cast<uint32_t*>(dkr + nb * 8) =
+                    pack2<T>(dk[nb * 4 + 2 * h] * scale, dk[nb * 4 + 2 * h + 1] * scale);
+                *reinterpret_cast<uint32_t*>(dvr + nb * 8) = pack2<T>(dv[nb * 4 + 2 * h], dv[nb * 4 + 2 * h + 1]);
+            }
+        }
+    }
+}
+
+// ---- host side ---------------------------------------------------------------------------------
+
+// FLASHSIM_FLASH2H_BWD=deterministic: dQ added in a fixed order (bit-identical runs).
+bool deterministic() {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD");
+    return e != nullptr && std::string(e) == "deterministic";
+}
+
+// FLASHSIM_FLASH2H_BWD_SCHEDULE=pipelined|plain: "pipelined" issues dV += P^T dO before dS^T is
+// computed; "plain" (v1) issues it with dK. Default: plain.
+bool pipelined() {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    return e != nullptr && std::string(e) == "pipelined";
+}
+
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE>
+void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    const int N = static_cast<int>(p.seq);
+    const int BH = static_cast<int>(p.heads_total());
+    const int T_r = (N + BR - 1) / BR, T_c = (N + BC - 1) / BC, Tpad = T_r * BR;
+    const size_t elems = static_cast<size_t>(BH) * N * D, padded = static_cast<size_t>(BH) * Tpad;
+    ws.a.ensure(elems * 4);                              // dQ accumulator (fp32)
+    ws.b.ensure(padded * 8);                             // D, then LSE log2(e), padded rows
+    ws.c.ensure(static_cast<size_t>(BH) * T_r * 4 + 4);  // deterministic: counters
+    float* Dp = ws.b.as<float>();
+    float* Lp = Dp + padded;
+    CUDA_CHECK(cudaMemsetAsync(ws.a.get(), 0, elems * 4, s));
+    if (DET) CUDA_CHECK(cudaMemsetAsync(ws.c.get(), 0, static_cast<size_t>(BH) * T_r * 4, s));
+    flash2h_bwd_pre<T, D><<<static_cast<unsigned>((padded + 7) / 8), 256, 0, s>>>(
+        static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, N, Tpad, BH);
+    LAUNCH_CHECK();
+
+    constexpr int smem = BwdSizes<D>::SMEM;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
+                      mdo = make_map<T>(t.dO, p, BR);
+    const float scale = static_cast<float>(p.softmax_scale());
+    kernel<<<dim3(T_c, BH), THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
+                                                static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
+                                                scale * LOG2E);
+    LAUNCH_CHECK();
+    flash2h_bwd_post<T>
+        <<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), elems / 4, scale);
+    LAUNCH_CHECK();
+}
+
+template <typename T, int D, bool CAUSAL>
+void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    const bool det = deterministic(), pipe = pipelined();
+    if (det && pipe)
+        launch_bwd<T, D, CAUSAL, true, true>(p, t, ws, s);
+    else if (det)
+        launch_bwd<T, D, CAUSAL, true, false>(p, t, ws, s);
+    else if (pipe)
+        launch_bwd<T, D, CAUSAL, false, true>(p, t, ws, s);
+    else
+        launch_bwd<T, D, CAUSAL, false, false>(p, t, ws, s);
+}
+
+template <typename T, int D>
+void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    if (p.causal)
+        launch_c<T, D, true>(p, t, ws, s);
+    else
+        launch_c<T, D, false>(p, t, ws, s);
+}
+
+}  // namespace
+
+TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
+    if (p.head_dim != 64 && p.head_dim != 128)
+        throw std::runtime_error("flash2h backward: head_dim must be 64 or 128 (got " + std::to_string(p.head_dim) +
+                                 ")");
+    TileConfig c;
+    c.variant = "flash2h";
+    c.algo = "flash2";
+    c.loop_order = "kv_outer";
+    c.stages = STAGES;
+    c.block_rows = BR;
+    c.block_cols = BC;
+    c.threads = THREADS;
+    static const char* const layouts[4] = {
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ in block order"};
+    c.layout = layouts[(deterministic() ? 1 : 0) + (pipelined() ? 2 : 0)];
+    c.smem_bytes = p.head_dim == 128 ? BwdSizes<128>::SMEM : BwdSizes<64>::SMEM;
+    const int d = static_cast<int>(p.head_dim);
+    // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
+    c.sram_bytes = c.smem_bytes + (2 * BC * d + 2 * BC * BR + BR * d) * 4;
+    return c;
+}
+
+void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    if (t.LSE == nullptr) throw std::runtime_error("flash2h backward needs the LSE of flash2h's forward");
+    (void)flash2h_bwd_tiles(p);
+    std::string why;
+    if (!flash2h_available(&why)) throw std::runtime_error(why);
+    dispatch_dtype(p.dtype, [&]<typename T>() {
+        if (p.head_dim == 128)
+            launch_d<T, 128>(p, t, ws, s);
+        else
+            launch_d<T, 64>(p, t, ws, s);
+    });
+}
+
+}  // namespace fcuda
