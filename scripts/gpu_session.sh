@@ -5,12 +5,13 @@
 # repo root on the device machine with the binaries carried along:
 #   device run, carry ["build-cuda/bin"], command:
 #     FLASHSIM_GIT_COMMIT=<sha> STAGES="info tests sanitize bench ncu anchor" bash scripts/gpu_session.sh
-# Stages (env STAGES, default all): info (nvidia-smi, versions), tests (GPU doctest suites),
+# Stages (env STAGES, default all but det): info (nvidia-smi, versions), tests (GPU doctest suites),
 # sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), ab (flash2
 # tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bwdab
 # (flash2 backward at d = 64 with B_c = 128 against the first B_c = 64), bench
-# (flashsim bench over SEQS x DIMS x {none, causal} x PASSES; DRAM/L2 bytes in process through
-# CUPTI), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
+# pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
+# CUPTI), det (flash2h's deterministic backward), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
@@ -23,6 +24,9 @@ SEQS=${SEQS:-1024,2048,4096,8192,16384}
 DIMS=${DIMS:-64,128}
 PASSES=${PASSES:-forward,backward}
 VARIANTS=${VARIANTS:-standard,flash1,flash2,flash2h}
+# a training step's pairings (FWD+BWD; a plain name pairs a variant with itself)
+VARIANTS_STEP=${VARIANTS_STEP:-standard,flash2,flash2h+flash2,flash2h}
+STEP_SEQS=${STEP_SEQS:-$SEQS}
 MASKS=${MASKS:-"none causal"}
 REPEATS=${REPEATS:-20}
 # ncu configs: variant:pass:N:d:mask, space separated
@@ -160,8 +164,10 @@ if has bench; then
     flag=""; [ "$m" = causal ] && flag="--causal"
     for p in ${PASSES//,/ }; do
       vs=$VARIANTS; [ "$p" = backward ] && vs=$(echo "$VARIANTS" | tr ',' '\n' | grep -v flash1 | paste -sd,)
+      [ "$p" = step ] && vs=$VARIANTS_STEP
       f="$OUT/part_${m}_${p}.json"
-      timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant "$vs" --seq "$SEQS" --head-dim "$DIMS" --pass "$p" $flag \
+      seqs=$SEQS; [ "$p" = step ] && seqs=$STEP_SEQS
+      timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant "$vs" --seq "$seqs" --head-dim "$DIMS" --pass "$p" $flag \
         --repeats "$REPEATS" --json "$f"
       echo "bench $m $p rc=$?"
       # merge at once, so that bench.json holds every finished part even if a later one is cut short
@@ -181,6 +187,25 @@ print("bench rows so far:", len(doc["rows"]))
 EOF
     done
   done
+fi
+
+if has det; then
+  # flash2h's backward in its deterministic mode (dQ added in a fixed order): the bench rows, marked
+  # "mode": "deterministic", merged into bench.json; the GPU tests check it is bit-identical run to run
+  stamp det
+  FLASHSIM_FLASH2H_BWD=deterministic timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant flash2h \
+    --pass backward --seq "${DET_SEQS:-8192}" --head-dim "$DIMS" --repeats "$REPEATS" --json "$OUT/det.json"
+  echo "det rc=$?"
+  python3 - "$OUT/bench.json" "$OUT/det.json" <<'EOF'
+import json, sys, os
+out, part = sys.argv[1], sys.argv[2]
+d = json.load(open(part))
+for r in d["rows"]: r["mode"] = "deterministic"
+doc = json.load(open(out)) if os.path.exists(out) else dict(d, rows=[])
+doc["rows"] += d["rows"]
+json.dump(doc, open(out, "w"), indent=1)
+os.remove(part)
+EOF
 fi
 
 if has ncu; then

@@ -54,10 +54,77 @@ def main():
                   f"{gb(r['l2_bytes'])} / {gb(r['ncu_l2_bytes'])} | {tot:.3f} |")
 
 
+def ms(r):
+    return r["ms_median"] if r else None
+
+
+def anchor(r, name):
+    return (r or {}).get("anchors", {}).get(name, {}).get("ms_median")
+
+
+def cell(x, fmt="{:.2f}"):
+    return "–" if x is None else fmt.format(x)
+
+
+def backward_table(R):
+    """Every backward configuration measured: the kernels beside SDPA-flash and cuDNN from the same call."""
+    mask = lambda c: "causal" if c else "none"
+    print("| pass | N | d | mask | flash2h ms (TFLOP/s) | flash2 ms | standard ms | SDPA-flash ms | cuDNN ms "
+          "| flash2h / SDPA-flash speed | flash2h / cuDNN speed |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    cfgs = sorted({(k[2], k[3], k[4]) for k in R if k[1] == "backward" and k[0] == "flash2h"}, key=lambda c: (c[2], c[1], c[0]))
+    for n, d, c in cfgs:
+        h, f, s = (R.get((v, "backward", n, d, c)) for v in ("flash2h", "flash2", "standard"))
+        fl, cu = anchor(h, "sdpa_flash"), anchor(h, "sdpa_cudnn")
+        print(f"| backward | {n} | {d} | {mask(c)} | {h['ms_median']:.2f} ({h['tflops']:.0f}) | {cell(ms(f))} | {cell(ms(s))} | "
+              f"{cell(fl)} | {cell(cu)} | {cell(fl / h['ms_median'] if fl else None)} | {cell(cu / h['ms_median'] if cu else None)} |")
+    det = [r for k, r in R.items() if k[0] == "flash2h" and k[1] == "backward-deterministic"]
+    for r in sorted(det, key=lambda r: (r["causal"], r["head_dim"], r["seq"])):
+        plain = R.get(("flash2h", "backward", r["seq"], r["head_dim"], r["causal"]))
+        cost = f", {r['ms_median'] / plain['ms_median']:.2f}x the default's time" if plain else ""
+        print(f"\nDeterministic mode (dQ added in a fixed order; bit-identical run to run), N = {r['seq']}, d = {r['head_dim']}, "
+              f"{mask(r['causal'])}: {r['ms_median']:.2f} ms ({r['tflops']:.0f} TFLOP/s){cost}.")
+
+
+def step_table(R):
+    """A training step (forward then backward, timed as one) per pairing, with SDPA's step from the same call."""
+    cfgs = sorted({(k[2], k[3], k[4]) for k in R if k[1] == "step"}, key=lambda c: (c[2], c[1], c[0]))
+    if not cfgs:
+        return
+    names = {"standard": "standard (cuBLAS)", "flash2": "flash2 forward + flash2 backward",
+             "flash2h+flash2": "flash2h forward + flash2 backward", "flash2h": "flash2h forward + flash2h backward"}
+    fwd_of = {"standard": "standard", "flash2": "flash2", "flash2h+flash2": "flash2h", "flash2h": "flash2h"}
+    bwd_of = {"standard": "standard", "flash2": "flash2", "flash2h+flash2": "flash2", "flash2h": "flash2h"}
+    for n, d, c in cfgs:
+        std = R.get(("standard", "step", n, d, c))
+        print(f"Training step, N = {n}, d = {d}, {'causal' if c else 'no mask'} (forward and backward timed "
+              f"separately and as one step, in the same call):\n")
+        print("| kernels | forward ms | backward ms | step ms | step vs standard |")
+        print("|---|---|---|---|---|")
+        any_row = None
+        for v in ("standard", "flash2", "flash2h+flash2", "flash2h"):
+            r = R.get((v, "step", n, d, c))
+            if not r:
+                continue
+            any_row = any_row or r
+            f, b = R.get((fwd_of[v], "forward", n, d, c)), R.get((bwd_of[v], "backward", n, d, c))
+            speed = f"{std['ms_median'] / r['ms_median']:.2f}x" if std else "–"
+            print(f"| {names[v]} | {cell(ms(f))} | {cell(ms(b))} | {r['ms_median']:.2f} | {speed} |")
+        for name, label in (("sdpa_flash", "SDPA flash (FlashAttention-2)"), ("sdpa_cudnn", "SDPA cuDNN")):
+            st = anchor(any_row, name)
+            fa = anchor(R.get(("flash2h", "forward", n, d, c)), name)
+            ba = anchor(R.get(("flash2h", "backward", n, d, c)), name)
+            speed = f"{std['ms_median'] / st:.2f}x" if std and st else "–"
+            print(f"| {label} | {cell(fa)} | {cell(ba)} | {cell(st)} | {speed} |")
+        print()
+
+
 def summary():
-    """README's tables: forward (flash2h, flash2, flash1, standard, anchors), backward, DRAM vs simulator."""
+    """README's tables: forward (flash2h, flash2, flash1, standard, anchors), backward, the training
+    step, DRAM vs simulator."""
     doc = json.load(open(sys.argv[2]))
-    R = {(r["variant"], r["pass"], r["seq"], r["head_dim"], r["causal"]): r for r in doc["rows"] if "ms_median" in r}
+    R = {(r["variant"], r["pass"] + ("-deterministic" if r.get("mode") == "deterministic" else ""), r["seq"],
+          r["head_dim"], r["causal"]): r for r in doc["rows"] if "ms_median" in r}
     mask = lambda c: "causal" if c else "none"
     print("| pass | N | d | mask | flash2h ms (TFLOP/s) | flash2 ms (TFLOP/s) | flash1 ms | standard ms | SDPA-flash ms | cuDNN ms "
           "| flash2h / SDPA-flash speed | flash2h vs standard |")
@@ -69,18 +136,17 @@ def summary():
               f"{f1['ms_median']:.2f} | {s['ms_median']:.2f} | {a['sdpa_flash']['ms_median']:.2f} | {a['sdpa_cudnn']['ms_median']:.2f} | "
               f"{h['ratio_vs_sdpa_flash']:.2f} | {s['ms_median'] / h['ms_median']:.2f}x |")
     print()
-    print("| pass | N | d | mask | flash2 ms (TFLOP/s) | standard ms | SDPA-flash ms | flash2 / SDPA-flash speed |")
-    print("|---|---|---|---|---|---|---|---|")
-    for n, d, c in [(8192, 128, False), (8192, 64, False), (8192, 128, True)]:
-        f, s = R[("flash2", "backward", n, d, c)], R[("standard", "backward", n, d, c)]
-        print(f"| backward | {n} | {d} | {mask(c)} | {f['ms_median']:.2f} ({f['tflops']:.0f}) | {s['ms_median']:.2f} | "
-              f"{f['anchors']['sdpa_flash']['ms_median']:.2f} | {f['ratio_vs_sdpa_flash']:.2f} |")
+    backward_table(R)
+    print()
+    step_table(R)
     print()
     print("| kernel | DRAM measured | counted HBM<->SRAM (no L2) | through the L2 model | measured / L2 model |")
     print("|---|---|---|---|---|")
     for v, p in [("flash2h", "forward"), ("flash2", "forward"), ("flash1", "forward"), ("standard", "forward"),
-                 ("flash2", "backward"), ("standard", "backward")]:
-        r = R[(v, p, 8192, 128, False)]
+                 ("flash2h", "backward"), ("flash2", "backward"), ("standard", "backward")]:
+        r = R.get((v, p, 8192, 128, False))
+        if r is None or r.get("dram_read_bytes") is None or r.get("sim_l2_hbm_read_bytes") is None:
+            continue
         dram = r["dram_read_bytes"] + r["dram_write_bytes"]
         simb = r["sim_hbm_read_bytes"] + r["sim_hbm_write_bytes"]
         siml2 = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
