@@ -37,7 +37,7 @@ struct BenchArgs {
     std::vector<std::string> passes{"forward"};
     int64_t batch = 0, heads = 0;  // 0: B*N = 16384, H*d = 2048
     std::string dtype = "bf16", json, gpu = "H200";
-    bool causal = false, no_check = false, nvtx = false;
+    bool causal = false, no_check = false, nvtx = false, ceilings = false;
     int repeats = 20, warmup = 3;
     uint64_t seed = 42;
 };
@@ -177,6 +177,36 @@ json stats_json(const sim::ErrorStats& e) {
 
 json opt_bytes(int64_t b) { return b < 0 ? json(nullptr) : json(b); }
 
+// flashsim bench --ceilings: the GPU's own ceilings (cuda/ceilings.cu), printed and written as JSON.
+int run_ceilings(const BenchArgs& a) {
+    const std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    const std::vector<fcuda::Ceiling> cs = fcuda::measure_ceilings();
+    json rows = json::array();
+    std::printf("%-14s %14s %-7s %s\n", "ceiling", "value", "unit", "method");
+    for (const auto& c : cs) {
+        std::printf("%-14s %14.4g %-7s %s\n", c.name.c_str(), c.value, c.unit.c_str(), c.method.c_str());
+        rows.push_back(json{{"name", c.name}, {"value", c.value}, {"unit", c.unit}, {"method", c.method}});
+    }
+    if (!a.json.empty()) {
+        const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
+        const json doc{{"device", fcuda::device_name()},
+                       {"driver", fcuda::driver_version()},
+                       {"date", date},
+                       {"git_commit", commit ? commit : "unknown"},
+                       {"ceilings", rows}};
+        std::ofstream f(a.json);
+        if (!f) {
+            print_error("bench", "cannot write " + a.json);
+            return 1;
+        }
+        f << doc.dump(1) << "\n";
+        std::cerr << "bench: wrote " << a.json << "\n";
+    }
+    return 0;
+}
+
 int run_bench(const BenchArgs& a) {
     std::string why;
     if (!fcuda::device_available(&why)) {
@@ -184,6 +214,7 @@ int run_bench(const BenchArgs& a) {
                   << "; the H200 measurements recorded with this project are in cuda/results/h200.json\n";
         return 2;
     }
+    if (a.ceilings) return run_ceilings(a);
     const auto dt = sim::parse_dtype(a.dtype);
     if (!dt || *dt == sim::DType::fp32) {
         print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
@@ -349,6 +380,9 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_option("--json", args->json, "Write every row (and device, driver, date, commit) to this file");
     cmd->add_flag("--no-check", args->no_check, "Skip the reference and standard comparisons");
     cmd->add_flag("--nvtx", args->nvtx, "Wrap the checked run in an NVTX range 'measure' (for ncu)");
+    cmd->add_flag("--ceilings", args->ceilings,
+                  "Measure this GPU's ceilings instead (HBM copy, L2, shared memory, mma.sync, wgmma, exp unit, "
+                  "launch) with microbenchmarks; --json writes them");
     auto resim = std::make_shared<std::string>();
     cmd->add_option("--resimulate", *resim,
                     "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");

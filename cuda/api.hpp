@@ -94,6 +94,17 @@ struct Measurement {
 
 Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt);
 
+// The GPU's own ceilings, measured by microbenchmarks (cuda/ceilings.cu): HBM copy, L2 and shared
+// memory bandwidth, mma.sync and wgmma rates, the exponential unit, a launch. value in `unit`
+// (B/s, FLOP/s, op/s, s); method says what was run; value 0 and method "not measured: why" where
+// this GPU cannot run it.
+struct Ceiling {
+    std::string name;
+    double value = 0;
+    std::string unit, method;
+};
+std::vector<Ceiling> measure_ceilings();
+
 // One untimed run, outputs copied back. For backward, the forward of the same variant (flash2)
 // or of standard provides O and LSE; dO comes from the generator (InputTensor::dO).
 struct Outputs {

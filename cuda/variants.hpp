@@ -4,7 +4,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "cuda/api.hpp"
 #include "cuda/common.cuh"
@@ -39,5 +41,10 @@ void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
 // FLASHSIM_FLASH2H_BWD=deterministic adds dQ in a fixed order (bit-identical runs).
 TileConfig flash2h_bwd_tiles(const sim::Problem& p);
 void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
+// ceilings.cu, ceilings_sm90a.cu: `flashsim bench --ceilings`. The median of 7 timed runs of f
+// (after one warm-up), in ms; and the wgmma ceilings (Hopper only).
+double ceiling_median_ms(const std::function<void()>& f);
+std::vector<Ceiling> measure_wgmma_ceilings(int sms);
 
 }  // namespace fcuda

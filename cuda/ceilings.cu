@@ -1,0 +1,222 @@
+// cuda/ceilings.cu — the GPU's own ceilings, measured by small microbenchmarks, for the timing
+// model's `--ceilings measured` (issue: a timing model that knows the kernel).
+//
+// Each ceiling is one kernel that does nothing but the thing measured, over the whole GPU, long
+// enough (tens of ms) that launch costs vanish: warm-up, then the median of 7 timed runs (CUDA
+// events). Inputs are random (never zeros: the tensor cores draw less power on zeros and run
+// faster). What each one counts:
+//   hbm_copy       device-to-device copy of 1 GiB: (bytes read + bytes written) / time
+//   l2_read        every block re-reads a 24 MiB buffer (fits in the 60 MB L2) with 16-byte
+//                  L2-only loads (ld.global.cg): bytes loaded / time
+//   smem_read      16-byte shared-memory loads, conflict-free, every thread of every SM: bytes / time
+//   mma_sync_bf16  mma.sync.m16n8k16 (bf16 in, fp32 accumulate), 4 independent accumulators a
+//   mma_sync_fp16  warp, 8 warps a block, 4 blocks an SM: 4096 FLOP an instruction / time
+//   wgmma_bf16     wgmma m64n128k16, both operands in shared memory (Hopper only; cuda/
+//   wgmma_fp16     ceilings_sm90a.cu): 3 warpgroups a block, one block an SM: 262144 FLOP an
+//                  instruction / time
+//   ex2            ex2.approx.f32 (the special-function unit, MUFU), 8 independent chains a
+//                  thread: exponentials / time
+//   launch         back-to-back launches of an empty kernel: time per launch
+// Run: flashsim bench --ceilings [--json cuda/results/h200_ceilings.json]
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuda/mma.cuh"
+#include "cuda/variants.hpp"
+
+namespace fcuda {
+namespace {}  // namespace
+
+double ceiling_median_ms(const std::function<void()>& f) {
+    constexpr int runs = 7;
+    f();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int r = 0; r < runs; ++r) {
+        CUDA_CHECK(cudaEventRecord(a));
+        f();
+        CUDA_CHECK(cudaEventRecord(b));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        float t = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
+        ms.push_back(t);
+    }
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+namespace {
+
+__global__ void fill_random(uint32_t* x, size_t n, uint32_t seed) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        // two 16-bit values in [-1, 1) whatever the type (bf16 and fp16 both read 0x3Cxx / 0xBCxx as ~±1)
+        x[i] = (h & 0x80008000u) | 0x3C003C00u | (h & 0x00FF00FFu);
+    }
+}
+
+__global__ void l2_read_kernel(const float4* __restrict__ buf, size_t n4, int passes, float* sink) {
+    float acc = 0;
+    for (int p = 0; p < passes; ++p)
+        for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n4; i += size_t(gridDim.x) * blockDim.x) {
+            const float4 v = __ldcg(buf + ((i + size_t(p) * 4099) % n4));
+            acc += v.x + v.y + v.z + v.w;
+        }
+    if (acc == 12345.678f) *sink = acc;  // never true for these inputs; keeps the loads alive
+}
+
+constexpr int kSmemIters = 4096;
+__global__ void smem_read_kernel(float* sink) {
+    __shared__ float4 tile[1024];
+    tile[threadIdx.x] = make_float4(threadIdx.x, 1, 2, 3);
+    __syncthreads();
+    float4 acc = make_float4(0, 0, 0, 0);
+    unsigned idx = threadIdx.x;
+#pragma unroll 16
+    for (int i = 0; i < kSmemIters; ++i) {
+        const float4 v = tile[idx];
+        acc.x += v.x;
+        acc.y += v.y;
+        acc.z += v.z;
+        acc.w += v.w;
+        idx = (idx + 32) & 1023u;  // consecutive threads, consecutive 16 bytes: no bank conflicts
+    }
+    if (acc.x + acc.y + acc.z + acc.w == -1.0f) *sink = acc.x;
+}
+
+constexpr int kMmaIters = 4096;
+template <typename T>
+__global__ void mma_sync_kernel(const uint32_t* __restrict__ in, float* sink) {
+    uint32_t a[4], b[2];
+    const int lane = threadIdx.x % 32;
+    for (int k = 0; k < 4; ++k) a[k] = in[lane * 4 + k];
+    b[0] = in[128 + lane];
+    b[1] = in[160 + lane];
+    float c[4][4] = {};
+    for (int i = 0; i < kMmaIters; ++i) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) mma16816<T>(c[k], a, b[0], b[1]);
+    }
+    float s = 0;
+    for (int k = 0; k < 4; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+    if (s == 12345.678f) *sink = s;
+}
+
+constexpr int kExpIters = 4096;
+__global__ void ex2_kernel(float* sink) {
+    float x[8];
+    for (int k = 0; k < 8; ++k) x[k] = -0.001f * (threadIdx.x + k);
+    for (int i = 0; i < kExpIters; ++i) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            float e;
+            asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x[k]));
+            x[k] = -0.9f * e;  // stays in (-0.9, 0): no overflow, no denormals
+        }
+    }
+    float s = 0;
+    for (int k = 0; k < 8; ++k) s += x[k];
+    if (s == 12345.678f) *sink = s;
+}
+
+__global__ void empty_kernel() {}
+
+}  // namespace
+
+std::vector<Ceiling> measure_ceilings() {
+    int dev = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    std::vector<Ceiling> out;
+    DeviceBuffer sink(64);
+
+    {  // HBM: a 1 GiB device-to-device copy
+        const size_t bytes = size_t{1} << 30;
+        DeviceBuffer a(bytes), b(bytes);
+        fill_random<<<4 * sms, 256>>>(a.as<uint32_t>(), bytes / 4, 1);
+        LAUNCH_CHECK();
+        const double ms =
+            ceiling_median_ms([&] { CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice)); });
+        out.push_back({"hbm_copy", 2.0 * bytes / (ms * 1e-3), "B/s",
+                       "cudaMemcpyAsync device to device, 1 GiB; bytes read + bytes written over the median time"});
+    }
+    {  // L2: re-reading 24 MiB
+        const size_t bytes = size_t{24} << 20, n4 = bytes / 16;
+        DeviceBuffer a(bytes);
+        fill_random<<<4 * sms, 256>>>(a.as<uint32_t>(), bytes / 4, 2);
+        LAUNCH_CHECK();
+        const int passes = 40, blocks = 4 * sms;
+        const double ms = ceiling_median_ms([&] {
+            l2_read_kernel<<<blocks, 512>>>(a.as<float4>(), n4, passes, sink.as<float>());
+            LAUNCH_CHECK();
+        });
+        out.push_back(
+            {"l2_read", double(bytes) * passes / (ms * 1e-3), "B/s",
+             "16-byte ld.global.cg loads re-reading a 24 MiB buffer 40 times, 4 blocks of 512 threads an SM"});
+    }
+    {  // shared memory
+        const int blocks = 2 * sms, threads = 1024;
+        const double ms = ceiling_median_ms([&] {
+            smem_read_kernel<<<blocks, threads>>>(sink.as<float>());
+            LAUNCH_CHECK();
+        });
+        out.push_back({"smem_read", 16.0 * blocks * threads * double(kSmemIters) / (ms * 1e-3), "B/s",
+                       "16-byte conflict-free ld.shared, 2 blocks of 1024 threads an SM"});
+    }
+    {  // mma.sync
+        DeviceBuffer in(4096);
+        fill_random<<<1, 256>>>(in.as<uint32_t>(), 1024, 3);
+        LAUNCH_CHECK();
+        const int blocks = 4 * sms, threads = 256;
+        const double flops = 4096.0 * 4 * kMmaIters * (blocks * threads / 32);
+        for (int t = 0; t < 2; ++t) {
+            const double ms = ceiling_median_ms([&] {
+                if (t == 0)
+                    mma_sync_kernel<__nv_bfloat16><<<blocks, threads>>>(in.as<uint32_t>(), sink.as<float>());
+                else
+                    mma_sync_kernel<__half><<<blocks, threads>>>(in.as<uint32_t>(), sink.as<float>());
+                LAUNCH_CHECK();
+            });
+            out.push_back({t == 0 ? "mma_sync_bf16" : "mma_sync_fp16", flops / (ms * 1e-3), "FLOP/s",
+                           "mma.sync.m16n8k16, fp32 accumulate, 4 independent accumulators a warp, 8 warps a block, "
+                           "4 blocks an SM"});
+        }
+    }
+    {  // the exponential unit
+        const int blocks = 4 * sms, threads = 512;
+        const double ms = ceiling_median_ms([&] {
+            ex2_kernel<<<blocks, threads>>>(sink.as<float>());
+            LAUNCH_CHECK();
+        });
+        out.push_back({"ex2", 8.0 * kExpIters * blocks * threads / (ms * 1e-3), "op/s",
+                       "ex2.approx.ftz.f32, 8 independent chains a thread, 4 blocks of 512 threads an SM"});
+    }
+    {  // a launch
+        const int n = 2000;
+        const double ms = ceiling_median_ms([&] {
+            for (int i = 0; i < n; ++i) empty_kernel<<<1, 32>>>();
+            LAUNCH_CHECK();
+        });
+        out.push_back({"launch", ms * 1e-3 / n, "s", "2000 back-to-back launches of an empty kernel; time per launch"});
+    }
+    std::string why;
+    if (flash2h_available(&why)) {
+        for (const Ceiling& c : measure_wgmma_ceilings(sms)) out.push_back(c);
+    } else {
+        out.push_back({"wgmma_bf16", 0, "FLOP/s", "not measured: " + why});
+    }
+    return out;
+}
+
+}  // namespace fcuda
