@@ -5,8 +5,6 @@
 
 #include "report/report.hpp"
 #if FLASHSIM_HAVE_LESSONS
-#include <toml++/toml.h>
-
 #include "lessons/lib/lesson.hpp"
 #endif
 
@@ -176,37 +174,30 @@ std::vector<LessonDoc> builtin_lessons() { return {builtin_tiles(), builtin_soft
 // ---------------------------------------------------------------- the lessons library
 #if FLASHSIM_HAVE_LESSONS
 namespace {
-std::string join(const toml::array& a) {
+std::string join(const std::vector<double>& xs) {
     std::string s;
-    for (const auto& x : a)
-        if (auto v = x.value<double>()) {
-            char b[32];
-            std::snprintf(b, sizeof b, "%g", *v);
-            s += (s.empty() ? "" : ", ") + std::string(b);
-        }
+    for (double v : xs) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", v);
+        s += (s.empty() ? "" : ", ") + std::string(b);
+    }
     return s;
 }
 
-// The lesson file's [softmax] table (scores, block, values), if any; the library keeps it private.
-void softmax_setup(const std::string& file, std::string* scores, std::string* values, int* block) {
-    try {
-        const toml::table t = toml::parse_file(file);
-        const toml::table* sm = t["softmax"].as_table();
-        if (!sm) return;
-        if (auto* a = (*sm)["scores"].as_array()) *scores = join(*a);
-        *block = static_cast<int>((*sm)["block"].value_or(int64_t{4}));
-        if (auto* rows = (*sm)["values"].as_array())
-            for (const auto& r : *rows)
-                if (auto* ra = r.as_array()) *values += (values->empty() ? "" : "; ") + join(*ra);
-    } catch (const std::exception&) {  // the library already reported any problem with the file
-    }
+// The lesson's softmax example as the softmax panel's text fields take it ("1.4, 3.9"; rows of
+// values separated by "; ").
+void softmax_setup(const lessons::Lesson& l, std::string* scores, std::string* values, int* block) {
+    if (!l.softmax) return;
+    *scores = join(l.softmax->scores);
+    *block = static_cast<int>(l.softmax->block);
+    for (const auto& r : l.softmax->values) *values += (values->empty() ? "" : "; ") + join(r);
 }
 
 LessonDoc from_library(const lessons::Lesson& l) {
     LessonDoc d;
     std::string sm_scores, sm_values;
     int sm_block = 0;
-    softmax_setup(l.file, &sm_scores, &sm_values, &sm_block);
+    softmax_setup(l, &sm_scores, &sm_values, &sm_block);
     d.id = l.id;
     d.title = l.title;
     d.summary = l.summary;

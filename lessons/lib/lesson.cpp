@@ -387,40 +387,40 @@ struct Built {
     std::map<std::string, sim::Result> results;
 };
 
-void build_softmax(const Source& s, const toml::table& t, Context& ctx) {
+void build_softmax(const Source& s, const toml::table& t, Lesson& l, Context& ctx) {
     check_keys(s, t, {"scores", "block", "values", "precision"}, "[softmax]");
     if (!t.contains("scores")) s.fail(pos_of(t), "[softmax] needs 'scores' (e.g. scores = [1.4, 3.9, 0.7, 2.2])");
-    std::vector<double> scores;
-    for (auto&& x : get_array(s, *t.get("scores"), "scores")) scores.push_back(get_number(s, x, "scores"));
-    const int64_t block = t.contains("block") ? get_int(s, *t.get("block"), "block") : 4;
-    std::vector<std::vector<double>> values;
+    SoftmaxExample ex;
+    for (auto&& x : get_array(s, *t.get("scores"), "scores")) ex.scores.push_back(get_number(s, x, "scores"));
+    if (t.contains("block")) ex.block = get_int(s, *t.get("block"), "block");
     if (t.contains("values"))
         for (auto&& row : get_array(s, *t.get("values"), "values")) {
             std::vector<double> r;
             for (auto&& x : get_array(s, row, "values row")) r.push_back(get_number(s, x, "values"));
-            values.push_back(std::move(r));
+            ex.values.push_back(std::move(r));
         }
-    sim::Precision prec = sim::Precision::fp32;
     if (t.contains("precision")) {
         const std::string p = get_string(s, *t.get("precision"), "precision");
         if (p == "fp64")
-            prec = sim::Precision::fp64;
+            ex.precision = sim::Precision::fp64;
         else if (p != "fp32")
             s.fail(pos_of(*t.get("precision")), "'precision' must be \"fp32\" or \"fp64\", got '" + p + "'");
     }
-    if (scores.size() > 4096) s.fail(pos_of(t), "[softmax]: at most 4096 scores");
+    if (ex.scores.size() > 4096) s.fail(pos_of(t), "[softmax]: at most 4096 scores");
     try {
-        const auto r = sim::stream_softmax(scores, block, values, prec);
+        const auto r = sim::stream_softmax(ex.scores, ex.block, ex.values, ex.precision);
         json j = report::softmax_json(r);
-        j["count"] = scores.size();
-        j["block"] = block;
+        j["count"] = ex.scores.size();
+        j["block"] = ex.block;
         j["block_count"] = r.record.blocks.size();
         // The other precision too, so a lesson can show that the difference is rounding.
-        const auto other = sim::stream_softmax(
-            scores, block, values, prec == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
-        j[prec == sim::Precision::fp32 ? "fp64" : "fp32"] = report::softmax_json(other);
+        const auto other =
+            sim::stream_softmax(ex.scores, ex.block, ex.values,
+                                ex.precision == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
+        j[ex.precision == sim::Precision::fp32 ? "fp64" : "fp32"] = report::softmax_json(other);
         ctx.root["softmax"] = j;
     } catch (const sim::Error& e) { s.fail(pos_of(t), std::string("[softmax]: ") + e.what()); }
+    l.softmax = std::move(ex);
 }
 
 void build_error(const Source& s, const std::string& name, const toml::table& t, Built& b, Context& ctx) {
@@ -907,7 +907,7 @@ Built build(const Source& s) {
         l.configs.emplace(name, c.spec);
         l.config_order.push_back(name);
     }
-    if (root.contains("softmax")) build_softmax(s, get_table(s, *root.get("softmax"), "softmax"), *ctx);
+    if (root.contains("softmax")) build_softmax(s, get_table(s, *root.get("softmax"), "softmax"), l, *ctx);
     if (root.contains("error"))
         for (auto&& [k, v] : get_table(s, *root.get("error"), "error")) {
             const std::string name(k.str());

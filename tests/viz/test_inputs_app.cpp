@@ -128,6 +128,31 @@ TEST_CASE("the lesson library opens on a first lesson, or says why not") {
     CHECK(lib.find("no-such-lesson") == -1);
 }
 
+TEST_CASE("a lesson's softmax steps carry its [softmax] example to the softmax panel") {
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("online-softmax");
+    REQUIRE(k >= 0);
+    // lessons/04-online-softmax.toml: scores = [1.4, 3.9, ...], block = 4, values = [[0, 1], ...]
+    int softmax_steps = 0;
+    for (const LessonStep& s : lib.lessons[static_cast<size_t>(k)].steps) {
+        if (s.panel != Panel::softmax) {
+            CHECK(s.block == 0);
+            continue;
+        }
+        ++softmax_steps;
+        CHECK(s.scores_text == "1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3");
+        CHECK(s.values_text == "0, 1; 1, 0; 2, 1; 1, 2; 3, 2; 0, 3; 2, 2; 1, 1");
+        CHECK(s.block == 4);
+    }
+    CHECK(softmax_steps > 0);
+    // A lesson without [softmax] leaves the panel's example as it is.
+    const int first = lib.find("standard-attention");
+    REQUIRE(first >= 0);
+    for (const LessonStep& s : lib.lessons[static_cast<size_t>(first)].steps) CHECK(s.block == 0);
+}
+
 TEST_CASE("every term the app's (?) markers use has a glossary entry") {
     // Scan the app's sources for help("...") and term("...", "...") and look each term up.
     namespace fs = std::filesystem;
