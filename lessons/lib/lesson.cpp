@@ -277,52 +277,6 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     return out;
 }
 
-json machine_json(const sim::Machine& m) {
-    return {{"name", m.name},
-            {"description", m.description},
-            {"hbm_bytes", m.hbm_bytes},
-            {"hbm_bandwidth", m.hbm_bandwidth},
-            {"sram_bytes", m.sram_bytes},
-            {"sram_total_bytes", static_cast<double>(m.sram_bytes) * m.sm_count},
-            {"sm_count", m.sm_count},
-            {"matmul_flops", m.matmul_flops},
-            {"scalar_flops", m.scalar_flops},
-            {"l2_bytes", m.l2_bytes},
-            {"l2_bandwidth", m.l2_bandwidth},
-            {"measured_hbm_bandwidth", m.measured_hbm_bandwidth},
-            {"measured_matmul_flops", m.measured_matmul_flops},
-            {"source", m.source}};
-}
-
-std::string events_text(const sim::Trace& tr, size_t limit) {
-    std::ostringstream o;
-    const size_t n = std::min(limit, tr.events.size());
-    for (size_t i = 0; i < n; ++i) {
-        const auto& e = tr.events[i];
-        o << "  step " << e.step << ": " << sim::event_kind_name(e.kind) << " " << sim::tensor_name(e.tensor);
-        if (e.row_tile >= 0 || e.col_tile >= 0) {
-            o << " tile (";
-            if (e.row_tile >= 0)
-                o << e.row_tile;
-            else
-                o << "-";
-            o << ",";
-            if (e.col_tile >= 0)
-                o << e.col_tile;
-            else
-                o << "-";
-            o << ")";
-        }
-        o << " " << e.rows << "x" << e.cols;
-        if (e.bytes) o << ", " << report::group_digits(e.bytes) << " B";
-        if (e.flops.total()) o << ", " << report::group_digits(e.flops.total()) << " FLOP";
-        o << "\n";
-    }
-    if (tr.events.size() > n || tr.truncated)
-        o << "  ... (" << report::group_digits(tr.events_total - static_cast<int64_t>(n)) << " more events)\n";
-    return o.str();
-}
-
 // What a configuration contributes to the context: the simulator's JSON plus a few derived views.
 json config_json(const sim::Result& r) {
     json j = report::result_json(r);
@@ -337,25 +291,11 @@ json config_json(const sim::Result& r) {
         v["total"] = v["read_bytes"].get<int64_t>() + v["write_bytes"].get<int64_t>();
     }
     j["hbm"]["total"] = j["hbm"]["read_bytes"].get<int64_t>() + j["hbm"]["write_bytes"].get<int64_t>();
-    j["machine"] = machine_json(r.machine);
+    j["machine"] = report::machine_json(r.machine);
     j["elem_bytes"] = r.problem.elem_bytes();
     j["steps_per_head"] = r.trace.steps_per_head;
-    json ev = json::array();
-    for (size_t i = 0; i < std::min<size_t>(r.trace.events.size(), 512); ++i) {
-        const auto& e = r.trace.events[i];
-        ev.push_back({{"kind", std::string(sim::event_kind_name(e.kind))},
-                      {"tensor", std::string(sim::tensor_name(e.tensor))},
-                      {"row_tile", e.row_tile},
-                      {"col_tile", e.col_tile},
-                      {"rows", e.rows},
-                      {"cols", e.cols},
-                      {"bytes", e.bytes},
-                      {"flops", e.flops.total()},
-                      {"step", e.step},
-                      {"phase", e.phase}});
-    }
-    j["events"] = ev;
-    j["event_list"] = events_text(r.trace, 64);
+    j["events"] = report::events_json(r.trace, 512);
+    j["event_list"] = report::events_text(r.trace, 64);
     // Per-kind counts over head 0's kept events (loads, stores, computes, rescales).
     json kinds = {{"load", 0}, {"store", 0}, {"compute", 0}, {"rescale", 0}};
     for (const auto& e : r.trace.events)
@@ -858,7 +798,7 @@ Built build(const Source& s) {
     for (const auto& m : sim::machine_presets()) {
         std::string key = m.name;
         std::replace(key.begin(), key.end(), '-', '_');
-        ctx->root["machine"][key] = machine_json(m);
+        ctx->root["machine"][key] = report::machine_json(m);
     }
     // Configurations, simulated.
     const toml::table& cfgs = get_table(s, *root.get("config"), "config");
