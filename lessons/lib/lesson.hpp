@@ -23,7 +23,7 @@
 
 namespace lessons {
 
-struct Context;  // computed values (lessons/lib/lesson.cpp)
+struct Context;  // computed values (lessons/lib/internal.hpp, context.cpp)
 
 // Every loading problem: the file, the 1-based line and column of the offending text (0 when the
 // problem is not tied to one place, e.g. an unreadable file) and what is wrong.

@@ -1,30 +1,28 @@
-// lessons/lib/lesson.cpp — load a lesson (TOML), simulate its configurations, render its prose.
+// lessons/lib/parse.cpp — a lesson file (TOML) to a Lesson: every key checked, each error at its
+// line and column; while it reads, it has the configurations simulated and the context computed
+// (context.cpp) and the prose rendered (render.cpp). The only file of the library that reads TOML.
 //
-// [SECTIONS]  errors and positions · TOML helpers · configurations · computed sources (softmax,
-//             error, measured, machine) · context lookup · steps and rendering · exercise ·
-//             load_lesson · load_all / lessons_dir · expectations · answers
-#include "lessons/lib/lesson.hpp"
-
+// [SECTIONS]  errors and positions · TOML helpers · configurations · softmax, error, measured ·
+//             views and expectations · load_lesson
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 #include <toml++/toml.h>
-#include <unistd.h>
 
-#include "lessons/lib/expr.hpp"
-#include "report/report.hpp"
-#include "sim/reference.hpp"
-#include "sim/softmax.hpp"
+#include "lessons/lib/internal.hpp"
 
 namespace lessons {
 
 using detail::ExprError;
+using detail::join;
+using detail::lookup_in;
 using detail::Missing;
+using detail::Pos;
+using detail::reflow;
+using detail::render_node_text;
+using detail::Source;
 using detail::Value;
 using nlohmann::json;
 
@@ -43,16 +41,7 @@ LoadError::LoadError(std::string f, int64_t l, int64_t c, std::string m)
       column(c),
       message(std::move(m)) {}
 
-struct Context {
-    json root = json::object();           // config names, "machine", "softmax", "error", "measured"
-    std::set<std::string> missing_roots;  // e.g. "measured.flash2_fwd": legitimately absent
-};
-
 namespace {
-
-struct Pos {
-    int64_t line = 0, column = 0;
-};
 
 Pos pos_of(const toml::node& n) {
     return {static_cast<int64_t>(n.source().begin.line), static_cast<int64_t>(n.source().begin.column)};
@@ -60,39 +49,6 @@ Pos pos_of(const toml::node& n) {
 Pos pos_of(const toml::key& k) {
     return {static_cast<int64_t>(k.source().begin.line), static_cast<int64_t>(k.source().begin.column)};
 }
-
-// The raw file, to turn an offset inside a string value back into a line and column.
-struct Source {
-    std::string file;
-    std::string text;
-    std::vector<size_t> line_start;  // byte offset of each line (0-based lines)
-
-    explicit Source(std::string f, std::string t) : file(std::move(f)), text(std::move(t)) {
-        line_start.push_back(0);
-        for (size_t i = 0; i < text.size(); ++i)
-            if (text[i] == '\n') line_start.push_back(i + 1);
-    }
-    // Byte offset of a 1-based (line, column) where columns count UTF-8 code points.
-    size_t offset(Pos p) const {
-        if (p.line < 1 || static_cast<size_t>(p.line) > line_start.size()) return text.size();
-        size_t o = line_start[static_cast<size_t>(p.line - 1)];
-        for (int64_t c = 1; c < p.column && o < text.size() && text[o] != '\n'; ++c) {
-            ++o;
-            while (o < text.size() && (static_cast<unsigned char>(text[o]) & 0xC0) == 0x80) ++o;
-        }
-        return o;
-    }
-    Pos pos(size_t off) const {
-        off = std::min(off, text.size());
-        auto it = std::upper_bound(line_start.begin(), line_start.end(), off);
-        const size_t line = static_cast<size_t>(it - line_start.begin());  // 1-based
-        int64_t col = 1;
-        for (size_t i = line_start[line - 1]; i < off; ++i)
-            if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++col;
-        return {static_cast<int64_t>(line), col};
-    }
-    [[noreturn]] void fail(Pos p, const std::string& msg) const { throw LoadError(file, p.line, p.column, msg); }
-};
 
 // ---------------------------------------------------------------- [TOML helpers]
 std::string type_name(const toml::node& n) {
@@ -141,11 +97,6 @@ const toml::table& get_table(const Source& s, const toml::node& n, const std::st
 const toml::array& get_array(const Source& s, const toml::node& n, const std::string& what) {
     if (auto a = n.as_array()) return *a;
     s.fail(pos_of(n), "'" + what + "' must be a list [ ... ], got " + type_name(n));
-}
-std::string join(const std::vector<std::string>& v) {
-    std::string o;
-    for (const auto& x : v) o += (o.empty() ? "" : ", ") + x;
-    return o;
 }
 // Unknown keys are errors (a typo would otherwise be silently ignored).
 void check_keys(const Source& s, const toml::table& t, const std::vector<std::string>& known,
@@ -277,57 +228,13 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     return out;
 }
 
-// What a configuration contributes to the context: the simulator's JSON plus a few derived views.
-json config_json(const sim::Result& r) {
-    json j = report::result_json(r);
-    // Tensors the algorithm never touches are left out of the JSON; a lesson may still ask for
-    // them ("flash never writes S"), so they are present here with zero bytes.
-    for (int i = 0; i < sim::kTensorCount; ++i) {
-        const std::string t(sim::tensor_name(static_cast<sim::Tensor>(i)));
-        if (!j["tensors"].contains(t)) j["tensors"][t] = {{"read_bytes", 0}, {"write_bytes", 0}};
-    }
-    for (auto& [k, v] : j["tensors"].items()) {
-        (void)k;
-        v["total"] = v["read_bytes"].get<int64_t>() + v["write_bytes"].get<int64_t>();
-    }
-    j["hbm"]["total"] = j["hbm"]["read_bytes"].get<int64_t>() + j["hbm"]["write_bytes"].get<int64_t>();
-    j["machine"] = report::machine_json(r.machine);
-    j["elem_bytes"] = r.problem.elem_bytes();
-    j["steps_per_head"] = r.trace.steps_per_head;
-    j["events"] = report::events_json(r.trace, 512);
-    j["event_list"] = report::events_text(r.trace, 64);
-    // Per-kind counts over head 0's kept events (loads, stores, computes, rescales).
-    json kinds = {{"load", 0}, {"store", 0}, {"compute", 0}, {"rescale", 0}};
-    for (const auto& e : r.trace.events)
-        kinds[std::string(sim::event_kind_name(e.kind))] =
-            kinds[std::string(sim::event_kind_name(e.kind))].get<int64_t>() + 1;
-    j["event_counts"] = kinds;
-    if (r.output) {
-        json row = json::array();
-        for (int64_t k = 0; k < std::min<int64_t>(r.problem.head_dim, 8); ++k) row.push_back(r.output->at(0, 0, k));
-        j["output_row0"] = row;
-    }
-    if (r.record) {
-        json blocks = json::array();
-        for (const auto& b : r.record->blocks)
-            blocks.push_back({{"block", b.block},
-                              {"first_key", b.first_key},
-                              {"block_max", b.block_max},
-                              {"running_max", b.running_max_after},
-                              {"running_sum", b.running_sum_after},
-                              {"rescale", b.rescale}});
-        j["record"] = {{"row", r.record->row}, {"blocks", blocks}, {"count", r.record->blocks.size()}};
-    }
-    return j;
-}
-
-// ---------------------------------------------------------------- [computed sources]
+// ---------------------------------------------------------------- [softmax, error, measured]
 struct Built {
     Lesson lesson;
     std::map<std::string, sim::Result> results;
 };
 
-void build_softmax(const Source& s, const toml::table& t, Lesson& l, Context& ctx) {
+SoftmaxExample parse_softmax(const Source& s, const toml::table& t) {
     check_keys(s, t, {"scores", "block", "values", "precision"}, "[softmax]");
     if (!t.contains("scores")) s.fail(pos_of(t), "[softmax] needs 'scores' (e.g. scores = [1.4, 3.9, 0.7, 2.2])");
     SoftmaxExample ex;
@@ -347,23 +254,10 @@ void build_softmax(const Source& s, const toml::table& t, Lesson& l, Context& ct
             s.fail(pos_of(*t.get("precision")), "'precision' must be \"fp32\" or \"fp64\", got '" + p + "'");
     }
     if (ex.scores.size() > 4096) s.fail(pos_of(t), "[softmax]: at most 4096 scores");
-    try {
-        const auto r = sim::stream_softmax(ex.scores, ex.block, ex.values, ex.precision);
-        json j = report::softmax_json(r);
-        j["count"] = ex.scores.size();
-        j["block"] = ex.block;
-        j["block_count"] = r.record.blocks.size();
-        // The other precision too, so a lesson can show that the difference is rounding.
-        const auto other =
-            sim::stream_softmax(ex.scores, ex.block, ex.values,
-                                ex.precision == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
-        j[ex.precision == sim::Precision::fp32 ? "fp64" : "fp32"] = report::softmax_json(other);
-        ctx.root["softmax"] = j;
-    } catch (const sim::Error& e) { s.fail(pos_of(t), std::string("[softmax]: ") + e.what()); }
-    l.softmax = std::move(ex);
+    return ex;
 }
 
-void build_error(const Source& s, const std::string& name, const toml::table& t, Built& b, Context& ctx) {
+detail::ErrorSpec parse_error(const Source& s, const std::string& name, const toml::table& t, const Built& b) {
     const std::string where = "[error." + name + "]";
     check_keys(s, t, {"actual", "expected"}, where);
     for (const char* k : {"actual", "expected"})
@@ -371,90 +265,21 @@ void build_error(const Source& s, const std::string& name, const toml::table& t,
             s.fail(pos_of(t), where + " needs '" + k +
                                   "' (actual = a config name; expected = \"reference\", "
                                   "\"reference:CONFIG\" or a config name)");
-    auto need_output = [&](const std::string& cfg, const toml::node& n) -> const sim::Result& {
-        auto it = b.results.find(cfg);
-        if (it == b.results.end()) s.fail(pos_of(n), where + ": no configuration named '" + cfg + "'");
-        if (!it->second.output)
-            s.fail(pos_of(n),
-                   where + ": config '" + cfg + "' has no output; add numerics = \"on\" to [config." + cfg + "]");
-        return it->second;
-    };
     const toml::node& an = *t.get("actual");
     const toml::node& en = *t.get("expected");
-    const sim::Result& actual = need_output(get_string(s, an, "actual"), an);
-    const std::string exp = get_string(s, en, "expected");
-    sim::ErrorStats st;
-    json expected_row0 = json::array();
-    if (exp == "reference" || exp.rfind("reference:", 0) == 0) {
-        sim::Problem p = actual.problem;
-        if (exp != "reference") {
-            const std::string other = exp.substr(10);
-            auto it = b.lesson.configs.find(other);
-            if (it == b.lesson.configs.end()) s.fail(pos_of(en), where + ": no configuration named '" + other + "'");
-            p = it->second.problem;
-            if (p.seq != actual.problem.seq || p.head_dim != actual.problem.head_dim ||
-                p.batch != actual.problem.batch || p.heads != actual.problem.heads || p.seed != actual.problem.seed ||
-                p.dtype != actual.problem.dtype)
-                s.fail(pos_of(en), where + ": '" + other +
-                                       "' and the actual config must have the same seq, head_dim, "
-                                       "batch, heads, dtype and seed (same inputs)");
-        }
-        const sim::Inputs in = sim::generate_inputs(p);
-        const sim::TensorD ref = sim::attention_reference(p, in.Q, in.K, in.V);
-        st = sim::validate(*actual.output, ref, actual.problem.dtype);
-        for (int64_t k = 0; k < std::min<int64_t>(p.head_dim, 8); ++k) expected_row0.push_back(ref.at(0, 0, k));
-    } else {
-        const sim::Result& e = need_output(exp, en);
-        if (e.output->size() != actual.output->size())
-            s.fail(pos_of(en), where + ": '" + exp + "' and the actual config have outputs of different shapes");
-        st = sim::validate(*actual.output, *e.output, actual.problem.dtype);
-        for (int64_t k = 0; k < std::min<int64_t>(e.problem.head_dim, 8); ++k)
-            expected_row0.push_back(e.output->at(0, 0, k));
-    }
-    if (st.nonfinite > 0)
-        s.fail(pos_of(an), where + ": the actual output has " + std::to_string(st.nonfinite) + " non-finite values");
-    json j = report::error_json(st);
-    j["identical_fraction"] = st.count ? static_cast<double>(st.identical) / static_cast<double>(st.count) : 0.0;
-    json actual_row0 = json::array();
-    for (int64_t k = 0; k < std::min<int64_t>(actual.problem.head_dim, 8); ++k)
-        actual_row0.push_back(actual.output->at(0, 0, k));
-    j["actual_row0"] = actual_row0;
-    j["expected_row0"] = expected_row0;
-    ctx.root["error"][name] = j;
+    detail::ErrorSpec e;
+    e.name = name;
+    e.at_table = pos_of(t);
+    e.at_actual = pos_of(an);
+    e.at_expected = pos_of(en);
+    e.actual = get_string(s, an, "actual");
+    detail::output_of(s, where, e.actual, e.at_actual, b.results);  // before 'expected' is read
+    e.expected = get_string(s, en, "expected");
+    return e;
 }
 
-std::string measured_file(const std::string& lesson_file) {
-    if (const char* env = std::getenv("FLASHSIM_MEASURED")) return env;
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path dir = fs::path(lesson_file).parent_path();
-    const fs::path p = (dir.empty() ? fs::path(".") : dir) / ".." / "cuda" / "results" / "h200.json";
-    return p.lexically_normal().string();
-}
-
-void build_measured(const Source& s, const toml::table& all, Context& ctx) {
-    const std::string path = measured_file(s.file);
-    json doc;
-    std::string why;
-    {
-        std::ifstream f(path);
-        if (!f)
-            why = "no measurements recorded yet (" + path + " is absent)";
-        else {
-            try {
-                doc = json::parse(f);
-                if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
-                    why = path + " has no \"rows\" list";
-                    doc = json();
-                }
-            } catch (const std::exception&) { why = path + " is not valid JSON"; }
-        }
-    }
-    ctx.root["measured"] = json::object();
-    ctx.root["measured"]["status"] = why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" +
-                                                       doc.value("date", std::string("?")) + ")"
-                                                 : why;
-    ctx.root["measured"]["available"] = why.empty() ? 1 : 0;
+std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::table& all) {
+    std::vector<detail::MeasuredSpec> out;
     for (auto&& [k, v] : all) {
         const std::string name(k.str());
         const std::string where = "[measured." + name + "]";
@@ -463,219 +288,20 @@ void build_measured(const Source& s, const toml::table& all, Context& ctx) {
         check_keys(s, t, {"variant", "pass", "seq", "head_dim", "causal", "dtype"}, where);
         for (const char* req : {"variant", "seq", "head_dim"})
             if (!t.contains(req)) s.fail(pos_of(t), where + " needs '" + req + "' (which row of the bench results)");
-        const std::string variant = get_string(s, *t.get("variant"), "variant");
-        const std::string pass = t.contains("pass") ? get_string(s, *t.get("pass"), "pass") : "forward";
-        const int64_t seq = get_int(s, *t.get("seq"), "seq"), d = get_int(s, *t.get("head_dim"), "head_dim");
-        const bool causal = t.contains("causal") ? get_bool(s, *t.get("causal"), "causal") : false;
-        const std::string dtype = t.contains("dtype") ? get_string(s, *t.get("dtype"), "dtype") : "";
-        if (!why.empty()) {
-            ctx.missing_roots.insert("measured." + name);
-            continue;
-        }
-        bool found = false;
-        for (const auto& row : doc["rows"]) {
-            // Read tolerantly: a row missing a field simply does not match.
-            if (!row.is_object()) continue;
-            auto str = [&](const char* key) {
-                return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string();
-            };
-            auto num = [&](const char* key) {
-                return row.contains(key) && row[key].is_number() ? row[key].get<double>() : -1.0;
-            };
-            const bool rc = row.contains("causal") && row["causal"].is_boolean() ? row["causal"].get<bool>() : false;
-            if (str("variant") == variant && (str("pass").empty() ? "forward" : str("pass")) == pass &&
-                num("seq") == static_cast<double>(seq) && num("head_dim") == static_cast<double>(d) && rc == causal &&
-                (dtype.empty() || str("dtype") == dtype) && !row.contains("error")) {
-                json r = row;
-                // Derived sums; null (rendered n/a) when a part was not recorded.
-                auto sum2 = [&](const char* a, const char* b) {
-                    return r.contains(a) && r.contains(b) && r[a].is_number() && r[b].is_number()
-                               ? json(r[a].get<double>() + r[b].get<double>())
-                               : json(nullptr);
-                };
-                r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
-                r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
-                r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
-                ctx.root["measured"][name] = r;
-                found = true;
-                break;
-            }
-        }
-        if (!found) ctx.missing_roots.insert("measured." + name);
+        detail::MeasuredSpec m;
+        m.name = name;
+        m.variant = get_string(s, *t.get("variant"), "variant");
+        if (t.contains("pass")) m.pass = get_string(s, *t.get("pass"), "pass");
+        m.seq = get_int(s, *t.get("seq"), "seq");
+        m.head_dim = get_int(s, *t.get("head_dim"), "head_dim");
+        if (t.contains("causal")) m.causal = get_bool(s, *t.get("causal"), "causal");
+        if (t.contains("dtype")) m.dtype = get_string(s, *t.get("dtype"), "dtype");
+        out.push_back(std::move(m));
     }
-}
-
-// ---------------------------------------------------------------- [context lookup]
-Value lookup_in(const Context& ctx, const json* answer, const std::string& path) {
-    std::vector<std::string> segs;
-    {
-        std::string cur;
-        for (char c : path) {
-            if (c == '.') {
-                segs.push_back(cur);
-                cur.clear();
-            } else
-                cur += c;
-        }
-        segs.push_back(cur);
-    }
-    const json* node = nullptr;
-    std::string walked = segs[0];
-    if (segs[0] == "answer") {
-        if (!answer) throw ExprError("'answer' is only defined in an exercise's goal", 0);
-        node = answer;
-    } else {
-        if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1]))
-            throw Missing(segs[0] + "." + segs[1] + ": " + ctx.root["measured"]["status"].get<std::string>());
-        auto it = ctx.root.find(segs[0]);
-        if (it == ctx.root.end()) {
-            std::vector<std::string> names;
-            for (auto& [k, v] : ctx.root.items()) {
-                (void)v;
-                names.push_back(k);
-            }
-            throw ExprError("unknown name '" + segs[0] + "' (defined here: " + join(names) + ")", 0);
-        }
-        node = &*it;
-    }
-    for (size_t i = 1; i < segs.size(); ++i) {
-        const std::string& sgm = segs[i];
-        if (node->is_array()) {
-            const bool digits =
-                !sgm.empty() && sgm.size() < 10 && sgm.find_first_not_of("0123456789") == std::string::npos;
-            if (!digits)
-                throw ExprError("'" + walked + "' is a list of " + std::to_string(node->size()) +
-                                    " entries; use an index 0.." + std::to_string(node->size() ? node->size() - 1 : 0) +
-                                    ", got '" + sgm + "'",
-                                0);
-            const size_t idx = static_cast<size_t>(std::stoul(sgm));
-            if (idx >= node->size())
-                throw ExprError("'" + walked + "' has " + std::to_string(node->size()) + " entries; index " + sgm +
-                                    " is past the end",
-                                0);
-            node = &(*node)[idx];
-        } else if (node->is_object()) {
-            auto it = node->find(sgm);
-            if (it == node->end()) {
-                std::vector<std::string> keys;
-                for (auto& [k, v] : node->items()) {
-                    (void)v;
-                    if (keys.size() < 24) keys.push_back(k);
-                }
-                throw ExprError("'" + walked + "' has no '" + sgm + "' (it has: " + join(keys) + ")", 0);
-            }
-            node = &*it;
-        } else {
-            throw ExprError("'" + walked + "' is a single value; it has no '" + sgm + "'", 0);
-        }
-        walked += "." + sgm;
-    }
-    if (node->is_number()) return Value{true, node->get<double>(), {}};
-    if (node->is_boolean()) return Value{true, node->get<bool>() ? 1.0 : 0.0, {}};
-    if (node->is_string()) return Value{false, 0, node->get<std::string>()};
-    if (node->is_null() && segs[0] == "measured") throw Missing(walked + " was not recorded in the measurements");
-    if (node->is_null())
-        throw ExprError("'" + walked + "' has no value here (e.g. the running max before the first block is -infinity)",
-                        0);
-    throw ExprError("'" + walked + "' is a group of values, not one value; add a field name (e.g. '" + walked + "." +
-                        (node->is_object() && !node->empty() ? node->begin().key() : std::string("0")) + "')",
-                    0);
-}
-
-// ---------------------------------------------------------------- [steps and rendering]
-// Paragraphs: lines of one paragraph are joined with a space; a blank line separates paragraphs;
-// a line that starts with a space or tab is kept as written (tables, event lists). The app wraps
-// paragraphs to its width, the terminal to 88 columns.
-std::string reflow(const std::string& text) {
-    std::vector<std::string> lines;
-    {
-        std::string cur;
-        for (char c : text) {
-            if (c == '\n') {
-                lines.push_back(cur);
-                cur.clear();
-            } else if (c != '\r')
-                cur += c;
-        }
-        lines.push_back(cur);
-    }
-    std::string out;
-    bool in_para = false;
-    for (const auto& ln : lines) {
-        const bool blank = ln.find_first_not_of(" \t") == std::string::npos;
-        const bool pre = !blank && (ln[0] == ' ' || ln[0] == '\t');
-        if (blank) {
-            if (in_para) out += '\n';
-            if (!out.empty() && (out.size() < 2 || out.substr(out.size() - 2) != "\n\n")) out += '\n';
-            in_para = false;
-        } else if (pre) {
-            if (in_para) out += '\n';
-            out += ln + '\n';
-            in_para = false;
-        } else {
-            std::string t = ln;
-            while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.pop_back();
-            if (in_para) out += ' ';
-            out += t;
-            in_para = true;
-        }
-    }
-    if (in_para) out += '\n';
-    while (out.size() >= 2 && out.substr(out.size() - 2) == "\n\n") out.pop_back();
-    size_t a = 0;
-    while (a < out.size() && out[a] == '\n') ++a;
-    return out.substr(a);
-}
-
-// Render `text` (the value of node `n` in the file); errors point at the placeholder's place.
-std::string render_node_text(const Source& s, const Context& ctx, const std::string& text, Pos node_pos) {
-    std::vector<detail::Placeholder> phs;
-    const size_t base = s.offset(node_pos);
-    auto raw_pos = [&](size_t decoded_off, const std::string& anchor, size_t anchor_decoded) -> Pos {
-        // Find the anchor (a placeholder's raw text) in the file after the value's start.
-        const size_t found = anchor.empty() ? std::string::npos : s.text.find(anchor, base);
-        if (found == std::string::npos) return node_pos;
-        return s.pos(found + (decoded_off - anchor_decoded));
-    };
-    try {
-        phs = detail::find_placeholders(text);
-    } catch (const ExprError& e) {
-        const size_t a = e.pos >= 2 ? e.pos - 2 : 0;
-        const std::string anchor = text.substr(a, std::min<size_t>(8, text.size() - a));
-        s.fail(raw_pos(e.pos, anchor, a), e.what());
-    }
-    std::string out;
-    size_t prev = 0;
-    for (const auto& ph : phs) {
-        out += text.substr(prev, ph.begin - prev);
-        prev = ph.end;
-        const std::string anchor = text.substr(ph.begin, ph.end - ph.begin);
-        detail::Lookup lk = [&](const std::string& p) { return lookup_in(ctx, nullptr, p); };
-        Value v;
-        try {
-            v = detail::eval_expr(ph.expr, lk);
-        } catch (const ExprError& e) {
-            s.fail(raw_pos(ph.expr_pos + e.pos, anchor, ph.begin),
-                   std::string("in {{ ") + ph.expr + " }}: " + e.what());
-        } catch (const Missing&) {
-            // Not an error: the value is legitimately absent (still check the filter).
-            std::string why;
-            if (!ph.filter.empty() && !detail::filter_known(ph.filter, &why))
-                s.fail(raw_pos(ph.filter_pos, anchor, ph.begin), why);
-            out += "n/a";
-            continue;
-        }
-        try {
-            out += detail::apply_filter(v, ph.filter);
-        } catch (const ExprError& e) {
-            s.fail(raw_pos(ph.filter_pos + e.pos, anchor, ph.begin),
-                   std::string("in {{ ") + ph.expr + " | " + ph.filter + " }}: " + e.what());
-        }
-    }
-    out += text.substr(prev);
     return out;
 }
 
+// ---------------------------------------------------------------- [views and expectations]
 View parse_view(const Source& s, const toml::table& t, const Lesson& l,
                 const std::map<std::string, sim::Result>& results) {
     View v;
@@ -795,11 +421,7 @@ Built build(const Source& s) {
     if (l.title.empty()) s.fail(pos_of(*root.get("title")), "'title' must not be empty");
 
     // Machines first: every preset, under its name with '-' written as '_'.
-    for (const auto& m : sim::machine_presets()) {
-        std::string key = m.name;
-        std::replace(key.begin(), key.end(), '-', '_');
-        ctx->root["machine"][key] = report::machine_json(m);
-    }
+    detail::add_machines(*ctx);
     // Configurations, simulated.
     const toml::table& cfgs = get_table(s, *root.get("config"), "config");
     if (cfgs.empty()) s.fail(pos_of(cfgs), "[config] has no configurations; add one like [config.standard]");
@@ -813,49 +435,25 @@ Built build(const Source& s) {
         if (kReserved.count(name))
             s.fail(pos_of(k), "'" + name + "' is reserved for computed values; choose another configuration name");
         const ConfigParsed c = parse_config(s, name, get_table(s, v, "config." + name));
-        try {
-            const sim::Machine& m = sim::find_machine(c.spec.gpu);
-            // Refuse loops too long to walk at load time before walking them.
-            const int64_t sram = c.spec.config.sram_bytes > 0 ? c.spec.config.sram_bytes : m.sram_bytes;
-            const sim::BlockChoice bc = sim::choose_blocks(c.spec.problem, c.spec.config.algo, sram,
-                                                           c.spec.config.block_rows, c.spec.config.block_cols);
-            const int64_t n = c.spec.problem.seq;
-            const double steps =
-                std::ceil(double(n) / double(bc.block_rows)) * std::ceil(double(n) / double(bc.block_cols));
-            if (steps > double(detail::limits().max_tile_steps))
-                s.fail(c.pos, "[config." + name + "]: blocks of " + std::to_string(bc.block_rows) + " x " +
-                                  std::to_string(bc.block_cols) + " make " + report::group_digits(int64_t(steps)) +
-                                  " tile steps; a lesson must load in milliseconds, so at most " +
-                                  report::group_digits(detail::limits().max_tile_steps) +
-                                  " (use larger blocks, a larger sram or a smaller seq)");
-            sim::Result r = sim::simulate(c.spec.problem, m, c.spec.config);
-            ctx->root[name] = config_json(r);
-            b.results.emplace(name, std::move(r));
-        } catch (const sim::Error& e) {
-            // The simulator speaks in CLI flags; a lesson's keys are spelled with underscores.
-            std::string msg = e.what();
-            for (const auto& [from, to] :
-                 std::vector<std::pair<std::string, std::string>>{{"--block-rows", "block_rows"},
-                                                                  {"--block-cols", "block_cols"},
-                                                                  {"--sram", "sram"},
-                                                                  {"--window", "window"}}) {
-                for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
-                    msg.replace(at, from.size(), to);
-            }
-            s.fail(c.pos, "[config." + name + "]: the simulator refuses this configuration: " + msg);
-        }
+        sim::Result r = detail::simulate_at_load(s, c.pos, c.spec);
+        ctx->root[name] = detail::config_json(r);
+        b.results.emplace(name, std::move(r));
         l.configs.emplace(name, c.spec);
         l.config_order.push_back(name);
     }
-    if (root.contains("softmax")) build_softmax(s, get_table(s, *root.get("softmax"), "softmax"), l, *ctx);
+    if (root.contains("softmax")) {
+        const toml::table& t = get_table(s, *root.get("softmax"), "softmax");
+        l.softmax = parse_softmax(s, t);
+        detail::add_softmax(s, pos_of(t), *l.softmax, *ctx);
+    }
     if (root.contains("error"))
         for (auto&& [k, v] : get_table(s, *root.get("error"), "error")) {
             const std::string name(k.str());
             if (!valid_name(name)) s.fail(pos_of(k), "comparison name '" + name + "' must be letters, digits and _");
-            build_error(s, name, get_table(s, v, "error." + name), b, *ctx);
+            detail::add_error(s, parse_error(s, name, get_table(s, v, "error." + name), b), b.results, l.configs, *ctx);
         }
     if (root.contains("measured"))
-        build_measured(s, get_table(s, *root.get("measured"), "measured"), *ctx);
+        detail::add_measured(s.file, parse_measured(s, get_table(s, *root.get("measured"), "measured")), *ctx);
     else { ctx->root["measured"] = json::object(); }
 
     if (root.contains("summary")) {
@@ -970,273 +568,5 @@ Lesson load_lesson_text(const std::string& text, const std::string& file) {
 }
 
 Lesson load_lesson(const std::string& path) { return load_lesson_text(read_file(path), path); }
-
-// ---------------------------------------------------------------- [load_all / lessons_dir]
-std::vector<Loaded> load_all(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::vector<std::string> files;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path().string());
-    if (ec) throw LoadError(dir, 0, 0, "cannot list the lessons directory: " + ec.message());
-    std::sort(files.begin(), files.end());
-    std::vector<Loaded> out;
-    std::set<std::string> ids;
-    for (const auto& f : files) {
-        Loaded x;
-        x.file = f;
-        try {
-            x.lesson = load_lesson(f);
-            if (!ids.insert(x.lesson->id).second) {
-                x.error =
-                    f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
-                x.lesson.reset();
-            }
-        } catch (const LoadError& e) {
-            x.error = e.what();
-        } catch (const std::exception& e) {  // never expected; reported, not crashed on
-            x.error = f + ":0:0: internal error: " + e.what();
-        }
-        out.push_back(std::move(x));
-    }
-    return out;
-}
-
-#ifndef FLASHSIM_LESSONS_SOURCE_DIR
-#define FLASHSIM_LESSONS_SOURCE_DIR ""
-#endif
-
-std::string lessons_dir() {
-    namespace fs = std::filesystem;
-    std::vector<std::string> tried;
-    auto ok = [&](const fs::path& p) {
-        tried.push_back(p.string());
-        std::error_code ec;
-        return fs::is_directory(p, ec);
-    };
-    if (const char* env = std::getenv("FLASHSIM_LESSONS"); env && *env) {
-        if (ok(env)) return env;
-        throw LoadError(env, 0, 0, "FLASHSIM_LESSONS names a directory that does not exist");
-    }
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        for (const fs::path& p : {exe.parent_path() / ".." / ".." / "lessons", exe.parent_path() / ".." / "lessons"})
-            if (ok(p)) return p.lexically_normal().string();
-    }
-    if (*FLASHSIM_LESSONS_SOURCE_DIR && ok(FLASHSIM_LESSONS_SOURCE_DIR)) return FLASHSIM_LESSONS_SOURCE_DIR;
-    std::string t;
-    for (const auto& x : tried) t += (t.empty() ? "" : ", ") + x;
-    throw LoadError("lessons", 0, 0,
-                    "no lessons directory found (tried " + t + "); set FLASHSIM_LESSONS=/path/to/lessons");
-}
-
-// ---------------------------------------------------------------- [expectations]
-double evaluate(const Lesson& lesson, const std::string& expr) {
-    if (!lesson.context) throw LoadError(lesson.file, 0, 0, "the lesson was not loaded");
-    try {
-        const Value v =
-            detail::eval_expr(expr, [&](const std::string& p) { return lookup_in(*lesson.context, nullptr, p); });
-        if (!v.is_number) throw LoadError(lesson.file, 0, 0, "'" + expr + "' is text, not a number");
-        return v.num;
-    } catch (const ExprError& e) {
-        throw LoadError(lesson.file, 0, 0,
-                        "in '" + expr + "' at character " + std::to_string(e.pos + 1) + ": " + e.what());
-    } catch (const Missing& e) { throw LoadError(lesson.file, 0, 0, std::string("no value: ") + e.what()); }
-}
-
-std::string render(const Lesson& lesson, const std::string& text) {
-    if (!lesson.context) throw LoadError(lesson.file, 0, 0, "the lesson was not loaded");
-    const Source s(lesson.file + " (text)", text);
-    return render_node_text(s, *lesson.context, text, {1, 1});
-}
-
-namespace {
-std::string num_text(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.10g", x);
-    return buf;
-}
-}  // namespace
-
-std::vector<std::string> check_expectations(const Lesson& lesson) {
-    std::vector<std::string> fails;
-    for (const auto& st : lesson.steps)
-        for (const auto& e : st.expect) {
-            const std::string at = lesson.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ": ";
-            double v = 0;
-            try {
-                const Value x = detail::eval_expr(
-                    e.expr, [&](const std::string& p) { return lookup_in(*lesson.context, nullptr, p); });
-                if (!x.is_number) {
-                    fails.push_back(at + "expect '" + e.expr + "': the value is text, not a number");
-                    continue;
-                }
-                v = x.num;
-            } catch (const Missing&) {
-                continue;  // e.g. no measurement recorded: nothing to check
-            } catch (const ExprError& x) {
-                fails.push_back(at + "expect '" + e.expr + "': " + x.what());
-                continue;
-            }
-            std::string why;
-            if (e.value) {
-                const double tol = std::max(e.abs_tol, e.rel_tol * std::abs(*e.value));
-                if (!(std::abs(v - *e.value) <= tol))
-                    why = "expected " + num_text(*e.value) + " +- " + num_text(tol) + ", got " + num_text(v);
-            }
-            if (why.empty() && e.at_least && !(v >= *e.at_least))
-                why = "expected at least " + num_text(*e.at_least) + ", got " + num_text(v);
-            if (why.empty() && e.at_most && !(v <= *e.at_most))
-                why = "expected at most " + num_text(*e.at_most) + ", got " + num_text(v);
-            if (!why.empty())
-                fails.push_back(at + "expect '" + e.expr + "': " + why + (e.note.empty() ? "" : " (" + e.note + ")"));
-        }
-    if (lesson.exercise) {
-        const Exercise& ex = *lesson.exercise;
-        const std::string at = lesson.file + ": [exercise] ";
-        const AnswerResult good = check_answer(lesson, parse_answer(ex.solution));
-        if (!good.passed)
-            fails.push_back(at + "solution '" + ex.solution + "' does not meet the goal: " + good.message);
-        if (!ex.not_solution.empty()) {
-            const AnswerResult bad = check_answer(lesson, parse_answer(ex.not_solution));
-            if (bad.passed)
-                fails.push_back(at + "not_solution '" + ex.not_solution + "' meets the goal: " + bad.message);
-        }
-    }
-    return fails;
-}
-
-// ---------------------------------------------------------------- [answers]
-sim::Result simulate_config(const Lesson& lesson, const std::string& name) {
-    auto it = lesson.configs.find(name);
-    if (it == lesson.configs.end())
-        throw LoadError(lesson.file, 0, 0,
-                        "no configuration named '" + name + "' (defined: " + join(lesson.config_order) + ")");
-    try {
-        return sim::simulate(it->second.problem, sim::find_machine(it->second.gpu), it->second.config);
-    } catch (const sim::Error& e) { throw LoadError(lesson.file, 0, 0, "[config." + name + "]: " + e.what()); }
-}
-
-std::map<std::string, std::string> parse_answer(const std::string& text) {
-    std::map<std::string, std::string> out;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        auto trim = [](std::string x) {
-            while (!x.empty() && std::isspace(static_cast<unsigned char>(x.back()))) x.pop_back();
-            size_t a = 0;
-            while (a < x.size() && std::isspace(static_cast<unsigned char>(x[a]))) ++a;
-            return x.substr(a);
-        };
-        item = trim(item);
-        if (item.empty()) continue;
-        const size_t eq = item.find('=');
-        if (eq == std::string::npos)
-            throw LoadError("--answer", 0, 0,
-                            "'" + item + "' is not NAME=VALUE (write e.g. block_rows=64,block_cols=128)");
-        const std::string k = trim(item.substr(0, eq)), v = trim(item.substr(eq + 1));
-        if (k.empty() || v.empty()) throw LoadError("--answer", 0, 0, "'" + item + "' needs a name and a value");
-        if (out.count(k)) throw LoadError("--answer", 0, 0, "'" + k + "' is given twice");
-        out[k] = v;
-    }
-    if (out.empty()) throw LoadError("--answer", 0, 0, "the answer is empty (write e.g. block_rows=64,block_cols=128)");
-    return out;
-}
-
-AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std::string>& answer) {
-    AnswerResult res;
-    if (!lesson.exercise || !lesson.context) {
-        res.message = "lesson '" + lesson.id + "' has no exercise";
-        return res;
-    }
-    const Exercise& ex = *lesson.exercise;
-    ConfigSpec c = lesson.configs.at(ex.base);
-    auto parse_int = [](const std::string& k, const std::string& v, int64_t& out) -> std::string {
-        if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos)
-            return "'" + k + "' must be a positive whole number, got '" + v + "'";
-        out = std::stoll(v);
-        if (out < 1) return "'" + k + "' must be at least 1";
-        return {};
-    };
-    for (const auto& [k, v] : answer) {
-        if (std::find(ex.fields.begin(), ex.fields.end(), k) == ex.fields.end()) {
-            res.message = "you may set only: " + join(ex.fields) + " (got '" + k + "')";
-            return res;
-        }
-        std::string err;
-        if (k == "algo") {
-            const auto a = sim::parse_algo(v);
-            if (!a)
-                err = "'algo' must be standard, flash1 or flash2, got '" + v + "'";
-            else
-                c.config.algo = *a;
-        } else if (k == "dtype") {
-            const auto d = sim::parse_dtype(v);
-            if (!d)
-                err = "'dtype' must be fp16, bf16 or fp32, got '" + v + "'";
-            else
-                c.problem.dtype = *d;
-        } else if (k == "block_rows")
-            err = parse_int(k, v, c.config.block_rows);
-        else if (k == "block_cols")
-            err = parse_int(k, v, c.config.block_cols);
-        else if (k == "sram")
-            err = parse_int(k, v, c.config.sram_bytes);
-        else if (k == "seq")
-            err = parse_int(k, v, c.problem.seq);
-        else if (k == "head_dim")
-            err = parse_int(k, v, c.problem.head_dim);
-        if (!err.empty()) {
-            res.message = err;
-            return res;
-        }
-    }
-    c.config.numerics = sim::Numerics::off;
-    c.config.event_cap = 1;
-    try {
-        const sim::Machine& m = sim::find_machine(c.gpu);
-        const int64_t sram = c.config.sram_bytes > 0 ? c.config.sram_bytes : m.sram_bytes;
-        const sim::BlockChoice bc =
-            sim::choose_blocks(c.problem, c.config.algo, sram, c.config.block_rows, c.config.block_cols);
-        const double steps = std::ceil(double(c.problem.seq) / double(bc.block_rows)) *
-                             std::ceil(double(c.problem.seq) / double(bc.block_cols));
-        if (steps > double(detail::limits().max_tile_steps) * 16) {
-            res.message = "blocks of " + std::to_string(bc.block_rows) + " x " + std::to_string(bc.block_cols) +
-                          " make " + report::group_digits(int64_t(steps)) +
-                          " tile steps; try larger blocks (they would also move far more bytes)";
-            return res;
-        }
-        res.result = sim::simulate(c.problem, m, c.config);
-    } catch (const sim::Error& e) {
-        res.message = std::string("the simulator refuses this answer: ") + e.what();
-        return res;
-    }
-    res.valid = true;
-    const json aj = config_json(*res.result);
-    try {
-        const Value v =
-            detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*lesson.context, &aj, p); });
-        res.goal_value = v.num;
-    } catch (const std::exception& e) {
-        res.valid = false;
-        res.message = std::string("the goal could not be evaluated: ") + e.what();
-        return res;
-    }
-    res.passed = (!ex.goal_at_most || res.goal_value <= *ex.goal_at_most) &&
-                 (!ex.goal_at_least || res.goal_value >= *ex.goal_at_least);
-    std::ostringstream o;
-    o << "B_r = " << res.result->block_rows << ", B_c = " << res.result->block_cols << ", "
-      << sim::algo_name(res.result->algo) << ": HBM traffic "
-      << report::human_bytes(static_cast<double>(res.result->totals.hbm_total().total())) << ", SRAM "
-      << report::human_bytes(static_cast<double>(res.result->sram_peak_bytes)) << " of "
-      << report::human_bytes(static_cast<double>(res.result->sram_bytes)) << ". Goal '" << ex.goal_expr
-      << "' = " << num_text(res.goal_value);
-    if (ex.goal_at_most) o << " (must be <= " << num_text(*ex.goal_at_most) << ")";
-    if (ex.goal_at_least) o << " (must be >= " << num_text(*ex.goal_at_least) << ")";
-    o << (res.passed ? ": met." : ": not met yet.");
-    res.message = o.str();
-    return res;
-}
 
 }  // namespace lessons
