@@ -31,8 +31,6 @@ int main(int argc, char** argv) {
     register_bench(app, rc);
     register_sweep(app, rc);
     register_scenario(app, rc);
-#if FLASHSIM_HAVE_LESSONS
     register_lesson(app, rc);
-#endif
     return parse_and_run(app, argc, argv, rc);
 }

@@ -1,5 +1,6 @@
 #include "report/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -550,6 +551,70 @@ std::string softmax_text(const sim::StreamedSoftmax& s) {
         o << "Equal in exact arithmetic; the last-bit difference comes from rounding, because the streamed\n"
              "sum is formed in a different order (and rescaled) than the plain one.\n";
     return o.str();
+}
+
+nlohmann::json machine_json(const sim::Machine& m) {
+    return {{"name", m.name},
+            {"description", m.description},
+            {"hbm_bytes", m.hbm_bytes},
+            {"hbm_bandwidth", m.hbm_bandwidth},
+            {"sram_bytes", m.sram_bytes},
+            {"sram_total_bytes", static_cast<double>(m.sram_bytes) * m.sm_count},
+            {"sm_count", m.sm_count},
+            {"matmul_flops", m.matmul_flops},
+            {"scalar_flops", m.scalar_flops},
+            {"l2_bytes", m.l2_bytes},
+            {"l2_bandwidth", m.l2_bandwidth},
+            {"measured_hbm_bandwidth", m.measured_hbm_bandwidth},
+            {"measured_matmul_flops", m.measured_matmul_flops},
+            {"source", m.source}};
+}
+
+std::string events_text(const sim::Trace& tr, size_t limit) {
+    std::ostringstream o;
+    const size_t n = std::min(limit, tr.events.size());
+    for (size_t i = 0; i < n; ++i) {
+        const auto& e = tr.events[i];
+        o << "  step " << e.step << ": " << sim::event_kind_name(e.kind) << " " << sim::tensor_name(e.tensor);
+        if (e.row_tile >= 0 || e.col_tile >= 0) {
+            o << " tile (";
+            if (e.row_tile >= 0)
+                o << e.row_tile;
+            else
+                o << "-";
+            o << ",";
+            if (e.col_tile >= 0)
+                o << e.col_tile;
+            else
+                o << "-";
+            o << ")";
+        }
+        o << " " << e.rows << "x" << e.cols;
+        if (e.bytes) o << ", " << group_digits(e.bytes) << " B";
+        if (e.flops.total()) o << ", " << group_digits(e.flops.total()) << " FLOP";
+        o << "\n";
+    }
+    if (tr.events.size() > n || tr.truncated)
+        o << "  ... (" << group_digits(tr.events_total - static_cast<int64_t>(n)) << " more events)\n";
+    return o.str();
+}
+
+nlohmann::json events_json(const sim::Trace& tr, size_t limit) {
+    nlohmann::json ev = nlohmann::json::array();
+    for (size_t i = 0; i < std::min(tr.events.size(), limit); ++i) {
+        const auto& e = tr.events[i];
+        ev.push_back({{"kind", std::string(sim::event_kind_name(e.kind))},
+                      {"tensor", std::string(sim::tensor_name(e.tensor))},
+                      {"row_tile", e.row_tile},
+                      {"col_tile", e.col_tile},
+                      {"rows", e.rows},
+                      {"cols", e.cols},
+                      {"bytes", e.bytes},
+                      {"flops", e.flops.total()},
+                      {"step", e.step},
+                      {"phase", e.phase}});
+    }
+    return ev;
 }
 
 }  // namespace report

@@ -45,6 +45,13 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
 nlohmann::json scenario_json(const std::string& name, const std::string& description,
                              const std::vector<sim::Result>& rs);
 
+// A machine preset, every field (name, sizes, bandwidths, FLOP rates, where the numbers come from).
+nlohmann::json machine_json(const sim::Machine& m);
+// The first `limit` events of a trace: as a list of objects, and as text, one line an event
+// ("  step 3: load K tile (-,3) 64x64, 8,192 B"), then "... (N more events)" when some are left out.
+nlohmann::json events_json(const sim::Trace& tr, size_t limit);
+std::string events_text(const sim::Trace& tr, size_t limit);
+
 nlohmann::json softmax_json(const sim::StreamedSoftmax& s);
 std::string softmax_text(const sim::StreamedSoftmax& s);
 

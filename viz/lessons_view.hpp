@@ -1,7 +1,6 @@
 // viz/lessons_view.hpp — the lessons as the app walks them: each step's text and what the views
-// show (panel, parameters, animation step). From the lessons library (lessons/lib/lesson.hpp) when
-// the build has it; otherwise built-in worked examples whose numbers are computed by the simulator
-// when they are built, never typed.
+// show (panel, parameters, animation step, the softmax example), from the lessons library
+// (lessons/lib/lesson.hpp), which reads the lesson files; the app reads none itself.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -34,16 +33,14 @@ struct LessonDoc {
 
 struct LessonLibrary {
     std::vector<LessonDoc> lessons;
-    std::string source;                     // "lessons library: DIR" or "built-in worked examples"
+    std::string source;                     // "lessons library: DIR"
     std::string error;                      // the library could not be found at all
     int find(const std::string& id) const;  // index of the lesson with this id (or "N" = number), -1 if none
 };
 
-// Load the lessons (library when built in, else the built-in examples). Never throws.
+// Load the lessons from the lessons directory (lessons::lessons_dir()). Never throws: a lesson that
+// fails to load is listed with its error; no directory, or none in it, sets `error`.
 LessonLibrary load_lesson_library();
-// The built-in worked examples (always available; used by tests).
-std::vector<LessonDoc> builtin_lessons();
-bool have_lessons_library();
 
 // Apply a lesson step to the view: panel, parameters (through Simulations::request), cursor.
 // Returns the simulator's refusal when the step's parameters are invalid ("" when fine).

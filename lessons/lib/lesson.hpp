@@ -19,10 +19,11 @@
 #include "sim/machine.hpp"
 #include "sim/problem.hpp"
 #include "sim/simulate.hpp"
+#include "sim/softmax.hpp"
 
 namespace lessons {
 
-struct Context;  // computed values (lessons/lib/lesson.cpp)
+struct Context;  // computed values (lessons/lib/internal.hpp, context.cpp)
 
 // Every loading problem: the file, the 1-based line and column of the offending text (0 when the
 // problem is not tied to one place, e.g. an unreadable file) and what is wrong.
@@ -91,6 +92,15 @@ struct Exercise {
     std::string not_solution;  // optional: an answer that must not meet it (e.g. the base as is)
 };
 
+// The lesson's softmax example ([softmax]): one row of scores streamed in blocks, what the softmax
+// panel shows (placeholders read its computed values under "softmax").
+struct SoftmaxExample {
+    std::vector<double> scores;
+    int64_t block = 4;                        // scores per block
+    std::vector<std::vector<double>> values;  // optional: one value vector (a row of V) per score
+    sim::Precision precision = sim::Precision::fp32;
+};
+
 struct Lesson {
     std::string id;      // e.g. "online-softmax"
     int64_t number = 0;  // order in the list (1, 2, ...)
@@ -101,6 +111,7 @@ struct Lesson {
     std::vector<std::string> config_order;  // names in file order
     std::vector<Step> steps;
     std::optional<Exercise> exercise;
+    std::optional<SoftmaxExample> softmax;  // [softmax], when the lesson has one
     // The computed values placeholders look up (simulator results as JSON, softmax, machine,
     // measured). Opaque here; shared so a Lesson stays a cheap-to-copy value.
     std::shared_ptr<const Context> context;

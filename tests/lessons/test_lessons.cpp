@@ -93,6 +93,39 @@ TEST_CASE("lesson 4: the seed's running max and sum") {
     CHECK(render(l, "{{ softmax.blocks.0.running_sum | fixed:4 }}") == "1.3055");
 }
 
+TEST_CASE("lesson 4's [softmax] example is part of the loaded lesson, as written in the file") {
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/04-online-softmax.toml");
+    REQUIRE(l.softmax);
+    // lessons/04-online-softmax.toml: the seed's row of eight scores in blocks of four, and a V row
+    // of two numbers per score.
+    CHECK(l.softmax->scores == std::vector<double>{1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3});
+    CHECK(l.softmax->block == 4);
+    REQUIRE(l.softmax->values.size() == 8);
+    CHECK(l.softmax->values[0] == std::vector<double>{0, 1});
+    CHECK(l.softmax->values[7] == std::vector<double>{1, 1});
+    CHECK(l.softmax->precision == sim::Precision::fp32);
+    // A lesson without the table has none; one that leaves out block and precision gets 4 and fp32.
+    const Lesson l1 = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/01-standard-attention.toml");
+    CHECK_FALSE(l1.softmax);
+    const Lesson m = load_lesson_text(R"(id = "sm"
+title = "t"
+[softmax]
+scores = [1, 2, 3]
+[config.a]
+algo = "flash2"
+seq = 64
+head_dim = 16
+[[step]]
+text = "{{ softmax.block }}"
+)",
+                                      "inline.toml");
+    REQUIRE(m.softmax);
+    CHECK(m.softmax->block == 4);
+    CHECK(m.softmax->values.empty());
+    CHECK(m.softmax->precision == sim::Precision::fp32);
+    CHECK(m.steps[0].text == "4\n");
+}
+
 TEST_CASE("the exercise: the worked solution passes, the default blocks do not, bad answers are explained") {
     const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/12-exercises.toml");
     REQUIRE(l.exercise);

@@ -95,29 +95,6 @@ TEST_CASE("a missing results folder says how to produce it") {
     CHECK(one.note.empty());
 }
 
-TEST_CASE("built-in lessons carry the seeds' worked example, computed, not typed") {
-    const auto ls = builtin_lessons();
-    REQUIRE(ls.size() == 2);
-    const LessonDoc& sm = ls[1];
-    REQUIRE(sm.steps.size() == 3);
-    // The seed's table: running sum 1.3055 after block 1 and 1.9152 after block 2; the max 3.9 then
-    // 4.6. Independently: sum_j e^(s_j - 3.9) over 1.4, 3.9, 0.7, 2.2 = e^-2.5 + 1 + e^-3.2 + e^-1.7.
-    const double l1 = std::exp(-2.5) + 1 + std::exp(-3.2) + std::exp(-1.7);
-    CHECK(l1 == doctest::Approx(1.3055).epsilon(1e-4));
-    CHECK(sm.steps[0].text.find("1.3055") != std::string::npos);
-    CHECK(sm.steps[0].text.find("3.9") != std::string::npos);
-    CHECK(sm.steps[1].text.find("1.9152") != std::string::npos);
-    CHECK(std::exp(3.9 - 4.6) == doctest::Approx(0.496585).epsilon(1e-6));
-    CHECK(sm.steps[1].text.find("0.4966") != std::string::npos);  // e^(3.9 - 4.6) to 4 places
-    for (const auto& l : ls)
-        for (const auto& s : l.steps) {
-            CHECK_FALSE(s.text.empty());
-            CHECK(s.text.find("nan") == std::string::npos);
-        }
-    // the S size of the first lesson: N = 512, fp16: 512 * 512 * 2 bytes = 512 KiB
-    CHECK(ls[0].steps[1].text.find("512.00 KiB") != std::string::npos);
-}
-
 TEST_CASE("the lesson library opens on a first lesson, or says why not") {
     const LessonLibrary lib = load_lesson_library();
     CHECK((!lib.lessons.empty() || !lib.error.empty()));
@@ -126,6 +103,31 @@ TEST_CASE("the lesson library opens on a first lesson, or says why not") {
         CHECK(lib.find(lib.lessons[0].id) == 0);
     }
     CHECK(lib.find("no-such-lesson") == -1);
+}
+
+TEST_CASE("a lesson's softmax steps carry its [softmax] example to the softmax panel") {
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("online-softmax");
+    REQUIRE(k >= 0);
+    // lessons/04-online-softmax.toml: scores = [1.4, 3.9, ...], block = 4, values = [[0, 1], ...]
+    int softmax_steps = 0;
+    for (const LessonStep& s : lib.lessons[static_cast<size_t>(k)].steps) {
+        if (s.panel != Panel::softmax) {
+            CHECK(s.block == 0);
+            continue;
+        }
+        ++softmax_steps;
+        CHECK(s.scores_text == "1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3");
+        CHECK(s.values_text == "0, 1; 1, 0; 2, 1; 1, 2; 3, 2; 0, 3; 2, 2; 1, 1");
+        CHECK(s.block == 4);
+    }
+    CHECK(softmax_steps > 0);
+    // A lesson without [softmax] leaves the panel's example as it is.
+    const int first = lib.find("standard-attention");
+    REQUIRE(first >= 0);
+    for (const LessonStep& s : lib.lessons[static_cast<size_t>(first)].steps) CHECK(s.block == 0);
 }
 
 TEST_CASE("every term the app's (?) markers use has a glossary entry") {
@@ -184,7 +186,6 @@ TEST_CASE("charts: standard's bytes grow like N^2; flash1's shrink like 1/M") {
 }
 
 TEST_CASE("a lesson that fails to load is listed with its error in its place") {
-    if (!have_lessons_library()) return;  // built-in examples only: nothing is loaded from files
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "flashsim_viz_bad_lessons";
     fs::create_directories(dir);

@@ -1,0 +1,324 @@
+// lessons/lib/context.cpp — the computed values a lesson's placeholders look up: each
+// configuration's simulator result (as report::result_json prints it, plus a few derived views),
+// the machine presets, the softmax example, error comparisons against the reference, measured
+// rows from the recorded bench results; and the lookup of a dotted path among them.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "lessons/lib/internal.hpp"
+#include "report/report.hpp"
+#include "sim/reference.hpp"
+#include "sim/softmax.hpp"
+
+namespace lessons::detail {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- [configurations]
+sim::Result simulate_at_load(const Source& s, Pos pos, const ConfigSpec& c) {
+    const std::string& name = c.name;
+    try {
+        const sim::Machine& m = sim::find_machine(c.gpu);
+        // Refuse loops too long to walk at load time before walking them.
+        const int64_t sram = c.config.sram_bytes > 0 ? c.config.sram_bytes : m.sram_bytes;
+        const sim::BlockChoice bc =
+            sim::choose_blocks(c.problem, c.config.algo, sram, c.config.block_rows, c.config.block_cols);
+        const int64_t n = c.problem.seq;
+        const double steps =
+            std::ceil(double(n) / double(bc.block_rows)) * std::ceil(double(n) / double(bc.block_cols));
+        if (steps > double(limits().max_tile_steps))
+            s.fail(pos, "[config." + name + "]: blocks of " + std::to_string(bc.block_rows) + " x " +
+                            std::to_string(bc.block_cols) + " make " + report::group_digits(int64_t(steps)) +
+                            " tile steps; a lesson must load in milliseconds, so at most " +
+                            report::group_digits(limits().max_tile_steps) +
+                            " (use larger blocks, a larger sram or a smaller seq)");
+        return sim::simulate(c.problem, m, c.config);
+    } catch (const sim::Error& e) {
+        // The simulator speaks in CLI flags; a lesson's keys are spelled with underscores.
+        std::string msg = e.what();
+        for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{"--block-rows", "block_rows"},
+                                                                                       {"--block-cols", "block_cols"},
+                                                                                       {"--sram", "sram"},
+                                                                                       {"--window", "window"}}) {
+            for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
+                msg.replace(at, from.size(), to);
+        }
+        s.fail(pos, "[config." + name + "]: the simulator refuses this configuration: " + msg);
+    }
+}
+
+json config_json(const sim::Result& r) {
+    json j = report::result_json(r);
+    // Tensors the algorithm never touches are left out of the JSON; a lesson may still ask for
+    // them ("flash never writes S"), so they are present here with zero bytes.
+    for (int i = 0; i < sim::kTensorCount; ++i) {
+        const std::string t(sim::tensor_name(static_cast<sim::Tensor>(i)));
+        if (!j["tensors"].contains(t)) j["tensors"][t] = {{"read_bytes", 0}, {"write_bytes", 0}};
+    }
+    for (auto& [k, v] : j["tensors"].items()) {
+        (void)k;
+        v["total"] = v["read_bytes"].get<int64_t>() + v["write_bytes"].get<int64_t>();
+    }
+    j["hbm"]["total"] = j["hbm"]["read_bytes"].get<int64_t>() + j["hbm"]["write_bytes"].get<int64_t>();
+    j["machine"] = report::machine_json(r.machine);
+    j["elem_bytes"] = r.problem.elem_bytes();
+    j["steps_per_head"] = r.trace.steps_per_head;
+    j["events"] = report::events_json(r.trace, 512);
+    j["event_list"] = report::events_text(r.trace, 64);
+    // Per-kind counts over head 0's kept events (loads, stores, computes, rescales).
+    json kinds = {{"load", 0}, {"store", 0}, {"compute", 0}, {"rescale", 0}};
+    for (const auto& e : r.trace.events)
+        kinds[std::string(sim::event_kind_name(e.kind))] =
+            kinds[std::string(sim::event_kind_name(e.kind))].get<int64_t>() + 1;
+    j["event_counts"] = kinds;
+    if (r.output) {
+        json row = json::array();
+        for (int64_t k = 0; k < std::min<int64_t>(r.problem.head_dim, 8); ++k) row.push_back(r.output->at(0, 0, k));
+        j["output_row0"] = row;
+    }
+    if (r.record) {
+        json blocks = json::array();
+        for (const auto& b : r.record->blocks)
+            blocks.push_back({{"block", b.block},
+                              {"first_key", b.first_key},
+                              {"block_max", b.block_max},
+                              {"running_max", b.running_max_after},
+                              {"running_sum", b.running_sum_after},
+                              {"rescale", b.rescale}});
+        j["record"] = {{"row", r.record->row}, {"blocks", blocks}, {"count", r.record->blocks.size()}};
+    }
+    return j;
+}
+
+void add_machines(Context& ctx) {
+    for (const auto& m : sim::machine_presets()) {
+        std::string key = m.name;
+        std::replace(key.begin(), key.end(), '-', '_');
+        ctx.root["machine"][key] = report::machine_json(m);
+    }
+}
+
+// ---------------------------------------------------------------- [softmax]
+void add_softmax(const Source& s, Pos pos, const SoftmaxExample& ex, Context& ctx) {
+    try {
+        const auto r = sim::stream_softmax(ex.scores, ex.block, ex.values, ex.precision);
+        json j = report::softmax_json(r);
+        j["count"] = ex.scores.size();
+        j["block"] = ex.block;
+        j["block_count"] = r.record.blocks.size();
+        // The other precision too, so a lesson can show that the difference is rounding.
+        const auto other =
+            sim::stream_softmax(ex.scores, ex.block, ex.values,
+                                ex.precision == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
+        j[ex.precision == sim::Precision::fp32 ? "fp64" : "fp32"] = report::softmax_json(other);
+        ctx.root["softmax"] = j;
+    } catch (const sim::Error& e) { s.fail(pos, std::string("[softmax]: ") + e.what()); }
+}
+
+// ---------------------------------------------------------------- [error]
+const sim::Result& output_of(const Source& s, const std::string& where, const std::string& cfg, Pos pos,
+                             const std::map<std::string, sim::Result>& results) {
+    auto it = results.find(cfg);
+    if (it == results.end()) s.fail(pos, where + ": no configuration named '" + cfg + "'");
+    if (!it->second.output)
+        s.fail(pos, where + ": config '" + cfg + "' has no output; add numerics = \"on\" to [config." + cfg + "]");
+    return it->second;
+}
+
+void add_error(const Source& s, const ErrorSpec& e, const std::map<std::string, sim::Result>& results,
+               const std::map<std::string, ConfigSpec>& configs, Context& ctx) {
+    const std::string where = "[error." + e.name + "]";
+    const sim::Result& actual = output_of(s, where, e.actual, e.at_actual, results);
+    const std::string& exp = e.expected;
+    sim::ErrorStats st;
+    json expected_row0 = json::array();
+    if (exp == "reference" || exp.rfind("reference:", 0) == 0) {
+        sim::Problem p = actual.problem;
+        if (exp != "reference") {
+            const std::string other = exp.substr(10);
+            auto it = configs.find(other);
+            if (it == configs.end()) s.fail(e.at_expected, where + ": no configuration named '" + other + "'");
+            p = it->second.problem;
+            if (p.seq != actual.problem.seq || p.head_dim != actual.problem.head_dim ||
+                p.batch != actual.problem.batch || p.heads != actual.problem.heads || p.seed != actual.problem.seed ||
+                p.dtype != actual.problem.dtype)
+                s.fail(e.at_expected, where + ": '" + other +
+                                          "' and the actual config must have the same seq, head_dim, "
+                                          "batch, heads, dtype and seed (same inputs)");
+        }
+        const sim::Inputs in = sim::generate_inputs(p);
+        const sim::TensorD ref = sim::attention_reference(p, in.Q, in.K, in.V);
+        st = sim::validate(*actual.output, ref, actual.problem.dtype);
+        for (int64_t k = 0; k < std::min<int64_t>(p.head_dim, 8); ++k) expected_row0.push_back(ref.at(0, 0, k));
+    } else {
+        const sim::Result& ex = output_of(s, where, exp, e.at_expected, results);
+        if (ex.output->size() != actual.output->size())
+            s.fail(e.at_expected, where + ": '" + exp + "' and the actual config have outputs of different shapes");
+        st = sim::validate(*actual.output, *ex.output, actual.problem.dtype);
+        for (int64_t k = 0; k < std::min<int64_t>(ex.problem.head_dim, 8); ++k)
+            expected_row0.push_back(ex.output->at(0, 0, k));
+    }
+    if (st.nonfinite > 0)
+        s.fail(e.at_actual, where + ": the actual output has " + std::to_string(st.nonfinite) + " non-finite values");
+    json j = report::error_json(st);
+    j["identical_fraction"] = st.count ? static_cast<double>(st.identical) / static_cast<double>(st.count) : 0.0;
+    json actual_row0 = json::array();
+    for (int64_t k = 0; k < std::min<int64_t>(actual.problem.head_dim, 8); ++k)
+        actual_row0.push_back(actual.output->at(0, 0, k));
+    j["actual_row0"] = actual_row0;
+    j["expected_row0"] = expected_row0;
+    ctx.root["error"][e.name] = j;
+}
+
+// ---------------------------------------------------------------- [measured]
+namespace {
+std::string measured_file(const std::string& lesson_file) {
+    if (const char* env = std::getenv("FLASHSIM_MEASURED")) return env;
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(lesson_file).parent_path();
+    const fs::path p = (dir.empty() ? fs::path(".") : dir) / ".." / "cuda" / "results" / "h200.json";
+    return p.lexically_normal().string();
+}
+}  // namespace
+
+void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx) {
+    const std::string path = measured_file(lesson_file);
+    json doc;
+    std::string why;
+    {
+        std::ifstream f(path);
+        if (!f)
+            why = "no measurements recorded yet (" + path + " is absent)";
+        else {
+            try {
+                doc = json::parse(f);
+                if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
+                    why = path + " has no \"rows\" list";
+                    doc = json();
+                }
+            } catch (const std::exception&) { why = path + " is not valid JSON"; }
+        }
+    }
+    ctx.root["measured"] = json::object();
+    ctx.root["measured"]["status"] = why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" +
+                                                       doc.value("date", std::string("?")) + ")"
+                                                 : why;
+    ctx.root["measured"]["available"] = why.empty() ? 1 : 0;
+    for (const MeasuredSpec& m : specs) {
+        if (!why.empty()) {
+            ctx.missing_roots.insert("measured." + m.name);
+            continue;
+        }
+        bool found = false;
+        for (const auto& row : doc["rows"]) {
+            // Read tolerantly: a row missing a field simply does not match.
+            if (!row.is_object()) continue;
+            auto str = [&](const char* key) {
+                return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string();
+            };
+            auto num = [&](const char* key) {
+                return row.contains(key) && row[key].is_number() ? row[key].get<double>() : -1.0;
+            };
+            const bool rc = row.contains("causal") && row["causal"].is_boolean() ? row["causal"].get<bool>() : false;
+            if (str("variant") == m.variant && (str("pass").empty() ? "forward" : str("pass")) == m.pass &&
+                num("seq") == static_cast<double>(m.seq) && num("head_dim") == static_cast<double>(m.head_dim) &&
+                rc == m.causal && (m.dtype.empty() || str("dtype") == m.dtype) && !row.contains("error")) {
+                json r = row;
+                // Derived sums; null (rendered n/a) when a part was not recorded.
+                auto sum2 = [&](const char* a, const char* b) {
+                    return r.contains(a) && r.contains(b) && r[a].is_number() && r[b].is_number()
+                               ? json(r[a].get<double>() + r[b].get<double>())
+                               : json(nullptr);
+                };
+                r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
+                r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
+                r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
+                ctx.root["measured"][m.name] = r;
+                found = true;
+                break;
+            }
+        }
+        if (!found) ctx.missing_roots.insert("measured." + m.name);
+    }
+}
+
+// ---------------------------------------------------------------- [lookup]
+Value lookup_in(const Context& ctx, const json* answer, const std::string& path) {
+    std::vector<std::string> segs;
+    {
+        std::string cur;
+        for (char c : path) {
+            if (c == '.') {
+                segs.push_back(cur);
+                cur.clear();
+            } else
+                cur += c;
+        }
+        segs.push_back(cur);
+    }
+    const json* node = nullptr;
+    std::string walked = segs[0];
+    if (segs[0] == "answer") {
+        if (!answer) throw ExprError("'answer' is only defined in an exercise's goal", 0);
+        node = answer;
+    } else {
+        if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1]))
+            throw Missing(segs[0] + "." + segs[1] + ": " + ctx.root["measured"]["status"].get<std::string>());
+        auto it = ctx.root.find(segs[0]);
+        if (it == ctx.root.end()) {
+            std::vector<std::string> names;
+            for (auto& [k, v] : ctx.root.items()) {
+                (void)v;
+                names.push_back(k);
+            }
+            throw ExprError("unknown name '" + segs[0] + "' (defined here: " + join(names) + ")", 0);
+        }
+        node = &*it;
+    }
+    for (size_t i = 1; i < segs.size(); ++i) {
+        const std::string& sgm = segs[i];
+        if (node->is_array()) {
+            const bool digits =
+                !sgm.empty() && sgm.size() < 10 && sgm.find_first_not_of("0123456789") == std::string::npos;
+            if (!digits)
+                throw ExprError("'" + walked + "' is a list of " + std::to_string(node->size()) +
+                                    " entries; use an index 0.." + std::to_string(node->size() ? node->size() - 1 : 0) +
+                                    ", got '" + sgm + "'",
+                                0);
+            const size_t idx = static_cast<size_t>(std::stoul(sgm));
+            if (idx >= node->size())
+                throw ExprError("'" + walked + "' has " + std::to_string(node->size()) + " entries; index " + sgm +
+                                    " is past the end",
+                                0);
+            node = &(*node)[idx];
+        } else if (node->is_object()) {
+            auto it = node->find(sgm);
+            if (it == node->end()) {
+                std::vector<std::string> keys;
+                for (auto& [k, v] : node->items()) {
+                    (void)v;
+                    if (keys.size() < 24) keys.push_back(k);
+                }
+                throw ExprError("'" + walked + "' has no '" + sgm + "' (it has: " + join(keys) + ")", 0);
+            }
+            node = &*it;
+        } else {
+            throw ExprError("'" + walked + "' is a single value; it has no '" + sgm + "'", 0);
+        }
+        walked += "." + sgm;
+    }
+    if (node->is_number()) return Value{true, node->get<double>(), {}};
+    if (node->is_boolean()) return Value{true, node->get<bool>() ? 1.0 : 0.0, {}};
+    if (node->is_string()) return Value{false, 0, node->get<std::string>()};
+    if (node->is_null() && segs[0] == "measured") throw Missing(walked + " was not recorded in the measurements");
+    if (node->is_null())
+        throw ExprError("'" + walked + "' has no value here (e.g. the running max before the first block is -infinity)",
+                        0);
+    throw ExprError("'" + walked + "' is a group of values, not one value; add a field name (e.g. '" + walked + "." +
+                        (node->is_object() && !node->empty() ? node->begin().key() : std::string("0")) + "')",
+                    0);
+}
+
+}  // namespace lessons::detail

@@ -1,0 +1,572 @@
+// lessons/lib/parse.cpp — a lesson file (TOML) to a Lesson: every key checked, each error at its
+// line and column; while it reads, it has the configurations simulated and the context computed
+// (context.cpp) and the prose rendered (render.cpp). The only file of the library that reads TOML.
+//
+// [SECTIONS]  errors and positions · TOML helpers · configurations · softmax, error, measured ·
+//             views and expectations · load_lesson
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "lessons/lib/internal.hpp"
+
+namespace lessons {
+
+using detail::ExprError;
+using detail::join;
+using detail::lookup_in;
+using detail::Missing;
+using detail::Pos;
+using detail::reflow;
+using detail::render_node_text;
+using detail::Source;
+using detail::Value;
+using nlohmann::json;
+
+namespace detail {
+Limits& limits() {
+    static Limits l;
+    return l;
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- [errors and positions]
+LoadError::LoadError(std::string f, int64_t l, int64_t c, std::string m)
+    : std::runtime_error(f + ":" + std::to_string(l) + ":" + std::to_string(c) + ": " + m),
+      file(std::move(f)),
+      line(l),
+      column(c),
+      message(std::move(m)) {}
+
+namespace {
+
+Pos pos_of(const toml::node& n) {
+    return {static_cast<int64_t>(n.source().begin.line), static_cast<int64_t>(n.source().begin.column)};
+}
+Pos pos_of(const toml::key& k) {
+    return {static_cast<int64_t>(k.source().begin.line), static_cast<int64_t>(k.source().begin.column)};
+}
+
+// ---------------------------------------------------------------- [TOML helpers]
+std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::string:
+            return "text";
+        case toml::node_type::integer:
+            return "an integer";
+        case toml::node_type::floating_point:
+            return "a number";
+        case toml::node_type::boolean:
+            return "true/false";
+        case toml::node_type::array:
+            return "a list";
+        case toml::node_type::table:
+            return "a table";
+        default:
+            return "a date/time";
+    }
+}
+
+std::string get_string(const Source& s, const toml::node& n, const std::string& what) {
+    if (auto v = n.value_exact<std::string>()) return *v;
+    s.fail(pos_of(n), "'" + what + "' must be text in quotes, got " + type_name(n));
+}
+int64_t get_int(const Source& s, const toml::node& n, const std::string& what) {
+    if (auto v = n.value_exact<int64_t>()) return *v;
+    s.fail(pos_of(n), "'" + what + "' must be a whole number, got " + type_name(n));
+}
+double get_number(const Source& s, const toml::node& n, const std::string& what) {
+    if (auto v = n.value_exact<int64_t>()) return static_cast<double>(*v);
+    if (auto v = n.value_exact<double>()) {
+        if (!std::isfinite(*v)) s.fail(pos_of(n), "'" + what + "' must be a finite number, got " + std::to_string(*v));
+        return *v;
+    }
+    s.fail(pos_of(n), "'" + what + "' must be a number, got " + type_name(n));
+}
+bool get_bool(const Source& s, const toml::node& n, const std::string& what) {
+    if (auto v = n.value_exact<bool>()) return *v;
+    s.fail(pos_of(n), "'" + what + "' must be true or false, got " + type_name(n));
+}
+const toml::table& get_table(const Source& s, const toml::node& n, const std::string& what) {
+    if (auto t = n.as_table()) return *t;
+    s.fail(pos_of(n), "'" + what + "' must be a table ([" + what + "] or { ... }), got " + type_name(n));
+}
+const toml::array& get_array(const Source& s, const toml::node& n, const std::string& what) {
+    if (auto a = n.as_array()) return *a;
+    s.fail(pos_of(n), "'" + what + "' must be a list [ ... ], got " + type_name(n));
+}
+// Unknown keys are errors (a typo would otherwise be silently ignored).
+void check_keys(const Source& s, const toml::table& t, const std::vector<std::string>& known,
+                const std::string& where) {
+    for (auto&& [k, v] : t) {
+        (void)v;
+        if (std::find(known.begin(), known.end(), std::string(k.str())) == known.end())
+            s.fail(pos_of(k),
+                   "unknown key '" + std::string(k.str()) + "' in " + where + " (known: " + join(known) + ")");
+    }
+}
+bool valid_name(const std::string& n) {
+    if (n.empty() || n.size() > 64) return false;
+    if (!(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+    for (char c : n)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    return true;
+}
+const std::set<std::string> kReserved = {"machine", "softmax", "error", "measured", "answer", "lesson"};
+
+// ---------------------------------------------------------------- [configurations]
+struct ConfigParsed {
+    ConfigSpec spec;
+    Pos pos;
+};
+
+ConfigParsed parse_config(const Source& s, const std::string& name, const toml::table& t) {
+    ConfigParsed out;
+    out.pos = pos_of(t);
+    ConfigSpec& c = out.spec;
+    c.name = name;
+    c.config.numerics = sim::Numerics::off;  // lessons compute numbers only when asked
+    c.config.l2 = sim::L2Mode::off;          // the L2 replay costs time at load; on when asked
+    const std::string where = "[config." + name + "]";
+    check_keys(
+        s, t, {"algo",   "seq",   "head_dim", "batch",      "heads",          "dtype",         "gpu",      "causal",
+               "window", "scale", "seed",     "block_rows", "block_cols",     "sram",          "numerics", "record_row",
+               "pass",   "l2",    "ceilings", "timing",     "bwd_block_rows", "bwd_block_cols"},
+        where);
+    for (const char* req : {"algo", "seq", "head_dim"})
+        if (!t.contains(req))
+            s.fail(out.pos, where + " needs '" + req + "' (e.g. algo = \"flash2\", seq = 1024, head_dim = 64)");
+    auto pos_int = [&](const char* key, int64_t lo) {
+        const toml::node& n = *t.get(key);
+        const int64_t v = get_int(s, n, key);
+        if (v < lo)
+            s.fail(pos_of(n),
+                   "'" + std::string(key) + "' must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
+        return v;
+    };
+    {
+        const toml::node& n = *t.get("algo");
+        const std::string a = get_string(s, n, "algo");
+        const auto algo = sim::parse_algo(a);
+        if (!algo) s.fail(pos_of(n), "unknown algo '" + a + "' (use standard, flash1 or flash2)");
+        c.config.algo = *algo;
+    }
+    c.problem.seq = pos_int("seq", 1);
+    c.problem.head_dim = pos_int("head_dim", 1);
+    if (t.contains("batch")) c.problem.batch = pos_int("batch", 1);
+    if (t.contains("heads")) c.problem.heads = pos_int("heads", 1);
+    if (t.contains("dtype")) {
+        const toml::node& n = *t.get("dtype");
+        const std::string d = get_string(s, n, "dtype");
+        const auto dt = sim::parse_dtype(d);
+        if (!dt) s.fail(pos_of(n), "unknown dtype '" + d + "' (use fp16, bf16 or fp32)");
+        c.problem.dtype = *dt;
+    }
+    if (t.contains("gpu")) {
+        const toml::node& n = *t.get("gpu");
+        c.gpu = get_string(s, n, "gpu");
+        try {
+            c.gpu = sim::find_machine(c.gpu).name;
+        } catch (const sim::Error& e) { s.fail(pos_of(n), e.what()); }
+    }
+    if (t.contains("causal")) c.problem.causal = get_bool(s, *t.get("causal"), "causal");
+    if (t.contains("window")) {
+        c.problem.window = pos_int("window", 0);
+        if (c.problem.window > 0) c.problem.causal = true;
+    }
+    if (t.contains("scale")) {
+        const toml::node& n = *t.get("scale");
+        c.problem.scale = get_number(s, n, "scale");
+        if (c.problem.scale < 0) s.fail(pos_of(n), "'scale' must be positive (or 0 for 1/sqrt(head_dim))");
+    }
+    if (t.contains("seed")) c.problem.seed = static_cast<uint64_t>(pos_int("seed", 0));
+    if (t.contains("block_rows")) c.config.block_rows = pos_int("block_rows", 1);
+    if (t.contains("block_cols")) c.config.block_cols = pos_int("block_cols", 1);
+    if (t.contains("sram")) c.config.sram_bytes = pos_int("sram", 1);
+    if (t.contains("numerics")) {
+        const toml::node& n = *t.get("numerics");
+        const std::string v = get_string(s, n, "numerics");
+        if (v == "on")
+            c.config.numerics = sim::Numerics::on;
+        else if (v == "off")
+            c.config.numerics = sim::Numerics::off;
+        else
+            s.fail(pos_of(n), "'numerics' must be \"on\" or \"off\", got '" + v + "'");
+    }
+    if (t.contains("record_row")) c.config.record_row = pos_int("record_row", 0);
+    auto choice = [&](const char* key, const std::vector<std::string>& options) -> std::string {
+        const toml::node& n = *t.get(key);
+        const std::string v = get_string(s, n, key);
+        if (std::find(options.begin(), options.end(), v) == options.end())
+            s.fail(pos_of(n), "'" + std::string(key) + "' must be one of " + join(options) + ", got '" + v + "'");
+        return v;
+    };
+    if (t.contains("pass")) c.config.pass = *sim::parse_pass(choice("pass", {"forward", "backward", "both"}));
+    if (t.contains("l2")) {
+        const std::string v = choice("l2", {"auto", "on", "off"});
+        c.config.l2 = v == "on" ? sim::L2Mode::on : v == "auto" ? sim::L2Mode::automatic : sim::L2Mode::off;
+        if (!detail::limits().allow_l2) c.config.l2 = sim::L2Mode::off;
+    }
+    if (t.contains("ceilings"))
+        c.config.ceilings = choice("ceilings", {"datasheet", "measured"}) == "measured" ? sim::Ceilings::measured
+                                                                                        : sim::Ceilings::datasheet;
+    if (t.contains("timing")) c.config.timing = get_bool(s, *t.get("timing"), "timing");
+    if (t.contains("bwd_block_rows")) c.config.bwd_block_rows = pos_int("bwd_block_rows", 1);
+    if (t.contains("bwd_block_cols")) c.config.bwd_block_cols = pos_int("bwd_block_cols", 1);
+    // Keep lesson loading fast: numerics (real arithmetic on every element) only for small problems.
+    const double work =
+        static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;
+    if (c.config.numerics == sim::Numerics::on && work > detail::limits().max_numerics_work)
+        s.fail(out.pos, where +
+                            ": numerics = \"on\" needs batch*heads*seq*seq*head_dim <= 268,435,456 so the lesson "
+                            "loads quickly; use a smaller seq or head_dim, or numerics = \"off\"");
+    if (c.problem.heads_total() > 4096)
+        s.fail(out.pos, where + ": batch*heads above 4096; lessons use one or a few heads (the counts scale linearly)");
+    return out;
+}
+
+// ---------------------------------------------------------------- [softmax, error, measured]
+struct Built {
+    Lesson lesson;
+    std::map<std::string, sim::Result> results;
+};
+
+SoftmaxExample parse_softmax(const Source& s, const toml::table& t) {
+    check_keys(s, t, {"scores", "block", "values", "precision"}, "[softmax]");
+    if (!t.contains("scores")) s.fail(pos_of(t), "[softmax] needs 'scores' (e.g. scores = [1.4, 3.9, 0.7, 2.2])");
+    SoftmaxExample ex;
+    for (auto&& x : get_array(s, *t.get("scores"), "scores")) ex.scores.push_back(get_number(s, x, "scores"));
+    if (t.contains("block")) ex.block = get_int(s, *t.get("block"), "block");
+    if (t.contains("values"))
+        for (auto&& row : get_array(s, *t.get("values"), "values")) {
+            std::vector<double> r;
+            for (auto&& x : get_array(s, row, "values row")) r.push_back(get_number(s, x, "values"));
+            ex.values.push_back(std::move(r));
+        }
+    if (t.contains("precision")) {
+        const std::string p = get_string(s, *t.get("precision"), "precision");
+        if (p == "fp64")
+            ex.precision = sim::Precision::fp64;
+        else if (p != "fp32")
+            s.fail(pos_of(*t.get("precision")), "'precision' must be \"fp32\" or \"fp64\", got '" + p + "'");
+    }
+    if (ex.scores.size() > 4096) s.fail(pos_of(t), "[softmax]: at most 4096 scores");
+    return ex;
+}
+
+detail::ErrorSpec parse_error(const Source& s, const std::string& name, const toml::table& t, const Built& b) {
+    const std::string where = "[error." + name + "]";
+    check_keys(s, t, {"actual", "expected"}, where);
+    for (const char* k : {"actual", "expected"})
+        if (!t.contains(k))
+            s.fail(pos_of(t), where + " needs '" + k +
+                                  "' (actual = a config name; expected = \"reference\", "
+                                  "\"reference:CONFIG\" or a config name)");
+    const toml::node& an = *t.get("actual");
+    const toml::node& en = *t.get("expected");
+    detail::ErrorSpec e;
+    e.name = name;
+    e.at_table = pos_of(t);
+    e.at_actual = pos_of(an);
+    e.at_expected = pos_of(en);
+    e.actual = get_string(s, an, "actual");
+    detail::output_of(s, where, e.actual, e.at_actual, b.results);  // before 'expected' is read
+    e.expected = get_string(s, en, "expected");
+    return e;
+}
+
+std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::table& all) {
+    std::vector<detail::MeasuredSpec> out;
+    for (auto&& [k, v] : all) {
+        const std::string name(k.str());
+        const std::string where = "[measured." + name + "]";
+        if (!valid_name(name)) s.fail(pos_of(k), "measurement name '" + name + "' must be letters, digits and _");
+        const toml::table& t = get_table(s, v, "measured." + name);
+        check_keys(s, t, {"variant", "pass", "seq", "head_dim", "causal", "dtype"}, where);
+        for (const char* req : {"variant", "seq", "head_dim"})
+            if (!t.contains(req)) s.fail(pos_of(t), where + " needs '" + req + "' (which row of the bench results)");
+        detail::MeasuredSpec m;
+        m.name = name;
+        m.variant = get_string(s, *t.get("variant"), "variant");
+        if (t.contains("pass")) m.pass = get_string(s, *t.get("pass"), "pass");
+        m.seq = get_int(s, *t.get("seq"), "seq");
+        m.head_dim = get_int(s, *t.get("head_dim"), "head_dim");
+        if (t.contains("causal")) m.causal = get_bool(s, *t.get("causal"), "causal");
+        if (t.contains("dtype")) m.dtype = get_string(s, *t.get("dtype"), "dtype");
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- [views and expectations]
+View parse_view(const Source& s, const toml::table& t, const Lesson& l,
+                const std::map<std::string, sim::Result>& results) {
+    View v;
+    check_keys(s, t, {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col"},
+               "view");
+    static const std::vector<std::string> panels = {"memory", "softmax", "compare", "charts", "measured", "text"};
+    if (t.contains("panel")) {
+        v.panel = get_string(s, *t.get("panel"), "panel");
+        if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())
+            s.fail(pos_of(*t.get("panel")), "unknown panel '" + v.panel + "' (known: " + join(panels) + ")");
+    }
+    auto cfg_name = [&](const toml::node& n, const std::string& what) {
+        const std::string c = get_string(s, n, what);
+        if (!l.configs.count(c))
+            s.fail(pos_of(n), what + ": no configuration named '" + c + "' (defined: " + join(l.config_order) + ")");
+        return c;
+    };
+    if (t.contains("config")) v.config = cfg_name(*t.get("config"), "config");
+    if (t.contains("algo")) {
+        v.algo = get_string(s, *t.get("algo"), "algo");
+        if (!sim::parse_algo(v.algo))
+            s.fail(pos_of(*t.get("algo")), "unknown algo '" + v.algo + "' (use standard, flash1 or flash2)");
+    }
+    if (t.contains("compare"))
+        for (auto&& x : get_array(s, *t.get("compare"), "compare")) v.compare.push_back(cfg_name(x, "compare"));
+    const std::string shown = v.config.empty() ? (l.config_order.empty() ? "" : l.config_order[0]) : v.config;
+    if (v.algo.empty() && !shown.empty()) v.algo = std::string(sim::algo_name(l.configs.at(shown).config.algo));
+    const sim::Result* r = shown.empty() ? nullptr : &results.at(shown);
+    auto idx = [&](const char* key, int64_t limit, const std::string& what) -> int64_t {
+        if (!t.contains(key)) return -1;
+        const toml::node& n = *t.get(key);
+        const int64_t x = get_int(s, n, key);
+        if (x < 0 || (r && x >= limit))
+            s.fail(pos_of(n), std::string("'") + key + "' = " + std::to_string(x) + " is outside " + what + " 0.." +
+                                  std::to_string(limit - 1) + " of config '" + shown + "'");
+        return x;
+    };
+    const int64_t steps = r ? std::max<int64_t>(r->trace.steps_per_head, 1) : 1;
+    v.step_from = idx("step_from", steps, "the steps");
+    v.step_to = idx("step_to", steps, "the steps");
+    if (v.step_from >= 0 && v.step_to >= 0 && v.step_to < v.step_from)
+        s.fail(pos_of(*t.get("step_to")), "'step_to' must not be before 'step_from'");
+    if (v.step_from >= 0 && v.step_to < 0) v.step_to = v.step_from;
+    v.row = idx("row", r ? r->problem.seq : 1, "the query rows");
+    v.tile_row = idx("tile_row", r ? r->tiles_rows : 1, "the row tiles");
+    v.tile_col = idx("tile_col", r ? r->tiles_cols : 1, "the column tiles");
+    return v;
+}
+
+Expectation parse_expect(const Source& s, const toml::table& t, const Context& ctx) {
+    Expectation e;
+    check_keys(s, t, {"expr", "value", "abs_tol", "rel_tol", "at_least", "at_most", "note"}, "expect");
+    const Pos p = pos_of(t);
+    e.line = p.line;
+    e.column = p.column;
+    if (!t.contains("expr")) s.fail(p, "an expectation needs 'expr' (e.g. expr = \"standard.tensors.S.write_bytes\")");
+    const toml::node& en = *t.get("expr");
+    e.expr = get_string(s, en, "expr");
+    if (t.contains("value")) e.value = get_number(s, *t.get("value"), "value");
+    if (t.contains("abs_tol")) e.abs_tol = get_number(s, *t.get("abs_tol"), "abs_tol");
+    if (t.contains("rel_tol")) e.rel_tol = get_number(s, *t.get("rel_tol"), "rel_tol");
+    if (t.contains("at_least")) e.at_least = get_number(s, *t.get("at_least"), "at_least");
+    if (t.contains("at_most")) e.at_most = get_number(s, *t.get("at_most"), "at_most");
+    if (t.contains("note")) e.note = get_string(s, *t.get("note"), "note");
+    if (e.abs_tol < 0 || e.rel_tol < 0) s.fail(p, "tolerances must not be negative");
+    if (!e.value && !e.at_least && !e.at_most) s.fail(p, "an expectation needs 'value', 'at_least' or 'at_most'");
+    // The expression must parse and name things that exist (its value is checked by the tests).
+    const Pos ep = pos_of(en);
+    try {
+        detail::eval_expr(e.expr, [&](const std::string& path) { return lookup_in(ctx, nullptr, path); });
+    } catch (const ExprError& x) {
+        s.fail({ep.line, ep.column + 1 + static_cast<int64_t>(x.pos)}, "in expect '" + e.expr + "': " + x.what());
+    } catch (const Missing&) {}
+    return e;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- [load_lesson]
+namespace {
+
+Built build(const Source& s) {
+    toml::table root;
+    try {
+        root = toml::parse(s.text, s.file);
+    } catch (const toml::parse_error& e) {
+        s.fail({static_cast<int64_t>(e.source().begin.line), static_cast<int64_t>(e.source().begin.column)},
+               "TOML syntax: " + std::string(e.description()));
+    }
+    Built b;
+    Lesson& l = b.lesson;
+    l.file = s.file;
+    auto ctx = std::make_shared<Context>();
+    check_keys(s, root,
+               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "step", "exercise"},
+               "the lesson");
+    for (const char* req : {"id", "title", "config", "step"})
+        if (!root.contains(req))
+            s.fail({1, 1}, std::string("the lesson needs '") + req + "'" +
+                               (std::string(req) == "config" ? " (at least one [config.NAME] table)"
+                                : std::string(req) == "step" ? " (at least one [[step]])"
+                                                             : ""));
+    l.id = get_string(s, *root.get("id"), "id");
+    {
+        bool ok = !l.id.empty() && l.id.size() <= 64;
+        for (char c : l.id) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+        if (!ok)
+            s.fail(
+                pos_of(*root.get("id")),
+                "'id' must be 1-64 letters, digits, '-' or '_' (it is typed on the command line), got '" + l.id + "'");
+    }
+    if (root.contains("number")) {
+        l.number = get_int(s, *root.get("number"), "number");
+        if (l.number < 0 || l.number > 999) s.fail(pos_of(*root.get("number")), "'number' must be 0..999");
+    }
+    l.title = get_string(s, *root.get("title"), "title");
+    if (l.title.empty()) s.fail(pos_of(*root.get("title")), "'title' must not be empty");
+
+    // Machines first: every preset, under its name with '-' written as '_'.
+    detail::add_machines(*ctx);
+    // Configurations, simulated.
+    const toml::table& cfgs = get_table(s, *root.get("config"), "config");
+    if (cfgs.empty()) s.fail(pos_of(cfgs), "[config] has no configurations; add one like [config.standard]");
+    for (auto&& [k, v] : cfgs) {
+        const std::string name(k.str());
+        if (!valid_name(name))
+            s.fail(pos_of(k), "configuration name '" + name +
+                                  "' must start with a letter and use only letters, digits and _ "
+                                  "(it is used in placeholders like {{" +
+                                  name + ".hbm.total}})");
+        if (kReserved.count(name))
+            s.fail(pos_of(k), "'" + name + "' is reserved for computed values; choose another configuration name");
+        const ConfigParsed c = parse_config(s, name, get_table(s, v, "config." + name));
+        sim::Result r = detail::simulate_at_load(s, c.pos, c.spec);
+        ctx->root[name] = detail::config_json(r);
+        b.results.emplace(name, std::move(r));
+        l.configs.emplace(name, c.spec);
+        l.config_order.push_back(name);
+    }
+    if (root.contains("softmax")) {
+        const toml::table& t = get_table(s, *root.get("softmax"), "softmax");
+        l.softmax = parse_softmax(s, t);
+        detail::add_softmax(s, pos_of(t), *l.softmax, *ctx);
+    }
+    if (root.contains("error"))
+        for (auto&& [k, v] : get_table(s, *root.get("error"), "error")) {
+            const std::string name(k.str());
+            if (!valid_name(name)) s.fail(pos_of(k), "comparison name '" + name + "' must be letters, digits and _");
+            detail::add_error(s, parse_error(s, name, get_table(s, v, "error." + name), b), b.results, l.configs, *ctx);
+        }
+    if (root.contains("measured"))
+        detail::add_measured(s.file, parse_measured(s, get_table(s, *root.get("measured"), "measured")), *ctx);
+    else { ctx->root["measured"] = json::object(); }
+
+    if (root.contains("summary")) {
+        const toml::node& n = *root.get("summary");
+        l.summary = render_node_text(s, *ctx, get_string(s, n, "summary"), pos_of(n));
+    }
+    // Steps.
+    const toml::array& steps = get_array(s, *root.get("step"), "step");
+    if (steps.empty()) s.fail(pos_of(steps), "the lesson has no steps; add [[step]] tables");
+    for (auto&& sn : steps) {
+        const toml::table& st = get_table(s, sn, "step");
+        check_keys(s, st, {"title", "text", "view", "expect"}, "[[step]]");
+        if (!st.contains("text")) s.fail(pos_of(st), "every [[step]] needs 'text'");
+        Step step;
+        if (st.contains("title")) {
+            const toml::node& n = *st.get("title");
+            step.title = render_node_text(s, *ctx, get_string(s, n, "title"), pos_of(n));
+        }
+        const toml::node& tn = *st.get("text");
+        step.source_text = get_string(s, tn, "text");
+        step.text = reflow(render_node_text(s, *ctx, step.source_text, pos_of(tn)));
+        if (st.contains("view"))
+            step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results);
+        else
+            step.view.panel = "text";
+        if (st.contains("expect"))
+            for (auto&& en : get_array(s, *st.get("expect"), "expect"))
+                step.expect.push_back(parse_expect(s, get_table(s, en, "expect"), *ctx));
+        l.steps.push_back(std::move(step));
+    }
+    // Exercise.
+    if (root.contains("exercise")) {
+        const toml::table& t = get_table(s, *root.get("exercise"), "exercise");
+        check_keys(s, t,
+                   {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution"},
+                   "[exercise]");
+        for (const char* req : {"prompt", "base", "fields", "goal", "solution"})
+            if (!t.contains(req)) s.fail(pos_of(t), std::string("[exercise] needs '") + req + "'");
+        Exercise ex;
+        const toml::node& pn = *t.get("prompt");
+        ex.prompt = reflow(render_node_text(s, *ctx, get_string(s, pn, "prompt"), pos_of(pn)));
+        const toml::node& bn = *t.get("base");
+        ex.base = get_string(s, bn, "base");
+        if (!l.configs.count(ex.base)) s.fail(pos_of(bn), "[exercise] base: no configuration named '" + ex.base + "'");
+        static const std::vector<std::string> settable = {"algo", "block_rows", "block_cols", "sram",
+                                                          "seq",  "head_dim",   "dtype"};
+        for (auto&& f : get_array(s, *t.get("fields"), "fields")) {
+            const std::string name = get_string(s, f, "fields");
+            if (std::find(settable.begin(), settable.end(), name) == settable.end())
+                s.fail(pos_of(f), "a learner cannot set '" + name + "' (settable: " + join(settable) + ")");
+            ex.fields.push_back(name);
+        }
+        if (ex.fields.empty()) s.fail(pos_of(*t.get("fields")), "'fields' lists what the learner chooses; it is empty");
+        const toml::node& gn = *t.get("goal");
+        ex.goal_expr = get_string(s, gn, "goal");
+        if (t.contains("at_most")) ex.goal_at_most = get_number(s, *t.get("at_most"), "at_most");
+        if (t.contains("at_least")) ex.goal_at_least = get_number(s, *t.get("at_least"), "at_least");
+        if (!ex.goal_at_most && !ex.goal_at_least)
+            s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
+        // The goal must evaluate against the base configuration bound as 'answer'.
+        try {
+            const json& base = ctx->root[ex.base];
+            detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*ctx, &base, p); });
+        } catch (const ExprError& x) {
+            const Pos gp = pos_of(gn);
+            s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
+                   "in goal '" + ex.goal_expr + "': " + x.what());
+        }
+        if (t.contains("goal_text")) {
+            const toml::node& n = *t.get("goal_text");
+            ex.goal_text = render_node_text(s, *ctx, get_string(s, n, "goal_text"), pos_of(n));
+        }
+        l.exercise = ex;
+        // A worked solution (and optionally a wrong answer) the tests check: the exercise is a test too.
+        l.context = ctx;
+        for (const char* key : {"solution", "not_solution"}) {
+            if (!t.contains(key)) continue;
+            const toml::node& n = *t.get(key);
+            const std::string text = get_string(s, n, key);
+            std::map<std::string, std::string> ans;
+            try {
+                ans = parse_answer(text);
+            } catch (const LoadError& e) { s.fail(pos_of(n), std::string("'") + key + "': " + e.message); }
+            for (const auto& [f, val] : ans) {
+                (void)val;
+                if (std::find(ex.fields.begin(), ex.fields.end(), f) == ex.fields.end())
+                    s.fail(pos_of(n), std::string("'") + key + "' sets '" + f + "', which is not in 'fields'");
+            }
+            (std::string(key) == "solution" ? l.exercise->solution : l.exercise->not_solution) = text;
+        }
+    }
+    l.context = ctx;
+    return b;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw LoadError(path, 0, 0, "cannot open the file (check the path and that it is readable)");
+    std::ostringstream o;
+    o << f.rdbuf();
+    std::string t = o.str();
+    if (t.size() > (1u << 20))
+        throw LoadError(path, 0, 0, "the file is larger than 1 MiB; a lesson should be a few KiB of text");
+    return t;
+}
+
+}  // namespace
+
+Lesson load_lesson_text(const std::string& text, const std::string& file) {
+    const Source s(file, text);
+    return build(s).lesson;
+}
+
+Lesson load_lesson(const std::string& path) { return load_lesson_text(read_file(path), path); }
+
+}  // namespace lessons
