@@ -95,14 +95,22 @@ TEST_CASE("a missing results folder says how to produce it") {
     CHECK(one.note.empty());
 }
 
-TEST_CASE("the lesson library opens on a first lesson, or says why not") {
+TEST_CASE("the lesson library opens on the first lesson, or says why not") {
+    // The repository's lessons: the app opens on lesson 1 (lessons/01-*.toml), whose id is its file's.
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
     const LessonLibrary lib = load_lesson_library();
-    CHECK((!lib.lessons.empty() || !lib.error.empty()));
-    if (!lib.lessons.empty()) {
-        CHECK(lib.find("1") == 0);
-        CHECK(lib.find(lib.lessons[0].id) == 0);
-    }
+    REQUIRE_MESSAGE(lib.error.empty(), lib.error);
+    REQUIRE(lib.lessons.size() >= 12);
+    CHECK(lib.find("1") == 0);
+    CHECK(lib.lessons[0].id == "standard-attention");
+    CHECK(lib.find("standard-attention") == 0);
     CHECK(lib.find("no-such-lesson") == -1);
+    // No lessons where they are looked for: no lesson, and an error that names the place.
+    ::setenv("FLASHSIM_LESSONS", "/no/such/lessons/dir", 1);
+    const LessonLibrary none = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    CHECK(none.lessons.empty());
+    CHECK(none.error.find("/no/such/lessons/dir") != std::string::npos);
 }
 
 TEST_CASE("a lesson's softmax steps carry its [softmax] example to the softmax panel") {
