@@ -1,6 +1,7 @@
 // sim/program.hpp — internal to the simulator: an algorithm as a list of kernels, each a grid of
 // thread blocks per head whose body walks that block's steps (and, given data, computes them).
-// Forward bodies live in sim/simulate.cpp, backward bodies in sim/backward.cpp.
+// Forward bodies live in sim/forward.cpp, backward bodies in sim/backward.cpp, shared helpers in
+// sim/program.cpp; sim/simulate.cpp walks them.
 #pragma once
 #include <algorithm>
 #include <string>
@@ -90,7 +91,7 @@ void two_pass_row(Walker& w, int64_t n, int64_t chunk, F&& step) {
 int64_t key_row_kernel(const Ctx& c, int64_t g);   // standard softmax: rows in the group
 int64_t key_row_kernel2(const Ctx& c, int64_t g);  // standard dS: rows in the group
 
-// The forward kernels of an algorithm (sim/simulate.cpp) and its backward kernels (sim/backward.cpp).
+// The forward kernels of an algorithm (sim/forward.cpp) and its backward kernels (sim/backward.cpp).
 std::vector<KernelDef> forward_kernels(const Ctx& c, Algo a);
 std::vector<KernelDef> backward_kernels(const Ctx& c, Algo a);
 
