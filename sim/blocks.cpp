@@ -121,7 +121,7 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
     if (sram <= 0) throw Error("SRAM budget must be positive (set --sram BYTES)");
     if (br_in < 0 || bc_in < 0) throw Error("block sizes must be positive (--block-rows, --block-cols)");
     const int64_t d = p.head_dim, e = p.elem_bytes();
-    BlockChoice c;
+    BlockChoice choice;
     int64_t br = br_in, bc = bc_in;
     std::ostringstream note;
     if (a == Algo::standard) {
@@ -148,12 +148,12 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
         note << "; that leaves no room for the fp32 score tile and accumulator, so the blocks were halved to B_r = "
              << br << ", B_c = " << bc;
     note << " (" << group(total) << " of " << group(sram) << " B SRAM)";
-    c.block_rows = br;
-    c.block_cols = bc;
-    c.buffers = std::move(bufs);
-    c.bytes = total;
-    c.note = note.str();
-    return c;
+    choice.block_rows = br;
+    choice.block_cols = bc;
+    choice.buffers = std::move(bufs);
+    choice.bytes = total;
+    choice.note = note.str();
+    return choice;
 }
 
 BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram, int64_t fwd_rows, int64_t fwd_cols,
@@ -166,17 +166,17 @@ BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram, int64
     int64_t total = 0;
     std::vector<SramBuffer> bufs;
     const bool halved =
-        fit_by_halving([&](int64_t r, int64_t c, int64_t* t) { return backward_buffers_for(p, a, r, c, t); }, br_in,
-                       bc_in, sram, "backward tiles", "--bwd-block-rows/--bwd-block-cols", br, bc, bufs, total);
+        fit_by_halving([&](int64_t r, int64_t cols, int64_t* t) { return backward_buffers_for(p, a, r, cols, t); },
+                       br_in, bc_in, sram, "backward tiles", "--bwd-block-rows/--bwd-block-cols", br, bc, bufs, total);
     if (halved) note << "; the backward keeps more in SRAM (dK_j, dV_j, dS_ij), so halved to " << br << " x " << bc;
     note << " (" << group(total) << " of " << group(sram) << " B SRAM)";
-    BlockChoice c;
-    c.block_rows = br;
-    c.block_cols = bc;
-    c.buffers = std::move(bufs);
-    c.bytes = total;
-    c.note = note.str();
-    return c;
+    BlockChoice choice;
+    choice.block_rows = br;
+    choice.block_cols = bc;
+    choice.buffers = std::move(bufs);
+    choice.bytes = total;
+    choice.note = note.str();
+    return choice;
 }
 
 }  // namespace sim

@@ -21,9 +21,9 @@ std::vector<double> to_doubles(const float* x, int64_t n) { return std::vector<d
 
 // ---------------------------------------------------------------- [standard]
 // Kernel 0: S = scale * Q K^T, one block per row tile i (Q_i stays in SRAM across its row).
-void std_scores_block(Ctx& c, int64_t i, Walker& w) {
-    const Problem& p = c.p;
-    const Tiling& t = c.t;
+void standard_scores_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.t;
     const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     const float scale = static_cast<float>(p.softmax_scale());
     for (int64_t j = 0; j < t.tc; ++j) {
@@ -34,37 +34,37 @@ void std_scores_block(Ctx& c, int64_t i, Walker& w) {
         w.compute(Tensor::S, i, j, r, cc, {2 * r * cc * d, 0, r * cc});
         w.store(Tensor::S, i, j, r0, c0, r, cc, r * cc * e);
         w.in_sram(r * d * e + cc * d * e + r * cc * kF32);
-        if (c.h) {
-            MatF s = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;
+        if (ctx.h) {
+            MatF s = (ctx.h->Q.middleRows(r0, r) * ctx.h->K.middleRows(c0, cc).transpose()) * scale;
             for (int64_t a = 0; a < s.size(); ++a) s.data()[a] = round_to(p.dtype, s.data()[a]);
-            c.S.block(r0, c0, r, cc) = s;
+            ctx.S.block(r0, c0, r, cc) = s;
         }
     }
 }
 
-void std_softmax_rows(Ctx& c, int64_t r0, int64_t r) {
-    const Problem& p = c.p;
+void standard_softmax_rows(Ctx& ctx, int64_t r0, int64_t r) {
+    const Problem& p = ctx.p;
     const int64_t n = p.seq;
     for (int64_t row = r0; row < r0 + r; ++row) {
         for (int64_t k = 0; k < n; ++k)
-            if (!key_visible(p, row, k)) c.S(row, k) = kNegInf;
-        const float m = c.S.row(row).maxCoeff();
+            if (!key_visible(p, row, k)) ctx.S(row, k) = kNegInf;
+        const float m = ctx.S.row(row).maxCoeff();
         if (m == kNegInf) {
-            c.P.row(row).setZero();
+            ctx.P.row(row).setZero();
             continue;
         }
-        c.P.row(row) = masked_exp(c.S.row(row), m);
-        const float l = c.P.row(row).sum();
-        for (int64_t k = 0; k < n; ++k) c.P(row, k) = round_to(p.dtype, c.P(row, k) / l);
+        ctx.P.row(row) = masked_exp(ctx.S.row(row), m);
+        const float l = ctx.P.row(row).sum();
+        for (int64_t k = 0; k < n; ++k) ctx.P(row, k) = round_to(p.dtype, ctx.P(row, k) / l);
     }
 }
 
 // Kernel 1: P = softmax(S) row by row: several rows a block when they fit; else one row a block,
 // two passes over it (max and sum, then P).
-void std_softmax_block(Ctx& c, int64_t g, Walker& w) {
-    const Problem& p = c.p;
+void standard_softmax_block(Ctx& ctx, int64_t g, Walker& w) {
+    const Problem& p = ctx.p;
     const int64_t n = p.seq, e = p.elem_bytes();
-    const RowKernelShape sh = row_kernel_shape(n, c.sram, 1, c.t.bc);
+    const RowKernelShape sh = row_kernel_shape(n, ctx.sram, 1, ctx.t.bc);
     if (sh.whole_rows) {
         const int64_t r0 = g * sh.group_rows, r = std::min(n, r0 + sh.group_rows) - r0;
         w.begin_step();
@@ -72,7 +72,7 @@ void std_softmax_block(Ctx& c, int64_t g, Walker& w) {
         w.compute(Tensor::P, g, -1, r, n, {0, r * n, 3 * r * n});
         w.store(Tensor::P, g, -1, r0, 0, r, n, r * n * e);
         w.in_sram(r * n * kF32);
-        if (c.h) std_softmax_rows(c, r0, r);
+        if (ctx.h) standard_softmax_rows(ctx, r0, r);
         return;
     }
     const int64_t row = g;
@@ -86,18 +86,18 @@ void std_softmax_block(Ctx& c, int64_t g, Walker& w) {
         }
         w.in_sram(cc * kF32);
     });
-    if (c.h) std_softmax_rows(c, row, 1);
+    if (ctx.h) standard_softmax_rows(ctx, row, 1);
 }
 
 // Kernel 2: O = P V, one block per row tile i (O_i accumulates over j in SRAM).
-void std_pv_block(Ctx& c, int64_t i, Walker& w) {
-    const Problem& p = c.p;
-    const int64_t d = p.head_dim, r0 = c.t.r0(i), r = c.t.rows(i);
-    const MatF acc =
-        stored_gemm_rows(c, c.t, i, w, Tensor::P, c.P, Tensor::V, c.h ? c.h->V : MapF(nullptr, 0, d), Tensor::O);
+void standard_pv_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const int64_t d = p.head_dim, r0 = ctx.t.r0(i), r = ctx.t.rows(i);
+    const MatF acc = stored_gemm_rows(ctx, ctx.t, i, w, Tensor::P, ctx.P, Tensor::V,
+                                      ctx.h ? ctx.h->V : MapF(nullptr, 0, d), Tensor::O);
     w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * p.elem_bytes());
-    if (c.h)
-        for (int64_t a = 0; a < r * d; ++a) c.h->O[r0 * d + a] = round_to(p.dtype, acc.data()[a]);
+    if (ctx.h)
+        for (int64_t a = 0; a < r * d; ++a) ctx.h->O[r0 * d + a] = round_to(p.dtype, acc.data()[a]);
 }
 
 // Record one block of one row's online softmax (shared by flash1 and flash2).
@@ -125,16 +125,16 @@ void record_block(SoftmaxRecord& rec, int64_t j, int64_t c0, const float* scores
 // grid (B*H)): O (float32), l, m live in HBM and are initialised there; the outer loop runs over
 // K/V blocks j, the inner over Q blocks i; every inner step reads Q_i, O_i, l_i, m_i and writes O_i,
 // l_i, m_i back. O_i stays normalised (divided by l_i) after every step.
-void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
-    const Problem& p = cx.p;
-    const Tiling& t = cx.t;
+void flash1_forward_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.t;
     const int64_t d = p.head_dim, e = p.elem_bytes(), n = p.seq;
     const float scale = static_cast<float>(p.softmax_scale());
-    const HeadData* h = cx.h;
-    SoftmaxRecord* rec = cx.rec;
-    MatF& O_hbm = cx.O32;  // (N, d) float32 in HBM
-    VecF& l_hbm = cx.l;    // (N) float32 in HBM
-    VecF& m_hbm = cx.m;
+    const HeadData* h = ctx.h;
+    SoftmaxRecord* rec = ctx.rec;
+    MatF& O_hbm = ctx.O32;  // (N, d) float32 in HBM
+    VecF& l_hbm = ctx.l;    // (N) float32 in HBM
+    VecF& m_hbm = ctx.m;
     if (h) {
         O_hbm = MatF::Zero(n, d);
         l_hbm = VecF::Zero(n);
@@ -212,13 +212,13 @@ void flash1_forward_block(Ctx& cx, int64_t /*block*/, Walker& w) {
 // e^(m_old - m_new); one division by l_i at the end; O_i and the log-sum-exp LSE_i = m_i + log l_i
 // are written once. A fully masked row stores O = 0 and LSE = 0 (finite; its scores are all masked,
 // so the backward's exp(S - LSE) is 0 there whatever LSE holds).
-void flash2_forward_block(Ctx& cx, int64_t i, Walker& w) {
-    const Problem& p = cx.p;
-    const Tiling& t = cx.t;
+void flash2_forward_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.t;
     const int64_t d = p.head_dim, e = p.elem_bytes();
     const float scale = static_cast<float>(p.softmax_scale());
-    const HeadData* h = cx.h;
-    SoftmaxRecord* rec = cx.rec;
+    const HeadData* h = ctx.h;
+    SoftmaxRecord* rec = ctx.rec;
     const int64_t r0 = t.r0(i), r = t.rows(i);
     bool q_loaded = false;
     MatF acc;
@@ -281,7 +281,7 @@ void flash2_forward_block(Ctx& cx, int64_t i, Walker& w) {
         for (int64_t a = 0; a < r; ++a) {
             const float inv = l(a) > 0 ? 1.0f / l(a) : 0.0f;
             for (int64_t k = 0; k < d; ++k) h->O[(r0 + a) * d + k] = round_to(p.dtype, acc(a, k) * inv);
-            if (cx.lse.size() > 0) cx.lse(r0 + a) = l(a) > 0 ? m(a) + std::log(l(a)) : 0.0f;
+            if (ctx.lse.size() > 0) ctx.lse(r0 + a) = l(a) > 0 ? m(a) + std::log(l(a)) : 0.0f;
             if (a == rec_local) {
                 rec->output.resize(static_cast<size_t>(d));
                 for (int64_t k = 0; k < d; ++k) rec->output[static_cast<size_t>(k)] = acc(a, k) * inv;
@@ -294,25 +294,25 @@ void flash2_forward_block(Ctx& cx, int64_t i, Walker& w) {
 
 // ---------------------------------------------------------------- [kernel list]
 namespace detail {
-std::vector<KernelDef> forward_kernels(const Ctx& c, Algo a) {
-    const Tiling& t = c.t;
+std::vector<KernelDef> forward_kernels(const Ctx& ctx, Algo a) {
+    const Tiling& t = ctx.t;
     switch (a) {
         case Algo::standard: {
-            const RowKernelShape sh = row_kernel_shape(t.n, c.sram, 1, t.bc);
+            const RowKernelShape sh = row_kernel_shape(t.n, ctx.sram, 1, t.bc);
             return {{{"S = scale QK^T (one block per row tile, looping over column tiles)", 0, t.tr,
                       "(T_r, B*H), row tile fastest"},
-                     std_scores_block,
+                     standard_scores_block,
                      true,
                      key_rows},
                     {{sh.whole_rows ? "P = softmax(S), " + std::to_string(sh.group_rows) + " rows of S a block"
                                     : "P = softmax(S), one row a block in two passes (a row does not fit in SRAM)",
                       0, sh.blocks, "(row groups, B*H)"},
-                     std_softmax_block,
+                     standard_softmax_block,
                      true,
-                     key_row_kernel},
+                     key_softmax_rows},
                     {{"O = PV (one block per row tile, accumulating over column tiles)", 0, t.tr,
                       "(T_r, B*H), row tile fastest"},
-                     std_pv_block,
+                     standard_pv_block,
                      true,
                      key_rows}};
         }

@@ -10,36 +10,36 @@ namespace sim {
 
 namespace detail {
 
-MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
-                      Tensor out) {
-    const int64_t d = c.p.head_dim, e = c.p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
+MatF stored_gemm_rows(Ctx& ctx, const Tiling& t, int64_t i, Walker& w, Tensor stored_t, const MatF& stored,
+                      Tensor input_t, const MapF& input, Tensor out) {
+    const int64_t d = ctx.p.head_dim, e = ctx.p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     MatF acc;
-    if (c.h) acc = MatF::Zero(r, d);
+    if (ctx.h) acc = MatF::Zero(r, d);
     for (int64_t j = 0; j < t.tc; ++j) {
         const int64_t c0 = t.c0(j), cc = t.cols(j);
         w.begin_step();
-        w.load(m, i, j, r0, c0, r, cc, r * cc * e);
-        w.load(b, j, -1, c0, 0, cc, d, cc * d * e);
+        w.load(stored_t, i, j, r0, c0, r, cc, r * cc * e);
+        w.load(input_t, j, -1, c0, 0, cc, d, cc * d * e);
         w.compute(out, i, j, r, d, {2 * r * cc * d, 0, 0});
         w.in_sram(r * cc * e + cc * d * e + r * d * kF32);
-        if (c.h) acc.noalias() += M.block(r0, c0, r, cc) * B.middleRows(c0, cc);
+        if (ctx.h) acc.noalias() += stored.block(r0, c0, r, cc) * input.middleRows(c0, cc);
     }
     return acc;
 }
 
-MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
-                      Tensor out) {
-    const int64_t d = c.p.head_dim, e = c.p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
+MatF stored_gemm_cols(Ctx& ctx, const Tiling& t, int64_t j, Walker& w, Tensor stored_t, const MatF& stored,
+                      Tensor input_t, const MapF& input, Tensor out) {
+    const int64_t d = ctx.p.head_dim, e = ctx.p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
     MatF acc;
-    if (c.h) acc = MatF::Zero(cc, d);
+    if (ctx.h) acc = MatF::Zero(cc, d);
     for (int64_t i = 0; i < t.tr; ++i) {
         const int64_t r0 = t.r0(i), r = t.rows(i);
         w.begin_step();
-        w.load(m, i, j, r0, c0, r, cc, r * cc * e);
-        w.load(b, i, -1, r0, 0, r, d, r * d * e);
+        w.load(stored_t, i, j, r0, c0, r, cc, r * cc * e);
+        w.load(input_t, i, -1, r0, 0, r, d, r * d * e);
         w.compute(out, j, i, cc, d, {2 * r * cc * d, 0, 0});
         w.in_sram(r * cc * e + r * d * e + cc * d * kF32);
-        if (c.h) acc.noalias() += M.block(r0, c0, r, cc).transpose() * B.middleRows(r0, r);
+        if (ctx.h) acc.noalias() += stored.block(r0, c0, r, cc).transpose() * input.middleRows(r0, r);
     }
     return acc;
 }
@@ -67,13 +67,13 @@ RowKernelShape row_kernel_shape(int64_t n, int64_t sram, int64_t floats_per_elem
     return s;
 }
 
-int64_t key_row_kernel(const Ctx& c, int64_t g) {
-    const RowKernelShape sh = row_kernel_shape(c.t.n, c.sram, 1, c.t.bc);
-    return sh.whole_rows ? std::min(c.t.n, (g + 1) * sh.group_rows) - g * sh.group_rows : 0;
+int64_t key_softmax_rows(const Ctx& ctx, int64_t g) {
+    const RowKernelShape sh = row_kernel_shape(ctx.t.n, ctx.sram, 1, ctx.t.bc);
+    return sh.whole_rows ? std::min(ctx.t.n, (g + 1) * sh.group_rows) - g * sh.group_rows : 0;
 }
-int64_t key_row_kernel2(const Ctx& c, int64_t g) {
-    const RowKernelShape sh = row_kernel_shape(c.t.n, c.sram, 2, c.t.bc);
-    return sh.whole_rows ? std::min(c.t.n, (g + 1) * sh.group_rows) - g * sh.group_rows : 0;
+int64_t key_ds_rows(const Ctx& ctx, int64_t g) {
+    const RowKernelShape sh = row_kernel_shape(ctx.t.n, ctx.sram, 2, ctx.t.bc);
+    return sh.whole_rows ? std::min(ctx.t.n, (g + 1) * sh.group_rows) - g * sh.group_rows : 0;
 }
 
 }  // namespace detail
