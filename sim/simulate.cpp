@@ -127,13 +127,13 @@ Result start_result(const Problem& p, const Machine& m, const Config& cfg, const
     res.sram_bytes = plan.sram;
     res.sram_buffers = plan.fwd_blocks.buffers;
     res.block_note = plan.fwd_blocks.note;
-    res.tiles_rows = plan.fwd.tr;
-    res.tiles_cols = plan.fwd.tc;
+    res.T_r = plan.fwd.tr;
+    res.T_c = plan.fwd.tc;
     if (plan.bwd_blocks) {
         res.bwd_block_rows = plan.bwd.br;
         res.bwd_block_cols = plan.bwd.bc;
-        res.bwd_tiles_rows = plan.bwd.tr;
-        res.bwd_tiles_cols = plan.bwd.tc;
+        res.bwd_T_r = plan.bwd.tr;
+        res.bwd_T_c = plan.bwd.tc;
         res.bwd_sram_buffers = plan.bwd_blocks->buffers;
         res.bwd_block_note = plan.bwd_blocks->note;
     }

@@ -169,7 +169,7 @@ struct Result {
     Machine machine;
     Algo algo = Algo::flash2;
     int64_t block_rows = 0, block_cols = 0;  // as used
-    int64_t tiles_rows = 0, tiles_cols = 0;  // T_r = ceil(N / B_r), T_c = ceil(N / B_c)
+    int64_t T_r = 0, T_c = 0;                // tiles: T_r = ceil(N / B_r), T_c = ceil(N / B_c)
     int64_t sram_bytes = 0;                  // budget M
     std::vector<SramBuffer> sram_buffers;    // what the chosen blocks need
     int64_t sram_peak_bytes = 0;             // largest SRAM footprint any step used
@@ -182,7 +182,7 @@ struct Result {
     // Issue 3: backward pass, kernels, L2, timing.
     Pass pass = Pass::forward;
     int64_t bwd_block_rows = 0, bwd_block_cols = 0;  // backward blocks, as used (0 when forward only)
-    int64_t bwd_tiles_rows = 0, bwd_tiles_cols = 0;
+    int64_t bwd_T_r = 0, bwd_T_c = 0;                // the backward's tiles (0 when forward only)
     std::vector<SramBuffer> bwd_sram_buffers;
     std::string bwd_block_note;
     Totals forward_totals, backward_totals;  // totals = forward_totals + backward_totals (of the pass run)
@@ -194,9 +194,9 @@ struct Result {
 
 // Throws sim::Error when the problem is invalid or the tiles do not fit the SRAM budget (the
 // message lists each buffer's bytes against the budget).
-Result simulate(const Problem& p, const Machine& m, const Config& c);
+Result simulate(const Problem& p, const Machine& m, const Config& cfg);
 // Same, with caller-supplied inputs (e.g. from .npy files); shapes must match p.
-Result simulate(const Problem& p, const Machine& m, const Config& c, const Inputs& inputs);
+Result simulate(const Problem& p, const Machine& m, const Config& cfg, const Inputs& inputs);
 
 // The block sizes the algorithm's rule picks and the buffers they need (no simulation).
 struct BlockChoice {

@@ -41,7 +41,7 @@ TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byt
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::O)] == Traffic{0, heads * head});
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::LSE)] == Traffic{0, heads * 1024 * 4});
     // without L2, K and V are read once per row block
-    CHECK(r.totals[Tensor::K].read_bytes == r.tiles_rows * heads * head);
+    CHECK(r.totals[Tensor::K].read_bytes == r.T_r * heads * head);
     // standard at N = 512: S and P (512 KiB a head) stay in L2, so they are written once and never read back
     const Result s = simulate(shape(512, 64, 1, 2), find_machine("H200"), cfg(Algo::standard, L2Mode::on));
     CHECK(s.l2.hbm[static_cast<size_t>(Tensor::S)] == Traffic{0, 2 * 512 * 512 * 2});
@@ -211,7 +211,7 @@ TEST_CASE("timing: flash1 runs one block per head, so one head leaves the GPU id
     const Result f1 = simulate(p, find_machine("H200"), cfg(Algo::flash1, L2Mode::off));
     const Result f2 = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::off));
     CHECK(f1.kernels.at(0).blocks_per_head == 1);
-    CHECK(f2.kernels.at(0).blocks_per_head == f2.tiles_rows);
+    CHECK(f2.kernels.at(0).blocks_per_head == f2.T_r);
     CHECK(f1.timing.overlapped_s > 10 * f2.timing.overlapped_s);
 }
 
