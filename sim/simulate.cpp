@@ -7,7 +7,7 @@
 //   L2       the counted kernels replayed through the L2 cache (sim/l2.cpp)
 //   timing   the walked (or replayed) blocks scheduled on the SMs (sim/timing.cpp)
 //
-// [SECTIONS]  names · plan · rates · walk · L2 · timing · simulate()
+// [SECTIONS]  plan · rates · walk · L2 · timing · simulate()
 #include "sim/simulate.hpp"
 
 #include <unordered_map>
@@ -15,43 +15,6 @@
 #include "sim/program.hpp"
 
 namespace sim {
-
-// ---------------------------------------------------------------- [names]
-std::string_view algo_name(Algo a) {
-    switch (a) {
-        case Algo::standard:
-            return "standard";
-        case Algo::flash1:
-            return "flash1";
-        case Algo::flash2:
-            return "flash2";
-    }
-    return "?";
-}
-
-std::optional<Algo> parse_algo(std::string_view s) {  // the inverse of algo_name
-    for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
-        if (algo_name(a) == s) return a;
-    return std::nullopt;
-}
-
-std::string_view pass_name(Pass p) {
-    switch (p) {
-        case Pass::forward:
-            return "forward";
-        case Pass::backward:
-            return "backward";
-        case Pass::both:
-            return "both";
-    }
-    return "?";
-}
-
-std::optional<Pass> parse_pass(std::string_view s) {  // the inverse of pass_name
-    for (Pass p : {Pass::forward, Pass::backward, Pass::both})
-        if (pass_name(p) == s) return p;
-    return std::nullopt;
-}
 
 namespace {
 using namespace detail;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/enum_names.hpp"
 #include "sim/machine.hpp"
 #include "sim/problem.hpp"
 #include "sim/tensor.hpp"
@@ -32,16 +33,26 @@
 namespace sim {
 
 enum class Algo { standard, flash1, flash2 };
-std::string_view algo_name(Algo a);
-std::optional<Algo> parse_algo(std::string_view s);
+template <>
+struct EnumNames<Algo> {
+    static constexpr std::array<EnumName<Algo>, 3> table{
+        {{Algo::standard, "standard"}, {Algo::flash1, "flash1"}, {Algo::flash2, "flash2"}}};
+};
+inline std::string_view algo_name(Algo a) { return name_of(a); }
+inline std::optional<Algo> parse_algo(std::string_view s) { return parse_enum<Algo>(s); }
 
 enum class Numerics { automatic, on, off };
 
 // Which pass to simulate. backward assumes the forward's outputs are already in HBM (standard: P;
 // flash2: O and LSE; flash1: O, l, m); both = forward then backward, totals summed.
 enum class Pass { forward, backward, both };
-std::string_view pass_name(Pass p);
-std::optional<Pass> parse_pass(std::string_view s);
+template <>
+struct EnumNames<Pass> {
+    static constexpr std::array<EnumName<Pass>, 3> table{
+        {{Pass::forward, "forward"}, {Pass::backward, "backward"}, {Pass::both, "both"}}};
+};
+inline std::string_view pass_name(Pass p) { return name_of(p); }
+inline std::optional<Pass> parse_pass(std::string_view s) { return parse_enum<Pass>(s); }
 
 // L2 model: automatic = on for presets with an L2 while the walk stays within Config::l2_budget
 // lookups (beyond it: a sample of the heads, or off when one head alone exceeds it); on = always,
@@ -138,7 +149,13 @@ struct TimelineSegment {
     int32_t step = 0;         // step within the block
     bool overlapped = false;  // false: the serial schedule; true: the overlapped one
 };
-std::string_view segment_kind_name(TimelineSegment::Kind k);
+template <>
+struct EnumNames<TimelineSegment::Kind> {
+    static constexpr std::array<EnumName<TimelineSegment::Kind>, 3> table{{{TimelineSegment::Kind::copy, "copy"},
+                                                                           {TimelineSegment::Kind::matmul, "matmul"},
+                                                                           {TimelineSegment::Kind::scalar, "scalar"}}};
+};
+inline std::string_view segment_kind_name(TimelineSegment::Kind k) { return name_of(k); }
 
 struct KernelTime {
     std::string name;
