@@ -158,8 +158,8 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     j["sram_bytes"] = r.sram_bytes;
     j["block_rows"] = r.block_rows;
     j["block_cols"] = r.block_cols;
-    j["tiles_rows"] = r.tiles_rows;
-    j["tiles_cols"] = r.tiles_cols;
+    j["tiles_rows"] = r.T_r;
+    j["tiles_cols"] = r.T_c;
     j["block_note"] = r.block_note;
     j["hbm"] = traffic_json(r.totals.hbm_total());
     j["tensors"] = tensors_json([&](sim::Tensor k) -> const sim::Traffic& { return r.totals[k]; });
@@ -183,8 +183,8 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     if (r.pass != sim::Pass::forward) {
         j["bwd_block_rows"] = r.bwd_block_rows;
         j["bwd_block_cols"] = r.bwd_block_cols;
-        j["bwd_tiles_rows"] = r.bwd_tiles_rows;
-        j["bwd_tiles_cols"] = r.bwd_tiles_cols;
+        j["bwd_tiles_rows"] = r.bwd_T_r;
+        j["bwd_tiles_cols"] = r.bwd_T_c;
         j["bwd_block_note"] = r.bwd_block_note;
         nlohmann::json bb = nlohmann::json::array();
         for (const auto& b : r.bwd_sram_buffers) bb.push_back({{"name", b.name}, {"bytes", b.bytes}});
@@ -217,8 +217,8 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
                                        : " backward")
       << " attention  N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
       << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << "  on " << r.machine.name << "\n";
-    o << "blocks: B_r=" << r.block_rows << " B_c=" << r.block_cols << "  (T_r=" << r.tiles_rows
-      << ", T_c=" << r.tiles_cols << ")  " << r.block_note << "\n\n";
+    o << "blocks: B_r=" << r.block_rows << " B_c=" << r.block_cols << "  (T_r=" << r.T_r << ", T_c=" << r.T_c << ")  "
+      << r.block_note << "\n\n";
     o << std::left << std::setw(8) << "tensor" << std::right << std::setw(22) << "HBM read" << std::setw(22)
       << "HBM written"
       << "\n";

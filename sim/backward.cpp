@@ -22,19 +22,19 @@ void round_rows(const Problem& p, const MatF& src, float* dst, int64_t r0, int64
 
 // ---------------------------------------------------------------- [standard]
 // Kernel 0: dV = P^T dO, one block per column tile j (dV_j accumulates over i in SRAM).
-void std_dv_block(Ctx& c, int64_t j, Walker& w) {
-    const Problem& p = c.p;
-    const int64_t d = p.head_dim, c0 = c.tb.c0(j), cc = c.tb.cols(j);
-    const MatF acc =
-        stored_gemm_cols(c, c.tb, j, w, Tensor::P, c.P, Tensor::dO, c.h ? c.h->dO : MapF(nullptr, 0, d), Tensor::dV);
+void standard_dv_block(Ctx& ctx, int64_t j, Walker& w) {
+    const Problem& p = ctx.p;
+    const int64_t d = p.head_dim, c0 = ctx.tb.c0(j), cc = ctx.tb.cols(j);
+    const MatF acc = stored_gemm_cols(ctx, ctx.tb, j, w, Tensor::P, ctx.P, Tensor::dO,
+                                      ctx.h ? ctx.h->dO : MapF(nullptr, 0, d), Tensor::dV);
     w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * p.elem_bytes());
-    if (c.h) round_rows(p, acc, c.h->dV, c0, d);
+    if (ctx.h) round_rows(p, acc, ctx.h->dV, c0, d);
 }
 
 // Kernel 1: dP = dO V^T, one block per row tile i (dO_i stays in SRAM across its row).
-void std_dp_block(Ctx& c, int64_t i, Walker& w) {
-    const Problem& p = c.p;
-    const Tiling& t = c.tb;
+void standard_dp_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     for (int64_t j = 0; j < t.tc; ++j) {
         const int64_t c0 = t.c0(j), cc = t.cols(j);
@@ -44,27 +44,28 @@ void std_dp_block(Ctx& c, int64_t i, Walker& w) {
         w.compute(Tensor::dP, i, j, r, cc, {2 * r * cc * d, 0, 0});
         w.store(Tensor::dP, i, j, r0, c0, r, cc, r * cc * e);
         w.in_sram(r * d * e + cc * d * e + r * cc * kF32);
-        if (c.h) {
-            MatF x = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
+        if (ctx.h) {
+            MatF x = ctx.h->dO.middleRows(r0, r) * ctx.h->V.middleRows(c0, cc).transpose();
             for (int64_t a = 0; a < x.size(); ++a) x.data()[a] = round_to(p.dtype, x.data()[a]);
-            c.dP.block(r0, c0, r, cc) = x;
+            ctx.dP.block(r0, c0, r, cc) = x;
         }
     }
 }
 
-void std_ds_rows(Ctx& c, int64_t r0, int64_t r) {
+void standard_ds_rows(Ctx& ctx, int64_t r0, int64_t r) {
     for (int64_t row = r0; row < r0 + r; ++row) {
-        const float D = (c.P.row(row).array() * c.dP.row(row).array()).sum();
-        for (int64_t k = 0; k < c.p.seq; ++k) c.dS(row, k) = round_to(c.p.dtype, c.P(row, k) * (c.dP(row, k) - D));
+        const float D = (ctx.P.row(row).array() * ctx.dP.row(row).array()).sum();
+        for (int64_t k = 0; k < ctx.p.seq; ++k)
+            ctx.dS(row, k) = round_to(ctx.p.dtype, ctx.P(row, k) * (ctx.dP(row, k) - D));
     }
 }
 
 // Kernel 2: dS = P o (dP - D), D = rowsum(P o dP), row-wise like the softmax (rows of P and dP in SRAM
 // together; when a row pair does not fit, one row a block in two passes: D first, then dS).
-void std_ds_block(Ctx& c, int64_t g, Walker& w) {
-    const Problem& p = c.p;
+void standard_ds_block(Ctx& ctx, int64_t g, Walker& w) {
+    const Problem& p = ctx.p;
     const int64_t n = p.seq, e = p.elem_bytes();
-    const RowKernelShape sh = row_kernel_shape(n, c.sram, 2, c.t.bc);
+    const RowKernelShape sh = row_kernel_shape(n, ctx.sram, 2, ctx.t.bc);
     if (sh.whole_rows) {
         const int64_t r0 = g * sh.group_rows, r = std::min(n, r0 + sh.group_rows) - r0;
         w.begin_step();
@@ -74,7 +75,7 @@ void std_ds_block(Ctx& c, int64_t g, Walker& w) {
         w.compute(Tensor::dS, g, -1, r, n, {0, 0, 2 * r * n});
         w.store(Tensor::dS, g, -1, r0, 0, r, n, r * n * e);
         w.in_sram(2 * r * n * kF32);
-        if (c.h) std_ds_rows(c, r0, r);
+        if (ctx.h) standard_ds_rows(ctx, r0, r);
         return;
     }
     const int64_t row = g;
@@ -89,29 +90,29 @@ void std_ds_block(Ctx& c, int64_t g, Walker& w) {
         }
         w.in_sram(2 * cc * kF32);
     });
-    if (c.h) std_ds_rows(c, row, 1);
+    if (ctx.h) standard_ds_rows(ctx, row, 1);
 }
 
 // Kernel 3: dQ = scale dS K, one block per row tile i.
-void std_dq_block(Ctx& c, int64_t i, Walker& w) {
-    const Problem& p = c.p;
-    const int64_t d = p.head_dim, r0 = c.tb.r0(i), r = c.tb.rows(i);
-    const MatF acc =
-        stored_gemm_rows(c, c.tb, i, w, Tensor::dS, c.dS, Tensor::K, c.h ? c.h->K : MapF(nullptr, 0, d), Tensor::dQ);
+void standard_dq_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const int64_t d = p.head_dim, r0 = ctx.tb.r0(i), r = ctx.tb.rows(i);
+    const MatF acc = stored_gemm_rows(ctx, ctx.tb, i, w, Tensor::dS, ctx.dS, Tensor::K,
+                                      ctx.h ? ctx.h->K : MapF(nullptr, 0, d), Tensor::dQ);
     w.compute(Tensor::dQ, i, -1, r, d, {0, 0, r * d});  // times the softmax scale
     w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * p.elem_bytes());
-    if (c.h) round_rows(p, acc, c.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));
+    if (ctx.h) round_rows(p, acc, ctx.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));
 }
 
 // Kernel 4: dK = scale dS^T Q, one block per column tile j.
-void std_dk_block(Ctx& c, int64_t j, Walker& w) {
-    const Problem& p = c.p;
-    const int64_t d = p.head_dim, c0 = c.tb.c0(j), cc = c.tb.cols(j);
-    const MatF acc =
-        stored_gemm_cols(c, c.tb, j, w, Tensor::dS, c.dS, Tensor::Q, c.h ? c.h->Q : MapF(nullptr, 0, d), Tensor::dK);
+void standard_dk_block(Ctx& ctx, int64_t j, Walker& w) {
+    const Problem& p = ctx.p;
+    const int64_t d = p.head_dim, c0 = ctx.tb.c0(j), cc = ctx.tb.cols(j);
+    const MatF acc = stored_gemm_cols(ctx, ctx.tb, j, w, Tensor::dS, ctx.dS, Tensor::Q,
+                                      ctx.h ? ctx.h->Q : MapF(nullptr, 0, d), Tensor::dK);
     w.compute(Tensor::dK, j, -1, cc, d, {0, 0, cc * d});  // times the softmax scale
     w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * p.elem_bytes());
-    if (c.h) round_rows(p, acc, c.h->dK, c0, d, static_cast<float>(p.softmax_scale()));
+    if (ctx.h) round_rows(p, acc, ctx.h->dK, c0, d, static_cast<float>(p.softmax_scale()));
 }
 
 // ---------------------------------------------------------------- [flash2]
@@ -119,18 +120,18 @@ void std_dk_block(Ctx& c, int64_t j, Walker& w) {
 // D_i = rowsum(dO_i o O_i): dV_j += P^T dO_i, dP = dO_i V_j^T, dS = P o (dP - D_i), then with
 // dS' = ds_scale dS: dK_j += dS'^T Q_i and the float32 accumulator dQ_i += dS' K_j. Algorithm 4
 // scales dS here (ds_scale = softmax scale); FA2 scales dK and dQ once at the end (ds_scale = 1).
-void accumulate_grads(Ctx& c, int64_t r0, int64_t c0, const MatF& P, const Eigen::Ref<const VecF>& D, float ds_scale,
+void accumulate_grads(Ctx& ctx, int64_t r0, int64_t c0, const MatF& P, const Eigen::Ref<const VecF>& D, float ds_scale,
                       MatF& dK, MatF& dV) {
     const int64_t r = P.rows(), cc = P.cols();
-    dV.noalias() += P.transpose() * c.h->dO.middleRows(r0, r);
-    const MatF dP = c.h->dO.middleRows(r0, r) * c.h->V.middleRows(c0, cc).transpose();
+    dV.noalias() += P.transpose() * ctx.h->dO.middleRows(r0, r);
+    const MatF dP = ctx.h->dO.middleRows(r0, r) * ctx.h->V.middleRows(c0, cc).transpose();
     MatF dS(r, cc);
     for (int64_t a = 0; a < r; ++a) dS.row(a) = (P.row(a).array() * (dP.row(a).array() - D(a))).matrix();
-    c.dQacc.middleRows(r0, r).noalias() += (ds_scale * dS) * c.h->K.middleRows(c0, cc);
-    dK.noalias() += (ds_scale * dS).transpose() * c.h->Q.middleRows(r0, r);
+    ctx.dQacc.middleRows(r0, r).noalias() += (ds_scale * dS) * ctx.h->K.middleRows(c0, cc);
+    dK.noalias() += (ds_scale * dS).transpose() * ctx.h->Q.middleRows(r0, r);
 }
 
-int64_t flash_bwd_sram(const Problem& p, int64_t r, int64_t cc, bool flash1) {
+int64_t flash_backward_sram(const Problem& p, int64_t r, int64_t cc, bool flash1) {
     const int64_t d = p.head_dim, e = p.elem_bytes();
     return 2 * cc * d * e + 2 * cc * d * kF32 + 2 * r * d * e + 2 * r * cc * kF32 + r * d * kF32 +
            (flash1 ? r * d * kF32 + 3 * r * kF32 : 2 * r * kF32);
@@ -138,9 +139,9 @@ int64_t flash_bwd_sram(const Problem& p, int64_t r, int64_t cc, bool flash1) {
 
 // Kernel 0: D_i = rowsum(dO_i o O_i) (O as the forward stored it), and the float32 dQ accumulator
 // zeroed; one block per row tile.
-void f2_pre_block(Ctx& c, int64_t i, Walker& w) {
-    const Problem& p = c.p;
-    const Tiling& t = c.tb;
+void flash2_backward_pre_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     w.begin_step();
     w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * e);
@@ -149,26 +150,26 @@ void f2_pre_block(Ctx& c, int64_t i, Walker& w) {
     w.store(Tensor::D, i, -1, r0, 0, r, 1, r * kF32);
     w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);  // dQ accumulator := 0 (float32)
     w.in_sram(2 * r * d * e + r * kF32);
-    if (!c.h) return;
+    if (!ctx.h) return;
     for (int64_t a = 0; a < r; ++a) {
         float s = 0;
-        for (int64_t k = 0; k < d; ++k) s += c.h->dO(r0 + a, k) * c.h->O[(r0 + a) * d + k];
-        c.D(r0 + a) = s;
+        for (int64_t k = 0; k < d; ++k) s += ctx.h->dO(r0 + a, k) * ctx.h->O[(r0 + a) * d + k];
+        ctx.D(r0 + a) = s;
     }
-    c.dQacc.middleRows(r0, r).setZero();
+    ctx.dQacc.middleRows(r0, r).setZero();
 }
 
 // Kernel 1: one block per K/V block j (grid (T_c, B*H), column block fastest). K_j, V_j and the dK_j,
 // dV_j accumulators stay in SRAM while the block walks the query blocks i that see it; each step
 // recomputes S_ij and P_ij = exp(S_ij - LSE_i) and adds dS_ij K_j into dQ_i in HBM (FA2 does this
 // with float32 atomic adds: a read and a write of dQ_i per step).
-void f2_dkdv_block(Ctx& c, int64_t j, Walker& w) {
-    const Problem& p = c.p;
-    const Tiling& t = c.tb;
+void flash2_backward_dkdv_block(Ctx& ctx, int64_t j, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), c0 = t.c0(j), cc = t.cols(j);
     const float scale = static_cast<float>(p.softmax_scale());
     MatF dK, dV;
-    if (c.h) {
+    if (ctx.h) {
         dK = MatF::Zero(cc, d);
         dV = MatF::Zero(cc, d);
     }
@@ -186,34 +187,34 @@ void f2_dkdv_block(Ctx& c, int64_t j, Walker& w) {
         w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, 0});
         w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);   // atomic add: read ...
         w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);  // ... and write dQ_i (float32)
-        w.in_sram(flash_bwd_sram(p, r, cc, false));
-        if (!c.h) return;
-        MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;  // (B_r, B_c)
+        w.in_sram(flash_backward_sram(p, r, cc, false));
+        if (!ctx.h) return;
+        MatF S = (ctx.h->Q.middleRows(r0, r) * ctx.h->K.middleRows(c0, cc).transpose()) * scale;  // (B_r, B_c)
         apply_mask(p, S, r0, c0);
         MatF P(r, cc);
-        for (int64_t a = 0; a < r; ++a) P.row(a) = masked_exp(S.row(a), c.lse(r0 + a));
-        accumulate_grads(c, r0, c0, P, c.D.segment(r0, r), 1.0f, dK, dV);
+        for (int64_t a = 0; a < r; ++a) P.row(a) = masked_exp(S.row(a), ctx.lse(r0 + a));
+        accumulate_grads(ctx, r0, c0, P, ctx.D.segment(r0, r), 1.0f, dK, dV);
     });
     w.compute(Tensor::dK, j, -1, cc, d, {0, 0, cc * d});  // times the softmax scale
     w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
     w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
-    if (c.h) {
-        round_rows(p, dK, c.h->dK, c0, d, scale);
-        round_rows(p, dV, c.h->dV, c0, d);
+    if (ctx.h) {
+        round_rows(p, dK, ctx.h->dK, c0, d, scale);
+        round_rows(p, dV, ctx.h->dV, c0, d);
     }
 }
 
 // Kernel 2: dQ = scale * accumulator, converted from float32 to the storage type; one block per row tile.
-void f2_dq_block(Ctx& c, int64_t i, Walker& w) {
-    const Problem& p = c.p;
-    const Tiling& t = c.tb;
+void flash2_backward_dq_block(Ctx& ctx, int64_t i, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     w.begin_step();
     w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
     w.compute(Tensor::dQ, i, -1, r, d, {0, 0, r * d});
     w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * e);
     w.in_sram(r * d * kF32);
-    if (c.h) round_rows(p, c.dQacc.middleRows(r0, r), c.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));
+    if (ctx.h) round_rows(p, ctx.dQacc.middleRows(r0, r), ctx.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));
 }
 
 // ---------------------------------------------------------------- [flash1: Algorithm 4]
@@ -222,9 +223,9 @@ void f2_dq_block(Ctx& c, int64_t i, Walker& w) {
 // inner over query blocks i: read Q_i, O_i (float32, as Algorithm 1 left it), dO_i, dQ_i, l_i, m_i;
 // P_ij = exp(S_ij - m_i) / l_i; D_i = rowsum(dO_i o O_i) recomputed in every step; dQ_i written back
 // each step; dK_j, dV_j written at the end of the outer step.
-void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
-    const Problem& p = c.p;
-    const Tiling& t = c.tb;
+void flash1_backward_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), n = p.seq;
     const float scale = static_cast<float>(p.softmax_scale());
     for (int64_t i = 0; i < t.tr; ++i) {
@@ -236,12 +237,12 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
         w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
         w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
     }
-    if (c.h) c.dQacc = MatF::Zero(n, d);
+    if (ctx.h) ctx.dQacc = MatF::Zero(n, d);
     for (int64_t j = 0; j < t.tc; ++j)
-        w.segment(c.h || has_mask(p) ? -1 : t.cols(j), [&] {
+        w.segment(ctx.h || has_mask(p) ? -1 : t.cols(j), [&] {
             const int64_t c0 = t.c0(j), cc = t.cols(j);
             MatF dK, dV;
-            if (c.h) {
+            if (ctx.h) {
                 dK = MatF::Zero(cc, d);
                 dV = MatF::Zero(cc, d);
             }
@@ -261,84 +262,84 @@ void f1_bwd_block(Ctx& c, int64_t /*block*/, Walker& w) {
                 w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, r * d});
                 w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
                 w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
-                w.in_sram(flash_bwd_sram(p, r, cc, true));
-                if (!c.h) return;
-                MatF S = (c.h->Q.middleRows(r0, r) * c.h->K.middleRows(c0, cc).transpose()) * scale;
+                w.in_sram(flash_backward_sram(p, r, cc, true));
+                if (!ctx.h) return;
+                MatF S = (ctx.h->Q.middleRows(r0, r) * ctx.h->K.middleRows(c0, cc).transpose()) * scale;
                 apply_mask(p, S, r0, c0);
                 MatF P(r, cc);
                 VecF D(r);
                 for (int64_t a = 0; a < r; ++a) {
-                    const float l = c.l(r0 + a), m = c.m(r0 + a);
+                    const float l = ctx.l(r0 + a), m = ctx.m(r0 + a);
                     if (!(l > 0))
                         P.row(a).setZero();  // a fully masked row: no probability anywhere
                     else
                         P.row(a) = masked_exp(S.row(a), m) / l;
-                    D(a) = (c.h->dO.row(r0 + a).array() * c.O32.row(r0 + a).array()).sum();
+                    D(a) = (ctx.h->dO.row(r0 + a).array() * ctx.O32.row(r0 + a).array()).sum();
                 }
-                accumulate_grads(c, r0, c0, P, D, scale, dK, dV);
+                accumulate_grads(ctx, r0, c0, P, D, scale, dK, dV);
             });
             w.store(Tensor::dK, j, -1, c0, 0, cc, d, cc * d * e);
             w.store(Tensor::dV, j, -1, c0, 0, cc, d, cc * d * e);
-            if (c.h) {
-                round_rows(p, dK, c.h->dK, c0, d);
-                round_rows(p, dV, c.h->dV, c0, d);
+            if (ctx.h) {
+                round_rows(p, dK, ctx.h->dK, c0, d);
+                round_rows(p, dV, ctx.h->dV, c0, d);
             }
         });
-    if (c.h)
-        for (int64_t a = 0; a < n * d; ++a) c.h->dQ[a] = c.dQacc.data()[a];  // dQ stays float32, like O
+    if (ctx.h)
+        for (int64_t a = 0; a < n * d; ++a) ctx.h->dQ[a] = ctx.dQacc.data()[a];  // dQ stays float32, like O
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- [kernel lists]
 namespace detail {
-std::vector<KernelDef> backward_kernels(const Ctx& c, Algo a) {
-    const Tiling& t = c.tb;
+std::vector<KernelDef> backward_kernels(const Ctx& ctx, Algo a) {
+    const Tiling& t = ctx.tb;
     switch (a) {
         case Algo::standard: {
-            const RowKernelShape sh = row_kernel_shape(t.n, c.sram, 2, c.t.bc);
+            const RowKernelShape sh = row_kernel_shape(t.n, ctx.sram, 2, ctx.t.bc);
             return {
                 {{"dV = P^T dO (one block per column tile)", 1, t.tc, "(T_c, B*H), column tile fastest"},
-                 std_dv_block,
+                 standard_dv_block,
                  true,
                  key_bwd_cols},
                 {{"dP = dO V^T (one block per row tile), dP written to HBM", 1, t.tr, "(T_r, B*H), row tile fastest"},
-                 std_dp_block,
+                 standard_dp_block,
                  true,
                  key_bwd_rows},
                 {{sh.whole_rows ? "dS = P o (dP - D), " + std::to_string(sh.group_rows) + " rows a block"
                                 : "dS = P o (dP - D), one row a block in two passes",
                   1, sh.blocks, "(row groups, B*H)"},
-                 std_ds_block,
+                 standard_ds_block,
                  true,
-                 key_row_kernel2},
+                 key_ds_rows},
                 {{"dQ = scale dS K (one block per row tile)", 1, t.tr, "(T_r, B*H), row tile fastest"},
-                 std_dq_block,
+                 standard_dq_block,
                  true,
                  key_bwd_rows},
                 {{"dK = scale dS^T Q (one block per column tile)", 1, t.tc, "(T_c, B*H), column tile fastest"},
-                 std_dk_block,
+                 standard_dk_block,
                  true,
                  key_bwd_cols}};
         }
         case Algo::flash1:
             return {{{"flash1 backward (Algorithm 4: K/V blocks outer, dQ_i, O_i, l_i, m_i re-read in HBM)", 1, 1,
                       "(B*H): one block per head"},
-                     f1_bwd_block,
+                     flash1_backward_block,
                      true}};
         case Algo::flash2:
             return {{{"flash2 backward pre: D = rowsum(dO o O), dQ accumulator zeroed", 1, t.tr,
                       "(T_r, B*H), row block fastest"},
-                     f2_pre_block,
+                     flash2_backward_pre_block,
                      true,
                      key_bwd_rows},
                     {{"flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM", 1, t.tc,
                       "(T_c, B*H), column block fastest"},
-                     f2_dkdv_block,
+                     flash2_backward_dkdv_block,
                      true,
                      key_bwd_cols_unmasked},
                     {{"flash2 backward post: dQ float32 -> storage type", 1, t.tr, "(T_r, B*H), row block fastest"},
-                     f2_dq_block,
+                     flash2_backward_dq_block,
                      true,
                      key_bwd_rows}};
     }

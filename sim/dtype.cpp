@@ -19,25 +19,6 @@ int64_t dtype_bytes(DType t) {
     return 4;
 }
 
-std::string_view dtype_name(DType t) {
-    switch (t) {
-        case DType::fp32:
-            return "fp32";
-        case DType::fp16:
-            return "fp16";
-        case DType::bf16:
-            return "bf16";
-    }
-    return "?";
-}
-
-std::optional<DType> parse_dtype(std::string_view s) {
-    if (s == "fp32" || s == "float32") return DType::fp32;
-    if (s == "fp16" || s == "float16" || s == "half") return DType::fp16;
-    if (s == "bf16" || s == "bfloat16") return DType::bf16;
-    return std::nullopt;
-}
-
 float round_to(DType t, float x) {
     switch (t) {
         case DType::fp32:

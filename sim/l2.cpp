@@ -225,8 +225,8 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                 s.step = 0;
                 Walker w;
                 w.log = &s.log;
-                Ctx cx(proto.p, proto.t, proto.tb, proto.sram);
-                k.body(cx, b, w);
+                Ctx ctx(proto.p, proto.t, proto.tb, proto.sram);
+                k.body(ctx, b, w);
                 const bool keep = ki == 0 && s.head == 0 && b < timeline_blocks;
                 s.timer.keep = keep;
                 s.timer.kept = keep ? &out.timeline[static_cast<size_t>(b)] : nullptr;

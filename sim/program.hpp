@@ -1,6 +1,7 @@
 // sim/program.hpp — internal to the simulator: an algorithm as a list of kernels, each a grid of
 // thread blocks per head whose body walks that block's steps (and, given data, computes them).
-// Forward bodies live in sim/simulate.cpp, backward bodies in sim/backward.cpp.
+// Forward bodies live in sim/forward.cpp, backward bodies in sim/backward.cpp, shared helpers in
+// sim/program.cpp; sim/simulate.cpp walks them.
 #pragma once
 #include <algorithm>
 #include <string>
@@ -49,11 +50,11 @@ struct KernelDef {
 };
 
 inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0; }
-inline int64_t key_rows(const Ctx& c, int64_t i) { return c.t.rows(i); }
-inline int64_t key_rows_unmasked(const Ctx& c, int64_t i) { return has_mask(c.p) ? -1 : c.t.rows(i); }
-inline int64_t key_bwd_rows(const Ctx& c, int64_t i) { return c.tb.rows(i); }
-inline int64_t key_bwd_cols(const Ctx& c, int64_t j) { return c.tb.cols(j); }
-inline int64_t key_bwd_cols_unmasked(const Ctx& c, int64_t j) { return has_mask(c.p) ? -1 : c.tb.cols(j); }
+inline int64_t key_rows(const Ctx& ctx, int64_t i) { return ctx.t.rows(i); }
+inline int64_t key_rows_unmasked(const Ctx& ctx, int64_t i) { return has_mask(ctx.p) ? -1 : ctx.t.rows(i); }
+inline int64_t key_bwd_rows(const Ctx& ctx, int64_t i) { return ctx.tb.rows(i); }
+inline int64_t key_bwd_cols(const Ctx& ctx, int64_t j) { return ctx.tb.cols(j); }
+inline int64_t key_bwd_cols_unmasked(const Ctx& ctx, int64_t j) { return has_mask(ctx.p) ? -1 : ctx.tb.cols(j); }
 // The inner loop of a thread block that holds K_j, V_j (Algorithm 1's forward, and the backward of
 // flash1 and flash2): a step for each query block i whose tile (i, j) is not fully masked, K_j and
 // V_j loaded in the first such step and kept; body(i, r0, r) counts and computes the rest of it.
@@ -87,12 +88,13 @@ void two_pass_row(Walker& w, int64_t n, int64_t chunk, F&& step) {
         }
 }
 
-int64_t key_row_kernel(const Ctx& c, int64_t g);   // standard softmax: rows in the group
-int64_t key_row_kernel2(const Ctx& c, int64_t g);  // standard dS: rows in the group
+// Block keys of standard's row kernels: the rows in group g (0 in the one-row, two-pass form).
+int64_t key_softmax_rows(const Ctx& ctx, int64_t g);  // the softmax P = softmax(S)
+int64_t key_ds_rows(const Ctx& ctx, int64_t g);       // the backward's dS = P o (dP - D)
 
-// The forward kernels of an algorithm (sim/simulate.cpp) and its backward kernels (sim/backward.cpp).
-std::vector<KernelDef> forward_kernels(const Ctx& c, Algo a);
-std::vector<KernelDef> backward_kernels(const Ctx& c, Algo a);
+// The forward kernels of an algorithm (sim/forward.cpp) and its backward kernels (sim/backward.cpp).
+std::vector<KernelDef> forward_kernels(const Ctx& ctx, Algo a);
+std::vector<KernelDef> backward_kernels(const Ctx& ctx, Algo a);
 
 // Row-group sizes of standard attention's row-wise kernels (softmax: one row of S in float32 per row;
 // dS: rows of P and dP). A chunk, when a row does not fit, is a whole number of B_c-wide segments.
@@ -106,16 +108,17 @@ RowKernelShape row_kernel_shape(int64_t n, int64_t sram, int64_t floats_per_elem
 
 void apply_mask(const Problem& p, MatF& s, int64_t r0, int64_t c0);
 
-// Standard attention's GEMMs whose first operand M is an N x N matrix stored in HBM (P or dS) and
-// whose second B is an (N, d) input; the (tile, d) result accumulates in SRAM as float32.
-//   by rows:    acc = sum_j M_ij B_j,   one block per row tile i     (O = P V, dQ = dS K)
-//   by columns: acc = sum_i M_ij^T B_i, one block per column tile j  (dV = P^T dO, dK = dS^T Q)
-// Each step loads M's tile and B's tile and accumulates; the caller stores the result. Returns the
+// Standard attention's GEMMs whose first operand `stored` is an N x N matrix stored in HBM (P or dS,
+// counted as tensor stored_t) and whose second `input` is an (N, d) input (tensor input_t); the
+// (tile, d) result accumulates in SRAM as float32 (tensor out).
+//   by rows:    acc = sum_j stored_ij input_j,   one block per row tile i     (O = P V, dQ = dS K)
+//   by columns: acc = sum_i stored_ij^T input_i, one block per column tile j  (dV = P^T dO, dK = dS^T Q)
+// Each step loads a tile of each and accumulates; the caller stores the result. Returns the
 // accumulator (empty when counting only).
-MatF stored_gemm_rows(Ctx& c, const Tiling& t, int64_t i, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
-                      Tensor out);
-MatF stored_gemm_cols(Ctx& c, const Tiling& t, int64_t j, Walker& w, Tensor m, const MatF& M, Tensor b, const MapF& B,
-                      Tensor out);
+MatF stored_gemm_rows(Ctx& ctx, const Tiling& t, int64_t i, Walker& w, Tensor stored_t, const MatF& stored,
+                      Tensor input_t, const MapF& input, Tensor out);
+MatF stored_gemm_cols(Ctx& ctx, const Tiling& t, int64_t j, Walker& w, Tensor stored_t, const MatF& stored,
+                      Tensor input_t, const MapF& input, Tensor out);
 
 }  // namespace sim::detail
 

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/enum_names.hpp"
 #include "sim/machine.hpp"
 #include "sim/problem.hpp"
 #include "sim/tensor.hpp"
@@ -32,16 +33,26 @@
 namespace sim {
 
 enum class Algo { standard, flash1, flash2 };
-std::string_view algo_name(Algo a);
-std::optional<Algo> parse_algo(std::string_view s);
+template <>
+struct EnumNames<Algo> {
+    static constexpr std::array<EnumName<Algo>, 3> table{
+        {{Algo::standard, "standard"}, {Algo::flash1, "flash1"}, {Algo::flash2, "flash2"}}};
+};
+inline std::string_view algo_name(Algo a) { return name_of(a); }
+inline std::optional<Algo> parse_algo(std::string_view s) { return parse_enum<Algo>(s); }
 
 enum class Numerics { automatic, on, off };
 
 // Which pass to simulate. backward assumes the forward's outputs are already in HBM (standard: P;
 // flash2: O and LSE; flash1: O, l, m); both = forward then backward, totals summed.
 enum class Pass { forward, backward, both };
-std::string_view pass_name(Pass p);
-std::optional<Pass> parse_pass(std::string_view s);
+template <>
+struct EnumNames<Pass> {
+    static constexpr std::array<EnumName<Pass>, 3> table{
+        {{Pass::forward, "forward"}, {Pass::backward, "backward"}, {Pass::both, "both"}}};
+};
+inline std::string_view pass_name(Pass p) { return name_of(p); }
+inline std::optional<Pass> parse_pass(std::string_view s) { return parse_enum<Pass>(s); }
 
 // L2 model: automatic = on for presets with an L2 while the walk stays within Config::l2_budget
 // lookups (beyond it: a sample of the heads, or off when one head alone exceeds it); on = always,
@@ -138,7 +149,13 @@ struct TimelineSegment {
     int32_t step = 0;         // step within the block
     bool overlapped = false;  // false: the serial schedule; true: the overlapped one
 };
-std::string_view segment_kind_name(TimelineSegment::Kind k);
+template <>
+struct EnumNames<TimelineSegment::Kind> {
+    static constexpr std::array<EnumName<TimelineSegment::Kind>, 3> table{{{TimelineSegment::Kind::copy, "copy"},
+                                                                           {TimelineSegment::Kind::matmul, "matmul"},
+                                                                           {TimelineSegment::Kind::scalar, "scalar"}}};
+};
+inline std::string_view segment_kind_name(TimelineSegment::Kind k) { return name_of(k); }
 
 struct KernelTime {
     std::string name;
@@ -169,7 +186,7 @@ struct Result {
     Machine machine;
     Algo algo = Algo::flash2;
     int64_t block_rows = 0, block_cols = 0;  // as used
-    int64_t tiles_rows = 0, tiles_cols = 0;  // T_r = ceil(N / B_r), T_c = ceil(N / B_c)
+    int64_t T_r = 0, T_c = 0;                // tiles: T_r = ceil(N / B_r), T_c = ceil(N / B_c)
     int64_t sram_bytes = 0;                  // budget M
     std::vector<SramBuffer> sram_buffers;    // what the chosen blocks need
     int64_t sram_peak_bytes = 0;             // largest SRAM footprint any step used
@@ -182,7 +199,7 @@ struct Result {
     // Issue 3: backward pass, kernels, L2, timing.
     Pass pass = Pass::forward;
     int64_t bwd_block_rows = 0, bwd_block_cols = 0;  // backward blocks, as used (0 when forward only)
-    int64_t bwd_tiles_rows = 0, bwd_tiles_cols = 0;
+    int64_t bwd_T_r = 0, bwd_T_c = 0;                // the backward's tiles (0 when forward only)
     std::vector<SramBuffer> bwd_sram_buffers;
     std::string bwd_block_note;
     Totals forward_totals, backward_totals;  // totals = forward_totals + backward_totals (of the pass run)
@@ -194,9 +211,9 @@ struct Result {
 
 // Throws sim::Error when the problem is invalid or the tiles do not fit the SRAM budget (the
 // message lists each buffer's bytes against the budget).
-Result simulate(const Problem& p, const Machine& m, const Config& c);
+Result simulate(const Problem& p, const Machine& m, const Config& cfg);
 // Same, with caller-supplied inputs (e.g. from .npy files); shapes must match p.
-Result simulate(const Problem& p, const Machine& m, const Config& c, const Inputs& inputs);
+Result simulate(const Problem& p, const Machine& m, const Config& cfg, const Inputs& inputs);
 
 // The block sizes the algorithm's rule picks and the buffers they need (no simulation).
 struct BlockChoice {

@@ -8,18 +8,6 @@
 
 namespace sim {
 
-std::string_view segment_kind_name(TimelineSegment::Kind k) {
-    switch (k) {
-        case TimelineSegment::Kind::copy:
-            return "copy";
-        case TimelineSegment::Kind::matmul:
-            return "matmul";
-        case TimelineSegment::Kind::scalar:
-            return "scalar";
-    }
-    return "?";
-}
-
 namespace detail {
 namespace {
 

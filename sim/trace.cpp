@@ -4,39 +4,6 @@
 
 namespace sim {
 
-std::string_view tensor_name(Tensor t) {
-    static constexpr std::array<std::string_view, kTensorCount> names = {
-        "Q", "K", "V", "O", "S", "P", "m", "l", "LSE", "dO", "dQ", "dK", "dV", "dS", "dP", "D"};
-    const auto i = static_cast<size_t>(t);
-    return i < names.size() ? names[i] : "?";
-}
-
-std::string_view level_name(Level l) {
-    switch (l) {
-        case Level::HBM:
-            return "HBM";
-        case Level::L2:
-            return "L2";
-        case Level::SRAM:
-            return "SRAM";
-    }
-    return "?";
-}
-
-std::string_view event_kind_name(EventKind k) {
-    switch (k) {
-        case EventKind::load:
-            return "load";
-        case EventKind::store:
-            return "store";
-        case EventKind::compute:
-            return "compute";
-        case EventKind::rescale:
-            return "rescale";
-    }
-    return "?";
-}
-
 Totals Trace::totals_of(size_t first, size_t last) const {
     Totals t;
     last = std::min(last, events.size());

@@ -8,17 +8,43 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/enum_names.hpp"
+
 namespace sim {
 
 // The tensors whose bytes are counted. Statistics: m (running max), l (running sum), LSE
 // (log-sum-exp, m + log l, what FA2 stores for the backward pass), D = rowsum(dO * O).
 enum class Tensor : uint8_t { Q, K, V, O, S, P, m, l, LSE, dO, dQ, dK, dV, dS, dP, D, count };
 inline constexpr int kTensorCount = static_cast<int>(Tensor::count);
-std::string_view tensor_name(Tensor t);
+template <>
+struct EnumNames<Tensor> {
+    static constexpr std::array<EnumName<Tensor>, kTensorCount> table{{{Tensor::Q, "Q"},
+                                                                       {Tensor::K, "K"},
+                                                                       {Tensor::V, "V"},
+                                                                       {Tensor::O, "O"},
+                                                                       {Tensor::S, "S"},
+                                                                       {Tensor::P, "P"},
+                                                                       {Tensor::m, "m"},
+                                                                       {Tensor::l, "l"},
+                                                                       {Tensor::LSE, "LSE"},
+                                                                       {Tensor::dO, "dO"},
+                                                                       {Tensor::dQ, "dQ"},
+                                                                       {Tensor::dK, "dK"},
+                                                                       {Tensor::dV, "dV"},
+                                                                       {Tensor::dS, "dS"},
+                                                                       {Tensor::dP, "dP"},
+                                                                       {Tensor::D, "D"}}};
+};
+inline std::string_view tensor_name(Tensor t) { return name_of(t); }
 
 // Where bytes are: off-chip HBM, the L2 cache between, on-chip SRAM (shared memory / registers).
 enum class Level : uint8_t { HBM, L2, SRAM };
-std::string_view level_name(Level l);
+template <>
+struct EnumNames<Level> {
+    static constexpr std::array<EnumName<Level>, 3> table{
+        {{Level::HBM, "HBM"}, {Level::L2, "L2"}, {Level::SRAM, "SRAM"}}};
+};
+inline std::string_view level_name(Level l) { return name_of(l); }
 
 struct Traffic {
     int64_t read_bytes = 0;
@@ -112,7 +138,14 @@ enum class EventKind : uint8_t {
     compute,  // arithmetic on tiles resident in SRAM (flops filled)
     rescale,  // online-softmax correction of carried state by e^(m_old - m_new)
 };
-std::string_view event_kind_name(EventKind k);
+template <>
+struct EnumNames<EventKind> {
+    static constexpr std::array<EnumName<EventKind>, 4> table{{{EventKind::load, "load"},
+                                                               {EventKind::store, "store"},
+                                                               {EventKind::compute, "compute"},
+                                                               {EventKind::rescale, "rescale"}}};
+};
+inline std::string_view event_kind_name(EventKind k) { return name_of(k); }
 
 struct Event {
     EventKind kind = EventKind::compute;

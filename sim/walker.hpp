@@ -1,6 +1,6 @@
 // sim/walker.hpp — internal to the simulator (not part of its public API): the walker that the
 // tile loops report to, the per-step cost accounting of the timing model, and the access log the
-// L2 model replays. Included by sim/simulate.cpp, sim/backward.cpp and sim/l2.cpp only.
+// L2 model replays. Included through sim/program.hpp by the simulator's own .cpp files only.
 //
 // An algorithm is a list of kernels; a kernel is a grid of thread blocks per head; a block is a
 // sequence of steps; a step is a few loads, stores and computes. The walker sees them in that order.

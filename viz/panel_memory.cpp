@@ -25,10 +25,10 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
     ImGui::Text("B_c = %lld", static_cast<long long>(r.block_cols));
     ui::help("B_c");
-    ImGui::Text("T_r = %lld", static_cast<long long>(r.tiles_rows));
+    ImGui::Text("T_r = %lld", static_cast<long long>(r.T_r));
     ui::help("T_r");
     ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-    ImGui::Text("T_c = %lld", static_cast<long long>(r.tiles_cols));
+    ImGui::Text("T_c = %lld", static_cast<long long>(r.T_c));
     ui::help("T_c");
     ImGui::Separator();
     ImGui::TextUnformatted("HBM traffic so far (head 0)");

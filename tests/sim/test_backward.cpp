@@ -7,39 +7,12 @@
 
 #include "sim/reference.hpp"
 #include "sim/simulate.hpp"
+#include "support.hpp"
 
 using namespace sim;
+using namespace sim::test;
 
 namespace {
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-Config counting(Algo a, int64_t br, int64_t bc, Pass pass = Pass::backward) {
-    Config c;
-    c.algo = a;
-    c.block_rows = br;
-    c.block_cols = bc;
-    c.bwd_block_rows = br;
-    c.bwd_block_cols = bc;
-    c.numerics = Numerics::off;
-    c.pass = pass;
-    c.l2 = L2Mode::off;
-    return c;
-}
-// The same with the real arithmetic (outputs and gradients computed).
-Config numeric(Algo a, int64_t br, int64_t bc, Pass pass) {
-    Config c = counting(a, br, bc, pass);
-    c.numerics = Numerics::on;
-    return c;
-}
-
-Problem shape(int64_t n, int64_t d, bool causal = false) {
-    Problem p;
-    p.seq = n;
-    p.head_dim = d;
-    p.causal = causal;
-    return p;
-}
-
 struct Shape {
     int64_t n, d, br, bc;
 };
@@ -55,7 +28,7 @@ TEST_CASE("flash2 backward traffic equals its closed form (FA2: K/V blocks outer
         CAPTURE(s.d);
         CAPTURE(s.br);
         CAPTURE(s.bc);
-        Config c = counting(Algo::flash2, s.br, s.bc);
+        Config c = counting(Algo::flash2, s.br, s.bc, Pass::backward);
         c.sram_bytes = int64_t{1} << 30;  // the explicit blocks always fit
         const Result r = simulate(shape(s.n, s.d), find_machine("H200"), c);
         const int64_t e = 2, nd = s.n * s.d, tr = cdiv(s.n, s.br), tc = cdiv(s.n, s.bc);
@@ -87,7 +60,7 @@ TEST_CASE("flash1 backward (Algorithm 4) traffic equals its closed form") {
     for (const auto& s : kShapes) {
         CAPTURE(s.n);
         CAPTURE(s.d);
-        Config c = counting(Algo::flash1, s.br, s.bc);
+        Config c = counting(Algo::flash1, s.br, s.bc, Pass::backward);
         c.sram_bytes = int64_t{1} << 30;
         const Result r = simulate(shape(s.n, s.d), find_machine("H200"), c);
         const int64_t e = 2, nd = s.n * s.d, tr = cdiv(s.n, s.br), tc = cdiv(s.n, s.bc);
@@ -114,7 +87,8 @@ TEST_CASE("standard backward traffic equals its closed form: P read, dP and dS t
         if (s.br > 128 || s.bc > 128) continue;
         CAPTURE(s.n);
         CAPTURE(s.d);
-        const Result r = simulate(shape(s.n, s.d), find_machine("H200"), counting(Algo::standard, s.br, s.bc));
+        const Result r =
+            simulate(shape(s.n, s.d), find_machine("H200"), counting(Algo::standard, s.br, s.bc, Pass::backward));
         const int64_t e = 2, nd = s.n * s.d, nn = s.n * s.n, tr = cdiv(s.n, s.br), tc = cdiv(s.n, s.bc);
         const int64_t passes = 2 * s.n * 4 <= 227 * 1024 ? 1 : 2;  // a row of P and of dP (fp32) fit in SRAM or not
         CHECK(r.totals[Tensor::P] == Traffic{nn * e + passes * nn * e, 0});  // dV = P^T dO, then dS
@@ -163,7 +137,7 @@ TEST_CASE("causal backward: flash skips exactly the tiles above the diagonal; st
             skipped += first;
             q_rows += s.n - first * s.br;
         }
-        Config c = counting(Algo::flash2, s.br, s.bc);
+        Config c = counting(Algo::flash2, s.br, s.bc, Pass::backward);
         c.sram_bytes = int64_t{1} << 30;
         const Result f2 = simulate(p, find_machine("H200"), c);
         CHECK(f2.totals.steps == tr + visible + tr);
@@ -175,7 +149,7 @@ TEST_CASE("causal backward: flash skips exactly the tiles above the diagonal; st
         CHECK(f1.totals.steps == visible);
         CHECK(f1.totals[Tensor::O].read_bytes == q_rows * s.d * 4);
         if (s.br <= 128 && s.bc <= 128) {
-            const Result st = simulate(p, find_machine("H200"), counting(Algo::standard, s.br, s.bc));
+            const Result st = simulate(p, find_machine("H200"), counting(Algo::standard, s.br, s.bc, Pass::backward));
             CHECK(st.totals[Tensor::dS].write_bytes == s.n * s.n * e);
         }
     }

@@ -2,27 +2,18 @@
 #include <doctest/doctest.h>
 
 #include "sim/simulate.hpp"
+#include "support.hpp"
 
 using namespace sim;
+using namespace sim::test;
 
 namespace {
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-Result run(Algo a, int64_t n, int64_t d, int64_t br, int64_t bc, DType dt = DType::fp16, int64_t bh_b = 1,
-           int64_t bh_h = 1, int64_t sram = 0) {
-    Problem p;
-    p.seq = n;
-    p.head_dim = d;
-    p.dtype = dt;
-    p.batch = bh_b;
-    p.heads = bh_h;
-    Config c;
-    c.algo = a;
-    c.block_rows = br;
-    c.block_cols = bc;
-    c.numerics = Numerics::off;
+// Counts only, on the H200 preset (SRAM 227 KiB unless `sram` is given).
+Result run(Algo a, int64_t n, int64_t d, int64_t br, int64_t bc, int64_t batch = 1, int64_t heads = 1,
+           int64_t sram = 0) {
+    Config c = counting(a, br, bc);
     c.sram_bytes = sram;
-    return simulate(p, find_machine("H200"), c);
+    return simulate(with_heads(shape(n, d), batch, heads), find_machine("H200"), c);
 }
 
 struct Shape {
@@ -95,7 +86,7 @@ TEST_CASE("standard attention traffic equals its closed form: S and P go through
 
 TEST_CASE("batch and heads multiply every count") {
     const Result one = run(Algo::flash2, 1000, 64, 64, 64);
-    const Result many = run(Algo::flash2, 1000, 64, 64, 64, DType::fp16, 3, 5);
+    const Result many = run(Algo::flash2, 1000, 64, 64, 64, 3, 5);
     CHECK(many.totals.hbm_total().total() == 15 * one.totals.hbm_total().total());
     CHECK(many.totals.flops.matmul == 15 * one.totals.flops.matmul);
     CHECK(many.totals.flops.exp == 15 * one.totals.flops.exp);
@@ -111,7 +102,14 @@ TEST_CASE("the seed's table: N = 8192, d = 128, fp16") {
     // Q, K, V and O together: 4 * 8192 * 128 * 2 bytes = 8 MiB, 1/16 of the score matrix.
     const Result f = run(Algo::flash2, 8192, 128, 0, 0);
     CHECK(f.totals[Tensor::Q].read_bytes + f.totals[Tensor::O].write_bytes == 2LL * 8192 * 128 * 2);
-    CHECK(4LL * 8192 * 128 * 2 == 8LL * 1024 * 1024);
+    // flash2 with one query block (B_r = N, so T_r = 1, in an SRAM that holds it) reads Q, K and V
+    // once each and writes O once: the 8 MiB of Q, K, V and O, plus N float32 LSE values.
+    const Result once = run(Algo::flash2, 8192, 128, 8192, 128, 1, 1, int64_t{1} << 30);
+    REQUIRE(once.T_r == 1);
+    const Traffic qkvo =
+        once.totals[Tensor::Q] + once.totals[Tensor::K] + once.totals[Tensor::V] + once.totals[Tensor::O];
+    CHECK(qkvo.total() == 8LL * 1024 * 1024);
+    CHECK(once.totals.hbm_total().total() == 8LL * 1024 * 1024 + 8192 * 4);
     // Doubling N quadruples the score matrix.
     const Result r2 = run(Algo::standard, 16384, 128, 0, 0);
     CHECK(r2.totals[Tensor::S].write_bytes == 4 * r.totals[Tensor::S].write_bytes);
@@ -134,19 +132,19 @@ TEST_CASE("a 128 x 128 fp16 tile of scores is 32 KiB") {
 TEST_CASE("HBM traffic of flash falls like N^2 d^2 / M as SRAM grows") {
     // With B_r = ceil(M/4d) < d, K/V re-reads scale with T_r = N / B_r ~ 4 N d / M.
     const int64_t n = 16384, d = 128;
-    const Result small = run(Algo::flash2, n, d, 0, 0, DType::fp16, 1, 1, 64 * 1024);
-    const Result big = run(Algo::flash2, n, d, 0, 0, DType::fp16, 1, 1, 128 * 1024);
+    const Result small = run(Algo::flash2, n, d, 0, 0, 1, 1, 64 * 1024);
+    const Result big = run(Algo::flash2, n, d, 0, 0, 1, 1, 128 * 1024);
     const double kv_small =
         static_cast<double>(small.totals[Tensor::K].read_bytes + small.totals[Tensor::V].read_bytes);
     const double kv_big = static_cast<double>(big.totals[Tensor::K].read_bytes + big.totals[Tensor::V].read_bytes);
     CHECK(kv_small / kv_big == doctest::Approx(2.0).epsilon(0.1));
     // Quadratic in N at fixed M.
-    const Result n2 = run(Algo::flash2, 2 * n, d, 0, 0, DType::fp16, 1, 1, 64 * 1024);
+    const Result n2 = run(Algo::flash2, 2 * n, d, 0, 0, 1, 1, 64 * 1024);
     const double kv_n2 = static_cast<double>(n2.totals[Tensor::K].read_bytes + n2.totals[Tensor::V].read_bytes);
     CHECK(kv_n2 / kv_small == doctest::Approx(4.0).epsilon(0.02));
     // flash1: Q and O re-reads scale with T_c = N / B_c ~ 4 N d / M.
-    const Result f1s = run(Algo::flash1, n, d, 0, 0, DType::fp16, 1, 1, 64 * 1024);
-    const Result f1b = run(Algo::flash1, n, d, 0, 0, DType::fp16, 1, 1, 128 * 1024);
+    const Result f1s = run(Algo::flash1, n, d, 0, 0, 1, 1, 64 * 1024);
+    const Result f1b = run(Algo::flash1, n, d, 0, 0, 1, 1, 128 * 1024);
     CHECK(static_cast<double>(f1s.totals[Tensor::O].read_bytes) / f1b.totals[Tensor::O].read_bytes ==
           doctest::Approx(2.0).epsilon(0.1));
 }
@@ -154,15 +152,8 @@ TEST_CASE("HBM traffic of flash falls like N^2 d^2 / M as SRAM grows") {
 TEST_CASE("causal flash skips exactly the tiles above the diagonal") {
     for (const auto& s : kShapes) {
         CAPTURE(s.n);
-        Problem p;
-        p.seq = s.n;
-        p.head_dim = s.d;
-        p.causal = true;
-        Config c;
-        c.algo = Algo::flash2;
-        c.block_rows = s.br;
-        c.block_cols = s.bc;
-        c.numerics = Numerics::off;
+        const Problem p = shape(s.n, s.d, true);
+        Config c = counting(Algo::flash2, s.br, s.bc);
         const Result r = simulate(p, find_machine("H200"), c);
         // Row block i (queries up to min(N, (i+1) B_r) - 1) needs key blocks 0 .. ceil(min(N,(i+1)B_r)/B_c) - 1.
         const int64_t tr = cdiv(s.n, s.br), tc = cdiv(s.n, s.bc);
@@ -174,7 +165,12 @@ TEST_CASE("causal flash skips exactly the tiles above the diagonal") {
             kv_rows += std::min(s.n, blocks * s.bc);
         }
         CHECK(r.totals.steps == visible);
-        CHECK(tr * tc - r.totals.steps == tr * tc - visible);  // skipped = the triangle's tiles
+        // skipped = the triangle's tiles, counted one by one: tile (i, j) is skipped when its first
+        // key j B_c comes after its last query min(N, (i+1) B_r) - 1
+        int64_t skipped = 0;
+        for (int64_t i = 0; i < tr; ++i)
+            for (int64_t j = 0; j < tc; ++j) skipped += j * s.bc > std::min(s.n, (i + 1) * s.br) - 1;
+        CHECK(tr * tc - r.totals.steps == skipped);
         CHECK(r.totals[Tensor::K].read_bytes == kv_rows * s.d * 2);
         // Standard attention gets no saving from the mask.
         c.algo = Algo::standard;
@@ -184,9 +180,7 @@ TEST_CASE("causal flash skips exactly the tiles above the diagonal") {
 }
 
 TEST_CASE("block sizes: the paper's rule, and refusals that name the buffers") {
-    Problem p;
-    p.seq = 4096;
-    p.head_dim = 64;
+    const Problem p = shape(4096, 64);
     // M = 100,000 B of fp16 = 50,000 elements: B_c = ceil(50000/256) = 196, B_r = min(196, 64) = 64.
     const BlockChoice c = choose_blocks(p, Algo::flash2, 100000, 0, 0);
     CHECK(c.bytes <= 100000);
@@ -234,13 +228,10 @@ TEST_CASE("totals add and subtract; the trace sums to the head's totals") {
 }
 
 TEST_CASE("large problems keep a bounded trace") {
-    Problem p;
-    p.seq = 65536;
-    p.head_dim = 128;
-    Config c;
+    Config c;  // the defaults: numerics and the L2 model automatic
     c.algo = Algo::flash2;
     c.event_cap = 1000;
-    const Result r = simulate(p, find_machine("H200"), c);
+    const Result r = simulate(shape(65536, 128), find_machine("H200"), c);
     CHECK(r.trace.events.size() == 1000);
     CHECK(r.trace.truncated);
     CHECK_FALSE(r.numerics);

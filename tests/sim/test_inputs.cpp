@@ -6,8 +6,10 @@
 
 #include "sim/dtype.hpp"
 #include "sim/tensor.hpp"
+#include "support.hpp"
 
 using namespace sim;
+using namespace sim::test;
 
 TEST_CASE("input_value is a pure function of (seed, tensor, index) on [-1, 1)") {
     double sum = 0, sum2 = 0;
@@ -29,9 +31,7 @@ TEST_CASE("input_value is a pure function of (seed, tensor, index) on [-1, 1)") 
 }
 
 TEST_CASE("inputs are rounded to the storage type") {
-    Problem p;
-    p.seq = 16;
-    p.head_dim = 8;
+    Problem p = shape(16, 8);
     p.dtype = DType::bf16;
     const TensorF q = generate_input(p, InputTensor::Q);
     for (float x : q.data) CHECK(round_to(DType::bf16, x) == x);

@@ -3,35 +3,15 @@
 #include <doctest/doctest.h>
 
 #include "sim/simulate.hpp"
+#include "support.hpp"
 
 using namespace sim;
-
-namespace {
-Problem shape(int64_t n, int64_t d, int64_t b = 1, int64_t h = 1, bool causal = false) {
-    Problem p;
-    p.seq = n;
-    p.head_dim = d;
-    p.batch = b;
-    p.heads = h;
-    p.causal = causal;
-    return p;
-}
-Config cfg(Algo a, L2Mode l2, Pass pass = Pass::forward, int64_t br = 0, int64_t bc = 0) {
-    Config c;
-    c.algo = a;
-    c.numerics = Numerics::off;
-    c.l2 = l2;
-    c.pass = pass;
-    c.block_rows = br;
-    c.block_cols = bc;
-    return c;
-}
-}  // namespace
+using namespace sim::test;
 
 TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byte once)") {
     // flash2, 4 heads of N = 1024, d = 64, fp16: Q, K, V are 128 KiB each a head; L2 is 60 MiB.
-    const Problem p = shape(1024, 64, 2, 2);
-    const Result r = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::on));
+    const Problem p = with_heads(shape(1024, 64), 2, 2);
+    const Result r = simulate(p, find_machine("H200"), counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::on));
     REQUIRE(r.l2.simulated);
     CHECK(r.l2.exact);
     const int64_t head = 1024 * 64 * 2, heads = 4;
@@ -40,10 +20,15 @@ TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byt
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::V)] == Traffic{heads * head, 0});
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::O)] == Traffic{0, heads * head});
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::LSE)] == Traffic{0, heads * 1024 * 4});
-    // without L2, K and V are read once per row block
-    CHECK(r.totals[Tensor::K].read_bytes == r.tiles_rows * heads * head);
+    // without L2, K and V are read once per row block. The paper's rule on the H200 (M = 227 KiB =
+    // 232,448 B = 116,224 fp16 elements): B_c = ceil(116224 / (4 * 64)) = 454, B_r = min(454, 64) = 64
+    // (halving to fit the score tile takes B_c, the larger, to 227, and leaves B_r), so T_r = 1024 / 64 = 16.
+    CHECK(r.block_rows == 64);
+    CHECK(r.block_cols == 227);
+    CHECK(r.totals[Tensor::K].read_bytes == 16 * heads * head);
     // standard at N = 512: S and P (512 KiB a head) stay in L2, so they are written once and never read back
-    const Result s = simulate(shape(512, 64, 1, 2), find_machine("H200"), cfg(Algo::standard, L2Mode::on));
+    const Result s = simulate(with_heads(shape(512, 64), 1, 2), find_machine("H200"),
+                              counting(Algo::standard, 0, 0, Pass::forward, L2Mode::on));
     CHECK(s.l2.hbm[static_cast<size_t>(Tensor::S)] == Traffic{0, 2 * 512 * 512 * 2});
     CHECK(s.l2.hbm[static_cast<size_t>(Tensor::P)] == Traffic{0, 2 * 512 * 512 * 2});
     CHECK(s.l2.hbm[static_cast<size_t>(Tensor::K)].read_bytes == 2 * 512 * 64 * 2);
@@ -51,7 +36,8 @@ TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byt
 
 TEST_CASE("L2: flash2's backward in a cache that holds everything: each input read once, each output written once") {
     const int64_t n = 1024, d = 64, e = 2, nd = n * d;
-    const Result r = simulate(shape(n, d), find_machine("H200"), cfg(Algo::flash2, L2Mode::on, Pass::backward));
+    const Result r =
+        simulate(shape(n, d), find_machine("H200"), counting(Algo::flash2, 0, 0, Pass::backward, L2Mode::on));
     REQUIRE(r.l2.simulated);
     auto at = [&](Tensor t) { return r.l2.hbm[static_cast<size_t>(t)]; };
     for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::dO}) CHECK(at(t) == Traffic{nd * e, 0});
@@ -66,7 +52,7 @@ TEST_CASE("L2: flash2's backward in a cache that holds everything: each input re
 TEST_CASE("L2: standard attention far larger than L2 approaches the no-L2 count") {
     Machine m = find_machine("H200");
     m.l2_bytes = 256 * 1024;  // S is 32 MiB a head here, 128x the cache
-    const Result r = simulate(shape(4096, 64), m, cfg(Algo::standard, L2Mode::on));
+    const Result r = simulate(shape(4096, 64), m, counting(Algo::standard, 0, 0, Pass::forward, L2Mode::on));
     REQUIRE(r.l2.simulated);
     const double with = static_cast<double>(r.l2.hbm_total().total());
     const double without = static_cast<double>(r.totals.hbm_total().total());
@@ -86,7 +72,7 @@ TEST_CASE("L2: blocks running side by side share K/V tiles; one block at a time 
     many.l2_bytes = 768 * 1024;
     Machine one = many;
     one.sm_count = 1;
-    const Config c = cfg(Algo::flash2, L2Mode::on, Pass::forward, 64, 64);
+    const Config c = counting(Algo::flash2, 64, 64, Pass::forward, L2Mode::on);
     const Result side = simulate(p, many, c), alone = simulate(p, one, c);
     const int64_t kv = 4096 * 64 * 2;
     // all 64 blocks resident: each K_j, V_j comes from HBM once and is hit by the other 63 blocks
@@ -98,8 +84,8 @@ TEST_CASE("L2: blocks running side by side share K/V tiles; one block at a time 
 }
 
 TEST_CASE("L2: the automatic budget samples heads, says so, and lands near the full walk") {
-    const Problem p = shape(2048, 64, 4, 8, true);
-    Config c = cfg(Algo::flash2, L2Mode::on, Pass::both);
+    const Problem p = with_heads(shape(2048, 64, true), 4, 8);
+    Config c = counting(Algo::flash2, 0, 0, Pass::both, L2Mode::on);
     const Result full = simulate(p, find_machine("A100-40GB"), c);
     c.l2 = L2Mode::automatic;
     c.l2_budget = full.l2.lookups / 4;  // a quarter of the heads
@@ -124,8 +110,8 @@ TEST_CASE("walking each distinct block once (after the trace fills) changes no c
             for (Pass pass : {Pass::forward, Pass::both}) {
                 CAPTURE(algo_name(a));
                 CAPTURE(causal);
-                Problem p = shape(3000, 64, 1, 1, causal);
-                Config c = cfg(a, L2Mode::off, pass);
+                Problem p = shape(3000, 64, causal);
+                Config c = counting(a, 0, 0, pass, L2Mode::off);
                 c.event_cap = 100;
                 const Result fast = simulate(p, find_machine("H200"), c);
                 c.memo_blocks = false;
@@ -142,10 +128,10 @@ TEST_CASE("walking each distinct block once (after the trace fills) changes no c
 TEST_CASE("timing: on one SM the serial time is bytes / bandwidth + matmul / rate + scalar / rate") {
     Machine m = find_machine("H200");
     m.sm_count = 1;
-    const Problem p = shape(1000, 64, 1, 3);
+    const Problem p = with_heads(shape(1000, 64), 1, 3);
     for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2}) {
         CAPTURE(algo_name(a));
-        const Result r = simulate(p, m, cfg(a, L2Mode::off, Pass::both));
+        const Result r = simulate(p, m, counting(a, 0, 0, Pass::both, L2Mode::off));
         REQUIRE(r.timing.computed);
         const auto& f = r.totals.flops;
         const double expect = static_cast<double>(r.totals.hbm_total().total()) / m.hbm_bandwidth +
@@ -160,12 +146,12 @@ TEST_CASE("timing: on one SM the serial time is bytes / bandwidth + matmul / rat
 }
 
 TEST_CASE("timing: more bandwidth, more FLOP/s or more SMs is never slower") {
-    const Problem p = shape(512, 64, 2, 2, true);
+    const Problem p = with_heads(shape(512, 64, true), 2, 2);
     for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
         for (L2Mode l2 : {L2Mode::off, L2Mode::on}) {
             CAPTURE(algo_name(a));
             CAPTURE(l2 == L2Mode::on);
-            const Config c = cfg(a, l2, Pass::both);
+            const Config c = counting(a, 0, 0, Pass::both, l2);
             const Machine base = find_machine("A100-40GB");
             const Result r0 = simulate(p, base, c);
             Machine bw = base, mm = base, sc = base, sms = base, l2bw = base;
@@ -192,7 +178,7 @@ TEST_CASE("timing: more bandwidth, more FLOP/s or more SMs is never slower") {
 
 TEST_CASE("timing: measured ceilings where the preset has them, else the datasheet's, said so") {
     const Problem p = shape(8192, 128);
-    Config c = cfg(Algo::flash2, L2Mode::off);
+    Config c = counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off);
     c.ceilings = Ceilings::measured;
     const Result h = simulate(p, find_machine("H200"), c);
     CHECK(h.timing.ceilings == "measured");
@@ -208,15 +194,15 @@ TEST_CASE("timing: measured ceilings where the preset has them, else the datashe
 
 TEST_CASE("timing: flash1 runs one block per head, so one head leaves the GPU idle") {
     const Problem p = shape(8192, 64);
-    const Result f1 = simulate(p, find_machine("H200"), cfg(Algo::flash1, L2Mode::off));
-    const Result f2 = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::off));
+    const Result f1 = simulate(p, find_machine("H200"), counting(Algo::flash1, 0, 0, Pass::forward, L2Mode::off));
+    const Result f2 = simulate(p, find_machine("H200"), counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
     CHECK(f1.kernels.at(0).blocks_per_head == 1);
-    CHECK(f2.kernels.at(0).blocks_per_head == f2.tiles_rows);
+    CHECK(f2.kernels.at(0).blocks_per_head == f2.T_r);
     CHECK(f1.timing.overlapped_s > 10 * f2.timing.overlapped_s);
 }
 
 TEST_CASE("timing: the per-SM timeline is bounded and consistent with its schedule") {
-    Config c = cfg(Algo::flash2, L2Mode::off);
+    Config c = counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off);
     c.timeline_sms = 3;
     c.timeline_steps = 5;
     const Result r = simulate(shape(4096, 64), find_machine("H200"), c);
@@ -230,10 +216,10 @@ TEST_CASE("timing: the per-SM timeline is bounded and consistent with its schedu
 }
 
 TEST_CASE("block-size sweep (the paper's Figure 2, middle): traffic falls as blocks grow, time flattens") {
-    const Problem p = shape(4096, 64, 2, 8);  // 16 heads: enough blocks to fill the GPU at every block size
+    const Problem p = with_heads(shape(4096, 64), 2, 8);  // 16 heads: enough blocks to fill the GPU at every block size
     std::vector<double> hbm, ms;
     for (int64_t br : {16, 32, 64, 128, 256}) {
-        const Result r = simulate(p, find_machine("H200"), cfg(Algo::flash2, L2Mode::on, Pass::forward, br, 64));
+        const Result r = simulate(p, find_machine("H200"), counting(Algo::flash2, br, 64, Pass::forward, L2Mode::on));
         hbm.push_back(static_cast<double>(r.totals.hbm_total().total()));
         ms.push_back(r.timing.overlapped_s);
     }

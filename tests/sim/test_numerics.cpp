@@ -6,16 +6,15 @@
 
 #include "sim/reference.hpp"
 #include "sim/simulate.hpp"
+#include "support.hpp"
 
 using namespace sim;
+using namespace sim::test;
 
 namespace {
+// The forward with numerics on the H200 preset, recording the online softmax of `record_row`.
 Result run(const Problem& p, Algo a, int64_t br, int64_t bc, int64_t record_row = 0) {
-    Config c;
-    c.algo = a;
-    c.block_rows = br;
-    c.block_cols = bc;
-    c.numerics = Numerics::on;
+    Config c = numeric(a, br, bc);
     c.record_row = record_row;
     return simulate(p, find_machine("H200"), c);
 }
@@ -33,13 +32,8 @@ TEST_CASE("fp32 storage: all three algorithms match the float64 reference to flo
         CAPTURE(k.n);
         CAPTURE(k.d);
         CAPTURE(k.causal);
-        Problem p;
-        p.seq = k.n;
-        p.head_dim = k.d;
-        p.batch = 2;
-        p.heads = 1;
+        Problem p = with_heads(shape(k.n, k.d, k.causal), 2, 1);
         p.dtype = DType::fp32;
-        p.causal = k.causal;
         p.seed = 7 + static_cast<uint64_t>(k.n);
         const Inputs in = generate_inputs(p);
         const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
@@ -56,9 +50,7 @@ TEST_CASE("fp32 storage: all three algorithms match the float64 reference to flo
 }
 
 TEST_CASE("fp16 storage: flash rounds only its output; standard also rounds S and P") {
-    Problem p;
-    p.seq = 200;
-    p.head_dim = 64;
+    Problem p = shape(200, 64);
     p.dtype = DType::fp16;
     const Inputs in = generate_inputs(p);
     const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
@@ -75,9 +67,7 @@ TEST_CASE("fp16 storage: flash rounds only its output; standard also rounds S an
 }
 
 TEST_CASE("the recorded online-softmax row is consistent with its own definition") {
-    Problem p;
-    p.seq = 96;
-    p.head_dim = 8;
+    Problem p = shape(96, 8);
     p.dtype = DType::fp32;
     const Result r = run(p, Algo::flash2, 32, 16, 40);
     REQUIRE(r.record);
@@ -101,9 +91,7 @@ TEST_CASE("the recorded online-softmax row is consistent with its own definition
 }
 
 TEST_CASE("a fully masked row gives 0 and no NaN") {
-    Problem p;
-    p.seq = 40;
-    p.head_dim = 8;
+    Problem p = shape(40, 8);
     p.dtype = DType::fp32;
     p.window = 1;  // each query sees only itself: never empty, but exercise the masked-tile paths
     const Inputs in = generate_inputs(p);

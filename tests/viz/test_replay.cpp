@@ -58,12 +58,12 @@ TEST_CASE("flash2 after its first query tile: only the first tile of O is writte
     const auto rs = runs(512, 64);
     const sim::Result& r = rs->result(sim::Algo::flash2);
     const Timeline& tl = rs->timeline(sim::Algo::flash2);
-    REQUIRE(r.tiles_rows >= 2);
+    REQUIRE(r.T_r >= 2);
     Replay rp(r);
-    rp.advance_to(tl.step_first[static_cast<size_t>(r.tiles_cols)]);  // steps of row 0 done
+    rp.advance_to(tl.step_first[static_cast<size_t>(r.T_c)]);  // steps of row 0 done
     const Grid& o = rp.grid(Tensor::O);
     // rows of O belonging to tile 0: [0, B_r); the grid has one cell per query tile here
-    REQUIRE(o.rows == r.tiles_rows);
+    REQUIRE(o.rows == r.T_r);
     CHECK(o.at(0, 0) == 2);
     for (int i = 1; i < o.rows; ++i) CHECK(o.at(i, 0) == 0);
     CHECK(rp.totals()[Tensor::O].write_bytes == r.block_rows * 64 * 2);
@@ -95,7 +95,7 @@ TEST_CASE("resident tiles: flash2 keeps Q_i across its row; standard stores each
     {
         const sim::Result& r = rs->result(sim::Algo::flash2);
         const Timeline& tl = rs->timeline(sim::Algo::flash2);
-        const int64_t s = r.tiles_cols + 1;  // query tile 1, key tile 1
+        const int64_t s = r.T_c + 1;  // query tile 1, key tile 1
         const auto res =
             resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)], tl.step_first[static_cast<size_t>(s) + 1]);
         auto find = [&](Tensor t) {
