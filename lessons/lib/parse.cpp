@@ -346,8 +346,8 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
         s.fail(pos_of(*t.get("step_to")), "'step_to' must not be before 'step_from'");
     if (v.step_from >= 0 && v.step_to < 0) v.step_to = v.step_from;
     v.row = idx("row", r ? r->problem.seq : 1, "the query rows");
-    v.tile_row = idx("tile_row", r ? r->tiles_rows : 1, "the row tiles");
-    v.tile_col = idx("tile_col", r ? r->tiles_cols : 1, "the column tiles");
+    v.tile_row = idx("tile_row", r ? r->T_r : 1, "the row tiles");
+    v.tile_col = idx("tile_col", r ? r->T_c : 1, "the column tiles");
     return v;
 }
 
