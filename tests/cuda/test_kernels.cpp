@@ -162,12 +162,16 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
                     }
 }
 
+// flash2h's backward schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE)
+constexpr const char* kBwdSchedules[] = {"plain", "pipelined", "bulk", "bulk-pipelined"};
+
 // flash2h's backward (wgmma + TMA, Hopper only) at sizes that are not block multiples (B_r = 64,
 // B_c = 128), smaller than a block, and over enough blocks that its 2-stage ring wraps; in its
-// default (atomic) and its deterministic dQ order, in both schedules (plain, pipelined).
+// default (atomic) and its deterministic dQ order, in every schedule (plain, pipelined, and the
+// two that add dQ by bulk reduction; deterministic mode there runs plain / pipelined's code).
 TEST_CASE("flash2h backward vs the float64 backward reference") {
     if (runnable({"flash2h"}).empty()) return;
-    for (const char* schedule : {"plain", "pipelined"})
+    for (const char* schedule : kBwdSchedules)
         for (const char* mode : {"atomic", "deterministic"}) {
             setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
             setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
@@ -188,7 +192,7 @@ TEST_CASE("flash2h backward vs the float64 backward reference") {
 TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 10 runs") {
     if (runnable({"flash2h"}).empty()) return;
     setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
-    for (const char* schedule : {"plain", "pipelined"})
+    for (const char* schedule : kBwdSchedules)
         for (int64_t d : {64, 128})
             for (bool causal : {false, true}) {
                 setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
@@ -212,7 +216,7 @@ TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 1
 
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
     if (runnable({"flash2h"}).empty()) return;
-    for (const char* schedule : {"plain", "pipelined"})
+    for (const char* schedule : kBwdSchedules)
         for (const char* mode : {"atomic", "deterministic"})
             for (int64_t d : {64, 128})
                 for (bool causal : {false, true}) {
