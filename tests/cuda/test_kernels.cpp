@@ -163,7 +163,7 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
 }
 
 // flash2h's backward schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE)
-constexpr const char* kBwdSchedules[] = {"plain", "pipelined", "bulk", "bulk-pipelined"};
+constexpr const char* kBwdSchedules[] = {"plain", "pipelined", "bulk", "bulk-pipelined", "bulk-keys"};
 
 // flash2h's backward (wgmma + TMA, Hopper only) at sizes that are not block multiples (B_r = 64,
 // B_c = 128), smaller than a block, and over enough blocks that its 2-stage ring wraps; in its
