@@ -30,7 +30,8 @@
 //      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
 //      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
 //      the float additions happen in one fixed order, so dQ, dK, dV are bit-identical run to run.
-//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE): "plain" issues dV += P^T dO and dK += dS^T Q
+//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE; default bulk-keys at d = 64, bulk-pipelined at
+//      d = 128, the fastest measured): "plain" issues dV += P^T dO and dK += dS^T Q
 //      together once dS^T is computed; "pipelined" issues dV as soon as P^T is packed, so that it
 //      runs while dS^T is computed and stored. (Adding step n-1's dQ part while step n's S^T runs
 //      made ptxas serialize every wgmma, C7514: an accumulator read across the loop's back edge.)
@@ -550,14 +551,17 @@ bool deterministic() {
 // dV += P^T dO before dS^T is computed; "plain" (v1) issues it with dK. "bulk" and
 // "bulk-pipelined" are these two with dQ_i's parts added into HBM by one bulk reduction a
 // warpgroup (cp.reduce.async.bulk from a shared-memory tile) instead of every consumer thread's
-// float2 atomics. Deterministic mode keeps its ordered atomics (bulk* there = plain / pipelined).
-// Default: plain.
+// float2 atomics; "bulk-keys" is "bulk" with each warpgroup's dQ over its own keys and the two
+// warpgroups offset. Deterministic mode keeps its ordered atomics (bulk* there = plain / pipelined).
+// Default (unset or "default"): the fastest measured on the H200 (v3, cuda/NOTES.md):
+// bulk-keys at d = 64, bulk-pipelined at d = 128.
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
 };
-Schedule schedule() {
+Schedule schedule(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
-    const std::string v = e != nullptr ? e : "";
+    std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "default") v = head_dim == 64 ? "bulk-keys" : "bulk-pipelined";
     Schedule c;
     c.pipe = v == "pipelined" || v == "bulk-pipelined";
     c.bulk = v == "bulk" || v == "bulk-pipelined" || v == "bulk-keys";
@@ -608,7 +612,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
 template <typename T, int D, bool CAUSAL>
 void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const bool det = deterministic();
-    const Schedule sc = schedule();
+    const Schedule sc = schedule(D);
     if (det && sc.pipe)
         launch_bwd<T, D, CAUSAL, true, true, DQ_ATOMIC>(p, t, ws, s);
     else if (det)
@@ -657,7 +661,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys by bulk reduction, "
         "staggered"};
     const bool det = deterministic();
-    const Schedule sc = schedule();
+    const Schedule sc = schedule(p.head_dim);
     const bool bulk = sc.bulk && !det;
     const bool keys = bulk && sc.keys;
     c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];

@@ -168,7 +168,7 @@ constexpr const char* kBwdSchedules[] = {"plain", "pipelined", "bulk", "bulk-pip
 // flash2h's backward (wgmma + TMA, Hopper only) at sizes that are not block multiples (B_r = 64,
 // B_c = 128), smaller than a block, and over enough blocks that its 2-stage ring wraps; in its
 // default (atomic) and its deterministic dQ order, in every schedule (plain, pipelined, and the
-// two that add dQ by bulk reduction; deterministic mode there runs plain / pipelined's code).
+// three that add dQ by bulk reduction; deterministic mode there runs plain / pipelined's code).
 TEST_CASE("flash2h backward vs the float64 backward reference") {
     if (runnable({"flash2h"}).empty()) return;
     for (const char* schedule : kBwdSchedules)
