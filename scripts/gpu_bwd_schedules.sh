@@ -75,7 +75,7 @@ for m in none causal; do
   done
 done
 stamp tests
-timeout "${TEST_TIMEOUT:-120}" "$BIN/test_cuda_gpu" -tc='*flash2h*' > "$OUT/tests.log" 2>&1
+timeout "${TEST_TIMEOUT:-250}" "$BIN/test_cuda_gpu" -tc='*flash2h*' > "$OUT/tests.log" 2>&1
 echo "test_cuda_gpu rc=$?" | tee -a "$OUT/tests.log"
 grep -E "^\[doctest\] (test cases|assertions)|ERROR|CHECK\(|schedule :=" "$OUT/tests.log" | head -40
 stamp done
