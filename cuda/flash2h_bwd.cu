@@ -30,13 +30,25 @@
 //      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
 //      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
 //      the float additions happen in one fixed order, so dQ, dK, dV are bit-identical run to run.
-//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE): "plain" issues dV += P^T dO and dK += dS^T Q
+//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE; default bulk-keys at d = 64, bulk-pipelined at
+//      d = 128, the fastest measured): "plain" issues dV += P^T dO and dK += dS^T Q
 //      together once dS^T is computed; "pipelined" issues dV as soon as P^T is packed, so that it
 //      runs while dS^T is computed and stored. (Adding step n-1's dQ part while step n's S^T runs
 //      made ptxas serialize every wgmma, C7514: an accumulator read across the loop's back edge.)
 //      In both, a ring stage is released once dV and dK are done, before dQ_i finishes, and every
 //      consumer thread releases it itself (the empty barrier counts 256 arrivals).
-//   3. post: dQ = scale * accumulator, rounded to the storage type.
+//      "bulk" and "bulk-pipelined" (atomic mode only): the same two, but each consumer warpgroup
+//      stores its dQ_i part (B_r x 64 fp32, 16 KiB) into its own shared-memory tile in fragment
+//      order, fences (async proxy), meets its warpgroup at a named barrier, and one thread adds the
+//      tile into HBM with one cp.reduce.async.bulk .add.f32; that thread waits for the reduction to
+//      have read the tile before the next step's ds_sync. The accumulator is then tiled (per head
+//      and query block, one tile per warpgroup; at d = 64 the two key halves' tiles are summed by
+//      the post pass), and post reads it back to row-major dQ. SRAM + 32 KiB (d = 128: 194 KiB).
+//      "bulk-keys" (plain + bulk): each warpgroup takes dQ_i over its own 64 keys and all of d, as
+//      at d = 64 (at d = 128 two m64n64 products one after the other, one tile each, 4 tiles in
+//      smem: 226 KiB), so no barrier joins the two warpgroups within a step; warpgroup 1 starts
+//      once warpgroup 0 has its first P^T, so their exponentials are offset.
+//   3. post: dQ = scale * accumulator, rounded to the storage type (bulk schedules: from the tiles).
 //
 // Launch shape: main grid (T_c = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24
 //   registers a thread after setmaxnreg), warpgroups 1-2 consume (240). One thread block per SM.
@@ -85,7 +97,28 @@ struct BwdSizes {
     static constexpr int OFF_DS = OFF_DO + STAGES * QI_BYTES, OFF_L = OFF_DS + 2 * DS_BYTES;
     static constexpr int OFF_D = OFF_L + STAGES * ROW_BYTES;
     static constexpr int SMEM = OFF_D + STAGES * ROW_BYTES + 1024;  // + room to align to 1024
+    // schedules "bulk*": each consumer warpgroup's dQ_i part (B_r x 64 fp32) in fragment order
+    static constexpr int DQ_BYTES = BR * 64 * 4;
+    static constexpr int OFF_DQ = OFF_D + STAGES * ROW_BYTES;
+    static constexpr int SMEM_BULK = OFF_DQ + 2 * DQ_BYTES + 1024;
+    // "bulk-keys": each warpgroup its own keys' dQ_i part over all of d, one tile a 64-column panel
+    static constexpr int SMEM_KEYS = OFF_DQ + 2 * PANELS * DQ_BYTES + 1024;
 };
+
+// dQ additions: float2 atomics, bulk reduction of column halves (d = 128) / key halves (d = 64),
+// or bulk reduction of each warpgroup's own keys (both d; no cross-warpgroup barrier)
+enum DqMode { DQ_ATOMIC = 0, DQ_BULK = 1, DQ_KEYS = 2 };
+// tiles a (head, query block) in the tiled accumulator: key halves x column panels
+template <int D, int M>
+constexpr int key_halves() {
+    return D == 128 && M == DQ_BULK ? 1 : 2;
+}
+
+// The bulk schedules' dQ accumulator: per head, per query block i, per consumer warpgroup w one
+// tile of B_r x 64 fp32 in the warpgroup's fragment order (float4 k of thread x at k * 128 + x):
+// the smem tile goes out as one contiguous bulk reduction. At d = 128 tile w holds columns
+// 64w..64w+63; at d = 64 tiles 0 and 1 hold the parts of keys 0-63 and 64-127 (summed by post).
+constexpr int DQ_TILE = BR * 64;  // floats a tile
 
 // ---- pre and post passes -------------------------------------------------------------------------
 
@@ -125,6 +158,61 @@ __global__ void flash2h_bwd_post(const float4* __restrict__ acc, T* __restrict__
     }
 }
 
+// The tiled accumulator (bulk schedules) back to row-major dQ: one thread a float4 of a column
+// panel's tile (KH = 2: plus the same float4 of the other key half's tile), i.e. two adjacent
+// columns of two rows.
+template <typename T, int D, int KH>
+__global__ void flash2h_bwd_post_tiled(const float4* __restrict__ acc, T* __restrict__ dQ, int N, int T_r, int heads,
+                                       float scale) {
+    constexpr int TILES_OUT = D / 64;                        // column panels
+    const size_t per_block4 = KH * TILES_OUT * DQ_TILE / 4;  // float4s a (head, query block)
+    const size_t total = static_cast<size_t>(heads) * T_r * (TILES_OUT * DQ_TILE / 4);
+    for (size_t k = blockIdx.x * size_t(blockDim.x) + threadIdx.x; k < total; k += size_t(gridDim.x) * blockDim.x) {
+        const int f = static_cast<int>(k % (DQ_TILE / 4));  // float4 within the tile
+        const size_t rest = k / (DQ_TILE / 4);
+        const int w = static_cast<int>(rest % TILES_OUT);
+        const size_t hb = rest / TILES_OUT;  // head * T_r + i
+        const int i = static_cast<int>(hb % T_r);
+        const size_t bh = hb / T_r;
+        const float4* src = acc + hb * per_block4 + w * (DQ_TILE / 4) + f;
+        float4 a = src[0];
+        if constexpr (KH == 2) {  // the other key half's tile of this panel
+            const float4 b = src[TILES_OUT * DQ_TILE / 4];
+            a.x += b.x;
+            a.y += b.y;
+            a.z += b.z;
+            a.w += b.w;
+        }
+        const int x = f % 128, nb = f / 128;  // thread x of the warpgroup, its float4 nb
+        const int wq = x / 32, g = (x % 32) / 4, t = x % 4;
+        const int r0 = i * BR + wq * 16 + g, col = w * 64 + nb * 8 + 2 * t;
+        T* base = dQ + bh * static_cast<size_t>(N) * D + col;
+        if (r0 < N)
+            *reinterpret_cast<uint32_t*>(base + static_cast<size_t>(r0) * D) = pack2<T>(a.x * scale, a.y * scale);
+        if (r0 + 8 < N)
+            *reinterpret_cast<uint32_t*>(base + static_cast<size_t>(r0 + 8) * D) = pack2<T>(a.z * scale, a.w * scale);
+    }
+}
+
+// Bulk reduction (TMA unit): `bytes` of fp32 in shared memory added element-wise into global
+// memory; completion tracked by the issuing thread's bulk groups.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(
+                     reinterpret_cast<uint64_t>(dst)),
+                 "r"(src), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// every committed bulk group of this thread has finished reading its shared memory
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// ... and finished altogether (its global writes done)
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+// Arrive at named barrier `id` without waiting (the threads that wait there use named_sync).
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 __device__ __forceinline__ int load_acquire(const int* p) {
     int v;
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -133,7 +221,7 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE>
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM>
 __global__ void __launch_bounds__(THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -141,6 +229,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                        int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
                        float scale_log2) {
     using Z = BwdSizes<D>;
+    constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
+    constexpr int KH = key_halves<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 2 * STAGES];
     const uint32_t raw = smem_addr(smem_raw);
@@ -227,7 +317,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     // the two consumer warpgroups (d = 128), or this one alone (d = 64), after dS^T is in smem
     auto ds_sync = [&]() {
-        if constexpr (D == 128)
+        if constexpr (D == 128 && !KEYS)
             named_sync(1, 256);
         else
             named_sync(2 + wg, 128);
@@ -262,6 +352,27 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (threadIdx.x % 128 == 0) atomicAdd(counter, 1);
         }
     };
+    // bulk schedules: the part into this warpgroup's smem tile (fragment order, conflict-free
+    // float4 stores), then one thread adds the tile into HBM with one bulk reduction; it waits
+    // for the reduction to have read the tile before the next step's ds_sync (so before any
+    // thread writes the tile again).
+    const int wtid = threadIdx.x % 128;
+    // accumulator tile tl (KH = 2: key half wg, column panel p; KH = 1: column panel wg)
+    auto flush_dq_bulk = [&](int i, int p) {
+        const int tl = KH == 2 ? wg * Z::PANELS + p : wg;
+        const int st_tile = KEYS ? tl : wg;  // its shared-memory tile
+        float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+        fence_proxy_async();  // the generic stores, before the bulk copy (async proxy) reads them
+        named_sync(5 + wg, 128);
+        if (wtid == 0) {
+            float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
+            bulk_reduce_add_f32(dst, base + Z::OFF_DQ + st_tile * Z::DQ_BYTES, Z::DQ_BYTES);
+            bulk_commit();
+        }
+    };
     auto issue_dv = [&](int s) {
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
@@ -273,6 +384,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     };
 
     mbar_wait(barKV, 0);
+    // bulk-keys: no barrier joins the two warpgroups in a step; warpgroup 1 starts once warpgroup 0
+    // has its first P^T, so that one's exponentials run under the other's products
+    if constexpr (KEYS)
+        if (wg == 1) named_sync(7, 256);
     for (int n = 0; n < steps; ++n) {
         const int i = i_first + n, s = n % STAGES, q0 = i * BR;
         mbar_wait(full(s), (n / STAGES) & 1);
@@ -314,6 +429,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
             for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+        if constexpr (KEYS)
+            if (wg == 0 && n == 0) named_arrive(7, 256);
         if constexpr (PIPE) {  // dV_j += P^T dO_i runs while dS^T is computed
             fence_regs(dv);
             wgmma_fence();
@@ -361,9 +478,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         wgmma_commit();
 
         // dQ_i (part) = dS K_j
+        if constexpr (BULK)
+            if (wtid == 0) bulk_wait_read_all();  // the last step's tile is free again
         ds_sync();
         wgmma_fence();
-        if constexpr (D == 128) {
+        if constexpr (D == 128 && !KEYS) {
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
                 Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
@@ -384,8 +503,23 @@ __global__ void __launch_bounds__(THREADS, 1)
         mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
         wgmma_wait<0>();
         fence_regs(dq);
-        flush_dq(i);
+        if constexpr (BULK)
+            flush_dq_bulk(i, 0);
+        else
+            flush_dq(i);
+        if constexpr (KEYS && D == 128) {  // this warpgroup's keys, columns 64..127
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk)
+                Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(dq);
+            flush_dq_bulk(i, 1);
+        }
     }
+    if constexpr (BULK)
+        if (wtid == 0) bulk_wait_all();  // the tile is read (and added) before the block ends
 
     // dK_j = scale * sum dS^T Q, dV_j = sum P^T dO: written once
     const size_t head = static_cast<size_t>(bh) * N * D;
@@ -413,32 +547,51 @@ bool deterministic() {
     return e != nullptr && std::string(e) == "deterministic";
 }
 
-// FLASHSIM_FLASH2H_BWD_SCHEDULE=pipelined|plain: "pipelined" issues dV += P^T dO before dS^T is
-// computed; "plain" (v1) issues it with dK. Default: plain.
-bool pipelined() {
+// FLASHSIM_FLASH2H_BWD_SCHEDULE=plain|pipelined|bulk|bulk-pipelined: "pipelined" issues
+// dV += P^T dO before dS^T is computed; "plain" (v1) issues it with dK. "bulk" and
+// "bulk-pipelined" are these two with dQ_i's parts added into HBM by one bulk reduction a
+// warpgroup (cp.reduce.async.bulk from a shared-memory tile) instead of every consumer thread's
+// float2 atomics; "bulk-keys" is "bulk" with each warpgroup's dQ over its own keys and the two
+// warpgroups offset. Deterministic mode keeps its ordered atomics (bulk* there = plain / pipelined).
+// Default (unset or "default"): the fastest measured on the H200 (v3, cuda/NOTES.md):
+// bulk-keys at d = 64, bulk-pipelined at d = 128.
+struct Schedule {
+    bool pipe = false, bulk = false, keys = false;
+};
+Schedule schedule(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
-    return e != nullptr && std::string(e) == "pipelined";
+    std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "default") v = head_dim == 64 ? "bulk-keys" : "bulk-pipelined";
+    Schedule c;
+    c.pipe = v == "pipelined" || v == "bulk-pipelined";
+    c.bulk = v == "bulk" || v == "bulk-pipelined" || v == "bulk-keys";
+    c.keys = v == "bulk-keys";
+    return c;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
     const int T_r = (N + BR - 1) / BR, T_c = (N + BC - 1) / BC, Tpad = T_r * BR;
     const size_t elems = static_cast<size_t>(BH) * N * D, padded = static_cast<size_t>(BH) * Tpad;
-    ws.a.ensure(elems * 4);                              // dQ accumulator (fp32)
+    // dQ accumulator (fp32): row-major, or (bulk) two B_r x 64 tiles a (head, query block)
+    constexpr bool BULK = DQM != DQ_ATOMIC;
+    constexpr int KH = key_halves<D, DQM>();
+    const size_t acc_bytes = BULK ? padded * KH * D * 4 : elems * 4;
+    ws.a.ensure(acc_bytes);
     ws.b.ensure(padded * 8);                             // D, then LSE log2(e), padded rows
     ws.c.ensure(static_cast<size_t>(BH) * T_r * 4 + 4);  // deterministic: counters
     float* Dp = ws.b.as<float>();
     float* Lp = Dp + padded;
-    CUDA_CHECK(cudaMemsetAsync(ws.a.get(), 0, elems * 4, s));
+    CUDA_CHECK(cudaMemsetAsync(ws.a.get(), 0, acc_bytes, s));
     if (DET) CUDA_CHECK(cudaMemsetAsync(ws.c.get(), 0, static_cast<size_t>(BH) * T_r * 4, s));
     flash2h_bwd_pre<T, D><<<static_cast<unsigned>((padded + 7) / 8), 256, 0, s>>>(
         static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, N, Tpad, BH);
     LAUNCH_CHECK();
 
-    constexpr int smem = BwdSizes<D>::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE>;
+    constexpr int smem = DQM == DQ_KEYS ? BwdSizes<D>::SMEM_KEYS : BULK ? BwdSizes<D>::SMEM_BULK : BwdSizes<D>::SMEM;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
@@ -447,22 +600,33 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
                                                 static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
                                                 scale * LOG2E);
     LAUNCH_CHECK();
-    flash2h_bwd_post<T>
-        <<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), elems / 4, scale);
+    if constexpr (BULK)
+        flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
+                                                              static_cast<T*>(t.dQ), N, T_r, BH, scale);
+    else
+        flash2h_bwd_post<T>
+            <<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), elems / 4, scale);
     LAUNCH_CHECK();
 }
 
 template <typename T, int D, bool CAUSAL>
 void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    const bool det = deterministic(), pipe = pipelined();
-    if (det && pipe)
-        launch_bwd<T, D, CAUSAL, true, true>(p, t, ws, s);
+    const bool det = deterministic();
+    const Schedule sc = schedule(D);
+    if (det && sc.pipe)
+        launch_bwd<T, D, CAUSAL, true, true, DQ_ATOMIC>(p, t, ws, s);
     else if (det)
-        launch_bwd<T, D, CAUSAL, true, false>(p, t, ws, s);
-    else if (pipe)
-        launch_bwd<T, D, CAUSAL, false, true>(p, t, ws, s);
+        launch_bwd<T, D, CAUSAL, true, false, DQ_ATOMIC>(p, t, ws, s);
+    else if (sc.keys)
+        launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS>(p, t, ws, s);
+    else if (sc.bulk && sc.pipe)
+        launch_bwd<T, D, CAUSAL, false, true, DQ_BULK>(p, t, ws, s);
+    else if (sc.bulk)
+        launch_bwd<T, D, CAUSAL, false, false, DQ_BULK>(p, t, ws, s);
+    else if (sc.pipe)
+        launch_bwd<T, D, CAUSAL, false, true, DQ_ATOMIC>(p, t, ws, s);
     else
-        launch_bwd<T, D, CAUSAL, false, false>(p, t, ws, s);
+        launch_bwd<T, D, CAUSAL, false, false, DQ_ATOMIC>(p, t, ws, s);
 }
 
 template <typename T, int D>
@@ -487,13 +651,24 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.block_rows = BR;
     c.block_cols = BC;
     c.threads = THREADS;
-    static const char* const layouts[4] = {
+    static const char* const layouts[7] = {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined",
-        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ in block order"};
-    c.layout = layouts[(deterministic() ? 1 : 0) + (pipelined() ? 2 : 0)];
-    c.smem_bytes = p.head_dim == 128 ? BwdSizes<128>::SMEM : BwdSizes<64>::SMEM;
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ in block order",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ by bulk reduction",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ by bulk reduction",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys by bulk reduction, "
+        "staggered"};
+    const bool det = deterministic();
+    const Schedule sc = schedule(p.head_dim);
+    const bool bulk = sc.bulk && !det;
+    const bool keys = bulk && sc.keys;
+    c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
+    if (p.head_dim == 128)
+        c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
+    else
+        c.smem_bytes = keys ? BwdSizes<64>::SMEM_KEYS : bulk ? BwdSizes<64>::SMEM_BULK : BwdSizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim);
     // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
     c.sram_bytes = c.smem_bytes + (2 * BC * d + 2 * BC * BR + BR * d) * 4;
