@@ -224,7 +224,8 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
             const bool rc = row.contains("causal") && row["causal"].is_boolean() ? row["causal"].get<bool>() : false;
             if (str("variant") == m.variant && (str("pass").empty() ? "forward" : str("pass")) == m.pass &&
                 num("seq") == static_cast<double>(m.seq) && num("head_dim") == static_cast<double>(m.head_dim) &&
-                rc == m.causal && (m.dtype.empty() || str("dtype") == m.dtype) && !row.contains("error")) {
+                rc == m.causal && (m.dtype.empty() || str("dtype") == m.dtype) && str("mode") == m.mode &&
+                !row.contains("error")) {
                 json r = row;
                 // Derived sums; null (rendered n/a) when a part was not recorded.
                 auto sum2 = [&](const char* a, const char* b) {

@@ -98,7 +98,9 @@ void add_error(const Source& s, const ErrorSpec& e, const std::map<std::string, 
 
 // One [measured.NAME] entry: which row of the recorded bench results it names.
 struct MeasuredSpec {
-    std::string name, variant, pass = "forward", dtype;
+    // mode: a kernel's non-default mode the row was measured in (e.g. "deterministic"); "" matches
+    // only rows without one
+    std::string name, variant, pass = "forward", dtype, mode;
     int64_t seq = 0, head_dim = 0;
     bool causal = false;
 };

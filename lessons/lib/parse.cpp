@@ -285,7 +285,7 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
         const std::string where = "[measured." + name + "]";
         if (!valid_name(name)) s.fail(pos_of(k), "measurement name '" + name + "' must be letters, digits and _");
         const toml::table& t = get_table(s, v, "measured." + name);
-        check_keys(s, t, {"variant", "pass", "seq", "head_dim", "causal", "dtype"}, where);
+        check_keys(s, t, {"variant", "pass", "seq", "head_dim", "causal", "dtype", "mode"}, where);
         for (const char* req : {"variant", "seq", "head_dim"})
             if (!t.contains(req)) s.fail(pos_of(t), where + " needs '" + req + "' (which row of the bench results)");
         detail::MeasuredSpec m;
@@ -296,6 +296,7 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
         m.head_dim = get_int(s, *t.get("head_dim"), "head_dim");
         if (t.contains("causal")) m.causal = get_bool(s, *t.get("causal"), "causal");
         if (t.contains("dtype")) m.dtype = get_string(s, *t.get("dtype"), "dtype");
+        if (t.contains("mode")) m.mode = get_string(s, *t.get("mode"), "mode");
         out.push_back(std::move(m));
     }
     return out;
