@@ -11,7 +11,9 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     int step = 0;
     app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
     app.add_option("--step", step, "Lesson step to open, 1-based");
-    app.add_option("--panel", panel, "View: memory, compare, softmax, charts, measured");
+    app.add_option("--panel", panel,
+                   "View: memory, compare, softmax, charts, measured; all (with --screenshot F.png: one PNG a view, "
+                   "F-memory.png, ...)");
     app.add_option("--size", size, "Window size WxH (default 1280x800)");
     app.add_option("--screenshot", a.screenshot, "Render, write this PNG, exit 0");
     app.add_option("--frames", a.frames, "Frames to render before the screenshot or exit");
@@ -39,7 +41,11 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         a.lesson_step = step - 1;
         a.lesson_step_given = true;
     }
-    if (!panel.empty()) {
+    if (panel == "all") {
+        if (a.screenshot.empty()) return "--panel all needs --screenshot FILE.png (it writes one PNG a view)";
+        a.all_panels = true;
+        a.panel = Panel::memory;
+    } else if (!panel.empty()) {
         a.panel = parse_panel(panel);
         if (!a.panel) return "--panel must be one of memory, compare, softmax, charts, measured; got '" + panel + "'";
     }

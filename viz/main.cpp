@@ -58,6 +58,11 @@ bool write_png(const std::string& path, int w, int h) {
     return stbi_write_png(path.c_str(), w, h, 3, flipped.data(), w * 3) != 0;
 }
 
+// --panel all: "out.png" -> "out-memory.png", "out-compare.png", ...
+std::string screenshot_name(const std::string& base, viz::Panel p) {
+    return base.substr(0, base.size() - 4) + "-" + std::string(viz::panel_name(p)) + ".png";
+}
+
 bool key(int glfw_key) { return ImGui::IsKeyPressed(glfw_key); }
 
 }  // namespace
@@ -348,7 +353,8 @@ int main(int argc, char** argv) {
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         ++frame;
         if (scripted && frame >= args.frames && !args.screenshot.empty()) {
-            if (!write_png(args.screenshot, fw, fh)) rc = fail("cannot write " + args.screenshot, 1);
+            const std::string png = args.all_panels ? screenshot_name(args.screenshot, v.panel) : args.screenshot;
+            if (!write_png(png, fw, fh)) rc = fail("cannot write " + png, 1);
         }
         glfwSwapBuffers(window);
         if (scripted) {
@@ -356,7 +362,15 @@ int main(int argc, char** argv) {
             frame_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
-            if (frame >= args.frames) break;
+            if (frame >= args.frames) {
+                const int next = static_cast<int>(v.panel) + 1;
+                if (!args.all_panels || next >= kPanelCount || rc) break;
+                // --panel all: the next view, with its data ready, for another args.frames frames
+                switch_panel(v, rs, static_cast<Panel>(next));
+                tab_forced = next;
+                if (v.panel == Panel::charts) charts.wait();
+                frame = 0;
+            }
         }
     }
 
