@@ -63,7 +63,8 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     }
     if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
-    if (a.speed < 0) return "--speed must be positive (steps per second)";
+    if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed))
+        return "--speed must be between 0.25 and 200 steps per second, got " + std::to_string(a.speed);
     if (a.font_px != 0 && (a.font_px < 8 || a.font_px > 64)) return "--font-size must be between 8 and 64 pixels";
     if (!a.screenshot.empty()) {
         const auto& s = a.screenshot;

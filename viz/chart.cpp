@@ -104,7 +104,10 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
                 continue;
             }
             const ImVec2 q = px(l.x[i], l.y[i]);
-            if (have_prev) {
+            if (l.points_only) {  // a ringed marker, so measurements stand apart from the lines' dots
+                dl->AddCircleFilled(q, 5.5f, l.colour);
+                dl->AddCircle(q, 6.5f, IM_COL32(255, 255, 255, 230), 0, 1.5f);
+            } else if (have_prev) {
                 if (l.dashed) {
                     for (int k = 0; k < 10; k += 2) {
                         const float t0 = k / 10.0f, t1 = (k + 1) / 10.0f;
@@ -115,7 +118,7 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
                     dl->AddLine(prev, q, l.colour, 2.5f);
                 }
             }
-            if (!l.dashed) dl->AddCircleFilled(q, 3.5f, l.colour);
+            if (!l.dashed && !l.points_only) dl->AddCircleFilled(q, 3.5f, l.colour);
             prev = q;
             have_prev = true;
             const double dd = (q.x - mouse.x) * (q.x - mouse.x) + (q.y - mouse.y) * (q.y - mouse.y);

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
         const std::string base = (dir / (std::string("size_") + size + ".png")).string();
         const std::string stem = base.substr(0, base.size() - 4);
         const Run r = run("xvfb-run -a -s '-screen 0 2600x1500x24' " + app + " --size " + size +
-                          " --panel all --frames 2 --screenshot " + base);
+                          " --panel all --frames 3 --screenshot " + base);
         check(r.rc == 0, std::string("all views at ") + size + ": exit 0 (" + std::to_string(r.rc) + ")" +
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;
