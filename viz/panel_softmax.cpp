@@ -5,9 +5,11 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "sim/dtype.hpp"
 #include "sim/softmax.hpp"
@@ -63,7 +65,10 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
     dl->AddLine(ImVec2(a.x, ypx(base)), ImVec2(b.x, ypx(base)), IM_COL32(255, 255, 255, 90));
     const auto yt = axis_ticks(lo, hi, std::max(2, ticks_that_fit(b.y - a.y, fs * 1.8f)), TickKind::decimal);
     const double tick_step = yt.size() > 1 ? yt[1] - yt[0] : 1.0;
-    const int tick_digits = std::clamp(static_cast<int>(std::ceil(-std::log10(tick_step) - 1e-9)), 0, 6);
+    int tick_digits = 0;  // as many decimals as the step needs (2.5 -> 1, 0.25 -> 2, 5 -> 0)
+    while (tick_digits < 6 && std::abs(tick_step * std::pow(10.0, tick_digits) -
+                                       std::round(tick_step * std::pow(10.0, tick_digits))) > 1e-6)
+        ++tick_digits;
     for (double v : yt) {
         const std::string t = ui::fixed(v, tick_digits);
         dl->AddText(ImVec2(a.x - ImGui::CalcTextSize(t.c_str()).x - 6, ypx(v) - fs * 0.5f), ui::text_dim, t.c_str());
@@ -73,6 +78,12 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
     const float label_w = ImGui::CalcTextSize("-20.00").x + 4;
     const size_t every = static_cast<size_t>(std::max(1.0f, std::ceil(label_w / bw)));
     size_t bar_index = 0;
+    struct Label {
+        float cx, y;  // centre x, bottom y
+        std::string text;
+        bool seen, is_max;
+    };
+    std::vector<Label> labels;  // drawn after the bars: block maxima first, then others that do not overlap
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, "scores of one query row, in blocks");
     // legend
@@ -112,10 +123,10 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
             const float label_y = masked ? b.y - fs * 0.5f : std::min(ys, y0);
             if (bar_index % every == 0 || is_max) {
                 const std::string t = masked               ? "-inf"
+                                      : s == 0.0           ? "0"
                                       : s == std::round(s) ? ui::fixed(s, 0)
                                                            : ui::fixed(s, std::abs(s) >= 100 ? 1 : 2);
-                ui::text_centred(dl, ImVec2(x0 - label_w, label_y - fs * 1.2f), ImVec2(x1 + label_w, label_y),
-                                 seen ? ui::text_col : ui::text_dim, t);
+                labels.push_back({(x0 + x1) * 0.5f, label_y, t, seen, is_max});
             }
             if (mouse.x >= x && mouse.x < x + bw && mouse.y >= a.y && mouse.y <= b.y && ImGui::IsWindowHovered())
                 ImGui::SetTooltip("score %zu: %s%s", bar_index + 1, masked ? "-inf" : ui::fixed(s, 4).c_str(),
@@ -144,6 +155,16 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
         put(l2, fs * 1.2f, seen ? ui::okabe::yellow : ui::text_dim);
         put(l3, fs * 2.2f, seen ? ui::text_col : ui::text_dim);
         x += gap;
+    }
+    std::stable_sort(labels.begin(), labels.end(), [](const Label& p, const Label& q) { return p.is_max > q.is_max; });
+    std::vector<std::array<float, 3>> taken;  // x0, x1, y of drawn labels
+    for (const auto& l : labels) {
+        const float w = ImGui::CalcTextSize(l.text.c_str()).x, lx0 = l.cx - w * 0.5f - 2, lx1 = l.cx + w * 0.5f + 2;
+        bool clash = false;
+        for (const auto& t : taken) clash = clash || (lx0 < t[1] && t[0] < lx1 && std::abs(l.y - t[2]) < fs * 1.1f);
+        if (clash) continue;
+        taken.push_back({lx0, lx1, l.y});
+        dl->AddText(ImVec2(l.cx - w * 0.5f, l.y - fs * 1.15f), l.seen ? ui::text_col : ui::text_dim, l.text.c_str());
     }
 }
 
