@@ -316,7 +316,7 @@ int main(int argc, char** argv) {
         {
             // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
             // collapsed and the side-by-side panes overlapped).
-            const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 26.0f);
+            const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 30.0f);
             if (avail.x < min_view.x || avail.y < min_view.y)
                 ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
         }

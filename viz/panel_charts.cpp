@@ -100,7 +100,8 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
         chart::legend(names, cols);
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float w = (avail.x - 8) * 0.5f, h = (avail.y - fs * 5.0f - 8) * 0.5f;
+    // at least about 9 lines tall each: in a small window the view scrolls rather than flattening the plots
+    const float w = (avail.x - 8) * 0.5f, h = std::max(fs * 9.0f, (avail.y - fs * 5.0f - 8) * 0.5f);
     if (!cd) {
         ImGui::TextDisabled("computing the series in the background...");
         return;
