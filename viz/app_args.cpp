@@ -11,7 +11,9 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     int step = 0;
     app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
     app.add_option("--step", step, "Lesson step to open, 1-based");
-    app.add_option("--panel", panel, "View: memory, compare, softmax, charts, measured");
+    app.add_option("--panel", panel,
+                   "View: memory, compare, softmax, charts, measured; all (with --screenshot F.png: one PNG a view, "
+                   "F-memory.png, ...)");
     app.add_option("--size", size, "Window size WxH (default 1280x800)");
     app.add_option("--screenshot", a.screenshot, "Render, write this PNG, exit 0");
     app.add_option("--frames", a.frames, "Frames to render before the screenshot or exit");
@@ -39,7 +41,11 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         a.lesson_step = step - 1;
         a.lesson_step_given = true;
     }
-    if (!panel.empty()) {
+    if (panel == "all") {
+        if (a.screenshot.empty()) return "--panel all needs --screenshot FILE.png (it writes one PNG a view)";
+        a.all_panels = true;
+        a.panel = Panel::memory;
+    } else if (!panel.empty()) {
         a.panel = parse_panel(panel);
         if (!a.panel) return "--panel must be one of memory, compare, softmax, charts, measured; got '" + panel + "'";
     }
@@ -57,7 +63,8 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     }
     if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
-    if (a.speed < 0) return "--speed must be positive (steps per second)";
+    if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed))
+        return "--speed must be between 0.25 and 200 steps per second, got " + std::to_string(a.speed);
     if (a.font_px != 0 && (a.font_px < 8 || a.font_px > 64)) return "--font-size must be between 8 and 64 pixels";
     if (!a.screenshot.empty()) {
         const auto& s = a.screenshot;

@@ -19,6 +19,7 @@ struct AppArgs {
     int lesson_step = 0;     // --step K: 1-based on the command line, stored 0-based
     bool lesson_step_given = false;
     std::optional<Panel> panel;
+    bool all_panels = false;  // --panel all (with --screenshot F.png): F-memory.png, F-compare.png, ... in one run
     int width = 1280, height = 800;
     int frames = -1;                 // frames to render before the screenshot / exit (-1: run interactively)
     bool report_frame_time = false;  // print frame-time statistics at exit

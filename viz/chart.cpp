@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "viz/ticks.hpp"
 #include "viz/ui.hpp"
 
 namespace viz::chart {
@@ -20,35 +21,7 @@ struct Scale {
 };
 
 std::vector<double> ticks(const Scale& s, int max_ticks, bool binary = false) {
-    std::vector<double> t;
-    if (binary && !s.log) {  // steps of a power of two (bytes: 64 MiB, 128 MiB, ...)
-        double step = 1;
-        while ((s.hi - s.lo) / step > max_ticks) step *= 2;
-        for (double v = std::ceil(s.lo / step) * step; v <= s.hi; v += step) t.push_back(v);
-        return t;
-    }
-    if (s.log) {
-        // powers of 2, thinned to at most max_ticks
-        const int a = static_cast<int>(std::floor(std::log2(s.lo))), b = static_cast<int>(std::ceil(std::log2(s.hi)));
-        const int every = std::max(1, (b - a + max_ticks - 1) / max_ticks);
-        for (int k = a; k <= b; ++k)
-            if (k % every == 0) {
-                const double v = std::ldexp(1.0, k);
-                if (v >= s.lo * 0.999 && v <= s.hi * 1.001) t.push_back(v);
-            }
-    } else {
-        const double span = s.hi - s.lo;
-        const double raw = span / std::max(1, max_ticks);
-        const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-        double step = mag;
-        for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-            if (mag * m >= raw) {
-                step = mag * m;
-                break;
-            }
-        for (double v = std::ceil(s.lo / step) * step; v <= s.hi + step * 1e-9; v += step) t.push_back(v);
-    }
-    return t;
+    return axis_ticks(s.lo, s.hi, max_ticks, s.log ? TickKind::log2 : binary ? TickKind::binary : TickKind::decimal);
 }
 
 }  // namespace
@@ -91,14 +64,14 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
         return ImVec2(a.x + static_cast<float>(sx.t(x)) * (b.x - a.x), b.y - static_cast<float>(sy.t(y)) * (b.y - a.y));
     };
     // grid and tick labels
-    for (double v : ticks(sx, static_cast<int>((b.x - a.x) / (fs * 5.5f)))) {
+    for (double v : ticks(sx, ticks_that_fit(b.x - a.x, fs * 5.5f))) {
         const float x = px(v, sy.lo).x;
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(255, 255, 255, 25));
         const std::string s = ax.fmt_x ? ax.fmt_x(v) : ui::fixed(v, 0);
         const float w = ImGui::CalcTextSize(s.c_str()).x;
         dl->AddText(ImVec2(std::clamp(x - w * 0.5f, p0.x + 2, p1.x - w - 2), b.y + 3), ui::text_dim, s.c_str());
     }
-    for (double v : ticks(sy, std::max(2, static_cast<int>((b.y - a.y) / (fs * 2.2f))))) {
+    for (double v : ticks(sy, std::max(2, ticks_that_fit(b.y - a.y, fs * 2.2f)))) {
         const float y = px(sx.lo, v).y;
         dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(255, 255, 255, 25));
         const std::string s = ax.fmt_y ? ax.fmt_y(v) : ui::fixed(v, 0);
@@ -131,7 +104,10 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
                 continue;
             }
             const ImVec2 q = px(l.x[i], l.y[i]);
-            if (have_prev) {
+            if (l.points_only) {  // a ringed marker, so measurements stand apart from the lines' dots
+                dl->AddCircleFilled(q, 5.5f, l.colour);
+                dl->AddCircle(q, 6.5f, IM_COL32(255, 255, 255, 230), 0, 1.5f);
+            } else if (have_prev) {
                 if (l.dashed) {
                     for (int k = 0; k < 10; k += 2) {
                         const float t0 = k / 10.0f, t1 = (k + 1) / 10.0f;
@@ -142,7 +118,7 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
                     dl->AddLine(prev, q, l.colour, 2.5f);
                 }
             }
-            if (!l.dashed) dl->AddCircleFilled(q, 3.5f, l.colour);
+            if (!l.dashed && !l.points_only) dl->AddCircleFilled(q, 3.5f, l.colour);
             prev = q;
             have_prev = true;
             const double dd = (q.x - mouse.x) * (q.x - mouse.x) + (q.y - mouse.y) * (q.y - mouse.y);
@@ -195,7 +171,7 @@ void bars(const char* id, ImVec2 size, const std::string& title, const std::vect
         return;
     }
     Scale sy{0, hi * 1.08, false};
-    for (double v : ticks(sy, std::max(2, static_cast<int>((b.y - a.y) / (fs * 2.2f))), true)) {
+    for (double v : ticks(sy, std::max(2, ticks_that_fit(b.y - a.y, fs * 2.2f)), true)) {
         const float y = b.y - static_cast<float>(sy.t(v)) * (b.y - a.y);
         dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(255, 255, 255, 25));
         const std::string s = fmt_y ? fmt_y(v) : ui::fixed(v, 0);

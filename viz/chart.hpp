@@ -14,6 +14,7 @@ struct Line {
     ImU32 colour;
     std::vector<double> x, y;  // same length; only finite, positive values on log axes
     bool dashed = false;
+    bool points_only = false;  // markers without lines (e.g. measurements beside simulated lines)
 };
 
 struct Axes {

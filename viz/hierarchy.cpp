@@ -259,11 +259,15 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         } else {
             t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run"
                         : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): no model run" +
-                              (r.l2.note.empty() ? std::string() : " (" + r.l2.note + ")");
+                              (r.l2.note.empty() ? std::string() : " (" + in_screen_words(r.l2.note) + ")");
         }
         dl->PushClipRect(l0, l1, true);
         dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, t.c_str());
         dl->PopClipRect();
+        const ImVec2 mp = ImGui::GetIO().MousePos;  // clipped: the whole line on hover
+        if (ImGui::CalcTextSize(t.c_str()).x + 8 > l1.x - l0.x && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y &&
+            mp.y < l1.y && ImGui::IsWindowHovered())
+            ImGui::SetTooltip("%s", t.c_str());
     }
 
     // ---------------------------------------------------------------- SRAM
@@ -374,6 +378,14 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                     arrive = i;
                 if (ev[i].kind == EventKind::store) depart = i;
             }
+        // Stored without a load or compute of its own (LSE_i, made by O_i's final compute): it is in
+        // SRAM from the compute before its store, not from the start of the step.
+        if (arrive == SIZE_MAX && depart != SIZE_MAX && !carried[k])
+            for (size_t i = depart; i-- > first;)
+                if (ev[i].kind == EventKind::compute) {
+                    arrive = i;
+                    break;
+                }
         const bool present =
             (carried[k] || arrive == SIZE_MAX || done > arrive) && (depart == SIZE_MAX || done <= depart);
         const ImU32 col = ui::tensor_colour(rt.tensor);
@@ -388,9 +400,26 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         const std::string name = compact ? std::string(sim::tensor_name(rt.tensor)) : tile_name(rt.event);
         ui::text_centred(dl, q0[k], ImVec2(q1[k].x, q0[k].y + fs * 1.4f),
                          present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
+        // flash's S_ij and P_ij are one buffer (P overwrites S in place): its bytes are counted once,
+        // as in the capacity bar above
+        const bool shared_sp =
+            r.algo != sim::Algo::standard && rt.tensor == Tensor::P && has_slot[static_cast<size_t>(Tensor::S)];
+        if (shared_sp) {
+            const size_t ks = static_cast<size_t>(Tensor::S);
+            dl->AddRect(ImVec2(q0[ks].x - 4, q0[ks].y - 4), ImVec2(q1[k].x + 4, q1[k].y + 4),
+                        ui::with_alpha(ui::tensor_colour(Tensor::P), 160), 6.0f, 0, 1.5f);
+        }
         if (!compact) {
-            const std::string sz = ui::bytes(static_cast<double>(rt.bytes));
-            ui::text_centred(dl, ImVec2(q0[k].x, q1[k].y), ImVec2(q1[k].x, q1[k].y + fs * 1.3f), ui::text_dim, sz);
+            // S and P in one buffer: one size under both slots; otherwise the tile's own size
+            const bool s_of_pair =
+                r.algo != sim::Algo::standard && rt.tensor == Tensor::S && has_slot[static_cast<size_t>(Tensor::P)];
+            const size_t kp = static_cast<size_t>(Tensor::P);
+            if (s_of_pair)
+                ui::text_centred(dl, ImVec2(q0[k].x, q1[k].y), ImVec2(q1[kp].x, q1[k].y + fs * 1.3f), ui::text_dim,
+                                 ui::bytes(static_cast<double>(rt.bytes)) + ", one buffer");
+            else if (!shared_sp)
+                ui::text_centred(dl, ImVec2(q0[k].x, q1[k].y), ImVec2(q1[k].x, q1[k].y + fs * 1.3f), ui::text_dim,
+                                 ui::bytes(static_cast<double>(rt.bytes)));
         }
     }
     // the event in flight: a tile moving between its place in HBM and its slot in SRAM

@@ -58,6 +58,11 @@ bool write_png(const std::string& path, int w, int h) {
     return stbi_write_png(path.c_str(), w, h, 3, flipped.data(), w * 3) != 0;
 }
 
+// --panel all: "out.png" -> "out-memory.png", "out-compare.png", ...
+std::string screenshot_name(const std::string& base, viz::Panel p) {
+    return base.substr(0, base.size() - 4) + "-" + std::string(viz::panel_name(p)) + ".png";
+}
+
 bool key(int glfw_key) { return ImGui::IsKeyPressed(glfw_key); }
 
 }  // namespace
@@ -132,7 +137,7 @@ int main(int argc, char** argv) {
     if (std::string err = apply_overrides(); !err.empty()) return fail(err);
     if (args.play) v.playing = true;
     if (args.show_keys) v.show_help = true;
-    if (args.speed > 0) v.speed = args.speed;
+    if (args.speed > 0) v.speed = clamp_speed(args.speed);
 
     // ---------------------------------------------------------------- window and ImGui
     static std::string glfw_error;  // the last GLFW complaint, folded into our one-line error
@@ -187,9 +192,26 @@ int main(int argc, char** argv) {
     std::shared_ptr<const RunSet> prev_rs;
 
     // ---------------------------------------------------------------- loop
+    // Idle, the app waits for input instead of redrawing 60 times a second: background work wakes
+    // it (glfwPostEmptyEvent from the worker threads), playback and progress bars keep it drawing.
+    sims.set_wake(glfwPostEmptyEvent);
+    charts.set_wake(glfwPostEmptyEvent);
+    int settle = 3;  // frames to draw after an event before waiting again (ImGui settles hover/active state)
     while (!glfwWindowShouldClose(window)) {
+        const bool animating = v.playing && (v.panel == Panel::memory || v.panel == Panel::compare);
+        const bool working = sims.busy() || charts.busy() || live.running() || !lessons_ready;
+        if (scripted || animating || settle > 0) {
+            glfwPollEvents();
+            settle = std::max(0, settle - 1);
+        } else {
+            // a text field's cursor blinks; progress bars move; otherwise only events matter
+            const double timeout = working ? 0.1 : io.WantTextInput ? 0.5 : 10.0;
+            const auto w0 = std::chrono::steady_clock::now();
+            glfwWaitEventsTimeout(timeout);
+            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < timeout * 0.9)
+                settle = 3;  // woken by an event, not the timeout
+        }
         const auto t0 = std::chrono::steady_clock::now();
-        glfwPollEvents();
         if (!lessons_ready && lib_job.valid() &&
             lib_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
             lib = lib_job.get();
@@ -245,8 +267,10 @@ int main(int argc, char** argv) {
                 if (key(GLFW_KEY_HOME)) go_home(v);
                 if (key(GLFW_KEY_END)) go_end(v, *tl);
             }
-            if (key(GLFW_KEY_PAGE_DOWN)) lesson_go = ++v.lesson_step;
-            if (key(GLFW_KEY_PAGE_UP) && v.lesson_step > 0) lesson_go = --v.lesson_step;
+            std::vector<int> steps;  // Page Down / Up cross lessons as Next / Back do
+            for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
+            if (key(GLFW_KEY_PAGE_DOWN) && lesson_next(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
+            if (key(GLFW_KEY_PAGE_UP) && lesson_back(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
             for (int k = 0; k < kPanelCount; ++k)
                 if (key(GLFW_KEY_1 + k)) {
                     switch_panel(v, rs, static_cast<Panel>(k));
@@ -289,7 +313,22 @@ int main(int argc, char** argv) {
         ImGui::EndChild();
         ImGui::EndChild();
         ImGui::SameLine();
-        ImGui::BeginChild("views", ImVec2(0, 0), false);
+        {
+            // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
+            // collapsed and the side-by-side panes overlapped).
+            const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 30.0f);
+            if (avail.x < min_view.x || avail.y < min_view.y)
+                ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
+        }
+        ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+        if (!v.param_error.empty()) {  // a refusal, where the learner looks after pressing Simulate
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
+            ui::wrapped("Not applied: %s", v.param_error.c_str());
+            ImGui::PopStyleColor();
+            if (ImGui::SmallButton("OK")) v.param_error.clear();
+            ImGui::SameLine();
+            ImGui::TextDisabled("the views still show the last good simulation");
+        }
         if (ImGui::BeginTabBar("panels")) {
             for (int k = 0; k < kPanelCount; ++k) {
                 const Panel p = static_cast<Panel>(k);
@@ -301,7 +340,7 @@ int main(int argc, char** argv) {
                     if (v.panel == p) {
                         if (!rs && p != Panel::softmax && p != Panel::measured) {
                             ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
-                            if (!sims.last_error().empty()) ImGui::TextWrapped("%s", sims.last_error().c_str());
+                            if (!sims.last_error().empty()) ui::wrapped("%s", sims.last_error().c_str());
                         } else {
                             switch (p) {
                                 case Panel::memory:
@@ -314,7 +353,8 @@ int main(int argc, char** argv) {
                                     draw_softmax_panel(v);
                                     break;
                                 case Panel::charts:
-                                    draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), v);
+                                    draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(),
+                                                      measured, v);
                                     break;
                                 case Panel::measured:
                                     draw_measured_panel(measured, rs, &live, v);
@@ -348,7 +388,8 @@ int main(int argc, char** argv) {
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         ++frame;
         if (scripted && frame >= args.frames && !args.screenshot.empty()) {
-            if (!write_png(args.screenshot, fw, fh)) rc = fail("cannot write " + args.screenshot, 1);
+            const std::string png = args.all_panels ? screenshot_name(args.screenshot, v.panel) : args.screenshot;
+            if (!write_png(png, fw, fh)) rc = fail("cannot write " + png, 1);
         }
         glfwSwapBuffers(window);
         if (scripted) {
@@ -356,7 +397,15 @@ int main(int argc, char** argv) {
             frame_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
-            if (frame >= args.frames) break;
+            if (frame >= args.frames) {
+                const int next = static_cast<int>(v.panel) + 1;
+                if (!args.all_panels || next >= kPanelCount || rc) break;
+                // --panel all: the next view, with its data ready, for another args.frames frames
+                switch_panel(v, rs, static_cast<Panel>(next));
+                tab_forced = next;
+                if (v.panel == Panel::charts) charts.wait();
+                frame = 0;
+            }
         }
     }
 
@@ -385,6 +434,8 @@ int main(int argc, char** argv) {
             usum / static_cast<double>(u.size()), u[u.size() * 95 / 100]);
         std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     }
+    sims.set_wake(nullptr);  // no wake-ups to a terminated GLFW from a run still finishing
+    charts.set_wake(nullptr);
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

@@ -16,7 +16,8 @@ struct MeasuredRow {
     bool causal = false;
     std::optional<double> ms, tflops;
     std::optional<double> dram_read, dram_write;  // bytes, from the hardware counters (ncu)
-    std::optional<double> sim_read, sim_write;    // the simulator's HBM bytes for the kernel's tiling
+    std::optional<double> sim_read, sim_write;    // the simulator's HBM<->SRAM bytes for the kernel's tiling (no L2)
+    std::optional<double> sim_l2_read, sim_l2_write;  // the same tiling's DRAM bytes through the L2 model
     std::optional<int64_t> block_rows, block_cols, sram_bytes;
     std::vector<std::pair<std::string, double>> vs_torch;    // ratios against PyTorch's kernels (positive only)
     std::vector<std::pair<std::string, double>> anchors_ms;  // PyTorch's kernels' median ms, same shape
@@ -29,6 +30,10 @@ struct MeasuredRow {
     std::optional<double> dram_total() const {
         if (!dram_read && !dram_write) return std::nullopt;
         return dram_read.value_or(0) + dram_write.value_or(0);
+    }
+    std::optional<double> sim_l2_total() const {
+        if (!sim_l2_read && !sim_l2_write) return std::nullopt;
+        return sim_l2_read.value_or(0) + sim_l2_write.value_or(0);
     }
     std::optional<double> sim_total() const {
         if (!sim_read && !sim_write) return std::nullopt;

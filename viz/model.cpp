@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 namespace viz {
 
@@ -15,7 +17,46 @@ sim::Problem problem_of(const Params& p) {
     return pr;
 }
 
-std::string validate(const Params& p) {
+std::string in_screen_words(std::string msg) {
+    // longest first, so "--block-rows/--block-cols" is not taken apart by "--block-rows"
+    static const std::pair<const char*, const char*> kWords[] = {
+        {" (force it with --l2 on; it costs roughly 60 ns a lookup)", " (the app stays within that budget)"},
+        {"; --l2 on walks them all", ""},
+        {"L2 model off (--l2 off)", "L2 model off"},
+        {"(set it with --seq)", "(the field N (tokens))"},
+        {"(set it with --head-dim)", "(the field d (head dim))"},
+        {"(set --sram BYTES)", "(the field SRAM KiB)"},
+        {"--block-rows/--block-cols", "B_r / B_c"},
+        {"(--block-rows, --block-cols)", "(the fields B_r and B_c)"},
+        {"--bwd-block-rows/--bwd-block-cols", "backward B_r / B_c"},
+        {"--block-rows", "B_r"},
+        {"--block-cols", "B_c"},
+        {"a larger --sram", "a larger SRAM KiB"},
+        {"--sram", "SRAM KiB"},
+        {"--seq", "N (tokens)"},
+        {"--head-dim", "d (head dim)"},
+    };
+    for (const auto& [from, to] : kWords) {
+        const std::string f = from;
+        for (size_t at = msg.find(f); at != std::string::npos; at = msg.find(f, at + std::string_view(to).size()))
+            msg.replace(at, f.size(), to);
+    }
+    return msg;
+}
+
+namespace {
+std::string grouped(long long v) {  // 61042969 -> "61,042,969", as the screen writes counts
+    const std::string digits = std::to_string(v < 0 ? -v : v);
+    std::string s = v < 0 ? "-" : "";
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+        s += digits[i];
+    }
+    return s;
+}
+
+// validate() in the simulator's own words (its messages name the command line's flags)
+std::string validate_cli_words(const Params& p) {
     try {
         const sim::Problem pr = problem_of(p);
         pr.validate();
@@ -31,16 +72,19 @@ std::string validate(const Params& p) {
             const double pairs = std::ceil(static_cast<double>(p.seq) / static_cast<double>(bc.block_rows)) *
                                  std::ceil(static_cast<double>(p.seq) / static_cast<double>(bc.block_cols));
             if (pairs > kMaxTilePairs)
-                return std::string(sim::algo_name(a)) + ": N = " + std::to_string(p.seq) +
-                       " with B_r = " + std::to_string(bc.block_rows) + ", B_c = " + std::to_string(bc.block_cols) +
-                       " is " + std::to_string(static_cast<long long>(pairs)) +
-                       " tile pairs, more than the app walks interactively (" +
-                       std::to_string(static_cast<long long>(kMaxTilePairs)) +
-                       "); use larger blocks, a smaller N, or the CLI (flashsim simulate)";
+                return std::string(sim::algo_name(a)) + ": N = " + grouped(p.seq) +
+                       " with B_r = " + grouped(bc.block_rows) + ", B_c = " + grouped(bc.block_cols) + " is " +
+                       grouped(static_cast<long long>(pairs)) + " tile pairs, more than the app walks interactively (" +
+                       grouped(static_cast<long long>(kMaxTilePairs)) +
+                       "); use larger blocks (B_r, B_c) or a smaller N; the command line (flashsim simulate) has no "
+                       "such limit";
         }
     } catch (const sim::Error& e) { return e.what(); }
     return {};
 }
+}  // namespace
+
+std::string validate(const Params& p) { return in_screen_words(validate_cli_words(p)); }
 
 // ---------------------------------------------------------------- Timeline
 double Timeline::duration(int64_t step) const {
@@ -98,6 +142,23 @@ Timeline make_timeline(const sim::Result& r) {
     }
     tl.step_first[static_cast<size_t>(kept)] = e;
     tl.step_start[static_cast<size_t>(kept)] = t;
+    tl.whole_time = t;
+    if (r.trace.truncated) {
+        // The rest of head 0 from the complete totals (all heads walk the same loops).
+        const int64_t heads = std::max<int64_t>(1, r.problem.heads_total());
+        const sim::Totals kept_totals = r.trace.totals_of(0, e);
+        const sim::Totals& head0 = r.totals;  // all heads; divided below
+        const double bytes = std::max(0.0, static_cast<double>(head0.hbm_total().total()) / heads -
+                                               static_cast<double>(kept_totals.hbm_total().total()));
+        const double mm = std::max(
+            0.0, static_cast<double>(head0.flops.matmul) / heads - static_cast<double>(kept_totals.flops.matmul));
+        const double scalar = std::max(0.0, static_cast<double>(head0.flops.exp + head0.flops.other) / heads -
+                                                static_cast<double>(kept_totals.flops.exp + kept_totals.flops.other));
+        const double t_mem = m.hbm_bandwidth > 0 ? bytes / m.hbm_bandwidth : 0.0;
+        const double t_math =
+            (m.matmul_flops > 0 ? mm / m.matmul_flops : 0.0) + (m.scalar_flops > 0 ? scalar / m.scalar_flops : 0.0);
+        tl.whole_time = t + std::max(t_mem, t_math);
+    }
     return tl;
 }
 
@@ -132,7 +193,15 @@ Simulations::~Simulations() {
 
 void Simulations::start(const Params& p) {
     done_ = 0;
-    job_ = std::async(std::launch::async, [this, p] { return run_all(p, &done_); });
+    job_ = std::async(std::launch::async, [this, p] {
+        struct Wake {  // on the way out, result or exception
+            std::atomic<void (*)()>& f;
+            ~Wake() {
+                if (auto w = f.load()) w();
+            }
+        } wake{wake_};
+        return run_all(p, &done_);
+    });
 }
 
 std::string Simulations::request(const Params& p) {

@@ -43,8 +43,14 @@ sim::Problem problem_of(const Params& p);
 // The most (query tile, key tile) pairs one algorithm may walk in the app (a few seconds of simulation).
 inline constexpr double kMaxTilePairs = 5e7;
 // Empty when the parameters are usable for all three algorithms; otherwise the simulator's own
-// sim::Error message (prefixed with the algorithm it concerns), or the app's limit on tile pairs.
+// sim::Error message (prefixed with the algorithm it concerns), or the app's limit on tile pairs,
+// in the screen's words (in_screen_words).
 std::string validate(const Params& p);
+
+// A simulator message in the words of the app's screen: the command line's flags become the labels
+// of the fields the learner edits ("--block-rows" -> "B_r", "--sram" -> "SRAM KiB"), and options the
+// app does not have ("--l2 on") are left out. Used for every refusal and note the app shows.
+std::string in_screen_words(std::string msg);
 
 // Steps of one trace on the modelled clock.
 struct Timeline {
@@ -53,7 +59,13 @@ struct Timeline {
     int64_t steps_kept = 0;          // steps whose events are all in the trace
     int64_t steps_total = 0;         // steps one head walks (trace.steps_per_head)
     bool truncated = false;
+    // The clock over the kept steps only: for a capped trace a prefix of the run.
     double total_time() const { return step_start.empty() ? 0.0 : step_start.back(); }
+    // The whole run of one head on the same clock: total_time() when nothing was cut; for a capped
+    // trace the kept steps plus the rest of head 0's complete totals (Result::totals / heads) on
+    // the same roofline, taken as one stretch (so an estimate, at most the per-step sum).
+    double whole_time = 0;
+    bool whole_is_estimate() const { return truncated && steps_kept < steps_total; }
     double duration(int64_t step) const;
     // The step running at modelled time t (clamped to the kept steps); frac = how far into it. A time
     // on a boundary belongs to the step it completes (frac 1), except t = 0 (step 0, frac 0).
@@ -93,8 +105,12 @@ public:
     float progress() const { return static_cast<float>(done_.load()) / 3.0f; }
     const std::shared_ptr<const RunSet>& current() const { return current_; }
     const std::string& last_error() const { return error_; }  // from a run that threw (rare)
+    // Called on the worker thread when a run ends (the app passes glfwPostEmptyEvent, so a window
+    // waiting for events wakes to show the result). nullptr: none.
+    void set_wake(void (*wake)()) { wake_ = wake; }
 
 private:
+    std::atomic<void (*)()> wake_{nullptr};
     void start(const Params& p);
     std::shared_ptr<const RunSet> current_;
     std::future<std::shared_ptr<RunSet>> job_;

@@ -1,5 +1,6 @@
 // viz/panel_charts.cpp — HBM bytes against N, the block size and the SRAM size (log-log, each point
 // a simulation), and the current problem's bytes per tensor.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -11,18 +12,23 @@ namespace viz {
 
 namespace {
 
-std::vector<chart::Line> to_lines(const std::vector<Series>& ss) {
+std::vector<chart::Line> to_lines(const std::vector<Series>& ss, Count c) {
     std::vector<chart::Line> out;
     for (const auto& s : ss)
-        out.push_back({std::string(sim::algo_name(s.algo)), ui::algo_colour(s.algo), s.x, s.y, false});
+        out.push_back({std::string(sim::algo_name(s.algo)), ui::algo_colour(s.algo), s.x, s.counted(c), false, false});
     return out;
 }
 
-// Log-log slope between the last two points of a series (how the bytes grow at the large end).
-std::string slope(const Series& s, bool at_start = false) {
-    if (s.x.size() < 2) return "-";
-    const size_t k = at_start ? 1 : s.x.size() - 1;
-    const double v = std::log(s.y[k] / s.y[k - 1]) / std::log(s.x[k] / s.x[k - 1]);
+// Log-log slope between the last two points of a series (how the bytes grow at the large end),
+// over the points that have a count.
+std::string slope(const Series& s, Count c, bool at_start = false) {
+    std::vector<double> x, y;
+    const auto& ys = s.counted(c);
+    for (size_t i = 0; i < s.x.size() && i < ys.size(); ++i)
+        if (std::isfinite(ys[i]) && ys[i] > 0) x.push_back(s.x[i]), y.push_back(ys[i]);
+    if (x.size() < 2) return "-";
+    const size_t k = at_start ? 1 : x.size() - 1;
+    const double v = std::log(y[k] / y[k - 1]) / std::log(x[k] / x[k - 1]);
     return ui::fixed(v, 2);
 }
 
@@ -34,13 +40,55 @@ std::string pow2(double x) {
 
 }  // namespace
 
-void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bool busy, ViewState& v) {
-    (void)v;
+void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bool busy, const MeasuredSet& ms,
+                       ViewState& v) {
     const float fs = ImGui::GetFontSize();
-    ImGui::Text("HBM traffic of one head (d = %lld, %s, %s%s); every point is one simulation",
+    v.chart = std::clamp(v.chart, 0, 1);
+    const Count count = static_cast<Count>(v.chart);
+    ImGui::Text("Traffic of one head (d = %lld, %s, %s%s); every point is one simulation",
                 static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
                 rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
     ui::help("HBM");
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Count:");
+    for (int k = 0; k < 2; ++k) {
+        ImGui::SameLine();
+        ImGui::RadioButton(kCountNames[k], &v.chart, k);
+    }
+    ui::help("L2");
+    ImGui::SameLine();
+    ImGui::Checkbox("measured points", &v.chart_measured);
+    const std::vector<MeasuredPoints> mp =
+        v.chart_measured ? measured_points(ms, rs.params) : std::vector<MeasuredPoints>{};
+    {  // one line: what each series is
+        std::string what = count == Count::paper
+                               ? "Lines: bytes between HBM and SRAM, every tile load and store (no cache between)."
+                               : "Lines: DRAM bytes after the simulator's LRU model of the " + rs.machine.name +
+                                     "'s L2 filters the tile loads and stores.";
+        if (count == Count::l2_model && cd) {
+            size_t gaps = 0;
+            for (const auto* group : {&cd->vs_seq, &cd->vs_block, &cd->vs_sram})
+                for (const auto& sr : *group)
+                    for (double y : sr.y_l2) gaps += std::isfinite(y) ? 0 : 1;
+            if (gaps)
+                what += " " + std::to_string(gaps) +
+                        " points have no L2 count (gaps): their walk exceeds the L2 model's budget of " +
+                        ui::count(kChartL2Budget) + " lookups.";
+        }
+        if (count == Count::l2_model)
+            for (sim::Algo a : kAlgos)
+                if (!rs.result(a).l2.simulated)
+                    what += " Per tensor: " + std::string(sim::algo_name(a)) +
+                            " has no L2 model run for this problem (" + in_screen_words(rs.result(a).l2.note) + ").";
+        if (!mp.empty())
+            what +=
+                " Dots: DRAM bytes per head the counters measured (" + mp.front().source + "; the kernels' own tiles).";
+        else if (v.chart_measured)
+            what += " No measured DRAM bytes match this d, dtype, mask and GPU.";
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::text_dim));
+        ui::wrapped("%s", what.c_str());
+        ImGui::PopStyleColor();
+    }
     if (busy) {
         ImGui::SameLine();
         ImGui::ProgressBar(progress, ImVec2(fs * 10, 0), "simulating...");
@@ -52,7 +100,8 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
         chart::legend(names, cols);
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float w = (avail.x - 8) * 0.5f, h = (avail.y - fs * 5.0f - 8) * 0.5f;
+    // at least about 9 lines tall each: in a small window the view scrolls rather than flattening the plots
+    const float w = (avail.x - 8) * 0.5f, h = std::max(fs * 9.0f, (avail.y - fs * 5.0f - 8) * 0.5f);
     if (!cd) {
         ImGui::TextDisabled("computing the series in the background...");
         return;
@@ -62,25 +111,33 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     ax.title = cd->params.block_rows || cd->params.block_cols ? "vs sequence length N (blocks as set)"
                                                               : "vs sequence length N";
     ax.x_label = "N (tokens)";
-    ax.y_label = "HBM bytes (log)";
+    ax.y_label = count == Count::paper ? "HBM<->SRAM bytes (log)" : "DRAM bytes, L2 model (log)";
     ax.fmt_x = pow2;
     ax.fmt_y = bytes_fmt;
     ax.mark_x = static_cast<double>(rs.problem.seq);
     ax.mark_label = "now";
     ax.legend = false;
-    chart::lines("vsN", ImVec2(w, h), ax, to_lines(cd->vs_seq));
+    {
+        std::vector<chart::Line> ls = to_lines(cd->vs_seq, count);
+        for (const auto& m : mp) {
+            chart::Line l{
+                "measured " + std::string(sim::algo_name(m.algo)), ui::algo_colour(m.algo), m.x, m.y, false, true};
+            ls.push_back(std::move(l));
+        }
+        chart::lines("vsN", ImVec2(w, h), ax, ls);
+    }
     ImGui::SameLine(0, 8);
     chart::Axes bx = ax;
     bx.title = "vs block size B_c (N = " + std::to_string(cd->params.seq) + ")";
     bx.x_label = "B_c (standard: B_r = B_c)";
     bx.mark_x = static_cast<double>(rs.result(v.algo).block_cols);
-    chart::lines("vsB", ImVec2(w, h), bx, to_lines(cd->vs_block));
+    chart::lines("vsB", ImVec2(w, h), bx, to_lines(cd->vs_block, count));
     chart::Axes mx = ax;
     mx.title = "vs SRAM size M (N = " + std::to_string(cd->params.seq) + ", blocks by the rule)";
     mx.x_label = "M (bytes of SRAM per thread block)";
     mx.fmt_x = [](double x) { return ui::bytes(x); };
     mx.mark_x = static_cast<double>(rs.result(v.algo).sram_bytes);
-    chart::lines("vsM", ImVec2(w, h), mx, to_lines(cd->vs_sram));
+    chart::lines("vsM", ImVec2(w, h), mx, to_lines(cd->vs_sram, count));
     ImGui::SameLine(0, 8);
     {
         std::vector<std::string> names;
@@ -92,27 +149,32 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
             chart::BarGroup g{std::string(sim::tensor_name(t)), {}};
             bool any = false;
             for (sim::Algo a : kAlgos) {
-                const double b = static_cast<double>(rs.result(a).totals[t].total());
+                const sim::Result& r = rs.result(a);
+                const double b = static_cast<double>(count == Count::paper ? r.totals[t].total()
+                                                     : r.l2.simulated      ? r.l2.hbm[static_cast<size_t>(k)].total()
+                                                                           : 0);
                 g.values.push_back(b);
                 any = any || b > 0;
             }
             if (any) groups.push_back(g);
         }
         chart::bars("tensors", ImVec2(w, h),
-                    "HBM bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")", names, cols,
-                    groups, [](double b) { return ui::bytes(b); });
+                    std::string(count == Count::paper ? "HBM<->SRAM" : "DRAM (L2 model)") +
+                        " bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")",
+                    names, cols, groups, [](double b) { return ui::bytes(b); });
     }
     // what the slopes say, measured from the points
     if (cd->vs_seq.size() == 3) {
-        ImGui::TextWrapped(
+        ui::wrapped(
             "Growth at large N (log-log slope of the last two points): standard %s, flash1 %s, flash2 %s "
             "(2 = quadratic in N).",
-            slope(cd->vs_seq[0]).c_str(), slope(cd->vs_seq[1]).c_str(), slope(cd->vs_seq[2]).c_str());
-        ImGui::TextWrapped(
+            slope(cd->vs_seq[0], count).c_str(), slope(cd->vs_seq[1], count).c_str(),
+            slope(cd->vs_seq[2], count).c_str());
+        ui::wrapped(
             "Against M (slope between the two smallest M): standard %s, flash1 %s, flash2 %s "
             "(-1 = halves when M doubles).",
-            slope(cd->vs_sram[0], true).c_str(), slope(cd->vs_sram[1], true).c_str(),
-            slope(cd->vs_sram[2], true).c_str());
+            slope(cd->vs_sram[0], count, true).c_str(), slope(cd->vs_sram[1], count, true).c_str(),
+            slope(cd->vs_sram[2], count, true).c_str());
         ui::help("M");
     }
     size_t skipped = 0;

@@ -21,8 +21,10 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const float fs = ImGui::GetFontSize();
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t
     {
+        // Bars are whole runs (a capped trace's rest estimated from the complete totals); the part
+        // the trace keeps, and so the cursor can reach, is solid, the rest hatched.
         double t_max = 0;
-        for (sim::Algo a : kAlgos) t_max = std::max(t_max, rs.timeline(a).total_time());
+        for (sim::Algo a : kAlgos) t_max = std::max(t_max, rs.timeline(a).whole_time);
         ImDrawList* dl = ImGui::GetWindowDrawList();
         const float label_w = fs * 5.5f, w = ImGui::GetContentRegionAvail().x - label_w - fs * 7, bh = fs * 0.9f;
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -32,17 +34,38 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
             const float y = p0.y + static_cast<float>(i) * fs * 1.15f;
             dl->AddText(ImVec2(p0.x, y), ui::algo_colour(a), std::string(sim::algo_name(a)).c_str());
             const float x0 = p0.x + label_w;
-            const float len = t_max > 0 ? static_cast<float>(tl.total_time() / t_max) * w : 0;
+            const float len = t_max > 0 ? static_cast<float>(tl.whole_time / t_max) * w : 0;
+            const float kept = t_max > 0 ? static_cast<float>(tl.total_time() / t_max) * w : 0;
             const float now = t_max > 0 ? static_cast<float>(std::min(t, tl.total_time()) / t_max) * w : 0;
-            dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + len, y + fs * 0.15f + bh),
-                              ui::with_alpha(ui::algo_colour(a), 70), 2);
-            dl->AddRectFilled(ImVec2(x0, y + fs * 0.15f), ImVec2(x0 + now, y + fs * 0.15f + bh), ui::algo_colour(a), 2);
-            const std::string end = ui::seconds(tl.total_time()) + (t >= tl.total_time() ? "  done" : "");
+            const float y0 = y + fs * 0.15f, y1 = y0 + bh;
+            dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + kept, y1), ui::with_alpha(ui::algo_colour(a), 70), 2);
+            if (len > kept + 1) {  // beyond the trace: hatched
+                dl->AddRect(ImVec2(x0 + kept, y0), ImVec2(x0 + len, y1), ui::with_alpha(ui::algo_colour(a), 110), 2);
+                dl->PushClipRect(ImVec2(x0 + kept, y0), ImVec2(x0 + len, y1), true);
+                for (float hx = x0 + kept; hx < x0 + len + bh; hx += 6)
+                    dl->AddLine(ImVec2(hx, y1), ImVec2(hx - bh, y0), ui::with_alpha(ui::algo_colour(a), 90));
+                dl->PopClipRect();
+            }
+            dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + now, y1), ui::algo_colour(a), 2);
+            const bool done = !tl.whole_is_estimate() && t >= tl.total_time();
+            const std::string end =
+                (tl.whole_is_estimate() ? "about " : "") + ui::seconds(tl.whole_time) + (done ? "  done" : "");
             dl->AddText(ImVec2(x0 + len + 6, y), ui::text_col, end.c_str());
         }
         const float xt = p0.x + label_w + (t_max > 0 ? static_cast<float>(t / t_max) * w : 0);
         dl->AddLine(ImVec2(xt, p0.y - 2), ImVec2(xt, p0.y + fs * 3.4f), IM_COL32(255, 255, 255, 220), 2);
         ImGui::Dummy(ImVec2(label_w + w, fs * 3.45f));
+        bool capped = false;
+        for (sim::Algo a : kAlgos) capped = capped || rs.timeline(a).whole_is_estimate();
+        if (capped) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
+            ui::wrapped(
+                "Hatched: beyond the trace the app keeps (its first %s events a run). Bar lengths and the times "
+                "after them are whole runs from the complete totals; the pictures show the kept part only.",
+                ui::count(kAppEventCap).c_str());
+            ImGui::PopStyleColor();
+            ui::help("event cap");
+        }
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float col_w = (avail.x - 2 * 8) / 3;
@@ -52,7 +75,8 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const sim::Algo a = kAlgos[static_cast<size_t>(i)];
         const Timeline& tl = rs.timeline(a);
         const Cursor c = cursor_at(tl, t);
-        const bool finished = t >= tl.total_time();
+        const bool finished = t >= tl.total_time();  // at or past the last kept step
+        const bool cut = finished && tl.whole_is_estimate();
         Replay& rp = cache.get(rs, a);
         if (i) ImGui::SameLine(0, 8);
         ImGui::BeginChild((std::string("col") + std::to_string(i)).c_str(), ImVec2(col_w, avail.y), true,
@@ -61,7 +85,10 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
                            std::string(sim::algo_name(a)).c_str());
         ui::help(std::string(sim::algo_name(a)));
         ImGui::SameLine();
-        if (finished)
+        if (cut)
+            ImGui::Text("trace ends: step %lld / %lld", static_cast<long long>(tl.steps_kept),
+                        static_cast<long long>(tl.steps_total));
+        else if (finished)
             ImGui::Text("done at %s", ui::seconds(tl.total_time()).c_str());
         else
             ImGui::Text("step %lld / %lld", static_cast<long long>(c.step + 1), static_cast<long long>(tl.steps_total));

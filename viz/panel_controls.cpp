@@ -37,16 +37,40 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         int64_t s = v.cursor.step + 1, lo = 1, hi = last_step(tl) + 1;  // counted from 1 on screen
         const std::string fmt = "step %lld of " + std::to_string(tl.steps_total);
         ImGui::SetNextItemWidth(-fs * 3.5f);
-        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str())) scrub_to(v, tl, s - 1);
+        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
+            scrub_to(v, tl, s - 1);
         ui::help("step");
         float sp = static_cast<float>(v.speed);
         ImGui::SetNextItemWidth(-fs * 3.5f);
-        if (ImGui::SliderFloat("speed", &sp, 0.25f, 200.0f, "%.2f steps/s", ImGuiSliderFlags_Logarithmic)) v.speed = sp;
+        // AlwaysClamp: a value typed with Ctrl+click stays in range too (a negative speed stuck Play)
+        if (ImGui::SliderFloat("speed", &sp, kMinSpeed, kMaxSpeed, "%.2f steps/s",
+                               ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+            v.speed = clamp_speed(sp);
     } else if (v.panel == Panel::softmax) {
         ImGui::TextDisabled("Left/right arrows step through the blocks.");
     }
     ImGui::Separator();
+    // The button and any refusal first: at 1280x800 the fields below reach past the fold, and a
+    // refusal under them went unseen.
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Problem");
+    ImGui::SameLine();
+    if (ImGui::Button("Simulate", ImVec2(fs * 6, 0))) apply = true;
+    if (busy) {
+        ImGui::SameLine();
+        ImGui::ProgressBar(progress, ImVec2(-1, 0), "simulating...");
+    } else if (rs) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("took %s", ui::seconds(rs->seconds).c_str());
+    }
+    if (!v.param_error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
+        ui::wrapped("Not applied: %s", v.param_error.c_str());
+        ImGui::PopStyleColor();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ui::wrapped("(the views still show the last good simulation)");
+        ImGui::PopStyleColor();
+    }
     Params& p = v.edit;
     ImGui::PushItemWidth(fs * 8);
     input_i64("N (tokens)", &p.seq, 256);
@@ -81,20 +105,6 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
     ImGui::Checkbox("causal", &p.causal);
     ui::help("causal");
     ImGui::PopItemWidth();
-    if (ImGui::Button("Simulate", ImVec2(fs * 7, 0))) apply = true;
-    if (busy) {
-        ImGui::SameLine();
-        ImGui::ProgressBar(progress, ImVec2(-1, 0), "simulating...");
-    } else if (rs) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("took %s", ui::seconds(rs->seconds).c_str());
-    }
-    if (!v.param_error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
-        ImGui::TextWrapped("Not applied: %s", v.param_error.c_str());
-        ImGui::PopStyleColor();
-        ImGui::TextDisabled("(still showing the last good simulation)");
-    }
     return apply;
 }
 

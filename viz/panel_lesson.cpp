@@ -1,6 +1,7 @@
 // viz/panel_lesson.cpp — the current lesson step's text, with Back / Next and the lesson list.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "viz/panels.hpp"
 #include "viz/ui.hpp"
@@ -11,7 +12,7 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     int go = -1;
     if (lib.lessons.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
-        ImGui::TextWrapped("No lessons: %s", lib.error.c_str());
+        ui::wrapped("No lessons: %s", lib.error.c_str());
         ImGui::PopStyleColor();
         return go;
     }
@@ -19,7 +20,8 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
     ImGui::SetNextItemWidth(-1);
     const std::string preview = std::to_string(v.lesson + 1) + ". " + L.title;
-    if (ImGui::BeginCombo("##lesson", preview.c_str())) {
+    // HeightLargest: all twelve lessons in the list at 1280x800, no scrolling inside it
+    if (ImGui::BeginCombo("##lesson", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
         for (int i = 0; i < static_cast<int>(lib.lessons.size()); ++i) {
             const std::string name = std::to_string(i + 1) + ". " + lib.lessons[static_cast<size_t>(i)].title;
             if (ImGui::Selectable(name.c_str(), i == v.lesson) && i != v.lesson) {
@@ -30,9 +32,11 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         }
         ImGui::EndCombo();
     }
+    std::vector<int> steps;
+    for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
     if (!L.error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
-        ImGui::TextWrapped("This lesson could not be loaded:\n%s", L.error.c_str());
+        ui::wrapped("This lesson could not be loaded:\n%s", L.error.c_str());
         ImGui::PopStyleColor();
         return go;
     }
@@ -43,26 +47,33 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     }
     v.lesson_step = std::clamp(v.lesson_step, 0, n - 1);
     const LessonStep& s = L.steps[static_cast<size_t>(v.lesson_step)];
-    ImGui::BeginDisabled(v.lesson_step == 0);
-    if (ImGui::Button("< Back")) go = --v.lesson_step;
+    // Back and Next cross into the previous / next lesson at a lesson's ends
+    const bool first = v.lesson == 0 && v.lesson_step == 0;
+    const bool last = v.lesson + 1 >= static_cast<int>(lib.lessons.size()) && v.lesson_step + 1 >= n;
+    ImGui::BeginDisabled(first);
+    if (ImGui::Button(v.lesson_step == 0 ? "< Previous lesson" : "< Back") &&
+        lesson_back(v.lesson, v.lesson_step, steps))
+        go = v.lesson_step;
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::Text("step %d of %d", v.lesson_step + 1, n);
     ImGui::SameLine();
-    ImGui::BeginDisabled(v.lesson_step + 1 >= n);
-    if (ImGui::Button("Next >")) go = ++v.lesson_step;
+    ImGui::BeginDisabled(last);
+    if (ImGui::Button(v.lesson_step + 1 >= n && !last ? "Next lesson >" : "Next >") &&
+        lesson_next(v.lesson, v.lesson_step, steps))
+        go = v.lesson_step;
     ImGui::EndDisabled();
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
-    ImGui::TextWrapped("%s", s.title.c_str());
+    ui::wrapped("%s", s.title.c_str());
     ImGui::PopStyleColor();
     if (v.own_params && s.params) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::sky));
-        ImGui::TextWrapped("The views show your own parameters, not this step's.");
+        ui::wrapped("The views show your own parameters, not this step's.");
         ImGui::PopStyleColor();
         if (ImGui::SmallButton("Back to the lesson's setup")) go = v.lesson_step;
     }
-    ImGui::TextWrapped("%s", s.text.c_str());
+    ui::wrapped("%s", s.text.c_str());
     return go;
 }
 

@@ -89,10 +89,10 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
             ui::fixed(std_total > 0 ? 100.0 * now / std_total : 0, 1) + "% of " + ui::bytes(std_total);
         ui::text_centred(dl, p, ImVec2(p.x + w, p.y + h), IM_COL32(255, 255, 255, 255), s);
     }
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("white tick: where %s ends (%s)", std::string(sim::algo_name(algo)).c_str(),
-                        ui::bytes(mine_total).c_str());
-    ImGui::PopTextWrapPos();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ui::wrapped("white tick: where %s ends (%s)", std::string(sim::algo_name(algo)).c_str(),
+                ui::bytes(mine_total).c_str());
+    ImGui::PopStyleColor();
     ImGui::Separator();
     ImGui::Text("Whole run, %lld head%s:", static_cast<long long>(heads), heads > 1 ? "s" : "");
     ImGui::BulletText("HBM: %s", ui::bytes(static_cast<double>(r.totals.hbm_total().total())).c_str());
@@ -108,11 +108,17 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
         ImGui::BulletText("predicted time: %s", ui::seconds(r.timing.predicted_ms / 1e3).c_str());
         ui::help("predicted time");
     }
-    ImGui::BulletText("app's clock, one head: %s", ui::seconds(tl.total_time()).c_str());
+    ImGui::Bullet();
+    if (tl.whole_is_estimate())  // the kept steps are a prefix: print the whole run, say what the prefix is
+        ui::wrapped("app's clock, one head: about %s (the animated first %s steps: %s)",
+                    ui::seconds(tl.whole_time).c_str(), ui::count(tl.steps_kept).c_str(),
+                    ui::seconds(tl.total_time()).c_str());
+    else
+        ui::wrapped("app's clock, one head: %s", ui::seconds(tl.whole_time).c_str());
     ui::help("clock");
     if (tl.truncated) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
-        ImGui::TextWrapped(
+        ui::wrapped(
             "The trace keeps the first %s of %s events, so the animation stops at step %s of %s. "
             "The whole-run figures above still count everything.",
             ui::count(static_cast<int64_t>(r.trace.events.size())).c_str(), ui::count(r.trace.events_total).c_str(),

@@ -5,12 +5,16 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "sim/dtype.hpp"
 #include "sim/softmax.hpp"
 #include "viz/panels.hpp"
+#include "viz/ticks.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -32,23 +36,55 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
     ImGui::Dummy(size);
     const ImVec2 p1(p0.x + size.x, p0.y + size.y);
     dl->AddRectFilled(p0, p1, ui::panel_bg, 4);
+    // The y range is the data's (masked scores aside): 999, 1000, 1001 get ticks around 1000, not
+    // a label for every integer from 0. Zero joins the range when it is near it.
     size_t n = 0;
-    double lo = 0, hi = 0;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (const auto& b : blocks)
-        for (double s : b.scores) ++n, lo = std::min(lo, s), hi = std::max(hi, s);
-    hi = std::max(hi, lo + 1.0) * 1.15;
-    const float left = fs * 3.0f, top = fs * 2.4f, bottom = fs * 3.6f;
+        for (double s : b.scores) {
+            ++n;
+            if (s <= kMaskedScore * 0.5) continue;  // masked
+            lo = std::min(lo, s), hi = std::max(hi, s);
+        }
+    if (!(lo <= hi)) lo = 0, hi = 1;
+    const double span0 = std::max(hi - lo, 1e-9 * std::max(1.0, std::abs(hi)));
+    if (lo > 0 && lo < span0 * 2) lo = 0;
+    if (hi < 0 && -hi < span0 * 2) hi = 0;
+    const double span = std::max(hi - lo, 1e-9 * std::max(1.0, std::abs(hi)));
+    lo -= (lo == 0 ? 0 : 0.1 * span);
+    hi += 0.2 * span;
+    const double base = std::clamp(0.0, lo, hi);  // bars grow from 0, or from the axis' end
+    const float left = fs * 4.0f, top = fs * 2.4f, bottom = fs * 3.6f;
     const ImVec2 a(p0.x + left, p0.y + top), b(p1.x - fs, p1.y - bottom);
-    auto ypx = [&](double v) { return b.y - static_cast<float>((v - lo) / (hi - lo)) * (b.y - a.y); };
+    auto ypx = [&](double v) {
+        return b.y - static_cast<float>((std::clamp(v, lo, hi) - lo) / (hi - lo)) * (b.y - a.y);
+    };
     const float gap = fs * 0.8f;
-    const float bw =
-        (b.x - a.x - gap * static_cast<float>(blocks.size() - 1)) / static_cast<float>(std::max<size_t>(1, n));
-    dl->AddLine(ImVec2(a.x, ypx(0)), ImVec2(b.x, ypx(0)), IM_COL32(255, 255, 255, 90));
-    for (double v = std::ceil(lo); v <= hi; v += 1.0) {
-        const std::string t = ui::fixed(v, 0);
+    const float bw = std::max(
+        1.0f, (b.x - a.x - gap * static_cast<float>(blocks.size() - 1)) / static_cast<float>(std::max<size_t>(1, n)));
+    dl->AddLine(ImVec2(a.x, ypx(base)), ImVec2(b.x, ypx(base)), IM_COL32(255, 255, 255, 90));
+    const auto yt = axis_ticks(lo, hi, std::max(2, ticks_that_fit(b.y - a.y, fs * 1.8f)), TickKind::decimal);
+    const double tick_step = yt.size() > 1 ? yt[1] - yt[0] : 1.0;
+    int tick_digits = 0;  // as many decimals as the step needs (2.5 -> 1, 0.25 -> 2, 5 -> 0)
+    while (tick_digits < 6 && std::abs(tick_step * std::pow(10.0, tick_digits) -
+                                       std::round(tick_step * std::pow(10.0, tick_digits))) > 1e-6)
+        ++tick_digits;
+    for (double v : yt) {
+        const std::string t = ui::fixed(v, tick_digits);
         dl->AddText(ImVec2(a.x - ImGui::CalcTextSize(t.c_str()).x - 6, ypx(v) - fs * 0.5f), ui::text_dim, t.c_str());
         dl->AddLine(ImVec2(a.x, ypx(v)), ImVec2(b.x, ypx(v)), IM_COL32(255, 255, 255, 20));
     }
+    // a score's label needs about "-20.00" of room: with many scores, label every k-th bar
+    const float label_w = ImGui::CalcTextSize("-20.00").x + 4;
+    const size_t every = static_cast<size_t>(std::max(1.0f, std::ceil(label_w / bw)));
+    size_t bar_index = 0;
+    struct Label {
+        float cx, y;  // centre x, bottom y
+        std::string text;
+        bool seen, is_max;
+    };
+    std::vector<Label> labels;  // drawn after the bars: block maxima first, then others that do not overlap
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
     dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, "scores of one query row, in blocks");
     // legend
     {
@@ -70,16 +106,31 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
         const float bx0 = x, bx1 = x + bw * static_cast<float>(B.scores.size());
         dl->AddRectFilled(ImVec2(bx0 - 3, a.y - fs * 0.2f), ImVec2(bx1 + 3, b.y + fs * 3.4f),
                           cur ? IM_COL32(80, 80, 110, 255) : IM_COL32(52, 54, 64, 255), 4);
-        for (size_t i = 0; i < B.scores.size(); ++i) {
+        for (size_t i = 0; i < B.scores.size(); ++i, ++bar_index) {
             const double s = B.scores[i];
-            const bool is_max = s == B.block_max;
-            ImU32 col = is_max ? ui::okabe::vermillion : ui::okabe::blue;
+            const bool masked = s <= kMaskedScore * 0.5;
+            const bool is_max = !masked && s == B.block_max;
+            ImU32 col = masked ? ui::okabe::grey : is_max ? ui::okabe::vermillion : ui::okabe::blue;
             if (!seen) col = ui::with_alpha(col, 70);
-            const float x0 = x + 2, x1 = x + bw - 2;
-            dl->AddRectFilled(ImVec2(x0, std::min(ypx(s), ypx(0))), ImVec2(x1, std::max(ypx(s), ypx(0))), col, 2);
-            const std::string t = ui::fixed(s, 2);
-            ui::text_centred(dl, ImVec2(x0, ypx(std::max(s, 0.0)) - fs * 1.2f), ImVec2(x1, ypx(std::max(s, 0.0))),
-                             seen ? ui::text_col : ui::text_dim, t);
+            const float pad = bw > 6 ? 2.0f : 0.0f;
+            const float x0 = x + pad, x1 = std::max(x + pad + 1, x + bw - pad);
+            const float ys = masked ? b.y : ypx(s), y0 = ypx(base);
+            if (masked)  // a masked score: an outline at the floor, weight 0
+                dl->AddRect(ImVec2(x0, b.y - fs * 0.5f), ImVec2(x1, b.y), col, 2);
+            else
+                dl->AddRectFilled(ImVec2(x0, std::min(ys, y0)), ImVec2(x1, std::max(ys, y0) + (ys == y0 ? 1 : 0)), col,
+                                  2);
+            const float label_y = masked ? b.y - fs * 0.5f : std::min(ys, y0);
+            if (bar_index % every == 0 || is_max) {
+                const std::string t = masked               ? "-inf"
+                                      : s == 0.0           ? "0"
+                                      : s == std::round(s) ? ui::fixed(s, 0)
+                                                           : ui::fixed(s, std::abs(s) >= 100 ? 1 : 2);
+                labels.push_back({(x0 + x1) * 0.5f, label_y, t, seen, is_max});
+            }
+            if (mouse.x >= x && mouse.x < x + bw && mouse.y >= a.y && mouse.y <= b.y && ImGui::IsWindowHovered())
+                ImGui::SetTooltip("score %zu: %s%s", bar_index + 1, masked ? "-inf" : ui::fixed(s, 4).c_str(),
+                                  masked ? " (masked: weight 0)" : "");
             x += bw;
         }
         // running max after this block
@@ -91,14 +142,29 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
             prev_m_y = my;
             prev_x = bx1 + 3;
         }
-        // per-block state below the axis
+        // per-block state below the axis, as much of it as the block's width holds
+        const bool placeholder = B.running_max_after <= kMaskedScore * 0.5;  // masked scores only so far
         const std::string l1 = "block " + std::to_string(j + 1);
-        const std::string l2 = seen ? "m = " + ui::fixed(B.running_max_after, 2) : "m = ?";
-        const std::string l3 = seen ? "l = " + ui::fixed(B.running_sum_after, 4) : "l = ?";
-        dl->AddText(ImVec2(bx0, b.y + fs * 0.2f), ui::text_col, l1.c_str());
-        dl->AddText(ImVec2(bx0, b.y + fs * 1.2f), seen ? ui::okabe::yellow : ui::text_dim, l2.c_str());
-        dl->AddText(ImVec2(bx0, b.y + fs * 2.2f), seen ? ui::text_col : ui::text_dim, l3.c_str());
+        const std::string l2 = !seen ? "m = ?" : placeholder ? "m = -inf" : "m = " + ui::fixed(B.running_max_after, 2);
+        const std::string l3 = !seen ? "l = ?" : placeholder ? "l = 0" : "l = " + ui::fixed(B.running_sum_after, 4);
+        const float room = bx1 - bx0 + gap * 0.8f;
+        auto put = [&](const std::string& t, float dy, ImU32 c) {
+            if (ImGui::CalcTextSize(t.c_str()).x <= room) dl->AddText(ImVec2(bx0, b.y + dy), c, t.c_str());
+        };
+        put(ImGui::CalcTextSize(l1.c_str()).x <= room ? l1 : std::to_string(j + 1), fs * 0.2f, ui::text_col);
+        put(l2, fs * 1.2f, seen ? ui::okabe::yellow : ui::text_dim);
+        put(l3, fs * 2.2f, seen ? ui::text_col : ui::text_dim);
         x += gap;
+    }
+    std::stable_sort(labels.begin(), labels.end(), [](const Label& p, const Label& q) { return p.is_max > q.is_max; });
+    std::vector<std::array<float, 3>> taken;  // x0, x1, y of drawn labels
+    for (const auto& l : labels) {
+        const float w = ImGui::CalcTextSize(l.text.c_str()).x, lx0 = l.cx - w * 0.5f - 2, lx1 = l.cx + w * 0.5f + 2;
+        bool clash = false;
+        for (const auto& t : taken) clash = clash || (lx0 < t[1] && t[0] < lx1 && std::abs(l.y - t[2]) < fs * 1.1f);
+        if (clash) continue;
+        taken.push_back({lx0, lx1, l.y});
+        dl->AddText(ImVec2(l.cx - w * 0.5f, l.y - fs * 1.15f), l.seen ? ui::text_col : ui::text_dim, l.text.c_str());
     }
 }
 
@@ -109,13 +175,15 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::TextUnformatted("Scores of one query row:");
     ui::help("online softmax");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(std::max(fs * 10, ImGui::GetContentRegionAvail().x - fs * 19));
-    if (ImGui::InputText("##scores", &v.scores_text)) {
-        if (apply_scores_text(v)) v.softmax_focus = -1;
-    }
+    // Fields apply when the learner presses Enter or leaves them (not at every keystroke, which drew
+    // half-typed rows), so the chart shows the last good input until then.
+    ImGui::SetNextItemWidth(std::max(fs * 10, ImGui::GetContentRegionAvail().x - fs * 21));
+    ImGui::InputText("##scores", &v.scores_text);
+    if (ImGui::IsItemDeactivatedAfterEdit() && apply_scores_text(v, true)) v.softmax_focus = -1;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Enter applies; -inf masks a score (its weight is 0)");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(fs * 5);
-    if (ImGui::SliderInt("block", &v.softmax_block, 1, 16)) v.softmax_focus = -1;
+    ImGui::SetNextItemWidth(fs * 6);
+    if (ImGui::InputInt("block", &v.softmax_block) && apply_scores_text(v)) v.softmax_focus = -1;
     ImGui::SameLine();
     if (ImGui::Button("Example")) {
         v.scores_text = "1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3";
@@ -127,18 +195,21 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::TextUnformatted("Values V (optional, one row per score):");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)",
-                                 &v.values_text))
-        if (apply_scores_text(v)) v.softmax_focus = -1;
+    ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)", &v.values_text);
+    if (ImGui::IsItemDeactivatedAfterEdit() && apply_scores_text(v)) v.softmax_focus = -1;
     if (!v.softmax_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
-        ImGui::TextWrapped("Not applied: %s (showing the last good scores).", v.softmax_error.c_str());
+        ui::wrapped("Not applied: %s (showing the last good input).", v.softmax_error.c_str());
+        ImGui::PopStyleColor();
+    } else if (!v.softmax_note.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::sky));
+        ui::wrapped("%s.", v.softmax_note.c_str());
         ImGui::PopStyleColor();
     }
-    v.softmax_block = std::clamp(v.softmax_block, 1, 64);
     sim::StreamedSoftmax sm;
     try {
-        sm = sim::stream_softmax(v.softmax_scores, v.softmax_block, v.softmax_values, sim::Precision::fp32);
+        sm = sim::stream_softmax(scores_for_sim(v.softmax_scores), std::max(1, v.softmax_block_good), v.softmax_values,
+                                 sim::Precision::fp32);
     } catch (const sim::Error& e) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion), "%s", e.what());
         return;
@@ -167,30 +238,36 @@ void draw_softmax_panel(ViewState& v) {
     ui::help("rescale");
     double block_sum = 0;
     for (double s : B.scores) block_sum += std::exp(s - B.running_max_after);
-    if (!std::isfinite(B.running_max_before)) {
-        ImGui::TextWrapped("First block: nothing is carried yet. m = max of the block = %s, l = sum of e^(s - m) = %s.",
-                           ui::fixed(B.running_max_after, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
+    // masked (-inf) scores enter the simulator as kMaskedScore: show them, and the state of a row
+    // with only masked scores so far, as -inf and 0
+    auto masked = [](double x) { return x <= kMaskedScore * 0.5; };
+    auto sc = [&](double x, int digits) { return masked(x) ? std::string("-inf") : ui::fixed(x, digits); };
+    if (masked(B.running_max_after)) {
+        ui::wrapped("Every score so far is masked (-inf): nothing is carried yet (m = -inf, l = 0).");
+    } else if (!std::isfinite(B.running_max_before)) {
+        ui::wrapped("First block: nothing is carried yet. m = max of the block = %s, l = sum of e^(s - m) = %s.",
+                    ui::fixed(B.running_max_after, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
     } else {
-        ImGui::TextWrapped("running max m: %s -> %s", ui::fixed(B.running_max_before, 4).c_str(),
-                           ui::fixed(B.running_max_after, 4).c_str());
+        const bool from_masked = masked(B.running_max_before);
+        ui::wrapped("running max m: %s -> %s", sc(B.running_max_before, 4).c_str(), sc(B.running_max_after, 4).c_str());
         ui::help("running max");
-        ImGui::TextWrapped("rescale factor e^(m_old - m_new) = e^(%s) = %s",
-                           ui::fixed(B.running_max_before - B.running_max_after, 4).c_str(),
-                           ui::fixed(B.rescale, 6).c_str());
+        ui::wrapped("rescale factor e^(m_old - m_new) = e^(%s) = %s",
+                    from_masked ? "-inf" : ui::fixed(B.running_max_before - B.running_max_after, 4).c_str(),
+                    ui::fixed(B.rescale, 6).c_str());
         if (B.rescale == 1.0) ImGui::TextDisabled("(the max did not grow: nothing to correct)");
-        ImGui::TextWrapped("running sum l: %s x %s = %s, plus this block's %s = %s",
-                           ui::fixed(B.running_sum_before, 4).c_str(), ui::fixed(B.rescale, 4).c_str(),
-                           ui::fixed(B.running_sum_before * B.rescale, 4).c_str(), ui::fixed(block_sum, 4).c_str(),
-                           ui::fixed(B.running_sum_after, 4).c_str());
+        const double l_before = from_masked ? 0.0 : B.running_sum_before;
+        ui::wrapped("running sum l: %s x %s = %s, plus this block's %s = %s", ui::fixed(l_before, 4).c_str(),
+                    ui::fixed(B.rescale, 4).c_str(), ui::fixed(l_before * B.rescale, 4).c_str(),
+                    ui::fixed(block_sum, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
         ui::help("running sum");
     }
     ImGui::Spacing();
     ImGui::TextUnformatted(sm.with_values ? "accumulator (sum of e^(s - m) V_j so far)"
                                           : "accumulator (unnormalised weight of each key so far)");
     ui::help("accumulator");
-    ImGui::TextWrapped("before: %s", vec_text(B.acc_before, 3).c_str());
-    ImGui::TextWrapped("x %s: %s", ui::fixed(B.rescale, 4).c_str(), vec_text(B.acc_rescaled, 3).c_str());
-    ImGui::TextWrapped("after:  %s", vec_text(B.acc_after, 3).c_str());
+    ui::wrapped("before: %s", vec_text(B.acc_before, 3).c_str());
+    ui::wrapped("x %s: %s", ui::fixed(B.rescale, 4).c_str(), vec_text(B.acc_rescaled, 3).c_str());
+    ui::wrapped("after:  %s", vec_text(B.acc_after, 3).c_str());
     ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V."
                                        : "Final output = accumulator / l: the softmax weights.");
     ImGui::EndChild();

@@ -33,7 +33,8 @@ size_t events_done(const Timeline& tl, Cursor c);
 void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 void draw_softmax_panel(ViewState& v);
-void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, ViewState& v);
+void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, const MeasuredSet& ms,
+                       ViewState& v);
 class LiveRun;
 void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live, ViewState& v);
 // Lesson text with Back / Next; returns the step to apply when the learner moved (-1: none).

@@ -16,7 +16,12 @@ Layout make_layout(const sim::Result& r) {
     L.d = r.problem.head_dim;
     const int64_t n = L.n, d = L.d;
     for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O}) L.rows[ti(t)] = n, L.cols[ti(t)] = d;
-    // Statistics and score matrices appear only when the trace moves them to or from HBM.
+    // Statistics and score matrices appear when the run moves them to or from HBM: the complete
+    // totals say so even when a capped trace ends before they move (standard's P at large N).
+    for (Tensor t : {Tensor::S, Tensor::P})
+        if (r.totals[t].total() > 0) L.rows[ti(t)] = n, L.cols[ti(t)] = n;
+    for (Tensor t : {Tensor::m, Tensor::l, Tensor::LSE})
+        if (r.totals[t].total() > 0) L.rows[ti(t)] = n, L.cols[ti(t)] = 1;
     for (const auto& e : r.trace.events) {
         const size_t k = ti(e.tensor);
         if (L.rows[k] > 0 || (e.kind != sim::EventKind::load && e.kind != sim::EventKind::store)) continue;

@@ -1,6 +1,12 @@
 #include "viz/series.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <limits>
+
+#include "sim/dtype.hpp"
+#include "viz/measurement.hpp"
 
 namespace viz {
 
@@ -11,7 +17,11 @@ std::vector<int64_t> sram_points() {
 }
 
 namespace {
-double hbm_bytes(const sim::Problem& pr, const sim::Machine& m, sim::Algo a, int64_t br, int64_t bc, int64_t sram) {
+struct Bytes {
+    double paper = 0;                                      // HBM <-> SRAM, every tile load and store
+    double l2 = std::numeric_limits<double>::quiet_NaN();  // DRAM through the L2 model (NaN: not modelled)
+};
+Bytes hbm_bytes(const sim::Problem& pr, const sim::Machine& m, sim::Algo a, int64_t br, int64_t bc, int64_t sram) {
     sim::Config c;
     c.algo = a;
     c.block_rows = br;
@@ -20,10 +30,56 @@ double hbm_bytes(const sim::Problem& pr, const sim::Machine& m, sim::Algo a, int
     c.numerics = sim::Numerics::off;
     c.event_cap = 0;
     c.record_row = -1;
-    c.l2 = sim::L2Mode::off;  // the charts count HBM <-> SRAM bytes only
-    return static_cast<double>(sim::simulate(pr, m, c).totals.hbm_total().total());
+    // The L2 model within the command line's budget (2^22 lookups, about a second): every flash
+    // point of the sweeps; standard up to N = 8192 (its N x N matrices cost N^2 / 16 lookups and
+    // more, minutes at N = 65536); the points beyond have no L2 count (NaN: a gap in the line).
+    c.l2 = sim::L2Mode::automatic;
+    c.l2_budget = kChartL2Budget;
+    c.timing = false;
+    const sim::Result r = sim::simulate(pr, m, c);
+    Bytes b;
+    b.paper = static_cast<double>(r.totals.hbm_total().total());
+    if (r.l2.simulated) b.l2 = static_cast<double>(r.l2.hbm_total().total());
+    return b;
+}
+
+bool contains_ci(std::string hay, std::string needle) {
+    auto low = [](std::string& x) {
+        std::transform(x.begin(), x.end(), x.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    };
+    low(hay);
+    low(needle);
+    return hay.find(needle) != std::string::npos;
 }
 }  // namespace
+
+std::vector<MeasuredPoints> measured_points(const MeasuredSet& ms, const Params& p) {
+    std::vector<MeasuredPoints> out;
+    const int64_t elem = sim::dtype_bytes(p.dtype);
+    for (sim::Algo a : kAlgos) {
+        const std::string name(sim::algo_name(a));
+        for (const auto& f : ms.files) {
+            // the preset's model ("A100" of "A100-80GB") in the device's name ("NVIDIA A100 SXM 80 GB")
+            if (!contains_ci(f.device, p.gpu.substr(0, p.gpu.find('-')))) continue;
+            MeasuredPoints mp{a, {}, {}, ""};
+            for (const auto& r : f.rows) {
+                if (r.variant != name || r.pass != "forward" || r.head_dim != p.head_dim || r.causal != p.causal ||
+                    !r.error.empty())
+                    continue;
+                const auto dt = sim::parse_dtype(r.dtype);
+                const auto d = r.dram_total();
+                if (!dt || sim::dtype_bytes(*dt) != elem || !d || r.batch * r.heads <= 0) continue;
+                mp.x.push_back(static_cast<double>(r.seq));
+                mp.y.push_back(*d / static_cast<double>(r.batch * r.heads));
+            }
+            if (mp.x.empty()) continue;
+            mp.source = f.path.substr(f.path.find_last_of('/') + 1) + " (" + f.device + ")";
+            out.push_back(std::move(mp));
+            break;
+        }
+    }
+    return out;
+}
 
 std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* done, std::atomic<int>* total,
                                           const std::atomic<bool>* cancel) {
@@ -36,9 +92,10 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
     auto point = [&](Series& s, double x, auto&& run) {
         if (cancel && *cancel) return;
         try {
-            const double y = run();
+            const Bytes y = run();
             s.x.push_back(x);
-            s.y.push_back(y);
+            s.y.push_back(y.paper);
+            s.y_l2.push_back(y.l2);
         } catch (const sim::Error& e) {
             s.skipped.push_back(std::to_string(static_cast<long long>(x)) + ": " + e.what());
         }
@@ -46,7 +103,7 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
     };
     const sim::Problem base = problem_of(p);
     for (sim::Algo a : kAlgos) {
-        Series s{a, {}, {}, {}};
+        Series s{a, {}, {}, {}, {}};
         for (int64_t n : ns) {
             sim::Problem pr = base;
             pr.seq = n;
@@ -56,7 +113,7 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
         cd->vs_seq.push_back(std::move(s));
     }
     for (sim::Algo a : kAlgos) {
-        Series s{a, {}, {}, {}};
+        Series s{a, {}, {}, {}, {}};
         for (int64_t b : bs)
             point(s, static_cast<double>(b), [&] {
                 // standard: square GEMM tiles B_r = B_c = b; flash: B_c = b, B_r by the rule
@@ -65,7 +122,7 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
         cd->vs_block.push_back(std::move(s));
     }
     for (sim::Algo a : kAlgos) {
-        Series s{a, {}, {}, {}};
+        Series s{a, {}, {}, {}, {}};
         for (int64_t sram : ms) point(s, static_cast<double>(sram), [&] { return hbm_bytes(base, m, a, 0, 0, sram); });
         cd->vs_sram.push_back(std::move(s));
     }
@@ -84,7 +141,15 @@ void ChartJob::request(const Params& p) {
         return;
     }
     done_ = 0;
-    job_ = std::async(std::launch::async, [this, p] { return compute_charts(p, &done_, &total_, &cancel_); });
+    job_ = std::async(std::launch::async, [this, p] {
+        struct Wake {  // on the way out, result or exception
+            std::atomic<void (*)()>& f;
+            ~Wake() {
+                if (auto w = f.load()) w();
+            }
+        } wake{wake_};
+        return compute_charts(p, &done_, &total_, &cancel_);
+    });
 }
 
 bool ChartJob::poll() {

@@ -11,10 +11,29 @@
 
 namespace viz {
 
+// What a chart counts. The paper counts bytes between HBM and SRAM, every tile load and store; a
+// GPU's DRAM sees only what its L2 cache misses (and writes back), which the simulator's L2 model
+// gives (Result::l2), and what the hardware counters measured (cuda/results).
+enum class Count { l2_model, paper };
+inline constexpr const char* kCountNames[] = {"DRAM through the L2 model", "HBM<->SRAM as the paper counts"};
+
+// L2 lookups one chart point may spend on the L2 model (Config::l2_budget; the CLI's allowance).
+inline constexpr int64_t kChartL2Budget = int64_t{1} << 22;
+
 struct Series {
     sim::Algo algo = sim::Algo::flash2;
-    std::vector<double> x, y;          // y: HBM bytes read + written (one head); only points that ran
+    std::vector<double> x, y;          // y: HBM<->SRAM bytes read + written (one head); only points that ran
+    std::vector<double> y_l2;          // same x: DRAM bytes through the L2 model (one head); NaN: not modelled
     std::vector<std::string> skipped;  // "x = ...: why" for points the simulator refused
+    const std::vector<double>& counted(Count c) const { return c == Count::paper ? y : y_l2; }
+};
+
+// Measured DRAM bytes per head (hardware counters, cuda/results) at the points whose configuration
+// matches the chart's: forward pass, the same d, element size and mask, on the GPU preset's device.
+struct MeasuredPoints {
+    sim::Algo algo = sim::Algo::flash2;
+    std::vector<double> x, y;  // N, DRAM bytes / (batch x heads)
+    std::string source;        // "h200.json (NVIDIA H200)"
 };
 
 struct ChartData {
@@ -24,6 +43,11 @@ struct ChartData {
     std::vector<Series> vs_sram;   // x: SRAM bytes M (blocks by the rule, so they grow with M)
     double seconds = 0;
 };
+
+struct MeasuredSet;
+// Points of `ms` that match `p` (pass, d, bytes per element, mask, the GPU preset's name in the
+// device's), one entry per algorithm that has any; several files: the first that matches each.
+std::vector<MeasuredPoints> measured_points(const MeasuredSet& ms, const Params& p);
 
 // The sweep points (shared with the tests, which check the series' shape against closed forms).
 std::vector<int64_t> seq_points();
@@ -43,8 +67,11 @@ public:
     float progress() const { return total_ > 0 ? static_cast<float>(done_) / static_cast<float>(total_) : 0.0f; }
     const std::shared_ptr<const ChartData>& current() const { return current_; }
     void wait();
+    // Called on the worker thread when a sweep ends (as Simulations::set_wake).
+    void set_wake(void (*wake)()) { wake_ = wake; }
 
 private:
+    std::atomic<void (*)()> wake_{nullptr};
     std::shared_ptr<const ChartData> current_;
     std::future<std::shared_ptr<ChartData>> job_;
     std::unique_ptr<Params> queued_;

@@ -1,8 +1,12 @@
 #include "viz/ui.hpp"
 
+#include <algorithm>
+#include <cstdarg>
 #include <cstdio>
+#include <string_view>
 
 #include "report/report.hpp"
+#include "viz/text_wrap.hpp"
 #include "viz/glossary.hpp"
 
 namespace viz::ui {
@@ -94,6 +98,41 @@ std::string seconds(double s) {
     else
         std::snprintf(b, sizeof b, "%.2f s", s);
     return b;
+}
+
+void wrapped(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+    va_end(ap);
+    std::string text(static_cast<size_t>(std::max(0, n)), '\0');
+    std::vsnprintf(text.data(), text.size() + 1, fmt, ap2);
+    va_end(ap2);
+    const float max_w = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+    const auto lines = wrap_at_spaces(
+        text, max_w, [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; });
+    bool clipped = false;
+    ImGui::BeginGroup();
+    for (const auto& l : lines) {
+        ImGui::TextUnformatted(l.c_str(), l.c_str() + l.size());
+        clipped = clipped || ImGui::CalcTextSize(l.c_str()).x > max_w;
+    }
+    ImGui::EndGroup();
+    if (clipped && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+        ImGui::TextUnformatted(text.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+}
+
+void text_clipped(const std::string& s) {
+    const float avail = ImGui::GetContentRegionAvail().x;
+    ImGui::TextUnformatted(s.c_str());
+    if (ImGui::CalcTextSize(s.c_str()).x > avail && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.c_str());
 }
 
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s) {

@@ -43,6 +43,12 @@ std::string count(int64_t v);   // "1,234,567"
 std::string seconds(double s);  // "12.3 µs"
 std::string fixed(double x, int digits);
 
+// ImGui::TextWrapped, but lines break at spaces only (never inside "168.6" or "8,192"); a word
+// wider than the region is clipped and the whole text shows in a tooltip on hover.
+void wrapped(const char* fmt, ...) IM_FMTARGS(1);
+// A line that may be clipped (a fixed-width column, a narrow window): the full text on hover.
+void text_clipped(const std::string& s);
+
 // Draw text centred in [a, b] on a draw list.
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s);
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string_view>
+#include <limits>
+#include <cctype>
 #include <sstream>
 
 namespace viz {
@@ -32,18 +35,28 @@ sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown) {
 int64_t last_step(const Timeline& tl) { return std::max<int64_t>(0, tl.steps_kept - 1); }
 
 namespace {
-// Numbers separated by commas, spaces, '|' or tabs; false (and `err`) on anything else.
-bool parse_numbers(const std::string& text, std::vector<double>& out, std::string& err) {
+// Numbers separated by commas, spaces, '|' or tabs; false (and `err`) on anything else. "-inf"
+// (masked) only where `allow_masked`.
+bool parse_numbers(std::string_view text, std::vector<double>& out, std::string& err, bool allow_masked) {
     std::string tok;
     auto flush = [&]() -> bool {
         if (tok.empty()) return true;
+        std::string low = tok;
+        std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (allow_masked && (low == "-inf" || low == "-infinity")) {
+            out.push_back(-std::numeric_limits<double>::infinity());
+            tok.clear();
+            return true;
+        }
         size_t used = 0;
         double x = 0;
         try {
             x = std::stod(tok, &used);
         } catch (const std::exception&) { used = 0; }
         if (used != tok.size() || !std::isfinite(x)) {
-            err = "'" + tok + "' is not a finite number; type numbers separated by commas";
+            err = "'" + tok + "' is not a finite number" +
+                  (allow_masked ? " (-inf masks a score); type numbers separated by commas"
+                                : "; type numbers separated by commas");
             return false;
         }
         out.push_back(x);
@@ -59,50 +72,91 @@ bool parse_numbers(const std::string& text, std::vector<double>& out, std::strin
     }
     return flush();
 }
+
+std::string number_text(double x) {
+    std::ostringstream o;
+    o << x;
+    return o.str();
+}
 }  // namespace
 
-bool apply_scores_text(ViewState& v) {
+std::string parse_softmax_input(std::string_view scores_text, std::string_view values_text, int block,
+                                bool resize_values, SoftmaxInput& out) {
+    if (block < 1) return "block size: at least 1 score a block, got " + std::to_string(block);
+    std::vector<double> scores;
+    if (std::string err; !parse_numbers(scores_text, scores, err, true)) return "scores: " + err;
+    if (scores.empty()) return "scores: type at least one score";
+    if (scores.size() > kMaxScores)
+        return "scores: at most " + std::to_string(kMaxScores) + " fit the view; got " + std::to_string(scores.size());
+    if (std::none_of(scores.begin(), scores.end(), [](double x) { return std::isfinite(x); }))
+        return "scores: every score is -inf (masked); at least one must be a number";
     std::vector<std::vector<double>> values;
     {
-        std::string row, err;
-        std::stringstream ss(v.values_text);
-        while (std::getline(ss, row, ';')) {
+        std::string err;
+        size_t start = 0;
+        while (start <= values_text.size()) {
+            const size_t semi = values_text.find(';', start);
+            const std::string_view row =
+                values_text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
             std::vector<double> r;
-            if (!parse_numbers(row, r, err)) {
-                v.softmax_error = "values: " + err;
-                return false;
-            }
+            if (!parse_numbers(row, r, err, false)) return "values V: " + err;
             if (!r.empty()) values.push_back(std::move(r));
+            if (semi == std::string_view::npos) break;
+            start = semi + 1;
         }
     }
-    std::vector<double> out;
-    if (std::string err; !parse_numbers(v.scores_text, out, err)) {
-        v.softmax_error = err;
-        return false;
-    }
-    if (out.empty()) {
-        v.softmax_error = "type at least one score";
-        return false;
-    }
-    if (out.size() > 64) {
-        v.softmax_error = "at most 64 scores fit the view; got " + std::to_string(out.size());
-        return false;
-    }
+    std::string note;
+    std::string vtext(values_text);
     if (!values.empty()) {
-        if (values.size() != out.size()) {
-            v.softmax_error = "values: give one row of V per score (" + std::to_string(out.size()) +
-                              " rows, separated by ';'), got " + std::to_string(values.size());
-            return false;
-        }
-        for (const auto& r : values)
-            if (r.size() != values[0].size()) {
-                v.softmax_error =
-                    "values: every row of V needs the same length (" + std::to_string(values[0].size()) + ")";
-                return false;
+        for (size_t j = 0; j < values.size(); ++j)
+            if (values[j].size() != values[0].size())
+                return "values V: every row needs the same length as row 1 (" + std::to_string(values[0].size()) +
+                       "); row " + std::to_string(j + 1) + " has " + std::to_string(values[j].size());
+        if (values.size() != scores.size()) {
+            if (!resize_values)
+                return "values V: give one row of V per score (" + std::to_string(scores.size()) +
+                       " rows, separated by ';'), got " + std::to_string(values.size());
+            const size_t had = values.size();
+            values.resize(scores.size(), std::vector<double>(values[0].size(), 0.0));
+            note = had > scores.size()
+                       ? "V cut to the first " + std::to_string(scores.size()) + " rows (it had " +
+                             std::to_string(had) + ")"
+                       : "V padded to " + std::to_string(scores.size()) + " rows: rows " + std::to_string(had + 1) +
+                             "-" + std::to_string(scores.size()) + " are zeros";
+            vtext.clear();
+            for (size_t j = 0; j < values.size(); ++j) {
+                if (j) vtext += "; ";
+                for (size_t k = 0; k < values[j].size(); ++k) vtext += (k ? ", " : "") + number_text(values[j][k]);
             }
+        }
     }
-    v.softmax_scores = std::move(out);
-    v.softmax_values = std::move(values);
+    out.scores = std::move(scores);
+    out.values = std::move(values);
+    out.block = block;
+    out.values_text = std::move(vtext);
+    out.note = std::move(note);
+    return {};
+}
+
+std::vector<double> scores_for_sim(const std::vector<double>& scores) {
+    std::vector<double> s = scores;
+    for (double& x : s)
+        if (std::isinf(x) && x < 0) x = kMaskedScore;
+    return s;
+}
+
+bool apply_scores_text(ViewState& v, bool scores_edited) {
+    SoftmaxInput in;
+    if (std::string err = parse_softmax_input(v.scores_text, v.values_text, v.softmax_block, scores_edited, in);
+        !err.empty()) {
+        v.softmax_error = std::move(err);
+        return false;
+    }
+    v.softmax_scores = std::move(in.scores);
+    v.softmax_values = std::move(in.values);
+    v.softmax_block_good = in.block;
+    v.values_text = std::move(in.values_text);
+    v.softmax_note = std::move(in.note);
     v.softmax_error.clear();
     return true;
 }
@@ -151,10 +205,41 @@ void scrub_to(ViewState& v, const Timeline& tl, int64_t step) {
     v.cursor = {std::clamp<int64_t>(step, 0, last_step(tl)), 1.0};
 }
 
+bool lesson_next(int& lesson, int& step, const std::vector<int>& steps) {
+    const int n = static_cast<int>(steps.size());
+    if (lesson < 0 || lesson >= n) return false;
+    if (step + 1 < std::max(1, steps[static_cast<size_t>(lesson)])) {
+        ++step;
+        return true;
+    }
+    if (lesson + 1 >= n) return false;
+    ++lesson;
+    step = 0;
+    return true;
+}
+
+bool lesson_back(int& lesson, int& step, const std::vector<int>& steps) {
+    const int n = static_cast<int>(steps.size());
+    if (lesson < 0 || lesson >= n) return false;
+    if (step > 0) {
+        step = std::min(step, std::max(1, steps[static_cast<size_t>(lesson)])) - 1;
+        return true;
+    }
+    if (lesson == 0) return false;
+    --lesson;
+    step = std::max(1, steps[static_cast<size_t>(lesson)]) - 1;
+    return true;
+}
+
+double clamp_speed(double s) {
+    if (std::isnan(s)) return 2.0;
+    return std::clamp(s, static_cast<double>(kMinSpeed), static_cast<double>(kMaxSpeed));
+}
+
 bool tick(ViewState& v, const Timeline& tl, double dt) {
     if (!v.playing || dt <= 0 || tl.steps_kept == 0) return false;
     const Cursor before = v.cursor;
-    double pos = static_cast<double>(v.cursor.step) + v.cursor.frac + dt * std::max(0.0, v.speed);
+    double pos = static_cast<double>(v.cursor.step) + v.cursor.frac + dt * clamp_speed(v.speed);
     const double end = static_cast<double>(last_step(tl)) + 1.0;
     if (pos >= end) {
         v.cursor = {last_step(tl), 1.0};

@@ -46,10 +46,14 @@ struct ViewState {
     std::vector<double> softmax_scores = {1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3};  // last good parse
     std::string values_text;  // optional V: one row per score, rows separated by ';' ("0,1; 1,0; ...")
     std::vector<std::vector<double>> softmax_values;  // last good parse (empty: outputs are the weights)
-    std::string softmax_error;  // why the text above was refused (the last good scores stay shown)
-    int softmax_focus = -1;     // -1: follow the animation step
-    // Charts: which series to show.
+    std::string softmax_error;   // why the text above was refused (the last good scores stay shown)
+    std::string softmax_note;    // what was adjusted on the last apply (V resized to the scores)
+    int softmax_block_good = 4;  // the block size of the last good input (softmax_block is the field)
+    int softmax_focus = -1;      // -1: follow the animation step
+    // Charts: what is counted (0: DRAM through the L2 model, 1: HBM<->SRAM as the paper counts;
+    // viz::Count) and whether the measured DRAM bytes are drawn as points.
     int chart = 0;
+    bool chart_measured = true;
     // Measured view filters: pass (0 forward, 1 backward), head dim (0: all), mask (0 none, 1 causal).
     int measured_pass = 0;
     int measured_d = -1;  // -1: the first head dim in the file
@@ -60,15 +64,44 @@ struct ViewState {
     bool own_params = false;  // the learner changed the parameters: the views no longer show the lesson's
 };
 
+// Lesson navigation across lessons: Next at a lesson's last step opens the next lesson's first step;
+// Back at a first step opens the previous lesson's last. `steps[i]` is lesson i's step count (a
+// lesson with none, e.g. one that failed to load, counts as one place). Returns false (and changes
+// nothing) at the very end / start.
+bool lesson_next(int& lesson, int& step, const std::vector<int>& steps);
+bool lesson_back(int& lesson, int& step, const std::vector<int>& steps);
+
 // The algorithm whose steps the cursor counts: the shown one, or in the side-by-side view the one
 // that takes longest on the modelled clock.
 sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown);
 
-// Parse the softmax view's score text ("1.4, 3.9 | 4.6 ..."; commas, spaces or | between numbers)
-// and values text (rows separated by ';', one per score, all the same length; empty: none).
-// On success updates softmax_scores / softmax_values and clears softmax_error; otherwise keeps the
-// last good ones and sets softmax_error to a one-line reason. Returns true on success.
-bool apply_scores_text(ViewState& v);
+// The online-softmax view's input, parsed. Scores: numbers separated by commas, spaces, '|' or
+// tabs; "-inf" is a masked score (weight 0), at least one must be finite, at most kMaxScores.
+// Values V: optional, rows separated by ';', one per score, all the same length, finite. Block: >= 1.
+inline constexpr size_t kMaxScores = 64;
+struct SoftmaxInput {
+    std::vector<double> scores;               // -inf where masked
+    std::vector<std::vector<double>> values;  // empty: the output is the weights
+    int block = 4;
+    std::string values_text;  // V's text as applied (rewritten when V was resized)
+    std::string note;         // what was adjusted ("" when nothing was)
+};
+// "" and `out` filled on success; otherwise a one-line reason naming the field to change. With
+// `resize_values` (the learner edited the scores, not V), a V whose row count no longer matches is
+// cut to the scores or padded with rows of zeros, and `note` says so.
+std::string parse_softmax_input(std::string_view scores, std::string_view values, int block, bool resize_values,
+                                SoftmaxInput& out);
+// What the simulator's stream_softmax takes for a masked score: finite, and e^(s - m) is exactly 0
+// in float32 for any real score m. (A block of masked scores only, before any real score, carries
+// a placeholder that the next block's rescale factor, also exactly 0, erases.)
+inline constexpr double kMaskedScore = -1e30;
+std::vector<double> scores_for_sim(const std::vector<double>& scores);
+
+// Apply the softmax view's fields (scores_text, values_text, softmax_block): on success updates
+// softmax_scores / softmax_values / softmax_block_good / softmax_note (and values_text when V was
+// resized) and clears softmax_error; otherwise keeps the last good ones, which stay drawn, and sets
+// softmax_error. Returns true on success.
+bool apply_scores_text(ViewState& v, bool scores_edited = false);
 
 // Modelled seconds at a cursor, and the cursor at a modelled time.
 double clock_of(const Timeline& tl, Cursor c);
@@ -81,6 +114,10 @@ void step_back(ViewState& v, const Timeline& tl);               // previous step
 void go_home(ViewState& v);                                     // step 0, before its events
 void go_end(ViewState& v, const Timeline& tl);                  // last step, complete
 void scrub_to(ViewState& v, const Timeline& tl, int64_t step);  // clamped, complete
+// Playback speed in steps per second: kept within [kMinSpeed, kMaxSpeed] (a NaN becomes the default
+// 2), so Play always moves.
+inline constexpr float kMinSpeed = 0.25f, kMaxSpeed = 200.0f;
+double clamp_speed(double steps_per_s);
 // Advance a playing animation by dt seconds of wall time at v.speed steps/s; stops (and pauses) at
 // the end. Returns true if the cursor moved.
 bool tick(ViewState& v, const Timeline& tl, double dt);

@@ -134,6 +134,23 @@ int main(int argc, char** argv) {
         }
         shot("broken_lesson", "", "FLASHSIM_LESSONS='" + bad.string() + "' ");
     }
+    // every view at every window size from a small laptop to a 1440p monitor: one process a size
+    // renders all five views (--panel all); a crash (e.g. a chart too narrow for its labels) fails
+    for (const char* size : {"640x400", "800x600", "1280x800", "1920x1080", "2560x1440"}) {
+        const std::string base = (dir / (std::string("size_") + size + ".png")).string();
+        const std::string stem = base.substr(0, base.size() - 4);
+        const Run r = run("xvfb-run -a -s '-screen 0 2600x1500x24' " + app + " --size " + size +
+                          " --panel all --frames 3 --screenshot " + base);
+        check(r.rc == 0, std::string("all views at ") + size + ": exit 0 (" + std::to_string(r.rc) + ")" +
+                             (r.rc ? " " + r.out : ""));
+        int w = 0, h = 0;
+        std::sscanf(size, "%dx%d", &w, &h);
+        for (const char* p : {"memory", "compare", "softmax", "charts", "measured"}) {
+            const Image im = load(stem + "-" + p + ".png");
+            check(im.w == w && im.h == h && variance(im) > 200.0,
+                  std::string(p) + " at " + size + ": a " + size + " PNG, not blank");
+        }
+    }
     // animation steps of one view differ too
     const Image a = shot("memory_step0", "--panel memory --anim-step 0");
     const Image b = shot("memory_step5", "--panel memory --anim-step 5");
