@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
     register_bench(app, rc);
     register_sweep(app, rc);
     register_scenario(app, rc);
+    register_fit(app, rc);
+    register_decode(app, rc);
 #if FLASHSIM_HAVE_LESSONS
     register_lesson(app, rc);
 #endif
