@@ -7,6 +7,7 @@
 //   * the fit's workspace table equals what the kernels allocate, and a probe's N fits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
