@@ -11,6 +11,20 @@
 // (sim::simulate, numerics off, H200 preset; null for backward until the simulator has it), and
 // the errors against the float64 reference (small problems) and against `standard`.
 // Default shape when --batch/--heads are omitted: B*N = 16384 tokens, H*d = 2048.
+// Every row carries peak_bytes: the device memory the pass holds, from the harness's own
+// allocations (one set of inputs and outputs plus the variant's workspace; cuda/api.hpp).
+//
+//   flashsim bench --decode [--cache 32768,131072 --batch B] [--q-heads 32 --kv-heads 8] [-d 128]
+//                  [--splits 0]
+// decodes one new token against a KV cache (cuda/decode.cu): without --cache the four rows
+// (B, L) = (1, 32768), (1, 131072), (8, 32768), (64, 8192); rows have "pass": "decode", kv_len,
+// q_heads, kv_heads, splits, kv_bytes (K and V read), tbps (kv_bytes / median time) and the
+// simulator's prediction (sim::simulate_decode with the same splits).
+//
+//   flashsim bench --fit [--variant standard,flash2,flash2h] [--batch 1 --heads 16 -d 128]
+// finds the longest N (grid of 1/8 of a power of two) whose training step (forward + backward)
+// the GPU can allocate, by allocation only (no kernel runs), beside the simulator's answer for
+// the free memory cudaMemGetInfo reports (sim::longest_fit).
 // Without CUDA in the build or without a visible device it says so in one line and exits 2.
 #include <nlohmann/json.hpp>
 
@@ -24,6 +38,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "sim/footprint.hpp"
 #if FLASHSIM_HAVE_CUDA
 #include "cuda/api.hpp"
 #endif
@@ -40,6 +55,11 @@ struct BenchArgs {
     bool causal = false, no_check = false, nvtx = false, ceilings = false;
     int repeats = 20, warmup = 3;
     uint64_t seed = 42;
+    // --decode: one new token against a KV cache; --fit: the longest N a step fits
+    bool decode = false, fit = false;
+    std::vector<int64_t> caches;  // empty: the four preset rows
+    int64_t q_heads = 32, kv_heads = 8, splits = 0;
+    bool dims_given = false;
 };
 
 [[maybe_unused]] std::vector<std::string> split(const std::string& s) {
@@ -254,8 +274,8 @@ int run_bench(const BenchArgs& a) {
         return true;
     };
     bool all_ok = true;
-    std::printf("%-9s %-8s %6s %4s %3s %4s %-6s %10s %8s %12s %12s %9s %9s %s\n", "variant", "pass", "N", "d", "B", "H",
-                "mask", "ms(med)", "TFLOP/s", "sim_hbm_MB", "dram_MB", "rel_ref", "rel_std", "ok");
+    std::printf("%-9s %-8s %6s %4s %3s %4s %-6s %10s %8s %12s %12s %9s %9s %10s %s\n", "variant", "pass", "N", "d", "B",
+                "H", "mask", "ms(med)", "TFLOP/s", "sim_hbm_MB", "dram_MB", "rel_ref", "rel_std", "peak_MB", "ok");
     for (const auto& pass_s : a.passes) {
         const fcuda::Pass pass = pass_s == "backward" ? fcuda::Pass::backward
                                  : pass_s == "step"   ? fcuda::Pass::step
@@ -313,6 +333,8 @@ int run_bench(const BenchArgs& a) {
                         row["vs_standard"] = stats_json(m.vs_standard);
                         row["unwritten"] = m.unwritten;
                         row["note"] = m.note;
+                        row["peak_bytes"] = m.peak_bytes;
+                        row["peak_bytes_method"] = "harness allocations: one input/output set + workspace";
                         simulate_row(row, machine);
                         const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
                         bool ok = m.unwritten == 0 && m.note.empty();
@@ -329,11 +351,13 @@ int run_bench(const BenchArgs& a) {
                             std::snprintf(dram_buf, sizeof dram_buf, "%.1f",
                                           (m.dram_read_bytes + m.dram_write_bytes) / 1e6);
                         const std::string dram_mb = dram_buf;
-                        std::printf("%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12.1f %12s %9.2e %9.2e %s\n",
-                                    v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
-                                    (long long)p.heads, p.causal ? "causal" : "none", m.ms_median, m.tflops, sim_mb,
-                                    dram_mb.c_str(), m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
-                                    m.vs_standard.count ? m.vs_standard.rel_frobenius : -1.0, ok ? "yes" : "NO");
+                        std::printf(
+                            "%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12.1f %12s %9.2e %9.2e %10.1f %s\n",
+                            v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
+                            (long long)p.heads, p.causal ? "causal" : "none", m.ms_median, m.tflops, sim_mb,
+                            dram_mb.c_str(), m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
+                            m.vs_standard.count ? m.vs_standard.rel_frobenius : -1.0, m.peak_bytes / 1e6,
+                            ok ? "yes" : "NO");
                         std::fflush(stdout);
                     } catch (const std::exception& e) {
                         row["error"] = e.what();
@@ -349,6 +373,181 @@ int run_bench(const BenchArgs& a) {
     if (!write_json()) return 1;
     if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
     if (!all_ok) std::cerr << "bench: some configurations failed their checks (ok = NO above)\n";
+    return all_ok ? 0 : 1;
+}
+
+bool write_doc(const std::string& path, const json& rows, std::time_t started) {
+    if (path.empty()) return true;
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
+    const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
+    json doc{{"device", fcuda::device_name()},
+             {"driver", fcuda::driver_version()},
+             {"date", date},
+             {"git_commit", commit ? commit : "unknown"},
+             {"rows", rows}};
+    std::ofstream f(path);
+    if (!f) {
+        print_error("bench", "cannot write " + path);
+        return false;
+    }
+    f << doc.dump(1) << "\n";
+    return true;
+}
+
+// flashsim bench --decode: the decode kernel on the shapes (or --cache x --batch).
+int run_decode_bench(const BenchArgs& a) {
+    std::string why;
+    if (!fcuda::device_available(&why)) {
+        std::cerr << "flashsim bench: " << why << "\n";
+        return 2;
+    }
+    const auto dt = sim::parse_dtype(a.dtype);
+    if (!dt || *dt == sim::DType::fp32) {
+        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
+        return 1;
+    }
+    std::vector<std::pair<int64_t, int64_t>> shapes;  // (B, L)
+    if (a.caches.empty())
+        shapes = {{1, 32768}, {1, 131072}, {8, 32768}, {64, 8192}};
+    else
+        for (int64_t L : a.caches) shapes.push_back({a.batch > 0 ? a.batch : 1, L});
+    const std::vector<int64_t> dims = a.dims_given ? a.head_dims : std::vector<int64_t>{128};
+    const std::time_t started = std::time(nullptr);
+    json rows = json::array();
+    bool all_ok = true;
+    std::printf("%-7s %3s %8s %4s %4s %4s %6s %10s %10s %8s %9s %9s %10s %s\n", "pass", "B", "L", "H_q", "H_kv", "d",
+                "splits", "ms(med)", "KV_MB", "TB/s", "sim_ms", "rel_ref", "peak_MB", "ok");
+    for (int64_t d : dims)
+        for (const auto& [B, L] : shapes) {
+            sim::DecodeProblem p;
+            p.batch = B;
+            p.kv_len = L;
+            p.q_heads = a.q_heads;
+            p.kv_heads = a.kv_heads;
+            p.head_dim = d;
+            p.dtype = *dt;
+            p.seed = a.seed;
+            std::cerr << "bench: decode B=" << B << " L=" << L << " H_q=" << p.q_heads << " H_kv=" << p.kv_heads
+                      << " d=" << d << " ...\n";
+            json row{{"variant", "decode"},  {"pass", "decode"},       {"batch", B},         {"kv_len", L},
+                     {"q_heads", p.q_heads}, {"kv_heads", p.kv_heads}, {"heads", p.q_heads}, {"seq", 1},
+                     {"head_dim", d},        {"dtype", a.dtype},       {"causal", false}};
+            try {
+                fcuda::RunOptions o;
+                o.repeats = a.repeats;
+                o.warmup = a.warmup;
+                o.check_reference = !a.no_check;
+                const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o, a.splits);
+                row["splits"] = m.splits;
+                row["splits_why"] = m.splits_why;
+                row["blocks"] = m.blocks;
+                row["tile_keys"] = m.tile_keys;
+                row["ms_median"] = m.ms_median;
+                row["ms_min"] = m.ms_min;
+                row["ms_max"] = m.ms_max;
+                row["repeats"] = m.repeats;
+                row["kv_bytes"] = m.kv_bytes;
+                row["total_bytes"] = m.total_bytes;
+                row["tbps"] = m.kv_tbps;
+                row["sim_predicted_ms"] = m.sim_predicted_ms;
+                row["vs_reference"] = stats_json(m.vs_reference);
+                row["unwritten"] = m.unwritten;
+                row["note"] = m.note;
+                row["peak_bytes"] = m.peak_bytes;
+                row["peak_bytes_method"] = "harness allocations: Q, K, V, O, LSE and the split partials of one set";
+                const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
+                const bool ok = m.unwritten == 0 && m.note.find("non-finite") == std::string::npos &&
+                                (m.vs_reference.count == 0 ||
+                                 (m.vs_reference.nonfinite == 0 && m.vs_reference.rel_frobenius <= tol));
+                row["ok"] = ok;
+                all_ok = all_ok && ok;
+                std::printf("%-7s %3lld %8lld %4lld %4lld %4lld %6lld %10.4f %10.1f %8.2f %9.4f %9.2e %10.1f %s\n",
+                            "decode", (long long)B, (long long)L, (long long)p.q_heads, (long long)p.kv_heads,
+                            (long long)d, (long long)m.splits, m.ms_median, m.kv_bytes / 1e6, m.kv_tbps,
+                            m.sim_predicted_ms, m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
+                            m.peak_bytes / 1e6, ok ? "yes" : "NO");
+                std::fflush(stdout);
+            } catch (const std::exception& e) {
+                row["error"] = e.what();
+                row["ok"] = false;
+                all_ok = false;
+                std::printf("decode  B=%lld L=%lld d=%lld error: %s\n", (long long)B, (long long)L, (long long)d,
+                            e.what());
+            }
+            rows.push_back(row);
+            if (!write_doc(a.json, rows, started)) return 1;
+        }
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
+    return all_ok ? 0 : 1;
+}
+
+// flashsim bench --fit: the longest N each kernel's training step can allocate on this GPU.
+int run_fit_bench(const BenchArgs& a) {
+    std::string why;
+    if (!fcuda::device_available(&why)) {
+        std::cerr << "flashsim bench: " << why << "\n";
+        return 2;
+    }
+    const auto dt = sim::parse_dtype(a.dtype);
+    if (!dt || *dt == sim::DType::fp32) {
+        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
+        return 1;
+    }
+    sim::Problem shape;
+    shape.batch = a.batch > 0 ? a.batch : 1;
+    shape.heads = a.heads > 0 ? a.heads : 16;
+    shape.head_dim = a.dims_given ? a.head_dims.front() : 128;
+    shape.dtype = *dt;
+    std::vector<std::string> variants = a.variants;
+    if (variants.empty())
+        for (const char* v : {"standard", "flash2", "flash2h"}) {
+            std::string no;
+            if (fcuda::variant_available(v, &no))
+                variants.push_back(v);
+            else
+                std::cerr << "bench: skipping " << v << ": " << no << "\n";
+        }
+    const std::time_t started = std::time(nullptr);
+    json rows = json::array();
+    bool all_ok = true;
+    std::printf("%-9s %12s %14s %12s %14s %s\n", "variant", "longest_n", "peak_bytes", "next_n", "sim_longest_n",
+                "probes");
+    for (const auto& v : variants) {
+        json row{{"variant", v},
+                 {"pass", "fit"},
+                 {"batch", shape.batch},
+                 {"heads", shape.heads},
+                 {"head_dim", shape.head_dim},
+                 {"dtype", a.dtype}};
+        try {
+            const fcuda::FitProbe r = fcuda::probe_fit(v, shape);
+            const sim::Algo algo = v == "standard" ? sim::Algo::standard : sim::Algo::flash2;
+            const sim::FitResult s = sim::longest_fit(shape, algo, sim::Pass::both, r.free_bytes);
+            row["longest_n"] = r.longest_n;
+            row["next_n"] = r.next_n;
+            row["peak_bytes_at_longest"] = r.peak_bytes_at_longest;
+            row["free_bytes"] = r.free_bytes;
+            row["total_bytes"] = r.total_bytes;
+            row["probes"] = r.probes;
+            row["simulator_longest_n"] = s.longest_n;
+            row["simulator_capacity"] = "cudaMemGetInfo's free bytes before the search";
+            row["method"] = "allocation only (cudaMalloc of one step's buffers, freed after each probe)";
+            row["note"] = r.note;
+            row["ok"] = r.longest_n > 0;
+            std::printf("%-9s %12lld %14lld %12lld %14lld %d\n", v.c_str(), (long long)r.longest_n,
+                        (long long)r.peak_bytes_at_longest, (long long)r.next_n, (long long)s.longest_n, r.probes);
+            std::fflush(stdout);
+        } catch (const std::exception& e) {
+            row["error"] = e.what();
+            row["ok"] = false;
+            all_ok = false;
+            std::printf("%-9s error: %s\n", v.c_str(), e.what());
+        }
+        rows.push_back(row);
+        if (!write_doc(a.json, rows, started)) return 1;
+    }
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
     return all_ok ? 0 : 1;
 }
 #endif
@@ -383,10 +582,23 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_flag("--ceilings", args->ceilings,
                   "Measure this GPU's ceilings instead (HBM copy, L2, shared memory, mma.sync, wgmma, exp unit, "
                   "launch) with microbenchmarks; --json writes them");
+    cmd->add_flag("--decode", args->decode,
+                  "Decode one new token against a KV cache (cuda/decode.cu); without --cache the rows (B, L) = (1, "
+                  "32768), (1, 131072), (8, 32768), (64, 8192)");
+    auto caches = std::make_shared<std::string>();
+    cmd->add_option("--cache", *caches, "--decode: comma-separated KV cache lengths L (batch from --batch, default 1)");
+    cmd->add_option("--q-heads", args->q_heads, "--decode: query heads H_q")->capture_default_str();
+    cmd->add_option("--kv-heads", args->kv_heads, "--decode: key/value heads H_kv (dividing H_q)")
+        ->capture_default_str();
+    cmd->add_option("--splits", args->splits, "--decode: splits of the cache (0: choose to fill the SMs)")
+        ->capture_default_str();
+    cmd->add_flag("--fit", args->fit,
+                  "The longest N each variant's training step can allocate (B=1, H=16, d=128 unless given; "
+                  "allocation only, no kernel runs), beside the simulator's answer");
     auto resim = std::make_shared<std::string>();
     cmd->add_option("--resimulate", *resim,
                     "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");
-    cmd->callback([args, variants, seqs, dims, passes, resim, &rc] {
+    cmd->callback([args, variants, seqs, dims, passes, resim, caches, &rc] {
         if (!resim->empty()) {
             try {
                 rc = resimulate(*resim, args->gpu);
@@ -407,7 +619,15 @@ void register_bench(CLI::App& app, int& rc) {
             if (!dims->empty()) {
                 args->head_dims.clear();
                 for (const auto& s : split(*dims)) args->head_dims.push_back(std::stoll(s));
+                args->dims_given = true;
             }
+            for (const auto& s : split(*caches)) {
+                const int64_t L = std::stoll(s);
+                if (L <= 0) throw std::runtime_error("--cache lengths must be >= 1, got " + s);
+                args->caches.push_back(L);
+            }
+            if (args->decode && args->fit) throw std::runtime_error("--decode and --fit are separate runs");
+            if (!args->caches.empty() && !args->decode) throw std::runtime_error("--cache goes with --decode");
             const std::vector<std::string> known = fcuda::variants();
             for (const auto& v : args->variants) {
                 const auto [fwd, bwd] = fcuda::step_pair(v);  // "flash2h+flash2": a step's pair
@@ -421,7 +641,7 @@ void register_bench(CLI::App& app, int& rc) {
                         return;
                     }
             }
-            rc = run_bench(*args);
+            rc = args->decode ? run_decode_bench(*args) : args->fit ? run_fit_bench(*args) : run_bench(*args);
         } catch (const std::exception& e) {
             print_error("bench", e.what());
             rc = 1;

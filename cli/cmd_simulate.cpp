@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "report/memory.hpp"
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
 #include "sim/reference.hpp"
@@ -117,7 +118,9 @@ void register_simulate(CLI::App& app, int& rc) {
                 base = std::make_unique<sim::Result>(sim::simulate(p, m, sc));
             }
             nlohmann::json j = report::result_json(r, args->timeline);
-            std::string extra;
+            const sim::Footprint fp = sim::footprint(p, r.algo, r.pass);
+            j["footprint"] = report::footprint_json(fp, m);
+            std::string extra = report::footprint_text(fp, m);
             if (base) {
                 j["standard_hbm_bytes"] = base->totals.hbm_total().total();
                 j["ratio_to_standard"] =

@@ -15,6 +15,8 @@ void register_attend(CLI::App& app, int& rc);
 void register_bench(CLI::App& app, int& rc);
 void register_sweep(CLI::App& app, int& rc);
 void register_scenario(CLI::App& app, int& rc);
+void register_fit(CLI::App& app, int& rc);
+void register_decode(CLI::App& app, int& rc);
 void register_lesson(CLI::App& app, int& rc);
 
 // The options every simulating command shares.

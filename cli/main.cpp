@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
     register_bench(app, rc);
     register_sweep(app, rc);
     register_scenario(app, rc);
+    register_fit(app, rc);
+    register_decode(app, rc);
     register_lesson(app, rc);
     return parse_and_run(app, argc, argv, rc);
 }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/decode.hpp"
 #include "sim/problem.hpp"
 #include "sim/reference.hpp"
 #include "sim/tensor.hpp"
@@ -90,6 +91,12 @@ struct Measurement {
     sim::ErrorStats vs_standard;   // the same outputs vs the standard variant
     int64_t unwritten = 0;         // non-finite elements after the last timed run (must be 0)
     std::string note;
+    // Device memory the pass holds, tracked from the harness's own allocations (not
+    // cudaMemGetInfo): one set of inputs and outputs (Q, K, V, O, LSE; with a backward dO, dQ,
+    // dK, dV) plus the variant's workspace after the pass (S, P, dP, dS of standard; flash1's
+    // fp32 O, l, m; the dQ accumulator and D of the flash2 backwards). Input copies rotated
+    // against the L2, the L2 flush buffer and cuBLAS's own workspace are not counted.
+    int64_t peak_bytes = 0;
 };
 
 Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt);
@@ -116,5 +123,52 @@ Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass);
 
 // The generator run on the device and copied back (tests check it bit-for-bit against the host).
 sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which);
+
+// ---- decoding (cuda/decode.cu) ----------------------------------------------------------------
+// One new token (q_len = 1) per sequence against a KV cache of L keys, H_q query heads on H_kv
+// KV heads, split-KV then a merge; d 64 or 128, fp16 or bf16, any L. Inputs: Q from the
+// generator as (B, H_q, 1, d), K and V as (B, H_kv, L, d) (sim::generate_decode_inputs).
+// splits = 0: the count sim::choose_splits gives for this GPU's SM count.
+struct DecodeMeasurement {
+    double ms_median = 0, ms_min = 0, ms_max = 0;
+    int repeats = 0;
+    int64_t splits = 0, blocks = 0, tile_keys = 0;
+    std::string splits_why;
+    int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
+    int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
+    double kv_tbps = 0;       // kv_bytes / median time, TB/s
+    double sim_predicted_ms = 0;
+    sim::ErrorStats vs_reference;  // O vs sim::decode_reference (count 0: too large for the CPU)
+    int64_t unwritten = 0;
+    int64_t peak_bytes = 0;  // Q, K, V, O, LSE and the partials of one set (tracked allocations)
+    std::string note;
+};
+DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt, int64_t splits = 0);
+struct DecodeOutputs {
+    sim::TensorF O;          // (B, H_q, 1, d)
+    std::vector<float> LSE;  // (B, H_q)
+    int64_t splits = 0;
+};
+DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
+
+// ---- how long a sequence fits (flashsim bench --fit) --------------------------------------------
+// A training step (forward then backward) of `variant` at shape (B, H, d, dtype; seq ignored):
+// the longest N on the grid of sim::grid_point whose buffers can all be allocated on this GPU,
+// probing by allocation only (no kernel runs): one set of Q, K, V, O, LSE, dO, dQ, dK, dV and the
+// workspace the variant's forward and backward allocate (step_workspace_bytes). An allocation
+// that fails (cudaErrorMemoryAllocation) is caught, everything freed, and the search goes on.
+struct FitProbe {
+    std::string variant;
+    int64_t longest_n = 0, next_n = 0;
+    int64_t peak_bytes_at_longest = 0;
+    double free_bytes = 0, total_bytes = 0;  // cudaMemGetInfo before the search
+    int probes = 0;
+    std::string note;
+};
+FitProbe probe_fit(const std::string& variant, const sim::Problem& shape);
+// The workspace bytes a step of the variant allocates (the kernels' Workspace::ensure calls).
+int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p);
+// The same, read from the workspace after running a step (tests compare the two).
+int64_t step_workspace_after_run(const std::string& variant, const sim::Problem& p);
 
 }  // namespace fcuda

@@ -18,6 +18,7 @@
 #include "cuda/counters.hpp"
 #include "cuda/reference_bwd.hpp"
 #include "cuda/variants.hpp"
+#include "sim/footprint.hpp"
 #include "sim/reference.hpp"
 
 namespace fcuda {
@@ -367,6 +368,16 @@ std::vector<sim::TensorF> host_outputs(const sim::Problem& p, const Set& set, Pa
     return out;
 }
 
+int64_t set_bytes_of(const Set& s) {
+    int64_t n = 0;
+    for (const DeviceBuffer* b : {&s.Q, &s.K, &s.V, &s.dO, &s.O, &s.LSE, &s.dQ, &s.dK, &s.dV})
+        n += static_cast<int64_t>(b->bytes());
+    return n;
+}
+int64_t workspace_bytes(const Workspace& ws) {
+    return static_cast<int64_t>(ws.a.bytes() + ws.b.bytes() + ws.c.bytes() + ws.d.bytes());
+}
+
 }  // namespace
 
 Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt) {
@@ -408,6 +419,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     pass_fn(sets[0]);
     if (opt.nvtx) nvtxRangePop();
     CUDA_CHECK(cudaDeviceSynchronize());
+    out.peak_bytes = set_bytes_of(sets[0]) + workspace_bytes(ws);
     const int64_t bad_first = nonfinite_outputs(p, sets[0], opt.pass);
     if (bad_first) out.note += "checked run left " + std::to_string(bad_first) + " non-finite/unwritten outputs; ";
 
@@ -541,6 +553,280 @@ sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which) {
     generate_on_device(buf.get(), p.dtype, p.seed, which, z.elems);
     CUDA_CHECK(cudaDeviceSynchronize());
     return to_host(p, buf.get());
+}
+
+// ---- decoding (cuda/decode.cu) ------------------------------------------------------------------
+
+namespace {
+
+struct DecodeSet {
+    DeviceBuffer Q, K, V, O, LSE, O_part, LSE_part;
+    DecodeTensors tensors() const {
+        DecodeTensors t;
+        t.Q = Q.get();
+        t.K = K.get();
+        t.V = V.get();
+        t.O = O.get();
+        t.LSE = LSE.as<float>();
+        t.O_part = O_part.as<float>();
+        t.LSE_part = LSE_part.as<float>();
+        return t;
+    }
+    int64_t bytes() const {
+        int64_t n = 0;
+        for (const DeviceBuffer* b : {&Q, &K, &V, &O, &LSE, &O_part, &LSE_part}) n += static_cast<int64_t>(b->bytes());
+        return n;
+    }
+};
+
+int sm_count() {
+    int dev = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return sms;
+}
+
+DecodeSet make_decode_set(const sim::DecodeProblem& p, const DecodePlan& plan) {
+    const int64_t e = sim::dtype_bytes(p.dtype), d = p.head_dim;
+    const int64_t q_elems = p.batch * p.q_heads * d, kv_elems = p.batch * p.kv_heads * p.kv_len * d;
+    DecodeSet s;
+    s.Q = DeviceBuffer(static_cast<size_t>(q_elems * e));
+    s.K = DeviceBuffer(static_cast<size_t>(kv_elems * e));
+    s.V = DeviceBuffer(static_cast<size_t>(kv_elems * e));
+    s.O = DeviceBuffer(static_cast<size_t>(q_elems * e));
+    s.LSE = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));
+    if (plan.splits > 1) {
+        s.O_part = DeviceBuffer(static_cast<size_t>(q_elems * plan.splits * 4));
+        s.LSE_part = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * plan.splits * 4));
+    }
+    generate_on_device(s.Q.get(), p.dtype, p.seed, sim::InputTensor::Q, q_elems);
+    generate_on_device(s.K.get(), p.dtype, p.seed, sim::InputTensor::K, kv_elems);
+    generate_on_device(s.V.get(), p.dtype, p.seed, sim::InputTensor::V, kv_elems);
+    return s;
+}
+
+sim::TensorF decode_output(const sim::DecodeProblem& p, const DecodeSet& s) {
+    sim::TensorF O(p.batch, p.q_heads, 1, p.head_dim);
+    copy_to_host_float(s.O.get(), p.dtype, O.size(), O.data.data());
+    return O;
+}
+
+}  // namespace
+
+DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt, int64_t splits) {
+    check_decode(p);
+    const int sms = sm_count();
+    const DecodePlan plan = decode_plan(p, sms, splits);
+    DecodeMeasurement out;
+    out.splits = plan.splits;
+    out.splits_why = plan.why;
+    out.tile_keys = decode_kernel_config().tile_keys;
+    const int64_t chunks = p.group() / plan.group_chunk;
+    out.blocks = plan.splits * p.batch * p.kv_heads * chunks;
+    {  // the simulator's count for the same splits (K and V read once per KV head and chunk)
+        sim::Machine m = sim::find_machine("H200");
+        m.sm_count = sms;
+        sim::DecodeConfig c = decode_kernel_config();
+        c.splits = plan.splits;
+        const sim::DecodeResult r = sim::simulate_decode(p, m, c);
+        out.kv_bytes = r.kv_read_bytes * chunks;
+        out.total_bytes = r.total_bytes() + r.kv_read_bytes * (chunks - 1);
+        out.sim_predicted_ms = r.total_s * 1e3;
+        if (chunks > 1)
+            out.note += "H_q/H_kv = " + std::to_string(p.group()) + " runs in " + std::to_string(chunks) +
+                        " chunks of " + std::to_string(plan.group_chunk) + " query heads, each reading K and V; ";
+    }
+    cudaStream_t s = 0;
+    const int64_t kv_set = 2 * p.batch * p.kv_heads * p.kv_len * p.head_dim * sim::dtype_bytes(p.dtype);
+    int copies = opt.input_copies;
+    if (copies <= 0) {
+        const double l2 = static_cast<double>(l2_bytes());
+        copies = double(kv_set) < 2 * l2 ? static_cast<int>(std::min(8.0, std::ceil(2 * l2 / double(kv_set)))) : 1;
+    }
+    std::vector<DecodeSet> sets;
+    for (int c = 0; c < copies; ++c) sets.push_back(make_decode_set(p, plan));
+    out.peak_bytes = sets[0].bytes();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const int64_t o_elems = p.batch * p.q_heads * p.head_dim;
+    auto poison_o = [&](const DecodeSet& set) {
+        poison(set.O.get(), set.O.bytes(), s);
+        poison(set.LSE.get(), set.LSE.bytes(), s);
+        poison(set.O_part.get(), set.O_part.bytes(), s);
+        poison(set.LSE_part.get(), set.LSE_part.bytes(), s);
+    };
+    // the checked run
+    poison_o(sets[0]);
+    decode_forward(p, plan, sets[0].tensors(), s);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const int64_t bad_first = count_nonfinite(sets[0].O.get(), p.dtype, o_elems);
+    if (bad_first) out.note += "checked run left " + std::to_string(bad_first) + " non-finite/unwritten outputs; ";
+    const double kv_elems = double(p.batch) * double(p.kv_heads) * double(p.kv_len) * double(p.head_dim);
+    if (opt.check_reference && kv_elems <= 1.4e8) {  // the host keeps K and V as floats: ~1.1 GB at the limit
+        const sim::DecodeInputs in = sim::generate_decode_inputs(p);
+        out.vs_reference = sim::validate(decode_output(p, sets[0]), sim::decode_reference(p, in), p.dtype);
+    } else if (opt.check_reference) {
+        out.note += "float64 reference skipped (K and V too large for the CPU check); ";
+    }
+    for (int w = 0; w < opt.warmup; ++w) decode_forward(p, plan, sets[w % copies].tensors(), s);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> ms;
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    int last = 0;
+    for (int r = 0; r < opt.repeats; ++r) {
+        last = r % copies;
+        poison_o(sets[last]);
+        if (opt.flush_l2) flush_l2(s);
+        CUDA_CHECK(cudaEventRecord(start, s));
+        decode_forward(p, plan, sets[last].tensors(), s);
+        CUDA_CHECK(cudaEventRecord(stop, s));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float t = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+        ms.push_back(t);
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    if (!ms.empty()) {
+        out.unwritten = count_nonfinite(sets[last].O.get(), p.dtype, o_elems);
+        std::sort(ms.begin(), ms.end());
+        const size_t n = ms.size();
+        out.ms_median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        out.ms_min = ms.front();
+        out.ms_max = ms.back();
+        out.repeats = static_cast<int>(n);
+        out.kv_tbps = double(out.kv_bytes) / (out.ms_median * 1e-3) / 1e12;
+    } else {
+        out.unwritten = bad_first;
+    }
+    return out;
+}
+
+DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
+    check_decode(p);
+    const DecodePlan plan = decode_plan(p, sm_count(), splits);
+    DecodeSet set = make_decode_set(p, plan);
+    poison(set.O.get(), set.O.bytes(), 0);
+    poison(set.LSE.get(), set.LSE.bytes(), 0);
+    decode_forward(p, plan, set.tensors(), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    DecodeOutputs o;
+    o.O = decode_output(p, set);
+    o.LSE.resize(static_cast<size_t>(p.batch * p.q_heads));
+    copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
+    o.splits = plan.splits;
+    return o;
+}
+
+// ---- how long a sequence fits (flashsim bench --fit) ----------------------------------------------
+
+int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p) {
+    check_problem(p);
+    const int64_t BH = p.heads_total(), n = p.seq, e = p.elem_bytes(), elems = BH * n * p.head_dim;
+    if (variant == "standard") return 4 * BH * n * n * e;    // S, P (forward); dP, dS (backward): standard.cu
+    if (variant == "flash2") return elems * 4 + BH * n * 4;  // dQ accumulator, D: flash2_bwd.cu
+    if (variant == "flash2h") {  // dQ accumulator, D and LSE log2(e) over padded rows, counters: flash2h_bwd.cu
+        const int64_t br = flash2h_bwd_tiles(p).block_rows, t_r = (n + br - 1) / br;
+        return elems * 4 + BH * t_r * br * 8 + BH * t_r * 4 + 4;
+    }
+    throw std::runtime_error("variant '" + variant + "' has no training step to fit (standard, flash2, flash2h)");
+}
+
+namespace {
+// Allocate `sizes` one after another; false (everything freed, the error cleared) when one fails
+// with cudaErrorMemoryAllocation; any other error throws.
+bool try_allocate(const std::vector<int64_t>& sizes) {
+    std::vector<void*> held;
+    bool ok = true;
+    for (int64_t b : sizes) {
+        void* ptr = nullptr;
+        const cudaError_t e = cudaMalloc(&ptr, static_cast<size_t>(b));
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            ok = false;
+            break;
+        }
+        if (e != cudaSuccess) {
+            for (void* q : held) cudaFree(q);
+            CUDA_CHECK(e);
+        }
+        held.push_back(ptr);
+    }
+    for (void* q : held) CUDA_CHECK(cudaFree(q));
+    return ok;
+}
+
+std::vector<int64_t> step_allocations(const std::string& variant, const sim::Problem& p) {
+    const int64_t t = p.heads_total() * p.seq * p.head_dim * p.elem_bytes();
+    std::vector<int64_t> v(8, t);              // Q, K, V, O, dO, dQ, dK, dV
+    v.push_back(p.heads_total() * p.seq * 4);  // LSE
+    const int64_t BH = p.heads_total(), n = p.seq, e = p.elem_bytes(), elems = BH * n * p.head_dim;
+    if (variant == "standard") {
+        for (int k = 0; k < 4; ++k) v.push_back(BH * n * n * e);  // S, P, dP, dS
+    } else {
+        v.push_back(elems * 4);  // the dQ accumulator, then the rest of the workspace
+        v.push_back(step_workspace_bytes(variant, p) - elems * 4);
+    }
+    return v;
+}
+}  // namespace
+
+FitProbe probe_fit(const std::string& variant, const sim::Problem& shape) {
+    if (!supports(variant, Pass::step))
+        throw std::runtime_error("variant '" + variant + "' has no training step to fit (standard, flash2, flash2h)");
+    std::string why;
+    if (!variant_available(variant, &why)) throw std::runtime_error(why);
+    FitProbe r;
+    r.variant = variant;
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    r.free_bytes = double(free_b);
+    r.total_bytes = double(total_b);
+    sim::Problem p = shape;
+    p.causal = false;
+    auto total = [](const std::vector<int64_t>& v) {
+        int64_t n = 0;
+        for (int64_t b : v) n += b;
+        return n;
+    };
+    auto fits = [&](int64_t idx) {
+        p.seq = sim::grid_point(idx);
+        check_problem(p);
+        const std::vector<int64_t> a = step_allocations(variant, p);
+        ++r.probes;
+        if (double(total(a)) > r.free_bytes) return false;  // cannot fit: no need to ask the driver
+        return try_allocate(a);
+    };
+    // largest grid index that fits; the simulator accepts N up to 2^24 (index 175)
+    int64_t lo = -1, hi = sim::grid_index_at_most(int64_t{1} << 24);
+    if (fits(hi)) {
+        lo = hi;
+        r.note = "N = 2^24 fits (the grid's end)";
+    } else {
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            (fits(mid) ? lo : hi) = mid;
+        }
+        r.next_n = sim::grid_point(hi);
+    }
+    if (lo >= 0) {
+        p.seq = sim::grid_point(lo);
+        r.longest_n = p.seq;
+        r.peak_bytes_at_longest = total(step_allocations(variant, p));
+    }
+    return r;
+}
+
+int64_t step_workspace_after_run(const std::string& variant, const sim::Problem& p) {
+    check_problem(p);
+    Set set = make_set(p, true);
+    Workspace ws;
+    const Tensors t = set.tensors();
+    forward_of(variant, p, t, ws, 0);
+    backward_of(variant, p, t, ws, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return workspace_bytes(ws);
 }
 
 }  // namespace fcuda

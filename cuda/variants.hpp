@@ -47,4 +47,25 @@ void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
 double ceiling_median_ms(const std::function<void()>& f);
 std::vector<Ceiling> measure_wgmma_ceilings(int sms);
 
+// decode.cu: one new token against a KV cache, split-KV with grouped-query heads, then a merge.
+struct DecodePlan {
+    int64_t splits = 1, keys_per_split = 0;
+    int group_chunk = 1;  // query heads one block carries (4, 2 or 1; a larger group runs in chunks)
+    std::string why;      // why this split count (sim::choose_splits)
+};
+struct DecodeTensors {
+    const void* Q = nullptr;  // (B, H_q, 1, d)
+    const void* K = nullptr;  // (B, H_kv, L, d)
+    const void* V = nullptr;
+    void* O = nullptr;          // (B, H_q, 1, d)
+    float* LSE = nullptr;       // (B, H_q), natural log; may be null
+    float* O_part = nullptr;    // (B, H_q, splits, d) fp32, when splits > 1
+    float* LSE_part = nullptr;  // (B, H_q, splits)
+};
+void check_decode(const sim::DecodeProblem& p);  // throws on what the kernel does not take
+sim::DecodeConfig decode_kernel_config();        // its tile (64 keys), minimum split, blocks per SM
+// splits = 0: sim::choose_splits for sm_count SMs; otherwise that many (capped at one per tile).
+DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits);
+void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s);
+
 }  // namespace fcuda

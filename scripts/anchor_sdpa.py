@@ -12,6 +12,13 @@ inside the timed region, no gradient accumulation); step times the forward and t
 together, as a training loop calls them. Each bench row gains `anchors` (ms of each)
 and `ratio_vs_sdpa_flash` = sdpa_flash_ms / our ms (1.0 = as fast as SDPA-flash, > 1 faster).
 
+Decode rows ("pass": "decode", from `flashsim bench --decode`): q of shape (B, H_q, 1, d) against
+k, v of shape (B, H_kv, L, d), timed for sdpa_flash and sdpa_cudnn with enable_gqa=True; a backend
+that refuses GQA is retried with k and v repeated to H_q heads (the anchor then says
+"gqa": "repeated", and reads H_q/H_kv times the K/V bytes). `copy` times a device-to-device copy
+of the K and V bytes (copy_tbps = bytes read + written / time). Decode rows gain `anchors`,
+`ratio_vs_sdpa_flash`, `ratio_vs_sdpa_cudnn` and `fraction_of_copy` = our KV TB/s / copy_tbps.
+
 usage: python3 scripts/anchor_sdpa.py --bench bench.json --out merged.json [--repeats 20]
 """
 import argparse
@@ -93,6 +100,76 @@ def measure(cfg, flush, warmup, repeats):
     return out
 
 
+def measure_decode(cfg, flush, warmup, repeats):
+    b, hq, hkv, L, d, dtype = cfg
+    g = torch.Generator(device="cuda").manual_seed(1234)
+    mk = lambda *shape: (torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1).to(DTYPES[dtype])
+    q, k, v = mk(b, hq, 1, d), mk(b, hkv, L, d), mk(b, hkv, L, d)
+    out = {}
+    for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            def gqa():
+                with sdpa_kernel([backend]):
+                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            with torch.no_grad():
+                gqa()
+                ms = time_it(gqa, flush, warmup, repeats)
+            out[name] = {"ms_median": ms[0], "ms_min": ms[1], "ms_max": ms[2], "repeats": repeats, "gqa": "enable_gqa"}
+        except Exception as e:  # the backend refuses GQA: repeat K and V to H_q heads
+            first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            try:
+                kr, vr = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
+                def rep():
+                    with sdpa_kernel([backend]):
+                        return F.scaled_dot_product_attention(q, kr, vr)
+                with torch.no_grad():
+                    ms = time_it(rep, flush, warmup, repeats)
+                out[name] = {"ms_median": ms[0], "ms_min": ms[1], "ms_max": ms[2], "repeats": repeats,
+                             "gqa": "repeated", "gqa_error": first}
+                del kr, vr
+            except Exception as e2:
+                out[name] = {"error": f"{type(e2).__name__}: {str(e2).splitlines()[0][:200]}", "gqa_error": first}
+        torch.cuda.empty_cache()
+    kv_bytes = 2 * k.numel() * k.element_size()
+    src = torch.empty(kv_bytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = time_it(lambda: dst.copy_(src), flush, warmup, repeats)
+    out["copy"] = {"ms_median": ms[0], "bytes": kv_bytes, "copy_tbps": 2 * kv_bytes / (ms[0] * 1e-3) / 1e12}
+    for name in ("sdpa_flash", "sdpa_cudnn"):
+        if "ms_median" in out[name]:
+            reads = kv_bytes * (hq // hkv if out[name].get("gqa") == "repeated" else 1)
+            out[name]["kv_tbps"] = kv_bytes / (out[name]["ms_median"] * 1e-3) / 1e12
+            out[name]["kv_bytes_read"] = reads
+    del q, k, v, src, dst
+    torch.cuda.empty_cache()
+    return out
+
+
+def decode_rows(doc, a, flush):
+    key = lambda r: (r["batch"], r["q_heads"], r["kv_heads"], r["kv_len"], r["head_dim"], r["dtype"])
+    rows = [r for r in doc["rows"] if r.get("pass") == "decode" and "ms_median" in r]
+    for cfg in sorted({key(r) for r in rows}):
+        print(f"anchor: decode B={cfg[0]} H_q={cfg[1]} H_kv={cfg[2]} L={cfg[3]} d={cfg[4]} {cfg[5]}", file=sys.stderr, flush=True)
+        an = measure_decode(cfg, flush, a.warmup, a.repeats)
+        for r in rows:
+            if key(r) != cfg:
+                continue
+            r["anchors"] = an
+            for name in ("sdpa_flash", "sdpa_cudnn"):
+                ms = an.get(name, {}).get("ms_median")
+                r["ratio_vs_" + name] = ms / r["ms_median"] if ms and r["ms_median"] > 0 else None
+            r["fraction_of_copy"] = r["tbps"] / an["copy"]["copy_tbps"] if an["copy"]["copy_tbps"] > 0 else None
+        doc["anchor"] = {"torch": torch.__version__, "method": "events, warm-up, median, 2xL2 flush before each repeat"}
+        json.dump(doc, open(a.out, "w"), indent=1)
+    print(f"{'B':>3} {'L':>7} {'d':>4} {'ms':>9} {'TB/s':>6} {'flash':>6} {'cudnn':>6} {'copy':>6} {'vs_flash':>8} {'vs_cudnn':>8}")
+    for r in rows:
+        an = r.get("anchors", {})
+        f = lambda n: an.get(n, {}).get("kv_tbps", float("nan"))
+        print(f"{r['batch']:3} {r['kv_len']:7} {r['head_dim']:4} {r['ms_median']:9.4f} {r['tbps']:6.2f} {f('sdpa_flash'):6.2f} "
+              f"{f('sdpa_cudnn'):6.2f} {an.get('copy', {}).get('copy_tbps', float('nan')):6.2f} "
+              f"{r.get('ratio_vs_sdpa_flash') or float('nan'):8.2f} {r.get('ratio_vs_sdpa_cudnn') or float('nan'):8.2f}")
+
+
 def _sdpa(q, k, v, causal, backend):
     with sdpa_kernel([backend]):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
@@ -109,12 +186,17 @@ def main():
     if not doc or not doc.get("rows"):
         sys.exit("anchor: no bench rows in " + a.bench)
     flush = l2_flusher()
+    if any(r.get("pass") == "decode" for r in doc["rows"]):
+        decode_rows(doc, a, flush)
+    doc_rows = [r for r in doc["rows"] if r.get("pass") not in ("decode", "fit")]
+    if not doc_rows:
+        return
     key = lambda r: (r["batch"], r["heads"], r["seq"], r["head_dim"], r["dtype"], r["causal"], r["pass"])
-    configs = sorted({key(r) for r in doc["rows"] if "ms_median" in r})
+    configs = sorted({key(r) for r in doc_rows if "ms_median" in r})
     anchors = {}
 
     def merge_and_write():  # after every configuration, so a run cut short keeps its anchors
-        for r in doc["rows"]:
+        for r in doc_rows:
             if "ms_median" not in r or key(r) not in anchors:
                 continue
             an = anchors[key(r)]
@@ -131,7 +213,7 @@ def main():
         anchors[cfg] = measure(cfg, flush, a.warmup, a.repeats)
         merge_and_write()
     print(f"{'variant':9} {'pass':8} {'N':>6} {'d':>4} {'mask':6} {'ms':>9} {'flash_ms':>9} {'ratio':>6}")
-    for r in doc["rows"]:
+    for r in doc_rows:
         if "ms_median" in r and "anchors" in r:
             fl = r["anchors"].get("sdpa_flash", {}).get("ms_median", float("nan"))
             print(f"{r['variant']:9} {r['pass']:8} {r['seq']:6} {r['head_dim']:4} {'causal' if r['causal'] else 'none':6} "

@@ -8,7 +8,7 @@
 namespace sim {
 
 namespace {
-constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GB = 1e9, TB = 1e12, TF = 1e12;
+constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB, GB = 1e9, TB = 1e12, TF = 1e12;
 }
 
 // Figures: vendor datasheets (NVIDIA A100 datasheet 2021; H100 datasheet and Hopper whitepaper 2022;
@@ -22,23 +22,31 @@ const std::vector<Machine>& machine_presets() {
          66.9 * TF, 60 * MiB, 12 * TB, 1, 4.3 * TB, 788 * TF,
          "H200 datasheet (141 GB HBM3e, 4.8 TB/s; compute as H100 SXM); 227 KiB shared memory per block "
          "(CUDA guide, sm_90); 132 SMs and 60 MiB L2 as cudaGetDeviceProperties reports on our H200; "
-         "measured: 4.3 TB/s device copy, 788 TFLOP/s bf16 8192^3 GEMM (our H200, 2026-10)"},
+         "measured: 4.3 TB/s device copy, 788 TFLOP/s bf16 8192^3 GEMM (our H200, 2026-10)",
+         139 * GiB,
+         "about 139 GiB: the GPU memory the device tool reports for our lent H200 (the datasheet's "
+         "141 GB is the card's capacity; the driver and a CUDA context keep some); `flashsim bench --fit` "
+         "records cudaMemGetInfo's free bytes on the card"},
         {"H100-SXM", "NVIDIA H100 SXM5 80 GB", 80 * GB, 3.35 * TB, static_cast<int64_t>(227 * KiB), 132, 989.4 * TF,
          66.9 * TF, 50 * MiB, 10 * TB, 1, 0, 0,
          "H100 datasheet (80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense bf16, 67 TFLOP/s fp32); Hopper whitepaper "
-         "(132 SMs, 50 MB L2); 227 KiB shared memory per block (CUDA guide, sm_90)"},
+         "(132 SMs, 50 MB L2); 227 KiB shared memory per block (CUDA guide, sm_90)",
+         0, ""},
         {"A100-40GB", "NVIDIA A100 SXM 40 GB", 40 * GB, 1.555 * TB, static_cast<int64_t>(163 * KiB), 108, 312 * TF,
          19.5 * TF, 40 * MiB, 4 * TB, 1, 0, 0,
          "A100 datasheet (40 GB HBM2, 1,555 GB/s, 312 TFLOP/s fp16 tensor, 19.5 TFLOP/s fp32); Ampere "
-         "whitepaper (108 SMs, 40 MB L2); 163 KiB shared memory per block (CUDA guide, sm_80)"},
+         "whitepaper (108 SMs, 40 MB L2); 163 KiB shared memory per block (CUDA guide, sm_80)",
+         0, ""},
         {"A100-80GB", "NVIDIA A100 SXM 80 GB", 80 * GB, 2.039 * TB, static_cast<int64_t>(163 * KiB), 108, 312 * TF,
          19.5 * TF, 40 * MiB, 5 * TB, 1, 0, 0,
          "A100 datasheet (80 GB HBM2e, 2,039 GB/s SXM, 312 TFLOP/s fp16 tensor, 19.5 TFLOP/s fp32); "
-         "108 SMs, 40 MB L2; 163 KiB shared memory per block (CUDA guide, sm_80)"},
+         "108 SMs, 40 MB L2; 163 KiB shared memory per block (CUDA guide, sm_80)",
+         0, ""},
         {"RTX4090", "NVIDIA GeForce RTX 4090 24 GB", 24 * GB, 1.008 * TB, static_cast<int64_t>(99 * KiB), 128,
          165.2 * TF, 82.6 * TF, 72 * MiB, 3 * TB, 1, 0, 0,
          "Ada whitepaper (24 GB GDDR6X, 1,008 GB/s, 128 SMs, 72 MB L2, 165.2 TFLOP/s fp16 tensor with fp32 "
-         "accumulate, 82.6 TFLOP/s fp32); 99 KiB shared memory per block (CUDA guide, sm_89)"},
+         "accumulate, 82.6 TFLOP/s fp32); 99 KiB shared memory per block (CUDA guide, sm_89)",
+         0, ""},
     };
     return presets;
 }

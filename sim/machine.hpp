@@ -23,6 +23,10 @@ struct Machine {
     double measured_hbm_bandwidth = 0;
     double measured_matmul_flops = 0;
     std::string source;  // where the figures come from
+    // Memory a process can allocate on a fresh device (what cudaMemGetInfo reports free), when
+    // known; 0: not recorded (the footprint fit then uses hbm_bytes). Source: usable_source.
+    double hbm_usable_bytes = 0;
+    std::string usable_source;
 };
 
 const std::vector<Machine>& machine_presets();

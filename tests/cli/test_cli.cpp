@@ -167,7 +167,7 @@ TEST_CASE("bench without a GPU: one line and exit code 2") {
 }
 
 TEST_CASE("an unknown command names itself and the known ones") {
-    for (const char* args : {"fit", "fit --help", "simulat --seq 8 --head-dim 8"}) {
+    for (const char* args : {"fits", "fits --help", "simulat --seq 8 --head-dim 8"}) {
         const Out o = sh(args);
         CAPTURE(args);
         CHECK(o.rc == 2);

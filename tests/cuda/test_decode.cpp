@@ -1,0 +1,109 @@
+// tests/cuda/test_decode.cpp — GPU tests (part of test_cuda_gpu, which skips without a device) of
+// the decode kernel (cuda/decode.cu) and of the memory probes behind `flashsim bench --fit`:
+//   * O and LSE vs the float64 reference (sim::decode_reference) at odd cache lengths
+//     (1, 7, 130, 1000, 4097), d 64 and 128, bf16 and fp16, GQA 32/8 and MHA (and a group of 8,
+//     which runs in two chunks), with the chosen split count and with forced splits (the merge);
+//   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
+//   * the fit's workspace table equals what the kernels allocate, and a probe's N fits.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cuda/api.hpp"
+#include "sim/decode.hpp"
+#include "sim/footprint.hpp"
+#include "sim/reference.hpp"
+
+namespace {
+sim::DecodeProblem decode_shape(int64_t b, int64_t hq, int64_t hkv, int64_t L, int64_t d, sim::DType dt) {
+    sim::DecodeProblem p;
+    p.batch = b;
+    p.q_heads = hq;
+    p.kv_heads = hkv;
+    p.kv_len = L;
+    p.head_dim = d;
+    p.dtype = dt;
+    return p;
+}
+double decode_tolerance(sim::DType dt) { return dt == sim::DType::bf16 ? 1.5e-2 : 4e-3; }
+}  // namespace
+
+TEST_CASE("decode kernel vs the float64 reference: odd L, both d, both dtypes, GQA 32/8 and MHA") {
+    struct Heads {
+        int64_t q, kv;
+    };
+    for (const Heads h : {Heads{32, 8}, Heads{8, 8}, Heads{16, 2}})
+        for (int64_t L : {1, 7, 130, 1000, 4097})
+            for (int64_t d : {64, 128})
+                for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
+                    for (int64_t splits : {0, 3}) {
+                        const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, d, dt);
+                        CAPTURE(h.q);
+                        CAPTURE(h.kv);
+                        CAPTURE(L);
+                        CAPTURE(d);
+                        CAPTURE(std::string(sim::dtype_name(dt)));
+                        CAPTURE(splits);
+                        const fcuda::DecodeOutputs got = fcuda::compute_decode(p, splits);
+                        const sim::DecodeInputs in = sim::generate_decode_inputs(p);
+                        std::vector<double> lse;
+                        const sim::TensorD ref = sim::decode_reference(p, in, &lse);
+                        const sim::ErrorStats e = sim::validate(got.O, ref, dt);
+                        CHECK(e.nonfinite == 0);
+                        CHECK(e.rel_frobenius < decode_tolerance(dt));
+                        REQUIRE(got.LSE.size() == lse.size());
+                        double worst = 0;
+                        for (size_t k = 0; k < lse.size(); ++k) worst = std::max(worst, std::abs(got.LSE[k] - lse[k]));
+                        CHECK(worst < 1e-3);
+                    }
+}
+
+TEST_CASE("decode: run_decode writes every output, times it, and reads K and V once per KV head") {
+    const sim::DecodeProblem p = decode_shape(1, 32, 8, 32768, 128, sim::DType::bf16);
+    fcuda::RunOptions o;
+    o.repeats = 5;
+    o.warmup = 1;
+    const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o);
+    CHECK(m.unwritten == 0);
+    CHECK(m.ms_median > 0);
+    CHECK(m.splits > 1);  // B * H_kv = 8 blocks cannot fill the SMs
+    CHECK(m.kv_bytes == 2 * 8 * 32768 * 128 * 2);
+    CHECK(m.vs_reference.count > 0);
+    CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
+    CHECK(m.peak_bytes >= m.kv_bytes);
+    MESSAGE("decode B=1 L=32768: ", m.ms_median, " ms, ", m.kv_tbps, " TB/s, ", m.splits, " splits");
+}
+
+TEST_CASE("fit: the workspace table equals the kernels' own, and the probed N fits") {
+    for (const char* v : {"standard", "flash2", "flash2h"}) {
+        std::string why;
+        if (!fcuda::variant_available(v, &why)) {
+            MESSAGE("skipping ", v, ": ", why);
+            continue;
+        }
+        for (int64_t n : {77, 300, 1000}) {
+            sim::Problem p;
+            p.batch = 1;
+            p.heads = 2;
+            p.seq = n;
+            p.head_dim = 64;
+            p.dtype = sim::DType::bf16;
+            CAPTURE(v);
+            CAPTURE(n);
+            CHECK(fcuda::step_workspace_bytes(v, p) == fcuda::step_workspace_after_run(v, p));
+        }
+    }
+    sim::Problem shape;
+    shape.batch = 1;
+    shape.heads = 16;
+    shape.head_dim = 128;
+    shape.dtype = sim::DType::bf16;
+    const fcuda::FitProbe r = fcuda::probe_fit("flash2", shape);
+    CHECK(r.longest_n > 0);
+    CHECK(r.next_n == sim::grid_point(sim::grid_index_at_most(r.longest_n) + 1));
+    CHECK(double(r.peak_bytes_at_longest) <= r.free_bytes);
+    MESSAGE("flash2 step fits N = ", r.longest_n, " (", r.peak_bytes_at_longest, " bytes) in ", r.free_bytes,
+            " free bytes, ", r.probes, " probes");
+}

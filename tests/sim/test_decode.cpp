@@ -1,0 +1,141 @@
+// Decoding with split-KV: the split/merge on real numbers against the float64 reference, the
+// worked example's two blocks merged as two splits, the bytes against closed forms, the split count.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/decode.hpp"
+#include "sim/reference.hpp"
+
+using namespace sim;
+
+namespace {
+DecodeProblem make(int64_t b, int64_t hq, int64_t hkv, int64_t qlen, int64_t L, int64_t d, DType dt) {
+    DecodeProblem p;
+    p.batch = b;
+    p.q_heads = hq;
+    p.kv_heads = hkv;
+    p.q_len = qlen;
+    p.kv_len = L;
+    p.head_dim = d;
+    p.dtype = dt;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("the worked example as two splits merges to the one-pass (m, l)") {
+    const std::vector<double> a = {1.4, 3.9, 0.7, 2.2}, b = {4.6, 1.1, 3.1, 0.3};
+    std::vector<double> all = a;
+    all.insert(all.end(), b.begin(), b.end());
+    const SoftmaxPartial pa = softmax_partial(a), pb = softmax_partial(b);
+    // by hand: split 1 has max 3.9 and sum e^-2.5 + 1 + e^-3.2 + e^-1.7; split 2 max 4.6
+    CHECK(pa.m == 3.9);
+    CHECK(pa.l == doctest::Approx(std::exp(-2.5) + 1 + std::exp(-3.2) + std::exp(-1.7)).epsilon(1e-15));
+    CHECK(pb.m == 4.6);
+    CHECK(pb.l == doctest::Approx(1 + std::exp(-3.5) + std::exp(-1.5) + std::exp(-4.3)).epsilon(1e-15));
+    const SoftmaxPartial merged = merge_partials(pa, pb), once = softmax_partial(all);
+    CHECK(merged.m == once.m);
+    CHECK(merged.m == 4.6);
+    CHECK(merged.l == doctest::Approx(once.l).epsilon(1e-15));
+    CHECK(std::round(merged.l * 1e4) / 1e4 == doctest::Approx(1.9152));  // the seeds' running sum
+    // the order of the merge does not matter, nor an empty split
+    CHECK(merge_partials(pb, pa).l == doctest::Approx(once.l).epsilon(1e-15));
+    CHECK(merge_partials(SoftmaxPartial{}, once).l == once.l);
+    CHECK(merged.lse() == doctest::Approx(once.lse()).epsilon(1e-15));
+}
+
+TEST_CASE("split and merge equal the float64 reference (GQA, MQA, MHA; several splits; odd L)") {
+    struct Case {
+        int64_t b, hq, hkv, qlen, L, d;
+    };
+    for (const Case c : {Case{1, 8, 2, 1, 1, 16}, Case{1, 8, 2, 1, 7, 16}, Case{2, 4, 1, 1, 130, 32},
+                         Case{1, 4, 4, 3, 257, 64}, Case{1, 32, 8, 1, 1000, 128}, Case{1, 6, 3, 2, 65, 8}})
+        for (DType dt : {DType::bf16, DType::fp16, DType::fp32})
+            for (int64_t splits : {1, 2, 3, 7, 64}) {
+                const DecodeProblem p = make(c.b, c.hq, c.hkv, c.qlen, c.L, c.d, dt);
+                CAPTURE(c.L);
+                CAPTURE(c.qlen);
+                CAPTURE(splits);
+                const DecodeInputs in = generate_decode_inputs(p);
+                std::vector<double> lse_ref, lse;
+                const TensorD ref = decode_reference(p, in, &lse_ref);
+                const TensorF got = decode_split_merge(p, in, splits, 16, &lse);
+                const ErrorStats e = validate(got, ref, dt);
+                CHECK(e.nonfinite == 0);
+                // float32 arithmetic, output rounded once to the storage type
+                CHECK(e.rel_frobenius < (dt == DType::bf16 ? 8e-3 : dt == DType::fp16 ? 1e-3 : 1e-5));
+                for (size_t k = 0; k < lse.size(); ++k) CHECK(lse[k] == doctest::Approx(lse_ref[k]).epsilon(1e-5));
+            }
+}
+
+TEST_CASE("the reference on a decode shape equals attention_reference with the heads repeated") {
+    // MHA with q_len = L: decoding every position is plain causal attention
+    const DecodeProblem p = make(1, 2, 2, 9, 9, 8, DType::fp32);
+    const DecodeInputs in = generate_decode_inputs(p);
+    Problem full = p.kv_shape();
+    full.causal = true;
+    TensorF Q = in.Q;  // (1, 2, 9, 8): same shape as K here
+    const TensorD a = attention_reference(full, Q, in.K, in.V);
+    const TensorD b = decode_reference(p, in);
+    for (int64_t k = 0; k < a.size(); ++k)
+        CHECK(a.data[size_t(k)] == doctest::Approx(b.data[size_t(k)]).epsilon(1e-12));
+}
+
+TEST_CASE("decode bytes: K and V once per KV head, partials and merge as counted by hand") {
+    const Machine& m = find_machine("H200");
+    for (const int64_t L : {1, 100, 32768, 131072}) {
+        const DecodeProblem p = make(1, 32, 8, 1, L, 128, DType::bf16);
+        const DecodeResult r = simulate_decode(p, m, DecodeConfig{});
+        const int64_t S = r.split.splits, e = 2;
+        CAPTURE(L);
+        CHECK(r.kv_read_bytes == 2 * 1 * 8 * L * 128 * e);        // K and V of each KV head, once
+        CHECK(r.kv_bytes_per_query_head == 4 * r.kv_read_bytes);  // 32/8 query heads each
+        CHECK(r.q_read_bytes == 8 * S * 4 * 128 * e);             // each block reads its group's Q
+        if (S > 1) {
+            CHECK(r.partial_write_bytes == 8 * S * 4 * (128 * 4 + 4));  // O_s fp32 + LSE_s per query head
+            CHECK(r.merge_read_bytes == r.partial_write_bytes);         // read back once by the merge
+        } else {
+            CHECK(r.partial_write_bytes == 0);
+            CHECK(r.merge_read_bytes == 0);
+        }
+        CHECK(r.o_write_bytes == 32 * 128 * e);
+        CHECK(r.total_s > 0);
+    }
+}
+
+TEST_CASE("the split count fills the SMs, keeps splits long enough, and says why") {
+    const Machine& m = find_machine("H200");  // 132 SMs
+    DecodeConfig c;                           // 64-key tiles, >= 4 tiles a split, 2 blocks per SM
+    // B=1, H_kv=8: 8 blocks; 264 wanted -> 33 splits; 512 tiles / 33 = 16 tiles a split -> 32 splits
+    DecodeSplit s = choose_splits(make(1, 32, 8, 1, 32768, 128, DType::bf16), m, c);
+    CHECK(s.splits == 32);
+    CHECK(s.tiles_per_split == 16);
+    CHECK(s.blocks == 256);
+    CHECK(s.why.find("264") != std::string::npos);
+    // B=64: 512 blocks already fill 264 slots: no split, no merge
+    s = choose_splits(make(64, 32, 8, 1, 8192, 128, DType::bf16), m, c);
+    CHECK(s.splits == 1);
+    // a short cache: 130 keys = 3 tiles < 2 x 4: one split
+    s = choose_splits(make(1, 32, 8, 1, 130, 128, DType::bf16), m, c);
+    CHECK(s.splits == 1);
+    // L = 1000: 16 tiles allow 4 splits of 4 tiles
+    s = choose_splits(make(1, 32, 8, 1, 1000, 128, DType::bf16), m, c);
+    CHECK(s.splits == 4);
+    // every key in exactly one split
+    for (int64_t L : {1, 63, 64, 65, 4097, 100000}) {
+        s = choose_splits(make(1, 32, 8, 1, L, 128, DType::bf16), m, c);
+        CHECK((s.splits - 1) * s.keys_per_split < L);
+        CHECK(s.splits * s.keys_per_split >= L);
+    }
+}
+
+TEST_CASE("decode refuses bad shapes with a message") {
+    const Machine& m = find_machine("H200");
+    CHECK_THROWS_WITH_AS(simulate_decode(make(1, 32, 5, 1, 100, 128, DType::bf16), m, {}),
+                         doctest::Contains("must divide"), Error);
+    CHECK_THROWS_AS(simulate_decode(make(1, 32, 8, 1, 0, 128, DType::bf16), m, {}), Error);
+    CHECK_THROWS_AS(simulate_decode(make(1, 32, 8, 5, 4, 128, DType::bf16), m, {}), Error);
+    DecodeConfig c;
+    c.splits = -1;
+    CHECK_THROWS_AS(simulate_decode(make(1, 32, 8, 1, 4, 128, DType::bf16), m, c), Error);
+}
