@@ -11,7 +11,8 @@
 # (flash2 backward at d = 64 with B_c = 128 against the first B_c = 64), bench
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
-# CUPTI), det (flash2h's deterministic backward), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
+# --decode with its SDPA anchors), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
@@ -92,6 +93,16 @@ if has sanitize; then
       done
     done
   done
+  if [ "${SAN_DECODE:-1}" = 1 ]; then  # the decode kernel and its merge, odd L, both d, several splits
+    for tool in memcheck racecheck; do
+      for d in 64 128; do
+        echo "--- $tool decode d=$d" >> "$SAN"
+        timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 \
+          --batch 2 -d "$d" --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
+        echo "rc=$?" >> "$SAN"
+      done
+    done
+  fi
   grep -c "^rc=0" "$SAN" | sed 's/^/sanitizer runs clean: /'
   grep -B1 "^rc=[^0]" "$SAN" | head -20
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$SAN" | sort | uniq -c
@@ -266,6 +277,33 @@ if doc:
                 r["dram_over_sim"] = (r["dram_read_bytes"] + r["dram_write_bytes"]) / simt if simt else None
     json.dump(doc, open(bench, "w"), indent=1)
 EOF
+fi
+
+if has ceilings; then
+  # the GPU's own ceilings (cuda/ceilings.cu): HBM copy, L2, shared memory, mma.sync, wgmma, exp, launch
+  stamp ceilings
+  timeout "${CEILINGS_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --ceilings --json "$OUT/ceilings.json"
+  echo "ceilings rc=$?"
+fi
+
+if has decode; then
+  # split-KV decoding (cuda/decode.cu) on the four (B, L) rows, d = 128 and 64, with SDPA's
+  # flash and cuDNN anchors and a device copy in the same call
+  stamp decode
+  timeout "${DECODE_TIMEOUT:-120}" "$BIN/flashsim-bench" bench --decode -d "${DECODE_DIMS:-128,64}" --repeats "$REPEATS" \
+    --json "$OUT/decode.json"
+  echo "decode rc=$?"
+  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/decode.json" \
+    --out "$OUT/decode_anchored.json" --repeats "$REPEATS"
+  echo "decode anchor rc=$?"
+  [ -s "$OUT/decode_anchored.json" ] && mv "$OUT/decode_anchored.json" "$OUT/decode.json"
+fi
+
+if has fit; then
+  # the longest N each kernel's training step allocates (B = 1, H = 16, d = 128), beside the simulator's
+  stamp fit
+  timeout "${FIT_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --fit --json "$OUT/fit.json"
+  echo "fit rc=$?"
 fi
 
 if has anchor; then
