@@ -569,6 +569,19 @@ Schedule schedule(int64_t head_dim) {
     return c;
 }
 
+// The workspace launch_bwd holds for problem p in the schedule and mode it will run: the fp32 dQ
+// accumulator (row-major, or the bulk schedules' tiles: B_r x 64 per key half and column panel),
+// D and LSE log2(e) over padded rows, the deterministic mode's counters. Read by the harness's
+// memory probe (bench --fit), which allocates it without running the kernel.
+int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
+    const int64_t N = p.seq, D = p.head_dim, BH = p.heads_total();
+    const int64_t T_r = (N + BR - 1) / BR, padded = BH * T_r * BR;
+    const bool bulk = !det && sc.bulk;
+    const int64_t KH = D == 128 && bulk && !sc.keys ? 1 : 2;  // key_halves<D, DQM>()
+    const int64_t acc = bulk ? padded * KH * D * 4 : BH * N * D * 4;
+    return acc + padded * 8 + BH * T_r * 4 + 4;
+}
+
 template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq);
@@ -673,6 +686,10 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
     c.sram_bytes = c.smem_bytes + (2 * BC * d + 2 * BC * BR + BR * d) * 4;
     return c;
+}
+
+int64_t flash2h_bwd_workspace_bytes(const sim::Problem& p) {
+    return workspace_bytes(p, deterministic(), schedule(p.head_dim));
 }
 
 void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {

@@ -724,12 +724,9 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
 int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p) {
     check_problem(p);
     const int64_t BH = p.heads_total(), n = p.seq, e = p.elem_bytes(), elems = BH * n * p.head_dim;
-    if (variant == "standard") return 4 * BH * n * n * e;    // S, P (forward); dP, dS (backward): standard.cu
-    if (variant == "flash2") return elems * 4 + BH * n * 4;  // dQ accumulator, D: flash2_bwd.cu
-    if (variant == "flash2h") {  // dQ accumulator, D and LSE log2(e) over padded rows, counters: flash2h_bwd.cu
-        const int64_t br = flash2h_bwd_tiles(p).block_rows, t_r = (n + br - 1) / br;
-        return elems * 4 + BH * t_r * br * 8 + BH * t_r * 4 + 4;
-    }
+    if (variant == "standard") return 4 * BH * n * n * e;             // S, P (forward); dP, dS (backward): standard.cu
+    if (variant == "flash2") return elems * 4 + BH * n * 4;           // dQ accumulator, D: flash2_bwd.cu
+    if (variant == "flash2h") return flash2h_bwd_workspace_bytes(p);  // its schedule's dQ accumulator, D, LSE, counters
     throw std::runtime_error("variant '" + variant + "' has no training step to fit (standard, flash2, flash2h)");
 }
 

@@ -3,6 +3,8 @@
 
 usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.md
        python3 cuda/results/table.py --summary cuda/results/h200.json   (README's tables)
+       python3 cuda/results/table.py --ceilings cuda/results/h200_ceilings.json
+       python3 cuda/results/table.py --decode cuda/results/h200_decode.json
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
@@ -19,8 +21,11 @@ def gb(x):
 def main():
     doc = json.load(open(sys.argv[1]))
     print(f"# H200 results\n")
-    print(f"device {doc['device']}, CUDA driver {doc['driver']}, {doc['date']}, commit {doc['git_commit']}; "
-          f"{doc.get('anchor', {}).get('torch', '')} for the anchors. Shapes: B*N = 16384 tokens, H*d = 2048, bf16.\n")
+    runs = doc.get("runs") or [{k: doc.get(k) for k in ("device", "driver", "date", "git_commit")}]
+    calls = "; ".join(f"{r['date']}, commit {r['git_commit']}" for r in runs)
+    print(f"device {doc['device']}, CUDA driver {doc['driver']}; calls: {calls} (each row of the JSON names its own); "
+          f"{doc.get('anchor', {}).get('torch', '')} for the anchors, timed in the same call as each row. "
+          f"Shapes: B*N = 16384 tokens, H*d = 2048, bf16.\n")
     print("| pass | N | d | mask | variant | ms | TFLOP/s | vs SDPA-flash | SDPA-flash ms | cuDNN ms | DRAM GB (counters) | sim HBM GB (no L2) | sim HBM GB (L2 model) | DRAM/sim (L2) | rel err vs standard | ok |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = sorted(doc["rows"], key=lambda r: (r["pass"] != "forward", r["head_dim"], r["causal"], r["seq"], r["variant"]))
@@ -38,7 +43,8 @@ def main():
         vs = r.get("vs_standard")
         err = f"{vs['rel_frobenius']:.1e}" if vs else ""
         rel = f"{r['ratio_vs_sdpa_flash']:.2f}" if r.get("ratio_vs_sdpa_flash") else ""
-        print(f"| {r['pass']} | {r['seq']} | {r['head_dim']} | {'causal' if r['causal'] else 'none'} | {r['variant']} | "
+        label = r["variant"] + (f" ({r['mode']})" if r.get("mode") else "")
+        print(f"| {r['pass']} | {r['seq']} | {r['head_dim']} | {'causal' if r['causal'] else 'none'} | {label} | "
               f"{r['ms_median']:.3f} | {r['tflops']:.0f} | {rel} | {fl or 0:.3f} | {cu or 0:.3f} | {gb(dram)} | {gb(simb)} | {gb(siml2)} | {ratio} | {err} | "
               f"{'yes' if r.get('ok') else 'NO'} |")
     cross = [r for r in rows if r.get("ncu_dram_read_bytes") is not None and r.get("dram_read_bytes") is not None]
@@ -153,8 +159,35 @@ def summary():
         print(f"| {v} {p} | {gb(dram)} GB | {gb(simb)} GB | {gb(siml2)} GB | {dram / siml2:.2f} |")
 
 
+def ceilings():
+    """The GPU's own ceilings (flashsim bench --ceilings), beside the kernels' best measured rates."""
+    doc = json.load(open(sys.argv[2]))
+    unit = {"B/s": (1e12, "TB/s"), "FLOP/s": (1e12, "TFLOP/s"), "op/s": (1e12, "T exp/s"), "s": (1e-6, "us")}
+    print(f"| ceiling | measured | what ran ({doc['device']}, {doc['date'][:10]}) |")
+    print("|---|---|---|")
+    for c in doc["ceilings"]:
+        scale, name = unit.get(c["unit"], (1, c["unit"]))
+        value = f"{c['value'] / scale:.2f} {name}" if c["value"] else "–"
+        print(f"| {c['name']} | {value} | {c['method']} |")
+
+
+def decode():
+    """Decode rows (flashsim bench --decode) with SDPA's flash and cuDNN times and a copy, same call."""
+    doc = json.load(open(sys.argv[2]))
+    print("| B | L | d | splits | ms | KV TB/s | SDPA-flash TB/s | cuDNN TB/s | copy TB/s | vs cuDNN speed | of copy |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = sorted((r for r in doc["rows"] if "ms_median" in r), key=lambda r: (-r["head_dim"], r["batch"], r["kv_len"]))
+    for r in rows:
+        an = r.get("anchors", {})
+        tb = lambda k: an.get(k, {}).get("kv_tbps")
+        print(f"| {r['batch']} | {r['kv_len']} | {r['head_dim']} | {r['splits']} | {r['ms_median']:.3f} | {r['tbps']:.2f} | "
+              f"{cell(tb('sdpa_flash'))} | {cell(tb('sdpa_cudnn'))} | {cell(an.get('copy', {}).get('copy_tbps'))} | "
+              f"{cell(r.get('ratio_vs_sdpa_cudnn'))} | {cell(r.get('fraction_of_copy'), '{:.0%}')} |")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
-        summary()
+    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode}
+    if len(sys.argv) == 3 and sys.argv[1] in modes:
+        modes[sys.argv[1]]()
     else:
         main()
