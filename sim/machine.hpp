@@ -23,6 +23,10 @@ struct Machine {
     double measured_hbm_bandwidth = 0;
     double measured_matmul_flops = 0;
     std::string source;  // where the figures come from
+    // Rates the timing model does not use (yet); the lessons quote them. 0 when unknown.
+    double exp_rate = 0;        // exponentials/s on the special-function units (MUFU ex2)
+    double sram_bandwidth = 0;  // shared-memory bytes/s, whole chip (banks x 4 B x SMs x clock)
+    std::string rates_source;   // where exp_rate and sram_bandwidth come from
 };
 
 const std::vector<Machine>& machine_presets();
