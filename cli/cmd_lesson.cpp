@@ -5,6 +5,7 @@
 //   flashsim lesson ID --all               print every step without waiting (for scripts)
 //   flashsim lesson ID --answer "k=v,..."  check an answer to the lesson's exercise
 //   flashsim lesson --check                load every lesson and check its expectations
+//   flashsim lesson --term NAME            a glossary entry (the app shows the same text)
 // ID is a lesson's id or its number. --dir (or $FLASHSIM_LESSONS) picks the lessons directory;
 // --file loads one lesson file directly (e.g. one being written).
 #include <iostream>
@@ -13,6 +14,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "lessons/lib/glossary.hpp"
 #include "lessons/lib/lesson.hpp"
 #include "cli/commands.hpp"
 #include "report/report.hpp"
@@ -20,7 +22,7 @@
 namespace {
 
 struct LessonArgs {
-    std::string id, dir, file, answer;
+    std::string id, dir, file, answer, term;
     bool list = false, all = false, check = false;
 };
 
@@ -77,6 +79,23 @@ void print_step(const lessons::Lesson& l, size_t i) {
         if (v.tile_row >= 0 || v.tile_col >= 0) std::cout << ", tile (" << v.tile_row << ", " << v.tile_col << ")";
         std::cout << "]\n";
     }
+    if (!s.terms.empty()) {
+        std::cout << "   [terms:";
+        for (size_t k = 0; k < s.terms.size(); ++k) std::cout << (k ? ", " : " ") << s.terms[k];
+        std::cout << " (flashsim lesson --term NAME)]\n";
+    }
+}
+
+// `flashsim lesson --term NAME`: the glossary entry (the same text the app's "(?)" markers show).
+int print_term(const std::string& term) {
+    if (!lessons::glossary_has(term)) {
+        std::string known;
+        for (const auto& [k, v] : lessons::glossary_entries()) known += (known.empty() ? "" : ", ") + std::string(k);
+        print_error("lesson", "no glossary entry '" + term + "' (known: " + known + ")");
+        return 1;
+    }
+    std::cout << term << ": " << wrap(std::string(lessons::glossary(term)));
+    return 0;
 }
 
 void print_exercise(const lessons::Lesson& l) {
@@ -89,6 +108,7 @@ void print_exercise(const lessons::Lesson& l) {
 }
 
 int run(const LessonArgs& a) {
+    if (!a.term.empty()) return print_term(a.term);
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
     if (a.list || a.check) {
         const auto all = lessons::load_all(dir);
@@ -189,6 +209,7 @@ void register_lesson(CLI::App& app, int& rc) {
     cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"");
     cmd->add_option("--dir", a->dir, "Lessons directory (default: $FLASHSIM_LESSONS or the repo's lessons/)");
     cmd->add_option("--file", a->file, "Load this lesson file instead of looking up ID");
+    cmd->add_option("--term", a->term, "Print a glossary term's entry, e.g. --term LSE");
     cmd->callback([a, &rc] {
         try {
             rc = run(*a);
