@@ -100,7 +100,8 @@ int print_term(const std::string& term) {
 
 void print_exercise(const lessons::Lesson& l) {
     if (!l.exercise) return;
-    std::cout << "\n── Exercise\n\n" << wrap(l.exercise->prompt);
+    std::cout << "\n── " << (l.exercise->predict.empty() ? "Exercise" : "Predict first") << "\n\n"
+              << wrap(l.exercise->prompt);
     std::cout << "\nAnswer with: flashsim lesson " << l.id << " --answer \"";
     for (size_t i = 0; i < l.exercise->fields.size(); ++i)
         std::cout << (i ? "," : "") << l.exercise->fields[i] << "=...";
@@ -184,6 +185,9 @@ int run(const LessonArgs& a) {
     std::cout << "Lesson " << l.number << ": " << l.title << "\n";
     if (!l.summary.empty()) std::cout << l.summary << "\n";
     const bool interactive = !a.all && isatty(STDIN_FILENO);
+    // A prediction is asked before the steps that reveal its number; a design exercise comes last.
+    const bool predict_first = l.exercise && !l.exercise->predict.empty();
+    if (predict_first) print_exercise(l);
     for (size_t i = 0; i < l.steps.size(); ++i) {
         print_step(l, i);
         if (interactive && i + 1 < l.steps.size()) {
@@ -192,7 +196,7 @@ int run(const LessonArgs& a) {
             if (!std::getline(std::cin, line) || line == "q" || line == "Q") return 0;
         }
     }
-    print_exercise(l);
+    if (!predict_first) print_exercise(l);
     return 0;
 }
 
