@@ -5,6 +5,7 @@
 //   flashsim lesson ID --all               print every step without waiting (for scripts)
 //   flashsim lesson ID --answer "k=v,..."  check an answer to the lesson's exercise
 //   flashsim lesson --check                load every lesson and check its expectations
+//   flashsim lesson --term NAME            a glossary entry (the app shows the same text)
 // ID is a lesson's id or its number. --dir (or $FLASHSIM_LESSONS) picks the lessons directory;
 // --file loads one lesson file directly (e.g. one being written).
 #include <iostream>
@@ -13,6 +14,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "lessons/lib/glossary.hpp"
 #include "lessons/lib/lesson.hpp"
 #include "cli/commands.hpp"
 #include "report/report.hpp"
@@ -20,7 +22,7 @@
 namespace {
 
 struct LessonArgs {
-    std::string id, dir, file, answer;
+    std::string id, dir, file, answer, term;
     bool list = false, all = false, check = false;
 };
 
@@ -77,11 +79,29 @@ void print_step(const lessons::Lesson& l, size_t i) {
         if (v.tile_row >= 0 || v.tile_col >= 0) std::cout << ", tile (" << v.tile_row << ", " << v.tile_col << ")";
         std::cout << "]\n";
     }
+    if (!s.terms.empty()) {
+        std::cout << "   [terms:";
+        for (size_t k = 0; k < s.terms.size(); ++k) std::cout << (k ? ", " : " ") << s.terms[k];
+        std::cout << " (flashsim lesson --term NAME)]\n";
+    }
+}
+
+// `flashsim lesson --term NAME`: the glossary entry (the same text the app's "(?)" markers show).
+int print_term(const std::string& term) {
+    if (!lessons::glossary_has(term)) {
+        std::string known;
+        for (const auto& [k, v] : lessons::glossary_entries()) known += (known.empty() ? "" : ", ") + std::string(k);
+        print_error("lesson", "no glossary entry '" + term + "' (known: " + known + ")");
+        return 1;
+    }
+    std::cout << term << ": " << wrap(std::string(lessons::glossary(term)));
+    return 0;
 }
 
 void print_exercise(const lessons::Lesson& l) {
     if (!l.exercise) return;
-    std::cout << "\n── Exercise\n\n" << wrap(l.exercise->prompt);
+    std::cout << "\n── " << (l.exercise->predict.empty() ? "Exercise" : "Predict first") << "\n\n"
+              << wrap(l.exercise->prompt);
     std::cout << "\nAnswer with: flashsim lesson " << l.id << " --answer \"";
     for (size_t i = 0; i < l.exercise->fields.size(); ++i)
         std::cout << (i ? "," : "") << l.exercise->fields[i] << "=...";
@@ -89,6 +109,7 @@ void print_exercise(const lessons::Lesson& l) {
 }
 
 int run(const LessonArgs& a) {
+    if (!a.term.empty()) return print_term(a.term);
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
     if (a.list || a.check) {
         const auto all = lessons::load_all(dir);
@@ -164,6 +185,9 @@ int run(const LessonArgs& a) {
     std::cout << "Lesson " << l.number << ": " << l.title << "\n";
     if (!l.summary.empty()) std::cout << l.summary << "\n";
     const bool interactive = !a.all && isatty(STDIN_FILENO);
+    // A prediction is asked before the steps that reveal its number; a design exercise comes last.
+    const bool predict_first = l.exercise && !l.exercise->predict.empty();
+    if (predict_first) print_exercise(l);
     for (size_t i = 0; i < l.steps.size(); ++i) {
         print_step(l, i);
         if (interactive && i + 1 < l.steps.size()) {
@@ -172,7 +196,7 @@ int run(const LessonArgs& a) {
             if (!std::getline(std::cin, line) || line == "q" || line == "Q") return 0;
         }
     }
-    print_exercise(l);
+    if (!predict_first) print_exercise(l);
     return 0;
 }
 
@@ -189,6 +213,7 @@ void register_lesson(CLI::App& app, int& rc) {
     cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"");
     cmd->add_option("--dir", a->dir, "Lessons directory (default: $FLASHSIM_LESSONS or the repo's lessons/)");
     cmd->add_option("--file", a->file, "Load this lesson file instead of looking up ID");
+    cmd->add_option("--term", a->term, "Print a glossary term's entry, e.g. --term LSE");
     cmd->callback([a, &rc] {
         try {
             rc = run(*a);

@@ -567,7 +567,10 @@ nlohmann::json machine_json(const sim::Machine& m) {
             {"l2_bandwidth", m.l2_bandwidth},
             {"measured_hbm_bandwidth", m.measured_hbm_bandwidth},
             {"measured_matmul_flops", m.measured_matmul_flops},
-            {"source", m.source}};
+            {"exp_rate", m.exp_rate},
+            {"sram_bandwidth", m.sram_bandwidth},
+            {"source", m.source},
+            {"rates_source", m.rates_source}};
 }
 
 std::string events_text(const sim::Trace& tr, size_t limit) {

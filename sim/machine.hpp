@@ -27,6 +27,10 @@ struct Machine {
     // known; 0: not recorded (the footprint fit then uses hbm_bytes). Source: usable_source.
     double hbm_usable_bytes = 0;
     std::string usable_source;
+    // Rates the timing model does not use (yet); the lessons quote them. 0 when unknown.
+    double exp_rate = 0;        // exponentials/s on the special-function units (MUFU ex2)
+    double sram_bandwidth = 0;  // shared-memory bytes/s, whole chip (banks x 4 B x SMs x clock)
+    std::string rates_source;   // where exp_rate and sram_bandwidth come from
 };
 
 const std::vector<Machine>& machine_presets();

@@ -110,6 +110,49 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
         return res;
     }
     const Exercise& ex = *lesson.exercise;
+    const Context& ctx = *lesson.context;
+    // Hints whose condition holds for this answer, as one paragraph each.
+    auto hints_for = [&](const json& aj) {
+        std::string out;
+        for (const auto& h : ex.hints) {
+            bool holds = false;
+            try {
+                holds = detail::condition_holds(ctx, aj, h);
+            } catch (const std::exception&) {}
+            if (holds) out += "\n\nHint: " + detail::render_with_answer(ctx, aj, h.text);
+        }
+        return out;
+    };
+    if (!ex.predict.empty()) {
+        auto it = answer.find("value");
+        if (answer.size() != 1 || it == answer.end()) {
+            res.message = "answer with one number: value=...";
+            return res;
+        }
+        double x = 0;
+        try {
+            size_t used = 0;
+            x = std::stod(it->second, &used);
+            if (used != it->second.size() || !std::isfinite(x)) throw std::invalid_argument("x");
+        } catch (const std::exception&) {
+            res.message = "'value' must be a number, got '" + it->second + "'";
+            return res;
+        }
+        const double truth = evaluate(lesson, ex.predict);
+        res.valid = true;
+        res.goal_value = x;
+        res.passed = std::abs(x - truth) <= ex.tolerance * std::abs(truth);
+        const json aj = {{"value", x}, {"ratio", truth != 0 ? x / truth : 0.0}};
+        std::ostringstream o;
+        o << "You said " << num_text(x) << "; the simulator computes " << num_text(truth);
+        if (res.passed)
+            o << ": right (within " << num_text(ex.tolerance * 100) << "%).";
+        else
+            o << ": off by a factor of " << num_text(truth != 0 ? x / truth : 0.0) << " (a pass is within "
+              << num_text(ex.tolerance * 100) << "%)." << hints_for(aj);
+        res.message = o.str();
+        return res;
+    }
     ConfigSpec c = lesson.configs.at(ex.base);
     auto parse_int = [](const std::string& k, const std::string& v, int64_t& out) -> std::string {
         if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos)
@@ -182,6 +225,17 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
         res.message = std::string("the goal could not be evaluated: ") + e.what();
         return res;
     }
+    for (const auto& r : ex.requires_) {
+        bool holds = false;
+        try {
+            holds = detail::condition_holds(ctx, aj, r);
+        } catch (const std::exception&) {}
+        if (!holds) {
+            res.valid = false;
+            res.message = "This answer is refused: " + detail::render_with_answer(ctx, aj, r.text);
+            return res;
+        }
+    }
     res.passed = (!ex.goal_at_most || res.goal_value <= *ex.goal_at_most) &&
                  (!ex.goal_at_least || res.goal_value >= *ex.goal_at_least);
     std::ostringstream o;
@@ -194,6 +248,7 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
     if (ex.goal_at_most) o << " (must be <= " << num_text(*ex.goal_at_most) << ")";
     if (ex.goal_at_least) o << " (must be >= " << num_text(*ex.goal_at_least) << ")";
     o << (res.passed ? ": met." : ": not met yet.");
+    if (!res.passed) o << hints_for(aj);
     res.message = o.str();
     return res;
 }

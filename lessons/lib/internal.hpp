@@ -117,6 +117,11 @@ Value lookup_in(const Context& ctx, const nlohmann::json* answer, const std::str
 std::string reflow(const std::string& text);
 // Render `text` (a string value written at `node_pos` in the file); errors point at the placeholder.
 std::string render_node_text(const Source& s, const Context& ctx, const std::string& text, Pos node_pos);
+// Render `text` with `answer` bound to the name "answer" (an exercise's hints); a placeholder that
+// cannot be evaluated renders as "?" (the loader has checked them against the base answer already).
+std::string render_with_answer(const Context& ctx, const nlohmann::json& answer, const std::string& text);
+// Does `c` hold for this answer? Throws on an expression that does not evaluate.
+bool condition_holds(const Context& ctx, const nlohmann::json& answer, const AnswerCondition& c);
 
 }  // namespace detail
 }  // namespace lessons

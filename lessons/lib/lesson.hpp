@@ -69,6 +69,7 @@ struct Step {
     std::string source_text;  // as written in the file (for editors)
     View view;
     std::vector<Expectation> expect;
+    std::vector<std::string> terms;  // glossary terms this step defines or links (lessons/lib/glossary.hpp)
 };
 
 // One named simulator configuration of a lesson ([config.NAME]).
@@ -81,6 +82,15 @@ struct ConfigSpec {
 
 // An exercise (lesson 12 style): the learner chooses some of the fields of a base configuration;
 // the simulator runs it and the goal (an expression over the answer's result) is checked.
+// A condition on an exercise's answer (the answer's simulated result bound to "answer", or for a
+// prediction {"value": what the learner typed, "ratio": value / the computed truth}): it holds when
+// the expression lies in [at_least, at_most]. `text` may hold placeholders over "answer".
+struct AnswerCondition {
+    std::string expr;
+    std::optional<double> at_least, at_most;
+    std::string text;  // as written; rendered with the answer bound when shown
+};
+
 struct Exercise {
     std::string prompt;               // rendered
     std::string base;                 // config the answer starts from
@@ -90,6 +100,12 @@ struct Exercise {
     std::string goal_text;     // the goal in words (rendered)
     std::string solution;      // a worked answer that meets the goal (checked by the tests)
     std::string not_solution;  // optional: an answer that must not meet it (e.g. the base as is)
+    // A prediction: the learner types `value=X` before the lesson shows the number; X passes when
+    // within `tolerance` (relative) of the expression `predict`, evaluated in the lesson's context.
+    std::string predict;
+    double tolerance = 0.02;
+    std::vector<AnswerCondition> requires_;  // each must hold, or the answer is refused (degenerate)
+    std::vector<AnswerCondition> hints;      // shown when the answer misses and the condition holds
 };
 
 // The lesson's softmax example ([softmax]): one row of scores streamed in blocks, what the softmax

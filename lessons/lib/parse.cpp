@@ -11,6 +11,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "lessons/lib/glossary.hpp"
 #include "lessons/lib/internal.hpp"
 
 namespace lessons {
@@ -466,7 +467,7 @@ Built build(const Source& s) {
     if (steps.empty()) s.fail(pos_of(steps), "the lesson has no steps; add [[step]] tables");
     for (auto&& sn : steps) {
         const toml::table& st = get_table(s, sn, "step");
-        check_keys(s, st, {"title", "text", "view", "expect"}, "[[step]]");
+        check_keys(s, st, {"title", "text", "view", "expect", "terms"}, "[[step]]");
         if (!st.contains("text")) s.fail(pos_of(st), "every [[step]] needs 'text'");
         Step step;
         if (st.contains("title")) {
@@ -480,6 +481,13 @@ Built build(const Source& s) {
             step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results);
         else
             step.view.panel = "text";
+        if (st.contains("terms"))
+            for (auto&& tn2 : get_array(s, *st.get("terms"), "terms")) {
+                const std::string term = get_string(s, tn2, "terms");
+                if (!glossary_has(term))
+                    s.fail(pos_of(tn2), "terms: '" + term + "' has no glossary entry (lessons/lib/glossary.hpp)");
+                step.terms.push_back(term);
+            }
         if (st.contains("expect"))
             for (auto&& en : get_array(s, *st.get("expect"), "expect"))
                 step.expect.push_back(parse_expect(s, get_table(s, en, "expect"), *ctx));
@@ -489,10 +497,14 @@ Built build(const Source& s) {
     if (root.contains("exercise")) {
         const toml::table& t = get_table(s, *root.get("exercise"), "exercise");
         check_keys(s, t,
-                   {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution"},
+                   {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution",
+                    "predict", "tolerance", "require", "hint"},
                    "[exercise]");
-        for (const char* req : {"prompt", "base", "fields", "goal", "solution"})
+        const bool predict = t.contains("predict");
+        for (const char* req : {"prompt", "base", "fields", "goal", "solution"}) {
+            if (predict && (std::string(req) == "fields" || std::string(req) == "goal")) continue;
             if (!t.contains(req)) s.fail(pos_of(t), std::string("[exercise] needs '") + req + "'");
+        }
         Exercise ex;
         const toml::node& pn = *t.get("prompt");
         ex.prompt = reflow(render_node_text(s, *ctx, get_string(s, pn, "prompt"), pos_of(pn)));
@@ -501,49 +513,106 @@ Built build(const Source& s) {
         if (!l.configs.count(ex.base)) s.fail(pos_of(bn), "[exercise] base: no configuration named '" + ex.base + "'");
         static const std::vector<std::string> settable = {"algo", "block_rows", "block_cols", "sram",
                                                           "seq",  "head_dim",   "dtype"};
-        for (auto&& f : get_array(s, *t.get("fields"), "fields")) {
+        if (predict) {
+            // A prediction: one number, compared with an expression of the lesson's own values.
+            const toml::node& n = *t.get("predict");
+            ex.predict = get_string(s, n, "predict");
+            try {
+                detail::eval_expr(ex.predict, [&](const std::string& p) { return lookup_in(*ctx, nullptr, p); });
+            } catch (const ExprError& x) {
+                const Pos gp = pos_of(n);
+                s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
+                       "in predict '" + ex.predict + "': " + x.what());
+            }
+            if (t.contains("tolerance")) {
+                ex.tolerance = get_number(s, *t.get("tolerance"), "tolerance");
+                if (!(ex.tolerance > 0 && ex.tolerance < 1))
+                    s.fail(pos_of(*t.get("tolerance")), "'tolerance' is relative: between 0 and 1 (0.02 is 2%)");
+            }
+            if (t.contains("fields") || t.contains("goal"))
+                s.fail(pos_of(t), "a prediction ('predict') takes one 'value'; it has no 'fields' or 'goal'");
+            ex.fields = {"value"};
+        }
+        static const toml::array no_fields;
+        for (auto&& f : predict ? no_fields : get_array(s, *t.get("fields"), "fields")) {
             const std::string name = get_string(s, f, "fields");
             if (std::find(settable.begin(), settable.end(), name) == settable.end())
                 s.fail(pos_of(f), "a learner cannot set '" + name + "' (settable: " + join(settable) + ")");
             ex.fields.push_back(name);
         }
-        if (ex.fields.empty()) s.fail(pos_of(*t.get("fields")), "'fields' lists what the learner chooses; it is empty");
-        const toml::node& gn = *t.get("goal");
-        ex.goal_expr = get_string(s, gn, "goal");
-        if (t.contains("at_most")) ex.goal_at_most = get_number(s, *t.get("at_most"), "at_most");
-        if (t.contains("at_least")) ex.goal_at_least = get_number(s, *t.get("at_least"), "at_least");
-        if (!ex.goal_at_most && !ex.goal_at_least)
-            s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
-        // The goal must evaluate against the base configuration bound as 'answer'.
-        try {
-            const json& base = ctx->root[ex.base];
-            detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*ctx, &base, p); });
-        } catch (const ExprError& x) {
-            const Pos gp = pos_of(gn);
-            s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
-                   "in goal '" + ex.goal_expr + "': " + x.what());
-        }
-        if (t.contains("goal_text")) {
-            const toml::node& n = *t.get("goal_text");
-            ex.goal_text = render_node_text(s, *ctx, get_string(s, n, "goal_text"), pos_of(n));
-        }
-        l.exercise = ex;
-        // A worked solution (and optionally a wrong answer) the tests check: the exercise is a test too.
-        l.context = ctx;
-        for (const char* key : {"solution", "not_solution"}) {
+        // Conditions on the answer: refusals of degenerate answers, and hints that explain a miss.
+        const json& base_json = ctx->root[ex.base];
+        const json predict_json = {{"value", 1.0}, {"ratio", 1.0}};
+        for (const char* key : {"require", "hint"}) {
             if (!t.contains(key)) continue;
-            const toml::node& n = *t.get(key);
-            const std::string text = get_string(s, n, key);
-            std::map<std::string, std::string> ans;
-            try {
-                ans = parse_answer(text);
-            } catch (const LoadError& e) { s.fail(pos_of(n), std::string("'") + key + "': " + e.message); }
-            for (const auto& [f, val] : ans) {
-                (void)val;
-                if (std::find(ex.fields.begin(), ex.fields.end(), f) == ex.fields.end())
-                    s.fail(pos_of(n), std::string("'") + key + "' sets '" + f + "', which is not in 'fields'");
+            for (auto&& cn : get_array(s, *t.get(key), key)) {
+                const toml::table& ct = get_table(s, cn, key);
+                const std::string where = std::string("[[exercise.") + key + "]]";
+                check_keys(s, ct, {"expr", "at_least", "at_most", "text"}, where);
+                if (!ct.contains("expr") || !ct.contains("text"))
+                    s.fail(pos_of(ct), where + " needs 'expr' and 'text'");
+                AnswerCondition c;
+                c.expr = get_string(s, *ct.get("expr"), "expr");
+                c.text = get_string(s, *ct.get("text"), "text");
+                if (ct.contains("at_least")) c.at_least = get_number(s, *ct.get("at_least"), "at_least");
+                if (ct.contains("at_most")) c.at_most = get_number(s, *ct.get("at_most"), "at_most");
+                if (!c.at_least && !c.at_most) s.fail(pos_of(ct), where + " needs 'at_least' or 'at_most'");
+                try {
+                    detail::condition_holds(*ctx, predict ? predict_json : base_json, c);
+                } catch (const std::exception& x) {
+                    s.fail(pos_of(*ct.get("expr")), "in " + where + " expr '" + c.expr + "': " + x.what());
+                }
+                (std::string(key) == "require" ? ex.requires_ : ex.hints).push_back(c);
             }
-            (std::string(key) == "solution" ? l.exercise->solution : l.exercise->not_solution) = text;
+        }
+        if (predict) {
+            l.exercise = ex;
+            l.context = ctx;
+            const toml::node& n = *t.get("solution");
+            l.exercise->solution = get_string(s, n, "solution");
+            if (t.contains("not_solution"))
+                l.exercise->not_solution = get_string(s, *t.get("not_solution"), "not_solution");
+        }
+        if (!predict && ex.fields.empty())
+            s.fail(pos_of(*t.get("fields")), "'fields' lists what the learner chooses; it is empty");
+        if (!predict) {
+            const toml::node& gn = *t.get("goal");
+            ex.goal_expr = get_string(s, gn, "goal");
+            if (t.contains("at_most")) ex.goal_at_most = get_number(s, *t.get("at_most"), "at_most");
+            if (t.contains("at_least")) ex.goal_at_least = get_number(s, *t.get("at_least"), "at_least");
+            if (!ex.goal_at_most && !ex.goal_at_least)
+                s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
+            // The goal must evaluate against the base configuration bound as 'answer'.
+            try {
+                const json& base = ctx->root[ex.base];
+                detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*ctx, &base, p); });
+            } catch (const ExprError& x) {
+                const Pos gp = pos_of(gn);
+                s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
+                       "in goal '" + ex.goal_expr + "': " + x.what());
+            }
+            if (t.contains("goal_text")) {
+                const toml::node& n = *t.get("goal_text");
+                ex.goal_text = render_node_text(s, *ctx, get_string(s, n, "goal_text"), pos_of(n));
+            }
+            l.exercise = ex;
+            // A worked solution (and optionally a wrong answer) the tests check: the exercise is a test too.
+            l.context = ctx;
+            for (const char* key : {"solution", "not_solution"}) {
+                if (!t.contains(key)) continue;
+                const toml::node& n = *t.get(key);
+                const std::string text = get_string(s, n, key);
+                std::map<std::string, std::string> ans;
+                try {
+                    ans = parse_answer(text);
+                } catch (const LoadError& e) { s.fail(pos_of(n), std::string("'") + key + "': " + e.message); }
+                for (const auto& [f, val] : ans) {
+                    (void)val;
+                    if (std::find(ex.fields.begin(), ex.fields.end(), f) == ex.fields.end())
+                        s.fail(pos_of(n), std::string("'") + key + "' sets '" + f + "', which is not in 'fields'");
+                }
+                (std::string(key) == "solution" ? l.exercise->solution : l.exercise->not_solution) = text;
+            }
         }
     }
     l.context = ctx;

@@ -121,6 +121,28 @@ std::string render_node_text(const Source& s, const Context& ctx, const std::str
     return out;
 }
 
+std::string render_with_answer(const Context& ctx, const nlohmann::json& answer, const std::string& text) {
+    std::string out;
+    size_t prev = 0;
+    for (const auto& ph : detail::find_placeholders(text)) {
+        out += text.substr(prev, ph.begin - prev);
+        prev = ph.end;
+        try {
+            const Value v =
+                detail::eval_expr(ph.expr, [&](const std::string& p) { return lookup_in(ctx, &answer, p); });
+            out += detail::apply_filter(v, ph.filter);
+        } catch (const std::exception&) { out += "?"; }
+    }
+    std::string r = reflow(out + text.substr(prev));
+    while (!r.empty() && (r.back() == '\n' || r.back() == ' ')) r.pop_back();
+    return r;
+}
+
+bool condition_holds(const Context& ctx, const nlohmann::json& answer, const AnswerCondition& c) {
+    const Value v = detail::eval_expr(c.expr, [&](const std::string& p) { return lookup_in(ctx, &answer, p); });
+    return (!c.at_least || v.num >= *c.at_least) && (!c.at_most || v.num <= *c.at_most);
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- [public: evaluate, render]

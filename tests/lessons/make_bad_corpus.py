@@ -52,6 +52,10 @@ cases = [
  ("error_without_numerics", HEAD + CFG + '[error.e]\nactual = "f"\nexpected = "reference"\n' + STEP, '"f"', 0, "has no output; add numerics = \"on\""),
  ("exercise_unknown_base", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "nope"\nfields = ["algo"]\ngoal = "answer.hbm.total"\nat_most = 1\nsolution = "algo=flash2"\n', '"nope"', 0, "no configuration named 'nope'"),
  ("exercise_field_not_settable", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\nfields = ["causal"]\ngoal = "answer.hbm.total"\nat_most = 1\nsolution = "algo=flash2"\n', '"causal"', 0, "a learner cannot set 'causal'"),
+ ("step_unknown_term", HEAD + CFG + '[[step]]\ntext = "ok"\nterms = ["HBM", "flux capacitor"]\n', '"flux capacitor"', 0, "terms: 'flux capacitor' has no glossary entry"),
+ ("exercise_predict_with_fields", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\npredict = "f.hbm.total"\nfields = ["algo"]\nsolution = "value=1"\n', '[exercise]', 0, "a prediction ('predict') takes one 'value'"),
+ ("exercise_predict_tolerance", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\npredict = "f.hbm.total"\ntolerance = 2.0\nsolution = "value=1"\n', '2.0', 0, "'tolerance' is relative"),
+ ("exercise_hint_without_bound", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\npredict = "f.hbm.total"\nsolution = "value=1"\n[[exercise.hint]]\nexpr = "answer.ratio"\ntext = "t"\n', '[[exercise.hint]]', 0, "needs 'at_least' or 'at_most'"),
  ("exercise_solution_field", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\nfields = ["algo"]\ngoal = "answer.hbm.total"\nat_most = 1\nsolution = "block_rows=16"\n', '"block_rows=16"', 0, "sets 'block_rows', which is not in 'fields'"),
 ]
 def pos(body, target, off):

@@ -43,7 +43,27 @@ TEST_CASE("answers") {
     const Out bad = sh("lesson exercises --answer block_rows");
     CHECK(bad.rc == 1);
     CHECK(bad.text.find("NAME=VALUE") != std::string::npos);
-    CHECK(sh("lesson tiling --answer algo=flash2").rc == 1);  // no exercise there
+    CHECK(sh("lesson two-memories --answer algo=flash2").rc == 1);  // no exercise there
+    // A prediction: S at N = 4096 in fp16 is 4096^2 x 2 bytes; twice that earns a hint in words.
+    CHECK(sh("lesson 1 --answer value=33554432").rc == 0);
+    const Out twice = sh("lesson 1 --answer value=67108864");
+    CHECK(twice.rc == 3);
+    CHECK(twice.text.find("Hint:") != std::string::npos);
+    CHECK(sh("lesson tiling --answer algo=flash2").rc == 1);  // a prediction takes value=...
+    // The prediction is asked before the steps that reveal it.
+    const Out walk = sh("lesson tiling --all");
+    CHECK(walk.text.find("Predict first") < walk.text.find("3.4/4"));
+}
+
+TEST_CASE("glossary terms") {
+    const Out t = sh("lesson --term LSE");
+    CHECK(t.rc == 0);
+    CHECK(t.text.find("Log-sum-exp") != std::string::npos);
+    const Out u = sh("lesson --term no-such-term");
+    CHECK(u.rc == 1);
+    CHECK(u.text.find("known:") != std::string::npos);
+    // A step lists the terms it links.
+    CHECK(sh("lesson 2 --all").text.find("[terms: HBM, SRAM, SM, thread block") != std::string::npos);
 }
 
 TEST_CASE("bad input: one line naming the problem, non-zero exit") {

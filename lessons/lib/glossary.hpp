@@ -1,0 +1,183 @@
+// lessons/lib/glossary.hpp — every term the course explains, in one table: the lessons link terms
+// (a step's `terms = [...]`), `flashsim lesson --term NAME` prints an entry, and the app's "(?)"
+// markers show the same text (viz/glossary.hpp forwards here). Header-only: plain data.
+#pragma once
+#include <array>
+#include <string_view>
+#include <utility>
+
+namespace lessons {
+
+namespace glossary_detail {
+inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
+    {"HBM",
+     "High-bandwidth memory: the GPU's main memory (tens of GB). Everything starts and ends here. It is "
+     "fast by DRAM standards but far slower than on-chip SRAM, so every byte moved to or from it costs time."},
+    {"SRAM",
+     "On-chip memory next to the arithmetic units (shared memory and registers). Very fast, but tiny: "
+     "one thread block gets a few hundred KiB at most. Tiles must fit here while they are used."},
+    {"L2",
+     "A cache between HBM and the SMs (tens of MiB). Reads that hit in L2 do not reach HBM. The counts in "
+     "the views are HBM <-> SRAM as the tile loops move them; the simulator's L2 model (an LRU cache of the "
+     "preset's size, thread blocks replayed in launch order) says how many of those bytes L2 would serve."},
+    {"predicted time",
+     "The simulator's timing model for the whole problem on the preset GPU: each step's copies "
+     "against its arithmetic, blocks scheduled over the SMs, copies overlapped with the previous "
+     "step's math (docs/simulator.md). Compare with the measured view."},
+    {"tile",
+     "A block of rows (and columns) of a tensor, small enough to sit in SRAM. Tiled algorithms move "
+     "tiles, never whole matrices."},
+    {"B_r",
+     "Rows per query tile (Q_i, O_i): how many queries are processed together. The paper picks "
+     "B_r = min(ceil(M / 4d), d)."},
+    {"B_c",
+     "Rows per key/value tile (K_j, V_j): how many keys stream past the queries at once. The paper "
+     "picks B_c = ceil(M / 4d), M being the SRAM size in elements."},
+    {"T_r", "Number of query tiles: ceil(N / B_r)."},
+    {"T_c", "Number of key/value tiles: ceil(N / B_c)."},
+    {"M", "The SRAM budget one thread block may use, in bytes. Larger M: larger tiles, fewer passes over K and V."},
+    {"N", "Sequence length: the number of tokens. The score matrix S has N x N entries."},
+    {"d", "Head dimension: the length of each query, key and value vector."},
+    {"S", "S = scale * Q K^T: one score per (query, key) pair, an N x N matrix."},
+    {"P", "P = softmax(S), row by row: the attention weights, N x N like S."},
+    {"O", "O = P V: the output, N x d, the same size as Q."},
+    {"standard",
+     "Standard attention: computes S, writes it to HBM, reads it back for the softmax, writes P, "
+     "reads P for O = PV. Its HBM traffic grows like N^2."},
+    {"flash1",
+     "FlashAttention as in the paper's Algorithm 1: the outer loop runs over K/V tiles, the inner over Q "
+     "tiles; O, l and m live in HBM and are read and written back on every inner step."},
+    {"flash2",
+     "FlashAttention-2's loop order: each query tile Q_i stays in SRAM while all K_j, V_j stream past; "
+     "the running max, sum and output stay on chip and O is written once."},
+    {"online softmax",
+     "Softmax computed block by block: keep a running max m and a running sum l; when a block "
+     "brings a larger max, multiply what was carried by e^(m_old - m_new). The result equals "
+     "the plain softmax in exact arithmetic."},
+    {"rescale",
+     "The correction e^(m_old - m_new) applied to the carried sum and the output accumulator when the "
+     "running max grows. It is 1 when the max does not change."},
+    {"running max",
+     "m: the largest score of the row seen so far. Exponentials are taken relative to it so they "
+     "never overflow."},
+    {"running sum", "l: the sum of e^(s - m) over the scores seen so far, kept relative to the current max m."},
+    {"LSE",
+     "Log-sum-exp, m + log l per row: one number per query that FlashAttention-2 stores so the backward "
+     "pass can rebuild P without storing it."},
+    {"accumulator",
+     "The unnormalised output carried across blocks: sum of e^(s - m) times the values. Divided by "
+     "l once at the end."},
+    {"step",
+     "One trip through the algorithm's inner loop (one pair of tiles). The slider and arrow keys move "
+     "one step at a time."},
+    {"phase", "Standard attention runs three passes: S = QK^T, then P = softmax(S), then O = PV."},
+    {"FLOPs",
+     "Floating-point operations: 2 per multiply-add in the matrix products, plus exponentials, maxima "
+     "and rescaling. Flash does about the same arithmetic as standard; it moves far fewer bytes."},
+    {"ulp",
+     "Unit in the last place: the gap between adjacent floating-point numbers. 0 ulp means bit-identical; "
+     "1 ulp is the smallest possible difference."},
+    {"max abs", "The largest absolute difference between two results, element by element."},
+    {"clock",
+     "The app's modelled clock: each step lasts max(its HBM bytes / HBM bandwidth, its FLOPs / the "
+     "arithmetic rate), steps one after another for one head. It is a teaching model, not a measurement. "
+     "When steps are bandwidth-bound every algorithm moves bytes at the same rate on this clock: what "
+     "differs is how much of the attention those bytes buy, and when each run ends."},
+    {"event cap",
+     "The trace keeps the first events of head 0 only (to bound memory). Totals always cover the "
+     "whole run; the animation stops where the kept events end."},
+    {"DRAM bytes",
+     "Bytes the GPU's memory controller actually read and wrote, from hardware counters (read "
+     "in process through CUPTI, or by Nsight Compute). Compare them with the simulator's count for the "
+     "kernel's own tiling."},
+    {"TFLOP/s",
+     "Trillions of floating-point operations per second: attention's FLOPs (4 N^2 d per head forward) "
+     "divided by the measured time."},
+    {"causal", "Each query sees only itself and earlier keys. Tiles entirely above the diagonal are skipped."},
+    {"dtype",
+     "Storage type of Q, K, V, O (and S, P) in HBM: fp16 and bf16 take 2 bytes, fp32 takes 4. "
+     "Arithmetic is float32 either way."},
+    {"GPU preset",
+     "The machine model: HBM bandwidth, SRAM per thread block, arithmetic rates, from datasheets "
+     "(sim/machine.cpp lists the sources)."},
+    {"vs standard",
+     "Bytes this algorithm has moved so far, as a fraction of what standard attention moves over "
+     "its whole run on the same problem."},
+    {"SDPA",
+     "PyTorch's scaled_dot_product_attention: its flash and cuDNN kernels are the yardstick the measured "
+     "kernels are compared with."},
+    {"resident", "Tiles that sit in SRAM during this step. Arrows: up = load from HBM, down = store to HBM."},
+
+    {"thread block",
+     "A group of threads (up to 1,024) that runs on one SM and shares that SM's shared memory. A kernel "
+     "is launched as a grid of thread blocks; each flash thread block owns some query or key tiles."},
+    {"SM",
+     "Streaming multiprocessor: one of the GPU's independent cores, with its own shared memory, "
+     "registers, tensor cores and special-function units. Thread blocks are spread over the SMs."},
+    {"tensor cores",
+     "Units inside each SM that multiply small matrix tiles in one instruction (fp16/bf16 inputs, fp32 "
+     "sums). They give the GPU its headline FLOP rate; only matrix products can use them."},
+    {"special-function units",
+     "Units (MUFU) that evaluate exponentials, logarithms, reciprocals and the like, a few per SM per "
+     "clock: far slower than the tensor cores, so softmax's exponentials can cost as much time as the "
+     "matrix products (FlashAttention-3 hides one behind the other)."},
+    {"roofline",
+     "A picture of a kernel's limit: time is at least bytes / bandwidth and at least FLOPs / "
+     "arithmetic rate. Below the ridge point (FLOPs per byte) a kernel is memory-bound, above it "
+     "compute-bound."},
+    {"ridge point",
+     "Peak arithmetic rate divided by memory bandwidth: how many FLOPs a kernel must do per byte it "
+     "moves before arithmetic, not memory, limits it."},
+    {"dO", "The gradient of the loss with respect to the output O (N x d): what the backward pass starts from."},
+    {"dP", "The gradient with respect to the attention weights P: dP = dO V^T, an N x N matrix."},
+    {"dS",
+     "The gradient with respect to the scores S: dS = P * (dP - D) element by element, N x N; it "
+     "gives dQ = dS K and dK = dS^T Q."},
+    {"D",
+     "D_i = the dot product of row i of dO and row i of O: one number per query row that the softmax "
+     "gradient needs (dS = P * (dP - D))."},
+    {"dQ",
+     "The gradient with respect to Q. In the flash backward every key block adds its part to the same "
+     "dQ rows, so the additions come from many thread blocks (atomics) in an order that can vary."},
+    {"atomics",
+     "Read-modify-write operations on memory that many threads may issue at once without losing an "
+     "update. Their order is not fixed, so floating-point sums made with them can differ in the last "
+     "bits from run to run."},
+    {"TMA",
+     "Tensor Memory Accelerator (Hopper): a copy engine that moves a whole tile between global and shared "
+     "memory on one thread's request, leaving the other threads free to compute."},
+    {"warpgroup", "Four warps (128 threads) that Hopper's wgmma instruction drives together."},
+    {"wgmma",
+     "Hopper's warpgroup matrix-multiply instruction: 128 threads multiply tiles read straight from "
+     "shared memory, asynchronously, so copies and other work can overlap it."},
+    {"warp", "32 threads that execute the same instruction together; the unit the SM schedules."},
+};
+}  // namespace glossary_detail
+
+// The jargon whose first use in the course must follow a step that links it (`terms = [...]`);
+// tests/lessons/test_course.cpp checks it over every lesson in order.
+inline constexpr std::string_view kCheckedTerms[] = {
+    "HBM",   "SRAM",      "L2",       "SM",          "thread block", "tensor cores",   "special-function units",
+    "B_r",   "B_c",       "T_r",      "T_c",         "LSE",          "online softmax", "ulp",
+    "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "TMA",
+    "wgmma", "warpgroup", "roofline", "ridge point",
+};
+inline constexpr auto& checked_terms() { return kCheckedTerms; }
+
+// Every entry, in table order.
+inline constexpr auto& glossary_entries() { return glossary_detail::kTerms; }
+
+// The explanation of a term; a visible placeholder naming the missing entry when there is none.
+inline std::string_view glossary(std::string_view term) {
+    for (const auto& [k, v] : glossary_detail::kTerms)
+        if (k == term) return v;
+    return "(no glossary entry for this term: add it to lessons/lib/glossary.hpp)";
+}
+
+inline bool glossary_has(std::string_view term) {
+    for (const auto& kv : glossary_detail::kTerms)
+        if (kv.first == term) return true;
+    return false;
+}
+
+}  // namespace lessons

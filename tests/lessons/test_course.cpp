@@ -1,0 +1,229 @@
+// The lessons as one course: glossary terms are linked before they are used, the claims table of
+// docs/lessons.md points at steps that exist and types no figures, and quantities stated by more
+// than one lesson agree.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "lessons/lib/glossary.hpp"
+#include "lessons/lib/lesson.hpp"
+
+using namespace lessons;
+
+namespace {
+std::vector<Lesson> course() {
+    std::vector<Lesson> v;
+    for (auto& x : load_all(FLASHSIM_LESSONS_DIR))
+        if (x.lesson) v.push_back(std::move(*x.lesson));
+    std::sort(v.begin(), v.end(), [](const Lesson& a, const Lesson& b) { return a.number < b.number; });
+    return v;
+}
+const std::vector<Lesson>& all_lessons() {
+    static const std::vector<Lesson> v = course();
+    return v;
+}
+const Lesson& lesson(int64_t n) {
+    for (const auto& l : all_lessons())
+        if (l.number == n) return l;
+    FAIL("no lesson " << n);
+    return all_lessons().front();
+}
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Is `term` used in `text` as a word of its own (a plural 's' allowed)?
+bool uses(const std::string& text, const std::string& term) {
+    for (size_t at = text.find(term); at != std::string::npos; at = text.find(term, at + 1)) {
+        if (at > 0 && word_char(text[at - 1])) continue;
+        size_t end = at + term.size();
+        if (end < text.size() && text[end] == 's') ++end;
+        if (end < text.size() && word_char(text[end])) continue;
+        return true;
+    }
+    return false;
+}
+}  // namespace
+
+// Jargon a student meets in the prose: each must be linked (a step's `terms`) at or before the first
+// step that uses it, counting steps through the course in lesson order.
+TEST_CASE("every checked glossary term is linked at or before its first use") {
+    for (const auto& t : checked_terms()) CHECK_MESSAGE(glossary_has(t), t);
+    std::set<std::string> linked;
+    for (const auto& l : all_lessons()) {
+        for (size_t i = 0; i < l.steps.size(); ++i) {
+            const Step& s = l.steps[i];
+            for (const auto& t : s.terms) {
+                CHECK_MESSAGE(glossary_has(t), t);
+                linked.insert(t);
+            }
+            for (const auto& t : checked_terms()) {
+                const std::string term(t);
+                if (linked.count(term)) continue;
+                CHECK_MESSAGE(!(uses(s.text, term) || uses(s.title, term)),
+                              "step " << l.number << "." << (i + 1) << " uses '" << term
+                                      << "' before any step links it (add it to that step's terms)");
+            }
+        }
+    }
+}
+
+TEST_CASE("term matching: whole words, plural allowed") {
+    CHECK(uses("one thread block here", "thread block"));
+    CHECK(uses("132 SMs.", "SM"));
+    CHECK(uses("LSE, D and dO", "D"));
+    CHECK(!uses("dO only", "D"));
+    CHECK(!uses("B_rows", "B_r"));
+    CHECK(!uses("a 2D grid", "D"));
+}
+
+// docs/lessons.md's claims table names steps ("4.3", "5.2-5.4") and says in words what they compute;
+// the figures themselves live in the lessons (flashsim lesson N --all), so they cannot go stale.
+TEST_CASE("docs/lessons.md: the claims table names existing steps and types no figures") {
+    std::ifstream f(std::string(FLASHSIM_LESSONS_DIR) + "/../docs/lessons.md");
+    REQUIRE(f);
+    std::string line;
+    bool in_table = false;
+    int rows = 0;
+    const std::regex step_ref(R"((\d+)\.(\d+))");
+    // A typed figure: a number with a unit or a ratio, or a grouped / decimal number.
+    const std::regex figure(
+        R"((\d[\d,]*(\.\d+)?\s*(x\b|%|KiB|MiB|GiB|KB|MB|GB|TB/s|us\b|ms\b|GFLOP|TFLOP|FLOP/byte|ulp))|\d,\d\d\d|\d\.\d)");
+    while (std::getline(f, line)) {
+        if (line.rfind("| claim (seed)", 0) == 0) {
+            in_table = true;
+            continue;
+        }
+        if (!in_table) continue;
+        if (line.empty() || line[0] != '|') break;
+        if (line.rfind("|---", 0) == 0) continue;
+        // | claim | shown in | what the lesson computes |
+        std::vector<std::string> cells;
+        std::stringstream ss(line.substr(1));
+        std::string c;
+        while (std::getline(ss, c, '|')) cells.push_back(c);
+        REQUIRE(cells.size() >= 3);
+        ++rows;
+        INFO(line);
+        for (auto it = std::sregex_iterator(cells[1].begin(), cells[1].end(), step_ref); it != std::sregex_iterator();
+             ++it) {
+            const int64_t n = std::stoll((*it)[1]), k = std::stoll((*it)[2]);
+            const Lesson& l = lesson(n);
+            CHECK_MESSAGE(k >= 1, "step numbers start at 1");
+            CHECK_MESSAGE(static_cast<size_t>(k) <= l.steps.size(),
+                          "lesson " << n << " has " << l.steps.size() << " steps, not " << k);
+        }
+        CHECK_MESSAGE(!std::regex_search(cells[2], figure),
+                      "a typed figure in the table: state it in words and "
+                      "let the lesson compute it");
+    }
+    CHECK(rows > 20);
+}
+
+// Quantities more than one lesson states. Each lesson computes its own (from its own configurations),
+// so two statements can only disagree if a configuration or an expression drifts; this pins them.
+TEST_CASE("a quantity stated by several lessons has one value") {
+    struct Statement {
+        int64_t lesson;
+        const char* expr;
+        double scale;  // what the statement is multiplied by to give the shared quantity
+    };
+    struct Quantity {
+        const char* what;
+        std::vector<Statement> statements;
+    };
+    const std::vector<Quantity> quantities = {
+        {"S (or P) of one head at N = 8192, d = 128, fp16, in bytes",
+         {{1, "standard.tensors.S.write_bytes", 1},
+          {2, "standard.tensors.S.write_bytes", 1},
+          {3, "standard.tensors.S.total / 2", 1},
+          {7, "standard.tensors.P.write_bytes", 1}}},
+        {"flash2 forward HBM bytes of one head at N = 8192, d = 128, 128 x 128 tiles",
+         {{2, "flash.hbm.total", 1},
+          {3, "flash.hbm.total", 1},
+          {7, "flash.hbm.total", 1},
+          {9, "flash.hbm.total", 1.0 / 16},
+          {6, "fa2.hbm.total", 1.0 / 16}}},
+        {"the H200's ridge point, tensor-core FLOPs per HBM byte",
+         {{2, "machine.H200.matmul_flops / machine.H200.hbm_bandwidth", 1},
+          {7, "machine.H200.matmul_flops / machine.H200.hbm_bandwidth", 1}}},
+        {"exponentials of one head's forward pass at N = 8192 (one per score)",
+         {{2, "standard.flops.exp", 1}, {7, "flash.seq * flash.seq", 1}}},
+        {"dQ accumulation traffic of flash2's backward at N = 8192, d = 128",
+         {{7, "fl_bwd.tensors.dQ.total", 1}, {11, "fl_bwd.tensors.dQ.total", 1}}},
+        {"K bytes read by flash2 per query block at N = 8192, d = 128, fp16 (all of K once)",
+         {{3, "flash.tensors.K.read_bytes / flash.tiles_rows", 1},
+          {9, "flash.tensors.K.read_bytes / flash.tiles_rows", 1.0 / 16}}},
+        {"the H200's exponential rate",
+         {{2, "machine.H200.exp_rate", 1},
+          {6, "machine.H200.exp_rate", 1},
+          {7, "machine.H200.exp_rate", 1},
+          {9, "machine.H200.exp_rate", 1}}},
+    };
+    for (const auto& q : quantities) {
+        INFO(q.what);
+        REQUIRE(q.statements.size() >= 2);
+        const double first = evaluate(lesson(q.statements[0].lesson), q.statements[0].expr) * q.statements[0].scale;
+        for (const auto& st : q.statements) {
+            const double v = evaluate(lesson(st.lesson), st.expr) * st.scale;
+            CHECK_MESSAGE(std::abs(v - first) <= 1e-9 * std::abs(first),
+                          "lesson " << st.lesson << " '" << st.expr << "' gives " << v << ", lesson "
+                                    << q.statements[0].lesson << " gives " << first);
+        }
+    }
+}
+
+// Every lesson with an exercise: its worked solution passes, its wrong answer does not.
+TEST_CASE("exercises through the course: solutions pass, wrong answers miss") {
+    int count = 0, predictions = 0;
+    for (const auto& l : all_lessons()) {
+        if (!l.exercise) continue;
+        ++count;
+        if (!l.exercise->predict.empty()) ++predictions;
+        INFO("lesson " << l.number);
+        const auto good = check_answer(l, parse_answer(l.exercise->solution));
+        CHECK_MESSAGE(good.passed, good.message);
+        if (!l.exercise->not_solution.empty()) {
+            const auto bad = check_answer(l, parse_answer(l.exercise->not_solution));
+            CHECK_MESSAGE(!bad.passed, bad.message);
+        }
+    }
+    CHECK(count >= 5);
+    CHECK(predictions >= 2);
+}
+
+TEST_CASE("a prediction: tolerance, hints in words, bad numbers refused") {
+    const Lesson& l = lesson(1);
+    REQUIRE(l.exercise);
+    // S at N = 4096, fp16: 4096^2 x 2 bytes = 33,554,432.
+    CHECK(check_answer(l, parse_answer("value=33554432")).passed);
+    CHECK(check_answer(l, parse_answer("value=33000000")).passed);  // 1.7% low
+    const auto fp32 = check_answer(l, parse_answer("value=67108864"));
+    CHECK(fp32.valid);
+    CHECK_FALSE(fp32.passed);
+    CHECK(fp32.message.find("fp16") != std::string::npos);
+    const auto n8k = check_answer(l, parse_answer("value=134217728"));
+    CHECK(n8k.message.find("quarters") != std::string::npos);
+    CHECK_FALSE(check_answer(l, parse_answer("value=lots")).valid);
+    CHECK_FALSE(check_answer(l, parse_answer("block_rows=4")).valid);
+}
+
+TEST_CASE("lesson 12 refuses degenerate blocks and explains a miss") {
+    const Lesson& l = lesson(12);
+    REQUIRE(l.exercise);
+    // B_r = 90, B_c = 1: T_r = 46, 46 MiB of K and V plus Q, O: under the 48 MiB budget, but one key a step.
+    const auto thin = check_answer(l, parse_answer("algo=flash2,block_rows=90,block_cols=1"));
+    CHECK_FALSE(thin.valid);
+    CHECK_FALSE(thin.passed);
+    CHECK(thin.message.find("4,096 steps") != std::string::npos);
+    const auto miss = check_answer(l, parse_answer("algo=flash2,block_rows=32,block_cols=48"));
+    CHECK(miss.valid);
+    CHECK_FALSE(miss.passed);
+    CHECK(miss.message.find("Hint:") != std::string::npos);
+    CHECK(miss.message.find("128 query blocks") != std::string::npos);
+}
