@@ -202,9 +202,17 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
         }
     }
     ctx.root["measured"] = json::object();
-    ctx.root["measured"]["status"] = why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" +
-                                                       doc.value("date", std::string("?")) + ")"
-                                                 : why;
+    // the calls the rows come from: the file's "runs" (rows merged from several calls), else its date
+    std::string dates;
+    if (why.empty()) {
+        if (doc.contains("runs") && doc["runs"].is_array())
+            for (const auto& run : doc["runs"])
+                if (run.is_object() && run.contains("date") && run["date"].is_string())
+                    dates += (dates.empty() ? "" : " and ") + run["date"].get<std::string>().substr(0, 10);
+        if (dates.empty()) dates = doc.value("date", std::string("?"));
+    }
+    ctx.root["measured"]["status"] =
+        why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" + dates + ")" : why;
     ctx.root["measured"]["available"] = why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
         if (!why.empty()) {
