@@ -197,11 +197,47 @@ json stats_json(const sim::ErrorStats& e) {
 
 json opt_bytes(int64_t b) { return b < 0 ? json(nullptr) : json(b); }
 
+// A results file: {device, driver, date (of `started`), git_commit, <key>: rows}, written whole
+// (the bench rewrites it after every row, so a run cut short keeps what it measured). No path: nothing.
+bool write_doc(const std::string& path, const json& rows, std::time_t started, const char* key = "rows") {
+    if (path.empty()) return true;
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
+    const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
+    const json doc{{"device", fcuda::device_name()},
+                   {"driver", fcuda::driver_version()},
+                   {"date", date},
+                   {"git_commit", commit ? commit : "unknown"},
+                   {key, rows}};
+    std::ofstream f(path);
+    if (!f) {
+        print_error("bench", "cannot write " + path);
+        return false;
+    }
+    f << doc.dump(1) << "\n";
+    return true;
+}
+
+// What every GPU mode needs first: a usable GPU (exit 2, said plainly, when there is none) and a
+// storage type the kernels keep (exit 1 otherwise). 0 when both are fine.
+int check_device_and_dtype(const BenchArgs& a) {
+    std::string why;
+    if (!fcuda::device_available(&why)) {
+        std::cerr << "flashsim bench: " << why
+                  << "; the H200 measurements recorded with this project are in cuda/results/h200.json\n";
+        return 2;
+    }
+    const auto dt = sim::parse_dtype(a.dtype);
+    if (!dt || *dt == sim::DType::fp32) {
+        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
+        return 1;
+    }
+    return 0;
+}
+
 // flashsim bench --ceilings: the GPU's own ceilings (cuda/ceilings.cu), printed and written as JSON.
 int run_ceilings(const BenchArgs& a) {
-    const std::time_t now = std::time(nullptr);
-    char date[64];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    const std::time_t started = std::time(nullptr);
     const std::vector<fcuda::Ceiling> cs = fcuda::measure_ceilings();
     json rows = json::array();
     std::printf("%-14s %14s %-7s %s\n", "ceiling", "value", "unit", "method");
@@ -209,37 +245,15 @@ int run_ceilings(const BenchArgs& a) {
         std::printf("%-14s %14.4g %-7s %s\n", c.name.c_str(), c.value, c.unit.c_str(), c.method.c_str());
         rows.push_back(json{{"name", c.name}, {"value", c.value}, {"unit", c.unit}, {"method", c.method}});
     }
-    if (!a.json.empty()) {
-        const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
-        const json doc{{"device", fcuda::device_name()},
-                       {"driver", fcuda::driver_version()},
-                       {"date", date},
-                       {"git_commit", commit ? commit : "unknown"},
-                       {"ceilings", rows}};
-        std::ofstream f(a.json);
-        if (!f) {
-            print_error("bench", "cannot write " + a.json);
-            return 1;
-        }
-        f << doc.dump(1) << "\n";
-        std::cerr << "bench: wrote " << a.json << "\n";
-    }
+    if (!write_doc(a.json, rows, started, "ceilings")) return 1;
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
     return 0;
 }
 
 int run_bench(const BenchArgs& a) {
-    std::string why;
-    if (!fcuda::device_available(&why)) {
-        std::cerr << "flashsim bench: " << why
-                  << "; the H200 measurements recorded with this project are in cuda/results/h200.json\n";
-        return 2;
-    }
+    if (const int rc = check_device_and_dtype(a)) return rc;
     if (a.ceilings) return run_ceilings(a);
     const auto dt = sim::parse_dtype(a.dtype);
-    if (!dt || *dt == sim::DType::fp32) {
-        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
-        return 1;
-    }
     // by default every variant this GPU can run (flash2h needs Hopper); one asked for by name
     // and not runnable here fails its rows with the reason
     std::vector<std::string> variants = a.variants;
@@ -255,24 +269,7 @@ int run_bench(const BenchArgs& a) {
     json rows = json::array();
     // the JSON file is rewritten after every row, so a run cut short keeps what it measured
     const std::time_t started = std::time(nullptr);
-    auto write_json = [&]() -> bool {
-        if (a.json.empty()) return true;
-        char date[64];
-        std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
-        const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
-        json doc{{"device", fcuda::device_name()},
-                 {"driver", fcuda::driver_version()},
-                 {"date", date},
-                 {"git_commit", commit ? commit : "unknown"},
-                 {"rows", rows}};
-        std::ofstream f(a.json);
-        if (!f) {
-            print_error("bench", "cannot write " + a.json);
-            return false;
-        }
-        f << doc.dump(1) << "\n";
-        return true;
-    };
+    auto write_json = [&]() -> bool { return write_doc(a.json, rows, started); };
     bool all_ok = true;
     std::printf("%-9s %-8s %6s %4s %3s %4s %-6s %10s %8s %12s %12s %9s %9s %10s %s\n", "variant", "pass", "N", "d", "B",
                 "H", "mask", "ms(med)", "TFLOP/s", "sim_hbm_MB", "dram_MB", "rel_ref", "rel_std", "peak_MB", "ok");
@@ -376,37 +373,10 @@ int run_bench(const BenchArgs& a) {
     return all_ok ? 0 : 1;
 }
 
-bool write_doc(const std::string& path, const json& rows, std::time_t started) {
-    if (path.empty()) return true;
-    char date[64];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
-    const char* commit = std::getenv("FLASHSIM_GIT_COMMIT");
-    json doc{{"device", fcuda::device_name()},
-             {"driver", fcuda::driver_version()},
-             {"date", date},
-             {"git_commit", commit ? commit : "unknown"},
-             {"rows", rows}};
-    std::ofstream f(path);
-    if (!f) {
-        print_error("bench", "cannot write " + path);
-        return false;
-    }
-    f << doc.dump(1) << "\n";
-    return true;
-}
-
 // flashsim bench --decode: the decode kernel on the shapes (or --cache x --batch).
 int run_decode_bench(const BenchArgs& a) {
-    std::string why;
-    if (!fcuda::device_available(&why)) {
-        std::cerr << "flashsim bench: " << why << "\n";
-        return 2;
-    }
+    if (const int rc = check_device_and_dtype(a)) return rc;
     const auto dt = sim::parse_dtype(a.dtype);
-    if (!dt || *dt == sim::DType::fp32) {
-        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
-        return 1;
-    }
     std::vector<std::pair<int64_t, int64_t>> shapes;  // (B, L)
     if (a.caches.empty())
         shapes = {{1, 32768}, {1, 131072}, {8, 32768}, {64, 8192}};
@@ -484,16 +454,8 @@ int run_decode_bench(const BenchArgs& a) {
 
 // flashsim bench --fit: the longest N each kernel's training step can allocate on this GPU.
 int run_fit_bench(const BenchArgs& a) {
-    std::string why;
-    if (!fcuda::device_available(&why)) {
-        std::cerr << "flashsim bench: " << why << "\n";
-        return 2;
-    }
+    if (const int rc = check_device_and_dtype(a)) return rc;
     const auto dt = sim::parse_dtype(a.dtype);
-    if (!dt || *dt == sim::DType::fp32) {
-        print_error("bench", "--dtype must be bf16 or fp16, got '" + a.dtype + "'");
-        return 1;
-    }
     sim::Problem shape;
     shape.batch = a.batch > 0 ? a.batch : 1;
     shape.heads = a.heads > 0 ? a.heads : 16;
