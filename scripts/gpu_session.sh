@@ -7,7 +7,8 @@
 #     FLASHSIM_GIT_COMMIT=<sha> STAGES="info tests sanitize bench ncu anchor" bash scripts/gpu_session.sh
 # Stages (env STAGES, default all but det): info (nvidia-smi, versions), tests (GPU doctest suites),
 # sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), ab (flash2
-# tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bwdab
+# tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bwdsched
+# (flash2h backward's schedules side by side, not causal and causal), bwdab
 # (flash2 backward at d = 64 with B_c = 128 against the first B_c = 64), bench
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
@@ -166,6 +167,17 @@ if has bwdab; then
   # flash2 backward at d = 64: B_c = 128 (default) against the first B_c = 64
   stamp bwdab
   side_by_side bwd_ab.json FLASHSIM_FLASH2_BWD_D64 tiling "bc128 bc64" --variant flash2 --pass backward --seq 4096,8192,16384 --head-dim 64
+fi
+
+if has bwdsched; then
+  # flash2h backward's schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE) side by side on the same inputs,
+  # not causal and causal: the default is chosen from these (cuda/NOTES.md, v3)
+  stamp bwdsched
+  for m in "" --causal; do
+    side_by_side "bwd_schedules${m:+_causal}.json" FLASHSIM_FLASH2H_BWD_SCHEDULE schedule \
+      "${BWD_SCHEDULES:-plain pipelined bulk bulk-pipelined bulk-keys}" --variant flash2h --pass backward \
+      --seq "$SEQS" --head-dim "$DIMS" $m
+  done
 fi
 
 if has bench; then
