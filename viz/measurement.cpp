@@ -90,6 +90,17 @@ MeasuredFile parse_measurements(const std::string& text, const std::string& path
         f.driver = str(doc, {"driver"});
         f.date = str(doc, {"date"});
         f.commit = str(doc, {"commit", "git_commit"});
+        // rows merged from several calls (cuda/results/merge.py): each call's date and commit
+        if (auto it = doc.find("runs"); it != doc.end() && it->is_array() && it->size() > 1) {
+            std::string dates, commits;
+            for (const auto& run : *it) {
+                if (!run.is_object()) continue;
+                dates += (dates.empty() ? "" : " and ") + str(run, {"date"}).substr(0, 10);
+                commits += (commits.empty() ? "" : ", ") + str(run, {"git_commit"}).substr(0, 12);
+            }
+            f.date = dates;
+            f.commit = commits;
+        }
         if (auto it = doc.find("rows"); it != doc.end() && it->is_array()) rows = &*it;
         if (auto it = doc.find("anchor"); it != doc.end() && it->is_object()) {
             const std::string t = str(*it, {"torch"}), how = str(*it, {"method"});
