@@ -8,5 +8,6 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     int rc = 0;
     register_bench(app, rc);
+    register_attend(app, rc);  // flashsim attend --backend cuda
     return parse_and_run(app, argc, argv, rc);
 }

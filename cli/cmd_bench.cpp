@@ -57,6 +57,10 @@ struct BenchArgs {
     uint64_t seed = 42;
     // --decode: one new token against a KV cache; --fit: the longest N a step fits
     bool decode = false, fit = false;
+    // --study: the numerics study over random shapes; --scale: past 2^31 elements and at 1M tokens
+    int study = 0;
+    double time_limit = 0;  // --study: stop starting shapes after this many seconds (0: none)
+    bool scale = false;
     std::vector<int64_t> caches;  // empty: the four preset rows
     int64_t q_heads = 32, kv_heads = 8, splits = 0;
     bool dims_given = false;
@@ -512,6 +516,178 @@ int run_fit_bench(const BenchArgs& a) {
     if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
     return all_ok ? 0 : 1;
 }
+
+// flashsim bench --study COUNT: random shapes, every kernel and pass against float64 on the GPU
+// (cuda/study.cpp). One row per shape with each kernel's error, the standard kernel's, and the bar.
+int run_study(const BenchArgs& a) {
+    if (const int rc = check_device_and_dtype(a)) return rc;
+    const std::time_t started = std::time(nullptr);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<fcuda::StudyShape> shapes = fcuda::study_shapes(a.study, a.seed);
+    json rows = json::array();
+    int64_t entries = 0, inside = 0;
+    int done = 0;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (a.time_limit > 0 && elapsed > a.time_limit) {
+            std::printf("study: time limit of %.0f s reached after %d of %zu shapes\n", a.time_limit, done,
+                        shapes.size());
+            break;
+        }
+        const fcuda::StudyShape& sh = shapes[k];
+        json row{{"shape", k},
+                 {"batch", sh.B},
+                 {"heads", sh.H},
+                 {"seq", sh.N},
+                 {"head_dim", sh.d},
+                 {"dtype", sim::dtype_name(sh.dtype)},
+                 {"causal", sh.causal},
+                 {"score_target", sh.score_target},
+                 {"seed", sh.seed}};
+        try {
+            // the GPU's float64 against the CPU's on the first shapes small enough
+            const double work = double(sh.B * sh.H) * double(sh.N) * double(sh.N) * double(sh.d);
+            const bool cpu_check = k < 200 && work <= 2e8;
+            const fcuda::StudyResult r = fcuda::study_one(sh, cpu_check);
+            row["lse_max"] = r.lse_max;
+            row["reference_ms"] = r.reference_ms;
+            if (r.gpu_vs_cpu_reference >= 0) row["gpu_vs_cpu_reference"] = r.gpu_vs_cpu_reference;
+            json es = json::array();
+            bool all = true;
+            for (const auto& e : r.entries) {
+                es.push_back({{"variant", e.variant},
+                              {"pass", fcuda::pass_name(e.pass)},
+                              {"tensor", e.tensor},
+                              {"err", e.err},
+                              {"err_standard", e.err_standard},
+                              {"atol", e.atol},
+                              {"bound", e.bound},
+                              {"max_ulp", e.max_ulp},
+                              {"identical", e.identical},
+                              {"count", e.count},
+                              {"nonfinite", e.nonfinite},
+                              {"worst_at", e.where},
+                              {"ok", e.ok}});
+                ++entries;
+                inside += e.ok ? 1 : 0;
+                all = all && e.ok;
+            }
+            row["entries"] = es;
+            row["ok"] = all;
+            if (!all) {
+                std::printf("study: shape %zu (B=%lld H=%lld N=%lld d=%d %s%s) outside the bar:", k, (long long)sh.B,
+                            (long long)sh.H, (long long)sh.N, sh.d, sim::dtype_name(sh.dtype),
+                            sh.causal ? " causal" : "");
+                for (const auto& e : r.entries)
+                    if (!e.ok)
+                        std::printf(" %s %s %s err %.3g > bound %.3g;", e.variant.c_str(), fcuda::pass_name(e.pass),
+                                    e.tensor.c_str(), e.err, e.bound);
+                std::printf("\n");
+            }
+        } catch (const std::exception& e) {
+            row["error"] = e.what();
+            row["ok"] = false;
+            std::printf("study: shape %zu (N=%lld d=%d) error: %s\n", k, (long long)sh.N, sh.d, e.what());
+        }
+        rows.push_back(row);
+        ++done;
+        if (done % 50 == 0) {
+            std::printf("study: %d shapes, %lld of %lld comparisons inside the bar\n", done, (long long)inside,
+                        (long long)entries);
+            std::fflush(stdout);
+            if (!write_doc(a.json, rows, started, "shapes")) return 1;
+        }
+    }
+    if (!write_doc(a.json, rows, started, "shapes")) return 1;
+    std::printf("study: %d shapes, %lld of %lld comparisons inside the bar\n", done, (long long)inside,
+                (long long)entries);
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
+    return inside == entries ? 0 : 1;
+}
+
+// flashsim bench --scale: every flash kernel with more than 2^31 elements in a tensor (B = 1,
+// H = 2048, N = 16384, d = 128) and at N = 1,048,576 for one head (causal), checked on sampled rows
+// against float64. standard is left out: its N x N scores alone would take 1.1 TB and 2.2 TB.
+int run_scale(const BenchArgs& a) {
+    if (const int rc = check_device_and_dtype(a)) return rc;
+    const std::time_t started = std::time(nullptr);
+    struct Case {
+        int64_t B, H, N;
+        bool causal;
+        std::vector<std::pair<int64_t, int64_t>> rows;  // (head, query row)
+        int64_t key_tail;
+    };
+    std::vector<Case> cases{
+        {1, 2048, 16384, false, {{0, 0}, {1024, 8191}, {1500, 77}, {2047, 0}, {2047, 16383}}, 0},
+        {1, 1, 1048576, true, {{0, 0}, {0, 1}, {0, 131071}, {0, 524288}, {0, 1048575}}, 64},
+    };
+    json rows = json::array();
+    bool all_ok = true;
+    for (const Case& c : cases)
+        for (const std::string v : {"flash1", "flash2", "flash2h"})
+            for (const fcuda::Pass pass : {fcuda::Pass::forward, fcuda::Pass::backward}) {
+                if (!a.variants.empty() && std::find(a.variants.begin(), a.variants.end(), v) == a.variants.end())
+                    continue;
+                if (!fcuda::supports(v, pass) || !fcuda::variant_available(v)) continue;
+                sim::Problem p;
+                p.batch = c.B;
+                p.heads = c.H;
+                p.seq = c.N;
+                p.head_dim = 128;
+                p.dtype = *sim::parse_dtype(a.dtype);
+                p.causal = c.causal;
+                p.seed = a.seed;
+                json row{{"variant", v},
+                         {"pass", fcuda::pass_name(pass)},
+                         {"batch", c.B},
+                         {"heads", c.H},
+                         {"seq", c.N},
+                         {"head_dim", 128},
+                         {"dtype", a.dtype},
+                         {"causal", c.causal}};
+                try {
+                    const fcuda::ScaleCheck r = fcuda::scale_check(p, v, pass, c.rows, c.key_tail);
+                    row["elements_per_tensor"] = r.elements_per_tensor;
+                    row["rows_checked"] = r.rows_checked;
+                    row["nonfinite"] = r.nonfinite;
+                    row["err_O"] = r.err_O;
+                    row["err_LSE"] = r.err_LSE;
+                    row["ref_max"] = r.ref_max;
+                    if (pass == fcuda::Pass::backward) {
+                        row["err_dQ"] = r.err_dQ;
+                        row["err_dK"] = r.err_dK;
+                        row["err_dV"] = r.err_dV;
+                    }
+                    row["gpu_seconds"] = r.gpu_seconds;
+                    row["reference_seconds"] = r.reference_seconds;
+                    // The bar at scale: a few ulps of the dtype at the output's size (the study
+                    // measures the fine-grained bar; here the question is wrong offsets, which
+                    // give errors of the order of the values themselves).
+                    const double eps = p.dtype == sim::DType::bf16 ? 0x1p-7 : 0x1p-10;
+                    const double tol = 4 * eps * std::max(1.0, r.ref_max);
+                    const double worst = std::max({r.err_O, r.err_dQ, r.err_dK, r.err_dV});
+                    row["tolerance"] = tol;
+                    row["ok"] = r.nonfinite == 0 && worst <= tol;
+                    all_ok = all_ok && row["ok"].get<bool>();
+                    std::printf("scale %-8s %-8s B=%lld H=%lld N=%lld%s: %lld elements/tensor, %lld rows checked, "
+                                "max err %.3g (tol %.3g), %lld non-finite, GPU %.1f s, reference %.1f s\n",
+                                v.c_str(), fcuda::pass_name(pass), (long long)c.B, (long long)c.H, (long long)c.N,
+                                c.causal ? " causal" : "", (long long)r.elements_per_tensor, (long long)r.rows_checked,
+                                worst, tol, (long long)r.nonfinite, r.gpu_seconds, r.reference_seconds);
+                } catch (const std::exception& e) {
+                    row["error"] = e.what();
+                    row["ok"] = false;
+                    all_ok = false;
+                    std::printf("scale %-8s %-8s N=%lld error: %s\n", v.c_str(), fcuda::pass_name(pass),
+                                (long long)c.N, e.what());
+                }
+                std::fflush(stdout);
+                rows.push_back(row);
+                if (!write_doc(a.json, rows, started)) return 1;
+            }
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
+    return all_ok ? 0 : 1;
+}
 #endif
 
 }  // namespace
@@ -557,6 +733,12 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_flag("--fit", args->fit,
                   "The longest N each variant's training step can allocate (B=1, H=16, d=128 unless given; "
                   "allocation only, no kernel runs), beside the simulator's answer");
+    cmd->add_option("--study", args->study,
+                    "The numerics study: this many random shapes, every kernel and pass against float64 (seed from "
+                    "--seed)");
+    cmd->add_option("--time-limit", args->time_limit, "--study: start no new shape after this many seconds");
+    cmd->add_flag("--scale", args->scale,
+                  "The flash kernels past 2^31 elements in a tensor and at N = 1,048,576, checked on sampled rows");
     auto resim = std::make_shared<std::string>();
     cmd->add_option("--resimulate", *resim,
                     "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");
@@ -603,7 +785,14 @@ void register_bench(CLI::App& app, int& rc) {
                         return;
                     }
             }
-            rc = args->decode ? run_decode_bench(*args) : args->fit ? run_fit_bench(*args) : run_bench(*args);
+            if (int(args->decode) + int(args->fit) + int(args->study > 0) + int(args->scale) > 1)
+                throw std::runtime_error("--decode, --fit, --study and --scale are separate runs");
+            if (args->study < 0) throw std::runtime_error("--study takes a count of shapes >= 1");
+            rc = args->decode  ? run_decode_bench(*args)
+                 : args->fit   ? run_fit_bench(*args)
+                 : args->study ? run_study(*args)
+                 : args->scale ? run_scale(*args)
+                               : run_bench(*args);
         } catch (const std::exception& e) {
             print_error("bench", e.what());
             rc = 1;

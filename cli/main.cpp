@@ -11,7 +11,13 @@
 int main(int argc, char** argv) {
     // `flashsim bench` runs flashsim-bench (beside this executable), which carries the CUDA
     // runtime; without it (a build without nvcc) the bench command below says so and exits 2.
-    if (argc > 1 && std::strcmp(argv[1], "bench") == 0) {
+    // `flashsim attend --backend cuda` runs there too: the GPU kernels live in flashsim-bench.
+    bool cuda_attend = false;
+    if (argc > 1 && std::strcmp(argv[1], "attend") == 0)
+        for (int i = 2; i < argc; ++i)
+            cuda_attend = cuda_attend || std::strcmp(argv[i], "--backend=cuda") == 0 ||
+                          (std::strcmp(argv[i], "--backend") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "cuda") == 0);
+    if (argc > 1 && (std::strcmp(argv[1], "bench") == 0 || cuda_attend)) {
         std::error_code ec;
         const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
         const std::string bench = (self.parent_path() / "flashsim-bench").string();
@@ -21,18 +27,7 @@ int main(int argc, char** argv) {
         }
     }
     CLI::App app{"flashsim: watch attention move bytes between HBM and SRAM, standard vs FlashAttention", "flashsim"};
-    app.require_subcommand(1);
-    app.set_help_all_flag("--help-all", "Show help for every command");
     int rc = 0;
-    register_simulate(app, rc);
-    register_compare(app, rc);
-    register_softmax(app, rc);
-    register_attend(app, rc);
-    register_bench(app, rc);
-    register_sweep(app, rc);
-    register_scenario(app, rc);
-    register_fit(app, rc);
-    register_decode(app, rc);
-    register_lesson(app, rc);
+    register_commands(app, rc);
     return parse_and_run(app, argc, argv, rc);
 }

@@ -11,6 +11,7 @@
 // Every function throws std::runtime_error with a message naming the failing call and file:line.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -121,8 +122,83 @@ struct Outputs {
 };
 Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass);
 
+// The same on the caller's tensors instead of the generator's: Q, K, V (and dO for a backward),
+// each (B, H, N, d) as p says, rounded to p.dtype on upload. Before allocating it compares
+// device_bytes_needed with the free memory and throws OutOfDeviceMemory naming both.
+struct OutOfDeviceMemory : std::runtime_error {
+    OutOfDeviceMemory(const std::string& what, int64_t need, double free)
+        : std::runtime_error(what), needed(need), free_bytes(free) {}
+    int64_t needed = 0;
+    double free_bytes = 0;
+};
+Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass, const sim::TensorF& Q,
+                const sim::TensorF& K, const sim::TensorF& V, const sim::TensorF* dO);
+// Device bytes that compute() allocates for the pass: the tensors, the kernels' workspace and one
+// float32 staging copy of a tensor. And the free bytes cudaMemGetInfo reports now.
+int64_t device_bytes_needed(const sim::Problem& p, const std::string& variant, Pass pass);
+double device_free_bytes();
+
+// The pass on the generator's inputs, returning only the listed rows (flat row ids b*H*N + h*N + n)
+// of O, LSE, and for a backward of dQ, dK, dV (key rows) — for problems too large to copy back
+// (flashsim bench --scale). nonfinite counts NaN/inf over every element of the outputs.
+struct SampledRows {
+    std::vector<int64_t> rows;
+    std::vector<float> O, LSE, dQ, dK, dV;  // rows.size() x d (LSE: x 1; empty when none is kept)
+    int64_t nonfinite = 0;
+};
+SampledRows compute_rows(const sim::Problem& p, const std::string& variant, Pass pass,
+                         const std::vector<int64_t>& rows);
+
 // The generator run on the device and copied back (tests check it bit-for-bit against the host).
 sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which);
+
+// ---- the numerics study and the scale checks (cuda/study.cpp, flashsim bench --study/--scale) ----
+// A random shape of the study: N from 1 to 20,000 (some shorter than a block, some prime), d 64
+// or 128, bf16 or fp16, causal or not, B*H*N^2 <= 4e8; Q and K scaled so that the largest
+// scores reach about score_target.
+struct StudyShape {
+    int64_t B = 1, H = 1, N = 1;
+    int d = 64;
+    sim::DType dtype = sim::DType::bf16;
+    bool causal = false;
+    double score_target = 1;
+    uint64_t seed = 0;
+};
+std::vector<StudyShape> study_shapes(int count, uint64_t seed);
+// One kernel's output tensor against float64: err = max abs error; err_standard = the standard
+// kernel's on the same tensor; bound = 2 * err_standard + atol, atol one ulp of the dtype at the
+// reference's largest magnitude; ok = finite and err <= bound.
+struct StudyEntry {
+    std::string variant, tensor, where;
+    Pass pass = Pass::forward;
+    double err = 0, err_standard = 0, atol = 0, bound = 0;
+    int64_t max_ulp = 0, identical = 0, count = 0, nonfinite = 0;
+    bool ok = false;
+};
+struct StudyResult {
+    StudyShape shape;
+    std::vector<StudyEntry> entries;
+    double lse_max = -1e300;            // the largest LSE of the reference (scores reach about this)
+    double reference_ms = 0;            // the float64 reference's time on the GPU
+    double gpu_vs_cpu_reference = -1;   // max relative difference, GPU float64 vs CPU float64 (-1: not checked)
+};
+// Every available kernel (standard, flash1, flash2, flash2h; forward and backward) on the shape's
+// inputs, against the float64 reference computed on the GPU (cuda/reference64.hpp); with
+// check_reference_on_cpu the GPU reference is also compared with the CPU's.
+StudyResult study_one(const StudyShape& s, bool check_reference_on_cpu);
+
+// A pass at scale on the generator's inputs, checked on sampled rows against float64: the
+// listed (head, query row) pairs for O, LSE, dQ; for dK and dV the last key_tail key rows of each
+// listed head when causal (else the listed rows). err_* are max abs errors over the rows checked.
+struct ScaleCheck {
+    std::string variant;
+    Pass pass = Pass::forward;
+    int64_t elements_per_tensor = 0, rows_checked = 0, nonfinite = 0;
+    double err_O = 0, err_LSE = 0, err_dQ = 0, err_dK = 0, err_dV = 0, ref_max = 0;
+    double gpu_seconds = 0, reference_seconds = 0;
+};
+ScaleCheck scale_check(const sim::Problem& p, const std::string& variant, Pass pass,
+                       const std::vector<std::pair<int64_t, int64_t>>& heads_rows, int64_t key_tail);
 
 // ---- decoding (cuda/decode.cu) ----------------------------------------------------------------
 // One new token (q_len = 1) per sequence against a KV cache of L keys, H_q query heads on H_kv

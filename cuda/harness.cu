@@ -56,6 +56,12 @@ __global__ void harness_to_float(const T* p, int64_t count, float* out) {
         out[k] = as_float(p[k]);
 }
 
+template <typename T>
+__global__ void harness_from_float(const float* in, int64_t count, T* out) {
+    for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
+        out[k] = StorageTraits<T>::from_float(in[k]);
+}
+
 template <typename F>
 void dispatch_any(sim::DType dt, F&& f) {
     if (dt == sim::DType::fp32)
@@ -212,6 +218,10 @@ static void check_problem(const sim::Problem& p) {
     if (p.dtype != sim::DType::fp16 && p.dtype != sim::DType::bf16)
         throw std::runtime_error("cuda kernels store fp16 or bf16 (got " + std::string(sim::dtype_name(p.dtype)) + ")");
     if (p.window > 0) throw std::runtime_error("cuda kernels do not implement sliding windows (window > 0)");
+    if (p.pad_left > 0) throw std::runtime_error("cuda kernels do not implement left padding (pad_left > 0)");
+    if (p.heads_total() > 65535)
+        throw std::runtime_error("cuda kernels launch one grid row per (batch, head), at most 65,535; B*H = " +
+                                 std::to_string(p.heads_total()) + ": split the batch");
 }
 
 TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass pass) {
@@ -517,22 +527,22 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     return out;
 }
 
-Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
-    check_problem(p);
-    (void)tile_config(variant, p, pass);
-    const bool bwd = pass != Pass::forward;  // a backward runs its forward first, as a step does
-    const auto [fwd_variant, bwd_variant] = step_pair(variant);
-    Set set = make_set(p, bwd);
-    Workspace ws;
-    const Tensors t = set.tensors();
-    poison(set.O.get(), set.O.bytes(), 0);
-    poison(set.LSE.get(), set.LSE.bytes(), 0);
-    forward_of(fwd_variant, p, t, ws, 0);
-    if (bwd) {
-        poison_outputs(set, Pass::backward, 0);
-        backward_of(bwd_variant, p, t, ws, 0);
-    }
+// ---- the user's own tensors (flashsim attend --backend cuda) and sampled rows (--scale) --------
+
+namespace {
+// Host floats into device storage of p.dtype (rounded to nearest, as the generator's values are).
+void upload_as(void* dev, sim::DType dt, const std::vector<float>& host) {
+    const int64_t count = static_cast<int64_t>(host.size());
+    DeviceBuffer tmp(static_cast<size_t>(count) * sizeof(float));
+    CUDA_CHECK(cudaMemcpy(tmp.get(), host.data(), tmp.bytes(), cudaMemcpyHostToDevice));
+    dispatch_dtype(dt, [&]<typename T>() {
+        harness_from_float<T><<<1024, 256>>>(tmp.as<float>(), count, static_cast<T*>(dev));
+        LAUNCH_CHECK();
+    });
     CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+Outputs outputs_of(const sim::Problem& p, const std::string& fwd_variant, const Set& set, bool bwd) {
     Outputs o;
     o.O = to_host(p, set.O.get());
     if (fwd_variant == "flash2" || fwd_variant == "flash2h") {
@@ -545,6 +555,126 @@ Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
         o.dV = to_host(p, set.dV.get());
     }
     return o;
+}
+
+// The pass on the set: the forward (outputs poisoned first), then for a backward the backward.
+void run_pass_once(const sim::Problem& p, const std::string& variant, bool bwd, const Set& set) {
+    const auto [fwd_variant, bwd_variant] = step_pair(variant);
+    Workspace ws;
+    const Tensors t = set.tensors();
+    poison(set.O.get(), set.O.bytes(), 0);
+    poison(set.LSE.get(), set.LSE.bytes(), 0);
+    forward_of(fwd_variant, p, t, ws, 0);
+    if (bwd) {
+        poison_outputs(set, Pass::backward, 0);
+        backward_of(bwd_variant, p, t, ws, 0);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+}  // namespace
+
+Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
+    check_problem(p);
+    (void)tile_config(variant, p, pass);
+    const bool bwd = pass != Pass::forward;  // a backward runs its forward first, as a step does
+    Set set = make_set(p, bwd);
+    run_pass_once(p, variant, bwd, set);
+    return outputs_of(p, step_pair(variant).first, set, bwd);
+}
+
+int64_t device_bytes_needed(const sim::Problem& p, const std::string& variant, Pass pass) {
+    check_problem(p);
+    (void)tile_config(variant, p, pass);
+    const auto [fwd_variant, bwd_variant] = step_pair(variant);
+    const auto z = sizes(p);
+    const bool bwd = pass != Pass::forward;
+    int64_t n = static_cast<int64_t>(z.bytes) * (bwd ? 8 : 4) + z.rows * 4;  // Q, K, V, O (dO, dQ, dK, dV), LSE
+    n += z.elems * 4;  // one tensor's float32 staging copy while uploading
+    if (bwd) return n + step_workspace_bytes(bwd_variant, p);
+    const int64_t BH = p.heads_total(), N = p.seq;
+    if (fwd_variant == "standard") n += 2 * BH * N * N * p.elem_bytes();  // S, P
+    if (fwd_variant == "flash1") n += z.elems * 4 + 2 * z.rows * 4;         // O (fp32), l, m
+    return n;
+}
+
+double device_free_bytes() {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return double(free_b);
+}
+
+Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass, const sim::TensorF& Q,
+                const sim::TensorF& K, const sim::TensorF& V, const sim::TensorF* dO) {
+    check_problem(p);
+    (void)tile_config(variant, p, pass);
+    const bool bwd = pass != Pass::forward;
+    const auto z = sizes(p);
+    for (const sim::TensorF* t : {&Q, &K, &V, bwd ? dO : &Q}) {
+        if (!t) throw std::runtime_error("a backward needs dO");
+        if (t->batch != p.batch || t->heads != p.heads || t->rows != p.seq || t->cols != p.head_dim)
+            throw std::runtime_error("a tensor's shape differs from the problem's (B, H, N, d)");
+    }
+    const int64_t need = device_bytes_needed(p, variant, pass);
+    const double free_b = device_free_bytes();
+    if (double(need) > free_b)
+        throw OutOfDeviceMemory("the " + std::string(pass_name(pass)) + " pass of " + variant + " needs " +
+                                    std::to_string(need) + " bytes of GPU memory and " +
+                                    std::to_string(static_cast<int64_t>(free_b)) + " are free",
+                                need, free_b);
+    Set s;
+    s.Q = DeviceBuffer(z.bytes);
+    s.K = DeviceBuffer(z.bytes);
+    s.V = DeviceBuffer(z.bytes);
+    s.O = DeviceBuffer(z.bytes);
+    s.LSE = DeviceBuffer(static_cast<size_t>(z.rows) * 4);
+    upload_as(s.Q.get(), p.dtype, Q.data);
+    upload_as(s.K.get(), p.dtype, K.data);
+    upload_as(s.V.get(), p.dtype, V.data);
+    if (bwd) {
+        s.dO = DeviceBuffer(z.bytes);
+        s.dQ = DeviceBuffer(z.bytes);
+        s.dK = DeviceBuffer(z.bytes);
+        s.dV = DeviceBuffer(z.bytes);
+        upload_as(s.dO.get(), p.dtype, dO->data);
+    }
+    run_pass_once(p, variant, bwd, s);
+    return outputs_of(p, step_pair(variant).first, s, bwd);
+}
+
+SampledRows compute_rows(const sim::Problem& p, const std::string& variant, Pass pass,
+                         const std::vector<int64_t>& rows) {
+    check_problem(p);
+    (void)tile_config(variant, p, pass);
+    const bool bwd = pass != Pass::forward;
+    const auto z = sizes(p);
+    for (int64_t r : rows)
+        if (r < 0 || r >= z.rows) throw std::runtime_error("compute_rows: row " + std::to_string(r) + " out of range");
+    Set set = make_set(p, bwd);
+    run_pass_once(p, variant, bwd, set);
+    SampledRows out;
+    out.rows = rows;
+    const int64_t d = p.head_dim, e = p.elem_bytes();
+    std::vector<float> row(static_cast<size_t>(d));
+    auto take = [&](const DeviceBuffer& b, std::vector<float>& into) {
+        for (int64_t r : rows) {
+            copy_to_host_float(static_cast<const char*>(b.get()) + r * d * e, p.dtype, d, row.data());
+            into.insert(into.end(), row.begin(), row.end());
+        }
+    };
+    take(set.O, out.O);
+    if (step_pair(variant).first != "standard" && step_pair(variant).first != "flash1")
+        for (int64_t r : rows) {
+            float v = 0;
+            copy_to_host_float(static_cast<const char*>(set.LSE.get()) + r * 4, sim::DType::fp32, 1, &v);
+            out.LSE.push_back(v);
+        }
+    if (bwd) {
+        take(set.dQ, out.dQ);
+        take(set.dK, out.dK);
+        take(set.dV, out.dV);
+    }
+    out.nonfinite = nonfinite_outputs(p, set, pass);
+    return out;
 }
 
 sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which) {

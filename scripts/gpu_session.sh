@@ -14,7 +14,10 @@
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
 # CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
 # --decode with its SDPA anchors), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
-# cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul).
+# cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
+# trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
+# study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS).
+# sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
 set -u
@@ -77,11 +80,11 @@ fi
 if has sanitize; then
   stamp sanitize
   SAN="$OUT/sanitizer.log"; : > "$SAN"
-  for tool in memcheck racecheck; do
+  for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
     for v in ${SAN_VARIANTS:-flash2h flash2 flash1 standard}; do
       for p in ${SAN_PASSES:-forward backward}; do
         [ "$v" = flash1 ] && [ "$p" = backward ] && continue
-        [ "$tool" = racecheck ] && [ "$v" = standard ] && continue   # cuBLAS: memcheck only
+        [ "$tool" != memcheck ] && [ "$v" = standard ] && continue   # cuBLAS: memcheck only
         for d in ${SAN_DIMS:-64 128}; do
           for m in ${SAN_MASKS:-none --causal}; do
             [ "$m" = none ] && m=""
@@ -94,8 +97,22 @@ if has sanitize; then
       done
     done
   done
+  # odd sizes under memcheck: one token, and fewer tokens than a block
+  for v in ${SAN_VARIANTS:-flash2h flash2 flash1 standard}; do
+    for p in forward backward; do
+      [ "$v" = flash1 ] && [ "$p" = backward ] && continue
+      for n in ${SAN_ODD_SEQS:-1 77}; do
+        for d in ${SAN_DIMS:-64 128}; do
+          echo "--- memcheck $v $p d=$d N=$n" >> "$SAN"
+          timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" \
+            --seq "$n" --head-dim "$d" --batch 1 --heads 3 --causal --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
+          echo "rc=$?" >> "$SAN"
+        done
+      done
+    done
+  done
   if [ "${SAN_DECODE:-1}" = 1 ]; then  # the decode kernel and its merge, odd L, both d, several splits
-    for tool in memcheck racecheck; do
+    for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
       for d in 64 128; do
         echo "--- $tool decode d=$d" >> "$SAN"
         timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 \
@@ -107,6 +124,39 @@ if has sanitize; then
   grep -c "^rc=0" "$SAN" | sed 's/^/sanitizer runs clean: /'
   grep -B1 "^rc=[^0]" "$SAN" | head -20
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$SAN" | sort | uniq -c
+fi
+
+if has trust; then
+  # the user's own tensors through the GPU (flashsim attend --backend cuda, which runs
+  # flashsim-bench), compared with the simulator and float64; hostile files refused; the scale checks
+  stamp trust
+  T=/tmp/flashsim_attend; mkdir -p "$T"
+  python3 - "$T" <<'PY'
+import sys, numpy as np
+t = sys.argv[1]; rng = np.random.default_rng(2026)
+for name in ("q", "k", "v", "do"):
+    np.save(f"{t}/{name}.npy", rng.standard_normal((2, 4, 1000, 128)).astype(np.float32))
+    np.save(f"{t}/{name}16.npy", rng.standard_normal((1, 2, 333, 64)).astype(np.float16))
+bad = rng.standard_normal((2, 4, 1000, 128)).astype(np.float32); bad[1, 2, 500, 7] = np.nan
+np.save(f"{t}/nan.npy", bad)
+PY
+  for algo in standard flash1 flash2 flash2h; do
+    echo "--- attend --backend cuda --algo $algo (float32 files as bf16), forward, --compare"
+    "$BIN/flashsim" attend --backend cuda --algo "$algo" --dtype bf16 --q "$T/q.npy" --k "$T/k.npy" --v "$T/v.npy" --out "$T/o_$algo.npy" --compare; echo "rc=$?"
+    [ "$algo" = flash1 ] && continue
+    echo "--- attend --backend cuda --algo $algo (float16 files), backward, causal, --compare"
+    "$BIN/flashsim" attend --backend cuda --algo "$algo" --pass backward --causal --q "$T/q16.npy" --k "$T/k16.npy" --v "$T/v16.npy" --do "$T/do16.npy" --out "$T/ob_$algo.npy" --compare; echo "rc=$?"
+  done
+  echo "--- hostile: NaN in K (must be refused, rc=1)"
+  "$BIN/flashsim" attend --backend cuda --algo flash2h --dtype bf16 --q "$T/q.npy" --k "$T/nan.npy" --v "$T/v.npy" --out "$T/o_nan.npy"; echo "rc=$?"
+  echo "--- scale"
+  timeout "${SCALE_TIMEOUT:-400}" "$BIN/flashsim-bench" bench --scale --dtype bf16 --json "$OUT/scale.json"; echo "scale rc=$?"
+fi
+
+if has study; then
+  stamp study
+  timeout "${STUDY_TIMEOUT:-500}" "$BIN/flashsim-bench" bench --study "${STUDY_SHAPES:-1000}" --time-limit "${STUDY_SECONDS:-300}" \
+    --seed "${STUDY_SEED:-2026}" --json "$OUT/study.json" | tail -40; echo "study rc=${PIPESTATUS[0]}"
 fi
 
 # side_by_side FILE VAR FIELD "VALUES" BENCH-ARGS...: the same `flashsim bench` once for each value

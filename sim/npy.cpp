@@ -1,7 +1,9 @@
 #include "sim/npy.hpp"
 
 #include <Eigen/Core>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -36,56 +38,74 @@ std::string header_field(const std::string& h, const std::string& key) {
 NpyArray read_npy(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot open '" + path + "': no such file or not readable");
-    char magic[6];
-    unsigned char ver[2];
-    if (!f.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0)
-        throw Error("'" + path + "' is not a .npy file (bad magic); save it with numpy.save");
-    if (!f.read(reinterpret_cast<char*>(ver), 2)) throw Error("'" + path + "': truncated .npy header");
+    std::ostringstream all;
+    all << f.rdbuf();
+    if (f.bad()) throw Error("reading '" + path + "' failed");
+    return parse_npy(all.str(), path);
+}
+
+NpyArray parse_npy(const std::string& bytes, const std::string& name) {
+    // A cursor over the bytes: take(n) hands out the next n bytes or throws "truncated <what>".
+    size_t at = 0;
+    auto take = [&](size_t n, const char* what) {
+        if (bytes.size() - at < n) throw Error("'" + name + "': truncated " + what);
+        const char* p = bytes.data() + at;
+        at += n;
+        return p;
+    };
+    if (bytes.size() < 6 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+        throw Error("'" + name + "' is not a .npy file (bad magic); save it with numpy.save");
+    at = 6;
+    const auto* ver = reinterpret_cast<const unsigned char*>(take(2, ".npy header"));
     uint32_t hlen = 0;
     if (ver[0] == 1) {
-        unsigned char b[2];
-        if (!f.read(reinterpret_cast<char*>(b), 2)) throw Error("'" + path + "': truncated .npy header");
+        const auto* b = reinterpret_cast<const unsigned char*>(take(2, ".npy header"));
         hlen = b[0] | (b[1] << 8);
     } else if (ver[0] == 2 || ver[0] == 3) {
-        unsigned char b[4];
-        if (!f.read(reinterpret_cast<char*>(b), 4)) throw Error("'" + path + "': truncated .npy header");
+        const auto* b = reinterpret_cast<const unsigned char*>(take(4, ".npy header"));
         hlen = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
     } else {
-        throw Error("'" + path + "': unsupported .npy format version " + std::to_string(ver[0]));
+        throw Error("'" + name + "': unsupported .npy format version " + std::to_string(ver[0]));
     }
-    if (hlen > (1u << 20)) throw Error("'" + path + "': .npy header too long");
-    std::string h(hlen, '\0');
-    if (!f.read(h.data(), hlen)) throw Error("'" + path + "': truncated .npy header");
+    if (hlen > (1u << 20)) throw Error("'" + name + "': .npy header too long");
+    const std::string h(take(hlen, ".npy header"), hlen);
     NpyArray out;
     out.descr = header_field(h, "descr");
     if (out.descr == "|f2" || out.descr == "=f2") out.descr = "<f2";
     if (out.descr != "<f2" && out.descr != "<f4" && out.descr != "<f8")
-        throw Error("'" + path + "': dtype '" + out.descr +
+        throw Error("'" + name + "': dtype '" + out.descr +
                     "' is not supported; use little-endian float16, float32 or float64");
     if (header_field(h, "fortran_order") != "False")
-        throw Error("'" + path + "': Fortran-ordered arrays are not supported; save with numpy.ascontiguousarray");
+        throw Error("'" + name + "': Fortran-ordered arrays are not supported; save with numpy.ascontiguousarray");
     const std::string shape = header_field(h, "shape");
-    if (shape.empty()) throw Error("'" + path + "': .npy header has no shape");
+    if (shape.empty()) throw Error("'" + name + "': .npy header has no shape");
+    // Each dimension is a run of digits; more than 12 digits is refused before it can overflow.
     std::vector<int64_t> dims;
     static const std::regex num("[0-9]+");
-    for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num); it != std::sregex_iterator(); ++it) {
+        if (it->str().size() > 12) throw Error("'" + name + "': shape " + shape + " has a dimension too large");
         dims.push_back(std::stoll(it->str()));
+    }
     if (dims.size() != 2 && dims.size() != 4)
-        throw Error("'" + path + "': shape " + shape + " must be (N, d) or (B, H, N, d)");
+        throw Error("'" + name + "': shape " + shape + " must be (N, d) or (B, H, N, d)");
     for (auto d : dims)
-        if (d <= 0) throw Error("'" + path + "': shape " + shape + " has an empty dimension");
+        if (d <= 0) throw Error("'" + name + "': shape " + shape + " has an empty dimension");
     out.four_d = dims.size() == 4;
     const int64_t B = out.four_d ? dims[0] : 1, H = out.four_d ? dims[1] : 1;
     const int64_t N = dims[dims.size() - 2], D = dims[dims.size() - 1];
-    if (B * H * N * D > (int64_t{1} << 31)) throw Error("'" + path + "': array too large");
-    out.tensor = TensorF(B, H, N, D);
+    // The element count in floating point first: each factor is below 1e12, so the product of
+    // four of them cannot overflow a double, and the int64 product is formed only when small.
+    const double elems = static_cast<double>(B) * static_cast<double>(H) * static_cast<double>(N) * static_cast<double>(D);
+    if (elems > static_cast<double>(int64_t{1} << 31))
+        throw Error("'" + name + "': shape " + shape + " has more than 2^31 elements, more than flashsim reads");
     const size_t count = static_cast<size_t>(B * H * N * D);
     const size_t width = out.descr == "<f2" ? 2 : out.descr == "<f4" ? 4 : 8;
-    std::vector<char> raw(count * width);
-    if (!f.read(raw.data(), static_cast<std::streamsize>(raw.size())))
-        throw Error("'" + path + "': data is shorter than its shape " + shape + " says");
+    if (bytes.size() - at < count * width)
+        throw Error("'" + name + "': data is shorter than its shape " + shape + " says");
+    out.tensor = TensorF(B, H, N, D);
+    const char* raw = bytes.data() + at;
     for (size_t i = 0; i < count; ++i) {
-        const char* p = raw.data() + i * width;
+        const char* p = raw + i * width;
         float v;
         if (width == 2) {
             uint16_t b;
@@ -96,7 +116,11 @@ NpyArray read_npy(const std::string& path) {
         } else {
             double d;
             std::memcpy(&d, p, 8);
-            v = static_cast<float>(d);
+            // Beyond float's range the value becomes +-inf (as numpy's astype does); converting
+            // it with a plain cast would be undefined behaviour.
+            v = std::isfinite(d) && std::abs(d) > std::numeric_limits<float>::max()
+                    ? std::copysign(std::numeric_limits<float>::infinity(), d)
+                    : static_cast<float>(d);
         }
         out.tensor.data[i] = v;
     }

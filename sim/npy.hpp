@@ -16,6 +16,8 @@ struct NpyArray {
 // Throws sim::Error naming the file and what is wrong (missing, bad magic, bad header,
 // unsupported dtype or order, truncated data).
 NpyArray read_npy(const std::string& path);
+// The same from the file's bytes in memory; `name` is what the messages call it.
+NpyArray parse_npy(const std::string& bytes, const std::string& name);
 // Writes `t` with the given descr ("<f2", "<f4" or "<f8"), as (N, d) when !four_d and B = H = 1.
 void write_npy(const std::string& path, const TensorF& t, const std::string& descr, bool four_d);
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -148,6 +149,69 @@ TEST_CASE("attend: .npy in, .npy out, equal to the reference; bad files refused"
                      tmp("o4.npy"));
     CHECK(t.rc != 0);
     CHECK(t.text.find("shorter than its shape") != std::string::npos);
+}
+
+TEST_CASE("attend: hostile values refused, the backward written, differences measured") {
+    sim::Problem p;
+    p.batch = 1;
+    p.heads = 2;
+    p.seq = 45;
+    p.head_dim = 16;
+    p.dtype = sim::DType::fp32;
+    p.causal = true;
+    const sim::Inputs in = sim::generate_inputs(p);
+    const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);
+    sim::write_npy(tmp("hq.npy"), in.Q, "<f4", true);
+    sim::write_npy(tmp("hk.npy"), in.K, "<f4", true);
+    sim::write_npy(tmp("hv.npy"), in.V, "<f4", true);
+    sim::write_npy(tmp("hdo.npy"), dO, "<f4", true);
+    const std::string qkv = " --q " + tmp("hq.npy") + " --k " + tmp("hk.npy") + " --v " + tmp("hv.npy");
+
+    // NaN and inf are refused with where they are; a value fp16 cannot hold too.
+    sim::TensorF bad = in.K;
+    bad.data[static_cast<size_t>(1 * 45 * 16 + 3 * 16 + 5)] = std::nanf("");
+    bad.data[7] = INFINITY;
+    sim::write_npy(tmp("hnan.npy"), bad, "<f4", true);
+    const Out n = sh("attend --q " + tmp("hq.npy") + " --k " + tmp("hnan.npy") + " --v " + tmp("hv.npy") + " --out " +
+                     tmp("ho.npy"));
+    CHECK(n.rc == 1);
+    CHECK(n.text.find("holds 2 non-finite values") != std::string::npos);
+    CHECK(n.text.find("at (0, 0, 0, 7)") != std::string::npos);  // the first in memory order
+    sim::TensorF big = in.V;
+    big.data[20] = 1.0e6f;
+    sim::write_npy(tmp("hbig.npy"), big, "<f4", true);
+    const Out o = sh("attend --q " + tmp("hq.npy") + " --k " + tmp("hk.npy") + " --v " + tmp("hbig.npy") +
+                     " --dtype fp16 --out " + tmp("ho.npy"));
+    CHECK(o.rc == 1);
+    CHECK(o.text.find("beyond fp16's range") != std::string::npos);
+    CHECK(o.text.find("--dtype bf16") != std::string::npos);
+
+    expect_refusals(sh, {
+                            {("attend" + qkv + " --out /tmp/x.npy --pass backward").c_str(), "needs the upstream gradient"},
+                            {("attend" + qkv + " --out /tmp/x.npy --pass sideways").c_str(), "unknown --pass 'sideways'"},
+                            {("attend" + qkv + " --out /tmp/x.npy --backend tpu").c_str(), "unknown --backend 'tpu'"},
+                            {("attend" + qkv + " --out /tmp/x.npy --do " + tmp("hdo.npy")).c_str(), "--do is read only"},
+                        });
+
+    // The GPU backend on this machine (no GPU in CI): unavailable, exit 2, in words.
+    const Out g = sh("attend --backend cuda --dtype bf16" + qkv + " --out " + tmp("hg.npy"));
+    CHECK(g.rc == 2);
+    CHECK(g.text.find("CUDA") != std::string::npos);
+
+    // The backward through the simulator: O, dQ, dK, dV written beside --out, each equal to the
+    // float64 reference within float32 rounding, and the comparison table printed.
+    const Out b = sh("attend --causal --pass backward --compare --do " + tmp("hdo.npy") + qkv + " --out " + tmp("hb.npy"));
+    REQUIRE(b.rc == 0);
+    CHECK(b.text.find("float64 reference") != std::string::npos);
+    CHECK(b.text.find("bit-identical") != std::string::npos);
+    const sim::Gradients want = sim::attention_backward_reference(p, in.Q, in.K, in.V, dO);
+    const std::pair<const char*, const sim::TensorD*> grads[] = {{"dQ", &want.dQ}, {"dK", &want.dK}, {"dV", &want.dV}};
+    for (const auto& [name, w] : grads) {
+        INFO(name);
+        const sim::NpyArray got = sim::read_npy(tmp(std::string("hb_") + name + ".npy"));
+        CHECK(got.four_d);
+        CHECK(sim::validate(got.tensor, *w, sim::DType::fp32).max_abs < 1e-5);
+    }
 }
 
 TEST_CASE("bench without a GPU: one line and exit code 2") {

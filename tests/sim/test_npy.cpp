@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -148,7 +150,38 @@ TEST_CASE("npy: bad files are refused with a message that says what is wrong") {
     write_raw(f.path, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six, 7);
     CHECK(refusal(f.path).find("unsupported .npy format version 7") != std::string::npos);
 
+    // Dimensions that would overflow a 64-bit count, or an element count past 2^31, are refused
+    // (the first once escaped as std::out_of_range from the number parser instead of a refusal).
+    write_raw(f.path, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 3), }", six);
+    CHECK(refusal(f.path).find("has a dimension too large") != std::string::npos);
+    write_raw(f.path, "{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536, 65536, 65536), }", six);
+    CHECK(refusal(f.path).find("more than 2^31 elements") != std::string::npos);
+    write_raw(f.path, "{'descr': '<f4', 'fortran_order': False, 'shape': (46341, 46341), }", six);
+    CHECK(refusal(f.path).find("more than 2^31 elements") != std::string::npos);
+
     CHECK(refusal(f.path + ".missing").find("cannot open") != std::string::npos);
     // every message names the file
     CHECK(refusal(f.path).find(f.path) != std::string::npos);
+}
+
+TEST_CASE("npy: float64 beyond float's range reads as +-inf; parse_npy reads the bytes read_npy reads") {
+    TempFile f("f8range");
+    const std::vector<double> v{1e300, -1e300, 3.5, -0.25};
+    write_raw(f.path, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", raw_bytes(v));
+    const NpyArray a = read_npy(f.path);
+    CHECK(std::isinf(a.tensor.data[0]));
+    CHECK(a.tensor.data[0] > 0);
+    CHECK(std::isinf(a.tensor.data[1]));
+    CHECK(a.tensor.data[1] < 0);
+    CHECK(a.tensor.data[2] == 3.5f);
+    CHECK(a.tensor.data[3] == -0.25f);
+    std::ifstream in(f.path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const NpyArray b = parse_npy(bytes, "memory");
+    CHECK(b.tensor.data.size() == 4);
+    CHECK(b.tensor.data[2] == 3.5f);
+    try {
+        parse_npy(bytes.substr(0, 5), "memory");
+        CHECK_MESSAGE(false, "five bytes were accepted");
+    } catch (const Error& e) { CHECK(std::string(e.what()).find("'memory'") != std::string::npos); }
 }
