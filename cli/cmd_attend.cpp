@@ -90,14 +90,14 @@ struct Row {
 };
 
 void print_rows(const std::vector<Row>& rows, sim::DType dt) {
-    std::cout << "\n  tensor  against                                   max abs      relative  max ulps   bit-identical ("
+    std::cout << "\n  tensor  against                                                max abs      relative  max ulps   bit-identical ("
               << sim::dtype_name(dt) << ")\n";
     for (const auto& r : rows) {
         std::ostringstream id;
         id << r.e.identical << " of " << r.e.count << " ("
            << std::fixed << std::setprecision(1) << (r.e.count ? 100.0 * double(r.e.identical) / double(r.e.count) : 0)
            << "%)";
-        std::cout << "  " << std::left << std::setw(6) << r.tensor << "  " << std::setw(40) << r.against << std::right
+        std::cout << "  " << std::left << std::setw(6) << r.tensor << "  " << std::setw(53) << r.against << std::right
                   << std::scientific << std::setprecision(3) << std::setw(11) << r.e.max_abs << std::setw(12)
                   << r.e.rel_frobenius << std::defaultfloat << std::setw(10) << r.e.max_ulp << "   " << id.str()
                   << (r.e.nonfinite ? "  NON-FINITE: " + std::to_string(r.e.nonfinite) : "") << "\n";
@@ -246,9 +246,10 @@ void register_attend(CLI::App& app, int& rc) {
                 c.block_rows = t.block_rows;
                 c.block_cols = t.block_cols;
                 c.sram_bytes = t.sram_bytes;
-                tiles_text = std::string("kernel ") + a->algo + " on " + fcuda::device_name() +
-                             ": B_r = " + std::to_string(t.block_rows) + ", B_c = " + std::to_string(t.block_cols) +
-                             ", " + t.loop_order + ", " + t.layout;
+                tiles_text = std::string("kernel ") + a->algo + " on " + fcuda::device_name() + ": " +
+                             (t.block_rows > 0 ? "B_r = " + std::to_string(t.block_rows) + ", B_c = " +
+                                                     std::to_string(t.block_cols) + ", " + t.loop_order + ", " + t.layout
+                                               : std::string("cuBLAS products and a softmax kernel, S and P stored in HBM"));
                 doc["device"] = fcuda::device_name();
                 doc["tiles"] = {{"block_rows", t.block_rows}, {"block_cols", t.block_cols}, {"loop_order", t.loop_order}};
                 fcuda::Outputs o;

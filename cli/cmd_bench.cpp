@@ -561,6 +561,7 @@ int run_study(const BenchArgs& a) {
                               {"err", e.err},
                               {"err_standard", e.err_standard},
                               {"atol", e.atol},
+                              {"ref_max", e.ref_max},
                               {"bound", e.bound},
                               {"max_ulp", e.max_ulp},
                               {"identical", e.identical},
@@ -576,7 +577,7 @@ int run_study(const BenchArgs& a) {
             row["ok"] = all;
             if (!all) {
                 std::printf("study: shape %zu (B=%lld H=%lld N=%lld d=%d %s%s) outside the bar:", k, (long long)sh.B,
-                            (long long)sh.H, (long long)sh.N, sh.d, sim::dtype_name(sh.dtype),
+                            (long long)sh.H, (long long)sh.N, sh.d, std::string(sim::dtype_name(sh.dtype)).c_str(),
                             sh.causal ? " causal" : "");
                 for (const auto& e : r.entries)
                     if (!e.ok)
