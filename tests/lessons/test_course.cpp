@@ -213,8 +213,8 @@ TEST_CASE("a prediction: tolerance, hints in words, bad numbers refused") {
     CHECK_FALSE(check_answer(l, parse_answer("block_rows=4")).valid);
 }
 
-TEST_CASE("lesson 12 refuses degenerate blocks and explains a miss") {
-    const Lesson& l = lesson(12);
+TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss") {
+    const Lesson& l = lesson(14);
     REQUIRE(l.exercise);
     // B_r = 90, B_c = 1: T_r = 46, 46 MiB of K and V plus Q, O: under the 48 MiB budget, but one key a step.
     const auto thin = check_answer(l, parse_answer("algo=flash2,block_rows=90,block_cols=1"));

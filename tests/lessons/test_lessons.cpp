@@ -127,7 +127,7 @@ text = "{{ softmax.block }}"
 }
 
 TEST_CASE("the exercise: the worked solution passes, the default blocks do not, bad answers are explained") {
-    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/12-exercises.toml");
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/14-exercises.toml");
     REQUIRE(l.exercise);
     // B_r = 96, B_c = 16 at N = 4096, d = 64, fp16: SRAM 96*64*2 + 2*16*64*2 + 96*64*4 + 96*16*4 + 2*96*4
     // = 47,872 B <= 49,152; T_r = 43, traffic = Q + O (2 x 512 KiB) + LSE 16 KiB + 43 x (K + V) 43 x 1 MiB.
