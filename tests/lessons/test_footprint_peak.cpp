@@ -5,8 +5,9 @@
 //     footprint;
 //   - a backward row runs after its own forward in one workspace and keeps it, so it holds a whole
 //     training step's set: compared with the footprint of pass "both";
-//   - flash2h at d = 64 keeps a second fp32 dQ accumulator (one per half of the keys), which FA2's
-//     footprint does not have: pinned here as exactly that excess, not hidden in a tolerance.
+//   - flash2h at d = 64 (default mode) keeps a second fp32 dQ accumulator (one per half of the keys),
+//     which FA2's footprint does not have: pinned here as exactly that excess, not hidden in a
+//     tolerance.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -48,7 +49,8 @@ TEST_CASE("measured peak memory against the simulator's footprint, every kernel 
         // adds to a footprint, apart from flash2h's layout.
         const double R = double(p.batch * p.heads * p.seq), T = R * double(p.head_dim);
         INFO(variant << " " << pass << " N=" << p.seq << " d=" << p.head_dim << " peak " << peak << " footprint " << fp);
-        if (variant == "flash2h" && p.head_dim == 64 && pass != "forward") {
+        // (its deterministic mode accumulates dQ in block order into one accumulator: not this case)
+        if (variant == "flash2h" && p.head_dim == 64 && pass != "forward" && r.value("mode", std::string()).empty()) {
             ++second_accumulator;
             CHECK(peak - fp >= 4 * T);           // a second (B, H, N, d) fp32 accumulator ...
             CHECK(peak - fp <= 4 * T + 8 * R);   // ... plus row-sized extras (LSE copy, counters)
