@@ -3,11 +3,13 @@
 //   flashsim lesson --list                 every lesson (number, id, title; load errors shown)
 //   flashsim lesson ID                     step through: Enter for the next step, q to quit
 //   flashsim lesson ID --all               print every step without waiting (for scripts)
+//   flashsim lesson --all                  the whole course, every lesson in order
 //   flashsim lesson ID --answer "k=v,..."  check an answer to the lesson's exercise
 //   flashsim lesson --check                load every lesson and check its expectations
 //   flashsim lesson --term NAME            a glossary entry (the app shows the same text)
 // ID is a lesson's id or its number. --dir (or $FLASHSIM_LESSONS) picks the lessons directory;
 // --file loads one lesson file directly (e.g. one being written).
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -108,6 +110,8 @@ void print_exercise(const lessons::Lesson& l) {
     std::cout << "\"\n";
 }
 
+void print_lesson(const lessons::Lesson& l, bool interactive);
+
 int run(const LessonArgs& a) {
     if (!a.term.empty()) return print_term(a.term);
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
@@ -143,8 +147,25 @@ int run(const LessonArgs& a) {
     if (!a.file.empty()) {
         l = lessons::load_lesson(a.file);
     } else {
+        if (a.id.empty() && a.all && a.answer.empty()) {  // the whole course, in lesson order
+            std::vector<lessons::Lesson> course;
+            for (auto& x : lessons::load_all(dir)) {
+                if (!x.lesson) {
+                    print_error("lesson", x.error);
+                    return 1;
+                }
+                course.push_back(std::move(*x.lesson));
+            }
+            std::stable_sort(course.begin(), course.end(),
+                             [](const auto& x, const auto& y) { return x.number < y.number; });
+            for (size_t i = 0; i < course.size(); ++i) {
+                if (i) std::cout << "\n\n";
+                print_lesson(course[i], false);
+            }
+            return 0;
+        }
         if (a.id.empty()) {
-            print_error("lesson", "name a lesson (flashsim lesson ID) or use --list");
+            print_error("lesson", "name a lesson (flashsim lesson ID), use --list, or --all for the whole course");
             return 1;
         }
         bool found = false;
@@ -182,9 +203,14 @@ int run(const LessonArgs& a) {
         if (!r.valid) return 1;
         return r.passed ? 0 : 3;
     }
+    print_lesson(l, !a.all && isatty(STDIN_FILENO));
+    return 0;
+}
+
+// One lesson, its steps in order (waiting for Enter between them when interactive).
+void print_lesson(const lessons::Lesson& l, bool interactive) {
     std::cout << "Lesson " << l.number << ": " << l.title << "\n";
     if (!l.summary.empty()) std::cout << l.summary << "\n";
-    const bool interactive = !a.all && isatty(STDIN_FILENO);
     // A prediction is asked before the steps that reveal its number; a design exercise comes last.
     const bool predict_first = l.exercise && !l.exercise->predict.empty();
     if (predict_first) print_exercise(l);
@@ -193,11 +219,10 @@ int run(const LessonArgs& a) {
         if (interactive && i + 1 < l.steps.size()) {
             std::cout << "\n[Enter: next step, q: quit] " << std::flush;
             std::string line;
-            if (!std::getline(std::cin, line) || line == "q" || line == "Q") return 0;
+            if (!std::getline(std::cin, line) || line == "q" || line == "Q") return;
         }
     }
     if (!predict_first) print_exercise(l);
-    return 0;
 }
 
 }  // namespace

@@ -254,4 +254,39 @@ SoftmaxPartial merge_partials(SoftmaxPartial a, SoftmaxPartial b) {
     return r;
 }
 
+RowSplitMerge split_merge_row(const std::vector<double>& scores, const std::vector<std::vector<double>>& values,
+                              int64_t split_len) {
+    if (scores.empty()) throw Error("split_merge_row: no scores");
+    if (split_len < 1) throw Error("split_merge_row: the split length must be >= 1");
+    if (values.size() != scores.size()) throw Error("split_merge_row: one row of values per score is needed");
+    const size_t dv = values.front().size();
+    for (const auto& v : values)
+        if (v.size() != dv || dv == 0) throw Error("split_merge_row: every row of values must have the same length");
+    RowSplitMerge r;
+    SoftmaxPartial all;
+    const auto n = static_cast<int64_t>(scores.size());
+    for (int64_t first = 0; first < n; first += split_len) {
+        RowSplit sp;
+        sp.first = first;
+        sp.count = std::min(split_len, n - first);
+        const std::vector<double> part(scores.begin() + first, scores.begin() + first + sp.count);
+        sp.state = softmax_partial(part);
+        sp.lse = sp.state.lse();
+        sp.out.assign(dv, 0.0);
+        for (int64_t j = first; j < first + sp.count; ++j) {
+            const double p = std::exp(scores[static_cast<size_t>(j)] - sp.state.m) / sp.state.l;
+            for (size_t k = 0; k < dv; ++k) sp.out[k] += p * values[static_cast<size_t>(j)][k];
+        }
+        all = merge_partials(all, sp.state);
+        r.splits.push_back(std::move(sp));
+    }
+    r.lse = all.lse();
+    r.out.assign(dv, 0.0);
+    for (auto& sp : r.splits) {
+        sp.weight = std::exp(sp.lse - r.lse);
+        for (size_t k = 0; k < dv; ++k) r.out[k] += sp.weight * sp.out[k];
+    }
+    return r;
+}
+
 }  // namespace sim

@@ -117,4 +117,25 @@ struct SoftmaxPartial {
 SoftmaxPartial softmax_partial(const std::vector<double>& scores);
 SoftmaxPartial merge_partials(SoftmaxPartial a, SoftmaxPartial b);
 
+// One query row's attention computed as split-KV does it, in float64: the keys cut into splits of
+// `split_len` (the last may be shorter); each split s gives its own (m_s, l_s), its normalised
+// output O_s = sum_j e^(s_j - m_s) v_j / l_s and LSE_s = m_s + log l_s; the merge gives
+// LSE = log sum_s e^(LSE_s) and O = sum_s w_s O_s with w_s = e^(LSE_s - LSE) (the weights sum to 1).
+// `values`: one row of V per score. Throws sim::Error on empty scores, split_len < 1 or a shape
+// mismatch.
+struct RowSplit {
+    int64_t first = 0, count = 0;  // the keys of this split
+    SoftmaxPartial state;          // (m_s, l_s)
+    double lse = 0;                // LSE_s
+    double weight = 0;             // w_s
+    std::vector<double> out;       // O_s
+};
+struct RowSplitMerge {
+    std::vector<RowSplit> splits;
+    double lse = 0;            // the merged LSE
+    std::vector<double> out;   // the merged output
+};
+RowSplitMerge split_merge_row(const std::vector<double>& scores, const std::vector<std::vector<double>>& values,
+                              int64_t split_len);
+
 }  // namespace sim

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "lessons/lib/internal.hpp"
+#include "report/memory.hpp"
 #include "report/report.hpp"
+#include "sim/footprint.hpp"
 #include "sim/reference.hpp"
 #include "sim/softmax.hpp"
 
@@ -113,6 +116,27 @@ void add_softmax(const Source& s, Pos pos, const SoftmaxExample& ex, Context& ct
             sim::stream_softmax(ex.scores, ex.block, ex.values,
                                 ex.precision == sim::Precision::fp32 ? sim::Precision::fp64 : sim::Precision::fp32);
         j[ex.precision == sim::Precision::fp32 ? "fp64" : "fp32"] = report::softmax_json(other);
+        // The blocks taken as split-KV's splits instead (float64): each on its own, then merged.
+        if (!ex.values.empty()) {
+            const sim::RowSplitMerge sm = sim::split_merge_row(ex.scores, ex.values, ex.block);
+            json parts = json::array();
+            for (const auto& sp : sm.splits)
+                parts.push_back({{"first", sp.first},
+                                 {"count", sp.count},
+                                 {"max", sp.state.m},
+                                 {"sum", sp.state.l},
+                                 {"lse", sp.lse},
+                                 {"weight", sp.weight},
+                                 {"out", sp.out}});
+            double diff = 0;
+            for (size_t k = 0; k < sm.out.size() && k < r.streamed.size(); ++k)
+                diff = std::max(diff, std::abs(sm.out[k] - r.streamed[k]));
+            j["split"] = {{"splits", parts},
+                          {"count", sm.splits.size()},
+                          {"lse", sm.lse},
+                          {"out", sm.out},
+                          {"max_abs_diff_vs_streamed", diff}};
+        }
         ctx.root["softmax"] = j;
     } catch (const sim::Error& e) { s.fail(pos, std::string("[softmax]: ") + e.what()); }
 }
@@ -172,6 +196,44 @@ void add_error(const Source& s, const ErrorSpec& e, const std::map<std::string, 
     ctx.root["error"][e.name] = j;
 }
 
+// ---------------------------------------------------------------- [footprint, fit, decode]
+void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
+    const char* section = spec.kind == MemorySpec::kFootprint ? "footprint"
+                          : spec.kind == MemorySpec::kFit     ? "fit"
+                                                             : "decode";
+    const std::string where = std::string("[") + section + "." + spec.name + "]";
+    try {
+        const sim::Machine& m = sim::find_machine(spec.gpu);
+        json j;
+        if (spec.kind == MemorySpec::kFootprint) {
+            j = report::footprint_json(sim::footprint(spec.shape, spec.algo, spec.pass), m);
+            j["seq"] = spec.shape.seq;
+        } else if (spec.kind == MemorySpec::kFit) {
+            const double cap = spec.capacity > 0 ? spec.capacity : sim::usable_memory(m);
+            const sim::FitResult f = sim::longest_fit(spec.shape, spec.algo, spec.pass, cap);
+            j = report::fit_json(spec.shape, m, {{spec.algo, spec.pass, f}})["rows"][0];
+            j["capacity_bytes"] = cap;
+            j["hbm_bytes"] = m.hbm_bytes;
+        } else {
+            const sim::DecodeProblem& p = spec.decode;
+            p.validate();
+            const double tiles = std::ceil(double(p.kv_len) / double(std::max<int64_t>(1, spec.decode_config.tile_keys)));
+            if (double(p.batch) * double(p.kv_heads) * tiles > double(limits().max_tile_steps))
+                s.fail(spec.pos, where + ": batch x kv_heads x tiles above " +
+                                     report::group_digits(limits().max_tile_steps) +
+                                     "; a lesson must load in milliseconds");
+            const sim::DecodeResult r = sim::simulate_decode(p, m, spec.decode_config);
+            j = report::decode_json(r, m, sim::ErrorStats{});
+            j["kv_cache_bytes"] = 2.0 * double(p.batch * p.kv_heads * p.kv_len * p.head_dim) *
+                                  double(sim::dtype_bytes(p.dtype));
+            j["predicted_ms"] = r.total_s * 1e3;
+            j["split_kernel_ms"] = r.split_kernel_s * 1e3;
+            j["merge_ms"] = r.merge_s * 1e3;
+        }
+        ctx.root[section][spec.name] = j;
+    } catch (const sim::Error& e) { s.fail(spec.pos, where + ": the simulator refuses this: " + e.what()); }
+}
+
 // ---------------------------------------------------------------- [measured]
 namespace {
 std::string measured_file(const std::string& lesson_file) {
@@ -183,44 +245,63 @@ std::string measured_file(const std::string& lesson_file) {
 }
 }  // namespace
 
-void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx) {
-    const std::string path = measured_file(lesson_file);
+namespace {
+// A results file read tolerantly: `why` says what is wrong when it cannot be used.
+struct ResultsFile {
     json doc;
     std::string why;
-    {
-        std::ifstream f(path);
-        if (!f)
-            why = "no measurements recorded yet (" + path + " is absent)";
-        else {
-            try {
-                doc = json::parse(f);
-                if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
-                    why = path + " has no \"rows\" list";
-                    doc = json();
-                }
-            } catch (const std::exception&) { why = path + " is not valid JSON"; }
+};
+ResultsFile read_results(const std::string& path) {
+    ResultsFile r;
+    std::ifstream f(path);
+    if (!f) {
+        r.why = "no measurements recorded yet (" + path + " is absent)";
+        return r;
+    }
+    try {
+        r.doc = json::parse(f);
+        if (!r.doc.is_object() || !r.doc.contains("rows") || !r.doc["rows"].is_array()) {
+            r.why = path + " has no \"rows\" list";
+            r.doc = json();
         }
-    }
-    ctx.root["measured"] = json::object();
-    // the calls the rows come from: the file's "runs" (rows merged from several calls), else its date
+    } catch (const std::exception&) { r.why = path + " is not valid JSON"; }
+    return r;
+}
+// the calls the rows come from: the file's "runs" (rows merged from several calls), else its date
+std::string run_dates(const json& doc) {
     std::string dates;
-    if (why.empty()) {
-        if (doc.contains("runs") && doc["runs"].is_array())
-            for (const auto& run : doc["runs"])
-                if (run.is_object() && run.contains("date") && run["date"].is_string())
-                    dates += (dates.empty() ? "" : " and ") + run["date"].get<std::string>().substr(0, 10);
-        if (dates.empty()) dates = doc.value("date", std::string("?"));
-    }
+    if (doc.contains("runs") && doc["runs"].is_array())
+        for (const auto& run : doc["runs"])
+            if (run.is_object() && run.contains("date") && run["date"].is_string())
+                dates += (dates.empty() ? "" : " and ") + run["date"].get<std::string>().substr(0, 10);
+    if (dates.empty()) dates = doc.value("date", std::string("?")).substr(0, 10);
+    return dates;
+}
+}  // namespace
+
+void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx) {
+    namespace fs = std::filesystem;
+    const std::string path = measured_file(lesson_file);
+    std::map<std::string, ResultsFile> files;  // by the spec's `file` ("" : h200.json)
+    files[""] = read_results(path);
+    ctx.root["measured"] = json::object();
+    const ResultsFile& main = files[""];
     ctx.root["measured"]["status"] =
-        why.empty() ? "measured on " + doc.value("device", std::string("a GPU")) + " (" + dates + ")" : why;
-    ctx.root["measured"]["available"] = why.empty() ? 1 : 0;
+        main.why.empty() ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + run_dates(main.doc) + ")"
+                         : main.why;
+    ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
-        if (!why.empty()) {
+        if (!files.count(m.file)) {
+            const fs::path dir = fs::path(path).parent_path();
+            files[m.file] = read_results(((dir.empty() ? fs::path(".") : dir) / m.file).lexically_normal().string());
+        }
+        const ResultsFile& rf = files[m.file];
+        if (!rf.why.empty()) {
             ctx.missing_roots.insert("measured." + m.name);
             continue;
         }
         bool found = false;
-        for (const auto& row : doc["rows"]) {
+        for (const auto& row : rf.doc["rows"]) {
             // Read tolerantly: a row missing a field simply does not match.
             if (!row.is_object()) continue;
             auto str = [&](const char* key) {
@@ -229,11 +310,12 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
             auto num = [&](const char* key) {
                 return row.contains(key) && row[key].is_number() ? row[key].get<double>() : -1.0;
             };
+            auto matches = [&](const char* key, int64_t want) { return want < 0 || num(key) == double(want); };
             const bool rc = row.contains("causal") && row["causal"].is_boolean() ? row["causal"].get<bool>() : false;
             if (str("variant") == m.variant && (str("pass").empty() ? "forward" : str("pass")) == m.pass &&
-                num("seq") == static_cast<double>(m.seq) && num("head_dim") == static_cast<double>(m.head_dim) &&
-                rc == m.causal && (m.dtype.empty() || str("dtype") == m.dtype) && str("mode") == m.mode &&
-                !row.contains("error")) {
+                matches("seq", m.seq) && matches("head_dim", m.head_dim) && matches("batch", m.batch) &&
+                matches("heads", m.heads) && matches("kv_len", m.kv_len) && rc == m.causal &&
+                (m.dtype.empty() || str("dtype") == m.dtype) && str("mode") == m.mode && !row.contains("error")) {
                 json r = row;
                 // Derived sums; null (rendered n/a) when a part was not recorded.
                 auto sum2 = [&](const char* a, const char* b) {
@@ -244,6 +326,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
+                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + run_dates(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;

@@ -151,6 +151,28 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "Hopper's warpgroup matrix-multiply instruction: 128 threads multiply tiles read straight from "
      "shared memory, asynchronously, so copies and other work can overlap it."},
     {"warp", "32 threads that execute the same instruction together; the unit the SM schedules."},
+    {"flash2h",
+     "The project's FA2 kernels for Hopper (H100, H200): the same loop order and HBM traffic as flash2, "
+     "written with TMA copies and wgmma products instead of mma.sync."},
+    {"footprint",
+     "The bytes a pass keeps allocated in HBM at the same time (inputs, outputs, intermediates, "
+     "workspace). Traffic decides how fast a layer runs; the footprint decides whether it fits at all."},
+    {"decoding",
+     "Generating text one token at a time: each step runs attention for the new token's query against "
+     "the keys and values of every earlier token, then appends the new token's own key and value."},
+    {"KV cache",
+     "The keys and values of every token seen so far, kept in HBM between decoding steps so that they "
+     "are not recomputed: 2 x L x d numbers per KV head for a context of L tokens."},
+    {"GQA",
+     "Grouped-query attention: several query heads share one key/value head, so the KV cache is that "
+     "many times smaller (e.g. 32 query heads, 8 KV heads: groups of 4)."},
+    {"MQA", "Multi-query attention: GQA with a single KV head shared by all query heads."},
+    {"split-KV",
+     "Decoding with the cache cut into splits, each processed by its own thread block (Flash-Decoding): "
+     "each writes a partial output and its LSE, and a small merge combines them."},
+    {"merge",
+     "Combining the partial results of split-KV: with LSE = log(sum e^(LSE_s)), the output is "
+     "sum_s e^(LSE_s - LSE) O_s. Exact in real arithmetic, like the online softmax's rescaling."},
 };
 }  // namespace glossary_detail
 
@@ -160,7 +182,8 @@ inline constexpr std::string_view kCheckedTerms[] = {
     "HBM",   "SRAM",      "L2",       "SM",          "thread block", "tensor cores",   "special-function units",
     "B_r",   "B_c",       "T_r",      "T_c",         "LSE",          "online softmax", "ulp",
     "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "TMA",
-    "wgmma", "warpgroup", "roofline", "ridge point",
+    "wgmma", "warpgroup", "roofline", "ridge point", "footprint", "KV cache", "GQA",
+    "MQA",   "split-KV",
 };
 inline constexpr auto& checked_terms() { return kCheckedTerms; }
 

@@ -19,6 +19,7 @@
 
 #include "lessons/lib/expr.hpp"
 #include "lessons/lib/lesson.hpp"
+#include "sim/decode.hpp"
 #include "sim/simulate.hpp"
 
 namespace lessons {
@@ -101,12 +102,33 @@ struct MeasuredSpec {
     // mode: a kernel's non-default mode the row was measured in (e.g. "deterministic"); "" matches
     // only rows without one
     std::string name, variant, pass = "forward", dtype, mode;
-    int64_t seq = 0, head_dim = 0;
+    int64_t seq = -1, head_dim = -1;  // -1: any (only where `file` is set; h200.json rows need both)
     bool causal = false;
+    // file: a results file beside h200.json (e.g. "h200_decode.json"); "" is h200.json. The other
+    // keys match only when set (-1: any): rows of the decode and fit files differ in these.
+    std::string file;
+    int64_t batch = -1, heads = -1, kv_len = -1;
 };
 // "measured": the status of the results file beside the lessons and each named row found in it;
 // a row not found (or no file) makes its name legitimately absent.
 void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx);
+
+// [footprint.NAME], [fit.NAME], [decode.NAME]: the simulator's memory model and its decoding, each
+// a small shape (no tile walk): the HBM one attention layer holds, the longest N that fits a GPU,
+// and one split-KV decode step. Parsed in parse.cpp; `pos` is where the table is written.
+struct MemorySpec {
+    enum Kind { kFootprint, kFit, kDecode } kind = kFootprint;
+    std::string name, gpu = "H200";
+    Pos pos;
+    sim::Problem shape;  // batch, heads, seq (footprint), head_dim, dtype
+    sim::Algo algo = sim::Algo::flash2;
+    sim::Pass pass = sim::Pass::forward;
+    double capacity = 0;  // fit: bytes (0: the preset's usable memory)
+    sim::DecodeProblem decode;
+    sim::DecodeConfig decode_config;
+};
+// Adds "footprint.NAME", "fit.NAME" or "decode.NAME"; a refusal by the simulator fails at spec.pos.
+void add_memory(const Source& s, const MemorySpec& spec, Context& ctx);
 
 // Resolve a dotted path in the context; `answer` (an exercise's answer) binds the name "answer".
 Value lookup_in(const Context& ctx, const nlohmann::json* answer, const std::string& path);

@@ -80,7 +80,7 @@ struct ConfigSpec {
     sim::Config config;        // algorithm, blocks, SRAM budget, numerics
 };
 
-// An exercise (lesson 12 style): the learner chooses some of the fields of a base configuration;
+// An exercise (lesson 14 style): the learner chooses some of the fields of a base configuration;
 // the simulator runs it and the goal (an expression over the answer's result) is checked.
 // A condition on an exercise's answer (the answer's simulated result bound to "answer", or for a
 // prediction {"value": what the learner typed, "ratio": value / the computed truth}): it holds when

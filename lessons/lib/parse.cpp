@@ -116,7 +116,8 @@ bool valid_name(const std::string& n) {
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
     return true;
 }
-const std::set<std::string> kReserved = {"machine", "softmax", "error", "measured", "answer", "lesson"};
+const std::set<std::string> kReserved = {"machine", "softmax", "error",     "measured", "answer",
+                                          "lesson",  "footprint", "fit", "decode"};
 
 // ---------------------------------------------------------------- [configurations]
 struct ConfigParsed {
@@ -286,21 +287,124 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
         const std::string where = "[measured." + name + "]";
         if (!valid_name(name)) s.fail(pos_of(k), "measurement name '" + name + "' must be letters, digits and _");
         const toml::table& t = get_table(s, v, "measured." + name);
-        check_keys(s, t, {"variant", "pass", "seq", "head_dim", "causal", "dtype", "mode"}, where);
-        for (const char* req : {"variant", "seq", "head_dim"})
-            if (!t.contains(req)) s.fail(pos_of(t), where + " needs '" + req + "' (which row of the bench results)");
+        check_keys(s, t,
+                   {"variant", "pass", "seq", "head_dim", "causal", "dtype", "mode", "file", "batch", "heads", "kv_len"},
+                   where);
         detail::MeasuredSpec m;
         m.name = name;
+        if (t.contains("file")) {
+            const toml::node& n = *t.get("file");
+            m.file = get_string(s, n, "file");
+            const bool plain = !m.file.empty() && m.file.find('/') == std::string::npos &&
+                               m.file.find("..") == std::string::npos && m.file.size() > 5 &&
+                               m.file.substr(m.file.size() - 5) == ".json";
+            if (!plain)
+                s.fail(pos_of(n), where + ": 'file' names a results file beside h200.json (e.g. "
+                                          "\"h200_decode.json\"), got '" + m.file + "'");
+            if (m.file == "h200.json") m.file.clear();
+        }
+        std::vector<const char*> required = {"variant"};
+        if (m.file.empty()) required = {"variant", "seq", "head_dim"};
+        for (const char* req : required)
+            if (!t.contains(req)) s.fail(pos_of(t), where + " needs '" + req + "' (which row of the bench results)");
         m.variant = get_string(s, *t.get("variant"), "variant");
         if (t.contains("pass")) m.pass = get_string(s, *t.get("pass"), "pass");
-        m.seq = get_int(s, *t.get("seq"), "seq");
-        m.head_dim = get_int(s, *t.get("head_dim"), "head_dim");
+        if (t.contains("seq")) m.seq = get_int(s, *t.get("seq"), "seq");
+        if (t.contains("head_dim")) m.head_dim = get_int(s, *t.get("head_dim"), "head_dim");
+        if (t.contains("batch")) m.batch = get_int(s, *t.get("batch"), "batch");
+        if (t.contains("heads")) m.heads = get_int(s, *t.get("heads"), "heads");
+        if (t.contains("kv_len")) m.kv_len = get_int(s, *t.get("kv_len"), "kv_len");
         if (t.contains("causal")) m.causal = get_bool(s, *t.get("causal"), "causal");
         if (t.contains("dtype")) m.dtype = get_string(s, *t.get("dtype"), "dtype");
         if (t.contains("mode")) m.mode = get_string(s, *t.get("mode"), "mode");
         out.push_back(std::move(m));
     }
     return out;
+}
+
+// [footprint.NAME] / [fit.NAME] / [decode.NAME]: a shape for the memory model or for decoding.
+detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, const std::string& section,
+                                const std::string& name, const toml::table& t) {
+    const std::string where = "[" + section + "." + name + "]";
+    detail::MemorySpec m;
+    m.kind = kind;
+    m.name = name;
+    m.pos = pos_of(t);
+    std::vector<std::string> known, required;
+    if (kind == detail::MemorySpec::kFootprint) {
+        known = {"algo", "pass", "seq", "batch", "heads", "head_dim", "dtype", "gpu"};
+        required = {"algo", "seq", "head_dim"};
+    } else if (kind == detail::MemorySpec::kFit) {
+        known = {"algo", "pass", "batch", "heads", "head_dim", "dtype", "gpu", "capacity"};
+        required = {"algo", "head_dim"};
+    } else {
+        known = {"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "dtype", "gpu", "splits", "tile_keys"};
+        required = {"kv_len", "head_dim"};
+    }
+    check_keys(s, t, known, where);
+    for (const auto& req : required)
+        if (!t.contains(req)) s.fail(m.pos, where + " needs '" + req + "'");
+    auto pos_int = [&](const char* key, int64_t lo) {
+        const toml::node& n = *t.get(key);
+        const int64_t v = get_int(s, n, key);
+        if (v < lo)
+            s.fail(pos_of(n),
+                   "'" + std::string(key) + "' must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
+        return v;
+    };
+    sim::DType dtype = sim::DType::fp16;
+    if (t.contains("dtype")) {
+        const toml::node& n = *t.get("dtype");
+        const std::string d = get_string(s, n, "dtype");
+        const auto dt = sim::parse_dtype(d);
+        if (!dt) s.fail(pos_of(n), "unknown dtype '" + d + "' (use fp16, bf16 or fp32)");
+        dtype = *dt;
+    }
+    if (t.contains("gpu")) {
+        const toml::node& n = *t.get("gpu");
+        m.gpu = get_string(s, n, "gpu");
+        try {
+            m.gpu = sim::find_machine(m.gpu).name;
+        } catch (const sim::Error& e) { s.fail(pos_of(n), e.what()); }
+    }
+    if (kind == detail::MemorySpec::kDecode) {
+        sim::DecodeProblem& p = m.decode;
+        p.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
+        p.kv_len = pos_int("kv_len", 1);
+        p.head_dim = pos_int("head_dim", 1);
+        if (t.contains("batch")) p.batch = pos_int("batch", 1);
+        if (t.contains("q_heads")) p.q_heads = pos_int("q_heads", 1);
+        if (t.contains("kv_heads")) p.kv_heads = pos_int("kv_heads", 1);
+        if (t.contains("q_len")) p.q_len = pos_int("q_len", 1);
+        if (t.contains("splits")) m.decode_config.splits = pos_int("splits", 1);
+        if (t.contains("tile_keys")) m.decode_config.tile_keys = pos_int("tile_keys", 1);
+        return m;
+    }
+    m.shape.dtype = dtype;
+    m.shape.head_dim = pos_int("head_dim", 1);
+    if (t.contains("seq")) m.shape.seq = pos_int("seq", 1);
+    if (t.contains("batch")) m.shape.batch = pos_int("batch", 1);
+    if (t.contains("heads")) m.shape.heads = pos_int("heads", 1);
+    {
+        const toml::node& n = *t.get("algo");
+        const std::string a = get_string(s, n, "algo");
+        const auto algo = sim::parse_algo(a);
+        if (!algo) s.fail(pos_of(n), "unknown algo '" + a + "' (use standard, flash1 or flash2)");
+        m.algo = *algo;
+    }
+    if (t.contains("pass")) {
+        const toml::node& n = *t.get("pass");
+        const std::string v = get_string(s, n, "pass");
+        const auto ps = sim::parse_pass(v);
+        if (!ps || v == "step") s.fail(pos_of(n), "'pass' must be one of forward, backward, both, got '" + v + "'");
+        m.pass = *ps;
+    }
+    if (t.contains("capacity")) {
+        const toml::node& n = *t.get("capacity");
+        m.capacity = get_number(s, n, "capacity");
+        if (!(m.capacity > 0)) s.fail(pos_of(n), "'capacity' must be a positive number of bytes");
+    }
+    return m;
 }
 
 // ---------------------------------------------------------------- [views and expectations]
@@ -398,7 +502,8 @@ Built build(const Source& s) {
     l.file = s.file;
     auto ctx = std::make_shared<Context>();
     check_keys(s, root,
-               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "step", "exercise"},
+               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "footprint", "fit", "decode",
+                "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
@@ -454,6 +559,17 @@ Built build(const Source& s) {
             if (!valid_name(name)) s.fail(pos_of(k), "comparison name '" + name + "' must be letters, digits and _");
             detail::add_error(s, parse_error(s, name, get_table(s, v, "error." + name), b), b.results, l.configs, *ctx);
         }
+    for (const auto& [section, kind] : std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{
+             {"footprint", detail::MemorySpec::kFootprint},
+             {"fit", detail::MemorySpec::kFit},
+             {"decode", detail::MemorySpec::kDecode}}) {
+        if (!root.contains(section)) continue;
+        for (auto&& [k, v] : get_table(s, *root.get(section), section)) {
+            const std::string name(k.str());
+            if (!valid_name(name)) s.fail(pos_of(k), section + " name '" + name + "' must be letters, digits and _");
+            detail::add_memory(s, parse_memory(s, kind, section, name, get_table(s, v, section + "." + name)), *ctx);
+        }
+    }
     if (root.contains("measured"))
         detail::add_measured(s.file, parse_measured(s, get_table(s, *root.get("measured"), "measured")), *ctx);
     else { ctx->root["measured"] = json::object(); }

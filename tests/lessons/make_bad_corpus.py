@@ -57,6 +57,11 @@ cases = [
  ("exercise_predict_tolerance", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\npredict = "f.hbm.total"\ntolerance = 2.0\nsolution = "value=1"\n', '2.0', 0, "'tolerance' is relative"),
  ("exercise_hint_without_bound", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\npredict = "f.hbm.total"\nsolution = "value=1"\n[[exercise.hint]]\nexpr = "answer.ratio"\ntext = "t"\n', '[[exercise.hint]]', 0, "needs 'at_least' or 'at_most'"),
  ("exercise_solution_field", HEAD + CFG + STEP + '[exercise]\nprompt = "p"\nbase = "f"\nfields = ["algo"]\ngoal = "answer.hbm.total"\nat_most = 1\nsolution = "block_rows=16"\n', '"block_rows=16"', 0, "sets 'block_rows', which is not in 'fields'"),
+ ("decode_unknown_key", HEAD + CFG + '[decode.d]\nkv_len = 64\nhead_dim = 16\nsplit = 2\n' + STEP, 'split =', 0, "unknown key 'split' in [decode.d]"),
+ ("decode_heads_not_dividing", HEAD + CFG + '[decode.d]\nkv_len = 64\nhead_dim = 16\nq_heads = 6\nkv_heads = 4\n' + STEP, '[decode.d]', 0, "the simulator refuses this: the KV heads (4) must divide the query heads (6)"),
+ ("fit_bad_pass", HEAD + CFG + '[fit.x]\nalgo = "flash2"\nhead_dim = 16\npass = "step"\n' + STEP, '"step"', 0, "'pass' must be one of forward, backward, both"),
+ ("footprint_missing_seq", HEAD + CFG + '[footprint.x]\nalgo = "flash2"\nhead_dim = 16\n' + STEP, '[footprint.x]', 0, "[footprint.x] needs 'seq'"),
+ ("measured_file_outside", HEAD + CFG + '[measured.m]\nfile = "../../etc/x.json"\nvariant = "decode"\n' + STEP, '"../../etc', 0, "'file' names a results file beside h200.json"),
 ]
 def pos(body, target, off):
     i = body.index(target) + off

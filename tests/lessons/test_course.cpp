@@ -142,7 +142,8 @@ TEST_CASE("a quantity stated by several lessons has one value") {
          {{1, "standard.tensors.S.write_bytes", 1},
           {2, "standard.tensors.S.write_bytes", 1},
           {3, "standard.tensors.S.total / 2", 1},
-          {7, "standard.tensors.P.write_bytes", 1}}},
+          {7, "standard.tensors.P.write_bytes", 1},
+          {12, "one_head.tensors.S.write_bytes", 1}}},
         {"flash2 forward HBM bytes of one head at N = 8192, d = 128, 128 x 128 tiles",
          {{2, "flash.hbm.total", 1},
           {3, "flash.hbm.total", 1},
@@ -151,7 +152,13 @@ TEST_CASE("a quantity stated by several lessons has one value") {
           {6, "fa2.hbm.total", 1.0 / 16}}},
         {"the H200's ridge point, tensor-core FLOPs per HBM byte",
          {{2, "machine.H200.matmul_flops / machine.H200.hbm_bandwidth", 1},
-          {7, "machine.H200.matmul_flops / machine.H200.hbm_bandwidth", 1}}},
+          {7, "machine.H200.matmul_flops / machine.H200.hbm_bandwidth", 1},
+          {13, "machine.H200.matmul_flops / machine.H200.hbm_bandwidth", 1}}},
+        {"the longest N standard attention fits for one layer's training step, B = 1, H = 16, d = 128, bf16, "
+         "on the H200 preset (simulated) and on the H200 (measured)",
+         {{12, "fit.standard.longest_n", 1}, {12, "measured.fit_standard.longest_n", 1}}},
+        {"the split count of one decode step at B = 1, L = 32768, 8 KV heads, d = 128 (simulated and measured)",
+         {{13, "decode.one.splits", 1}, {13, "measured.b1_32k.splits", 1}}},
         {"exponentials of one head's forward pass at N = 8192 (one per score)",
          {{2, "standard.flops.exp", 1}, {7, "flash.seq * flash.seq", 1}}},
         {"dQ accumulation traffic of flash2's backward at N = 8192, d = 128",
@@ -213,8 +220,8 @@ TEST_CASE("a prediction: tolerance, hints in words, bad numbers refused") {
     CHECK_FALSE(check_answer(l, parse_answer("block_rows=4")).valid);
 }
 
-TEST_CASE("lesson 12 refuses degenerate blocks and explains a miss") {
-    const Lesson& l = lesson(12);
+TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss") {
+    const Lesson& l = lesson(14);
     REQUIRE(l.exercise);
     // B_r = 90, B_c = 1: T_r = 46, 46 MiB of K and V plus Q, O: under the 48 MiB budget, but one key a step.
     const auto thin = check_answer(l, parse_answer("algo=flash2,block_rows=90,block_cols=1"));

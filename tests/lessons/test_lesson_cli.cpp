@@ -78,3 +78,27 @@ TEST_CASE("bad input: one line naming the problem, non-zero exit") {
     const Out d = sh("lesson --list --dir /no/such/dir");
     CHECK(d.rc == 1);
 }
+
+TEST_CASE("lesson --all without an id prints the whole course in order; the new exercises answer") {
+    const Out o = sh("lesson --all");
+    CHECK(o.rc == 0);
+    const size_t first = o.text.find("Lesson 1:"), wall = o.text.find("Lesson 12:"), dec = o.text.find("Lesson 13:"),
+                 last = o.text.find("Lesson 14:");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(last != std::string::npos);
+    CHECK(first < wall);
+    CHECK(wall < dec);
+    CHECK(dec < last);
+    CHECK(o.text.find("{{") == std::string::npos);
+    // standard attention's longest N for one layer's step, 16 heads, d = 128, on the H200 preset:
+    // 4 x 16 x N^2 x 2 bytes passes ~149 GB between N = 32768 and the next grid point 36864.
+    CHECK(sh("lesson memory-wall --answer value=32768").rc == 0);
+    const Out two = sh("lesson memory-wall --answer value=65536");
+    CHECK(two.rc == 3);
+    CHECK(two.text.find("one N x N matrix") != std::string::npos);
+    // one decode step at B = 64, L = 8192, 8 KV heads, d = 128, bf16: 2 x 64 x 8 x 8192 x 128 x 2 bytes
+    CHECK(sh("lesson decoding --answer value=2147483648").rc == 0);
+    const Out per_head = sh("lesson decoding --answer value=8589934592");
+    CHECK(per_head.rc == 3);
+    CHECK(per_head.text.find("GQA") != std::string::npos);
+}

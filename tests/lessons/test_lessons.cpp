@@ -1,6 +1,7 @@
 // Every lesson loads, renders every placeholder and its stated expectations hold: a lesson is a test.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -127,7 +128,7 @@ text = "{{ softmax.block }}"
 }
 
 TEST_CASE("the exercise: the worked solution passes, the default blocks do not, bad answers are explained") {
-    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/12-exercises.toml");
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/14-exercises.toml");
     REQUIRE(l.exercise);
     // B_r = 96, B_c = 16 at N = 4096, d = 64, fp16: SRAM 96*64*2 + 2*16*64*2 + 96*64*4 + 96*16*4 + 2*96*4
     // = 47,872 B <= 49,152; T_r = 43, traffic = Q + O (2 x 512 KiB) + LSE 16 KiB + 43 x (K + V) 43 x 1 MiB.
@@ -174,4 +175,83 @@ TEST_CASE("measurements that are absent render as n/a and skip their expectation
     CHECK(l.steps[0].text.find("n/a") != std::string::npos);
     CHECK(l.steps[0].text.find("absent") != std::string::npos);
     CHECK(check_expectations(l).empty());
+}
+
+// [footprint.*], [fit.*], [decode.*] and a results file beside h200.json, each against a value
+// derived here by hand.
+TEST_CASE("memory and decode sections: values derived by hand, bad keys refused") {
+    const Lesson l = load_lesson_text(R"(id = "mem"
+title = "memory"
+[config.c]
+algo = "flash2"
+seq = 64
+head_dim = 16
+[footprint.f]
+algo = "flash2"
+pass = "forward"
+seq = 1000
+batch = 2
+heads = 3
+head_dim = 64
+dtype = "bf16"
+[fit.s]
+algo = "standard"
+pass = "forward"
+heads = 1
+head_dim = 64
+dtype = "fp16"
+capacity = 1000000000
+[decode.d]
+batch = 2
+q_heads = 8
+kv_heads = 2
+kv_len = 1000
+head_dim = 64
+dtype = "fp16"
+splits = 1
+[[step]]
+text = "{{ footprint.f.total_bytes | int }} {{ fit.s.longest_n | int }} {{ decode.d.kv_read_bytes | int }}"
+)",
+                                      "mem.toml");
+    // flash2 forward: Q, K, V, O of 2 x 3 x 1000 x 64 bf16 (4 x 768,000 bytes) + LSE 2 x 3 x 1000 x 4.
+    CHECK(evaluate(l, "footprint.f.total_bytes") == 4.0 * 2 * 3 * 1000 * 64 * 2 + 2 * 3 * 1000 * 4);
+    // standard forward at one head: 4 N d 2 + 2 N^2 2 bytes <= 1e9; the largest grid N by brute force.
+    int64_t best = 0;
+    for (int64_t k = 3; k < 20; ++k)
+        for (int64_t j = 0; j < 8; ++j) {
+            const int64_t n = (int64_t{1} << (k - 3)) * (8 + j);
+            if (4.0 * n * 64 * 2 + 4.0 * double(n) * double(n) <= 1e9) best = std::max(best, n);
+        }
+    CHECK(evaluate(l, "fit.s.longest_n") == best);
+    // K and V: 2 x batch 2 x 2 KV heads x 1000 x 64 x 2 bytes; one split: no partials.
+    CHECK(evaluate(l, "decode.d.kv_read_bytes") == 2.0 * 2 * 2 * 1000 * 64 * 2);
+    CHECK(evaluate(l, "decode.d.partial_write_bytes") == 0);
+    CHECK(l.steps[0].text.find("{{") == std::string::npos);
+
+    auto error_of = [](const std::string& text) {
+        try {
+            (void)load_lesson_text(text, "bad.toml");
+        } catch (const LoadError& e) { return std::string(e.what()); }
+        return std::string("loaded");
+    };
+    const std::string head = "id = \"b\"\ntitle = \"t\"\n[config.c]\nalgo = \"flash2\"\nseq = 64\nhead_dim = 16\n[[step]]\ntext = \"x\"\n";
+    CHECK(error_of(head + "[decode.d]\nkv_len = 10\nhead_dim = 8\nsplit = 2\n").find("unknown key 'split'") !=
+          std::string::npos);
+    CHECK(error_of(head + "[fit.f]\nalgo = \"flash3\"\nhead_dim = 8\n").find("unknown algo 'flash3'") !=
+          std::string::npos);
+    CHECK(error_of(head + "[decode.d]\nkv_len = 10\nhead_dim = 8\nq_heads = 6\nkv_heads = 4\n")
+              .find("must divide") != std::string::npos);
+    CHECK(error_of(head + "[measured.m]\nfile = \"../secret.json\"\nvariant = \"decode\"\n")
+              .find("results file beside h200.json") != std::string::npos);
+    CHECK(error_of(head + "[config.fit]\nalgo = \"flash2\"\nseq = 64\nhead_dim = 16\n").find("reserved") !=
+          std::string::npos);
+}
+
+TEST_CASE("a row of another results file, matched on the keys given") {
+    const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/13-decoding.toml");
+    if (evaluate(l, "measured.available") == 0) return;  // no results recorded beside the lessons
+    // h200_decode.json's B = 8, L = 32768, d = 128 row: K and V of 8 x 8 KV heads x 32768 x 128 x 2 bytes.
+    CHECK(evaluate(l, "measured.b8_32k.kv_bytes") == 2.0 * 8 * 8 * 32768 * 128 * 2);
+    CHECK(evaluate(l, "measured.b8_32k.batch") == 8);
+    CHECK(evaluate(l, "measured.b1_32k_64.head_dim") == 64);
 }

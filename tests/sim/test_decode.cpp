@@ -44,6 +44,39 @@ TEST_CASE("the worked example as two splits merges to the one-pass (m, l)") {
     CHECK(merged.lse() == doctest::Approx(once.lse()).epsilon(1e-15));
 }
 
+TEST_CASE("the worked example's two blocks as two splits (lesson 4's values): merged output equals softmax times V") {
+    const std::vector<double> s = {1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3};
+    const std::vector<std::vector<double>> v = {{0, 1}, {1, 0}, {2, 1}, {1, 2}, {3, 2}, {0, 3}, {2, 2}, {1, 1}};
+    const RowSplitMerge r = split_merge_row(s, v, 4);
+    REQUIRE(r.splits.size() == 2);
+    // Independently: the plain softmax over the whole row, then P V.
+    double mx = 4.6, sum = 0;
+    for (double x : s) sum += std::exp(x - mx);
+    double o0 = 0, o1 = 0;
+    for (size_t j = 0; j < s.size(); ++j) {
+        o0 += std::exp(s[j] - mx) / sum * v[j][0];
+        o1 += std::exp(s[j] - mx) / sum * v[j][1];
+    }
+    CHECK(r.out[0] == doctest::Approx(o0).epsilon(1e-14));
+    CHECK(r.out[1] == doctest::Approx(o1).epsilon(1e-14));
+    CHECK(r.lse == doctest::Approx(mx + std::log(sum)).epsilon(1e-15));
+    // each split alone: split 1 softmax over its own four keys (max 3.9), weights add up to 1
+    double l1 = 0, a0 = 0;
+    for (size_t j = 0; j < 4; ++j) l1 += std::exp(s[j] - 3.9);
+    for (size_t j = 0; j < 4; ++j) a0 += std::exp(s[j] - 3.9) / l1 * v[j][0];
+    CHECK(r.splits[0].out[0] == doctest::Approx(a0).epsilon(1e-14));
+    CHECK(r.splits[0].lse == doctest::Approx(3.9 + std::log(l1)).epsilon(1e-15));
+    CHECK(r.splits[0].weight + r.splits[1].weight == doctest::Approx(1).epsilon(1e-15));
+    CHECK(r.splits[0].weight == doctest::Approx(l1 * std::exp(3.9 - mx) / sum).epsilon(1e-14));
+    // three uneven splits (3, 3, 2) give the same output
+    const RowSplitMerge r3 = split_merge_row(s, v, 3);
+    REQUIRE(r3.splits.size() == 3);
+    CHECK(r3.splits[2].count == 2);
+    CHECK(r3.out[0] == doctest::Approx(o0).epsilon(1e-14));
+    CHECK_THROWS_AS(split_merge_row(s, v, 0), Error);
+    CHECK_THROWS_AS(split_merge_row(s, {{1, 0}}, 4), Error);
+}
+
 TEST_CASE("split and merge equal the float64 reference (GQA, MQA, MHA; several splits; odd L)") {
     struct Case {
         int64_t b, hq, hkv, qlen, L, d;
