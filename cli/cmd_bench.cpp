@@ -169,7 +169,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
 // get the ordered dQ profile, which the model marks uncertain.
 void predict_row(json& row, const sim::Machine& machine) {
     for (const char* k : {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
-                          "predicted_uncertain_why", "predicted_ceilings", "predicted_note"})
+                          "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms"})
         row.erase(k);
     if (!row.contains("tiles") || !row.contains("ms_median")) return;
     try {
@@ -204,6 +204,7 @@ void predict_row(json& row, const sim::Machine& machine) {
         double ms = 0;
         std::string bound, why;
         bool uncertain = false;
+        json parts_ms = json::object();  // where the time goes: each resource alone, ms (a step: summed)
         for (const auto& part : parts) {
             sim::KernelProfile k = sim::kernel_profile(part.kernel, part.pass, p.head_dim);
             const json& t = *part.tiles;
@@ -214,6 +215,8 @@ void predict_row(json& row, const sim::Machine& machine) {
                 sim::predict_kernel(p, k, rates, m, t.value("block_rows", 0), t.value("block_cols", 0));
             ms += kp.predicted_ms;
             bound += (bound.empty() ? "" : "+") + kp.bound;
+            for (const auto& c : kp.components)
+                parts_ms[c.name] = parts_ms.value(c.name, 0.0) + c.seconds * 1e3;
             if (kp.uncertain) {
                 uncertain = true;
                 why += (why.empty() ? "" : "; ") + kp.uncertain_why;
@@ -222,6 +225,7 @@ void predict_row(json& row, const sim::Machine& machine) {
         row["predicted_ms"] = ms;
         row["predicted_over_measured"] = ms / row["ms_median"].get<double>();
         row["predicted_bound"] = bound;
+        row["predicted_parts_ms"] = parts_ms;
         row["predicted_uncertain"] = uncertain;
         if (uncertain) row["predicted_uncertain_why"] = why;
         row["predicted_ceilings"] = measured ? "measured" : "datasheet";
