@@ -220,6 +220,8 @@ double usual_flops(const Problem& p, Pass pass) {
 KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, const KernelRates& rates, const Machine& m,
                                 int64_t block_rows, int64_t block_cols) {
     p.validate();
+    if (p.dtype == DType::fp32)
+        throw Error("the CUDA kernels store fp16 or bf16 (tensor-core inputs); the kernel model has no fp32 path");
     KernelPrediction out;
     out.profile = prof;
     KernelProfile& k = out.profile;

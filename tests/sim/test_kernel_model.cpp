@@ -118,11 +118,45 @@ TEST_CASE("kernel model: flash1 pays a launch per K/V block, plus its init and f
     CHECK(k.bound == "launches");
 }
 
+TEST_CASE("kernel model: standard's forward moves S and P through HBM twice each, kernel after kernel") {
+    // S written by the first GEMM and read by the softmax, P written by it and read by the second
+    // GEMM: 4 N^2 B H e bytes; with only HBM finite (and launches), that is the time.
+    Problem p = with_heads(shape(2048, 64), 2, 8);
+    p.dtype = DType::bf16;
+    KernelRates r = free_rates();
+    r.hbm = 2e12;
+    r.launch_s = 1e-6;
+    const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
+    const double bytes = 4.0 * 2048 * 2048 * 16 * 2;
+    CHECK(k.predicted_ms == doctest::Approx((bytes / 2e12 + 3 * 1e-6) * 1e3).epsilon(1e-9));
+    CHECK(k.uncertain);  // its row kernels run below the copy rate on the GPU; the model says so
+}
+
+TEST_CASE("kernel model: the backward's dQ accumulation is a read and a write of the fp32 tile per step in L2") {
+    // flash2 backward at d = 128: B_r = B_c = 64; N = 1024 gives T_r = T_c = 16, 256 steps a head.
+    const int64_t n = 1024, d = 128, heads = 4;
+    KernelRates r = free_rates();
+    r.l2 = 5e12;
+    const auto k = predict_kernel(with_heads(shape(n, d), 1, heads), kernel_profile("flash2", Pass::backward, d), r,
+                                  find_machine("H200"));
+    double t_l2 = -1;
+    for (const auto& c : k.components)
+        if (c.name == "l2") t_l2 = c.seconds;
+    const double steps = 16.0 * 16 * heads;
+    CHECK(t_l2 == doctest::Approx(steps * 2 * 64 * d * 4 / 5e12).epsilon(1e-12));
+    CHECK(k.uncertain);  // all of the step: the serial charge decides the time, and the model says so
+}
+
 TEST_CASE("kernel model: refusals name what is wrong") {
     CHECK_THROWS_WITH_AS(kernel_profile("flash3", Pass::forward, 128), doctest::Contains("unknown kernel 'flash3'"),
                          Error);
     CHECK_THROWS_WITH_AS(kernel_profile("flash1", Pass::backward, 128), doctest::Contains("no backward"), Error);
     CHECK_THROWS_WITH_AS(kernel_profile("flash2", Pass::forward, 96), doctest::Contains("64 or 128"), Error);
+    Problem f32 = shape(256, 64);
+    f32.dtype = DType::fp32;
+    CHECK_THROWS_WITH_AS(predict_kernel(f32, kernel_profile("flash2", Pass::forward, 64), free_rates(),
+                                        find_machine("H200")),
+                         doctest::Contains("fp16 or bf16"), Error);
     KernelRates r = free_rates();
     r.wgmma = 0;
     CHECK_THROWS_WITH_AS(predict_kernel(shape(256, 64), kernel_profile("flash2h", Pass::forward, 64), r,
