@@ -291,10 +291,11 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         out.uncertain = true;
         out.uncertain_why =
             fwd ? "standard's softmax kernel (one block of 256 threads a row) and cuBLAS's GEMMs with N x N outputs "
-                  "run below the copy and GEMM ceilings (measured DRAM traffic at ~2 TB/s); the model has no "
-                  "latency or occupancy term for them"
-                : "standard's backward: five kernels at max(bytes, FLOPs) each; cuBLAS's achieved rate on "
-                  "GEMMs with an N x N operand is not measured separately";
+                  "move their bytes well below the copy rate on the H200 (the recorded DRAM bytes over the time); "
+                  "the model has no latency or occupancy term for them"
+                : "standard's backward: five kernels at max(bytes, FLOPs) each; on the H200 they move more DRAM "
+                  "bytes than the N x N tensors' counts, below the copy rate, and cuBLAS's rate on GEMMs with an "
+                  "N x N operand is not measured separately";
     } else {
         const int64_t br = k.block_rows > 0 ? k.block_rows : (fwd ? r.block_rows : r.bwd_block_rows);
         const int64_t bc = k.block_cols > 0 ? k.block_cols : (fwd ? r.block_cols : r.bwd_block_cols);
@@ -322,6 +323,14 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         const double all_tiles = static_cast<double>(tiles) * BH;
         // One tile's share of each component, at one slot (the whole GPU's rate divided among slots).
         const double sl = static_cast<double>(slots);
+        // Bandwidth (HBM, L2) is shared by the blocks resident at once: all slots, or all the blocks
+        // when there are fewer (one head's 32 blocks do not get 1/264 of HBM each); arithmetic is per SM.
+        const int64_t grid = k.one_launch_per_kv_block
+                                 ? std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(1, m.sm_count) /
+                                                                              std::max<int64_t>(1, p.heads_total()),
+                                                                          tr)) * p.heads_total()
+                                 : static_cast<int64_t>(per_block.size()) * p.heads_total();
+        const double bw = std::min(sl, static_cast<double>(std::max<int64_t>(1, grid)));
         const double tile_tensor = (t_tensor + t_smem) / all_tiles * sl;
         const double tile_soft = (t_exp + t_issue) / all_tiles * sl;
         double product_window = 0;  // the product a softmax may hide under
@@ -341,7 +350,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 out.uncertain_why = "deterministic mode: each key block waits for the previous one's dQ additions "
                                     "(an ordering the model does not simulate)";
             }
-            const double tile_dq = dq_bytes / l2 * sl;
+            const double tile_dq = dq_bytes / l2 * bw;
             // Charged in series with the step (the warps that compute issue the atomics, or wait on the
             // bulk reduction): an upper bound. When it is a quarter of the step or more, how much of it
             // really runs beside the products decides the time, and the model does not know that.
@@ -357,21 +366,21 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             }
             tile_compute += tile_dq;
         }
-        const double tile_hbm = t_hbm / all_tiles * sl;
+        const double tile_hbm = t_hbm / all_tiles * bw;
         const double tile = (k.overlap == Overlap::none) ? tile_compute + tile_hbm : std::max(tile_compute, tile_hbm);
         // The first tiles a block loads before its pipeline runs, at the slot's share of HBM.
         const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e
                                         : (2.0 * bc + 2.0 * br) * d * e;
         // and the tiles it stores after its last step (O_i and LSE_i; dK_j and dV_j), not hidden either
         const double last_bytes = fwd ? static_cast<double>(br) * (d * e + 4) : 2.0 * static_cast<double>(bc) * d * e;
-        const double prologue = (first_bytes + last_bytes) / hbm * sl;
+        const double prologue = (first_bytes + last_bytes) / hbm * bw;
         if (k.one_launch_per_kv_block) {
             // flash1: launch j runs G x B*H blocks; block g walks the visited query blocks g, g + G, ...;
             // a step reads and writes O_i (fp32), l_i, m_i and reads the next Q_i, under its arithmetic.
             const double io = (2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4 +
-                               static_cast<double>(br) * d * e) / hbm * sl;
+                               static_cast<double>(br) * d * e) / hbm * bw;
             const double step = std::max(tile_tensor + tile_soft, io);
-            const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * sl;  // K_j, V_j (L2: shared by G blocks)
+            const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
             const int64_t sms = std::max(1, m.sm_count);
             double steady = 0;
             for (int64_t j = 0; j < tc; ++j) {
