@@ -37,8 +37,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
 #include "sim/footprint.hpp"
+#include "sim/kernel_model.hpp"
 #if FLASHSIM_HAVE_CUDA
 #include "cuda/api.hpp"
 #endif
@@ -165,6 +167,77 @@ void simulate_row(json& row, const sim::Machine& machine) {
     }
 }
 
+// The kernel model's prediction for a row (sim::predict_kernel with the kernel's recorded tiles and
+// the preset's measured ceilings when recorded, else its datasheet's), beside the measured time.
+// A step sums its forward's and its backward's predictions. Deterministic rows (dQ in block order)
+// get the ordered dQ profile, which the model marks uncertain.
+void predict_row(json& row, const sim::Machine& machine) {
+    for (const char* k : {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
+                          "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms"})
+        row.erase(k);
+    if (!row.contains("tiles") || !row.contains("ms_median")) return;
+    try {
+        sim::Problem p;
+        p.seq = row["seq"];
+        p.head_dim = row["head_dim"];
+        p.batch = row["batch"];
+        p.heads = row["heads"];
+        p.dtype = *sim::parse_dtype(row["dtype"].get<std::string>());
+        p.causal = row["causal"];
+        const std::optional<sim::KernelRates> measured = measured_rates(machine, p.dtype, "");
+        const sim::KernelRates rates = measured ? *measured : sim::datasheet_rates(machine);
+        const sim::Machine m = machine;
+        const std::string variant = row["variant"];
+        const std::string pass = row["pass"];
+        const auto plus = variant.find('+');
+        const std::string fwd_kernel = variant.substr(0, plus);
+        const std::string bwd_kernel = plus == std::string::npos ? variant : variant.substr(plus + 1);
+        struct Part {
+            std::string kernel;
+            sim::Pass pass;
+            const json* tiles;
+        };
+        std::vector<Part> parts;
+        if (pass == "forward") parts.push_back({fwd_kernel, sim::Pass::forward, &row["tiles"]});
+        if (pass == "backward") parts.push_back({bwd_kernel, sim::Pass::backward, &row["tiles"]});
+        if (pass == "step") {
+            if (!row.contains("tiles_forward")) return;
+            parts.push_back({fwd_kernel, sim::Pass::forward, &row["tiles_forward"]});
+            parts.push_back({bwd_kernel, sim::Pass::backward, &row["tiles"]});
+        }
+        double ms = 0;
+        std::string bound, why;
+        bool uncertain = false;
+        json parts_ms = json::object();  // where the time goes: each resource alone, ms (a step: summed)
+        for (const auto& part : parts) {
+            sim::KernelProfile k = sim::kernel_profile(part.kernel, part.pass, p.head_dim);
+            const json& t = *part.tiles;
+            const std::string layout = t.contains("layout") && t["layout"].is_string() ? t["layout"].get<std::string>() : "";
+            if (part.pass == sim::Pass::backward && layout.find("dQ in block order") != std::string::npos)
+                k.dq = sim::DqAccumulation::ordered;
+            const sim::KernelPrediction kp =
+                sim::predict_kernel(p, k, rates, m, t.value("block_rows", 0), t.value("block_cols", 0));
+            ms += kp.predicted_ms;
+            bound += (bound.empty() ? "" : "+") + kp.bound;
+            for (const auto& c : kp.components)
+                parts_ms[c.name] = parts_ms.value(c.name, 0.0) + c.seconds * 1e3;
+            if (kp.uncertain) {
+                uncertain = true;
+                why += (why.empty() ? "" : "; ") + kp.uncertain_why;
+            }
+        }
+        row["predicted_ms"] = ms;
+        row["predicted_over_measured"] = ms / row["ms_median"].get<double>();
+        row["predicted_bound"] = bound;
+        row["predicted_parts_ms"] = parts_ms;
+        row["predicted_uncertain"] = uncertain;
+        if (uncertain) row["predicted_uncertain_why"] = why;
+        row["predicted_ceilings"] = measured ? "measured" : "datasheet";
+    } catch (const std::exception& e) {
+        row["predicted_note"] = std::string("kernel model: ") + e.what();
+    }
+}
+
 // flashsim bench --resimulate FILE: recompute the simulator's columns of recorded rows in place.
 int resimulate(const std::string& path, const std::string& gpu) {
     std::ifstream in(path);
@@ -181,6 +254,7 @@ int resimulate(const std::string& path, const std::string& gpu) {
                   << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
                   << "\n";
         simulate_row(row, machine);
+        predict_row(row, machine);
         ++n;
     }
     doc["simulated_with"] = "flashsim bench --resimulate (simulator of this checkout, " + gpu + " preset)";
@@ -337,6 +411,7 @@ int run_bench(const BenchArgs& a) {
                         row["peak_bytes"] = m.peak_bytes;
                         row["peak_bytes_method"] = "harness allocations: one input/output set + workspace";
                         simulate_row(row, machine);
+                        predict_row(row, machine);
                         const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
                         bool ok = m.unwritten == 0 && m.note.empty();
                         for (const auto* e : {&m.vs_reference, &m.vs_standard})

@@ -2,7 +2,9 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
+#include "report/kernel_report.hpp"
 #include "report/memory.hpp"
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
@@ -76,6 +78,7 @@ struct SimulateArgs {
     ProblemArgs prob;
     SimFlags flags;
     bool json = false, check = false, timeline = false;
+    std::string kernel, ceilings_file;
 };
 
 std::string check_line(const char* what, const sim::ErrorStats& st, sim::DType dt) {
@@ -99,12 +102,51 @@ void register_simulate(CLI::App& app, int& rc) {
                   "Compare the output (and gradients) with the float64 reference (turns numerics on)");
     cmd->add_flag("--json", args->json, "Print one JSON object");
     cmd->add_flag("--timeline", args->timeline, "With --json: include the per-SM timeline segments");
+    cmd->add_option("--kernel", args->kernel,
+                    "Predict a CUDA kernel (standard, flash1, flash2, flash2h) with its own tiles, instruction path "
+                    "and schedule, and say where the time goes (replaces --algo and the block options)");
+    cmd->add_option("--ceilings-file", args->ceilings_file,
+                    "With --ceilings measured: the `flashsim bench --ceilings --json` file to read (default: the "
+                    "preset's recorded one, cuda/results/h200_ceilings.json for the H200)");
     cmd->callback([args, &rc] {
         try {
             const sim::Problem p = args->prob.problem();
-            const sim::Machine& m = args->prob.machine();
-            sim::Config c = args->flags.config(algo_or_throw(args->flags.algo));
+            sim::Machine m = args->prob.machine();
+            const bool measured = args->flags.ceilings == "measured";
+            if (!args->ceilings_file.empty() && !measured)
+                throw sim::Error("--ceilings-file goes with --ceilings measured");
+            std::optional<sim::KernelRates> rates;
+            if (measured) rates = measured_rates(m, p.dtype, args->ceilings_file);
+            if (rates) m = report::with_measured(m, *rates);
+            std::vector<sim::KernelProfile> profiles;
+            std::string algo = args->flags.algo;
+            if (!args->kernel.empty()) {
+                if (args->flags.block_rows || args->flags.block_cols || args->flags.bwd_block_rows ||
+                    args->flags.bwd_block_cols || args->prob.sram)
+                    throw sim::Error("--kernel uses the kernel's own tiles; leave out --block-rows, --block-cols, "
+                                     "--bwd-block-rows, --bwd-block-cols and --sram");
+                const auto ps = sim::parse_pass(args->flags.pass);
+                if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + args->flags.pass + "'");
+                if (*ps != sim::Pass::backward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::forward, p.head_dim));
+                if (*ps != sim::Pass::forward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::backward, p.head_dim));
+                if (measured && !rates)
+                    throw sim::Error("no measured ceilings are recorded for the " + m.name +
+                                     " preset; use --ceilings datasheet or give --ceilings-file");
+                algo = std::string(sim::algo_name(profiles.front().algo));
+            }
+            sim::Config c = args->flags.config(algo_or_throw(algo));
             c.sram_bytes = args->prob.sram;  // 0: the GPU's shared memory per block
+            for (const auto& kp : profiles) {
+                if (kp.block_rows <= 0) continue;
+                c.sram_bytes = std::max<int64_t>(m.sram_bytes, int64_t{1} << 20);  // the kernel's tiles (they compiled)
+                if (kp.pass == sim::Pass::forward) {
+                    c.block_rows = kp.block_rows;
+                    c.block_cols = kp.block_cols;
+                } else {
+                    c.bwd_block_rows = kp.block_rows;
+                    c.bwd_block_cols = kp.block_cols;
+                }
+            }
             if (args->check) c.numerics = sim::Numerics::on;
             const sim::Result r = sim::simulate(p, m, c);
             std::unique_ptr<sim::Result> base;
@@ -145,6 +187,24 @@ void register_simulate(CLI::App& app, int& rc) {
                     extra +=
                         check_line("dQ", sq, p.dtype) + check_line("dK", sk, p.dtype) + check_line("dV", sv, p.dtype);
                 }
+            }
+            if (!profiles.empty()) {
+                const sim::KernelRates kr = rates ? *rates : sim::datasheet_rates(m);
+                nlohmann::json ks = nlohmann::json::array();
+                double total_ms = 0;
+                for (const auto& kp : profiles) {
+                    const sim::KernelPrediction kpred = sim::predict_kernel(p, kp, kr, m);
+                    ks.push_back(report::kernel_prediction_json(kpred));
+                    extra += report::kernel_prediction_text(kpred);
+                    total_ms += kpred.predicted_ms;
+                }
+                if (profiles.size() > 1) {
+                    char buf[128];
+                    std::snprintf(buf, sizeof buf, "\nkernel model, forward + backward: %.4f ms\n", total_ms);
+                    extra += buf;
+                }
+                j["kernel_model"] = ks;
+                j["kernel_model_ms"] = total_ms;
             }
             if (args->json)
                 std::cout << j.dump(2) << "\n";

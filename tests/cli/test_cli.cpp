@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "report/report.hpp"
@@ -362,4 +363,56 @@ TEST_CASE("scenario: listed as data; gpt2-medium prints standard vs flash GFLOP,
     CHECK(st["flops"]["matmul"].get<int64_t>() == 12LL * 1024 * 1024 * 64 * 1024);
     CHECK(f2["hbm"]["read_bytes"].get<int64_t>() < st["hbm"]["read_bytes"].get<int64_t>());
     CHECK(f2["predicted_ms"].get<double>() < st["predicted_ms"].get<double>());
+}
+
+TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the measured ceilings it read") {
+    const Out o = sh("simulate --kernel flash2h --seq 8192 --head-dim 128 --batch 2 --heads 16 --dtype bf16 "
+                     "--ceilings measured --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    REQUIRE(j["kernel_model"].size() == 1);
+    const auto& k = j["kernel_model"][0];
+    CHECK(k["kernel"] == "flash2h");
+    CHECK(k["profile"]["tensor_path"] == "wgmma");
+    CHECK(j["block_rows"] == k["profile"]["block_rows"]);  // the simulation used the kernel's tiles
+    CHECK(j["block_cols"] == k["profile"]["block_cols"]);
+    CHECK(k["rates_source"].get<std::string>().find("h200_ceilings.json") != std::string::npos);
+    std::set<std::string> names;
+    for (const auto& c : k["where_the_time_goes"]) names.insert(c["name"].get<std::string>());
+    for (const char* n : {"hbm", "l2", "tensor", "exp", "issue", "launches"}) CHECK(names.count(n) == 1);
+    // FLOPs over the time agree with the TFLOP/s it reports (4 B H N^2 d, not causal)
+    const double flops = 4.0 * 2 * 16 * 8192.0 * 8192 * 128;
+    CHECK(k["tflops"].get<double>() == doctest::Approx(flops / (k["predicted_ms"].get<double>() * 1e-3) / 1e12));
+    const Out t = sh("simulate --kernel flash2 --seq 4096 --head-dim 64 --pass both --ceilings measured");
+    REQUIRE(t.rc == 0);
+    CHECK(t.text.find("where the time goes") != std::string::npos);
+    CHECK(t.text.find("kernel model, forward + backward") != std::string::npos);
+}
+
+TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused in one line") {
+    const std::string bad = tmp("bad_ceilings.json"), partial = tmp("partial_ceilings.json"),
+                      other = tmp("other_ceilings.json");
+    {
+        FILE* f = std::fopen(bad.c_str(), "w");
+        std::fputs("{ not json", f);
+        std::fclose(f);
+        f = std::fopen(partial.c_str(), "w");
+        std::fputs(R"({"device": "NVIDIA H200", "ceilings": [{"name": "hbm_copy", "unit": "B/s", "value": 4e12}]})", f);
+        std::fclose(f);
+        f = std::fopen(other.c_str(), "w");
+        std::fputs(R"({"device": "NVIDIA A100-SXM4-40GB", "ceilings": []})", f);
+        std::fclose(f);
+    }
+    const std::string base = "simulate --kernel flash2 --seq 1024 --head-dim 64 --ceilings measured ";
+    expect_refusals(sh, {
+                            {(base + "--ceilings-file /nonexistent/c.json").c_str(), "cannot read the ceilings file"},
+                            {(base + "--ceilings-file " + bad).c_str(), "is not valid JSON"},
+                            {(base + "--ceilings-file " + partial).c_str(), "ceiling 'l2_read' is missing"},
+                            {(base + "--ceilings-file " + other).c_str(), "not on the H200 preset's GPU"},
+                            {"simulate --seq 1024 --head-dim 64 --ceilings-file x.json", "goes with --ceilings measured"},
+                            {"simulate --kernel flash9 --seq 1024 --head-dim 64", "unknown kernel 'flash9'"},
+                            {"simulate --kernel flash2 --seq 1024 --head-dim 80", "64 or 128"},
+                            {"simulate --kernel flash2 --seq 1024 --head-dim 64 --block-rows 32", "own tiles"},
+                            {"simulate --kernel flash1 --seq 1024 --head-dim 64 --pass backward", "no backward"},
+                        });
 }

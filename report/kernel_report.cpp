@@ -1,0 +1,145 @@
+#include "report/kernel_report.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+namespace report {
+
+sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string& where, const sim::Machine& m,
+                                    sim::DType dtype) {
+    if (!doc.is_object() || !doc.contains("ceilings") || !doc["ceilings"].is_array())
+        throw sim::Error(where + ": not a ceilings file (no \"ceilings\" array; write one with `flashsim bench "
+                                 "--ceilings --json FILE`)");
+    if (doc.contains("device") && doc["device"].is_string()) {
+        const std::string dev = doc["device"];
+        if (dev.find(m.name) == std::string::npos)
+            throw sim::Error(where + ": measured on '" + dev + "', not on the " + m.name +
+                             " preset's GPU; pick that preset with --gpu or another file");
+    }
+    auto get = [&](const std::string& name) -> double {
+        for (const auto& c : doc["ceilings"])
+            if (c.is_object() && c.contains("name") && c["name"] == name) {
+                if (!c.contains("value") || !c["value"].is_number())
+                    throw sim::Error(where + ": ceiling '" + name + "' has no numeric value");
+                const double v = c["value"].get<double>();
+                if (!(v > 0))
+                    throw sim::Error(where + ": ceiling '" + name + "' is " + std::to_string(v) +
+                                     " (not measured on that GPU?); it must be positive");
+                return v;
+            }
+        throw sim::Error(where + ": ceiling '" + name + "' is missing");
+    };
+    const std::string suffix = dtype == sim::DType::fp16 ? "_fp16" : "_bf16";
+    sim::KernelRates r;
+    r.hbm = get("hbm_copy");
+    r.l2 = get("l2_read");
+    r.smem = get("smem_read");
+    r.mma_sync = get("mma_sync" + suffix);
+    r.wgmma = get("wgmma" + suffix);
+    r.exp = get("ex2");
+    r.issue = 8 * r.exp;
+    r.launch_s = get("launch");
+    r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
+    std::string date = doc.contains("date") && doc["date"].is_string() ? doc["date"].get<std::string>() : "";
+    std::string commit =
+        doc.contains("git_commit") && doc["git_commit"].is_string() ? doc["git_commit"].get<std::string>() : "";
+    r.source = "measured: " + where + (date.empty() ? "" : " (" + date + (commit.empty() ? "" : ", " + commit) + ")") +
+               "; fp32 issue = 8 x ex2 (128 fp32 lanes against 16 MUFU lanes an SM a clock); library GEMM: " +
+               (m.measured_matmul_flops > 0 ? "the preset's measured cuBLAS rate" : "the wgmma rate");
+    return r;
+}
+
+sim::KernelRates read_ceilings_file(const std::string& path, const sim::Machine& m, sim::DType dtype) {
+    std::ifstream in(path);
+    if (!in)
+        throw sim::Error("cannot read the ceilings file " + path +
+                         " (record one with `flashsim bench --ceilings --json FILE` on the GPU, or pass "
+                         "--ceilings-file)");
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+        throw sim::Error("ceilings file " + path + " is not valid JSON: " + e.what());
+    }
+    return ceilings_from_json(doc, path, m, dtype);
+}
+
+sim::Machine with_measured(const sim::Machine& m, const sim::KernelRates& r) {
+    sim::Machine x = m;
+    x.measured_hbm_bandwidth = r.hbm;
+    if (x.measured_matmul_flops <= 0) x.measured_matmul_flops = r.gemm;
+    x.l2_bandwidth = r.l2;
+    x.sram_bandwidth = r.smem;
+    x.exp_rate = r.exp;
+    x.source += "; measured ceilings: " + r.source;
+    return x;
+}
+
+nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k) {
+    const auto& p = k.profile;
+    nlohmann::json comps = nlohmann::json::array();
+    for (const auto& c : k.components) comps.push_back({{"name", c.name}, {"seconds", c.seconds}, {"what", c.what}});
+    return {{"kernel", p.kernel},
+            {"pass", std::string(sim::pass_name(p.pass))},
+            {"profile",
+             {{"algo", std::string(sim::algo_name(p.algo))},
+              {"block_rows", p.block_rows},
+              {"block_cols", p.block_cols},
+              {"threads", p.threads},
+              {"smem_bytes", p.smem_bytes},
+              {"ctas_per_sm", p.ctas_per_sm},
+              {"tensor_path", std::string(sim::tensor_path_name(p.tensor))},
+              {"operand_bytes_per_flop", p.operand_bytes_per_flop},
+              {"overlap", std::string(sim::overlap_name(p.overlap))},
+              {"dq", std::string(sim::dq_name(p.dq))},
+              {"one_launch_per_kv_block", p.one_launch_per_kv_block},
+              {"layout", p.layout},
+              {"why", p.why}}},
+            {"predicted_ms", k.predicted_ms},
+            {"tflops", k.tflops},
+            {"where_the_time_goes", comps},
+            {"bound", k.bound},
+            {"steady_s", k.steady_s},
+            {"prologue_and_waves_s", k.prologue_s},
+            {"ctas", k.ctas},
+            {"slots", k.slots},
+            {"waves", k.waves},
+            {"uncertain", k.uncertain},
+            {"uncertain_why", k.uncertain_why},
+            {"rates_source", k.rates_source},
+            {"notes", k.notes}};
+}
+
+std::string kernel_prediction_text(const sim::KernelPrediction& k) {
+    const auto& p = k.profile;
+    std::string s;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "\nkernel model: %s %s (B_r %lld, B_c %lld, %d threads, %d block(s) an SM)\n",
+                  p.kernel.c_str(), std::string(sim::pass_name(p.pass)).c_str(), static_cast<long long>(p.block_rows),
+                  static_cast<long long>(p.block_cols), p.threads, p.ctas_per_sm);
+    s += buf;
+    std::snprintf(buf, sizeof buf, "  products on %s; overlap: %s; dQ: %s\n",
+                  std::string(sim::tensor_path_name(p.tensor)).c_str(), std::string(sim::overlap_name(p.overlap)).c_str(),
+                  std::string(sim::dq_name(p.dq)).c_str());
+    s += buf;
+    s += "  where the time goes (whole GPU, each alone):\n";
+    for (const auto& c : k.components) {
+        std::snprintf(buf, sizeof buf, "    %-14s %10.4f ms  %s\n", c.name.c_str(), c.seconds * 1e3, c.what.c_str());
+        s += buf;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "  schedule: %.4f ms steady + %.4f ms first copies and waves (%lld blocks on %lld slots, %.2f "
+                  "waves)\n",
+                  k.steady_s * 1e3, k.prologue_s * 1e3, static_cast<long long>(k.ctas), static_cast<long long>(k.slots),
+                  k.waves);
+    s += buf;
+    std::snprintf(buf, sizeof buf, "  predicted %.4f ms (%.0f TFLOP/s); largest part: %s\n", k.predicted_ms, k.tflops,
+                  k.bound.c_str());
+    s += buf;
+    if (k.uncertain) s += "  uncertain: " + k.uncertain_why + "\n";
+    for (const auto& n : k.notes) s += "  note: " + n + "\n";
+    s += "  rates: " + k.rates_source + "\n";
+    return s;
+}
+
+}  // namespace report

@@ -1,0 +1,27 @@
+// report/kernel_report.hpp — the kernel model's inputs and outputs as text and JSON: measured
+// ceilings read from a `flashsim bench --ceilings --json` file (cuda/results/h200_ceilings.json),
+// and a kernel prediction with "where the time goes".
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/kernel_model.hpp"
+
+namespace report {
+
+// Reads a ceilings file (throws sim::Error with one line: missing file, bad JSON, a ceiling
+// missing or not positive, measured on another device than the preset). dtype picks the bf16 or
+// fp16 tensor-core rows. The library GEMM rate is the preset's measured one when it has one, else
+// the wgmma microbenchmark's.
+sim::KernelRates read_ceilings_file(const std::string& path, const sim::Machine& m, sim::DType dtype);
+// The same from parsed JSON; `where` names it in errors.
+sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string& where, const sim::Machine& m,
+                                    sim::DType dtype);
+// The preset with the measured rates in its measured fields (HBM copy, L2, shared memory, exp),
+// so that the step-level timing model of `--ceilings measured` uses them too.
+sim::Machine with_measured(const sim::Machine& m, const sim::KernelRates& r);
+
+nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k);
+std::string kernel_prediction_text(const sim::KernelPrediction& k);
+
+}  // namespace report

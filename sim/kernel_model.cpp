@@ -1,0 +1,444 @@
+// sim/kernel_model.cpp — kernel profiles (plain data mirroring cuda/'s TileConfigs) and the
+// kernel-aware timing model. Formulas and reasoning: docs/simulator.md, "The kernel model".
+//
+// [SECTIONS]  names · rates · profiles · helpers · predict_kernel()
+#include "sim/kernel_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <queue>
+
+#include "sim/mask.hpp"
+
+namespace sim {
+
+// ---------------------------------------------------------------- [names]
+std::string_view tensor_path_name(TensorPath t) {
+    switch (t) {
+        case TensorPath::mma_sync: return "mma.sync";
+        case TensorPath::wgmma: return "wgmma";
+        case TensorPath::library_gemm: return "cuBLAS GEMM";
+    }
+    return "?";
+}
+std::string_view overlap_name(Overlap o) {
+    switch (o) {
+        case Overlap::none: return "none";
+        case Overlap::copy_behind_compute: return "copy behind compute";
+        case Overlap::softmax_behind_product: return "softmax behind the next product";
+        case Overlap::ping_pong: return "ping-pong";
+    }
+    return "?";
+}
+std::string_view dq_name(DqAccumulation d) {
+    switch (d) {
+        case DqAccumulation::none: return "none";
+        case DqAccumulation::atomics: return "float2 atomics";
+        case DqAccumulation::bulk_reduction: return "bulk reduction";
+        case DqAccumulation::ordered: return "ordered (deterministic)";
+    }
+    return "?";
+}
+
+// ---------------------------------------------------------------- [rates]
+KernelRates datasheet_rates(const Machine& m) {
+    KernelRates r;
+    r.hbm = m.hbm_bandwidth;
+    r.l2 = m.l2_bandwidth;
+    r.smem = m.sram_bandwidth;
+    r.mma_sync = r.wgmma = r.gemm = m.matmul_flops;
+    r.exp = m.exp_rate;
+    r.issue = 8 * m.exp_rate;
+    r.launch_s = 0;
+    r.source = "datasheet figures of the " + m.name +
+               " preset (no tensor-core rate per instruction path; launch cost not on datasheets: 0)";
+    return r;
+}
+
+// ---------------------------------------------------------------- [profiles]
+namespace {
+
+// mma.sync reads the operands it does not keep in registers from shared memory (ldmatrix), once
+// per warp. A warp tile of m rows x n columns over depth k costs 2 m n k FLOPs and reads
+// (m + n) k e bytes when both operands come from shared memory, n k e when A is in registers.
+double staged_bytes_per_flop(double m, double n, double e, bool a_in_registers) {
+    return a_in_registers ? e / (2 * m) : e * (m + n) / (2 * m * n);
+}
+
+// flash2's forward: each warp owns 32 query rows (2 strips of 16) and all B_c columns; S = Q K^T
+// reloads Q's fragments from shared memory at each k-step (both operands staged), O += P V keeps P
+// in registers (only V staged). The two products do equal FLOPs, so the average.
+double flash2_fwd_operand_bytes(int64_t bc) {
+    return 0.5 * (staged_bytes_per_flop(32, static_cast<double>(bc), 2, false) + staged_bytes_per_flop(32, 0, 2, true));
+}
+// flash2's backward: a warp owns 16 key rows; S^T = K Q^T, dP^T = V dO^T, dV += P^T dO and
+// dK += dS^T Q keep their A operand in registers (only the B_r-wide one staged); dQ = dS K stages
+// both (16 query rows x d). Five products of equal FLOPs.
+double flash2_bwd_operand_bytes(int64_t d) {
+    return (4 * staged_bytes_per_flop(16, 0, 2, true) + staged_bytes_per_flop(16, static_cast<double>(d), 2, false)) /
+           5;
+}
+
+}  // namespace
+
+std::vector<std::string> kernel_names() { return {"standard", "flash1", "flash2", "flash2h"}; }
+
+KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d) {
+    if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
+    if (d != 64 && d != 128)
+        throw Error("the CUDA kernels run head_dim 64 or 128 (got " + std::to_string(d) + "); --kernel needs one of them");
+    KernelProfile k;
+    k.kernel = kernel;
+    k.pass = pass;
+    k.head_dim = d;
+    const bool fwd = pass == Pass::forward;
+    if (kernel == "standard") {
+        k.algo = Algo::standard;
+        k.threads = 256;
+        k.tensor = TensorPath::library_gemm;
+        k.overlap = Overlap::none;
+        k.layout = fwd ? "cuBLAS S = QK^T, a softmax kernel (one block a row), cuBLAS O = PV"
+                       : "cuBLAS dV, dP; a dS kernel (one block a row); cuBLAS dQ, dK";
+        k.why = "kernels one after another; each as long as the larger of its bytes at the copy rate and its "
+                "FLOPs at the library GEMM rate";
+    } else if (kernel == "flash1") {
+        if (!fwd) throw Error("the flash1 CUDA kernel has no backward pass (cuda/flash1.cu)");
+        k.algo = Algo::flash1;
+        k.block_rows = 128;
+        k.block_cols = 256;
+        k.threads = 256;
+        k.smem_bytes = 2 * 256 * d * 2 + 2 * 128 * d * 2;
+        k.ctas_per_sm = 1;
+        k.tensor = TensorPath::mma_sync;
+        // a warp's 16-row strip: S = Q_i K_j^T stages both operands (Q strip and K_j), O += P V only V_j
+        k.operand_bytes_per_flop =
+            0.5 * (staged_bytes_per_flop(16, 256, 2, false) + staged_bytes_per_flop(16, 0, 2, true));
+        k.overlap = Overlap::copy_behind_compute;
+        k.one_launch_per_kv_block = true;
+        k.layout = "8 warps x 16-row strips of Q_i (mma.sync); one launch per K/V block j, grid (G, B*H)";
+        k.why = "Algorithm 1 as cuda/flash1.cu launches it: T_c grids of G x B*H blocks, G = max(1, min(query "
+                "blocks, SMs / (B*H))), 1 block an SM (shared memory 192 KiB at d = 128); a block walks query "
+                "blocks g, g + G, ...; each step requests O_i (fp32), l_i, m_i before its products and uses them "
+                "after, and the next Q_i arrives by cp.async: the step's HBM traffic runs under its arithmetic";
+    } else if (kernel == "flash2") {
+        k.algo = Algo::flash2;
+        k.tensor = TensorPath::mma_sync;
+        if (fwd) {
+            k.block_rows = 128;
+            k.block_cols = 64;
+            k.threads = 128;
+            k.smem_bytes = 128 * d * 2 + 2 * 2 * 64 * d * 2;
+            k.ctas_per_sm = 2;
+            k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
+            k.overlap = Overlap::softmax_behind_product;
+            k.layout = "4 warps x 32 query rows (mma.sync m16n8k16, ldmatrix), 2-stage cp.async K/V ring";
+            k.why = "two blocks an SM (shared memory 96 KiB at d = 128; registers: __launch_bounds__(128, 1)); "
+                    "one block's softmax runs while the other's warps issue products, at most under half of them; "
+                    "operands staged through ldmatrix in series with the products";
+        } else {
+            k.block_rows = 64;
+            k.block_cols = d == 128 ? 64 : 128;
+            k.threads = static_cast<int>(k.block_cols / 16 * 32);
+            k.smem_bytes = (2 * k.block_cols * d + 4 * 64 * d + k.block_cols * 64) * 2 + 4 * 64 * 4;
+            k.ctas_per_sm = 2;
+            k.operand_bytes_per_flop = flash2_bwd_operand_bytes(d);
+            k.overlap = Overlap::softmax_behind_product;
+            k.dq = DqAccumulation::atomics;
+            k.layout = "each warp 16 key rows; dQ by float2 atomics into an fp32 accumulator";
+            k.why = "two blocks an SM by shared memory (as the forward: one block's softmax under the other's "
+                    "products, at most half of them); every product stages its shared-memory operand through "
+                    "ldmatrix in series with it; each step's dQ_i (B_r x d fp32) read and written in L2 by atomics "
+                    "that the same warps issue, in series";
+        }
+    } else if (kernel == "flash2h") {
+        k.algo = Algo::flash2;
+        k.tensor = TensorPath::wgmma;
+        k.threads = 384;
+        k.ctas_per_sm = 1;
+        k.block_rows = fwd ? 128 : 64;
+        k.block_cols = 128;
+        if (fwd) {
+            k.smem_bytes = 128 * d * 2 + 2 * 2 * 128 * d * 2 + 1024;
+            k.overlap = d == 128 ? Overlap::softmax_behind_product : Overlap::copy_behind_compute;
+            k.layout = "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup" +
+                       std::string(d == 128 ? "; S_{j+1} overlaps P_j V_j" : "");
+            k.why = "1 block an SM (registers: 240 a consumer thread x 256 + 24 x 128 = 64,512 of 65,536); TMA "
+                    "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
+                    "the products), at d = 64 it does not overlap";
+        } else {
+            k.smem_bytes = d == 128 ? 198656 : 133120;
+            k.overlap = Overlap::copy_behind_compute;
+            k.dq = DqAccumulation::bulk_reduction;
+            k.dq_tiles = d == 128 ? 1 : 2;  // d = 128: column halves of one dQ_i; d = 64: each warpgroup a whole dQ_i
+            k.layout = d == 128 ? "2 consumer warpgroups x 64 key rows (wgmma); pipelined, dQ by bulk reduction"
+                                : "2 consumer warpgroups x 64 key rows (wgmma); dQ over own keys by bulk reduction";
+            k.why = "1 block an SM; products and softmax in series (the warpgroups meet every step); the dQ tile's "
+                    "bulk reduction into L2 is waited for before the next step, so its L2 traffic is in series";
+        }
+    } else {
+        std::string names;
+        for (const auto& n : kernel_names()) names += (names.empty() ? "" : ", ") + n;
+        throw Error("unknown kernel '" + kernel + "'; kernels: " + names);
+    }
+    return k;
+}
+
+// ---------------------------------------------------------------- [helpers]
+namespace {
+
+double makespan(const std::vector<double>& durations, int64_t slots) {
+    if (durations.empty()) return 0;
+    std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+    for (int64_t s = 0; s < std::min<int64_t>(std::max<int64_t>(1, slots), static_cast<int64_t>(durations.size())); ++s)
+        free_at.push(0.0);
+    double end = 0;
+    for (double dur : durations) {
+        const double t = free_at.top() + dur;
+        free_at.pop();
+        end = std::max(end, t);
+        free_at.push(t);
+    }
+    return end;
+}
+
+double rate_or_throw(double v, const char* what) {
+    if (!(v > 0)) throw Error(std::string("the kernel model needs a ") + what + " rate; the ceilings given have none");
+    return v;
+}
+
+double usual_flops(const Problem& p, Pass pass) {
+    double f = 4.0 * static_cast<double>(p.heads_total()) * static_cast<double>(p.seq) * p.seq * p.head_dim;
+    if (p.causal) f *= 0.5;
+    return pass == Pass::backward ? 2.5 * f : f;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- [predict_kernel()]
+KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, const KernelRates& rates, const Machine& m,
+                                int64_t block_rows, int64_t block_cols) {
+    p.validate();
+    if (p.dtype == DType::fp32)
+        throw Error("the CUDA kernels store fp16 or bf16 (tensor-core inputs); the kernel model has no fp32 path");
+    KernelPrediction out;
+    out.profile = prof;
+    KernelProfile& k = out.profile;
+    if (block_rows > 0) k.block_rows = block_rows;
+    if (block_cols > 0) k.block_cols = block_cols;
+    if (k.kernel == "flash2" && k.pass == Pass::forward) k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
+    out.rates_source = rates.source;
+    const bool fwd = k.pass == Pass::forward;
+    const double e = static_cast<double>(p.elem_bytes()), d = static_cast<double>(p.head_dim);
+    const double BH = static_cast<double>(p.heads_total()), N = static_cast<double>(p.seq);
+    const double hbm = rate_or_throw(rates.hbm, "HBM");
+    const double l2 = rates.l2 > 0 ? rates.l2 : hbm;
+    const double ex = rate_or_throw(rates.exp, "exponential");
+    const double issue = rates.issue > 0 ? rates.issue : 8 * ex;
+
+    // The simulator's walk of the kernel's tiles: the work and the HBM bytes through its L2 model.
+    Machine mk = m;
+    mk.blocks_per_sm = k.ctas_per_sm;
+    Config c;
+    c.algo = k.algo;
+    c.pass = k.pass;
+    c.numerics = Numerics::off;
+    c.event_cap = 1;
+    c.record_row = -1;
+    c.timing = false;
+    c.l2_budget = int64_t{1} << 20;  // the library default: a sample of the heads beyond it (said in notes)
+    if (k.block_rows > 0) {
+        c.block_rows = c.bwd_block_rows = k.block_rows;
+        c.block_cols = c.bwd_block_cols = k.block_cols;
+        c.sram_bytes = std::max<int64_t>(m.sram_bytes, 1 << 20);  // the kernel's tiles, held however it holds them
+    }
+    const Result r = simulate(p, mk, c);
+    const Totals& tot = r.totals;
+    const double mm = static_cast<double>(tot.flops.matmul), n_exp = static_cast<double>(tot.flops.exp),
+                 n_other = static_cast<double>(tot.flops.other);
+    const double bytes = static_cast<double>(r.l2.simulated ? r.l2.hbm_total().total() : tot.hbm_total().total());
+    if (!r.l2.simulated) out.notes.push_back("HBM bytes without the L2 model: " + r.l2.note);
+    else if (!r.l2.note.empty()) out.notes.push_back("L2: " + r.l2.note);
+
+    double tensor_rate = 0;
+    switch (k.tensor) {
+        case TensorPath::mma_sync: tensor_rate = rate_or_throw(rates.mma_sync, "mma.sync"); break;
+        case TensorPath::wgmma: tensor_rate = rate_or_throw(rates.wgmma, "wgmma"); break;
+        case TensorPath::library_gemm: tensor_rate = rate_or_throw(rates.gemm, "GEMM"); break;
+    }
+    const double t_tensor = mm / tensor_rate;
+    const double t_smem = k.operand_bytes_per_flop > 0 ? mm * k.operand_bytes_per_flop / rate_or_throw(rates.smem, "shared-memory") : 0;
+    const double t_exp = n_exp / ex, t_issue = n_other / issue, t_hbm = bytes / hbm;
+    const int64_t slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, k.ctas_per_sm);
+    out.slots = slots;
+    out.tflops = 0;
+    int launches = 0;
+    double t_l2 = 0;
+    double total_s = 0;
+
+    if (k.algo == Algo::standard) {
+        // Each kernel: max(bytes at the copy rate, FLOPs at the GEMM rate, exponentials at the exp rate).
+        const double nn = BH * N * N, g = 2 * nn * d;
+        struct K3 { double b, f, x; };
+        const std::vector<K3> ks = fwd ? std::vector<K3>{{nn * e, g, 0}, {2 * nn * e, 0, nn}, {nn * e, g, 0}}
+                                       : std::vector<K3>{{nn * e, g, 0}, {nn * e, g, 0}, {3 * nn * e, 0, 0},
+                                                         {nn * e, g, 0}, {nn * e, g, 0}};
+        for (const auto& q : ks) total_s += std::max({q.b / hbm, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
+        launches = static_cast<int>(ks.size());
+        out.steady_s = total_s - launches * rates.launch_s;
+        out.ctas = 0;
+        out.uncertain = true;
+        out.uncertain_why =
+            fwd ? "standard's softmax kernel (one block of 256 threads a row) and cuBLAS's GEMMs with N x N outputs "
+                  "move their bytes well below the copy rate on the H200 (the recorded DRAM bytes over the time); "
+                  "the model has no latency or occupancy term for them"
+                : "standard's backward: five kernels at max(bytes, FLOPs) each; on the H200 they move more DRAM "
+                  "bytes than the N x N tensors' counts, below the copy rate, and cuBLAS's rate on GEMMs with an "
+                  "N x N operand is not measured separately";
+    } else {
+        const int64_t br = k.block_rows > 0 ? k.block_rows : (fwd ? r.block_rows : r.bwd_block_rows);
+        const int64_t bc = k.block_cols > 0 ? k.block_cols : (fwd ? r.block_cols : r.bwd_block_cols);
+        const int64_t tr = (p.seq + br - 1) / br, tc = (p.seq + bc - 1) / bc;
+        auto visited = [&](int64_t i, int64_t j) { return !tile_masked(p, i * br, std::min(p.seq, (i + 1) * br), j * bc, std::min(p.seq, (j + 1) * bc)); };
+        // Tiles per block: forward (q_outer) block i walks j; backward and flash1's launches: per j, the i's.
+        std::vector<int64_t> per_block;
+        int64_t tiles = 0;
+        if (fwd && !k.one_launch_per_kv_block) {
+            for (int64_t i = 0; i < tr; ++i) {
+                int64_t n = 0;
+                for (int64_t j = 0; j < tc; ++j) n += visited(i, j);
+                per_block.push_back(n);
+                tiles += n;
+            }
+        } else {
+            for (int64_t j = 0; j < tc; ++j) {
+                int64_t n = 0;
+                for (int64_t i = 0; i < tr; ++i) n += visited(i, j);
+                per_block.push_back(n);
+                tiles += n;
+            }
+        }
+        tiles = std::max<int64_t>(1, tiles);
+        const double all_tiles = static_cast<double>(tiles) * BH;
+        // One tile's share of each component, at one slot (the whole GPU's rate divided among slots).
+        const double sl = static_cast<double>(slots);
+        // Bandwidth (HBM, L2) is shared by the blocks resident at once: all slots, or all the blocks
+        // when there are fewer (one head's 32 blocks do not get 1/264 of HBM each); arithmetic is per SM.
+        const int64_t grid = k.one_launch_per_kv_block
+                                 ? std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(1, m.sm_count) /
+                                                                              std::max<int64_t>(1, p.heads_total()),
+                                                                          tr)) * p.heads_total()
+                                 : static_cast<int64_t>(per_block.size()) * p.heads_total();
+        const double bw = std::min(sl, static_cast<double>(std::max<int64_t>(1, grid)));
+        const double tile_tensor = (t_tensor + t_smem) / all_tiles * sl;
+        const double tile_soft = (t_exp + t_issue) / all_tiles * sl;
+        double product_window = 0;  // the product a softmax may hide under
+        if (k.overlap == Overlap::softmax_behind_product) product_window = 0.5 * t_tensor / all_tiles * sl;
+        double tile_compute = 0;
+        switch (k.overlap) {
+            case Overlap::none:
+            case Overlap::copy_behind_compute: tile_compute = tile_tensor + tile_soft; break;
+            case Overlap::softmax_behind_product: tile_compute = tile_tensor + std::max(0.0, tile_soft - product_window); break;
+            case Overlap::ping_pong: tile_compute = std::max(tile_tensor, tile_soft); break;
+        }
+        if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
+            const double dq_bytes = 2.0 * k.dq_tiles * static_cast<double>(br) * d * 4;
+            t_l2 = dq_bytes * all_tiles / l2;
+            if (k.dq == DqAccumulation::ordered) {
+                out.uncertain = true;
+                out.uncertain_why = "deterministic mode: each key block waits for the previous one's dQ additions "
+                                    "(an ordering the model does not simulate)";
+            }
+            const double tile_dq = dq_bytes / l2 * bw;
+            // Charged in series with the step (the warps that compute issue the atomics, or wait on the
+            // bulk reduction): an upper bound. When it is a quarter of the step or more, how much of it
+            // really runs beside the products decides the time, and the model does not know that.
+            if (k.dq != DqAccumulation::ordered && tile_dq >= 0.25 * (tile_compute + tile_dq)) {
+                out.uncertain = true;
+                char buf[400];
+                std::snprintf(buf, sizeof buf,
+                              "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged in "
+                              "series, as here (an upper bound); how much of it runs beside the products is not "
+                              "modelled",
+                              dq_bytes / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq));
+                out.uncertain_why = buf;
+            }
+            tile_compute += tile_dq;
+        }
+        const double tile_hbm = t_hbm / all_tiles * bw;
+        const double tile = (k.overlap == Overlap::none) ? tile_compute + tile_hbm : std::max(tile_compute, tile_hbm);
+        // The first tiles a block loads before its pipeline runs, at the slot's share of HBM.
+        const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e
+                                        : (2.0 * bc + 2.0 * br) * d * e;
+        // and the tiles it stores after its last step (O_i and LSE_i; dK_j and dV_j), not hidden either
+        const double last_bytes = fwd ? static_cast<double>(br) * (d * e + 4) : 2.0 * static_cast<double>(bc) * d * e;
+        const double prologue = (first_bytes + last_bytes) / hbm * bw;
+        if (k.one_launch_per_kv_block) {
+            // flash1: launch j runs G x B*H blocks; block g walks the visited query blocks g, g + G, ...;
+            // a step reads and writes O_i (fp32), l_i, m_i and reads the next Q_i, under its arithmetic.
+            const double io = (2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4 +
+                               static_cast<double>(br) * d * e) / hbm * bw;
+            const double step = std::max(tile_tensor + tile_soft, io);
+            const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
+            const int64_t sms = std::max(1, m.sm_count);
+            double steady = 0;
+            for (int64_t j = 0; j < tc; ++j) {
+                const int64_t nq = per_block[static_cast<size_t>(j)];
+                if (nq == 0) continue;
+                const int64_t G = std::max<int64_t>(1, std::min<int64_t>(nq, sms / std::max<int64_t>(1, p.heads_total())));
+                std::vector<double> durations;
+                for (int64_t h = 0; h < p.heads_total(); ++h)
+                    for (int64_t g = 0; g < G; ++g) {
+                        const int64_t steps = nq / G + (g < nq % G ? 1 : 0);
+                        durations.push_back(kv_first + io + static_cast<double>(steps) * step);
+                        steady += static_cast<double>(steps) * step;
+                    }
+                out.ctas += static_cast<int64_t>(durations.size());
+                total_s += makespan(durations, slots) + rates.launch_s;
+            }
+            launches = static_cast<int>(tc) + 2;  // + the init (O = 0, l = 0, m = -inf) and the final cast
+            total_s += 2 * rates.launch_s + (4.0 * N * BH * d + 8.0 * N * BH + 4.0 * N * BH * d + N * BH * d * e) / hbm;
+            out.steady_s = steady / sl;
+        } else {
+            std::vector<double> durations;
+            durations.reserve(per_block.size() * static_cast<size_t>(BH));
+            double steady = 0;
+            for (int64_t h = 0; h < p.heads_total(); ++h)
+                for (int64_t n : per_block) {
+                    durations.push_back(prologue + static_cast<double>(n) * tile);
+                    steady += static_cast<double>(n) * tile;
+                }
+            out.ctas = static_cast<int64_t>(durations.size());
+            total_s = makespan(durations, slots);
+            out.steady_s = steady / sl;
+            launches = 1;
+            if (!fwd) {  // D = rowsum(dO o O) before, dQ fp32 -> storage type after
+                const double pre = 2.0 * N * BH * d * e / hbm;
+                const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
+                const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
+                total_s += pre + post;
+                launches = 3;
+            }
+            total_s += launches * rates.launch_s;
+        }
+        out.waves = static_cast<double>(out.ctas) / sl;
+    }
+    out.prologue_s = std::max(0.0, total_s - out.steady_s - launches * rates.launch_s);
+    out.predicted_ms = total_s * 1e3;
+    out.tflops = total_s > 0 ? usual_flops(p, k.pass) / total_s / 1e12 : 0;
+    out.components = {
+        {"hbm", t_hbm, "HBM bytes through the L2 model at the copy rate"},
+        {"l2", t_l2, "the backward's dQ accumulator read and written in L2"},
+        {"tensor", t_tensor, std::string("matmul FLOPs at the ") + std::string(tensor_path_name(k.tensor)) + " rate"},
+        {"smem_operands", t_smem, "operands staged from shared memory for the products (ldmatrix)"},
+        {"exp", t_exp, "exponentials on the MUFU ex2 unit"},
+        {"issue", t_issue, "max, sums, scaling and rescales on the fp32 lanes"},
+        {"launches", launches * rates.launch_s, std::to_string(launches) + " launch(es)"}};
+    const auto big = std::max_element(out.components.begin(), out.components.end(),
+                                      [](const TimeComponent& a, const TimeComponent& b) { return a.seconds < b.seconds; });
+    out.bound = big->name;
+    return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,115 @@
+// sim/kernel_model.hpp — a timing model that knows the kernel (issue 12).
+//
+//   sim::kernel_profile("flash2h", pass, d) ──► KernelProfile (plain data: tiles, instruction path,
+//                                               what overlaps what, CTAs an SM, dQ accumulation)
+//   sim::predict_kernel(problem, profile, rates, machine) ──► KernelPrediction (ms, and where the
+//                                               time goes: HBM, L2, tensor cores, exp unit, issue,
+//                                               launches, waves/prologue)
+//
+// The simulator's walk gives the work (matmul FLOPs, exponentials, other FLOPs, HBM bytes through
+// its L2 model); the profile says how the kernel spends it: which tensor-core instruction and at
+// what measured rate, whether shared-memory operand staging sits in series with it (mma.sync
+// loads fragments with ldmatrix before each product; wgmma reads shared memory itself), how much
+// of the softmax hides behind the products, how the dQ of the backward is accumulated, how many
+// thread blocks an SM holds, and how many launches the pass makes. Blocks are placed on SM slots
+// in launch order (waves quantised, causal blocks of unequal length), each block paying the copy
+// of its first tiles before its pipeline runs. docs/simulator.md, "The kernel model", has the
+// formulas and the reasoning behind every profile field.
+//
+// The profile table mirrors the TileConfig each CUDA kernel exports (cuda/api.hpp); sim/ cannot
+// include cuda/, so tests/tools compare the two through the recorded bench rows.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/machine.hpp"
+#include "sim/problem.hpp"
+#include "sim/simulate.hpp"
+
+namespace sim {
+
+// Throughputs the kernel model uses, whole GPU. From the datasheet preset (datasheet_rates) or
+// from a measured-ceilings file that the CLI reads (cuda/results/h200_ceilings.json).
+struct KernelRates {
+    double hbm = 0;       // B/s, HBM (a device copy's bytes read + written over its time)
+    double l2 = 0;        // B/s, L2 reads
+    double smem = 0;      // B/s, shared-memory reads, all SMs
+    double mma_sync = 0;  // FLOP/s, mma.sync (bf16/fp16 in, fp32 accumulate)
+    double wgmma = 0;     // FLOP/s, wgmma
+    double gemm = 0;      // FLOP/s, a large library GEMM (cuBLAS), for standard attention
+    double exp = 0;       // exponentials/s on the special-function units (MUFU ex2)
+    double issue = 0;     // other fp32 operations/s: 128 lanes an SM a clock against ex2's 16, so 8 x exp
+    double launch_s = 0;  // seconds a kernel launch costs (0: not known)
+    std::string source;   // where the numbers come from
+};
+// The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).
+KernelRates datasheet_rates(const Machine& m);
+
+enum class TensorPath { mma_sync, wgmma, library_gemm };
+enum class Overlap {
+    none,                    // copy, products and softmax one after another
+    copy_behind_compute,     // the next tiles' copy runs under this step's arithmetic (cp.async / TMA ring)
+    softmax_behind_product,  // and the softmax of block j runs under the product of block j+1
+    ping_pong                // two warpgroups alternate: one's softmax under the other's products
+};
+enum class DqAccumulation { none, atomics, bulk_reduction, ordered };
+std::string_view tensor_path_name(TensorPath t);
+std::string_view overlap_name(Overlap o);
+std::string_view dq_name(DqAccumulation d);
+
+// One kernel's pass at one head dimension.
+struct KernelProfile {
+    std::string kernel;  // standard, flash1, flash2, flash2h
+    Algo algo = Algo::flash2;
+    Pass pass = Pass::forward;
+    int64_t head_dim = 0;
+    int64_t block_rows = 0, block_cols = 0;  // the kernel's B_r, B_c (0: the simulator's rule)
+    int threads = 0;                         // per thread block
+    int64_t smem_bytes = 0;                  // shared memory a thread block allocates
+    int ctas_per_sm = 1;                     // thread blocks resident on one SM
+    TensorPath tensor = TensorPath::mma_sync;
+    // Shared-memory bytes the products read per matmul FLOP to stage register operands (mma.sync's
+    // ldmatrix); 0 for wgmma, whose operands the tensor core reads from shared memory itself.
+    double operand_bytes_per_flop = 0;
+    Overlap overlap = Overlap::none;
+    DqAccumulation dq = DqAccumulation::none;
+    int dq_tiles = 1;  // fp32 dQ_i tiles (B_r x d) a step adds into the accumulator
+    bool one_launch_per_kv_block = false;  // flash1: a grid per K/V block j
+    std::string layout;                    // how warps split the tile, in words
+    std::string why;                       // the reasoning for the fields above
+};
+// Throws sim::Error for an unknown kernel, or a pass / head dimension it does not run.
+KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t head_dim);
+std::vector<std::string> kernel_names();
+
+// One component of the predicted time: seconds the whole GPU spends on it (as if nothing else
+// ran), and whether it sits on the critical path of the profile's schedule.
+struct TimeComponent {
+    std::string name;  // hbm, l2, tensor, smem_operands, exp, issue, launches
+    double seconds = 0;
+    std::string what;
+};
+
+struct KernelPrediction {
+    KernelProfile profile;
+    double predicted_ms = 0;
+    double tflops = 0;  // the usual count: 4 B H N^2 d forward (half causal), x2.5 backward
+    std::vector<TimeComponent> components;
+    double steady_s = 0;    // the schedule's composition of the components, per SM, summed over steps
+    double prologue_s = 0;  // the blocks' first copies, on the critical path (makespan minus steady)
+    std::string bound;      // the largest component
+    int64_t ctas = 0, slots = 0;
+    double waves = 0;  // ctas / slots of the main kernel
+    bool uncertain = false;
+    std::string uncertain_why;
+    std::string rates_source;
+    std::vector<std::string> notes;
+};
+
+// Simulates the problem with the profile's tiles (numerics off) and predicts the kernel's time.
+// block_rows/block_cols > 0 override the profile's (a recorded row's own tiles).
+KernelPrediction predict_kernel(const Problem& p, const KernelProfile& k, const KernelRates& rates,
+                                const Machine& m, int64_t block_rows = 0, int64_t block_cols = 0);
+
+}  // namespace sim

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/cli/predicted_band.sh FLASHSIM SOURCE_DIR — the kernel model against every recorded H200 row:
+# recompute the predictions of a copy of cuda/results/h200.json (flashsim bench --resimulate), then
+#  1. every row the model is certain of lies within ±15% of its measured time (predicted.py --check),
+#     every uncertain row printed with the model's reason;
+#  2. the predictions committed in cuda/results/h200.json are the ones this model gives (so the
+#     tables in docs/simulator.md, printed from that file, are the model's), within 0.1%.
+set -euo pipefail
+bin=$1 src=$2
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp "$src/cuda/results/h200.json" "$tmp/h200.json"
+(cd "$src" && "$bin" bench --resimulate "$tmp/h200.json" 2>/dev/null)
+python3 "$src/cuda/results/predicted.py" --check 0.15 --known "$src/cuda/results/h200_known_misses.txt" "$tmp/h200.json" >/dev/null
+python3 - "$src/cuda/results/h200.json" "$tmp/h200.json" <<'PY'
+import json, sys
+old = [r for r in json.load(open(sys.argv[1]))["rows"] if "ms_median" in r]
+new = [r for r in json.load(open(sys.argv[2]))["rows"] if "ms_median" in r]
+stale = [(a, b) for a, b in zip(old, new)
+         if a.get("predicted_ms") is None or abs(a["predicted_ms"] - b["predicted_ms"]) > 1e-3 * b["predicted_ms"]]
+for a, b in stale[:5]:
+    print(f"stale prediction: {a['variant']} {a['pass']} N={a['seq']} d={a['head_dim']}: recorded "
+          f"{a.get('predicted_ms')}, model now {b['predicted_ms']:.4f} ms", file=sys.stderr)
+if stale:
+    print(f"{len(stale)} recorded prediction(s) differ from the model: run `flashsim bench --resimulate "
+          f"cuda/results/h200.json` and commit it", file=sys.stderr)
+    sys.exit(1)
+print(f"{len(new)} rows: recorded predictions agree with the model")
+PY
+# 3. each kernel profile (sim/kernel_model.cpp, plain data: sim/ cannot include cuda/) has the tiles,
+#    threads and shared memory that the kernel's TileConfig recorded in its newest rows
+python3 - "$bin" "$src/cuda/results/h200.json" <<'PY'
+import json, subprocess, sys
+bin_, path = sys.argv[1], sys.argv[2]
+rows = [r for r in json.load(open(path))["rows"] if "ms_median" in r and r["pass"] in ("forward", "backward")
+        and "+" not in r["variant"] and "block order" not in r["tiles"].get("layout", "")]
+newest = {}
+for r in rows:
+    k = (r["variant"], r["pass"], r["head_dim"])
+    if k not in newest or r["run"]["date"] > newest[k]["run"]["date"]:
+        newest[k] = r
+bad = 0
+for (v, p, d), r in sorted(newest.items()):
+    out = subprocess.run([bin_, "simulate", "--kernel", v, "--pass", p, "--seq", "256", "--head-dim", str(d),
+                          "--l2", "off", "--json"], capture_output=True, text=True, check=True)
+    prof = json.loads(out.stdout)["kernel_model"][0]["profile"]
+    t = r["tiles"]
+    for field in ("block_rows", "block_cols", "threads", "smem_bytes"):
+        if t.get(field, 0) and t[field] != prof[field]:
+            print(f"profile {v} {p} d={d}: {field} {prof[field]}, the kernel recorded {t[field]} "
+                  f"(run {r['run']['git_commit']})", file=sys.stderr)
+            bad += 1
+print(f"{len(newest)} kernel profiles checked against their recorded TileConfigs: {bad} mismatch(es)")
+sys.exit(1 if bad else 0)
+PY

@@ -1,0 +1,165 @@
+// tests/sim/test_kernel_model.cpp — the kernel model (sim/kernel_model.hpp). Each expectation is
+// derived here from the problem's shape and the rates the test chooses: with every rate but one
+// made effectively infinite, the prediction must be that one resource's time, placed in waves.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/kernel_model.hpp"
+#include "tests/sim/support.hpp"
+
+using namespace sim;
+using sim::test::shape;
+using sim::test::with_heads;
+
+namespace {
+
+constexpr double kHuge = 1e30;  // a rate so large that its resource costs nothing
+
+// Every rate effectively infinite and no launch cost; tests then make one resource finite.
+KernelRates free_rates() {
+    KernelRates r;
+    r.hbm = r.l2 = r.smem = r.mma_sync = r.wgmma = r.gemm = r.exp = r.issue = kHuge;
+    r.launch_s = 0;
+    r.source = "test";
+    return r;
+}
+
+Machine sms(int n) {
+    Machine m = find_machine("H200");
+    m.sm_count = n;
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("kernel model: the tensor-core time of a non-causal forward is 4 N^2 d B H FLOPs at the path's rate") {
+    const Problem p = with_heads(shape(1024, 128), 2, 4);
+    const double flops = 4.0 * 1024 * 1024 * 128 * 2 * 4;
+    KernelRates r = free_rates();
+    r.mma_sync = 600e12;
+    r.wgmma = 900e12;
+    const Machine m = find_machine("H200");
+    const auto f2 = predict_kernel(p, kernel_profile("flash2", Pass::forward, 128), r, m);
+    const auto f2h = predict_kernel(p, kernel_profile("flash2h", Pass::forward, 128), r, m);
+    auto comp = [](const KernelPrediction& k, const char* name) {
+        for (const auto& c : k.components)
+            if (c.name == name) return c.seconds;
+        FAIL("no component " << name);
+        return 0.0;
+    };
+    CHECK(comp(f2, "tensor") == doctest::Approx(flops / 600e12).epsilon(1e-12));
+    CHECK(comp(f2h, "tensor") == doctest::Approx(flops / 900e12).epsilon(1e-12));
+    // the same algorithm on the faster instruction path is faster, by the rates' ratio when only
+    // the tensor cores cost anything (flash2 also stages operands through shared memory: free here)
+    CHECK(f2h.predicted_ms < f2.predicted_ms);
+    CHECK(f2.bound == "tensor");
+}
+
+TEST_CASE("kernel model: equal blocks fill whole waves (133 blocks on 132 SMs take two)") {
+    // flash2h forward: B_r = 128, one block an SM; N = 128 gives one block a head, one K/V tile.
+    const int64_t n = 128, d = 64;
+    KernelRates r = free_rates();
+    r.wgmma = 500e12;
+    const Machine m = sms(132);
+    const auto k = kernel_profile("flash2h", Pass::forward, d);
+    // one block's time alone on its SM: its FLOPs at one SM's share of the rate
+    const double block_s = 4.0 * n * n * d / (500e12 / 132);
+    const auto full = predict_kernel(with_heads(shape(n, d), 1, 132), k, r, m);
+    CHECK(full.predicted_ms == doctest::Approx(block_s * 1e3).epsilon(1e-9));
+    const auto one_more = predict_kernel(with_heads(shape(n, d), 1, 133), k, r, m);
+    CHECK(one_more.predicted_ms == doctest::Approx(2 * block_s * 1e3).epsilon(1e-9));
+    CHECK(one_more.waves == doctest::Approx(133.0 / 132.0));
+}
+
+TEST_CASE("kernel model: exponentials count on the exp unit, at least one per visited score") {
+    const Problem p = with_heads(shape(512, 64), 1, 8);
+    KernelRates r = free_rates();
+    r.exp = 1e12;
+    const auto k = predict_kernel(p, kernel_profile("flash2h", Pass::forward, 64), r, find_machine("H200"));
+    double t_exp = 0;
+    for (const auto& c : k.components)
+        if (c.name == "exp") t_exp = c.seconds;
+    const double scores = 512.0 * 512 * 8;
+    CHECK(t_exp >= scores / 1e12);
+    CHECK(t_exp <= 1.1 * scores / 1e12);  // rescale factors: one per row per K/V block, B_c = 128 keys
+    CHECK(k.bound == "exp");
+}
+
+TEST_CASE("kernel model: ping-pong hides the softmax that a serial schedule adds") {
+    const Problem p = with_heads(shape(2048, 128), 1, 16);
+    KernelRates r = free_rates();
+    r.wgmma = 800e12;
+    r.exp = 4e12;
+    const Machine m = find_machine("H200");
+    KernelProfile serial = kernel_profile("flash2h", Pass::forward, 128);
+    serial.overlap = Overlap::copy_behind_compute;
+    KernelProfile pp = serial;
+    pp.overlap = Overlap::ping_pong;
+    const auto a = predict_kernel(p, serial, r, m), b = predict_kernel(p, pp, r, m);
+    double t_tensor = 0, t_exp = 0;
+    for (const auto& c : a.components) {
+        if (c.name == "tensor") t_tensor = c.seconds;
+        if (c.name == "exp") t_exp = c.seconds;
+    }
+    // 16 heads x 16 query blocks = 256 equal blocks on 132 SMs: two waves of blocks each doing
+    // 1/256 of the work at 1/132 of the rate, so 2 x 132 / 256 of the whole-GPU time.
+    const double waves = 2.0 * 132 / 256;
+    CHECK(a.predicted_ms == doctest::Approx((t_tensor + t_exp) * waves * 1e3).epsilon(1e-9));
+    CHECK(b.predicted_ms == doctest::Approx(std::max(t_tensor, t_exp) * waves * 1e3).epsilon(1e-9));
+}
+
+TEST_CASE("kernel model: flash1 pays a launch per K/V block, plus its init and final cast") {
+    const Problem p = shape(1024, 64);  // B_c = 256: T_c = 4 launches
+    KernelRates r = free_rates();
+    r.launch_s = 5e-6;
+    const auto k = predict_kernel(p, kernel_profile("flash1", Pass::forward, 64), r, find_machine("H200"));
+    CHECK(k.predicted_ms == doctest::Approx((4 + 2) * 5e-6 * 1e3).epsilon(1e-6));
+    CHECK(k.bound == "launches");
+}
+
+TEST_CASE("kernel model: standard's forward moves S and P through HBM twice each, kernel after kernel") {
+    // S written by the first GEMM and read by the softmax, P written by it and read by the second
+    // GEMM: 4 N^2 B H e bytes; with only HBM finite (and launches), that is the time.
+    Problem p = with_heads(shape(2048, 64), 2, 8);
+    p.dtype = DType::bf16;
+    KernelRates r = free_rates();
+    r.hbm = 2e12;
+    r.launch_s = 1e-6;
+    const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
+    const double bytes = 4.0 * 2048 * 2048 * 16 * 2;
+    CHECK(k.predicted_ms == doctest::Approx((bytes / 2e12 + 3 * 1e-6) * 1e3).epsilon(1e-9));
+    CHECK(k.uncertain);  // its row kernels run below the copy rate on the GPU; the model says so
+}
+
+TEST_CASE("kernel model: the backward's dQ accumulation is a read and a write of the fp32 tile per step in L2") {
+    // flash2 backward at d = 128: B_r = B_c = 64; N = 1024 gives T_r = T_c = 16, 256 steps a head.
+    const int64_t n = 1024, d = 128, heads = 4;
+    KernelRates r = free_rates();
+    r.l2 = 5e12;
+    const auto k = predict_kernel(with_heads(shape(n, d), 1, heads), kernel_profile("flash2", Pass::backward, d), r,
+                                  find_machine("H200"));
+    double t_l2 = -1;
+    for (const auto& c : k.components)
+        if (c.name == "l2") t_l2 = c.seconds;
+    const double steps = 16.0 * 16 * heads;
+    CHECK(t_l2 == doctest::Approx(steps * 2 * 64 * d * 4 / 5e12).epsilon(1e-12));
+    CHECK(k.uncertain);  // all of the step: the serial charge decides the time, and the model says so
+}
+
+TEST_CASE("kernel model: refusals name what is wrong") {
+    CHECK_THROWS_WITH_AS(kernel_profile("flash3", Pass::forward, 128), doctest::Contains("unknown kernel 'flash3'"),
+                         Error);
+    CHECK_THROWS_WITH_AS(kernel_profile("flash1", Pass::backward, 128), doctest::Contains("no backward"), Error);
+    CHECK_THROWS_WITH_AS(kernel_profile("flash2", Pass::forward, 96), doctest::Contains("64 or 128"), Error);
+    Problem f32 = shape(256, 64);
+    f32.dtype = DType::fp32;
+    CHECK_THROWS_WITH_AS(predict_kernel(f32, kernel_profile("flash2", Pass::forward, 64), free_rates(),
+                                        find_machine("H200")),
+                         doctest::Contains("fp16 or bf16"), Error);
+    KernelRates r = free_rates();
+    r.wgmma = 0;
+    CHECK_THROWS_WITH_AS(predict_kernel(shape(256, 64), kernel_profile("flash2h", Pass::forward, 64), r,
+                                        find_machine("H200")),
+                         doctest::Contains("wgmma"), Error);
+}
