@@ -62,6 +62,7 @@ struct BenchArgs {
     // --study: the numerics study over random shapes; --scale: past 2^31 elements and at 1M tokens
     int study = 0;
     double time_limit = 0;  // --study: stop starting shapes after this many seconds (0: none)
+    int slice = 0, slices = 1;  // --study-slice K/M: only the shapes whose index is K modulo M
     bool scale = false;
     std::vector<int64_t> caches;  // empty: the four preset rows
     int64_t q_heads = 32, kv_heads = 8, splits = 0;
@@ -605,10 +606,11 @@ int run_study(const BenchArgs& a) {
     for (size_t k = 0; k < shapes.size(); ++k) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (a.time_limit > 0 && elapsed > a.time_limit) {
-            std::printf("study: time limit of %.0f s reached after %d of %zu shapes\n", a.time_limit, done,
-                        shapes.size());
+            std::printf("study: time limit of %.0f s reached after %d shapes of slice %d/%d\n", a.time_limit, done,
+                        a.slice, a.slices);
             break;
         }
+        if (static_cast<int>(k % static_cast<size_t>(a.slices)) != a.slice) continue;
         const fcuda::StudyShape& sh = shapes[k];
         json row{{"shape", k},
                  {"batch", sh.B},
@@ -813,12 +815,14 @@ void register_bench(CLI::App& app, int& rc) {
                     "The numerics study: this many random shapes, every kernel and pass against float64 (seed from "
                     "--seed)");
     cmd->add_option("--time-limit", args->time_limit, "--study: start no new shape after this many seconds");
+    auto slice = std::make_shared<std::string>();
+    cmd->add_option("--study-slice", *slice, "--study: K/M runs only the shapes whose index is K modulo M (M processes share a study)");
     cmd->add_flag("--scale", args->scale,
                   "The flash kernels past 2^31 elements in a tensor and at N = 1,048,576, checked on sampled rows");
     auto resim = std::make_shared<std::string>();
     cmd->add_option("--resimulate", *resim,
                     "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");
-    cmd->callback([args, variants, seqs, dims, passes, resim, caches, &rc] {
+    cmd->callback([args, variants, seqs, dims, passes, resim, caches, slice, &rc] {
         if (!resim->empty()) {
             try {
                 rc = resimulate(*resim, args->gpu);
@@ -864,6 +868,14 @@ void register_bench(CLI::App& app, int& rc) {
             if (int(args->decode) + int(args->fit) + int(args->study > 0) + int(args->scale) > 1)
                 throw std::runtime_error("--decode, --fit, --study and --scale are separate runs");
             if (args->study < 0) throw std::runtime_error("--study takes a count of shapes >= 1");
+            if (!slice->empty()) {
+                const auto cut = slice->find('/');
+                if (cut == std::string::npos) throw std::runtime_error("--study-slice takes K/M, e.g. 0/4");
+                args->slice = std::stoi(slice->substr(0, cut));
+                args->slices = std::stoi(slice->substr(cut + 1));
+                if (args->slices < 1 || args->slice < 0 || args->slice >= args->slices)
+                    throw std::runtime_error("--study-slice K/M needs 0 <= K < M, got " + *slice);
+            }
             rc = args->decode  ? run_decode_bench(*args)
                  : args->fit   ? run_fit_bench(*args)
                  : args->study ? run_study(*args)

@@ -8,7 +8,7 @@
 // The backward uses D_i = dO_i . O_i (this reference's O), dP_ij = dO_i . v_j,
 // dS_ij = P_ij (dP_ij - D_i), dQ_i = scale sum_j dS_ij k_j, and for each listed key row j
 // dK_j = scale sum_i dS_ij q_i, dV_j = sum_i P_ij dO_i. One thread block a row, 128 threads;
-// everything in double, every offset in 64 bits. A test (tests/cuda) checks it against the CPU
+// dot products one warp a row (coalesced reads); everything in double, every offset in 64 bits. A test (tests/cuda) checks it against the CPU
 // references on small problems.
 #include <cuda_runtime.h>
 
@@ -26,12 +26,6 @@ namespace {
 
 constexpr int kThreads = 128;  // >= d (64 or 128); a thread owns one output column
 
-__device__ double dot(const double* a, const double* b, int d) {
-    double s = 0;
-    for (int c = 0; c < d; ++c) s = fma(a[c], b[c], s);
-    return s;
-}
-
 __device__ double block_reduce(double v, bool take_max, double* scratch) {
     scratch[threadIdx.x] = v;
     __syncthreads();
@@ -47,27 +41,51 @@ __device__ double block_reduce(double v, bool take_max, double* scratch) {
     return r;
 }
 
+// out[k] = scale * (x . rows[first + k]) for k < kThreads and first + k < end (else 0): one warp a
+// row at a time, its lanes reading the row's consecutive values (coalesced), then a warp sum.
+// Ends with a barrier, so every thread may read out[] after it.
+__device__ void chunk_dots(const double* x, const double* rows, int64_t first, int64_t end, int d, double scale,
+                           double* out) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int k = warp; k < kThreads; k += kThreads / 32) {
+        double s = 0;
+        if (first + k < end) {
+            const double* r = rows + (first + k) * d;
+            for (int c = lane; c < d; c += 32) s = fma(x[c], r[c], s);
+        }
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) out[k] = s * scale;
+    }
+    __syncthreads();
+}
+
 // Forward of listed query rows: O (rows x d), LSE; D_i = dO_i . O_i when dO is given.
 __global__ void ref64_forward(const double* Q, const double* K, const double* V, const double* dO, int64_t N, int d,
                               double scale, bool causal, const int64_t* rows, double* O, double* LSE, double* D) {
-    __shared__ double q[kThreads], p[kThreads], scratch[kThreads];
+    __shared__ double q[kThreads], sc[kThreads], scratch[kThreads];
     const int64_t i = rows[blockIdx.x];
     const int t = threadIdx.x;
     if (t < d) q[t] = Q[i * d + t];
     __syncthreads();
     const int64_t keys = causal ? i + 1 : N;
     double m = -INFINITY;
-    for (int64_t j = t; j < keys; j += kThreads) m = fmax(m, scale * dot(q, K + j * d, d));
+    for (int64_t j0 = 0; j0 < keys; j0 += kThreads) {
+        chunk_dots(q, K, j0, keys, d, scale, sc);
+        if (j0 + t < keys) m = fmax(m, sc[t]);
+        __syncthreads();
+    }
     m = block_reduce(m, true, scratch);
     double acc = 0, l = 0;
     for (int64_t j0 = 0; j0 < keys; j0 += kThreads) {
-        const int64_t j = j0 + t;
-        p[t] = j < keys ? exp(scale * dot(q, K + j * d, d) - m) : 0.0;
-        l += p[t];
+        chunk_dots(q, K, j0, keys, d, scale, sc);
+        const double p = j0 + t < keys ? exp(sc[t] - m) : 0.0;
+        l += p;
+        __syncthreads();
+        sc[t] = p;
         __syncthreads();
         const int64_t n = keys - j0 < kThreads ? keys - j0 : int64_t(kThreads);
         if (t < d)
-            for (int64_t k = 0; k < n; ++k) acc = fma(p[k], V[(j0 + k) * d + t], acc);
+            for (int64_t k = 0; k < n; ++k) acc = fma(sc[k], V[(j0 + k) * d + t], acc);
         __syncthreads();
     }
     l = block_reduce(l, false, scratch);
@@ -85,7 +103,7 @@ __global__ void ref64_forward(const double* Q, const double* K, const double* V,
 __global__ void ref64_dq(const double* Q, const double* K, const double* V, const double* dO, int64_t N, int d,
                          double scale, bool causal, const int64_t* rows, const double* LSE, const double* D,
                          double* dQ) {
-    __shared__ double q[kThreads], g[kThreads], ds[kThreads];
+    __shared__ double q[kThreads], g[kThreads], s[kThreads], dp[kThreads];
     const int64_t i = rows[blockIdx.x];
     const int t = threadIdx.x;
     if (t < d) {
@@ -97,17 +115,15 @@ __global__ void ref64_dq(const double* Q, const double* K, const double* V, cons
     const double lse = LSE[blockIdx.x], Di = D[blockIdx.x];
     double acc = 0;
     for (int64_t j0 = 0; j0 < keys; j0 += kThreads) {
-        const int64_t j = j0 + t;
-        if (j < keys) {
-            const double pij = exp(scale * dot(q, K + j * d, d) - lse);
-            ds[t] = pij * (dot(g, V + j * d, d) - Di);
-        } else {
-            ds[t] = 0;
-        }
+        chunk_dots(q, K, j0, keys, d, scale, s);
+        chunk_dots(g, V, j0, keys, d, 1.0, dp);
+        const double ds = j0 + t < keys ? exp(s[t] - lse) * (dp[t] - Di) : 0.0;
+        __syncthreads();
+        s[t] = ds;
         __syncthreads();
         const int64_t n = keys - j0 < kThreads ? keys - j0 : int64_t(kThreads);
         if (t < d)
-            for (int64_t k = 0; k < n; ++k) acc = fma(ds[k], K[(j0 + k) * d + t], acc);
+            for (int64_t k = 0; k < n; ++k) acc = fma(s[k], K[(j0 + k) * d + t], acc);
         __syncthreads();
     }
     if (t < d) dQ[int64_t(blockIdx.x) * d + t] = scale * acc;
@@ -117,7 +133,7 @@ __global__ void ref64_dq(const double* Q, const double* K, const double* V, cons
 __global__ void ref64_dkdv(const double* Q, const double* K, const double* V, const double* dO, int64_t N, int d,
                            double scale, bool causal, const int64_t* rows, const double* LSE_all,
                            const double* D_all, double* dK, double* dV) {
-    __shared__ double k[kThreads], v[kThreads], p[kThreads], ds[kThreads];
+    __shared__ double k[kThreads], v[kThreads], s[kThreads], dp[kThreads];
     const int64_t j = rows[blockIdx.x];
     const int t = threadIdx.x;
     if (t < d) {
@@ -128,20 +144,23 @@ __global__ void ref64_dkdv(const double* Q, const double* K, const double* V, co
     const int64_t first = causal ? j : 0;
     double acc_k = 0, acc_v = 0;
     for (int64_t i0 = first; i0 < N; i0 += kThreads) {
+        chunk_dots(k, Q, i0, N, d, scale, s);
+        chunk_dots(v, dO, i0, N, d, 1.0, dp);
         const int64_t i = i0 + t;
+        double p = 0, ds = 0;
         if (i < N) {
-            const double pij = exp(scale * dot(Q + i * d, k, d) - LSE_all[i]);
-            p[t] = pij;
-            ds[t] = pij * (dot(dO + i * d, v, d) - D_all[i]);
-        } else {
-            p[t] = ds[t] = 0;
+            p = exp(s[t] - LSE_all[i]);
+            ds = p * (dp[t] - D_all[i]);
         }
+        __syncthreads();
+        s[t] = p;
+        dp[t] = ds;
         __syncthreads();
         const int64_t n = N - i0 < kThreads ? N - i0 : int64_t(kThreads);
         if (t < d)
             for (int64_t r = 0; r < n; ++r) {
-                acc_v = fma(p[r], dO[(i0 + r) * d + t], acc_v);
-                acc_k = fma(ds[r], Q[(i0 + r) * d + t], acc_k);
+                acc_v = fma(s[r], dO[(i0 + r) * d + t], acc_v);
+                acc_k = fma(dp[r], Q[(i0 + r) * d + t], acc_k);
             }
         __syncthreads();
     }

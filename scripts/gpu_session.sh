@@ -154,9 +154,24 @@ PY
 fi
 
 if has study; then
+  # STUDY_PROCS processes share the shapes (index modulo STUDY_PROCS): the host's comparisons and
+  # input generation run on several cores while the GPU is shared; their files are merged.
   stamp study
-  timeout "${STUDY_TIMEOUT:-500}" "$BIN/flashsim-bench" bench --study "${STUDY_SHAPES:-1000}" --time-limit "${STUDY_SECONDS:-300}" \
-    --seed "${STUDY_SEED:-2026}" --json "$OUT/study.json" | tail -40; echo "study rc=${PIPESTATUS[0]}"
+  P=${STUDY_PROCS:-6}
+  for k in $(seq 0 $((P - 1))); do
+    timeout "${STUDY_TIMEOUT:-500}" "$BIN/flashsim-bench" bench --study "${STUDY_SHAPES:-1000}" --study-slice "$k/$P" \
+      --time-limit "${STUDY_SECONDS:-300}" --seed "${STUDY_SEED:-2026}" --json "/tmp/study_$k.json" > "/tmp/study_$k.log" 2>&1 &
+  done
+  wait
+  grep -h "outside\|error\|time limit" /tmp/study_*.log | head -30
+  python3 - "$OUT/study.json" /tmp/study_*.json <<'PY'
+import json, sys
+docs = [json.load(open(p)) for p in sys.argv[2:]]
+out = dict(docs[0]); out["shapes"] = sorted((s for d in docs for s in d["shapes"]), key=lambda s: s["shape"])
+json.dump(out, open(sys.argv[1], "w"), indent=1)
+n = sum(len(e.get("entries", [])) for e in out["shapes"]); ok = sum(sum(1 for x in e.get("entries", []) if x["ok"]) for e in out["shapes"])
+print(f"study: {len(out['shapes'])} shapes merged, {ok} of {n} comparisons inside the bar")
+PY
 fi
 
 # side_by_side FILE VAR FIELD "VALUES" BENCH-ARGS...: the same `flashsim bench` once for each value
