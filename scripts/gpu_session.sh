@@ -158,11 +158,13 @@ if has study; then
   # input generation run on several cores while the GPU is shared; their files are merged.
   stamp study
   P=${STUDY_PROCS:-6}
+  pids=""
   for k in $(seq 0 $((P - 1))); do
     timeout "${STUDY_TIMEOUT:-500}" "$BIN/flashsim-bench" bench --study "${STUDY_SHAPES:-1000}" --study-slice "$k/$P" \
       --time-limit "${STUDY_SECONDS:-300}" --seed "${STUDY_SEED:-2026}" --json "/tmp/study_$k.json" > "/tmp/study_$k.log" 2>&1 &
+    pids="$pids $!"
   done
-  wait
+  wait $pids  # (a bare wait would also wait for the tee that copies this script's output)
   grep -h "outside\|error\|time limit" /tmp/study_*.log | head -30
   python3 - "$OUT/study.json" /tmp/study_*.json <<'PY'
 import json, sys
