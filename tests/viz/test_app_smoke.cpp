@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
         check(var > 200.0, name + ": not blank (pixel variance " + std::to_string(var) + ")");
         return im;
     };
-    for (const char* p : {"memory", "compare", "softmax", "charts", "measured"})
+    for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"})
         shot(std::string("panel_") + p, std::string("--panel ") + p);
     // consecutive lesson steps of the first lesson must look different
     Image prev;
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         shot("broken_lesson", "", "FLASHSIM_LESSONS='" + bad.string() + "' ");
     }
     // every view at every window size from a small laptop to a 1440p monitor: one process a size
-    // renders all five views (--panel all); a crash (e.g. a chart too narrow for its labels) fails
+    // renders every view (--panel all); a crash (e.g. a chart too narrow for its labels) fails
     for (const char* size : {"640x400", "800x600", "1280x800", "1920x1080", "2560x1440"}) {
         const std::string base = (dir / (std::string("size_") + size + ".png")).string();
         const std::string stem = base.substr(0, base.size() - 4);
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;
         std::sscanf(size, "%dx%d", &w, &h);
-        for (const char* p : {"memory", "compare", "softmax", "charts", "measured"}) {
+        for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"}) {
             const Image im = load(stem + "-" + p + ".png");
             check(im.w == w && im.h == h && variance(im) > 200.0,
                   std::string(p) + " at " + size + ": a " + size + " PNG, not blank");
