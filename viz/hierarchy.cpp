@@ -394,20 +394,38 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const std::vector<Resident> res = resident_tiles(r.trace, first, last);
     const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
     const int nslots = std::max<int>(1, static_cast<int>(res.size()));
-    const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / nslots - fs * 0.5f);
-    const float slot_h =
-        std::max(fs * 1.5f, std::min({(sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f, fs * 4.5f}));
+    // one row of slots, or several when they would be too narrow to name (the backward holds 13)
+    const float gx = fs * 0.5f, min_w = fs * (compact ? 2.4f : 3.8f);
+    const int per_row = std::clamp(static_cast<int>((W - 16 + gx) / (min_w + gx)), 1, nslots);
+    const int slot_rows = (nslots + per_row - 1) / per_row;
+    const int slot_cols = (nslots + slot_rows - 1) / slot_rows;  // balanced rows
+    const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / slot_cols - gx);
+    const float gy = fs * (compact ? 0.4f : 1.5f);
+    const float slot_h = std::max(
+        fs * 1.5f, std::min({((sy1 - sy0) * (compact ? 1.0f : 0.4f) - gy * (slot_rows - 1)) / slot_rows,
+                             slot_w * 0.9f, fs * 4.5f}));
+    const float slots_bottom = sy0 + slot_rows * slot_h + (slot_rows - 1) * gy;
     std::array<ImVec2, sim::kTensorCount> q0{}, q1{};
     std::array<bool, sim::kTensorCount> has_slot{};
     {
-        const float total = nslots * slot_w + (nslots - 1) * fs * 0.5f;
-        float sx = (s0.x + s1.x - total) * 0.5f;
+        int k_in_row = 0, row = 0;
+        const auto row_start = [&](int row_) {
+            const int in_row = std::min(slot_cols, nslots - row_ * slot_cols);
+            return (s0.x + s1.x - (in_row * slot_w + (in_row - 1) * gx)) * 0.5f;
+        };
+        float sx = row_start(0);
         for (const auto& rt : res) {
+            if (k_in_row == slot_cols) {
+                k_in_row = 0;
+                sx = row_start(++row);
+            }
             const size_t k = static_cast<size_t>(rt.tensor);
-            q0[k] = ImVec2(sx, sy0);
-            q1[k] = ImVec2(sx + slot_w, sy0 + slot_h);
+            const float y = sy0 + static_cast<float>(row) * (slot_h + gy);
+            q0[k] = ImVec2(sx, y);
+            q1[k] = ImVec2(sx + slot_w, y + slot_h);
             has_slot[k] = true;
-            sx += slot_w + fs * 0.5f;
+            sx += slot_w + gx;
+            ++k_in_row;
         }
     }
     // which inputs the in-flight compute uses
@@ -462,8 +480,9 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                          present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
         // flash's S_ij and P_ij are one buffer (P overwrites S in place): its bytes are counted once,
         // as in the capacity bar above
-        const bool shared_sp =
-            r.algo != sim::Algo::standard && rt.tensor == Tensor::P && has_slot[static_cast<size_t>(Tensor::S)];
+        const bool shared_sp = r.algo != sim::Algo::standard && rt.tensor == Tensor::P &&
+                               has_slot[static_cast<size_t>(Tensor::S)] &&
+                               q0[static_cast<size_t>(Tensor::S)].y == q0[k].y;  // side by side, one row
         if (shared_sp) {
             const size_t ks = static_cast<size_t>(Tensor::S);
             dl->AddRect(ImVec2(q0[ks].x - 4, q0[ks].y - 4), ImVec2(q1[k].x + 4, q1[k].y + 4),
@@ -505,7 +524,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     }
     // the step's events, in order: done, in flight, to come (a window around the one in flight)
     if (!compact && first < last) {
-        float y = sy0 + slot_h + fs * 1.5f;
+        float y = slots_bottom + fs * 1.5f;
         const float x0 = s0.x + 12, lh = fs * 1.15f;
         const size_t rows = static_cast<size_t>(std::max(0.0f, (s1.y - fs * 2.0f - y) / lh));
         dl->AddText(ImVec2(x0, y), ui::text_dim, "this step:");

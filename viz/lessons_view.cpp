@@ -1,6 +1,7 @@
 #include "viz/lessons_view.hpp"
 
 #include <cstdio>
+#include <limits>
 
 #include "lessons/lib/lesson.hpp"
 
@@ -147,6 +148,9 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     if (s.step >= 0) {
         v.cursor = {s.step, 1.0};
         if (s.params) v.pending_step = s.step;  // clamp once the step's simulations arrive
+    } else if (s.params && s.panel == Panel::scores) {
+        // the score matrix without a step named: the whole sweep (scrub_to clamps to the last step)
+        v.pending_step = std::numeric_limits<int64_t>::max();
     }
     v.playing = false;
     return err;

@@ -99,6 +99,22 @@ std::string what_is_visited(sim::Algo a, int pass) {
 
 }  // namespace
 
+void column_toggles(ViewState& v) {
+    ImGui::TextUnformatted("Show:");
+    int on = 0;
+    for (bool b : v.columns) on += b;
+    for (sim::Algo a : kAlgos) {
+        bool& b = v.columns[static_cast<size_t>(algo_index(a))];
+        ImGui::SameLine();
+        bool x = b;
+        if (ImGui::Checkbox((std::string(sim::algo_name(a)) + "##col").c_str(), &x) && (x || on > 1)) b = x;
+    }
+}
+
+const char* pass_words(sim::Pass p) {
+    return p == sim::Pass::both ? "forward, then backward" : p == sim::Pass::backward ? "backward pass" : "forward pass";
+}
+
 void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const sim::Algo drv = driver(rs, Panel::scores, v.algo);
     const double t = clock_of(rs.timeline(drv), v.cursor);
@@ -106,9 +122,11 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::Text("The score matrix S (N x N) in B_r x B_c tiles, same clock: t = %s", ui::seconds(t).c_str());
     ui::help("tile");
     ImGui::SameLine(0, fs * 2);
-    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s pass%s", static_cast<long long>(rs.problem.seq),
+    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
-                        std::string(sim::pass_name(rs.params.pass)).c_str(), rs.problem.causal ? ", causal" : "");
+                        pass_words(rs.params.pass), rs.problem.causal ? ", causal" : "");
+    column_toggles(v);
+    ImGui::SameLine(0, fs * 1.5f);
     legend_swatch(ui::cell_empty, "not yet");
     ImGui::SameLine(0, fs);
     legend_swatch(ui::okabe::green, "computed (algorithm's colour)");
@@ -144,7 +162,8 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
                            std::string(sim::algo_name(a)).c_str());
         ui::help(std::string(sim::algo_name(a)));
         ImGui::SameLine();
-        ImGui::Text("%s pass, step %lld / %lld", pass ? "backward" : "forward",
+        ImGui::TextUnformatted(pass ? "backward" : "forward");
+        ImGui::Text("step %lld / %lld", 
                     static_cast<long long>(std::min(cur.step, tl.steps_kept - 1) + 1),
                     static_cast<long long>(tl.steps_total));
         const ImVec2 room = ImGui::GetContentRegionAvail();

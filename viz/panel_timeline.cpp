@@ -116,9 +116,9 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
         if (ImGui::RadioButton(std::string(sim::algo_name(a)).c_str(), v.algo == a)) switch_algo(v, &rs, a);
     }
     ImGui::SameLine(0, fs * 2);
-    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s pass%s", static_cast<long long>(rs.problem.seq),
+    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
-                        std::string(sim::pass_name(rs.params.pass)).c_str(), rs.problem.causal ? ", causal" : "");
+                        pass_words(rs.params.pass), rs.problem.causal ? ", causal" : "");
     const sim::Result& r = rs.result(v.algo);
     const sim::Timing& tm = r.timing;
     if (!tm.computed || tm.timeline.empty()) {
@@ -136,7 +136,6 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
                 "once, each with an equal share of the SM's copy bandwidth and arithmetic.",
                 kernel.c_str(), blocks.size(), steps, static_cast<long long>(r.machine.blocks_per_sm),
                 r.machine.blocks_per_sm == 1 ? "" : "s");
-    ui::help("SM");
     swatch(kind_colour(Kind::copy), "copy HBM/L2 -> SRAM");
     ImGui::SameLine(0, fs);
     swatch(kind_colour(Kind::matmul), "tensor-core products");
@@ -144,6 +143,9 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImGui::SameLine(0, fs);
     swatch(kind_colour(Kind::scalar), "exp / softmax");
     ui::help("special-function units");
+    ImGui::SameLine(0, fs);
+    ImGui::TextDisabled("white tick: the block's last step ends");
+    ui::help("SM");
 
     double t_max = 0;
     for (const auto& b : blocks) t_max = std::max({t_max, b.serial_end, b.overlapped_end});
@@ -155,7 +157,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float summary_h = fs * 11.5f;
-    const float label_w = fs * 9.5f, end_w = fs * 9.0f;
+    const float label_w = fs * 10.0f, end_w = fs * 5.5f;
     const float w = std::max(fs * 6, avail.x - label_w - end_w);
     const float lanes_h = std::max(fs * 8, avail.y - summary_h - fs * 2.5f);
     const float per_block = lanes_h / static_cast<float>(std::max<size_t>(1, blocks.size()));
@@ -168,8 +170,8 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
         for (int sched = 0; sched < 2; ++sched) {
             const auto& segs = sched ? b.overlapped : b.serial;
             const double end = sched ? b.overlapped_end : b.serial_end;
-            const std::string label = "block " + std::to_string(bi) + ", SM " + std::to_string(b.sm) +
-                                      (sched ? " overlapped" : " serial");
+            const std::string label =
+                sched ? "  overlapped" : "block " + std::to_string(bi) + ", SM " + std::to_string(b.sm) + ": serial";
             if (lh >= fs * 0.5f)
                 dl->AddText(ImGui::GetFont(), std::min(fs, lh * 2.0f), ImVec2(p0.x, y),
                             sched ? ui::text_col : ui::text_dim, label.c_str());

@@ -279,6 +279,15 @@ TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
     CHECK(s->params->causal);
     CHECK(s->params->block_rows == 128);
     CHECK(s->columns == std::array<bool, 3>{true, false, true});
+    {  // applied: the score view over the whole sweep, standard and flash2 only
+        ViewState v;
+        Simulations sims;
+        CHECK(apply_lesson_step(*s, v, sims).empty());
+        CHECK(v.panel == Panel::scores);
+        CHECK(v.columns == std::array<bool, 3>{true, false, true});
+        CHECK(v.pending_step > 9000);  // more than any step of the sweep: scrubbed to the end when the run lands
+        sims.wait();
+    }
     s = step("causal", "Looking back only");
     REQUIRE(s);
     CHECK(*s->panel == Panel::scores);
