@@ -93,8 +93,15 @@ std::string what_is_visited(sim::Algo a, int pass) {
     if (pass == 0)
         return a == sim::Algo::standard ? "S_ij = Q_i K_j^T computed, then written to HBM"
                                         : "S_ij computed in SRAM, never written";
-    return a == sim::Algo::standard ? "dP_ij = dO_i V_j^T computed and written (P read back from HBM)"
-                                    : "S_ij and P_ij recomputed in SRAM from Q, K and LSE";
+    switch (a) {
+        case sim::Algo::standard:
+            return "dP_ij = dO_i V_j^T computed and written (P read back from HBM)";
+        case sim::Algo::flash1:
+            return "S_ij and P_ij recomputed in SRAM from Q, K and the stored l, m";
+        case sim::Algo::flash2:
+            return "S_ij and P_ij recomputed in SRAM from Q, K and the stored LSE";
+    }
+    return {};
 }
 
 }  // namespace
@@ -121,20 +128,21 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const float fs = ImGui::GetFontSize();
     ImGui::Text("The score matrix S (N x N) in B_r x B_c tiles, same clock: t = %s", ui::seconds(t).c_str());
     ui::help("tile");
+    column_toggles(v);
     ImGui::SameLine(0, fs * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
                         pass_words(rs.params.pass), rs.problem.causal ? ", causal" : "");
-    column_toggles(v);
-    ImGui::SameLine(0, fs * 1.5f);
     legend_swatch(ui::cell_empty, "not yet");
     ImGui::SameLine(0, fs);
-    legend_swatch(ui::okabe::green, "computed (algorithm's colour)");
+    legend_swatch(ui::okabe::green, "computed");
     ImGui::SameLine(0, fs);
     legend_swatch(kStored, "written to HBM");
     ImGui::SameLine(0, fs);
-    legend_swatch(kSkipped, "skipped: masked");
+    legend_swatch(kSkipped, "masked: skipped");
     ui::help("causal");
+    ImGui::SameLine(0, fs);
+    legend_swatch(ui::mix(ui::algo_colour(sim::Algo::standard), kSkipped, 0.55f), "masked, computed anyway");
     ImGui::SameLine(0, fs);
     legend_swatch(IM_COL32(255, 255, 255, 255), "now");
 

@@ -143,8 +143,6 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImGui::SameLine(0, fs);
     swatch(kind_colour(Kind::scalar), "exp / softmax");
     ui::help("special-function units");
-    ImGui::SameLine(0, fs);
-    ImGui::TextDisabled("white tick: the block's last step ends");
     ui::help("SM");
 
     double t_max = 0;
@@ -155,8 +153,9 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
 
     // lanes: per block, serial (copy, arithmetic) then overlapped (copy, arithmetic)
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float summary_h = fs * 11.5f;
+    ImVec2 avail = ImGui::GetContentRegionAvail();
+    avail.x -= ImGui::GetStyle().ScrollbarSize;  // room for a vertical scrollbar in a small window
+    const float summary_h = fs * 16.5f;          // the text under the lanes and the whole-GPU bars
     const float label_w = fs * 10.0f, end_w = fs * 5.5f;
     const float w = std::max(fs * 6, avail.x - label_w - end_w);
     const float lanes_h = std::max(fs * 8, avail.y - summary_h - fs * 2.5f);
@@ -189,7 +188,8 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImGui::Dummy(ImVec2(avail.x, y - p0.y + fs * 2.4f));
     if (!blocks.empty() && blocks.front().overlapped_end > 0)
         ui::wrapped("These %zu steps: serial %s, overlapped %s (%sx). The copy of step k+1 runs under step k's "
-                    "arithmetic, so a step costs about max(copy, arithmetic) instead of their sum.",
+                    "arithmetic, so a step costs about max(copy, arithmetic) instead of their sum. White ticks: where each "
+                    "block's last step shown ends.",
                     steps, ui::seconds(blocks.front().serial_end).c_str(),
                     ui::seconds(blocks.front().overlapped_end).c_str(),
                     ui::fixed(blocks.front().serial_end / blocks.front().overlapped_end, 2).c_str());
@@ -237,7 +237,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     }
     double g_max = 0;
     for (const auto& x : rows) g_max = std::max(g_max, x.s);
-    const float bl = fs * 10.5f, bw = std::max(fs * 5, ImGui::GetContentRegionAvail().x - bl - fs * 6);
+    const float bl = fs * 10.5f, bw = std::max(fs * 5, avail.x - bl - fs * 6);
     const float bh = fs * 1.2f;
     const ImVec2 q = ImGui::GetCursorScreenPos();
     for (size_t k = 0; k < rows.size(); ++k)

@@ -74,9 +74,9 @@ CellState cell_state(const ScoreGrid& g, int a, int b) {
     const size_t c = g.idx(a, b);
     if (g.cur_i >= 0 && g.cell_row(g.cur_i) == a && g.cell_col(g.cur_j) == b) return CellState::current;
     const uint32_t tiles = g.tiles[c], skip = g.skipped[c], vis = g.visited[c];
-    if (g.stored[c] > 0 && g.stored[c] >= vis && vis >= tiles - skip) return CellState::stored;
     if (vis == 0) return skip == tiles ? CellState::skipped : CellState::untouched;
-    if (skip == tiles) return CellState::visited_masked;
+    if (skip == tiles) return CellState::visited_masked;  // (stored or not: the mask empties it)
+    if (g.stored[c] > 0 && g.stored[c] >= vis && vis >= tiles - skip) return CellState::stored;
     return vis >= tiles - skip ? CellState::visited : CellState::partial;
 }
 

@@ -77,7 +77,7 @@ enum class CellState : uint8_t {
     skipped,         // every tile in it is masked: nothing to compute (flash skips it)
     partial,         // some of its tiles computed (a coarse cell)
     visited,         // all of its unmasked tiles computed (in SRAM)
-    visited_masked,  // computed although the mask empties it (standard computes every tile)
+    visited_masked,  // computed (and stored) although the mask empties it (standard computes every tile)
     stored,          // computed and written to HBM (standard)
     current,         // holds the tile computed last
 };

@@ -155,6 +155,13 @@ int main(int argc, char** argv) {
     const Image a = shot("memory_step0", "--panel memory --anim-step 0");
     const Image b = shot("memory_step5", "--panel memory --anim-step 5");
     check(differing(a, b) > 0.001, "memory view: step 5 differs from step 0");
+    // the backward pass draws its own tensors (dO, dQ, dK, dV, D) and its own steps
+    const Image c = shot("memory_backward_step5", "--panel memory --pass backward --anim-step 5");
+    check(differing(b, c) > 0.01, "memory view: the backward's step 5 differs from the forward's");
+    // the score matrix fills as the sweep goes on
+    const Image d = shot("scores_step0", "--panel scores --anim-step 0");
+    const Image e = shot("scores_step40", "--panel scores --anim-step 40");
+    check(differing(d, e) > 0.005, "score matrix: step 40 differs from step 0");
     std::printf("%s\n", failures ? "FAILED" : "all checks passed");
     return failures ? 1 : 0;
 }

@@ -97,7 +97,8 @@ TEST_CASE("score grid, causal: flash1 sweeps column by column, standard computes
     CHECK(g.n_skipped == 6);
     CHECK(g.n_visited_masked == 6);
     CHECK(sweep_order(g) == "row by row (query tile outer)");
-    CHECK(cell_state(g, 0, 3) == CellState::stored);
+    CHECK(cell_state(g, 0, 3) == CellState::visited_masked);  // above the diagonal, computed and stored anyway
+    CHECK(cell_state(g, 3, 0) == CellState::stored);          // below it
 }
 
 TEST_CASE("score grid, backward: flash recomputes S column by column (K/V outer), standard stores dP row by row") {
