@@ -1,5 +1,6 @@
 #include "viz/lessons_view.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -58,10 +59,13 @@ LessonDoc from_library(const lessons::Lesson& l) {
         if (cfg.empty() && !s.view.compare.empty()) cfg = s.view.compare.front();
         if (cfg.empty() && !l.config_order.empty()) cfg = l.config_order.front();
         if (!s.view.compare.empty()) {
-            st.columns = {false, false, false};
+            std::array<bool, 3> cols = {false, false, false};
             for (const auto& name : s.view.compare)
                 if (auto it = l.configs.find(name); it != l.configs.end())
-                    st.columns[static_cast<size_t>(algo_index(it->second.config.algo))] = true;
+                    cols[static_cast<size_t>(algo_index(it->second.config.algo))] = true;
+            // configs of one algorithm compare problems (N against 2N), which one run cannot show
+            // side by side: then all three algorithms stay
+            if (std::count(cols.begin(), cols.end(), true) >= 2) st.columns = cols;
         }
         if (auto it = l.configs.find(cfg); it != l.configs.end() && st.panel != Panel::softmax) {
             const lessons::ConfigSpec& c = it->second;

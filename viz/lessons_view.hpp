@@ -19,7 +19,8 @@ struct LessonStep {
     std::optional<Panel> panel;            // empty: leave the panel as it is
     std::optional<Params> params;          // empty: leave the parameters as they are
     // The algorithms the side-by-side and score views show: those of the step's `compare` configs
-    // (all three when it names none). The parameters (the pass included) are the first config's.
+    // when they name two or more (all three otherwise). The parameters (the pass included) are the
+    // first compared config's.
     std::array<bool, 3> columns = {true, true, true};
     int64_t step = -1;                     // animation step to show (-1: leave as is)
     int64_t row = -1;                      // highlighted query row (-1: none)

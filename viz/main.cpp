@@ -287,9 +287,11 @@ int main(int argc, char** argv) {
         const ImGuiViewport* vp = ImGui::GetMainViewport();
         ImGui::SetNextWindowPos(vp->WorkPos);
         ImGui::SetNextWindowSize(vp->WorkSize);
+        // No background: the clear colour is the window colour, and llvmpipe (software GL under
+        // Xvfb) spends a frame's worth of fill on every full-window rectangle.
         ImGui::Begin("flashsim", nullptr,
                      ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus |
-                         ImGuiWindowFlags_NoSavedSettings);
+                         ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBackground);
         const float left_w = std::max(fs * 19.0f, vp->WorkSize.x * 0.26f);
         ImGui::BeginChild("left", ImVec2(left_w, 0), false);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "flashsim");

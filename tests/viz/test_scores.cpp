@@ -294,6 +294,26 @@ TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
     CHECK(*s->panel == Panel::scores);
     CHECK(s->params->seq == 16);
     CHECK(s->columns == std::array<bool, 3>{true, true, true});
+    // lessons/01-standard-attention.toml compares "standard" with "doubled", both standard: two
+    // problems, one algorithm, so all three algorithms stay shown
+    {
+        const int k = lib.find("1");
+        REQUIRE(k >= 0);
+        bool found = false;
+        for (const auto& st : lib.lessons[static_cast<size_t>(k)].steps)
+            if (st.panel == Panel::compare) {
+                found = true;
+                CHECK(st.columns == std::array<bool, 3>{true, true, true});
+            }
+        CHECK(found);
+    }
+    // lessons/06-fa1-vs-fa2.toml compares fa1 and fa2: flash1 and flash2 only
+    {
+        const int k = lib.find("6");
+        REQUIRE(k >= 0);
+        for (const auto& st : lib.lessons[static_cast<size_t>(k)].steps)
+            if (st.panel == Panel::compare) CHECK(st.columns == std::array<bool, 3>{false, true, true});
+    }
     // lessons/09-overlap.toml: both steps on the timeline, forward
     for (const char* t : {"One step, two kinds of work", "Serial against overlapped"}) {
         s = step("overlap", t);
