@@ -7,12 +7,12 @@ namespace viz {
 
 std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* help, std::string* help_text) {
     CLI::App app{"flashsim-app: watch attention move bytes between HBM and SRAM", "flashsim-app"};
-    std::string panel, size, algo;
+    std::string panel, size, algo, pass;
     int step = 0;
     app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
     app.add_option("--step", step, "Lesson step to open, 1-based");
     app.add_option("--panel", panel,
-                   "View: memory, compare, softmax, charts, measured; all (with --screenshot F.png: one PNG a view, "
+                   "View: memory, compare, scores, timeline, softmax, charts, measured; all (with --screenshot F.png: one PNG a view, "
                    "F-memory.png, ...)");
     app.add_option("--size", size, "Window size WxH (default 1280x800)");
     app.add_option("--screenshot", a.screenshot, "Render, write this PNG, exit 0");
@@ -22,6 +22,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_option("--head-dim,-d", a.head_dim, "Head dimension d");
     app.add_option("--algo", algo, "Algorithm the memory view shows: standard, flash1, flash2");
     app.add_flag("--causal", a.causal, "Causal mask");
+    app.add_option("--pass", pass, "Pass the views walk: forward, backward or both (forward, then backward)");
     app.add_option("--anim-step", a.anim_step, "Animation step to show");
     app.add_flag("--play", a.play, "Start playing the animation");
     app.add_option("--speed", a.speed, "Animation speed, steps per second");
@@ -47,7 +48,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         a.panel = Panel::memory;
     } else if (!panel.empty()) {
         a.panel = parse_panel(panel);
-        if (!a.panel) return "--panel must be one of memory, compare, softmax, charts, measured; got '" + panel + "'";
+        if (!a.panel) return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured; got '" + panel + "'";
     }
     if (!size.empty()) {
         int w = 0, h = 0;
@@ -60,6 +61,10 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     if (!algo.empty()) {
         a.algo = sim::parse_algo(algo);
         if (!a.algo) return "--algo must be standard, flash1 or flash2; got '" + algo + "'";
+    }
+    if (!pass.empty()) {
+        a.pass = sim::parse_pass(pass);
+        if (!a.pass) return "--pass must be forward, backward or both; got '" + pass + "'";
     }
     if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle

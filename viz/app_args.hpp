@@ -1,7 +1,7 @@
 // viz/app_args.hpp — the app's command line (no GL: unit-tested).
 //
 //   flashsim-app [--lesson ID] [--step K] [--panel NAME] [--size WxH] [--screenshot FILE.png]
-//                [--frames N] [--report-frame-time] [--seq N --head-dim D --algo A --causal]
+//                [--frames N] [--report-frame-time] [--seq N --head-dim D --algo A --causal --pass P]
 //                [--anim-step S] [--play] [--results DIR]
 #pragma once
 #include <cstdint>
@@ -26,6 +26,7 @@ struct AppArgs {
     std::optional<int64_t> seq, head_dim;
     std::optional<sim::Algo> algo;
     bool causal = false;
+    std::optional<sim::Pass> pass;  // --pass forward|backward|both
     int64_t anim_step = -1;   // --anim-step: the animation step to show
     bool play = false;        // start playing
     double speed = 0;         // steps per second (0: the default)

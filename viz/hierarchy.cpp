@@ -33,12 +33,15 @@ size_t events_done(const Timeline& tl, Cursor c) {
 
 namespace {
 
+bool square(Tensor t) { return t == Tensor::S || t == Tensor::P || t == Tensor::dP || t == Tensor::dS; }
+
 std::string tile_name(const sim::Event& e) {
     std::string s(sim::tensor_name(e.tensor));
-    const bool kv = e.tensor == Tensor::K || e.tensor == Tensor::V;
-    if (e.row_tile >= 0 && e.col_tile >= 0)
+    // dK_j, dV_j accumulate over query blocks i: the compute's column index is i, not a tile of dK
+    const bool acc = e.tensor == Tensor::dK || e.tensor == Tensor::dV || e.tensor == Tensor::dQ;
+    if (e.row_tile >= 0 && e.col_tile >= 0 && !acc)
         return s + "_" + std::to_string(e.row_tile) + "," + std::to_string(e.col_tile);
-    if (e.row_tile >= 0) return s + "_" + std::to_string(e.row_tile) + (kv ? "" : "");
+    if (e.row_tile >= 0) return s + "_" + std::to_string(e.row_tile);
     return s;
 }
 
@@ -46,7 +49,19 @@ float ease(float u) { return u * u * (3.0f - 2.0f * u); }
 
 ImVec2 lerp(ImVec2 a, ImVec2 b, float t) { return ImVec2(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t); }
 
-std::string phase_caption(const sim::Result& r, int32_t phase) {
+std::string phase_caption(const sim::Result& r, int32_t phase, uint8_t pass) {
+    if (pass == 1) {  // the backward's kernels, named by the simulator
+        int first_bwd = 0, n_bwd = 0;
+        for (size_t k = 0; k < r.kernels.size(); ++k)
+            if (r.kernels[k].pass == 1) {
+                if (n_bwd == 0) first_bwd = static_cast<int>(k);
+                ++n_bwd;
+            }
+        if (phase >= 0 && phase < static_cast<int32_t>(r.kernels.size()))
+            return "backward, kernel " + std::to_string(phase - first_bwd + 1) + " of " + std::to_string(n_bwd) +
+                   ": " + r.kernels[static_cast<size_t>(phase)].name;
+        return "backward";
+    }
     if (r.algo == sim::Algo::standard) {
         switch (phase) {
             case 0:
@@ -67,11 +82,23 @@ std::vector<Tensor> inputs_of(const sim::Event& e) {
         case Tensor::S:
             return {Tensor::Q, Tensor::K};
         case Tensor::P:
-            return {Tensor::S};
+            return {Tensor::S, Tensor::LSE, Tensor::l, Tensor::m};
         case Tensor::O:
             return {Tensor::P, Tensor::V};
         case Tensor::l:
             return {Tensor::S};
+        case Tensor::dV:
+            return {Tensor::P, Tensor::dO};
+        case Tensor::dP:
+            return {Tensor::dO, Tensor::V};
+        case Tensor::D:
+            return {Tensor::dO, Tensor::O, Tensor::P, Tensor::dP};
+        case Tensor::dS:
+            return {Tensor::P, Tensor::dP, Tensor::D};
+        case Tensor::dQ:
+            return {Tensor::dS, Tensor::K};
+        case Tensor::dK:
+            return {Tensor::dS, Tensor::Q};
         default:
             return {};
     }
@@ -96,6 +123,18 @@ std::string verb(const sim::Event& e) {
                     return e.col_tile < 0 ? "finish O: divide by l" : "compute O += P V";
                 case Tensor::l:
                     return "row max and sum";
+                case Tensor::dV:
+                    return e.col_tile < 0 ? "finish " + t : "compute " + t + " += P^T dO";
+                case Tensor::dP:
+                    return "compute " + t + " = dO V^T";
+                case Tensor::D:
+                    return "compute " + t + " = rowsum(dO o O)";
+                case Tensor::dS:
+                    return "compute " + t + " = P o (dP - D)";
+                case Tensor::dQ:
+                    return e.col_tile < 0 ? "finish " + t + ": times the softmax scale" : "compute " + t + " += dS K";
+                case Tensor::dK:
+                    return e.col_tile < 0 ? "finish " + t + ": times the softmax scale" : "compute " + t + " += dS^T Q";
                 default:
                     return "compute " + t;
             }
@@ -126,13 +165,13 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
 
     // ---------------------------------------------------------------- HBM
     std::vector<Tensor> shown;
-    for (Tensor t :
-         {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::S, Tensor::P, Tensor::m, Tensor::l, Tensor::LSE})
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV,
+                     Tensor::S, Tensor::P, Tensor::dP, Tensor::dS, Tensor::m, Tensor::l, Tensor::LSE, Tensor::D})
         if (L.shown(t)) shown.push_back(t);
     const float gap = fs * (compact ? 0.5f : 0.9f);
     int n_nd = 0, n_nn = 0, n_st = 0;
     for (Tensor t : shown) {
-        if (t == Tensor::S || t == Tensor::P)
+        if (square(t))
             ++n_nn;
         else if (L.cols[static_cast<size_t>(t)] == 1)
             ++n_st;
@@ -146,11 +185,15 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const float ws = compact ? fs * 0.9f : fs * 1.2f;  // statistics column width
     const float avail = W - 16 - gap * static_cast<float>(shown.size() - 1) - wc * n_nd - ws * n_st;
     const float side = n_nn ? std::min(ht, avail / n_nn) : 0;
-    // compact (three columns side by side): the N x N matrices go on a second row, large enough to see
-    const bool two_rows = compact && n_nn > 0;
-    const float row1 = fs * 4.0f, label_h = fs * 1.3f;
+    // compact (three columns side by side), or many tensors (the backward's): the N x N matrices go
+    // on a second row, large enough to see
+    const bool two_rows = n_nn > 0 && (compact || n_nd + n_nn > 6 || side < fs * 5.0f);
+    const float row1 = compact ? fs * 4.0f : std::max(fs * 4.0f, H * 0.16f), label_h = fs * 1.3f;
     float side2 = 0;
     if (two_rows) {
+        // the N x d columns share the first row with the statistics
+        wc = std::min(wc, std::max(fs * 1.0f, (W - 16 - gap * static_cast<float>(n_nd + n_st) - ws * n_st) /
+                                                   static_cast<float>(std::max(1, n_nd))));
         side2 = std::max(fs * 2.0f, std::min((W - 16 - gap * static_cast<float>(n_nn - 1)) / static_cast<float>(n_nn),
                                              H * 0.55f - head - row1 - label_h - foot));
         ht = row1;
@@ -176,7 +219,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     float x = h0.x + 8, x2 = h0.x + 8;
     for (Tensor t : shown) {
         const size_t k = static_cast<size_t>(t);
-        const bool nn = t == Tensor::S || t == Tensor::P;
+        const bool nn = square(t);
         const float w = nn ? (two_rows ? side2 : side) : (L.cols[k] == 1 ? ws : wc);
         if (two_rows && nn) {
             t0[k] = ImVec2(x2, top + row1 + label_h);
@@ -202,7 +245,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         // inputs Q, K, V start in HBM: drawn filled with a light tint so "already there" reads clearly
         dl->AddRect(t0[k], t1[k], ui::with_alpha(col, 200), 0, 0, 1.5f);
         std::string label(sim::tensor_name(t));
-        if (!compact && L.cols[k] != 1) label += (t == Tensor::S || t == Tensor::P) ? "  N x N" : "  N x d";
+        if (!compact && L.cols[k] != 1 && (nn || wc > fs * 4.5f)) label += nn ? "  N x N" : "  N x d";
         dl->AddText(ImVec2(t0[k].x, t0[k].y - fs * 1.25f), col, label.c_str());
     }
     auto hbm_rect = [&](const sim::Event& e, ImVec2* p0, ImVec2* p1) {
@@ -294,17 +337,32 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         };
         std::vector<Seg> segs;
         auto tensor_of = [](const std::string& n) {
-            for (auto [key, t] : {std::pair{"Q_i", Tensor::Q},
+            // first match wins: the gradients' names contain their inputs' ("dK_j" holds "K_j")
+            for (auto [key, t] : {std::pair{"dK_j", Tensor::dK},
+                                  {"dQ_i", Tensor::dQ},
+                                  {"dP_ij", Tensor::dP},
+                                  {"dV_j", Tensor::dV},
+                                  {"Q_i", Tensor::Q},
+                                  {"dO_i", Tensor::dO},
                                   {"K_j", Tensor::K},
                                   {"V_j", Tensor::V},
                                   {"O_i", Tensor::O},
                                   {"S_ij", Tensor::S},
                                   {"P_ij", Tensor::P},
+                                  {"LSE_i", Tensor::LSE},
+                                  {"l_i", Tensor::l},
                                   {"m_i", Tensor::m}})
                 if (n.find(key) != std::string::npos) return t;
             return Tensor::count;
         };
-        if (r.algo == sim::Algo::standard && phase == 1) {
+        const bool bwd_phase = first < ev.size() && ev[first].pass == 1;
+        if (bwd_phase && r.algo == sim::Algo::standard) {
+            // standard's backward kernels are GEMMs and a row kernel: the tiles this step holds
+            for (const auto& rt : resident_tiles(r.trace, first, last))
+                segs.push_back({std::string(sim::tensor_name(rt.tensor)), rt.bytes, rt.tensor});
+        } else if (bwd_phase) {
+            for (const auto& buf : r.bwd_sram_buffers) segs.push_back({buf.name, buf.bytes, tensor_of(buf.name)});
+        } else if (r.algo == sim::Algo::standard && phase == 1) {
             if (first < last)
                 segs.push_back({"rows of S", static_cast<int64_t>(ev[first].rows) * ev[first].cols * 4, Tensor::S});
         } else {
@@ -336,20 +394,38 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const std::vector<Resident> res = resident_tiles(r.trace, first, last);
     const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
     const int nslots = std::max<int>(1, static_cast<int>(res.size()));
-    const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / nslots - fs * 0.5f);
-    const float slot_h =
-        std::max(fs * 1.5f, std::min({(sy1 - sy0) * (compact ? 1.0f : 0.4f), slot_w * 0.9f, fs * 4.5f}));
+    // one row of slots, or several when they would be too narrow to name (the backward holds 13)
+    const float gx = fs * 0.5f, min_w = fs * (compact ? 2.4f : 3.8f);
+    const int per_row = std::clamp(static_cast<int>((W - 16 + gx) / (min_w + gx)), 1, nslots);
+    const int slot_rows = (nslots + per_row - 1) / per_row;
+    const int slot_cols = (nslots + slot_rows - 1) / slot_rows;  // balanced rows
+    const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / slot_cols - gx);
+    const float gy = fs * (compact ? 0.4f : 1.5f);
+    const float slot_h = std::max(
+        fs * 1.5f, std::min({((sy1 - sy0) * (compact ? 1.0f : 0.4f) - gy * (slot_rows - 1)) / slot_rows,
+                             slot_w * 0.9f, fs * 4.5f}));
+    const float slots_bottom = sy0 + slot_rows * slot_h + (slot_rows - 1) * gy;
     std::array<ImVec2, sim::kTensorCount> q0{}, q1{};
     std::array<bool, sim::kTensorCount> has_slot{};
     {
-        const float total = nslots * slot_w + (nslots - 1) * fs * 0.5f;
-        float sx = (s0.x + s1.x - total) * 0.5f;
+        int k_in_row = 0, row = 0;
+        const auto row_start = [&](int row_) {
+            const int in_row = std::min(slot_cols, nslots - row_ * slot_cols);
+            return (s0.x + s1.x - (in_row * slot_w + (in_row - 1) * gx)) * 0.5f;
+        };
+        float sx = row_start(0);
         for (const auto& rt : res) {
+            if (k_in_row == slot_cols) {
+                k_in_row = 0;
+                sx = row_start(++row);
+            }
             const size_t k = static_cast<size_t>(rt.tensor);
-            q0[k] = ImVec2(sx, sy0);
-            q1[k] = ImVec2(sx + slot_w, sy0 + slot_h);
+            const float y = sy0 + static_cast<float>(row) * (slot_h + gy);
+            q0[k] = ImVec2(sx, y);
+            q1[k] = ImVec2(sx + slot_w, y + slot_h);
             has_slot[k] = true;
-            sx += slot_w + fs * 0.5f;
+            sx += slot_w + gx;
+            ++k_in_row;
         }
     }
     // which inputs the in-flight compute uses
@@ -362,10 +438,12 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     }
     // accumulators carried over from the previous step (flash2's O_i stays in SRAM across its row)
     std::array<bool, sim::kTensorCount> carried{};
+    // (and the backward's dK_j, dV_j accumulators across the query blocks of their column)
     if (step > 0)
         for (const auto& p : resident_tiles(r.trace, tl.step_first[static_cast<size_t>(step) - 1], first))
             for (const auto& rt : res)
-                if (!p.leaving && p.tensor == rt.tensor && p.tensor == Tensor::O &&
+                if (!p.leaving && p.tensor == rt.tensor &&
+                    (p.tensor == Tensor::O || p.tensor == Tensor::dK || p.tensor == Tensor::dV) &&
                     p.event.row_tile == rt.event.row_tile)
                     carried[static_cast<size_t>(p.tensor)] = true;
     for (const auto& rt : res) {
@@ -402,15 +480,17 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                          present ? IM_COL32(0, 0, 0, 255) : ui::text_dim, name);
         // flash's S_ij and P_ij are one buffer (P overwrites S in place): its bytes are counted once,
         // as in the capacity bar above
-        const bool shared_sp =
-            r.algo != sim::Algo::standard && rt.tensor == Tensor::P && has_slot[static_cast<size_t>(Tensor::S)];
+        const bool shared_sp = r.algo != sim::Algo::standard && rt.tensor == Tensor::P &&
+                               has_slot[static_cast<size_t>(Tensor::S)] &&
+                               q0[static_cast<size_t>(Tensor::S)].y == q0[k].y;  // side by side, one row
         if (shared_sp) {
             const size_t ks = static_cast<size_t>(Tensor::S);
             dl->AddRect(ImVec2(q0[ks].x - 4, q0[ks].y - 4), ImVec2(q1[k].x + 4, q1[k].y + 4),
                         ui::with_alpha(ui::tensor_colour(Tensor::P), 160), 6.0f, 0, 1.5f);
         }
-        if (!compact) {
+        if (!compact && slot_w > ImGui::CalcTextSize("000.00 KiB").x) {
             // S and P in one buffer: one size under both slots; otherwise the tile's own size
+            // (left out when the slots are too narrow for it, as in the backward's thirteen)
             const bool s_of_pair =
                 r.algo != sim::Algo::standard && rt.tensor == Tensor::S && has_slot[static_cast<size_t>(Tensor::P)];
             const size_t kp = static_cast<size_t>(Tensor::P);
@@ -444,7 +524,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     }
     // the step's events, in order: done, in flight, to come (a window around the one in flight)
     if (!compact && first < last) {
-        float y = sy0 + slot_h + fs * 1.5f;
+        float y = slots_bottom + fs * 1.5f;
         const float x0 = s0.x + 12, lh = fs * 1.15f;
         const size_t rows = static_cast<size_t>(std::max(0.0f, (s1.y - fs * 2.0f - y) / lh));
         dl->AddText(ImVec2(x0, y), ui::text_dim, "this step:");
@@ -484,7 +564,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
             now = "now: " + verb(ev[inflight]);
         else if (first < last)
             now = c.frac <= 0 ? "about to start this step" : "step complete";
-        now += "   |   " + phase_caption(r, phase);
+        now += "   |   " + phase_caption(r, phase, first < ev.size() ? ev[first].pass : 0);
         dl->PushClipRect(s0, ImVec2(s1.x - 4, s1.y), true);
         dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());
         dl->PopClipRect();

@@ -1,6 +1,8 @@
 #include "viz/lessons_view.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "lessons/lib/lesson.hpp"
 
@@ -52,8 +54,19 @@ LessonDoc from_library(const lessons::Lesson& l) {
         st.title = s.title;
         st.text = s.text;
         if (s.view.panel != "text") st.panel = parse_panel(s.view.panel);
+        // the shown config: the step's, else the first it compares, else the lesson's first
         std::string cfg = s.view.config;
+        if (cfg.empty() && !s.view.compare.empty()) cfg = s.view.compare.front();
         if (cfg.empty() && !l.config_order.empty()) cfg = l.config_order.front();
+        if (!s.view.compare.empty()) {
+            std::array<bool, 3> cols = {false, false, false};
+            for (const auto& name : s.view.compare)
+                if (auto it = l.configs.find(name); it != l.configs.end())
+                    cols[static_cast<size_t>(algo_index(it->second.config.algo))] = true;
+            // configs of one algorithm compare problems (N against 2N), which one run cannot show
+            // side by side: then all three algorithms stay
+            if (std::count(cols.begin(), cols.end(), true) >= 2) st.columns = cols;
+        }
         if (auto it = l.configs.find(cfg); it != l.configs.end() && st.panel != Panel::softmax) {
             const lessons::ConfigSpec& c = it->second;
             Params p;
@@ -66,6 +79,11 @@ LessonDoc from_library(const lessons::Lesson& l) {
             p.block_rows = c.config.block_rows;
             p.block_cols = c.config.block_cols;
             p.sram_bytes = c.config.sram_bytes;
+            p.pass = c.config.pass;
+            // configs compared across passes (one forward, one backward): walk both
+            for (const auto& name : s.view.compare)
+                if (auto o = l.configs.find(name); o != l.configs.end() && o->second.config.pass != p.pass)
+                    p.pass = sim::Pass::both;
             if (auto a = sim::parse_algo(s.view.algo)) p.algo = *a;
             st.params = p;
         }
@@ -120,6 +138,7 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
         }
     }
     if (s.panel) v.panel = *s.panel;
+    v.columns = s.columns;
     v.highlight_row = s.row;
     v.highlight_tile_row = s.tile_row;
     v.highlight_tile_col = s.tile_col;
@@ -133,6 +152,9 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     if (s.step >= 0) {
         v.cursor = {s.step, 1.0};
         if (s.params) v.pending_step = s.step;  // clamp once the step's simulations arrive
+    } else if (s.params && s.panel == Panel::scores) {
+        // the score matrix without a step named: the whole sweep (scrub_to clamps to the last step)
+        v.pending_step = std::numeric_limits<int64_t>::max();
     }
     v.playing = false;
     return err;

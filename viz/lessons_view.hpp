@@ -2,6 +2,7 @@
 // show (panel, parameters, animation step, the softmax example), from the lessons library
 // (lessons/lib/lesson.hpp), which reads the lesson files; the app reads none itself.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,10 @@ struct LessonStep {
     std::string text;
     std::optional<Panel> panel;            // empty: leave the panel as it is
     std::optional<Params> params;          // empty: leave the parameters as they are
+    // The algorithms the side-by-side and score views show: those of the step's `compare` configs
+    // when they name two or more (all three otherwise). The parameters (the pass included) are the
+    // first compared config's.
+    std::array<bool, 3> columns = {true, true, true};
     int64_t step = -1;                     // animation step to show (-1: leave as is)
     int64_t row = -1;                      // highlighted query row (-1: none)
     int64_t tile_row = -1, tile_col = -1;  // highlighted tile: query tile i, key tile j (-1: none)

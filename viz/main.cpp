@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     };
     // command-line overrides of whatever the lesson shows
     auto apply_overrides = [&]() -> std::string {
-        if (args.seq || args.head_dim || args.algo || args.causal) {
+        if (args.seq || args.head_dim || args.algo || args.causal || args.pass) {
+            if (args.pass) v.edit.pass = *args.pass;
             if (args.seq) v.edit.seq = *args.seq;
             if (args.head_dim) v.edit.head_dim = *args.head_dim;
             if (args.algo) v.edit.algo = v.algo = *args.algo;
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
     charts.set_wake(glfwPostEmptyEvent);
     int settle = 3;  // frames to draw after an event before waiting again (ImGui settles hover/active state)
     while (!glfwWindowShouldClose(window)) {
-        const bool animating = v.playing && (v.panel == Panel::memory || v.panel == Panel::compare);
+        const bool animating = v.playing && animated(v.panel);
         const bool working = sims.busy() || charts.busy() || live.running() || !lessons_ready;
         if (scripted || animating || settle > 0) {
             glfwPollEvents();
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
                     tab_forced = static_cast<int>(v.panel);
                 }
         }
-        if (rs && (v.panel == Panel::memory || v.panel == Panel::compare)) {
+        if (rs && animated(v.panel)) {
             const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
             tick(v, rs->timeline(driver(*rs, v.panel, v.algo)), dt);
         }
@@ -286,9 +287,11 @@ int main(int argc, char** argv) {
         const ImGuiViewport* vp = ImGui::GetMainViewport();
         ImGui::SetNextWindowPos(vp->WorkPos);
         ImGui::SetNextWindowSize(vp->WorkSize);
+        // No background: the clear colour is the window colour, and llvmpipe (software GL under
+        // Xvfb) spends a frame's worth of fill on every full-window rectangle.
         ImGui::Begin("flashsim", nullptr,
                      ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus |
-                         ImGuiWindowFlags_NoSavedSettings);
+                         ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBackground);
         const float left_w = std::max(fs * 19.0f, vp->WorkSize.x * 0.26f);
         ImGui::BeginChild("left", ImVec2(left_w, 0), false);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "flashsim");
@@ -348,6 +351,12 @@ int main(int argc, char** argv) {
                                     break;
                                 case Panel::compare:
                                     draw_compare_panel(*rs, cache, v);
+                                    break;
+                                case Panel::scores:
+                                    draw_scores_panel(*rs, cache, v);
+                                    break;
+                                case Panel::timeline:
+                                    draw_timeline_panel(*rs, measured, v);
                                     break;
                                 case Panel::softmax:
                                     draw_softmax_panel(v);

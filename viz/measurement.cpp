@@ -154,4 +154,19 @@ MeasuredSet load_measurements(const std::string& dir) {
     return s;
 }
 
+std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq,
+                                        int64_t head_dim, bool causal, int64_t batch, int64_t heads) {
+    std::vector<const MeasuredRow*> out;
+    for (const auto& f : ms.files)
+        for (const auto& r : f.rows) {
+            if (!r.error.empty() || !r.ms || r.pass != pass || r.seq != seq || r.head_dim != head_dim ||
+                r.causal != causal || r.batch != batch || r.heads != heads)
+                continue;
+            const bool seen = std::any_of(out.begin(), out.end(),
+                                          [&](const MeasuredRow* x) { return x->variant == r.variant; });
+            if (!seen) out.push_back(&r);
+        }
+    return out;
+}
+
 }  // namespace viz

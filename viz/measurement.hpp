@@ -55,6 +55,11 @@ struct MeasuredSet {
     std::string note;  // e.g. "no results in DIR: run ... to produce them"
 };
 
+// The timed rows of `ms` at exactly this shape and pass ("forward" / "backward"), in file order;
+// failed or untimed rows are left out, and a variant measured in several files keeps its first row.
+std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq,
+                                        int64_t head_dim, bool causal, int64_t batch, int64_t heads);
+
 // Parse one results document (the JSON text). Never throws: problems land in .error.
 MeasuredFile parse_measurements(const std::string& json_text, const std::string& path);
 // Every *.json file in `dir`, sorted by name.

@@ -17,6 +17,13 @@ sim::Problem problem_of(const Params& p) {
     return pr;
 }
 
+sim::Problem bench_shape(const sim::Problem& p) {
+    sim::Problem b = p;
+    b.batch = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, p.seq));
+    b.heads = std::max<int64_t>(1, 2048 / std::max<int64_t>(1, p.head_dim));
+    return b;
+}
+
 std::string in_screen_words(std::string msg) {
     // longest first, so "--block-rows/--block-cols" is not taken apart by "--block-rows"
     static const std::pair<const char*, const char*> kWords[] = {
@@ -169,6 +176,7 @@ std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done) {
     rs->params = p;
     rs->problem = problem_of(p);
     rs->machine = sim::find_machine(p.gpu);
+    rs->bench_problem = bench_shape(rs->problem);
     for (sim::Algo a : kAlgos) {
         sim::Config c;
         c.algo = a;
@@ -178,9 +186,16 @@ std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done) {
         c.numerics = sim::Numerics::off;  // the views need bytes and steps; the numbers live in the softmax view
         c.event_cap = kAppEventCap;
         c.record_row = -1;
+        c.pass = p.pass;
         const int i = algo_index(a);
         rs->results[i] = sim::simulate(rs->problem, rs->machine, c);
         rs->timelines[i] = make_timeline(rs->results[i]);
+        // the bench's shape, timing only (its counts are head 0's, walked once)
+        sim::Config b = c;
+        b.event_cap = 0;
+        b.timeline_sms = 0;
+        b.timeline_steps = 0;
+        rs->bench_timing[i] = sim::simulate(rs->bench_problem, rs->machine, b).timing;
         if (done) ++*done;
     }
     rs->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -36,6 +36,7 @@ struct Params {
     std::string gpu = "H200";
     sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows
     bool causal = false;
+    sim::Pass pass = sim::Pass::forward;  // which pass the views walk (both: forward, then backward)
     friend bool operator==(const Params&, const Params&) = default;
 };
 
@@ -79,10 +80,18 @@ struct RunSet {
     sim::Machine machine;
     std::array<sim::Result, 3> results;  // indexed by algo_index
     std::array<Timeline, 3> timelines;
+    // The same problem at the bench's shape (B*N = 16,384 tokens, H*d = 2,048, as cuda/results
+    // measured it): timing only, so the timeline view can set the model's whole-GPU time beside the
+    // kernels' measured time for the same shape.
+    sim::Problem bench_problem;
+    std::array<sim::Timing, 3> bench_timing;
     double seconds = 0;  // wall time the simulations took
     const sim::Result& result(sim::Algo a) const { return results[algo_index(a)]; }
     const Timeline& timeline(sim::Algo a) const { return timelines[algo_index(a)]; }
 };
+
+// The bench's shape for a problem (cuda/results: B = 16,384 / N, H = 2,048 / d, each at least 1).
+sim::Problem bench_shape(const sim::Problem& p);
 
 // Events kept per trace in the app (Config::event_cap); totals always cover everything.
 inline constexpr int64_t kAppEventCap = int64_t{1} << 18;

@@ -2,6 +2,7 @@
 // clock: the standard path writes its N x N matrices while flash never does.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "viz/panels.hpp"
 #include "viz/ui.hpp"
@@ -14,11 +15,12 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::Text("Same problem, same clock: t = %s", ui::seconds(t).c_str());
     ui::help("clock");
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
+    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim),
                         std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
-                        rs.problem.causal ? ", causal" : "");
+                        rs.problem.causal ? ", causal" : "", pass_words(rs.params.pass));
     const float fs = ImGui::GetFontSize();
+    column_toggles(v);
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t
     {
         // Bars are whole runs (a capped trace's rest estimated from the complete totals); the part
@@ -67,12 +69,16 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
             ui::help("event cap");
         }
     }
+    std::vector<sim::Algo> cols;  // the algorithms shown (a lesson's compare list may narrow them)
+    for (sim::Algo a : kAlgos)
+        if (v.columns[static_cast<size_t>(algo_index(a))]) cols.push_back(a);
+    if (cols.empty()) cols.assign(kAlgos.begin(), kAlgos.end());
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float col_w = (avail.x - 2 * 8) / 3;
+    const float col_w = (avail.x - 8 * static_cast<float>(cols.size() - 1)) / static_cast<float>(cols.size());
     const double std_total = static_cast<double>(rs.result(sim::Algo::standard).totals.hbm_total().total()) /
                              std::max<int64_t>(1, rs.problem.heads_total());
-    for (int i = 0; i < 3; ++i) {
-        const sim::Algo a = kAlgos[static_cast<size_t>(i)];
+    for (size_t i = 0; i < cols.size(); ++i) {
+        const sim::Algo a = cols[i];
         const Timeline& tl = rs.timeline(a);
         const Cursor c = cursor_at(tl, t);
         const bool finished = t >= tl.total_time();  // at or past the last kept step
@@ -98,9 +104,11 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
                        finished ? Cursor{last_step(tl), 1.0} : c, true, v);
         ImGui::Dummy(ImVec2(sz.x, sz.y - counter_h));
         const sim::Traffic so_far = rp.totals().hbm_total();
-        const sim::Traffic s_w = rp.totals()[sim::Tensor::S] + rp.totals()[sim::Tensor::P];
+        const sim::Traffic s_w = rp.totals()[sim::Tensor::S] + rp.totals()[sim::Tensor::P] +
+                                 rp.totals()[sim::Tensor::dP] + rp.totals()[sim::Tensor::dS];
         ImGui::Text("HBM so far: %s", ui::bytes(static_cast<double>(so_far.total())).c_str());
-        ImGui::Text("S and P moved: %s", ui::bytes(static_cast<double>(s_w.total())).c_str());
+        ImGui::Text("%s moved: %s", rs.params.pass == sim::Pass::forward ? "S and P" : "S, P, dP, dS",
+                    ui::bytes(static_cast<double>(s_w.total())).c_str());
         // bar against standard's whole run
         const float w = ImGui::GetContentRegionAvail().x, h = fs * 1.1f;
         const ImVec2 q = ImGui::GetCursorScreenPos();

@@ -18,7 +18,7 @@ bool input_i64(const char* label, int64_t* v, int64_t step) {
 bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState& v) {
     const float fs = ImGui::GetFontSize();
     bool apply = false;
-    if (rs && v.panel != Panel::softmax && v.panel != Panel::charts && v.panel != Panel::measured) {
+    if (rs && animated(v.panel)) {
         const Timeline& tl = rs->timeline(driver(*rs, v.panel, v.algo));
         if (ImGui::Button("|<")) go_home(v);
         ImGui::SameLine();
@@ -104,6 +104,19 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
     ui::help(algos[al]);
     ImGui::Checkbox("causal", &p.causal);
     ui::help("causal");
+    {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("pass:");
+        const char* names[] = {"forward", "backward", "both"};
+        for (int k = 0; k < 3; ++k) {
+            ImGui::SameLine();
+            if (ImGui::RadioButton(names[k], static_cast<int>(p.pass) == k)) {
+                p.pass = static_cast<sim::Pass>(k);
+                apply = true;  // a pass is a view choice: simulate it at once
+            }
+        }
+        ui::help("dO");
+    }
     ImGui::PopItemWidth();
     return apply;
 }
@@ -121,7 +134,7 @@ void draw_help_overlay(ViewState& v) {
                                      {"Left arrow", "previous step (softmax view: previous block)"},
                                      {"Home / End", "first / last step"},
                                      {"Page Down / Page Up", "next / previous lesson step"},
-                                     {"1 ... 5", "memory, side by side, softmax, charts, measured"},
+                                     {"1 ... 7", "memory, side by side, score matrix, timeline, softmax, charts, measured"},
                                      {"F1 or ?", "this help"},
                                      {"Esc", "close this help"}};
             for (auto& r : rows) {

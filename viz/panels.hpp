@@ -32,6 +32,16 @@ size_t events_done(const Timeline& tl, Cursor c);
 
 void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
+// Checkboxes choosing which algorithms the side-by-side and score views show (v.columns); the last
+// one shown cannot be turned off.
+void column_toggles(ViewState& v);
+// "forward pass", "backward pass", "forward, then backward"
+const char* pass_words(sim::Pass p);
+// The N x N score matrix as a grid of B_r x B_c tiles, the three loop orders side by side.
+void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
+// Per-SM lanes of copies, tensor-core products and exp/softmax work, serial against overlapped,
+// and the whole GPU's predicted time beside the measured one.
+void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v);
 void draw_softmax_panel(ViewState& v);
 void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, const MeasuredSet& ms,
                        ViewState& v);

@@ -2,13 +2,93 @@
 
 #include <algorithm>
 
+#include "sim/mask.hpp"
+
 namespace viz {
 
 using sim::Tensor;
 
 namespace {
 size_t ti(Tensor t) { return static_cast<size_t>(t); }
+bool kv_like(size_t k) {  // tiled by key blocks along N
+    return k == ti(Tensor::K) || k == ti(Tensor::V) || k == ti(Tensor::dK) || k == ti(Tensor::dV);
+}
+bool backward_only(size_t k) {
+    return k == ti(Tensor::dO) || k == ti(Tensor::dQ) || k == ti(Tensor::dK) || k == ti(Tensor::dV) ||
+           k == ti(Tensor::dP) || k == ti(Tensor::dS) || k == ti(Tensor::D);
+}
+bool square(Tensor t) { return t == Tensor::S || t == Tensor::P || t == Tensor::dP || t == Tensor::dS; }
+bool statistic(Tensor t) { return t == Tensor::m || t == Tensor::l || t == Tensor::LSE || t == Tensor::D; }
+int64_t block_rows_of(const sim::Result& r, size_t k) {
+    const bool bwd = backward_only(k) && r.bwd_block_rows > 0;
+    if (kv_like(k)) return bwd ? r.bwd_block_cols : r.block_cols;
+    return bwd ? r.bwd_block_rows : r.block_rows;
+}
+int64_t block_cols_of(const sim::Result& r, size_t k) {
+    return backward_only(k) && r.bwd_block_cols > 0 ? r.bwd_block_cols : r.block_cols;
+}
 }  // namespace
+
+ScoreGrid make_score_grid(const sim::Problem& p, int64_t block_rows, int64_t block_cols) {
+    ScoreGrid g;
+    if (block_rows <= 0 || block_cols <= 0 || p.seq <= 0) return g;
+    const int64_t n = p.seq;
+    g.B_r = block_rows;
+    g.B_c = block_cols;
+    g.T_r = (n + block_rows - 1) / block_rows;
+    g.T_c = (n + block_cols - 1) / block_cols;
+    g.f_r = (g.T_r + kMaxScoreCells - 1) / kMaxScoreCells;
+    g.f_c = (g.T_c + kMaxScoreCells - 1) / kMaxScoreCells;
+    g.rows = static_cast<int>((g.T_r + g.f_r - 1) / g.f_r);
+    g.cols = static_cast<int>((g.T_c + g.f_c - 1) / g.f_c);
+    const size_t cells = static_cast<size_t>(g.rows) * static_cast<size_t>(g.cols);
+    g.tiles.assign(cells, 0);
+    g.skipped.assign(cells, 0);
+    g.visited.assign(cells, 0);
+    g.stored.assign(cells, 0);
+    const bool any_mask = p.causal || p.window > 0 || p.pad_left > 0;
+    for (int a = 0; a < g.rows; ++a)
+        for (int b = 0; b < g.cols; ++b) {
+            const int64_t i0 = a * g.f_r, i1 = std::min(g.T_r, i0 + g.f_r);
+            const int64_t j0 = b * g.f_c, j1 = std::min(g.T_c, j0 + g.f_c);
+            g.tiles[g.idx(a, b)] = static_cast<uint32_t>((i1 - i0) * (j1 - j0));
+            if (!any_mask) continue;
+            uint32_t m = 0;
+            for (int64_t i = i0; i < i1; ++i)
+                for (int64_t j = j0; j < j1; ++j)
+                    m += sim::tile_masked(p, i * block_rows, std::min(n, (i + 1) * block_rows), j * block_cols,
+                                          std::min(n, (j + 1) * block_cols));
+            g.skipped[g.idx(a, b)] = m;
+            g.n_skipped += m;
+        }
+    return g;
+}
+
+bool score_visit(sim::Algo a, const sim::Event& e) {
+    if (e.kind != sim::EventKind::compute || e.row_tile < 0 || e.col_tile < 0) return false;
+    if (e.tensor == Tensor::S) return true;
+    return a == sim::Algo::standard && e.pass == 1 && e.tensor == Tensor::dP;
+}
+
+CellState cell_state(const ScoreGrid& g, int a, int b) {
+    const size_t c = g.idx(a, b);
+    if (g.cur_i >= 0 && g.cell_row(g.cur_i) == a && g.cell_col(g.cur_j) == b) return CellState::current;
+    const uint32_t tiles = g.tiles[c], skip = g.skipped[c], vis = g.visited[c];
+    if (vis == 0) return skip == tiles ? CellState::skipped : CellState::untouched;
+    if (skip == tiles) return CellState::visited_masked;  // (stored or not: the mask empties it)
+    if (g.stored[c] > 0 && g.stored[c] >= vis && vis >= tiles - skip) return CellState::stored;
+    return vis >= tiles - skip ? CellState::visited : CellState::partial;
+}
+
+std::string sweep_order(const ScoreGrid& g) {
+    if (g.row_major == g.col_major) return {};
+    return g.row_major ? "row by row (query tile outer)" : "column by column (key tile outer)";
+}
+
+bool score_store(const sim::Event& e) {
+    return e.kind == sim::EventKind::store && e.row_tile >= 0 && e.col_tile >= 0 &&
+           (e.tensor == Tensor::S || e.tensor == Tensor::dP);
+}
 
 Layout make_layout(const sim::Result& r) {
     Layout L;
@@ -16,6 +96,11 @@ Layout make_layout(const sim::Result& r) {
     L.d = r.problem.head_dim;
     const int64_t n = L.n, d = L.d;
     for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O}) L.rows[ti(t)] = n, L.cols[ti(t)] = d;
+    for (Tensor t : {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV})
+        if (r.totals[t].total() > 0) L.rows[ti(t)] = n, L.cols[ti(t)] = d;
+    for (Tensor t : {Tensor::dP, Tensor::dS})
+        if (r.totals[t].total() > 0) L.rows[ti(t)] = n, L.cols[ti(t)] = n;
+    if (r.totals[Tensor::D].total() > 0) L.rows[ti(Tensor::D)] = n, L.cols[ti(Tensor::D)] = 1;
     // Statistics and score matrices appear when the run moves them to or from HBM: the complete
     // totals say so even when a capped trace ends before they move (standard's P at large N).
     for (Tensor t : {Tensor::S, Tensor::P})
@@ -25,21 +110,21 @@ Layout make_layout(const sim::Result& r) {
     for (const auto& e : r.trace.events) {
         const size_t k = ti(e.tensor);
         if (L.rows[k] > 0 || (e.kind != sim::EventKind::load && e.kind != sim::EventKind::store)) continue;
-        if (e.tensor == Tensor::S || e.tensor == Tensor::P)
+        if (square(e.tensor))
             L.rows[k] = n, L.cols[k] = n;
-        else if (e.tensor == Tensor::m || e.tensor == Tensor::l || e.tensor == Tensor::LSE)
+        else if (statistic(e.tensor))
             L.rows[k] = n, L.cols[k] = 1;
+        else
+            L.rows[k] = n, L.cols[k] = d;
     }
     // Default strides from the block sizes; then the trace's own tile-0 extents per phase.
     for (size_t k = 0; k < L.stride.size(); ++k)
-        for (int ph = 0; ph < 3; ++ph) {
-            const bool kv = k == ti(Tensor::K) || k == ti(Tensor::V);
-            L.stride[k][ph] = {kv ? r.block_cols : r.block_rows, r.block_cols};
-        }
-    std::array<std::array<std::array<bool, 2>, 3>, sim::kTensorCount> seen{};
+        for (int ph = 0; ph < kMaxPhases; ++ph) L.stride[k][ph] = {block_rows_of(r, k), block_cols_of(r, k)};
+    std::array<std::array<std::array<bool, 2>, kMaxPhases>, sim::kTensorCount> seen{};
     for (const auto& e : r.trace.events) {
         const size_t k = ti(e.tensor);
-        const int ph = std::clamp(e.phase, 0, 2);
+        if (e.kind != sim::EventKind::load && e.kind != sim::EventKind::store) continue;  // only moves are drawn
+        const int ph = std::clamp(e.phase, 0, kMaxPhases - 1);
         if (e.row_tile == 0 && !seen[k][ph][0]) seen[k][ph][0] = true, L.stride[k][ph][0] = std::max(1, e.rows);
         if (e.col_tile == 0 && !seen[k][ph][1]) seen[k][ph][1] = true, L.stride[k][ph][1] = std::max(1, e.cols);
     }
@@ -48,7 +133,7 @@ Layout make_layout(const sim::Result& r) {
 
 ElemRect Layout::rect(const sim::Event& e) const {
     const size_t k = ti(e.tensor);
-    const int ph = std::clamp(e.phase, 0, 2);
+    const int ph = std::clamp(e.phase, 0, kMaxPhases - 1);
     ElemRect x;
     const int64_t R = rows[k], C = cols[k];
     if (e.row_tile >= 0) x.r0 = e.row_tile * stride[k][ph][0];
@@ -77,14 +162,15 @@ void Replay::reset() {
             g = {};
             continue;
         }
-        const bool kv = k == ti(Tensor::K) || k == ti(Tensor::V);
-        const int64_t rs = kv ? r_->block_cols : r_->block_rows;
+        const int64_t rs = std::max<int64_t>(1, block_rows_of(*r_, k));
+        const int64_t cs = std::max<int64_t>(1, block_cols_of(*r_, k));
         g.rows = static_cast<int>(std::clamp<int64_t>((n + rs - 1) / rs, 1, kMaxCells));
-        g.cols = layout_.cols[k] == n
-                     ? static_cast<int>(std::clamp<int64_t>((n + r_->block_cols - 1) / r_->block_cols, 1, kMaxCells))
-                     : 1;
+        g.cols = layout_.cols[k] == n ? static_cast<int>(std::clamp<int64_t>((n + cs - 1) / cs, 1, kMaxCells)) : 1;
         g.cell.assign(static_cast<size_t>(g.rows * g.cols), 0);
     }
+    scores_[0] = make_score_grid(r_->problem, r_->block_rows, r_->block_cols);
+    scores_[1] = r_->bwd_block_rows > 0 ? make_score_grid(r_->problem, r_->bwd_block_rows, r_->bwd_block_cols)
+                                        : ScoreGrid{};
 }
 
 void Replay::cells_of(Tensor t, const ElemRect& e, int* r0, int* r1, int* c0, int* c1) const {
@@ -99,7 +185,38 @@ void Replay::cells_of(Tensor t, const ElemRect& e, int* r0, int* r1, int* c0, in
     *c1 = std::min(*c1, g.cols);
 }
 
+int Replay::pass_now() const {
+    const auto& ev = r_->trace.events;
+    if (ev.empty()) return r_->pass == sim::Pass::backward ? 1 : 0;
+    return ev[pos_ > 0 ? pos_ - 1 : 0].pass;
+}
+
 void Replay::apply(const sim::Event& e) {
+    if (score_visit(r_->algo, e) || score_store(e)) {
+        ScoreGrid& sg = scores_[e.pass == 1 ? 1 : 0];
+        if (e.row_tile < sg.T_r && e.col_tile < sg.T_c) {
+            const size_t c = sg.idx(sg.cell_row(e.row_tile), sg.cell_col(e.col_tile));
+            if (score_store(e)) {
+                ++sg.stored[c];
+                ++sg.n_stored;
+            } else {
+                ++sg.visited[c];
+                ++sg.n_visited;
+                const int64_t n = r_->problem.seq;
+                if (sim::tile_masked(r_->problem, e.row_tile * sg.B_r, std::min(n, (e.row_tile + 1) * sg.B_r),
+                                     e.col_tile * sg.B_c, std::min(n, (e.col_tile + 1) * sg.B_c)))
+                    ++sg.n_visited_masked;
+                if (sg.cur_i >= 0) {
+                    const int64_t i = e.row_tile, j = e.col_tile;
+                    if (!(i > sg.cur_i || (i == sg.cur_i && j > sg.cur_j))) sg.row_major = false;
+                    if (!(j > sg.cur_j || (j == sg.cur_j && i > sg.cur_i))) sg.col_major = false;
+                }
+                sg.cur_i = e.row_tile;
+                sg.cur_j = e.col_tile;
+                sg.cur_event = pos_ + 1;
+            }
+        }
+    }
     if (e.kind == sim::EventKind::load) totals_[e.tensor].read_bytes += e.bytes;
     if (e.kind == sim::EventKind::store) totals_[e.tensor].write_bytes += e.bytes;
     totals_.flops += e.flops;

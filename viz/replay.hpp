@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/simulate.hpp"
@@ -19,12 +20,17 @@ struct ElemRect {
     int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
 };
 
+// Phases (counted kernels) a trace may have: standard's forward and backward together have 3 + 5.
+inline constexpr int kMaxPhases = 8;
+
 // Element sizes of each tensor and the tile strides each (tensor, phase) uses, read off the trace.
+// The backward's tensors (dO, dQ, dK, dV: N x d; standard's dP, dS: N x N; D: N x 1) appear when the
+// run moves them to or from HBM; flash's dP and dS live in SRAM only and never appear here.
 struct Layout {
     int64_t n = 0, d = 0;
     std::array<int64_t, sim::kTensorCount> rows{}, cols{};  // tensor extent in elements
-    // stride[tensor][phase]: {row stride, col stride}; phases 0..2
-    std::array<std::array<std::array<int64_t, 2>, 3>, sim::kTensorCount> stride{};
+    // stride[tensor][phase]: {row stride, col stride}; phases 0 .. kMaxPhases - 1
+    std::array<std::array<std::array<int64_t, 2>, kMaxPhases>, sim::kTensorCount> stride{};
     ElemRect rect(const sim::Event& e) const;
     bool shown(sim::Tensor t) const { return rows[static_cast<size_t>(t)] > 0; }
 };
@@ -38,6 +44,49 @@ struct Grid {
     uint8_t at(int r, int c) const { return cell[static_cast<size_t>(r * cols + c)]; }
 };
 
+// The N x N score matrix as the paper draws it: a grid of B_r x B_c tiles for one pass (the
+// backward's tiles are its own B_r x B_c). A tile is visited when its scores are computed (S in the
+// forward and in the flash backward, which recomputes it; dP in standard's backward, which reads the
+// stored P instead), stored when standard writes it to HBM (S; dP in the backward), and skipped when
+// the causal mask (or a window) leaves nothing in it to compute. Large grids are drawn coarser: a
+// cell holds up to f x f tiles (f = ceil(T / kMaxScoreCells)); the counts stay per tile.
+inline constexpr int kMaxScoreCells = 256;
+struct ScoreGrid {
+    int64_t T_r = 0, T_c = 0, B_r = 0, B_c = 0;
+    int rows = 0, cols = 0;  // cells
+    int64_t f_r = 1, f_c = 1;  // tiles per cell along each side
+    std::vector<uint32_t> tiles, skipped, visited, stored;  // per cell: tiles, masked tiles, and so far
+    int64_t n_visited = 0, n_stored = 0, n_skipped = 0;      // whole grid (n_skipped: by definition)
+    int64_t n_visited_masked = 0;  // visited tiles the mask leaves empty (standard computes them anyway)
+    int64_t cur_i = -1, cur_j = -1;  // the latest tile visited
+    // The sweep so far: has every visit come after the previous one in row-major (i, then j) order,
+    // and in column-major (j, then i) order?
+    bool row_major = true, col_major = true;
+    size_t cur_event = 0;            // its event index (+1; 0: none yet)
+    size_t idx(int i, int j) const { return static_cast<size_t>(i) * static_cast<size_t>(cols) + j; }
+    int cell_row(int64_t i) const { return static_cast<int>(i / f_r); }
+    int cell_col(int64_t j) const { return static_cast<int>(j / f_c); }
+};
+ScoreGrid make_score_grid(const sim::Problem& p, int64_t block_rows, int64_t block_cols);
+// Is event e a visit (or a store) of a score tile, for an algorithm?
+bool score_visit(sim::Algo a, const sim::Event& e);
+bool score_store(const sim::Event& e);
+// How one cell of the grid is drawn.
+enum class CellState : uint8_t {
+    untouched,       // nothing computed yet
+    skipped,         // every tile in it is masked: nothing to compute (flash skips it)
+    partial,         // some of its tiles computed (a coarse cell)
+    visited,         // all of its unmasked tiles computed (in SRAM)
+    visited_masked,  // computed (and stored) although the mask empties it (standard computes every tile)
+    stored,          // computed and written to HBM (standard)
+    current,         // holds the tile computed last
+};
+CellState cell_state(const ScoreGrid& g, int a, int b);
+// The loop order the sweep shows: "row by row (query tile outer)" when the visits so far follow
+// row-major order only, "column by column (key tile outer)" when they follow column-major order
+// only, "" while both (or neither) fit.
+std::string sweep_order(const ScoreGrid& g);
+
 class Replay {
 public:
     explicit Replay(const sim::Result& r);
@@ -46,6 +95,10 @@ public:
     size_t position() const { return pos_; }
     const sim::Totals& totals() const { return totals_; }  // head 0, events [0, position)
     const Grid& grid(sim::Tensor t) const { return grids_[static_cast<size_t>(t)]; }
+    // The score grid of a pass (0 forward, 1 backward) at the current position.
+    const ScoreGrid& scores(int pass) const { return scores_[pass == 1 ? 1 : 0]; }
+    // The pass the position is in: that of the last event applied (the first event's before any).
+    int pass_now() const;
     const Layout& layout() const { return layout_; }
     const sim::Result& result() const { return *r_; }
     // Cells of grid `t` an element rectangle covers: [r0, r1) x [c0, c1) in cells.
@@ -57,6 +110,7 @@ private:
     const sim::Result* r_;
     Layout layout_;
     std::array<Grid, sim::kTensorCount> grids_;
+    std::array<ScoreGrid, 2> scores_;
     sim::Totals totals_;
     size_t pos_ = 0;
 };

@@ -30,6 +30,21 @@ ImU32 tensor_colour(sim::Tensor t) {
         case Tensor::l:
         case Tensor::LSE:
             return okabe::yellow;
+        // the backward's tensors: the colour of what each is the gradient of, lightened
+        case Tensor::dO:
+            return mix(okabe::purple, IM_COL32(255, 255, 255, 255), 0.45f);
+        case Tensor::dQ:
+            return mix(okabe::blue, IM_COL32(255, 255, 255, 255), 0.45f);
+        case Tensor::dK:
+            return mix(okabe::sky, IM_COL32(255, 255, 255, 255), 0.5f);
+        case Tensor::dV:
+            return mix(okabe::green, IM_COL32(255, 255, 255, 255), 0.45f);
+        case Tensor::dP:
+            return mix(okabe::orange, IM_COL32(255, 255, 255, 255), 0.45f);
+        case Tensor::dS:
+            return mix(okabe::vermillion, IM_COL32(255, 255, 255, 255), 0.45f);
+        case Tensor::D:
+            return mix(okabe::yellow, IM_COL32(255, 255, 255, 255), 0.4f);
         default:
             return okabe::grey;
     }

@@ -11,9 +11,10 @@
 namespace viz {
 
 namespace {
-constexpr std::array<std::string_view, kPanelCount> kNames = {"memory", "compare", "softmax", "charts", "measured"};
-constexpr std::array<std::string_view, kPanelCount> kTitles = {"Memory hierarchy", "Side by side", "Online softmax",
-                                                               "Charts", "Simulated vs measured"};
+constexpr std::array<std::string_view, kPanelCount> kNames = {"memory",  "compare", "scores",  "timeline",
+                                                              "softmax", "charts",  "measured"};
+constexpr std::array<std::string_view, kPanelCount> kTitles = {
+    "Memory hierarchy", "Side by side", "Score matrix", "Timeline", "Online softmax", "Charts", "Simulated vs measured"};
 }  // namespace
 
 std::string_view panel_name(Panel p) { return kNames[static_cast<size_t>(p)]; }
@@ -25,7 +26,7 @@ std::optional<Panel> parse_panel(std::string_view s) {
 }
 
 sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown) {
-    if (p != Panel::compare) return shown;
+    if (p != Panel::compare && p != Panel::scores) return shown;
     sim::Algo best = sim::Algo::standard;
     for (sim::Algo a : kAlgos)
         if (rs.timeline(a).total_time() > rs.timeline(best).total_time()) best = a;

@@ -5,6 +5,7 @@
 // with the chosen algorithm; the side-by-side view drives with the longest of the three, and every
 // algorithm is shown at the same modelled time (clock_of / cursor_at convert).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,8 +16,11 @@
 
 namespace viz {
 
-enum class Panel { memory, compare, softmax, charts, measured };
-inline constexpr int kPanelCount = 5;
+// In tab order; the number keys 1..7 open them in this order.
+enum class Panel { memory, compare, scores, timeline, softmax, charts, measured };
+inline constexpr int kPanelCount = 7;
+// Views that animate the trace (the step / play / scrub controls drive them).
+inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
 std::string_view panel_title(Panel p);  // "Memory hierarchy", ...
 std::optional<Panel> parse_panel(std::string_view s);
@@ -30,6 +34,10 @@ struct Cursor {
 struct ViewState {
     Panel panel = Panel::memory;
     sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows (all three are simulated)
+    // Which algorithms the side-by-side, score-matrix and timeline views show (a lesson's `compare`
+    // list narrows it; indexed by algo_index).
+    std::array<bool, 3> columns = {true, true, true};
+    bool timeline_overlapped = true;  // timeline view: draw the overlapped schedule (and the serial one)
     Cursor cursor;                       // on the driving timeline (see driver())
     int64_t pending_step = -1;           // a lesson's step, applied when the simulations it asked for arrive
     int64_t highlight_row = -1;          // a lesson's highlighted query row
@@ -71,8 +79,8 @@ struct ViewState {
 bool lesson_next(int& lesson, int& step, const std::vector<int>& steps);
 bool lesson_back(int& lesson, int& step, const std::vector<int>& steps);
 
-// The algorithm whose steps the cursor counts: the shown one, or in the side-by-side view the one
-// that takes longest on the modelled clock.
+// The algorithm whose steps the cursor counts: the shown one, or in the side-by-side and score
+// views the one that takes longest on the modelled clock.
 sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown);
 
 // The online-softmax view's input, parsed. Scores: numbers separated by commas, spaces, '|' or

@@ -38,10 +38,10 @@ struct LoadError : std::runtime_error {
 
 // What the app shows beside a step. Empty strings / -1 mean "leave as is / not applicable".
 struct View {
-    std::string panel;                 // "memory", "softmax", "compare", "charts", "measured", "text"
+    std::string panel;  // "memory", "softmax", "compare", "scores", "timeline", "charts", "measured", "text"
     std::string config;                // which [config.NAME] the panel shows ("" : the lesson's first)
     std::string algo;                  // "standard", "flash1", "flash2" (that config's algorithm by default)
-    std::vector<std::string> compare;  // configs shown side by side (panel "compare"/"charts")
+    std::vector<std::string> compare;  // configs shown side by side (panels "compare", "scores", "charts")
     int64_t step_from = -1;            // trace position: first inner-loop step shown (sim::Event::step)
     int64_t step_to = -1;              // last step shown, inclusive (== step_from: one position)
     int64_t row = -1;                  // highlighted query row (softmax panel: the recorded row)

@@ -413,7 +413,8 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     View v;
     check_keys(s, t, {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col"},
                "view");
-    static const std::vector<std::string> panels = {"memory", "softmax", "compare", "charts", "measured", "text"};
+    static const std::vector<std::string> panels = {"memory",   "softmax", "compare", "scores",
+                                                    "timeline", "charts",  "measured", "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
         if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
         check(var > 200.0, name + ": not blank (pixel variance " + std::to_string(var) + ")");
         return im;
     };
-    for (const char* p : {"memory", "compare", "softmax", "charts", "measured"})
+    for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"})
         shot(std::string("panel_") + p, std::string("--panel ") + p);
     // consecutive lesson steps of the first lesson must look different
     Image prev;
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         shot("broken_lesson", "", "FLASHSIM_LESSONS='" + bad.string() + "' ");
     }
     // every view at every window size from a small laptop to a 1440p monitor: one process a size
-    // renders all five views (--panel all); a crash (e.g. a chart too narrow for its labels) fails
+    // renders every view (--panel all); a crash (e.g. a chart too narrow for its labels) fails
     for (const char* size : {"640x400", "800x600", "1280x800", "1920x1080", "2560x1440"}) {
         const std::string base = (dir / (std::string("size_") + size + ".png")).string();
         const std::string stem = base.substr(0, base.size() - 4);
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;
         std::sscanf(size, "%dx%d", &w, &h);
-        for (const char* p : {"memory", "compare", "softmax", "charts", "measured"}) {
+        for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"}) {
             const Image im = load(stem + "-" + p + ".png");
             check(im.w == w && im.h == h && variance(im) > 200.0,
                   std::string(p) + " at " + size + ": a " + size + " PNG, not blank");
@@ -155,6 +155,13 @@ int main(int argc, char** argv) {
     const Image a = shot("memory_step0", "--panel memory --anim-step 0");
     const Image b = shot("memory_step5", "--panel memory --anim-step 5");
     check(differing(a, b) > 0.001, "memory view: step 5 differs from step 0");
+    // the backward pass draws its own tensors (dO, dQ, dK, dV, D) and its own steps
+    const Image c = shot("memory_backward_step5", "--panel memory --pass backward --anim-step 5");
+    check(differing(b, c) > 0.01, "memory view: the backward's step 5 differs from the forward's");
+    // the score matrix fills as the sweep goes on
+    const Image d = shot("scores_step0", "--panel scores --anim-step 0");
+    const Image e = shot("scores_step40", "--panel scores --anim-step 40");
+    check(differing(d, e) > 0.005, "score matrix: step 40 differs from step 0");
     std::printf("%s\n", failures ? "FAILED" : "all checks passed");
     return failures ? 1 : 0;
 }
