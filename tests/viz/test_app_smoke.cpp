@@ -1,4 +1,4 @@
-// Smoke test of flashsim-app under Xvfb: every panel and several lesson steps render to a PNG that
+// Smoke test of flashsim-app under Xvfb: every panel and every step of every lesson render to a PNG that
 // is not blank (pixel variance), consecutive lesson steps differ, bad arguments exit non-zero with a
 // one-line error. Exits 77 (ctest: skipped) when xvfb-run is not installed.
 #include <stb_image.h>
@@ -123,6 +123,33 @@ int main(int argc, char** argv) {
         }
         prev = im;
     }
+    // every step of every lesson opens and renders (under the sanitizer build, with no report): the
+    // walk ends at the first step the app refuses as past the lesson, and at the first lesson
+    // number it does not know
+    int lessons_seen = 0, steps_seen = 0;
+    for (int l = 1; l <= 99; ++l) {
+        int s = 1;
+        for (;; ++s) {
+            const std::string name = "tour_" + std::to_string(l) + "_" + std::to_string(s);
+            const std::string png = (dir / (name + ".png")).string();
+            const Run r = run("xvfb-run -a -s '-screen 0 1400x900x24' " + app + " --size 1280x800 --lesson " +
+                              std::to_string(l) + " --step " + std::to_string(s) + " --frames 2 --screenshot " + png);
+            if (r.rc != 0 && r.out.find("past the lesson") != std::string::npos) break;
+            if (r.rc != 0 && s == 1 && r.out.find("lesson") != std::string::npos &&
+                r.out.find("no lesson") != std::string::npos)
+                break;
+            check(r.rc == 0, "lesson " + std::to_string(l) + " step " + std::to_string(s) + ": exit 0 (" +
+                                 std::to_string(r.rc) + ")" + (r.rc ? " " + r.out : ""));
+            if (r.rc != 0) break;
+            const Image im = load(png);
+            check(variance(im) > 200.0, "lesson " + std::to_string(l) + " step " + std::to_string(s) + ": not blank");
+            ++steps_seen;
+        }
+        if (s == 1) break;  // lesson l does not exist: the course has ended
+        ++lessons_seen;
+    }
+    check(lessons_seen >= 12 && steps_seen >= 3 * lessons_seen,
+          "the tour saw " + std::to_string(lessons_seen) + " lessons and " + std::to_string(steps_seen) + " steps");
     // a lesson file that does not load: the app still opens and shows the error in the lesson's place
     {
         const fs::path bad = dir / "bad_lessons";
