@@ -2,6 +2,7 @@
 // workloads (sim/scenario.cpp) run with all three algorithms.
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -158,7 +159,9 @@ void register_scenario(CLI::App& app, int& rc) {
                 rc = 0;
                 return;
             }
-            if (args->name == "figure2" || args->name == "Figure2") {
+            std::string lower = args->name;
+            for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if (lower == "figure2") {
                 const sim::Machine& m = sim::find_machine("A100-40GB");
                 const sim::Figure2 f = sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m));
                 if (args->json)

@@ -570,7 +570,8 @@ Built build(const Source& s) {
             detail::add_memory(s, parse_memory(s, kind, section, name, get_table(s, v, section + "." + name)), *ctx);
         }
     }
-    if (root.contains("figure2")) detail::add_figure2(s, pos_of(*root.get("figure2")), *ctx);
+    if (root.contains("figure2") && get_bool(s, *root.get("figure2"), "figure2"))
+        detail::add_figure2(s, pos_of(*root.get("figure2")), *ctx);
     if (root.contains("measured"))
         detail::add_measured(s.file, parse_measured(s, get_table(s, *root.get("measured"), "measured")), *ctx);
     else { ctx->root["measured"] = json::object(); }
