@@ -2,6 +2,7 @@
 // workloads (sim/scenario.cpp) run with all three algorithms.
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,8 @@
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
 #include "sim/scenario.hpp"
+#include "sim/figure2.hpp"
+#include "report/figure2.hpp"
 
 namespace {
 
@@ -151,6 +154,20 @@ void register_scenario(CLI::App& app, int& rc) {
             if (args->list || args->name.empty()) {
                 if (!args->list) throw sim::Error("give a scenario name, or --list to see them");
                 for (const auto& s : sim::scenarios()) std::cout << s.name << "  " << s.description << "\n";
+                std::cout << "figure2  the FlashAttention paper's Figure 2 (GPT-2 medium, A100): eager PyTorch vs the "
+                             "FA1 kernel, and FA1's forward against block size, beside the paper's numbers\n";
+                rc = 0;
+                return;
+            }
+            std::string lower = args->name;
+            for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if (lower == "figure2") {
+                const sim::Machine& m = sim::find_machine("A100-40GB");
+                const sim::Figure2 f = sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m));
+                if (args->json)
+                    std::cout << report::figure2_json(f).dump(2) << "\n";
+                else
+                    std::cout << report::figure2_text(f);
                 rc = 0;
                 return;
             }

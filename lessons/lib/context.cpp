@@ -9,6 +9,7 @@
 #include <map>
 
 #include "lessons/lib/internal.hpp"
+#include "report/figure2.hpp"
 #include "report/memory.hpp"
 #include "report/report.hpp"
 #include "sim/footprint.hpp"
@@ -232,6 +233,14 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
         }
         ctx.root[section][spec.name] = j;
     } catch (const sim::Error& e) { s.fail(spec.pos, where + ": the simulator refuses this: " + e.what()); }
+}
+
+// ---------------------------------------------------------------- [figure2]
+void add_figure2(const Source& s, Pos pos, Context& ctx) {
+    try {
+        const sim::Machine& m = sim::find_machine("A100-40GB");
+        ctx.root["figure2"] = report::figure2_json(sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m)));
+    } catch (const sim::Error& e) { s.fail(pos, std::string("[figure2]: ") + e.what()); }
 }
 
 // ---------------------------------------------------------------- [measured]

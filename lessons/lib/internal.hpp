@@ -129,6 +129,8 @@ struct MemorySpec {
 };
 // Adds "footprint.NAME", "fit.NAME" or "decode.NAME"; a refusal by the simulator fails at spec.pos.
 void add_memory(const Source& s, const MemorySpec& spec, Context& ctx);
+// `figure2 = true`: adds "figure2", the paper's Figure 2 beside the model's (report::figure2_json).
+void add_figure2(const Source& s, Pos pos, Context& ctx);
 
 // Resolve a dotted path in the context; `answer` (an exercise's answer) binds the name "answer".
 Value lookup_in(const Context& ctx, const nlohmann::json* answer, const std::string& path);

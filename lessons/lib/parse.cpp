@@ -117,7 +117,7 @@ bool valid_name(const std::string& n) {
     return true;
 }
 const std::set<std::string> kReserved = {"machine", "softmax", "error",     "measured", "answer",
-                                          "lesson",  "footprint", "fit", "decode"};
+                                          "lesson",  "footprint", "fit", "decode", "figure2"};
 
 // ---------------------------------------------------------------- [configurations]
 struct ConfigParsed {
@@ -504,7 +504,7 @@ Built build(const Source& s) {
     auto ctx = std::make_shared<Context>();
     check_keys(s, root,
                {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "footprint", "fit", "decode",
-                "step", "exercise"},
+                "figure2", "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
@@ -571,6 +571,8 @@ Built build(const Source& s) {
             detail::add_memory(s, parse_memory(s, kind, section, name, get_table(s, v, section + "." + name)), *ctx);
         }
     }
+    if (root.contains("figure2") && get_bool(s, *root.get("figure2"), "figure2"))
+        detail::add_figure2(s, pos_of(*root.get("figure2")), *ctx);
     if (root.contains("measured"))
         detail::add_measured(s.file, parse_measured(s, get_table(s, *root.get("measured"), "measured")), *ctx);
     else { ctx->root["measured"] = json::object(); }

@@ -342,6 +342,29 @@ TEST_CASE("sweep: a table, JSON, CSV; rows that do not fit say why and the rest 
     CHECK(header.rfind("seq,block_rows,block_cols,hbm_bytes", 0) == 0);
 }
 
+TEST_CASE("scenario figure2: the paper's Figure 2 beside the model's, as text and JSON") {
+    const Out l = sh("scenario --list");
+    REQUIRE(l.rc == 0);
+    CHECK(l.text.find("figure2") != std::string::npos);
+    const Out t = sh("scenario figure2");
+    REQUIRE(t.rc == 0);
+    CHECK(t.text.find("HBM R/W (GB)") != std::string::npos);
+    CHECK(t.text.find("Middle panel") != std::string::npos);
+    const Out o = sh("scenario figure2 --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    CHECK(j["problem"]["seq"] == 1024);
+    CHECK(j["problem"]["batch"] == 64);
+    CHECK(j["machine"] == "A100-40GB");
+    CHECK(j["paper"]["standard"]["hbm_gb"].get<double>() == 40.3);  // stored as the paper's
+    // eager: 23 N x N passes of 2 bytes and 2 of the 1-byte dropout mask a head, 12 N x d tensors,
+    // the causal buffer twice: (23 * 2 + 2) * 2^20 + 12 * 2^17 bytes a head, 1024 heads, + 2^21
+    const double eager = (48.0 * 1048576 + 12.0 * 131072) * 1024 + 2097152;
+    CHECK(j["standard"]["hbm_gb"].get<double>() == doctest::Approx(eager / 1e9));
+    CHECK(j["middle"].size() == 4);
+    CHECK(j["flash"]["kernels"].size() == 2);
+}
+
 TEST_CASE("scenario: listed as data; gpt2-medium prints standard vs flash GFLOP, HBM GB and time") {
     const Out l = sh("scenario --list");
     REQUIRE(l.rc == 0);

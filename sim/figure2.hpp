@@ -1,0 +1,123 @@
+// sim/figure2.hpp — the FlashAttention paper's Figure 2 (left and middle) as a model, beside the
+// paper's own figures (issue 12).
+//
+//   sim::figure2(problem, machine, options) ──► Figure2 { standard (eager PyTorch's kernel sequence),
+//                                                  flash (the FA1 CUDA kernel's tiling), the block
+//                                                  size sweep of the middle panel, variants }
+//
+// Two workloads the rest of sim/ does not model:
+//   - eager_attention: attention written as PyTorch ops (as HuggingFace's GPT-2 attention was in
+//     2022), each op its own kernel that reads its inputs from HBM and writes its output there:
+//     S = QK^T, S / sqrt(d), the causal `where`, softmax, dropout (output and a bool mask), O = PV,
+//     and autograd's backward kernels for each. Bytes are counted op by op from the shapes.
+//   - fa1_attention: the loops of FlashAttention-1's CUDA kernel (csrc/flash_attn in
+//     Dao-AILab/flash-attention, 2022): one thread block per (batch, head), key blocks of B_c = 256
+//     outer, query steps of 16 rows inner, the partial output kept in an fp32 buffer (o_tmp) between
+//     key blocks, the backward with dQ in an fp32 buffer (dq_tmp) and S, P recomputed. Walked step by
+//     step, counting each step's HBM bytes and work; timed with the kernel model's rates.
+// docs/simulator.md, section 3c, has the sources, the assumptions and the comparison.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/kernel_model.hpp"
+#include "sim/machine.hpp"
+#include "sim/problem.hpp"
+
+namespace sim {
+
+// Bytes one kernel moves for one tensor (all heads).
+struct TensorBytes {
+    std::string tensor;
+    int64_t read = 0, written = 0;
+};
+
+struct Fig2Kernel {
+    std::string name;
+    int pass = 0;  // 0 forward, 1 backward
+    std::vector<TensorBytes> tensors;
+    double matmul_flops = 0, other_flops = 0, exps = 0;  // all heads
+    double seconds = 0;
+    std::string bound;  // hbm, tensor, exp, compute (the FA1 steps' arithmetic)
+    int64_t read_bytes() const;
+    int64_t written_bytes() const;
+    int64_t bytes() const { return read_bytes() + written_bytes(); }
+    const TensorBytes* find(const std::string& tensor) const;  // nullptr when the kernel does not touch it
+};
+
+struct Fig2Column {
+    std::string name;         // "standard (eager PyTorch)" or "FlashAttention (FA1 kernel)"
+    std::string description;  // what the model runs, in words
+    std::vector<Fig2Kernel> kernels;
+    std::vector<std::string> notes;
+    int64_t hbm_bytes() const;
+    double flops() const;  // matmul + other (exponentials not counted as FLOPs)
+    double matmul_flops() const;
+    double seconds() const;
+};
+
+// Which ops the eager sequence has. Defaults: HuggingFace GPT-2's attention (transformers 4.x,
+// GPT2Attention._attn): a separate scale, the causal `where`, softmax, dropout.
+struct EagerOptions {
+    bool separate_scale = true;  // false: the scale folded into the first product (baddbmm's alpha)
+    bool mask = true;            // the causal `where` kernel (and its backward)
+    bool dropout = true;         // dropout (output and bool mask; backward reads the mask)
+    bool backward = true;
+};
+Fig2Column eager_attention(const Problem& p, const KernelRates& rates, const EagerOptions& o = {});
+
+struct Fa1Options {
+    int64_t block_rows = 16;  // the kernel's STEP: query rows a thread block takes at a time
+    int64_t block_cols = 0;   // B_c, keys a step sees; 0: the FA1 launcher's rule (fa1_block_cols)
+    int accum_bytes = 4;      // bytes of an o_tmp / dq_tmp element: 4 (the kernel's fp32 buffers)
+    bool backward = true;
+    int fwd_ctas_per_sm = 2;  // thread blocks resident on an SM (estimates; docs/simulator.md, 3c)
+    int bwd_ctas_per_sm = 1;
+};
+// The key block FA1's launcher picks on an sm80 GPU with dropout (fmha_api.cpp): 128 for head
+// dimensions above 64, else 256; sequences of at most 128 keys use 128.
+int64_t fa1_block_cols(const Problem& p);
+Fig2Column fa1_attention(const Problem& p, const Machine& m, const KernelRates& rates, const Fa1Options& o = {});
+
+// The paper's own numbers (Dao et al. 2022, arXiv 2205.14135, Figure 2), stored as the paper's.
+struct PaperFigure2 {
+    double standard_gflops, flash_gflops;
+    double standard_hbm_gb, flash_hbm_gb;
+    double standard_ms, flash_ms;
+    std::vector<int64_t> middle_block_sizes;  // the middle panel's x axis
+    std::string setting;                      // the caption's configuration
+    std::string middle_claim;                 // what the text says of the middle panel
+    std::string source;
+};
+const PaperFigure2& paper_figure2();
+
+struct SweepPoint {
+    int64_t block_cols = 0;
+    int64_t hbm_bytes = 0;
+    double seconds = 0;
+    std::string bound;
+};
+
+// A variant of one column, to show how the comparison moves with one assumption.
+struct Fig2Variant {
+    std::string label;
+    int64_t hbm_bytes = 0;
+    double seconds = 0;
+};
+
+struct Figure2 {
+    Problem problem;
+    std::string machine;
+    std::string rates_source;
+    Fig2Column standard, flash;
+    std::vector<SweepPoint> sweep;  // the middle panel: FA1 forward only, B_c = 64..512
+    std::vector<Fig2Variant> variants;
+};
+
+// The paper's configuration: GPT-2 medium's attention, B 64, H 16, N 1024, d 64, fp16, no mask on
+// the flash side (every tile visited; docs say why), on the A100-40GB preset with datasheet rates.
+Problem figure2_problem();
+Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates);
+
+}  // namespace sim
