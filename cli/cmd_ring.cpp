@@ -1,0 +1,95 @@
+// flashsim ring — ring attention over P GPUs (simulated): the schedule, bytes per link and step,
+// predicted step times with each transfer overlapping the step's compute, scaling efficiency and
+// the break-even tokens per GPU; with --check the ring run on the CPU against one-device attention.
+//
+//   flashsim ring --gpus 8 --seq 131072 --head-dim 128 [--heads 32 --batch 1 --causal]
+//                 [--layout balanced|contiguous] [--gpu H200] [--dtype bf16] [--pass forward|backward|both]
+//                 [--compute simulate|flops] [--link-gbps G] [--latency-us U] [--check] [--json]
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "report/ring.hpp"
+
+namespace {
+struct RingArgs {
+    ProblemArgs shape;
+    int64_t gpus = 0;
+    std::string layout = "balanced", pass = "forward", compute = "simulate", ceilings = "measured";
+    double link_gbps = 0, latency_us = -1, tflops = 0;
+    bool check = false, json = false;
+};
+}  // namespace
+
+void register_ring(CLI::App& app, int& rc) {
+    auto a = std::make_shared<RingArgs>();
+    a->shape.dtype = "bf16";
+    auto* cmd = app.add_subcommand(
+        "ring", "Ring attention over P GPUs (simulated): schedule, bytes per link, overlap, efficiency, break-even");
+    cmd->add_option("--gpus,-P", a->gpus, "GPUs in the ring, P >= 1")->required();
+    a->shape.add_to(cmd, true);
+    cmd->add_option("--layout", a->layout, "balanced (GPU i holds chunks i and 2P-1-i) or contiguous")
+        ->capture_default_str();
+    cmd->add_option("--pass", a->pass, "forward, backward or both")->capture_default_str();
+    cmd->add_option("--compute", a->compute,
+                    "How a step's compute is timed: simulate (the simulator's timing model) or flops (FLOPs / rate)")
+        ->capture_default_str();
+    cmd->add_option("--ceilings", a->ceilings, "measured or datasheet rates for the compute")->capture_default_str();
+    cmd->add_option("--tflops", a->tflops, "With --compute flops: TFLOP/s of one GPU (default: the preset's)");
+    cmd->add_option("--link-gbps", a->link_gbps, "Link bandwidth one way, GB/s (default: the preset's interconnect)");
+    cmd->add_option("--latency-us", a->latency_us, "Latency of one send, microseconds (default: the preset's)");
+    cmd->add_flag("--check", a->check,
+                  "Run the ring on the CPU (P slices, LSE merges) and compare with one-device attention");
+    cmd->add_flag("--json", a->json, "Print one JSON object");
+    cmd->callback([a, &rc] {
+        try {
+            sim::RingProblem p;
+            if (a->shape.window > 0 || a->shape.pad_left > 0)
+                throw sim::Error("ring attention takes no --window or --pad-left (causal or no mask)");
+            p.attn = a->shape.problem();
+            p.gpus = a->gpus;
+            const auto layout = sim::parse_enum<sim::RingLayout>(a->layout);
+            if (!layout) throw sim::Error("unknown --layout '" + a->layout + "'; use balanced or contiguous");
+            p.layout = *layout;
+            const auto pass = sim::parse_pass(a->pass);
+            if (!pass) throw sim::Error("unknown --pass '" + a->pass + "'; use forward, backward or both");
+            p.pass = *pass;
+            sim::RingConfig c;
+            if (a->compute == "flops")
+                c.compute = sim::RingCompute::flops;
+            else if (a->compute != "simulate")
+                throw sim::Error("unknown --compute '" + a->compute + "'; use simulate or flops");
+            if (a->ceilings == "datasheet")
+                c.ceilings = sim::Ceilings::datasheet;
+            else if (a->ceilings != "measured")
+                throw sim::Error("unknown --ceilings '" + a->ceilings + "'; use measured or datasheet");
+            if (a->tflops < 0) throw sim::Error("--tflops must be > 0");
+            c.flops_rate = a->tflops * 1e12;
+            if (a->link_gbps < 0) throw sim::Error("--link-gbps must be > 0");
+            c.link_bandwidth = a->link_gbps * 1e9;
+            c.link_latency_s = a->latency_us < 0 ? -1 : a->latency_us * 1e-6;
+            const sim::Machine& m = a->shape.machine();
+            p.validate();
+            if (a->check && double(p.attn.batch * p.attn.heads) * double(p.attn.seq) * double(p.attn.seq) *
+                                    double(p.attn.head_dim) >
+                                2e10)
+                throw sim::Error("--check on this shape would take minutes on the CPU (B*H*N*N*d > 2e10); check a "
+                                 "smaller N");
+            const sim::RingResult r = sim::simulate_ring(p, m, c);
+            sim::ErrorStats vs;
+            if (a->check) {
+                const sim::Inputs in = sim::generate_inputs(p.attn);
+                const sim::RingNumerics out = sim::run_ring(p, in);
+                vs = sim::validate(out.O, sim::attention_reference(p.attn, in.Q, in.K, in.V), p.attn.dtype);
+            }
+            if (a->json)
+                std::cout << report::ring_json(r, vs).dump(2) << "\n";
+            else
+                std::cout << report::ring_text(r, vs);
+            rc = 0;
+        } catch (const sim::Error& e) {
+            print_error("ring", e.what());
+            rc = 1;
+        }
+    });
+}
