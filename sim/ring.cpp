@@ -13,7 +13,13 @@ namespace sim {
 
 void RingProblem::validate() const {
     if (gpus < 1) throw Error("--gpus must be >= 1, got " + std::to_string(gpus));
+    // the schedule is P steps of P GPUs, each walked: bounded so that a command answers in seconds
+    if (gpus > 1024) throw Error("--gpus must be at most 1024 (the schedule walks P x P GPU-steps), got " +
+                                 std::to_string(gpus));
     attn.validate();
+    // bytes are int64: B·H·N·d·8 must stay far below 2^63
+    if (double(attn.batch) * double(attn.heads) * double(attn.seq) * double(attn.head_dim) > 0x1p50)
+        throw Error("B x H x N x d is above 2^50 elements; the ring is simulated for smaller problems");
     if (attn.window > 0 || attn.pad_left > 0)
         throw Error("ring attention is simulated without a window or left padding (causal or no mask)");
     const int64_t parts = gpus * chunks_per_gpu();

@@ -222,6 +222,8 @@ TEST_CASE("bad ring input is refused with what to do") {
     CHECK_THROWS_WITH_AS(simulate_ring(ring(4, 68, 8, true, RingLayout::balanced), h200(), c),
                          doctest::Contains("pad the sequence to N = 72"), Error);
     CHECK_NOTHROW(ring(4, 68, 8, true, RingLayout::contiguous).validate());
+    CHECK_THROWS_WITH_AS(ring(2048, 4096, 8, true, RingLayout::balanced).validate(), doctest::Contains("at most 1024"),
+                         Error);
     RingProblem w = ring(2, 64, 8, true, RingLayout::balanced);
     w.attn.window = 8;
     CHECK_THROWS_AS(w.validate(), Error);
