@@ -1,6 +1,7 @@
 // flashsim ring — ring attention over P GPUs (simulated): the schedule, bytes per link and step,
 // predicted step times with each transfer overlapping the step's compute, scaling efficiency and
-// the break-even tokens per GPU; with --check the ring run on the CPU against one-device attention.
+// the break-even tokens per GPU; with --check the ring run on the CPU (forward, and backward with
+// --pass backward|both) against one-device float64 attention.
 //
 //   flashsim ring --gpus 8 --seq 131072 --head-dim 128 [--heads 32 --batch 1 --causal]
 //                 [--layout balanced|contiguous] [--gpu H200] [--dtype bf16] [--pass forward|backward|both]
@@ -39,7 +40,8 @@ void register_ring(CLI::App& app, int& rc) {
     cmd->add_option("--link-gbps", a->link_gbps, "Link bandwidth one way, GB/s (default: the preset's interconnect)");
     cmd->add_option("--latency-us", a->latency_us, "Latency of one send, microseconds (default: the preset's)");
     cmd->add_flag("--check", a->check,
-                  "Run the ring on the CPU (P slices, LSE merges) and compare with one-device attention");
+                  "Run the ring on the CPU (P slices, LSE merges; with a backward pass the travelling dK, dV too) "
+                  "and compare with one-device float64 attention");
     cmd->add_flag("--json", a->json, "Print one JSON object");
     cmd->callback([a, &rc] {
         try {
@@ -76,16 +78,30 @@ void register_ring(CLI::App& app, int& rc) {
                 throw sim::Error("--check on this shape would take minutes on the CPU (B*H*N*N*d > 2e10); check a "
                                  "smaller N");
             const sim::RingResult r = sim::simulate_ring(p, m, c);
-            sim::ErrorStats vs;
+            report::RingChecks checks;
             if (a->check) {
-                const sim::Inputs in = sim::generate_inputs(p.attn);
+                sim::Inputs in = sim::generate_inputs(p.attn);
                 const sim::RingNumerics out = sim::run_ring(p, in);
-                vs = sim::validate(out.O, sim::attention_reference(p.attn, in.Q, in.K, in.V), p.attn.dtype);
+                checks.emplace_back(
+                    "O", sim::validate(out.O, sim::attention_reference(p.attn, in.Q, in.K, in.V), p.attn.dtype));
+                if (p.pass != sim::Pass::forward) {
+                    in.dO = sim::generate_input(p.attn, sim::InputTensor::dO);
+                    const sim::RingGradients g = sim::run_ring_backward(p, in, out);
+                    const sim::Gradients ref = sim::attention_backward_reference(p.attn, in.Q, in.K, in.V, in.dO);
+                    auto as_float = [](const sim::TensorD& t) {
+                        sim::TensorF f(t.batch, t.heads, t.rows, t.cols);
+                        for (size_t i = 0; i < t.data.size(); ++i) f.data[i] = static_cast<float>(t.data[i]);
+                        return f;
+                    };
+                    checks.emplace_back("dQ", sim::validate(as_float(g.dQ), ref.dQ, p.attn.dtype));
+                    checks.emplace_back("dK", sim::validate(as_float(g.dK), ref.dK, p.attn.dtype));
+                    checks.emplace_back("dV", sim::validate(as_float(g.dV), ref.dV, p.attn.dtype));
+                }
             }
             if (a->json)
-                std::cout << report::ring_json(r, vs).dump(2) << "\n";
+                std::cout << report::ring_json(r, checks).dump(2) << "\n";
             else
-                std::cout << report::ring_text(r, vs);
+                std::cout << report::ring_text(r, checks);
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("ring", e.what());

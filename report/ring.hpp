@@ -3,14 +3,18 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/reference.hpp"
 #include "sim/ring.hpp"
 
 namespace report {
 
-// vs: the ring's numerics against attention_reference (count 0: not checked).
-nlohmann::json ring_json(const sim::RingResult& r, const sim::ErrorStats& vs);
-std::string ring_text(const sim::RingResult& r, const sim::ErrorStats& vs);
+// checks: the ring's numerics against the one-device reference, by output name ("O", "dQ", "dK",
+// "dV"); empty: not checked.
+using RingChecks = std::vector<std::pair<std::string, sim::ErrorStats>>;
+nlohmann::json ring_json(const sim::RingResult& r, const RingChecks& checks = {});
+std::string ring_text(const sim::RingResult& r, const RingChecks& checks = {});
 
 }  // namespace report

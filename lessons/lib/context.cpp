@@ -218,7 +218,7 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
             j["hbm_bytes"] = m.hbm_bytes;
         } else if (spec.kind == MemorySpec::kRing) {
             const sim::RingResult r = sim::simulate_ring(spec.ring, m, sim::RingConfig{});
-            j = report::ring_json(r, sim::ErrorStats{});
+            j = report::ring_json(r);
         } else {
             const sim::DecodeProblem& p = spec.decode;
             p.validate();

@@ -53,7 +53,16 @@ TEST_CASE("ring text names the schedule and --check compares with one device") {
     CHECK(t.text.find("scaling efficiency") != std::string::npos);
     CHECK(t.text.find("check: the ring run on the CPU") != std::string::npos);
     const auto j = json_of(fs("ring --gpus 3 --seq 96 --head-dim 16 --causal --dtype fp32 --check --json"));
-    CHECK(j["check"]["max_abs"].get<double>() < 2e-6);
+    CHECK(j["check"]["O"]["max_abs"].get<double>() < 2e-6);
+    CHECK(!j["check"].contains("dQ"));
+    // the backward too: dK, dV travel around the ring and come home equal to one device's
+    const auto b = json_of(fs("ring --gpus 2 --seq 64 --head-dim 8 --causal --dtype fp32 --pass both --check --json"));
+    for (const char* g : {"O", "dQ", "dK", "dV"}) {
+        CAPTURE(g);
+        REQUIRE(b["check"].contains(g));
+        CHECK(b["check"][g]["max_abs"].get<double>() < 1e-5);
+        CHECK(b["check"][g]["count"].get<int64_t>() == 64 * 8);
+    }
 }
 
 TEST_CASE("ring refuses bad input in one line") {
