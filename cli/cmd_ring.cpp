@@ -5,10 +5,11 @@
 //
 //   flashsim ring --gpus 8 --seq 131072 --head-dim 128 [--heads 32 --batch 1 --causal]
 //                 [--layout balanced|contiguous] [--gpu H200] [--dtype bf16] [--pass forward|backward|both]
-//                 [--compute simulate|flops] [--link-gbps G] [--latency-us U] [--check] [--json]
+//                 [--compute simulate|flops | --kernel flash2h] [--link-gbps G] [--latency-us U] [--check] [--json]
 #include <iostream>
 #include <memory>
 
+#include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
 #include "report/ring.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 struct RingArgs {
     ProblemArgs shape;
     int64_t gpus = 0;
-    std::string layout = "balanced", pass = "forward", compute = "simulate", ceilings = "measured";
+    std::string layout = "balanced", pass = "forward", compute = "simulate", ceilings = "measured", kernel;
     double link_gbps = 0, latency_us = -1, tflops = 0;
     bool check = false, json = false;
 };
@@ -35,6 +36,9 @@ void register_ring(CLI::App& app, int& rc) {
     cmd->add_option("--compute", a->compute,
                     "How a step's compute is timed: simulate (the simulator's timing model) or flops (FLOPs / rate)")
         ->capture_default_str();
+    cmd->add_option("--kernel", a->kernel,
+                    "Time a step with a CUDA kernel's model (flash2, flash2h, ...: `simulate --kernel`), with the "
+                    "measured ceilings recorded for the preset (or the datasheet's with --ceilings datasheet)");
     cmd->add_option("--ceilings", a->ceilings, "measured or datasheet rates for the compute")->capture_default_str();
     cmd->add_option("--tflops", a->tflops, "With --compute flops: TFLOP/s of one GPU (default: the preset's)");
     cmd->add_option("--link-gbps", a->link_gbps, "Link bandwidth one way, GB/s (default: the preset's interconnect)");
@@ -72,6 +76,15 @@ void register_ring(CLI::App& app, int& rc) {
             c.link_latency_s = a->latency_us < 0 ? -1 : a->latency_us * 1e-6;
             const sim::Machine& m = a->shape.machine();
             p.validate();
+            if (!a->kernel.empty()) {
+                if (a->compute != "simulate") throw sim::Error("--kernel and --compute flops exclude each other");
+                c.compute = sim::RingCompute::kernel;
+                c.kernel = a->kernel;
+                (void)sim::kernel_profile(a->kernel, sim::Pass::forward, p.attn.head_dim);  // refuses an unknown one
+                if (c.ceilings == sim::Ceilings::measured) {
+                    if (const auto r = measured_rates(m, p.attn.dtype, "")) c.rates = *r;
+                }
+            }
             if (a->check && double(p.attn.batch * p.attn.heads) * double(p.attn.seq) * double(p.attn.seq) *
                                     double(p.attn.head_dim) >
                                 2e10)

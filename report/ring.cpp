@@ -57,7 +57,8 @@ nlohmann::json ring_json(const sim::RingResult& r, const RingChecks& checks) {
                           {"ideal_ms", pr.ideal_s * 1e3},
                           {"efficiency", pr.efficiency},
                           {"break_even_tokens_per_gpu", pr.break_even_tokens},
-                          {"break_even_note", pr.break_even_note}});
+                          {"break_even_note", pr.break_even_note},
+                          {"break_even_bandwidth_tokens_per_gpu", pr.break_even_bandwidth_tokens}});
     }
     nlohmann::json j = {{"gpus", p.gpus},
                         {"seq", p.attn.seq},
@@ -142,6 +143,9 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
             o << "break-even: " << pr.break_even_tokens << " tokens a GPU (" << pr.break_even_note << ")\n";
         else if (pr.break_even_tokens < 0)
             o << "break-even: none (" << pr.break_even_note << ")\n";
+        if (pr.break_even_bandwidth_tokens > 0)
+            o << "  without fixed costs (launches, latency): " << fmt("%.0f", pr.break_even_bandwidth_tokens)
+              << " tokens a GPU, where the step's arithmetic at this size's time per pair equals bytes / link bandwidth\n";
     }
     if (r.passes.size() > 1)
         o << "\ntotal: " << ms(r.time_s) << " ms, ideal " << ms(r.ideal_s) << " ms, efficiency "

@@ -62,7 +62,13 @@ class BlockTimer {
         if (auto it = cache_.find(key); it != cache_.end()) return it->second;
         double t = 0;
         const double bh = double(p_.attn.batch * p_.attn.heads), d = double(p_.attn.head_dim);
-        if (c_.compute == RingCompute::flops) {
+        if (c_.compute == RingCompute::kernel) {
+            Problem q = p_.attn;
+            q.seq = n;
+            q.causal = causal;
+            const KernelProfile k = kernel_profile(c_.kernel, pass == 0 ? Pass::forward : Pass::backward, q.head_dim);
+            t = predict_kernel(q, k, c_.rates.hbm > 0 ? c_.rates : datasheet_rates(m_), m_).predicted_ms * 1e-3;
+        } else if (c_.compute == RingCompute::flops) {
             const double fwd = 4.0 * bh * d * double(pairs_of(causal, n));  // QK^T and PV, 2 FLOPs a MAC
             t = (pass == 0 ? fwd : 2.5 * fwd) / rate_;  // the backward: 5 products of the same size
         } else {
@@ -123,6 +129,9 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
         c.compute == RingCompute::flops
             ? "a block's matmul FLOPs (4 d per (query, key) pair forward, 2.5x that backward) at " +
                   std::to_string(timer.rate() / 1e12) + " TFLOP/s"
+            : c.compute == RingCompute::kernel
+                ? "the kernel model of " + c.kernel + " (" + (c.rates.hbm > 0 ? c.rates.source : "datasheet rates") +
+                      ") on a c x c sub-problem per block, full or causal triangle"
             : std::string("sim::simulate (flash2, ") + (c.ceilings == Ceilings::measured ? "measured" : "datasheet") +
                   " ceilings) on a c x c sub-problem per block, full or causal triangle";
 
@@ -225,14 +234,32 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
                 const int64_t send = 2 * nn * d * e * bh + (pass == 1 ? 2 * nn * d * 4 * bh : 0);
                 return comp >= transfer(send);
             };
+            // Fixed costs (a launch, the link's latency) can make a tiny chunk "cover" its send while a
+            // larger one does not: the last crossing is the break-even. Past c_top it cannot fail:
+            // there even the peak FLOP rate's time for the step, b c^2, exceeds latency + k c.
+            const int64_t fulls = causal ? (p.layout == RingLayout::balanced ? 2 : 1) : per * per;
+            const double peak = std::max({m.matmul_flops, m.measured_matmul_flops, c.flops_rate, timer.rate()});
+            const double b = double(fulls) * (pass == 0 ? 4.0 : 10.0) * double(d * bh) / peak;
+            const double k = double(2 * per * d * e * bh + (pass == 1 ? 2 * per * d * 4 * bh : 0)) / r.link_bandwidth;
+            const double c_top = (k + std::sqrt(k * k + 4 * b * r.link_latency_s)) / (2 * b);
+            // the bandwidth-only break-even: seconds per pair of a full c x c block at this chunk
+            const double t_pair = timer.square(p.chunk(), false, pass) / double(p.chunk() * p.chunk());
+            pr.break_even_bandwidth_tokens = double(per) * k / (double(fulls) * t_pair);
             const int64_t cap = int64_t{1} << 21;
-            int64_t hi = 1;
-            while (hi <= cap && !covers(hi)) hi *= 2;
-            if (hi > cap) {
+            int64_t cc = 1, last_fail = 0;
+            int run = 0;  // doublings in a row that cover, ending at the last one tried
+            for (; cc <= cap; cc *= 2) {
+                if (covers(cc))
+                    ++run;
+                else
+                    run = 0, last_fail = cc;
+                if (double(cc) > 2 * c_top) break;
+            }
+            if (run == 0) {
                 pr.break_even_tokens = -1;
                 pr.break_even_note = "the transfer stays exposed up to " + std::to_string(cap * per) + " tokens per GPU";
             } else {
-                int64_t lo = hi / 2;  // fails (or 0)
+                int64_t lo = last_fail, hi = last_fail == 0 ? 1 : 2 * last_fail;  // lo fails (0: none), hi covers
                 while (hi - lo > 1) {
                     const int64_t mid = lo + (hi - lo) / 2;
                     (covers(mid) ? hi : lo) = mid;

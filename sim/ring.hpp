@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sim/enum_names.hpp"
+#include "sim/kernel_model.hpp"
 #include "sim/machine.hpp"
 #include "sim/problem.hpp"
 #include "sim/simulate.hpp"
@@ -43,6 +44,7 @@ struct EnumNames<RingLayout> {
 // How a block of (query chunk, key chunk) is timed.
 enum class RingCompute {
     simulate,  // sim::simulate (flash2, the preset's ceilings, L2 model) on a c-token sub-problem
+    kernel,    // sim::predict_kernel: a CUDA kernel's model (RingConfig::kernel, e.g. flash2h) on it
     flops      // the block's matmul FLOPs over RingConfig::flops_rate (no fill or tile effects)
 };
 
@@ -63,6 +65,8 @@ struct RingProblem {
 struct RingConfig {
     RingCompute compute = RingCompute::simulate;
     double flops_rate = 0;  // flops mode: FLOP/s of one GPU (0: the preset's, measured when it has one)
+    std::string kernel = "flash2h";  // kernel mode: the kernel whose model times a block
+    KernelRates rates;               // kernel mode: its rates (hbm = 0: the preset's datasheet_rates)
     Ceilings ceilings = Ceilings::measured;
     L2Mode l2 = L2Mode::automatic;
     double link_bandwidth = 0;   // bytes/s one way; 0: the preset's
@@ -113,6 +117,10 @@ struct RingPassResult {
     // break-even: the fewest tokens per GPU at which a steady step's compute covers its transfer
     int64_t break_even_tokens = 0;  // 0: not searched or none (P = 1); -1: none below the search cap
     std::string break_even_note;
+    // The same without fixed costs (launches, latency): the tokens per GPU at which a steady step's
+    // arithmetic, at the time per pair the compute model gives at this problem's chunk, equals the
+    // send's bytes over the link bandwidth. 0 when P = 1.
+    double break_even_bandwidth_tokens = 0;
 };
 
 struct RingResult {

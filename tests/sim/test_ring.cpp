@@ -127,6 +127,8 @@ TEST_CASE("break-even tokens per GPU and the efficiency there, derived on paper"
     const RingConfig c = by_hand(R, W);
     const RingResult at = simulate_ring(ring(4, 4000, 16, false, RingLayout::contiguous), h200(), c);
     CHECK(at.passes[0].break_even_tokens == 1000);
+    // with no fixed costs the search and the bandwidth-only figure agree
+    CHECK(at.passes[0].break_even_bandwidth_tokens == doctest::Approx(1000));
     // at n*, every transfer hides exactly: the ring runs as fast as P GPUs alone
     CHECK(at.passes[0].efficiency == doctest::Approx(1.0));
     // at n*/2: the compute is a quarter, the transfer a half, so each of the P-1 first steps takes
@@ -137,10 +139,12 @@ TEST_CASE("break-even tokens per GPU and the efficiency there, derived on paper"
     // c = n/2), so n* doubles: e R / W = 2000
     const RingResult cb = simulate_ring(ring(4, 8000, 16, true, RingLayout::balanced), h200(), c);
     CHECK(cb.passes[0].break_even_tokens == 2000);
+    CHECK(cb.passes[0].break_even_bandwidth_tokens == doctest::Approx(2000));
     // backward, no mask: 2.5 x the forward's FLOPs against K, V (e) and dK, dV (4 B) sent:
     // 10 d n^2 / R = 2 n d (e + 4) / W  =>  n* = (e + 4) R / (5 W) = 1200
     const RingResult bw = simulate_ring(ring(4, 4800, 16, false, RingLayout::contiguous, Pass::backward), h200(), c);
     CHECK(bw.passes[0].break_even_tokens == 1200);
+    CHECK(bw.passes[0].break_even_bandwidth_tokens == doctest::Approx(1200));
     // one GPU has nothing to send: no break-even
     CHECK(simulate_ring(ring(1, 64, 16, false, RingLayout::contiguous), h200(), c).passes[0].break_even_tokens == 0);
 }
@@ -161,6 +165,20 @@ TEST_CASE("with the simulator's timing on the H200 preset: balanced beats contig
     // the contiguous layout's slowest GPU does a full block every step after the first (P - 1/2
     // blocks' time) where the balanced does P/2: about (2P - 1)/P = 1.75 times the time
     CHECK(k.time_s / b.time_s == doctest::Approx(7.0 / 4.0).epsilon(0.15));
+}
+
+TEST_CASE("kernel mode: a CUDA kernel's model times the blocks (flash2h, datasheet rates)") {
+    RingConfig c;
+    c.compute = RingCompute::kernel;
+    c.kernel = "flash2h";
+    const RingResult r = simulate_ring(ring(4, 65536, 128, true, RingLayout::balanced, Pass::both, 8), h200(), c);
+    REQUIRE(r.passes.size() == 2);
+    // the ring's compute is the sum of the kernel model's block times: every GPU does equal work
+    for (const auto& st : r.passes[0].steps) CHECK(st.devices[0].compute_s == st.devices[3].compute_s);
+    CHECK(r.passes[0].single_gpu_s > 0);
+    CHECK(r.efficiency > 0.5);
+    c.kernel = "flash9";
+    CHECK_THROWS_AS(simulate_ring(ring(2, 1024, 64, true, RingLayout::balanced), h200(), c), Error);
 }
 
 TEST_CASE("the ring on real numbers equals one-device attention (every P, both layouts, both masks)") {
