@@ -13,5 +13,6 @@ void register_commands(CLI::App& app, int& rc) {
     register_scenario(app, rc);
     register_fit(app, rc);
     register_decode(app, rc);
+    register_ring(app, rc);
     register_lesson(app, rc);
 }

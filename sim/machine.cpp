@@ -16,8 +16,11 @@ constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB, GB = 1
 // of per-block shared memory (sm_80: 163 KiB, sm_86/89: 99 KiB, sm_90: 227 KiB opt-in).
 // Matrix rates are dense (no sparsity), fp16/bf16 inputs with fp32 accumulation.
 // L2 bandwidth is not on datasheets; it is an estimate of about 2.5x HBM, stated as such.
+static void set_interconnect(std::vector<Machine>& presets);
+
 const std::vector<Machine>& machine_presets() {
-    static const std::vector<Machine> presets = {
+    static const std::vector<Machine> presets = [] {
+    std::vector<Machine> list = {
         {"H200", "NVIDIA H200 SXM 141 GB", 141 * GB, 4.8 * TB, static_cast<int64_t>(227 * KiB), 132, 989.4 * TF,
          66.9 * TF, 60 * MiB, 12 * TB, 1, 4.3 * TB, 788 * TF,
          "H200 datasheet (141 GB HBM3e, 4.8 TB/s; compute as H100 SXM); 227 KiB shared memory per block "
@@ -61,7 +64,42 @@ const std::vector<Machine>& machine_presets() {
          "exp: 16 ex2 per clock per SM (CUDA guide, cc 8.9) x 128 SMs x 2.52 GHz boost; shared memory: "
          "32 banks x 4 B per clock per SM x 128 x 2.52 GHz"},
     };
+    set_interconnect(list);
+    return list;
+    }();
     return presets;
+}
+
+// The interconnect of each preset, set by name so that the table above stays one row a GPU.
+// NVLink figures are NVIDIA's per-GPU totals over both directions; a ring sends one way to its
+// next neighbour and receives the other way from its previous one, so each direction gets half.
+// Latencies are assumptions (a few microseconds for a send/recv pair between GPUs, as NCCL's
+// small-message timings on NVLink show), stated as such in docs/simulator.md.
+static void set_interconnect(std::vector<Machine>& presets) {
+    for (auto& m : presets) {
+        if (m.name == "H200" || m.name == "H100-SXM") {
+            m.link_name = "NVLink 4 (18 links a GPU, through NVSwitch)";
+            m.link_bandwidth = 450 * GB;
+            m.link_latency_s = 5e-6;
+            m.link_source =
+                "H100/H200 SXM datasheets: NVLink 900 GB/s per GPU, both directions together (18 links x "
+                "50 GB/s); 450 GB/s each way; latency 5 us assumed";
+        } else if (m.name.rfind("A100", 0) == 0) {
+            m.link_name = "NVLink 3 (12 links a GPU, through NVSwitch)";
+            m.link_bandwidth = 300 * GB;
+            m.link_latency_s = 5e-6;
+            m.link_source =
+                "A100 datasheet: NVLink 600 GB/s per GPU, both directions together (12 links x 50 GB/s); "
+                "300 GB/s each way; latency 5 us assumed";
+        } else if (m.name == "RTX4090") {
+            m.link_name = "PCIe 4.0 x16 (no NVLink)";
+            m.link_bandwidth = 31.5 * GB;
+            m.link_latency_s = 10e-6;
+            m.link_source =
+                "PCIe 4.0: 16 GT/s a lane x 16 lanes x 128/130 encoding = 31.5 GB/s each way (the RTX 4090 "
+                "has no NVLink); latency 10 us assumed (peer copies may pass through host memory)";
+        }
+    }
 }
 
 const Machine& find_machine(const std::string& name) {

@@ -31,6 +31,12 @@ struct Machine {
     double exp_rate = 0;        // exponentials/s on the special-function units (MUFU ex2)
     double sram_bandwidth = 0;  // shared-memory bytes/s, whole chip (banks x 4 B x SMs x clock)
     std::string rates_source;   // where exp_rate and sram_bandwidth come from
+    // The level between GPUs (ring attention, sim/ring.hpp): what one GPU can send to one ring
+    // neighbour, one direction, while it receives as much from the other. 0: not known.
+    std::string link_name{};     // e.g. "NVLink 4 (18 links, through NVSwitch)"
+    double link_bandwidth = 0;   // bytes/s, one direction, peak (datasheet)
+    double link_latency_s = 0;   // seconds a message costs before its first byte arrives (an assumption)
+    std::string link_source{};   // where the two figures come from
 };
 
 const std::vector<Machine>& machine_presets();

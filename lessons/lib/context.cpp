@@ -11,6 +11,7 @@
 #include "lessons/lib/internal.hpp"
 #include "report/figure2.hpp"
 #include "report/memory.hpp"
+#include "report/ring.hpp"
 #include "report/report.hpp"
 #include "sim/footprint.hpp"
 #include "sim/reference.hpp"
@@ -197,10 +198,11 @@ void add_error(const Source& s, const ErrorSpec& e, const std::map<std::string, 
     ctx.root["error"][e.name] = j;
 }
 
-// ---------------------------------------------------------------- [footprint, fit, decode]
+// ---------------------------------------------------------------- [footprint, fit, decode, ring]
 void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
     const char* section = spec.kind == MemorySpec::kFootprint ? "footprint"
                           : spec.kind == MemorySpec::kFit     ? "fit"
+                          : spec.kind == MemorySpec::kRing    ? "ring"
                                                              : "decode";
     const std::string where = std::string("[") + section + "." + spec.name + "]";
     try {
@@ -215,6 +217,9 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
             j = report::fit_json(spec.shape, m, {{spec.algo, spec.pass, f}})["rows"][0];
             j["capacity_bytes"] = cap;
             j["hbm_bytes"] = m.hbm_bytes;
+        } else if (spec.kind == MemorySpec::kRing) {
+            const sim::RingResult r = sim::simulate_ring(spec.ring, m, sim::RingConfig{});
+            j = report::ring_json(r);
         } else {
             const sim::DecodeProblem& p = spec.decode;
             p.validate();

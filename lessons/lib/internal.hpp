@@ -20,6 +20,7 @@
 #include "lessons/lib/expr.hpp"
 #include "lessons/lib/lesson.hpp"
 #include "sim/decode.hpp"
+#include "sim/ring.hpp"
 #include "sim/simulate.hpp"
 
 namespace lessons {
@@ -117,7 +118,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
 // a small shape (no tile walk): the HBM one attention layer holds, the longest N that fits a GPU,
 // and one split-KV decode step. Parsed in parse.cpp; `pos` is where the table is written.
 struct MemorySpec {
-    enum Kind { kFootprint, kFit, kDecode } kind = kFootprint;
+    enum Kind { kFootprint, kFit, kDecode, kRing } kind = kFootprint;
     std::string name, gpu = "H200";
     Pos pos;
     sim::Problem shape;  // batch, heads, seq (footprint), head_dim, dtype
@@ -126,8 +127,9 @@ struct MemorySpec {
     double capacity = 0;  // fit: bytes (0: the preset's usable memory)
     sim::DecodeProblem decode;
     sim::DecodeConfig decode_config;
+    sim::RingProblem ring;  // [ring.NAME]: ring attention over P GPUs (sim/ring.hpp)
 };
-// Adds "footprint.NAME", "fit.NAME" or "decode.NAME"; a refusal by the simulator fails at spec.pos.
+// Adds "footprint.NAME", "fit.NAME", "decode.NAME" or "ring.NAME"; a refusal by the simulator fails at spec.pos.
 void add_memory(const Source& s, const MemorySpec& spec, Context& ctx);
 // `figure2 = true`: adds "figure2", the paper's Figure 2 beside the model's (report::figure2_json).
 void add_figure2(const Source& s, Pos pos, Context& ctx);

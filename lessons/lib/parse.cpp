@@ -337,9 +337,12 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
     } else if (kind == detail::MemorySpec::kFit) {
         known = {"algo", "pass", "batch", "heads", "head_dim", "dtype", "gpu", "capacity"};
         required = {"algo", "head_dim"};
-    } else {
+    } else if (kind == detail::MemorySpec::kDecode) {
         known = {"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "dtype", "gpu", "splits", "tile_keys"};
         required = {"kv_len", "head_dim"};
+    } else {
+        known = {"gpus", "seq", "head_dim", "batch", "heads", "causal", "layout", "pass", "dtype", "gpu"};
+        required = {"gpus", "seq", "head_dim"};
     }
     check_keys(s, t, known, where);
     for (const auto& req : required)
@@ -378,6 +381,31 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         if (t.contains("q_len")) p.q_len = pos_int("q_len", 1);
         if (t.contains("splits")) m.decode_config.splits = pos_int("splits", 1);
         if (t.contains("tile_keys")) m.decode_config.tile_keys = pos_int("tile_keys", 1);
+        return m;
+    }
+    if (kind == detail::MemorySpec::kRing) {
+        sim::RingProblem& p = m.ring;
+        p.attn.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
+        p.gpus = pos_int("gpus", 1);
+        p.attn.seq = pos_int("seq", 1);
+        p.attn.head_dim = pos_int("head_dim", 1);
+        if (t.contains("batch")) p.attn.batch = pos_int("batch", 1);
+        if (t.contains("heads")) p.attn.heads = pos_int("heads", 1);
+        if (t.contains("causal")) p.attn.causal = get_bool(s, *t.get("causal"), "causal");
+        if (t.contains("layout")) {
+            const toml::node& n = *t.get("layout");
+            const std::string v = get_string(s, n, "layout");
+            const auto lay = sim::parse_enum<sim::RingLayout>(v);
+            if (!lay) s.fail(pos_of(n), "'layout' must be balanced or contiguous, got '" + v + "'");
+            p.layout = *lay;
+        }
+        if (t.contains("pass")) {
+            const toml::node& n = *t.get("pass");
+            const std::string v = get_string(s, n, "pass");
+            const auto ps = sim::parse_pass(v);
+            if (!ps) s.fail(pos_of(n), "'pass' must be one of forward, backward, both, got '" + v + "'");
+            p.pass = *ps;
+        }
         return m;
     }
     m.shape.dtype = dtype;
@@ -504,7 +532,7 @@ Built build(const Source& s) {
     auto ctx = std::make_shared<Context>();
     check_keys(s, root,
                {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "footprint", "fit", "decode",
-                "figure2", "step", "exercise"},
+                "figure2", "ring", "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
@@ -563,7 +591,8 @@ Built build(const Source& s) {
     for (const auto& [section, kind] : std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{
              {"footprint", detail::MemorySpec::kFootprint},
              {"fit", detail::MemorySpec::kFit},
-             {"decode", detail::MemorySpec::kDecode}}) {
+             {"decode", detail::MemorySpec::kDecode},
+             {"ring", detail::MemorySpec::kRing}}) {
         if (!root.contains(section)) continue;
         for (auto&& [k, v] : get_table(s, *root.get(section), section)) {
             const std::string name(k.str());

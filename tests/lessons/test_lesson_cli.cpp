@@ -83,12 +83,14 @@ TEST_CASE("lesson --all without an id prints the whole course in order; the new 
     const Out o = sh("lesson --all");
     CHECK(o.rc == 0);
     const size_t first = o.text.find("Lesson 1:"), wall = o.text.find("Lesson 12:"), dec = o.text.find("Lesson 13:"),
-                 last = o.text.find("Lesson 14:");
+                 last = o.text.find("Lesson 14:"), ring = o.text.find("Lesson 15:");
     REQUIRE(first != std::string::npos);
     REQUIRE(last != std::string::npos);
     CHECK(first < wall);
     CHECK(wall < dec);
     CHECK(dec < last);
+    REQUIRE(ring != std::string::npos);
+    CHECK(last < ring);  // ring attention follows the exercises
     CHECK(o.text.find("{{") == std::string::npos);
     // standard attention's longest N for one layer's step, 16 heads, d = 128, on the H200 preset:
     // 4 x 16 x N^2 x 2 bytes passes ~149 GB between N = 32768 and the next grid point 36864.
