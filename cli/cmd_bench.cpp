@@ -83,6 +83,18 @@ using nlohmann::json;
 // The simulator's view of one bench row: HBM bytes (no L2) and HBM bytes through its L2 model,
 // for the kernel's own tiling (row["tiles"]), and their ratios to the DRAM bytes ncu measured.
 // Pure CPU: also run by `flashsim bench --resimulate FILE` on recorded results.
+// The problem a recorded bench row describes.
+sim::Problem problem_of(const json& row) {
+    sim::Problem p;
+    p.seq = row["seq"];
+    p.head_dim = row["head_dim"];
+    p.batch = row["batch"];
+    p.heads = row["heads"];
+    p.dtype = *sim::parse_dtype(row["dtype"].get<std::string>());
+    p.causal = row["causal"];
+    return p;
+}
+
 void simulate_row(json& row, const sim::Machine& machine) {
     for (const char* k :
          {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
@@ -91,13 +103,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
     row["sim_hbm_read_bytes"] = nullptr;
     row["sim_hbm_write_bytes"] = nullptr;
     if (!row.contains("tiles")) return;
-    sim::Problem p;
-    p.seq = row["seq"];
-    p.head_dim = row["head_dim"];
-    p.batch = row["batch"];
-    p.heads = row["heads"];
-    p.dtype = *sim::parse_dtype(row["dtype"].get<std::string>());
-    p.causal = row["causal"];
+    const sim::Problem p = problem_of(row);
     const bool bwd = row["pass"] == "backward";
     const bool step = row["pass"] == "step";  // forward then backward: tiles_forward, then tiles
     const auto& t = row["tiles"];
@@ -178,13 +184,7 @@ void predict_row(json& row, const sim::Machine& machine) {
         row.erase(k);
     if (!row.contains("tiles") || !row.contains("ms_median")) return;
     try {
-        sim::Problem p;
-        p.seq = row["seq"];
-        p.head_dim = row["head_dim"];
-        p.batch = row["batch"];
-        p.heads = row["heads"];
-        p.dtype = *sim::parse_dtype(row["dtype"].get<std::string>());
-        p.causal = row["causal"];
+        const sim::Problem p = problem_of(row);
         const std::optional<sim::KernelRates> measured = measured_rates(machine, p.dtype, "");
         const sim::KernelRates rates = measured ? *measured : sim::datasheet_rates(machine);
         const sim::Machine m = machine;
