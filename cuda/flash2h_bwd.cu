@@ -15,7 +15,7 @@
 //          S^T  = K_j Q_i^T   (64, B_r)  wgmma, both operands in shared memory
 //          dP^T = V_j dO_i^T  (64, B_r)  wgmma, issued with S^T, finishing while P^T is computed
 //          P^T  = exp2(S^T scale log2e - LSE_i log2e) (masked: keys >= N, causal key > query)
-//          dS^T = P^T o (dP^T - D_i)
+//          dS^T = P^T o (dP^T - D_i)   (exactly 0 in a query row with one key: N = 1, causal row 0)
 //          dV_j += P^T dO_i   (64, d)    wgmma, P^T from registers (A), dO_i transposed from smem
 //          dK_j += dS^T Q_i   (64, d)    wgmma, dS^T from registers, Q_i transposed
 //        dS^T also goes to shared memory (storage type, 128-byte swizzle, double-buffered); then
@@ -447,6 +447,9 @@ __global__ void __launch_bounds__(THREADS, 1)
             for (int e = 0; e < 4; ++e) {
                 const int qc = nb * 8 + 2 * t + (e & 1);
                 dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[qc]);
+                // a query row with one key (N = 1, or row 0 when causal): its softmax is the constant
+                // 1, so dS is exactly 0; dP - D would leave the rounding of two sums in other orders
+                if (need_mask && (N == 1 || (CAUSAL && q0 + qc == 0))) dpt[nb * 4 + e] = 0.0f;
             }
         // dS^T as A fragments, and into shared memory
         unsigned char* dsb = gbase + Z::OFF_DS + (n & 1) * Z::DS_BYTES;

@@ -131,6 +131,37 @@ TEST_CASE("trust: backward run to run — dK, dV bit-identical, dQ within the re
     }
 }
 
+// A query row with a single key (N = 1; or row 0 under the causal mask) has softmax P = 1 whatever
+// its score, so the exact dS, and with it that row's dQ and that key's share of dK, is zero. The
+// flash backwards form dP - D from two dot products summed in different orders; they must return
+// the exact zero, not the residue of those two roundings (the numerics study found up to 2.8e-7).
+TEST_CASE("trust: a query row with one key gets an exactly zero dQ (and dK at N = 1)") {
+    for (const std::string& v : available({"flash2", "flash2h"}))
+        for (const int64_t d : {int64_t{64}, int64_t{128}})
+            for (const bool causal : {false, true})
+                for (const int64_t n : {int64_t{1}, int64_t{77}}) {
+                    if (n > 1 && !causal) continue;  // every row has n keys
+                    const sim::Problem p = shape(2, 3, n, d, sim::DType::bf16, causal);
+                    INFO(v << " d=" << d << " N=" << n << (causal ? " causal" : ""));
+                    const fcuda::Outputs out = fcuda::compute(p, v, fcuda::Pass::backward);
+                    int nonzero_dq = 0, nonzero_dk = 0;
+                    for (int64_t bh = 0; bh < p.heads_total(); ++bh)
+                        for (int64_t k = 0; k < d; ++k) {
+                            // row 0 of dQ in every head
+                            nonzero_dq += out.dQ.data[static_cast<size_t>(bh * n * d + k)] != 0.0f ? 1 : 0;
+                            if (n == 1) nonzero_dk += out.dK.data[static_cast<size_t>(bh * d + k)] != 0.0f ? 1 : 0;
+                        }
+                    CHECK(nonzero_dq == 0);
+                    CHECK(nonzero_dk == 0);
+                    // and the other rows still carry a gradient (the zero is not everywhere)
+                    if (n > 1) {
+                        double row1 = 0;
+                        for (int64_t k = 0; k < d; ++k) row1 += std::abs(out.dQ.data[static_cast<size_t>(d + k)]);
+                        CHECK(row1 > 0);
+                    }
+                }
+}
+
 TEST_CASE("trust: compute_rows returns compute()'s rows") {
     const sim::Problem p = shape(1, 2, 300, 64, sim::DType::bf16, false);
     const std::vector<int64_t> rows{0, 1, 299, 300, 599};
