@@ -17,6 +17,10 @@
 //     where it measured faster): S, softmax, P V one after another. FLASHSIM_FLASH2H picks one.
 //   The two consumer warpgroups are not synchronised with each other, so one's softmax also
 //   overlaps the other's matrix products.
+//   * FLASHSIM_FLASH2H_WG=3 (d = 64 only): three consumer warpgroups (B_r = 192, 512 threads, 160
+//     registers a consumer thread), so that while one is in its softmax two can keep the tensor
+//     cores busy (at d = 64 a block's exponentials take about as long as its products). Every row
+//     meets the same 128-key blocks in the same order: O and LSE are bit-identical to two's.
 //
 // Launch shape: grid (T_r = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24 registers
 //   a thread after setmaxnreg), warpgroups 1-2 consume (240); heavy causal blocks (large i) first.
@@ -25,7 +29,7 @@
 //   Q_i  (128, d)               d=128: 32 KiB   d=64: 16 KiB
 //   K_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
 //   V_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
-//   total (+1 KiB alignment)    d=128: 161 KiB  d=64: 81 KiB
+//   total (+1 KiB alignment)    d=128: 161 KiB  d=64: 81 KiB (three warpgroups: Q_i 24 KiB, 89 KiB)
 //   Registers per consumer thread: O (64 x d / 128 fp32), S (64 fp32), P (32 x 32-bit).
 // HBM traffic (per head): the simulator's flash2 with B_r = B_c = 128: read Q once, K and V once
 //   per query block (2 T_r N d e; causal about half), write O once and LSE (4 N bytes).
@@ -46,24 +50,30 @@ namespace {
 using namespace hopper;
 
 // Warpgroup 0 produces (one thread issues the copies; it gives most of its registers back),
-// warpgroups 1 and 2 consume (240 registers a thread: 2 x 128 x 240 + 128 x 24 <= 65536).
-constexpr int BR = 128, BC = 128, STAGES = 2, CONSUMER_WARPS = 8, THREADS = 384;
-constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+// NC warpgroups consume, 64 query rows each (B_r = 64 NC). NC = 2: 240 registers a consumer
+// thread (2 x 128 x 240 + 128 x 24 <= 65536); NC = 3 (d = 64 only): 160 (3 x 128 x 160 + 128 x 24).
+constexpr int BC = 128, STAGES = 2, PRODUCER_REGS = 24;
 
-template <int D>
+template <int D, int NC>
 struct Sizes {
+    static_assert(NC == 2 || (NC == 3 && D == 64), "three consumer warpgroups only at d = 64 (registers)");
+    static constexpr int BR = 64 * NC;
+    static constexpr int CONSUMER_WARPS = 4 * NC;
+    static constexpr int THREADS = 128 * (NC + 1);
+    static constexpr int CONSUMER_REGS = NC == 2 ? 240 : 160;
     static constexpr int PANELS = D / 64;
     static constexpr int Q_BYTES = BR * D * 2;
     static constexpr int KV_BYTES = BC * D * 2;
     static constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + room to align to 1024
 };
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP>
-__global__ void __launch_bounds__(THREADS, 1)
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC>
+__global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
                        float scale, float scale_log2) {
-    using Z = Sizes<D>;
+    using Z = Sizes<D, NC>;
+    constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 4 * STAGES];
     const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
@@ -86,8 +96,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(fullK(s), 1);
             mbar_init(fullV(s), 1);
-            mbar_init(emptyK(s), CONSUMER_WARPS);
-            mbar_init(emptyV(s), CONSUMER_WARPS);
+            mbar_init(emptyK(s), Z::CONSUMER_WARPS);
+            mbar_init(emptyV(s), Z::CONSUMER_WARPS);
         }
         mbar_fence_init();
     }
@@ -117,7 +127,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     // ---- consumers: warpgroup wg owns query rows q0 + 64 wg .. + 63; this thread rows r0, r0 + 8
-    setmaxnreg_inc<CONSUMER_REGS>();
+    setmaxnreg_inc<Z::CONSUMER_REGS>();
     const int wg = warp / 4 - 1;
     const int g = lane / 4, t = lane % 4;
     const int r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
@@ -311,32 +321,45 @@ bool overlapped(int64_t d) {
     return std::string(e) != "plain";
 }
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP>
+// Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2).
+int consumer_groups(int64_t d) {
+    if (d != 64) return 2;
+    const char* e = std::getenv("FLASHSIM_FLASH2H_WG");
+    if (e == nullptr || std::string(e).empty()) return 2;
+    const std::string v(e);
+    if (v == "2") return 2;
+    if (v == "3") return 3;
+    throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
+}
+
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC>
 void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+    using Z = Sizes<D, NC>;
     const int N = static_cast<int>(p.seq);
-    constexpr int smem = Sizes<D>::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP>;
+    constexpr int smem = Z::SMEM;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
-    const dim3 grid((N + BR - 1) / BR, static_cast<unsigned>(p.heads_total()));
+    const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
+    const dim3 grid((N + Z::BR - 1) / Z::BR, static_cast<unsigned>(p.heads_total()));
     const float scale = static_cast<float>(p.softmax_scale());
-    kernel<<<grid, THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale, scale * 1.4426950408889634f);
+    kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
+                                          scale * 1.4426950408889634f);
     LAUNCH_CHECK();
 }
 
-template <typename T, int D>
+template <typename T, int D, int NC>
 void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const bool ov = overlapped(D);
     if (p.causal) {
         if (ov)
-            launch<T, D, true, true>(p, t, s);
+            launch<T, D, true, true, NC>(p, t, s);
         else
-            launch<T, D, true, false>(p, t, s);
+            launch<T, D, true, false, NC>(p, t, s);
     } else {
         if (ov)
-            launch<T, D, false, true>(p, t, s);
+            launch<T, D, false, true, NC>(p, t, s);
         else
-            launch<T, D, false, false>(p, t, s);
+            launch<T, D, false, false, NC>(p, t, s);
     }
 }
 
@@ -372,14 +395,20 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.algo = "flash2";  // the same algorithm as flash2, on other instructions
     c.loop_order = "q_outer";
     c.stages = STAGES;
-    c.block_rows = BR;
+    const int nc = consumer_groups(p.head_dim);
+    c.block_rows = 64 * nc;
     c.block_cols = BC;
-    c.threads = THREADS;
-    c.layout = overlapped(p.head_dim)
-                   ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
-                   : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
-    c.smem_bytes = p.head_dim == 128 ? Sizes<128>::SMEM : Sizes<64>::SMEM;
+    c.threads = 128 * (nc + 1);
+    const bool ov = overlapped(p.head_dim);
+    if (nc == 3)
+        c.layout = ov ? "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
+                      : "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+    else
+        c.layout = ov ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
+                      : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+    c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2>::SMEM : nc == 3 ? Sizes<64, 3>::SMEM : Sizes<64, 2>::SMEM;
     const int d = static_cast<int>(p.head_dim);
+    const int BR = c.block_rows;
     // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
     c.sram_bytes = c.smem_bytes + (BR * d + BR * BC + 2 * BR) * 4;
     return c;
@@ -392,9 +421,11 @@ void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
     if (!flash2h_available(&why)) throw std::runtime_error(why);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128)
-            launch_d<T, 128>(p, t, s);
+            launch_d<T, 128, 2>(p, t, s);
+        else if (consumer_groups(64) == 3)
+            launch_d<T, 64, 3>(p, t, s);
         else
-            launch_d<T, 64>(p, t, s);
+            launch_d<T, 64, 2>(p, t, s);
     });
 }
 

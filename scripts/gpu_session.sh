@@ -16,7 +16,8 @@
 # --decode with its SDPA anchors), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
-# study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS).
+# study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
+# at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
@@ -188,15 +189,17 @@ side_by_side() {
   python3 - "$OUT" "$file" "$field" $values <<'EOF2'
 import json, sys, os
 out, file, field, values = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-rows = []
+rows, meta = [], {}
 for v in values:
     p = os.path.join(out, f"sbs_{v}.json")
     if not os.path.exists(p): continue
-    for r in json.load(open(p))["rows"]:
+    doc = json.load(open(p))
+    meta = meta or {k: x for k, x in doc.items() if k != "rows"}  # device, driver, date, commit
+    for r in doc["rows"]:
         r[field] = v
         rows.append(r)
     os.remove(p)
-json.dump({"rows": rows}, open(os.path.join(out, file), "w"), indent=1)
+json.dump(dict(meta, rows=rows), open(os.path.join(out, file), "w"), indent=1)
 EOF2
 }
 
@@ -245,6 +248,38 @@ if has bwdsched; then
       "${BWD_SCHEDULES:-plain pipelined bulk bulk-pipelined bulk-keys}" --variant flash2h --pass backward \
       --seq "$SEQS" --head-dim "$DIMS" $m
   done
+fi
+
+if has wg; then
+  # flash2h forward at d = 64: two consumer warpgroups against three (FLASHSIM_FLASH2H_WG) on the
+  # same inputs, in each schedule, not causal and causal; the SDPA anchors of the same shapes are
+  # added to every row (wg.json)
+  stamp wg
+  for sch in ${WG_SCHEDULES:-plain overlapped}; do
+    for m in none causal; do
+      flag=""; [ "$m" = causal ] && flag="--causal"
+      FLASHSIM_FLASH2H=$sch side_by_side "wg_${sch}_${m}.json" FLASHSIM_FLASH2H_WG wg "2 3" --variant flash2h \
+        --seq "${WG_SEQS:-4096,8192,16384}" --head-dim 64 $flag
+    done
+  done
+  python3 - "$OUT" <<'EOF2'
+import json, sys, os, glob
+out = sys.argv[1]
+rows, meta = [], {}
+for p in sorted(glob.glob(os.path.join(out, "wg_*_*.json"))):
+    sch = os.path.basename(p).split("_")[1]
+    doc = json.load(open(p))
+    meta = meta or {k: x for k, x in doc.items() if k != "rows"}
+    for r in doc["rows"]:
+        r["schedule"] = sch
+        rows.append(r)
+    os.remove(p)
+json.dump(dict(meta, rows=rows), open(os.path.join(out, "wg.json"), "w"), indent=1)
+print("wg rows:", len(rows))
+EOF2
+  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/wg.json" \
+    --out "$OUT/wg_anchored.json" --repeats "$REPEATS"
+  [ -s "$OUT/wg_anchored.json" ] && mv "$OUT/wg_anchored.json" "$OUT/wg.json"
 fi
 
 if has bench; then

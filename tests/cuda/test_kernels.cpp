@@ -158,6 +158,35 @@ TEST_CASE("flash2h: both schedules, many K/V blocks, against the float64 referen
     unsetenv("FLASHSIM_FLASH2H");
 }
 
+// Three consumer warpgroups (B_r = 192, FLASHSIM_FLASH2H_WG=3, d = 64): the same arithmetic on
+// every row as two (each row meets the keys in the same 128-key blocks, in the same order), so O
+// and LSE must be bit-identical to the two-warpgroup kernel's, in both schedules; sizes around
+// 192 (the last query block partial, or the only one) and causal blocks that end mid-block.
+TEST_CASE("flash2h: three consumer warpgroups give two's bits at d = 64") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (const char* schedule : {"overlapped", "plain"}) {
+        setenv("FLASHSIM_FLASH2H", schedule, 1);
+        for (sim::DType dt : kTypes)
+            for (int64_t n : {1, 77, 191, 193, 600, 1000})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(2, 3, n, 64, dt, causal, 11 + n);
+                    CAPTURE(schedule);
+                    INFO(describe(p));
+                    setenv("FLASHSIM_FLASH2H_WG", "2", 1);
+                    const fcuda::Outputs two = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    setenv("FLASHSIM_FLASH2H_WG", "3", 1);
+                    check_forward(p, "flash2h");
+                    const fcuda::Outputs three = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    REQUIRE(two.O.data.size() == three.O.data.size());
+                    CHECK(std::memcmp(two.O.data.data(), three.O.data.data(), two.O.data.size() * sizeof(float)) == 0);
+                    REQUIRE(two.LSE.size() == three.LSE.size());
+                    CHECK(std::memcmp(two.LSE.data(), three.LSE.data(), two.LSE.size() * sizeof(float)) == 0);
+                }
+    }
+    unsetenv("FLASHSIM_FLASH2H_WG");
+    unsetenv("FLASHSIM_FLASH2H");
+}
+
 TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
     const int64_t seqs[] = {1, 77, 200};
     for (const std::string variant : {"standard", "flash2"})
