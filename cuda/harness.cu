@@ -275,7 +275,10 @@ Problem3 sizes(const sim::Problem& p) {
     return {elems, p.heads_total() * p.seq, static_cast<size_t>(elems * p.elem_bytes())};
 }
 
-Set make_set(const sim::Problem& p, bool backward) {
+// The buffers of one pass; the inputs (Q, K, V, and dO for a backward) filled by `fill(buffer,
+// which)`: the generator's values by default (make_set), the caller's tensors in compute().
+template <typename Fill>
+Set alloc_set(const sim::Problem& p, bool backward, Fill fill) {
     const auto z = sizes(p);
     Set s;
     s.Q = DeviceBuffer(z.bytes);
@@ -283,17 +286,24 @@ Set make_set(const sim::Problem& p, bool backward) {
     s.V = DeviceBuffer(z.bytes);
     s.O = DeviceBuffer(z.bytes);
     s.LSE = DeviceBuffer(static_cast<size_t>(z.rows) * 4);
-    generate_on_device(s.Q.get(), p.dtype, p.seed, sim::InputTensor::Q, z.elems);
-    generate_on_device(s.K.get(), p.dtype, p.seed, sim::InputTensor::K, z.elems);
-    generate_on_device(s.V.get(), p.dtype, p.seed, sim::InputTensor::V, z.elems);
+    fill(s.Q.get(), sim::InputTensor::Q);
+    fill(s.K.get(), sim::InputTensor::K);
+    fill(s.V.get(), sim::InputTensor::V);
     if (backward) {
         s.dO = DeviceBuffer(z.bytes);
         s.dQ = DeviceBuffer(z.bytes);
         s.dK = DeviceBuffer(z.bytes);
         s.dV = DeviceBuffer(z.bytes);
-        generate_on_device(s.dO.get(), p.dtype, p.seed, sim::InputTensor::dO, z.elems);
+        fill(s.dO.get(), sim::InputTensor::dO);
     }
     return s;
+}
+
+Set make_set(const sim::Problem& p, bool backward) {
+    const int64_t elems = sizes(p).elems;
+    return alloc_set(p, backward, [&](void* buf, sim::InputTensor which) {
+        generate_on_device(buf, p.dtype, p.seed, which, elems);
+    });
 }
 
 void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
@@ -608,7 +618,6 @@ Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass, co
     check_problem(p);
     (void)tile_config(variant, p, pass);
     const bool bwd = pass != Pass::forward;
-    const auto z = sizes(p);
     for (const sim::TensorF* t : {&Q, &K, &V, bwd ? dO : &Q}) {
         if (!t) throw std::runtime_error("a backward needs dO");
         if (t->batch != p.batch || t->heads != p.heads || t->rows != p.seq || t->cols != p.head_dim)
@@ -621,22 +630,13 @@ Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass, co
                                     std::to_string(need) + " bytes of GPU memory and " +
                                     std::to_string(static_cast<int64_t>(free_b)) + " are free",
                                 need, free_b);
-    Set s;
-    s.Q = DeviceBuffer(z.bytes);
-    s.K = DeviceBuffer(z.bytes);
-    s.V = DeviceBuffer(z.bytes);
-    s.O = DeviceBuffer(z.bytes);
-    s.LSE = DeviceBuffer(static_cast<size_t>(z.rows) * 4);
-    upload_as(s.Q.get(), p.dtype, Q.data);
-    upload_as(s.K.get(), p.dtype, K.data);
-    upload_as(s.V.get(), p.dtype, V.data);
-    if (bwd) {
-        s.dO = DeviceBuffer(z.bytes);
-        s.dQ = DeviceBuffer(z.bytes);
-        s.dK = DeviceBuffer(z.bytes);
-        s.dV = DeviceBuffer(z.bytes);
-        upload_as(s.dO.get(), p.dtype, dO->data);
-    }
+    Set s = alloc_set(p, bwd, [&](void* buf, sim::InputTensor which) {
+        const sim::TensorF& src = which == sim::InputTensor::Q   ? Q
+                                  : which == sim::InputTensor::K ? K
+                                  : which == sim::InputTensor::V ? V
+                                                                 : *dO;
+        upload_as(buf, p.dtype, src.data);
+    });
     run_pass_once(p, variant, bwd, s);
     return outputs_of(p, step_pair(variant).first, s, bwd);
 }
