@@ -171,6 +171,17 @@ TEST_CASE("a quantity stated by several lessons has one value") {
           {6, "machine.H200.exp_rate", 1},
           {7, "machine.H200.exp_rate", 1},
           {9, "machine.H200.exp_rate", 1}}},
+        {"the measured flash2h backward at N = 8192, d = 128 (default mode), in ms",
+         {{7, "measured.fl2h_bwd.ms_median", 1},
+          {10, "measured.flash2h_bwd.ms_median", 1},
+          {11, "measured.bwd.ms_median", 1}}},
+        {"the measured flash2h backward at N = 8192, d = 128, deterministic mode, in ms",
+         {{10, "measured.flash2h_bwd_det.ms_median", 1}, {11, "measured.bwd_det.ms_median", 1}}},
+        {"the H200's L2 cache, in bytes",
+         {{2, "machine.H200.l2_bytes", 1},
+          {9, "machine.H200.l2_bytes", 1},
+          {10, "machine.H200.l2_bytes", 1},
+          {13, "machine.H200.l2_bytes", 1}}},
     };
     for (const auto& q : quantities) {
         INFO(q.what);
