@@ -244,4 +244,13 @@ TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss")
     CHECK_FALSE(miss.passed);
     CHECK(miss.message.find("Hint:") != std::string::npos);
     CHECK(miss.message.find("128 query blocks") != std::string::npos);
+    // A miss states the goal in the lesson's words, not only as an expression and a raw number.
+    CHECK(miss.message.find("at most 48 MiB of HBM traffic") != std::string::npos);
+    // Standard attention gets the hint about S and P, not the one about flash2's K and V re-reads:
+    // N = 4096, fp16: S is 4096^2 x 2 B = 32 MiB, written and read, and P as much: 128 MiB.
+    const auto std_miss = check_answer(l, parse_answer("algo=standard,block_rows=64,block_cols=64"));
+    CHECK(std_miss.valid);
+    CHECK_FALSE(std_miss.passed);
+    CHECK(std_miss.message.find("128 MiB of traffic that no block size removes") != std::string::npos);
+    CHECK(std_miss.message.find("flash2 reads all of K") == std::string::npos);
 }
