@@ -199,6 +199,16 @@ void add_error(const Source& s, const ErrorSpec& e, const std::map<std::string, 
 }
 
 // ---------------------------------------------------------------- [footprint, fit, decode, ring]
+namespace {
+// The shape a [footprint.*] or [fit.*] table was given, so that prose can state it without typing it.
+void add_shape(const sim::Problem& p, json& j) {
+    j["batch"] = p.batch;
+    j["heads"] = p.heads;
+    j["head_dim"] = p.head_dim;
+    j["elem_bytes"] = p.elem_bytes();
+}
+}  // namespace
+
 void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
     const char* section = spec.kind == MemorySpec::kFootprint ? "footprint"
                           : spec.kind == MemorySpec::kFit     ? "fit"
@@ -211,12 +221,14 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
         if (spec.kind == MemorySpec::kFootprint) {
             j = report::footprint_json(sim::footprint(spec.shape, spec.algo, spec.pass), m);
             j["seq"] = spec.shape.seq;
+            add_shape(spec.shape, j);
         } else if (spec.kind == MemorySpec::kFit) {
             const double cap = spec.capacity > 0 ? spec.capacity : sim::usable_memory(m);
             const sim::FitResult f = sim::longest_fit(spec.shape, spec.algo, spec.pass, cap);
             j = report::fit_json(spec.shape, m, {{spec.algo, spec.pass, f}})["rows"][0];
             j["capacity_bytes"] = cap;
             j["hbm_bytes"] = m.hbm_bytes;
+            add_shape(spec.shape, j);
         } else if (spec.kind == MemorySpec::kRing) {
             const sim::RingResult r = sim::simulate_ring(spec.ring, m, sim::RingConfig{});
             j = report::ring_json(r);

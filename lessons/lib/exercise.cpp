@@ -243,8 +243,10 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
       << sim::algo_name(res.result->algo) << ": HBM traffic "
       << report::human_bytes(static_cast<double>(res.result->totals.hbm_total().total())) << ", SRAM "
       << report::human_bytes(static_cast<double>(res.result->sram_peak_bytes)) << " of "
-      << report::human_bytes(static_cast<double>(res.result->sram_bytes)) << ". Goal '" << ex.goal_expr
-      << "' = " << num_text(res.goal_value);
+      << report::human_bytes(static_cast<double>(res.result->sram_bytes)) << ". Goal";
+    // the goal in words when the lesson gives them, then the computed value against the bound
+    if (!ex.goal_text.empty()) o << " (" << ex.goal_text << ")";
+    o << ": " << ex.goal_expr << " = " << num_text(res.goal_value);
     if (ex.goal_at_most) o << " (must be <= " << num_text(*ex.goal_at_most) << ")";
     if (ex.goal_at_least) o << " (must be >= " << num_text(*ex.goal_at_least) << ")";
     o << (res.passed ? ": met." : ": not met yet.");

@@ -15,7 +15,8 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "fast by DRAM standards but far slower than on-chip SRAM, so every byte moved to or from it costs time."},
     {"SRAM",
      "On-chip memory next to the arithmetic units (shared memory and registers). Very fast, but tiny: "
-     "one thread block gets a few hundred KiB at most. Tiles must fit here while they are used."},
+     "one thread block gets at most a few hundred KiB of shared memory (227 KiB on Hopper). Tiles must fit "
+     "here while they are used."},
     {"L2",
      "A cache between HBM and the SMs (tens of MiB). Reads that hit in L2 do not reach HBM. The counts in "
      "the views are HBM <-> SRAM as the tile loops move them; the simulator's L2 model (an LRU cache of the "
@@ -35,7 +36,10 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "picks B_c = ceil(M / 4d), M being the SRAM size in elements."},
     {"T_r", "Number of query tiles: ceil(N / B_r)."},
     {"T_c", "Number of key/value tiles: ceil(N / B_c)."},
-    {"M", "The SRAM budget one thread block may use, in bytes. Larger M: larger tiles, fewer passes over K and V."},
+    {"M",
+     "The SRAM budget one thread block may use. The paper counts M in numbers (elements), as in its rule "
+     "B_c = ceil(M / 4d); the simulator's --sram takes bytes and divides by the element size. Larger M: "
+     "larger tiles, fewer passes over K and V."},
     {"N", "Sequence length: the number of tokens. The score matrix S has N x N entries."},
     {"d", "Head dimension: the length of each query, key and value vector."},
     {"S", "S = scale * Q K^T: one score per (query, key) pair, an N x N matrix."},
@@ -118,8 +122,8 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "Units inside each SM that multiply small matrix tiles in one instruction (fp16/bf16 inputs, fp32 "
      "sums). They give the GPU its headline FLOP rate; only matrix products can use them."},
     {"special-function units",
-     "Units (MUFU) that evaluate exponentials, logarithms, reciprocals and the like, a few per SM per "
-     "clock: far slower than the tensor cores, so softmax's exponentials can cost as much time as the "
+     "Units (MUFU) that evaluate exponentials, logarithms, reciprocals and the like: 16 results per SM per "
+     "clock on recent NVIDIA GPUs, far slower than the tensor cores, so softmax's exponentials can cost as much time as the "
      "matrix products (FlashAttention-3 hides one behind the other)."},
     {"roofline",
      "A picture of a kernel's limit: time is at least bytes / bandwidth and at least FLOPs / "
@@ -152,8 +156,14 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "shared memory, asynchronously, so copies and other work can overlap it."},
     {"warp", "32 threads that execute the same instruction together; the unit the SM schedules."},
     {"flash2h",
-     "The project's FA2 kernels for Hopper (H100, H200): the same loop order and HBM traffic as flash2, "
-     "written with TMA copies and wgmma products instead of mma.sync."},
+     "The project's FA2 kernels for Hopper (H100, H200): the same loop orders as flash2, written with TMA "
+     "copies and wgmma products instead of mma.sync. The forward uses the same 128-row query blocks as "
+     "flash2, so it moves the same bytes; the backward uses key blocks of 128 rows (flash2's: 64 at d = 128), "
+     "so at d = 128 it re-reads Q and dO half as often."},
+    {"mma.sync",
+     "A warp-level tensor-core instruction (the one the project's flash1 and flash2 kernels use, on any GPU "
+     "from the A100 on): each warp multiplies small tiles whose operands it must first copy from shared "
+     "memory into its own registers. Hopper still runs it, but reaches its full matrix rate only with wgmma."},
     {"footprint",
      "The bytes a pass keeps allocated in HBM at the same time (inputs, outputs, intermediates, "
      "workspace). Traffic decides how fast a layer runs; the footprint decides whether it fits at all."},
@@ -183,7 +193,7 @@ inline constexpr std::string_view kCheckedTerms[] = {
     "B_r",   "B_c",       "T_r",      "T_c",         "LSE",          "online softmax", "ulp",
     "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "TMA",
     "wgmma", "warpgroup", "roofline", "ridge point", "footprint", "KV cache", "GQA",
-    "MQA",   "split-KV",
+    "MQA",   "split-KV",  "warp",     "flash2h",     "mma.sync",     "SDPA",
 };
 inline constexpr auto& checked_terms() { return kCheckedTerms; }
 

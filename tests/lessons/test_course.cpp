@@ -171,6 +171,17 @@ TEST_CASE("a quantity stated by several lessons has one value") {
           {6, "machine.H200.exp_rate", 1},
           {7, "machine.H200.exp_rate", 1},
           {9, "machine.H200.exp_rate", 1}}},
+        {"the measured flash2h backward at N = 8192, d = 128 (default mode), in ms",
+         {{7, "measured.fl2h_bwd.ms_median", 1},
+          {10, "measured.flash2h_bwd.ms_median", 1},
+          {11, "measured.bwd.ms_median", 1}}},
+        {"the measured flash2h backward at N = 8192, d = 128, deterministic mode, in ms",
+         {{10, "measured.flash2h_bwd_det.ms_median", 1}, {11, "measured.bwd_det.ms_median", 1}}},
+        {"the H200's L2 cache, in bytes",
+         {{2, "machine.H200.l2_bytes", 1},
+          {9, "machine.H200.l2_bytes", 1},
+          {10, "machine.H200.l2_bytes", 1},
+          {13, "machine.H200.l2_bytes", 1}}},
     };
     for (const auto& q : quantities) {
         INFO(q.what);
@@ -233,4 +244,13 @@ TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss")
     CHECK_FALSE(miss.passed);
     CHECK(miss.message.find("Hint:") != std::string::npos);
     CHECK(miss.message.find("128 query blocks") != std::string::npos);
+    // A miss states the goal in the lesson's words, not only as an expression and a raw number.
+    CHECK(miss.message.find("at most 48 MiB of HBM traffic") != std::string::npos);
+    // Standard attention gets the hint about S and P, not the one about flash2's K and V re-reads:
+    // N = 4096, fp16: S is 4096^2 x 2 B = 32 MiB, written and read, and P as much: 128 MiB.
+    const auto std_miss = check_answer(l, parse_answer("algo=standard,block_rows=64,block_cols=64"));
+    CHECK(std_miss.valid);
+    CHECK_FALSE(std_miss.passed);
+    CHECK(std_miss.message.find("128 MiB of traffic that no block size removes") != std::string::npos);
+    CHECK(std_miss.message.find("flash2 reads all of K") == std::string::npos);
 }
