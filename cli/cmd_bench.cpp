@@ -211,7 +211,7 @@ void predict_row(json& row, const sim::Machine& machine) {
         bool uncertain = false;
         json parts_ms = json::object();  // where the time goes: each resource alone, ms (a step: summed)
         for (const auto& part : parts) {
-            sim::KernelProfile k = sim::kernel_profile(part.kernel, part.pass, p.head_dim);
+            sim::KernelProfile k = sim::kernel_profile(part.kernel, part.pass, p.head_dim, p.causal);
             const json& t = *part.tiles;
             const std::string layout = t.contains("layout") && t["layout"].is_string() ? t["layout"].get<std::string>() : "";
             if (part.pass == sim::Pass::backward && layout.find("dQ in block order") != std::string::npos)

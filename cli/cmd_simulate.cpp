@@ -127,8 +127,8 @@ void register_simulate(CLI::App& app, int& rc) {
                                      "--bwd-block-rows, --bwd-block-cols and --sram");
                 const auto ps = sim::parse_pass(args->flags.pass);
                 if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + args->flags.pass + "'");
-                if (*ps != sim::Pass::backward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::forward, p.head_dim));
-                if (*ps != sim::Pass::forward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::backward, p.head_dim));
+                if (*ps != sim::Pass::backward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::forward, p.head_dim, p.causal));
+                if (*ps != sim::Pass::forward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::backward, p.head_dim, p.causal));
                 if (measured && !rates)
                     throw sim::Error("no measured ceilings are recorded for the " + m.name +
                                      " preset; use --ceilings datasheet or give --ceilings-file");

@@ -17,10 +17,11 @@
 //     where it measured faster): S, softmax, P V one after another. FLASHSIM_FLASH2H picks one.
 //   The two consumer warpgroups are not synchronised with each other, so one's softmax also
 //   overlaps the other's matrix products.
-//   * FLASHSIM_FLASH2H_WG=3 (d = 64 only): three consumer warpgroups (B_r = 192, 512 threads, 160
-//     registers a consumer thread), so that while one is in its softmax two can keep the tensor
-//     cores busy (at d = 64 a block's exponentials take about as long as its products). Every row
-//     meets the same 128-key blocks in the same order: O and LSE are bit-identical to two's.
+//   * three consumer warpgroups (B_r = 192, 512 threads, 160 registers a consumer thread; the
+//     default at d = 64 without a mask, FLASHSIM_FLASH2H_WG=2|3 to choose), so that while one is
+//     in its softmax two can keep the tensor cores busy (at d = 64 a block's exponentials take
+//     about as long as its products). Every row meets the same 128-key blocks in the same order:
+//     O and LSE are bit-identical to two warpgroups'.
 //
 // Launch shape: grid (T_r = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24 registers
 //   a thread after setmaxnreg), warpgroups 1-2 consume (240); heavy causal blocks (large i) first.
@@ -321,11 +322,14 @@ bool overlapped(int64_t d) {
     return std::string(e) != "plain";
 }
 
-// Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2).
-int consumer_groups(int64_t d) {
+// Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2). By
+// default 3 at d = 64 without a mask, 2 otherwise: on the H200, three ran 7-10% faster than two at
+// d = 64 not causal (N = 2048-16384), and causal no faster (its 192-row blocks cross the diagonal
+// of more key blocks); cuda/NOTES.md, "three consumer warpgroups".
+int consumer_groups(int64_t d, bool causal) {
     if (d != 64) return 2;
     const char* e = std::getenv("FLASHSIM_FLASH2H_WG");
-    if (e == nullptr || std::string(e).empty()) return 2;
+    if (e == nullptr || std::string(e).empty() || std::string(e) == "default") return causal ? 2 : 3;
     const std::string v(e);
     if (v == "2") return 2;
     if (v == "3") return 3;
@@ -395,7 +399,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.algo = "flash2";  // the same algorithm as flash2, on other instructions
     c.loop_order = "q_outer";
     c.stages = STAGES;
-    const int nc = consumer_groups(p.head_dim);
+    const int nc = consumer_groups(p.head_dim, p.causal);
     c.block_rows = 64 * nc;
     c.block_cols = BC;
     c.threads = 128 * (nc + 1);
@@ -422,7 +426,7 @@ void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128)
             launch_d<T, 128, 2>(p, t, s);
-        else if (consumer_groups(64) == 3)
+        else if (consumer_groups(64, p.causal) == 3)
             launch_d<T, 64, 3>(p, t, s);
         else
             launch_d<T, 64, 2>(p, t, s);

@@ -85,7 +85,7 @@ double flash2_bwd_operand_bytes(int64_t d) {
 
 std::vector<std::string> kernel_names() { return {"standard", "flash1", "flash2", "flash2h"}; }
 
-KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d) {
+KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
     if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
     if (d != 64 && d != 128)
         throw Error("the CUDA kernels run head_dim 64 or 128 (got " + std::to_string(d) + "); --kernel needs one of them");
@@ -159,7 +159,16 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d) {
         k.ctas_per_sm = 1;
         k.block_rows = fwd ? 128 : 64;
         k.block_cols = 128;
-        if (fwd) {
+        if (fwd && d == 64 && !causal) {
+            k.block_rows = 192;
+            k.threads = 512;
+            k.smem_bytes = 192 * d * 2 + 2 * 2 * 128 * d * 2 + 1024;
+            k.overlap = Overlap::copy_behind_compute;
+            k.layout = "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+            k.why = "1 block an SM (registers: 160 a consumer thread x 384 + 24 x 128 = 64,512 of 65,536); TMA "
+                    "copies behind compute; each warpgroup's softmax in series with its own products (the "
+                    "other two warpgroups' products may run meanwhile; not modelled)";
+        } else if (fwd) {
             k.smem_bytes = 128 * d * 2 + 2 * 2 * 128 * d * 2 + 1024;
             k.overlap = d == 128 ? Overlap::softmax_behind_product : Overlap::copy_behind_compute;
             k.layout = "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup" +

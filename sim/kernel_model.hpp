@@ -80,7 +80,9 @@ struct KernelProfile {
     std::string why;                       // the reasoning for the fields above
 };
 // Throws sim::Error for an unknown kernel, or a pass / head dimension it does not run.
-KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t head_dim);
+// causal: the mask picks flash2h's forward tiling at d = 64 (three consumer warpgroups, B_r = 192,
+// without a mask; two with one), as cuda/flash2h.cu does by default.
+KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t head_dim, bool causal = false);
 std::vector<std::string> kernel_names();
 
 // One component of the predicted time: seconds the whole GPU spends on it (as if nothing else

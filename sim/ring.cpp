@@ -66,7 +66,7 @@ class BlockTimer {
             Problem q = p_.attn;
             q.seq = n;
             q.causal = causal;
-            const KernelProfile k = kernel_profile(c_.kernel, pass == 0 ? Pass::forward : Pass::backward, q.head_dim);
+            const KernelProfile k = kernel_profile(c_.kernel, pass == 0 ? Pass::forward : Pass::backward, q.head_dim, q.causal);
             t = predict_kernel(q, k, c_.rates.hbm > 0 ? c_.rates : datasheet_rates(m_), m_).predicted_ms * 1e-3;
         } else if (c_.compute == RingCompute::flops) {
             const double fwd = 4.0 * bh * d * double(pairs_of(causal, n));  // QK^T and PV, 2 FLOPs a MAC

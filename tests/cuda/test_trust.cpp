@@ -142,7 +142,7 @@ TEST_CASE("trust: a query row with one key gets an exactly zero dQ (and dK at N 
                 for (const int64_t n : {int64_t{1}, int64_t{77}}) {
                     if (n > 1 && !causal) continue;  // every row has n keys
                     const sim::Problem p = shape(2, 3, n, d, sim::DType::bf16, causal);
-                    INFO(v << " d=" << d << " N=" << n << (causal ? " causal" : ""));
+                    INFO(v << " d=" << d << " N=" << n << std::string(causal ? " causal" : ""));
                     const fcuda::Outputs out = fcuda::compute(p, v, fcuda::Pass::backward);
                     int nonzero_dq = 0, nonzero_dk = 0;
                     for (int64_t bh = 0; bh < p.heads_total(); ++bh)
