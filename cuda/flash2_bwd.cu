@@ -175,11 +175,15 @@ __global__ void __launch_bounds__(Tl::THREADS)
                 const bool masked = key >= N || (CAUSAL && key > q0 + qc);
                 const float p = masked ? 0.0f : fast_exp2(fmaf(s[nb][e], scale_log2, -sLi[qc]));
                 s[nb][e] = p;
-                // a query row with one key (N = 1, or row 0 when causal): its softmax is the constant
-                // 1, so dS is exactly 0; dP - D would leave the rounding of two sums in other orders
-                const bool one_key = N == 1 || (CAUSAL && q0 + qc == 0);
-                dp[nb][e] = one_key ? 0.0f : p * (dp[nb][e] - sDi[qc]);
+                dp[nb][e] = p * (dp[nb][e] - sDi[qc]);
             }
+        // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
+        // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
+        // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
+        if (q0 == 0 && (CAUSAL || N == 1) && t == 0) {
+            dp[0][0] = 0.0f;
+            dp[0][2] = 0.0f;
+        }
             // dV_j += P^T dO_i and dK_j += dS^T Q_i (A operands from registers, B = dO_i, Q_i transposed)
 #pragma unroll
         for (int kq = 0; kq < BR / 16; ++kq) {

@@ -447,10 +447,14 @@ __global__ void __launch_bounds__(THREADS, 1)
             for (int e = 0; e < 4; ++e) {
                 const int qc = nb * 8 + 2 * t + (e & 1);
                 dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[qc]);
-                // a query row with one key (N = 1, or row 0 when causal): its softmax is the constant
-                // 1, so dS is exactly 0; dP - D would leave the rounding of two sums in other orders
-                if (need_mask && (N == 1 || (CAUSAL && q0 + qc == 0))) dpt[nb * 4 + e] = 0.0f;
             }
+        // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
+        // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
+        // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
+        if (q0 == 0 && (CAUSAL || N == 1) && t == 0) {
+            dpt[0] = 0.0f;
+            dpt[2] = 0.0f;
+        }
         // dS^T as A fragments, and into shared memory
         unsigned char* dsb = gbase + Z::OFF_DS + (n & 1) * Z::DS_BYTES;
 #pragma unroll
