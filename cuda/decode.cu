@@ -7,9 +7,7 @@
 //     once for all G query heads (up to 4 in one block; a larger G runs in chunks of 4, 2 or 1,
 //     each chunk re-reading the K/V of its head). Every thread owns 8 elements (16 bytes) of one
 //     key row: d/8 threads a row, 256/(d/8) rows at once, 64/(256/(d/8)) rows per thread per
-//     tile, all their K and V loads (16-byte ld.global.nc) issued before any use, and the next
-//     step's loads issued before this step is computed (a two-step software pipeline; a step is
-//     a tile at d = 64 and half a tile at d = 128, for registers). Scores are
+//     tile, all their K and V loads (16-byte ld.global.nc) issued before any use. Scores are
 //     reduced across a row's d/8 threads with shuffles; each thread group keeps its own online
 //     softmax (m, l, O slice) per query head in base 2; at the end the block's groups are combined
 //     through shared memory. With one split it writes O (storage type) and LSE; otherwise a
@@ -71,11 +69,8 @@ __global__ void __launch_bounds__(kThreads, 2)
                  int group, int64_t L, int64_t keys_per_split, int splits, float scale_log2) {
     constexpr int TPK = D / 8;          // threads per key row (16 bytes each)
     constexpr int NG = kThreads / TPK;  // key rows loaded at once
-    // keys a pipeline step: half a tile at d = 128, so that two steps' K and V rows (this one's and
-    // the next one's, 2 x 2 x U x 16 bytes a thread) fit the 128 registers of two blocks an SM
-    constexpr int STEP = D == 128 ? kTileKeys / 2 : kTileKeys;
-    constexpr int U = STEP / NG;  // rows per thread per step
-    static_assert(U >= 1 && NG * U == STEP && kTileKeys % STEP == 0, "tile shape");
+    constexpr int U = kTileKeys / NG;   // rows per thread per tile
+    static_assert(U >= 1 && NG * U == kTileKeys, "tile shape");
     const int split = blockIdx.x, chunks = group / G;
     const int h_kv = blockIdx.y / chunks, chunk = blockIdx.y % chunks;
     const int64_t b = blockIdx.z;
@@ -101,8 +96,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         for (int x = 0; x < 8; ++x) acc[g][x] = 0.f;
     }
     const int64_t k_begin = int64_t(split) * keys_per_split, k_end = min(L, k_begin + keys_per_split);
-    // the tile's K and V rows of this thread, all loads issued before any use
-    auto load_tile = [&](int64_t tile, uint4 (&kr)[U], uint4 (&vr)[U]) {
+    for (int64_t tile = k_begin; tile < k_end; tile += kTileKeys) {
+        uint4 kr[U], vr[U];  // all loads of the tile in flight before any use
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int64_t row = tile + u * NG + gi;
@@ -113,12 +108,6 @@ __global__ void __launch_bounds__(kThreads, 2)
                 kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
             }
         }
-    };
-    // software pipeline: step t + 1's loads are in flight while step t is computed
-    uint4 kr[U], vr[U], kn[U], vn[U];
-    if (k_begin < k_end) load_tile(k_begin, kr, vr);
-    for (int64_t tile = k_begin; tile < k_end; tile += STEP) {
-        if (tile + STEP < k_end) load_tile(tile + STEP, kn, vn);
         float s[G][U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -154,11 +143,6 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
                 for (int x = 0; x < 8; ++x) acc[g][x] = fmaf(pk, vf[x], acc[g][x]);
             }
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            kr[u] = kn[u];
-            vr[u] = vn[u];
         }
     }
     // combine the NG groups of the block, one query head at a time
