@@ -7,15 +7,7 @@
 
 #include "sim/decode.hpp"
 #include "sim/footprint.hpp"
-#include "tests/run_cli.hpp"
-
-namespace {
-CliOut fs(const std::string& args) { return run_cli(std::string(FLASHSIM_BIN) + " " + args); }
-nlohmann::json json_of(const CliOut& o) {
-    REQUIRE(o.rc == 0);
-    return nlohmann::json::parse(o.text);
-}
-}  // namespace
+#include "tests/cli/flashsim_cli_test.hpp"
 
 TEST_CASE("simulate reports the footprint (text and JSON) without changing the other keys") {
     const auto j = json_of(fs("simulate -n 1024 -d 64 --heads 4 --dtype bf16 --algo standard --pass both --json"));

@@ -5,15 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/run_cli.hpp"
-
-namespace {
-CliOut fs(const std::string& args) { return run_cli(std::string(FLASHSIM_BIN) + " " + args); }
-nlohmann::json json_of(const CliOut& o) {
-    REQUIRE(o.rc == 0);
-    return nlohmann::json::parse(o.text);
-}
-}  // namespace
+#include "tests/cli/flashsim_cli_test.hpp"
 
 TEST_CASE("ring --json: bytes per link by hand, balanced work even, contiguous uneven") {
     const auto j = json_of(fs("ring --gpus 4 --seq 4096 --head-dim 64 --heads 2 --causal --pass both --json"));
