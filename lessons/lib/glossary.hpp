@@ -101,6 +101,20 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
     {"dtype",
      "Storage type of Q, K, V, O (and S, P) in HBM: fp16 and bf16 take 2 bytes, fp32 takes 4. "
      "Arithmetic is float32 either way."},
+    {"bf16",
+     "Brain floating point, 16 bits: float32's 8-bit exponent with only 7 bits of mantissa. It covers the "
+     "same range as float32, so large scores do not overflow, but it rounds more coarsely than fp16. Two "
+     "bytes a number, like fp16, and the tensor cores take it as input."},
+    {"cuDNN",
+     "NVIDIA's library of tuned deep-learning kernels. Its fused attention kernels are one of the back ends "
+     "PyTorch's SDPA can choose; the course compares the project's kernels with them."},
+    {"CUPTI",
+     "The CUDA Profiling Tools Interface: NVIDIA's library through which a program reads the GPU's hardware "
+     "counters (for example the bytes DRAM served) while its kernels run. Nsight Compute reads the same "
+     "counters from outside the program."},
+    {"NVLink",
+     "NVIDIA's direct link between GPUs, several times faster than PCIe; in a server, NVSwitch chips join "
+     "every GPU to every other. Spreading one attention over several GPUs sends K and V blocks over it."},
     {"GPU preset",
      "The machine model: HBM bandwidth, SRAM per thread block, arithmetic rates, from datasheets "
      "(sim/machine.cpp lists the sources)."},
@@ -193,7 +207,8 @@ inline constexpr std::string_view kCheckedTerms[] = {
     "B_r",   "B_c",       "T_r",      "T_c",         "LSE",          "online softmax", "ulp",
     "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "TMA",
     "wgmma", "warpgroup", "roofline", "ridge point", "footprint", "KV cache", "GQA",
-    "MQA",   "split-KV",  "warp",     "flash2h",     "mma.sync",     "SDPA",
+    "MQA",   "split-KV",  "warp",     "flash2h",     "mma.sync",     "SDPA",           "bf16",
+    "cuDNN", "CUPTI",     "NVLink",
 };
 inline constexpr auto& checked_terms() { return kCheckedTerms; }
 
