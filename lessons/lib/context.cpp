@@ -2,6 +2,7 @@
 // configuration's simulator result (as report::result_json prints it, plus a few derived views),
 // the machine presets, the softmax example, error comparisons against the reference, measured
 // rows from the recorded bench results; and the lookup of a dotted path among them.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -293,14 +294,19 @@ ResultsFile read_results(const std::string& path) {
     } catch (const std::exception&) { r.why = path + " is not valid JSON"; }
     return r;
 }
-// the calls the rows come from: the file's "runs" (rows merged from several calls), else its date
+// the days of the calls the rows come from: the file's "runs" (rows merged from several calls),
+// else its date; each day once, in the order the file lists them
 std::string run_dates(const json& doc) {
-    std::string dates;
+    std::vector<std::string> days;
     if (doc.contains("runs") && doc["runs"].is_array())
         for (const auto& run : doc["runs"])
-            if (run.is_object() && run.contains("date") && run["date"].is_string())
-                dates += (dates.empty() ? "" : " and ") + run["date"].get<std::string>().substr(0, 10);
-    if (dates.empty()) dates = doc.value("date", std::string("?")).substr(0, 10);
+            if (run.is_object() && run.contains("date") && run["date"].is_string()) {
+                const std::string day = run["date"].get<std::string>().substr(0, 10);
+                if (std::find(days.begin(), days.end(), day) == days.end()) days.push_back(day);
+            }
+    if (days.empty()) return doc.value("date", std::string("?")).substr(0, 10);
+    std::string dates;
+    for (const auto& day : days) dates += (dates.empty() ? "" : " and ") + day;
     return dates;
 }
 }  // namespace
