@@ -160,4 +160,15 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     return err;
 }
 
+std::string open_lesson_step(const LessonLibrary& lib, int lesson, int step, ViewState& v, Simulations& sims) {
+    if (lesson < 0 || lesson >= static_cast<int>(lib.lessons.size()))
+        return "no lesson " + std::to_string(lesson + 1) + (lib.error.empty() ? "" : ": " + lib.error);
+    v.lesson = lesson;
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(lesson)];
+    v.lesson_step = std::clamp(step, 0, std::max(0, static_cast<int>(L.steps.size()) - 1));
+    if (!L.error.empty()) return "failed to load: " + L.error;
+    if (L.steps.empty()) return "has no steps";
+    return apply_lesson_step(L.steps[static_cast<size_t>(v.lesson_step)], v, sims);
+}
+
 }  // namespace viz

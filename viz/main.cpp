@@ -89,11 +89,14 @@ int main(int argc, char** argv) {
     LessonLibrary lib;
     std::future<LessonLibrary> lib_job;
     bool lessons_ready = false;
-    auto apply_step = [&]() {
-        if (lib.lessons.empty()) return;
-        const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
-        if (L.error.empty() && v.lesson_step < static_cast<int>(L.steps.size()))
-            apply_lesson_step(L.steps[static_cast<size_t>(v.lesson_step)], v, sims);
+    int tab_forced = -1;  // a tab to select programmatically (-1: none)
+    // Open the lesson step v.lesson, v.lesson_step and show its view: what the lesson panel's Back /
+    // Next, Page Up / Down and the command line all do. Returns why it could not be opened.
+    auto apply_step = [&]() -> std::string {
+        if (lib.lessons.empty()) return lib.error;
+        std::string err = open_lesson_step(lib, v.lesson, v.lesson_step, v, sims);
+        tab_forced = static_cast<int>(v.panel);
+        return err;
     };
     // command-line overrides of whatever the lesson shows
     auto apply_overrides = [&]() -> std::string {
@@ -185,7 +188,7 @@ int main(int argc, char** argv) {
     if (scripted) sims.wait();  // a screenshot shows the finished simulation, not a progress bar
     ReplayCache cache;
     LiveRun live;
-    int tab_forced = static_cast<int>(v.panel);  // a tab to select programmatically (-1: none)
+    tab_forced = static_cast<int>(v.panel);
     std::vector<double> frame_ms, ui_ms;         // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
@@ -379,12 +382,7 @@ int main(int argc, char** argv) {
         ImGui::EndChild();
         ImGui::End();
         draw_help_overlay(v);
-        if (lesson_go >= 0 && !lib.lessons.empty()) {
-            const auto& L = lib.lessons[static_cast<size_t>(v.lesson)];
-            v.lesson_step = std::clamp(v.lesson_step, 0, std::max(0, static_cast<int>(L.steps.size()) - 1));
-            apply_step();
-            tab_forced = static_cast<int>(v.panel);
-        }
+        if (lesson_go >= 0 && !lib.lessons.empty()) apply_step();
 
         // render
         ImGui::Render();
