@@ -59,4 +59,18 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
 // step's parameters ("" when fine; the view state is set as far as it could be).
 std::string open_lesson_step(const LessonLibrary& lib, int lesson, int step, ViewState& v, Simulations& sims);
 
+// What `flashsim-app --tour` prints and counts (the smoke test reads these lines).
+struct TourLog {
+    int rendered = 0;
+    std::vector<std::string> failed;  // "lesson ID step K/N (why)"
+    // Record step `step` (0-based) of lesson L, shown in `panel`; `error` empty when it rendered.
+    // Returns its line: "tour: lesson ID step K/N view PANEL", plus " FAILED: why" on failure; a
+    // lesson that failed to load has no steps: "tour: lesson FILE FAILED: why".
+    std::string step_done(const LessonDoc& L, int step, Panel panel, const std::string& error);
+    // "tour: rendered R of T steps of L lessons" (T: the steps tried, each failed lesson one)
+    std::string summary(size_t lessons) const;
+    // "" when every step rendered; else "the tour could not render N step(s): lesson ... (why); ..."
+    std::string failures() const;
+};
+
 }  // namespace viz
