@@ -29,6 +29,9 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_option("--results", a.results_dir, "Folder of measured results (default cuda/results)");
     app.add_flag("--show-keys", a.show_keys, "Open with the keyboard help shown (as F1 does)");
     app.add_option("--font-size", a.font_px, "Font size in pixels before the monitor's scale (default 17)");
+    app.add_flag("--tour", a.tour,
+                 "Open every step of every lesson in turn (as Next does), render --frames frames of each (default 2), "
+                 "print a line a step; exit 1 if a step fails");
     if (help) *help = false;
     try {
         app.parse(argc, argv);
@@ -67,6 +70,14 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         if (!a.pass) return "--pass must be forward, backward or both; got '" + pass + "'";
     }
     if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
+    if (a.tour) {
+        // the tour chooses the lesson, step, view and parameters itself, step by step
+        for (const char* f : {"--lesson", "--step", "--panel", "--screenshot", "--anim-step", "--play", "--seq",
+                              "--head-dim", "--algo", "--causal", "--pass"})
+            if (app.count(f))
+                return std::string("--tour opens every lesson step itself; it cannot be combined with ") + f;
+        if (a.frames < 0) a.frames = 2;
+    }
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
     if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed))
         return "--speed must be between 0.25 and 200 steps per second, got " + std::to_string(a.speed);

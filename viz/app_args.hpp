@@ -3,6 +3,7 @@
 //   flashsim-app [--lesson ID] [--step K] [--panel NAME] [--size WxH] [--screenshot FILE.png]
 //                [--frames N] [--report-frame-time] [--seq N --head-dim D --algo A --causal --pass P]
 //                [--anim-step S] [--play] [--results DIR]
+//   flashsim-app --tour [--frames N] [--size WxH]   every step of every lesson in one process
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -33,6 +34,9 @@ struct AppArgs {
     std::string results_dir;  // cuda/results by default
     double font_px = 0;       // font size before content scaling (0: default)
     bool show_keys = false;   // open with the keyboard help overlay
+    // --tour: open every step of every lesson in turn, as Next does, render `frames` frames of each
+    // (default 2), print a line a step and a summary; exit 1 when a step failed to open or render
+    bool tour = false;
 };
 
 // Parse argv. On a bad argument returns the one-line error (and `args` is unspecified); "" when

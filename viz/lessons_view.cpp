@@ -160,4 +160,42 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     return err;
 }
 
+std::string open_lesson_step(const LessonLibrary& lib, int lesson, int step, ViewState& v, Simulations& sims) {
+    if (lesson < 0 || lesson >= static_cast<int>(lib.lessons.size()))
+        return "no lesson " + std::to_string(lesson + 1) + (lib.error.empty() ? "" : ": " + lib.error);
+    v.lesson = lesson;
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(lesson)];
+    v.lesson_step = std::clamp(step, 0, std::max(0, static_cast<int>(L.steps.size()) - 1));
+    if (!L.error.empty()) return "failed to load: " + L.error;
+    if (L.steps.empty()) return "has no steps";
+    return apply_lesson_step(L.steps[static_cast<size_t>(v.lesson_step)], v, sims);
+}
+
+std::string TourLog::step_done(const LessonDoc& L, int step, Panel panel, const std::string& error) {
+    std::string where = "lesson " + L.id, line;
+    if (!L.steps.empty()) {
+        where += " step " + std::to_string(step + 1) + "/" + std::to_string(L.steps.size());
+        line = " view " + std::string(panel_name(panel));
+    }
+    if (error.empty()) {
+        ++rendered;
+    } else {
+        line += " FAILED: " + error;
+        failed.push_back(where + " (" + error + ")");
+    }
+    return "tour: " + where + line;
+}
+
+std::string TourLog::summary(size_t lessons) const {
+    return "tour: rendered " + std::to_string(rendered) + " of " + std::to_string(rendered + failed.size()) +
+           " steps of " + std::to_string(lessons) + " lessons";
+}
+
+std::string TourLog::failures() const {
+    if (failed.empty()) return {};
+    std::string list;
+    for (const auto& f : failed) list += (list.empty() ? "" : "; ") + f;
+    return "the tour could not render " + std::to_string(failed.size()) + " step(s): " + list;
+}
+
 }  // namespace viz

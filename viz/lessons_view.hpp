@@ -51,4 +51,26 @@ LessonLibrary load_lesson_library();
 // Returns the simulator's refusal when the step's parameters are invalid ("" when fine).
 std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& sims);
 
+// Open step `step` (0-based) of lesson `lesson` as the lesson panel's Back / Next and the lesson list
+// do: v.lesson and v.lesson_step set (the step clamped to the lesson's), then the step applied
+// (apply_lesson_step: panel, parameters, compare columns, highlights, softmax example). The app's
+// lesson panel and its --tour both open steps through this. Returns why the step could not be
+// opened: no such lesson, the lesson failed to load, it has no steps, or the simulator refused the
+// step's parameters ("" when fine; the view state is set as far as it could be).
+std::string open_lesson_step(const LessonLibrary& lib, int lesson, int step, ViewState& v, Simulations& sims);
+
+// What `flashsim-app --tour` prints and counts (the smoke test reads these lines).
+struct TourLog {
+    int rendered = 0;
+    std::vector<std::string> failed;  // "lesson ID step K/N (why)"
+    // Record step `step` (0-based) of lesson L, shown in `panel`; `error` empty when it rendered.
+    // Returns its line: "tour: lesson ID step K/N view PANEL", plus " FAILED: why" on failure; a
+    // lesson that failed to load has no steps: "tour: lesson FILE FAILED: why".
+    std::string step_done(const LessonDoc& L, int step, Panel panel, const std::string& error);
+    // "tour: rendered R of T steps of L lessons" (T: the steps tried, each failed lesson one)
+    std::string summary(size_t lessons) const;
+    // "" when every step rendered; else "the tour could not render N step(s): lesson ... (why); ..."
+    std::string failures() const;
+};
+
 }  // namespace viz

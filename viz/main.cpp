@@ -5,6 +5,7 @@
 //   flashsim-app                               opens on the first lesson
 //   flashsim-app --screenshot out.png --panel compare --size 1280x800
 //   flashsim-app --seq 4096 --play --frames 600 --report-frame-time
+//   flashsim-app --tour                        every step of every lesson, one after another
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -89,12 +90,18 @@ int main(int argc, char** argv) {
     LessonLibrary lib;
     std::future<LessonLibrary> lib_job;
     bool lessons_ready = false;
-    auto apply_step = [&]() {
-        if (lib.lessons.empty()) return;
-        const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
-        if (L.error.empty() && v.lesson_step < static_cast<int>(L.steps.size()))
-            apply_lesson_step(L.steps[static_cast<size_t>(v.lesson_step)], v, sims);
+    int tab_forced = -1;  // a tab to select programmatically (-1: none)
+    // Open the lesson step v.lesson, v.lesson_step and show its view: what the lesson panel's Back /
+    // Next, Page Up / Down, the command line and the tour all do. Returns why it could not be opened.
+    auto apply_step = [&]() -> std::string {
+        if (lib.lessons.empty()) return lib.error;
+        std::string err = open_lesson_step(lib, v.lesson, v.lesson_step, v, sims);
+        tab_forced = static_cast<int>(v.panel);
+        return err;
     };
+    // --tour: why the step on screen failed ("" : it has not), and the steps done so far
+    std::string tour_error;
+    TourLog tour;
     // command-line overrides of whatever the lesson shows
     auto apply_overrides = [&]() -> std::string {
         if (args.seq || args.head_dim || args.algo || args.causal || args.pass) {
@@ -131,7 +138,8 @@ int main(int argc, char** argv) {
                             std::to_string(n) + " steps");
             v.lesson_step = args.lesson_step;
         }
-        apply_step();
+        if (args.tour && lib.lessons.empty()) return fail("--tour: no lessons to open: " + lib.error, 1);
+        tour_error = apply_step();  // the tour starts at the first step of the first lesson
     } else {
         lib_job = std::async(std::launch::async, load_lesson_library);
     }
@@ -185,8 +193,8 @@ int main(int argc, char** argv) {
     if (scripted) sims.wait();  // a screenshot shows the finished simulation, not a progress bar
     ReplayCache cache;
     LiveRun live;
-    int tab_forced = static_cast<int>(v.panel);  // a tab to select programmatically (-1: none)
-    std::vector<double> frame_ms, ui_ms;         // whole frame; the app's own part (events, layout, drawing lists)
+    tab_forced = static_cast<int>(v.panel);
+    std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
     const Timeline* prev_tl = nullptr;
@@ -324,6 +332,8 @@ int main(int argc, char** argv) {
                 ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
         }
         ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+        // whether v.panel's own view was drawn this frame, not a progress bar (the tour checks it)
+        bool view_drawn = false;
         if (!v.param_error.empty()) {  // a refusal, where the learner looks after pressing Simulate
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
             ui::wrapped("Not applied: %s", v.param_error.c_str());
@@ -345,6 +355,7 @@ int main(int argc, char** argv) {
                             ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
                             if (!sims.last_error().empty()) ui::wrapped("%s", sims.last_error().c_str());
                         } else {
+                            view_drawn = true;
                             switch (p) {
                                 case Panel::memory:
                                     draw_memory_panel(*rs, cache, v);
@@ -379,12 +390,7 @@ int main(int argc, char** argv) {
         ImGui::EndChild();
         ImGui::End();
         draw_help_overlay(v);
-        if (lesson_go >= 0 && !lib.lessons.empty()) {
-            const auto& L = lib.lessons[static_cast<size_t>(v.lesson)];
-            v.lesson_step = std::clamp(v.lesson_step, 0, std::max(0, static_cast<int>(L.steps.size()) - 1));
-            apply_step();
-            tab_forced = static_cast<int>(v.panel);
-        }
+        if (lesson_go >= 0 && !lib.lessons.empty()) apply_step();
 
         // render
         ImGui::Render();
@@ -395,6 +401,13 @@ int main(int argc, char** argv) {
         glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        if (args.tour)
+            for (GLenum e; (e = glGetError()) != GL_NO_ERROR;)
+                if (tour_error.empty()) {
+                    char code[16];
+                    std::snprintf(code, sizeof code, "0x%04x", e);
+                    tour_error = std::string("OpenGL error ") + code + " while rendering";
+                }
         ++frame;
         if (scripted && frame >= args.frames && !args.screenshot.empty()) {
             const std::string png = args.all_panels ? screenshot_name(args.screenshot, v.panel) : args.screenshot;
@@ -406,7 +419,21 @@ int main(int argc, char** argv) {
             frame_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
-            if (frame >= args.frames) {
+            if (frame >= args.frames && args.tour) {
+                // this step has been rendered: say so (or why not), then open the next as Next does
+                if (tour_error.empty() && !sims.last_error().empty()) tour_error = sims.last_error();
+                if (tour_error.empty() && !view_drawn) tour_error = "its view was not drawn";
+                const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
+                std::printf("%s\n", tour.step_done(L, v.lesson_step, v.panel, tour_error).c_str());
+                std::fflush(stdout);
+                std::vector<int> steps;
+                for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
+                if (!lesson_next(v.lesson, v.lesson_step, steps)) break;
+                tour_error = apply_step();
+                sims.wait();  // the next step's simulations, finished before its frames
+                if (v.panel == Panel::charts) charts.wait();
+                frame = 0;
+            } else if (frame >= args.frames) {
                 const int next = static_cast<int>(v.panel) + 1;
                 if (!args.all_panels || next >= kPanelCount || rc) break;
                 // --panel all: the next view, with its data ready, for another args.frames frames
@@ -419,6 +446,10 @@ int main(int argc, char** argv) {
     }
 
     // ---------------------------------------------------------------- cleanup
+    if (args.tour) {
+        std::printf("%s\n", tour.summary(lib.lessons.size()).c_str());
+        if (!tour.failures().empty()) rc = fail(tour.failures(), 1);
+    }
     if (args.report_frame_time && !frame_ms.empty()) {
         std::vector<double> s(frame_ms.begin() + std::min<size_t>(frame_ms.size() - 1, 5),
                               frame_ms.end());  // skip warm-up

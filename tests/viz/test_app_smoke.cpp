@@ -1,14 +1,21 @@
-// Smoke test of flashsim-app under Xvfb: every panel and every step of every lesson render to a PNG that
-// is not blank (pixel variance), consecutive lesson steps differ, bad arguments exit non-zero with a
-// one-line error. Exits 77 (ctest: skipped) when xvfb-run is not installed.
+// Smoke test of flashsim-app under Xvfb: every panel renders to a PNG that is not blank (pixel
+// variance), consecutive lesson steps differ, every view renders at five window sizes, `--tour` opens
+// and renders every step of every lesson (counted from the lesson files) in one process, bad
+// arguments exit non-zero with a one-line error. Exits 77 (ctest: skipped) when xvfb-run is not
+// installed.
 #include <stb_image.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "lessons/lib/lesson.hpp"
 
 namespace {
 
@@ -77,8 +84,8 @@ int main(int argc, char** argv) {
     fs::create_directories(dir);
 
     // bad arguments: refused before any window opens
-    for (const char* bad :
-         {"--panel bogus", "--size 12", "--step 0", "--screenshot out.bmp", "--lesson no-such-lesson"}) {
+    for (const char* bad : {"--panel bogus", "--size 12", "--step 0", "--screenshot out.bmp", "--lesson no-such-lesson",
+                            "--tour --lesson 2", "--tour --screenshot out.png"}) {
         const Run r = run(app + " " + bad);
         check(r.rc != 0 && r.out.find("error") != std::string::npos && r.out.find('\n') == r.out.size() - 1,
               std::string("refuses '") + bad + "' with one line: " + r.out.substr(0, r.out.find('\n')));
@@ -107,15 +114,21 @@ int main(int argc, char** argv) {
     };
     for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"})
         shot(std::string("panel_") + p, std::string("--panel ") + p);
-    // consecutive lesson steps of the first lesson must look different
+    // The course as the lesson files have it, loaded by the lessons library from the directory the
+    // app reads (passed to it below): how many lessons, how many steps each, what each step shows.
+    std::string lessons_dir;
+    std::vector<lessons::Loaded> course;
+    try {
+        lessons_dir = lessons::lessons_dir();
+        course = lessons::load_all(lessons_dir);
+    } catch (const std::exception& e) { check(false, std::string("the lessons directory: ") + e.what()); }
+    const std::string in_course = "FLASHSIM_LESSONS='" + lessons_dir + "' ";
+    // consecutive lesson steps of the first lesson must look different (its first four at most)
     Image prev;
-    for (int s = 1; s <= 4; ++s) {
-        // a lesson may have fewer steps: the app refuses a step past the end, which ends the walk
-        if (s > 2 &&
-            run("env -u DISPLAY -u WAYLAND_DISPLAY " + app + " --lesson 1 --step " + std::to_string(s) + " --frames 1")
-                    .out.find("past the lesson") != std::string::npos)
-            break;
-        const Image im = shot("lesson1_step" + std::to_string(s), "--lesson 1 --step " + std::to_string(s));
+    const int first_steps = course.empty() || !course[0].lesson ? 0 : static_cast<int>(course[0].lesson->steps.size());
+    check(first_steps >= 2, "lesson 1 has steps to compare (" + std::to_string(first_steps) + ")");
+    for (int s = 1; s <= std::min(4, first_steps); ++s) {
+        const Image im = shot("lesson1_step" + std::to_string(s), "--lesson 1 --step " + std::to_string(s), in_course);
         if (!prev.px.empty()) {
             const double f = differing(prev, im);
             check(f > 0.005, "lesson 1: step " + std::to_string(s) + " differs from step " + std::to_string(s - 1) +
@@ -123,54 +136,51 @@ int main(int argc, char** argv) {
         }
         prev = im;
     }
-    // every step of every lesson opens and renders (under the sanitizers: the first and the last): the
-    // walk ends at the first step the app refuses as past the lesson, and at the first lesson
-    // number it does not know
-    int lessons_seen = 0, steps_seen = 0;
-    for (int l = 1; l <= 99; ++l) {
-#if FLASHSIM_SMOKE_TOUR_ENDS
-        // the lesson's step count, from the app's refusal of a step past it
-        const Run probe = run("env -u DISPLAY -u WAYLAND_DISPLAY " + app + " --lesson " + std::to_string(l) +
-                              " --step 999 --frames 1");
-        const size_t at = probe.out.find("past the lesson's ");
-        if (at == std::string::npos) break;  // lesson l does not exist: the course has ended
-        const int last = std::atoi(probe.out.c_str() + at + 18);
-        check(last >= 1, "lesson " + std::to_string(l) + " has steps (" + std::to_string(last) + ")");
-        const std::vector<int> steps = last > 1 ? std::vector<int>{1, last} : std::vector<int>{1};
-#endif
-        int s = 1;
-        for (;; ++s) {
-#if FLASHSIM_SMOKE_TOUR_ENDS
-            if (s > static_cast<int>(steps.size())) break;
-            const int step = steps[static_cast<size_t>(s - 1)];
-#else
-            const int step = s;
-#endif
-            const std::string name = "tour_" + std::to_string(l) + "_" + std::to_string(step);
-            const std::string png = (dir / (name + ".png")).string();
-            const Run r = run("xvfb-run -a -s '-screen 0 1400x900x24' " + app + " --size 1280x800 --lesson " +
-                              std::to_string(l) + " --step " + std::to_string(step) + " --frames 2 --screenshot " + png);
-            if (r.rc != 0 && r.out.find("past the lesson") != std::string::npos) break;
-            if (r.rc != 0 && s == 1 && r.out.find("lesson") != std::string::npos &&
-                r.out.find("no lesson") != std::string::npos)
-                break;
-            check(r.rc == 0, "lesson " + std::to_string(l) + " step " + std::to_string(step) + ": exit 0 (" +
-                                 std::to_string(r.rc) + ")" + (r.rc ? " " + r.out : ""));
-            if (r.rc != 0) break;
-            const Image im = load(png);
-            check(variance(im) > 200.0, "lesson " + std::to_string(l) + " step " + std::to_string(step) + ": not blank");
-            ++steps_seen;
+    // The whole course in one process: --tour opens every step of every lesson as Next does, renders
+    // it and prints "tour: lesson ID step K/N view PANEL". What it must have shown comes from the
+    // lesson files (`course`), not from a number written here.
+    {
+        int expected = 0;
+        for (const auto& x : course) {
+            check(x.lesson.has_value(), "lesson file loads: " + x.file + (x.error.empty() ? "" : ": " + x.error));
+            if (x.lesson) expected += static_cast<int>(x.lesson->steps.size());
         }
-        if (s == 1) break;  // lesson l does not exist: the course has ended
-        ++lessons_seen;
+        check(course.size() >= 12 && expected >= 3 * static_cast<int>(course.size()),
+              std::to_string(course.size()) + " lessons of " + std::to_string(expected) + " steps in " + lessons_dir);
+        const Run r = run(in_course + xvfb + app + " --size 1280x800 --tour");
+        check(r.rc == 0, "--tour: exit 0 (" + std::to_string(r.rc) + ")" + (r.rc ? " " + r.out : ""));
+        std::set<std::string> shown;  // "ID step K/N view PANEL" as printed
+        int lines = 0;
+        std::istringstream in(r.out);
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("tour: lesson ", 0) == 0) {
+                ++lines;
+                shown.insert(line.substr(13));
+            }
+        for (const auto& x : course) {
+            if (!x.lesson) continue;
+            const lessons::Lesson& l = *x.lesson;
+            const size_t n = l.steps.size();
+            int missing = 0;
+            std::string first_missing;
+            for (size_t k = 0; k < n; ++k) {
+                // the step's own view when it names one; a "text" step keeps the view before it
+                const std::string& p = l.steps[k].view.panel;
+                const std::string head = l.id + " step " + std::to_string(k + 1) + "/" + std::to_string(n) + " view ";
+                const auto it = shown.lower_bound(head);
+                const bool ok = it != shown.end() && it->rfind(head, 0) == 0 &&
+                                (p == "text" ? it->find(" FAILED") == std::string::npos : *it == head + p);
+                if (!ok && missing++ == 0) first_missing = head + (p == "text" ? "(any)" : p);
+            }
+            check(missing == 0, "--tour rendered all " + std::to_string(n) + " steps of lesson " + l.id +
+                                    (missing ? ", not " + first_missing : ""));
+        }
+        check(lines == expected, "--tour printed one line a step: " + std::to_string(lines) + " lines, " +
+                                     std::to_string(expected) + " steps in the lesson files");
+        const std::string summary = "tour: rendered " + std::to_string(expected) + " of " + std::to_string(expected) +
+                                    " steps of " + std::to_string(course.size()) + " lessons";
+        check(r.out.find(summary + "\n") != std::string::npos, "--tour's summary: " + summary);
     }
-#if FLASHSIM_SMOKE_TOUR_ENDS
-    const int per_lesson = 2;  // the first and the last step
-#else
-    const int per_lesson = 3;  // every lesson has at least three
-#endif
-    check(lessons_seen >= 12 && steps_seen >= per_lesson * lessons_seen,
-          "the tour saw " + std::to_string(lessons_seen) + " lessons and " + std::to_string(steps_seen) + " steps");
     // a lesson file that does not load: the app still opens and shows the error in the lesson's place
     {
         const fs::path bad = dir / "bad_lessons";
@@ -181,6 +191,13 @@ int main(int argc, char** argv) {
             std::fclose(f);
         }
         shot("broken_lesson", "", "FLASHSIM_LESSONS='" + bad.string() + "' ");
+        // the tour says which lesson it could not open, and fails
+        const Run r = run("FLASHSIM_LESSONS='" + bad.string() + "' " + xvfb + app + " --tour");
+        check(r.rc == 1 && r.out.find("tour: lesson ") != std::string::npos &&
+                  r.out.find("01-broken.toml FAILED: failed to load") != std::string::npos &&
+                  r.out.find("rendered 0 of 1 steps") != std::string::npos,
+              "--tour over a lesson that does not load: exit 1 and names it (" + std::to_string(r.rc) + ")" +
+                  (r.rc != 1 ? " " + r.out : ""));
     }
     // every view at every window size from a small laptop to a 1440p monitor: one process a size
     // renders every view (--panel all); a crash (e.g. a chart too narrow for its labels) fails

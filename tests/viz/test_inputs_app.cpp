@@ -264,3 +264,78 @@ TEST_CASE("a lesson that fails to load is listed with its error in its place") {
     CHECK(lib.lessons[0].error.find("01-broken.toml") != std::string::npos);
     CHECK(lib.lessons[0].steps.empty());
 }
+
+TEST_CASE("--tour: frames a step, and the flags that would fight it are refused") {
+    AppArgs a;
+    CHECK(parse({"--tour"}, a).empty());
+    CHECK(a.tour);
+    CHECK(a.frames == 2);
+    AppArgs b;
+    CHECK(parse({"--tour", "--frames", "5", "--size", "800x600"}, b).empty());
+    CHECK(b.frames == 5);
+    for (std::vector<const char*> bad : {std::vector<const char*>{"--tour", "--lesson", "2"},
+                                         {"--tour", "--step", "3"},
+                                         {"--tour", "--panel", "memory"},
+                                         {"--tour", "--screenshot", "x.png"},
+                                         {"--tour", "--seq", "1024"},
+                                         {"--tour", "--causal"}}) {
+        AppArgs c;
+        const std::string err = parse(bad, c);
+        CHECK_MESSAGE(err.find(std::string("cannot be combined with ") + bad[1]) != std::string::npos, err);
+        CHECK(err.find('\n') == std::string::npos);
+    }
+}
+
+TEST_CASE("--tour's lines: one a step, a failed lesson by its file, a summary, the failures named") {
+    LessonDoc a;
+    a.id = "tiling";
+    a.steps.resize(4);
+    LessonDoc broken;
+    broken.id = broken.file = "lessons/02-broken.toml";
+    TourLog t;
+    CHECK(t.step_done(a, 0, Panel::memory, "") == "tour: lesson tiling step 1/4 view memory");
+    CHECK(t.step_done(a, 3, Panel::charts, "its view was not drawn") ==
+          "tour: lesson tiling step 4/4 view charts FAILED: its view was not drawn");
+    CHECK(t.step_done(broken, 0, Panel::memory, "failed to load: x") ==
+          "tour: lesson lessons/02-broken.toml FAILED: failed to load: x");
+    CHECK(t.rendered == 1);
+    CHECK(t.summary(2) == "tour: rendered 1 of 3 steps of 2 lessons");
+    CHECK(t.failures() ==
+          "the tour could not render 2 step(s): lesson tiling step 4/4 (its view was not drawn); "
+          "lesson lessons/02-broken.toml (failed to load: x)");
+    CHECK(TourLog{}.failures().empty());
+}
+
+TEST_CASE("open_lesson_step opens a step as Next does, and says why it cannot") {
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    REQUIRE(lib.lessons.size() >= 2);
+    const LessonDoc& L = lib.lessons[1];
+    REQUIRE(L.error.empty());
+    REQUIRE_FALSE(L.steps.empty());
+    const int last = static_cast<int>(L.steps.size()) - 1;
+    ViewState v;
+    Simulations sims;
+    // a step past the lesson's end opens its last step, as the lesson panel clamps it
+    CHECK(open_lesson_step(lib, 1, last + 5, v, sims).empty());
+    CHECK(v.lesson == 1);
+    CHECK(v.lesson_step == last);
+    const LessonStep& s = L.steps[static_cast<size_t>(last)];
+    if (s.panel) CHECK(v.panel == *s.panel);
+    CHECK(v.columns == s.columns);
+    if (s.params) CHECK(v.edit == *s.params);
+    sims.wait();
+    CHECK(open_lesson_step(lib, static_cast<int>(lib.lessons.size()), 0, v, sims).find("no lesson") == 0);
+    CHECK(v.lesson == 1);  // nothing changed
+    // a lesson that failed to load: its error, and the view left as it was
+    LessonLibrary broken;
+    LessonDoc d;
+    d.id = d.file = "01-broken.toml";
+    d.error = "01-broken.toml:2:9: unclosed array";
+    broken.lessons.push_back(d);
+    const Panel before = v.panel;
+    CHECK(open_lesson_step(broken, 0, 0, v, sims) == "failed to load: 01-broken.toml:2:9: unclosed array");
+    CHECK(v.lesson == 0);
+    CHECK(v.panel == before);
+}
