@@ -25,6 +25,7 @@
 //
 // Launch shape: grid (T_r = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24 registers
 //   a thread after setmaxnreg), warpgroups 1-2 consume (240); heavy causal blocks (large i) first.
+//   Three consumer warpgroups: grid (ceil(N / 192), B * H), 512 threads, consumers 160 registers.
 //   One thread block per SM.
 // SRAM (dynamic shared memory, 128-byte swizzled panels 64 elements wide), e = 2 bytes:
 //   Q_i  (128, d)               d=128: 32 KiB   d=64: 16 KiB
