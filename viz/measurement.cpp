@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 namespace viz {
 
@@ -90,12 +91,18 @@ MeasuredFile parse_measurements(const std::string& text, const std::string& path
         f.driver = str(doc, {"driver"});
         f.date = str(doc, {"date"});
         f.commit = str(doc, {"commit", "git_commit"});
-        // rows merged from several calls (cuda/results/merge.py): each call's date and commit
+        // rows merged from several calls (cuda/results/merge.py): each call's commit, and the days
+        // of the calls (each day once: several calls on one day name it once)
         if (auto it = doc.find("runs"); it != doc.end() && it->is_array() && it->size() > 1) {
             std::string dates, commits;
+            std::vector<std::string> days;
             for (const auto& run : *it) {
                 if (!run.is_object()) continue;
-                dates += (dates.empty() ? "" : " and ") + str(run, {"date"}).substr(0, 10);
+                const std::string day = str(run, {"date"}).substr(0, 10);
+                if (std::find(days.begin(), days.end(), day) == days.end()) {
+                    days.push_back(day);
+                    dates += (dates.empty() ? "" : " and ") + day;
+                }
                 commits += (commits.empty() ? "" : ", ") + str(run, {"git_commit"}).substr(0, 12);
             }
             f.date = dates;

@@ -74,6 +74,15 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
     CHECK_FALSE(f.rows[1].dram_total().has_value());
     CHECK(f.rows[2].error == "launch failed");
 
+    // rows merged from three calls, two of them on one day: each commit, each day once
+    const MeasuredFile m = parse_measurements(R"({"device": "NVIDIA H200", "rows": [], "runs": [
+        {"date": "2026-11-29T18:32:47Z", "git_commit": "c03afe0"},
+        {"date": "2026-12-01T12:22:09Z", "git_commit": "4e97bf5"},
+        {"date": "2026-12-01T18:04:30Z", "git_commit": "0db4d4a"}]})",
+                                              "h200.json");
+    CHECK(m.date == "2026-11-29 and 2026-12-01");
+    CHECK(m.commit == "c03afe0, 4e97bf5, 0db4d4a");
+
     CHECK(parse_measurements("{not json", "x.json").error.find("cannot parse x.json") != std::string::npos);
     CHECK(parse_measurements(R"({"device": "x"})", "y.json").error.find("no \"rows\"") != std::string::npos);
 }
