@@ -226,7 +226,7 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
     }
     // the main results file (the largest) in full; any others as tabs
     if (!ms.files.empty()) {
-        if (ImGui::BeginTabBar("files")) {
+        if (ImGui::BeginTabBar("files", ImGuiTabBarFlags_FittingPolicyScroll)) {  // names whole, scrolled
             std::vector<size_t> order(ms.files.size());
             for (size_t i = 0; i < order.size(); ++i) order[i] = i;
             std::stable_sort(order.begin(), order.end(),
