@@ -19,6 +19,7 @@
 #include "sim/decode.hpp"
 #include "sim/problem.hpp"
 #include "sim/reference.hpp"
+#include "sim/ring.hpp"
 #include "sim/tensor.hpp"
 
 namespace fcuda {
@@ -247,5 +248,55 @@ FitProbe probe_fit(const std::string& variant, const sim::Problem& shape);
 int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p);
 // The same, read from the workspace after running a step (tests compare the two).
 int64_t step_workspace_after_run(const std::string& variant, const sim::Problem& p);
+
+// ---- ring attention with the kernels (cuda/ring.cu, flashsim bench --ring) -------------------------
+// sim/ring.hpp's schedule on real data: P devices, each with its query chunks (balanced: chunks i
+// and 2P-1-i), the K/V slices passed around the ring; every (query chunk, key chunk) block is one
+// call of `kernel` (flash2 or flash2h) on a c-token sub-problem (causal on the diagonal, no mask
+// below it, skipped above), merged into fp32 (O, LSE) by log-sum-exp; in the backward, dQ adds up
+// at home and fp32 dK, dV accumulators travel with their slice.
+// emulated: the P devices are P sets of buffers and streams on GPU 0, a send is a device copy on the
+// sender's own stream (checks the kernels, the schedule and the merge; one GPU does all the work).
+// nccl: GPUs 0..P-1 of this process, sends by NCCL (loaded at run time: FLASHSIM_NCCL_LIB or
+// libnccl.so.2), NCCL_NVLS_ENABLE=0 unless set.
+enum class RingTransport { emulated, nccl };
+const char* ring_transport_name(RingTransport t);
+bool nccl_available(std::string* why = nullptr);
+std::string nccl_version();  // "2.28.3"; empty when NCCL cannot be loaded
+int gpu_count();             // visible CUDA devices (0 without a driver)
+
+struct RingOutputs {
+    sim::TensorF O;          // (B, H, N, d), as stored
+    std::vector<float> LSE;  // (B, H, N)
+    sim::TensorF dQ, dK, dV;  // p.pass != forward
+    int64_t blocks = 0, blocks_forward = 0;  // kernel calls of the last pass, of the forward
+    int64_t sends = 0;       // device-to-device sends of the last pass, all devices
+    int64_t link_bytes = 0;  // bytes over each link, one way, in the last pass
+};
+// The ring's forward (and with p.pass backward or both, its backward) once. Throws
+// std::runtime_error on what it cannot run (a kernel other than flash2/flash2h, N not a multiple
+// of the chunks, P above the visible GPUs for nccl, no NCCL).
+RingOutputs compute_ring(const sim::RingProblem& p, const std::string& kernel, RingTransport t);
+
+struct RingMeasurement {
+    std::string kernel, transport;
+    int gpus_used = 1;
+    double forward_ms = 0, backward_ms = 0;  // medians; the backward 0 when not run
+    int repeats = 0;
+    int64_t blocks = 0, sends = 0, link_bytes = 0;  // of the last pass
+    // O (then dQ, dK, dV) of the ring against one call of the kernel on the whole problem on one
+    // GPU, and (when B·H·N²·d <= opt.max_reference_work) both against float64
+    std::vector<sim::ErrorStats> vs_single, vs_reference, single_vs_reference;
+    // The bar, per tensor: with float64, ring error <= 2 x the one-call error + K ulps of the
+    // dtype at the reference's largest magnitude; without it, |ring - one call| <= K ulps at the
+    // one call's largest magnitude. K = the chunks a row's keys are cut into (each block's output
+    // is rounded to the dtype once before it is summed).
+    std::vector<double> bound, ref_max;
+    bool ok = false;
+    int64_t nonfinite = 0;
+};
+// The checked run, then opt.warmup + opt.repeats timed runs of each pass (L2 flushed, every device
+// idle before each); a pass's time is its slowest device's, from its start to its last stream's end.
+RingMeasurement run_ring(const sim::RingProblem& p, const std::string& kernel, RingTransport t, const RunOptions& opt);
 
 }  // namespace fcuda

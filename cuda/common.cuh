@@ -124,6 +124,10 @@ struct Tensors {
     void* dQ = nullptr;
     void* dK = nullptr;
     void* dV = nullptr;
+    // The rows also attend keys outside this call (a ring's block of one query chunk against one
+    // key chunk): O and LSE are the whole rows', so a row with one key here is not a row with one
+    // key. The backwards then skip their exact zero for such a row.
+    bool keys_elsewhere = false;
 };
 
 // Scratch memory a variant needs besides its inputs and outputs (S and P of `standard`, the

@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(Tl::THREADS)
     flash2_bwd_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
                       const T* __restrict__ dO, const float* __restrict__ LSE, const float* __restrict__ Dsum,
                       float* __restrict__ dQacc, T* __restrict__ dK, T* __restrict__ dV, int N, float scale,
-                      float scale_log2) {
+                      float scale_log2, int row0_alone) {
     constexpr int BC = Tl::BC, D = Tl::D, THREADS = Tl::THREADS;
     constexpr int NB_Q = BR / 8;  // 8-column blocks of S^T (queries)
     constexpr int NB_D = D / 8;   // 8-column blocks of dK, dV, dQ
@@ -180,7 +180,8 @@ __global__ void __launch_bounds__(Tl::THREADS)
         // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
         // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
         // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
-        if (q0 == 0 && (CAUSAL || N == 1) && t == 0) {
+        // row0_alone is 0 when the row attends keys outside this call too (ring attention's blocks).
+        if (q0 == 0 && row0_alone && t == 0) {
             dp[0][0] = 0.0f;
             dp[0][2] = 0.0f;
         }
@@ -289,7 +290,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO),
         t.LSE, ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale,
-        scale * 1.4426950408889634f);
+        scale * 1.4426950408889634f, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0);
     LAUNCH_CHECK();
     flash2_bwd_post<T><<<2048, 256, 0, s>>>(ws.a.as<float>(), static_cast<T*>(t.dQ), elems, scale);
     LAUNCH_CHECK();

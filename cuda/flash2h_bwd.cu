@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
                        const float* __restrict__ Lp, const float* __restrict__ Dp, float* __restrict__ dQacc,
                        int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
-                       float scale_log2) {
+                       float scale_log2, int row0_alone) {
     using Z = BwdSizes<D>;
     constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
     constexpr int KH = key_halves<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
@@ -451,7 +451,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
         // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
         // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
-        if (q0 == 0 && (CAUSAL || N == 1) && t == 0) {
+        // row0_alone is 0 when the row attends keys outside this call too (ring attention's blocks).
+        if (q0 == 0 && row0_alone && t == 0) {
             dpt[0] = 0.0f;
             dpt[2] = 0.0f;
         }
@@ -618,7 +619,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<dim3(T_c, BH), THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
                                                 static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
-                                                scale * LOG2E);
+                                                scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0);
     LAUNCH_CHECK();
     if constexpr (BULK)
         flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),

@@ -246,6 +246,30 @@ double attention_flops(const sim::Problem& p, Pass pass) {
     return f;
 }
 
+void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    if (variant == "standard")
+        standard_forward(p, t, ws, s);
+    else if (variant == "flash1")
+        flash1_forward(p, t, ws, s);
+    else if (variant == "flash2")
+        flash2_forward(p, t, ws, s);
+    else if (variant == "flash2h")
+        flash2h_forward(p, t, ws, s);
+    else
+        throw std::runtime_error("unknown variant '" + variant + "'");
+}
+
+void backward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    if (variant == "standard")
+        standard_backward(p, t, ws, s);
+    else if (variant == "flash2")
+        flash2_backward(p, t, ws, s);
+    else if (variant == "flash2h")
+        flash2h_backward(p, t, ws, s);
+    else
+        throw std::runtime_error("variant '" + variant + "' has no backward pass");
+}
+
 namespace {
 
 // One full set of inputs and outputs.
@@ -304,30 +328,6 @@ Set make_set(const sim::Problem& p, bool backward) {
     return alloc_set(p, backward, [&](void* buf, sim::InputTensor which) {
         generate_on_device(buf, p.dtype, p.seed, which, elems);
     });
-}
-
-void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    if (variant == "standard")
-        standard_forward(p, t, ws, s);
-    else if (variant == "flash1")
-        flash1_forward(p, t, ws, s);
-    else if (variant == "flash2")
-        flash2_forward(p, t, ws, s);
-    else if (variant == "flash2h")
-        flash2h_forward(p, t, ws, s);
-    else
-        throw std::runtime_error("unknown variant '" + variant + "'");
-}
-
-void backward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    if (variant == "standard")
-        standard_backward(p, t, ws, s);
-    else if (variant == "flash2")
-        flash2_backward(p, t, ws, s);
-    else if (variant == "flash2h")
-        flash2h_backward(p, t, ws, s);
-    else
-        throw std::runtime_error("variant '" + variant + "' has no backward pass");
 }
 
 // What a pass writes: the forward O and LSE, the backward dQ, dK, dV, a step all five.

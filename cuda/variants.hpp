@@ -13,6 +13,10 @@
 
 namespace fcuda {
 
+// harness.cu: the variant's forward / backward by name (what the harness and the ring call).
+void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+void backward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+
 // standard.cu: S = Q K^T (cuBLAS), P = softmax(scale * S) (kernel), O = P V (cuBLAS).
 TileConfig standard_tiles(const sim::Problem& p, Pass pass);
 void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);

@@ -17,7 +17,10 @@
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
-# at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added).
+# at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), ring (ring
+# attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
+# GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
+# then over NCCL on every GPU the machine has; all rows in ring.json).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
@@ -248,6 +251,43 @@ if has bwdsched; then
       "${BWD_SCHEDULES:-plain pipelined bulk bulk-pipelined bulk-keys}" --variant flash2h --pass backward \
       --seq "$SEQS" --head-dim "$DIMS" $m
   done
+fi
+
+if has ring; then
+  # ring attention with the kernels (cuda/ring.cu): NCCL from PyTorch's wheel, multicast off
+  stamp ring
+  nl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(os.path.dirname(nvidia.nccl.__file__), "lib", "libnccl.so.2"))' 2>/dev/null)
+  [ -n "$nl" ] && [ -f "$nl" ] && export FLASHSIM_NCCL_LIB="$nl"
+  echo "FLASHSIM_NCCL_LIB=${FLASHSIM_NCCL_LIB:-unset}"
+  export NCCL_NVLS_ENABLE=0
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/test_cuda_gpu" -tc="ring: kernel calls*" \
+    > "$OUT/ring_sanitizer.log" 2>&1
+  echo "ring memcheck rc=$? ($(grep -c "ERROR SUMMARY: 0 errors" "$OUT/ring_sanitizer.log") clean summaries)"
+  tail -3 "$OUT/ring_sanitizer.log"
+  RT=${RING_TOKENS:-8192}
+  parts=()
+  ring_row() {  # name P layout transport tokens-a-device
+    local f="$OUT/ring_$1.json"
+    timeout "${RING_TIMEOUT:-240}" "$BIN/flashsim-bench" bench --ring "$2" --ring-layout "$3" --ring-transport "$4" \
+      --variant "${RING_KERNEL:-flash2h}" --seq $(( $2 * $5 )) -d 128 --batch 1 --heads 16 --causal --pass backward \
+      --repeats "$REPEATS" --json "$f"
+    echo "ring $1 rc=$?"
+    [ -s "$f" ] && parts+=("$f")
+  }
+  for P in ${RING_PS:-1 2 4 8}; do ring_row "e$P" "$P" balanced emulated "$RT"; done
+  ring_row c4 4 contiguous emulated "$RT"
+  G=$(nvidia-smi -L 2>/dev/null | wc -l)
+  [ "$G" -ge 1 ] && ring_row "nccl$G" "$G" balanced nccl "$RT"
+  python3 - "$OUT/ring.json" "${parts[@]}" <<'PY'
+import json, sys
+out, parts = sys.argv[1], sys.argv[2:]
+docs = [json.load(open(p)) for p in parts]
+if docs:
+    doc = dict(docs[0]); doc["rows"] = [r for d in docs for r in d["rows"]]
+    json.dump(doc, open(out, "w"), indent=1)
+    print("ring.json:", len(doc["rows"]), "rows")
+PY
+  rm -f "${parts[@]}"
 fi
 
 if has wg; then
