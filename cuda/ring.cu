@@ -9,7 +9,9 @@
 //            mask), diagonal (the causal mask on the c x c block) or none (skipped); one call of the
 //            kernel (flash2 or flash2h) on a c-token sub-problem, then
 //            forward:  merge the block's (O_b, LSE_b) into the running fp32 (O, LSE):
-//                      L = logaddexp(LSE, LSE_b), O = O e^(LSE - L) + O_b e^(LSE_b - L)
+//                      L = logaddexp(LSE, LSE_b), O = O e^(LSE - L) + O_b e^(LSE_b - L);
+//                      a query chunk's first block sets them, its last writes the rounded output
+//                      and LSE, and a chunk with one block in the pass takes the kernel's output
 //            backward: the kernel's backward with the whole rows' O, LSE (keys_elsewhere, so the
 //                      one-key shortcut stays off): dQ_b added into the home fp32 dQ; dK_b, dV_b
 //                      into the fp32 accumulators that travel with the slice (once they arrive)
@@ -102,23 +104,39 @@ void nccl_check(ncclResult_t r, const char* what) {
 
 // ---- small kernels: scatter, merge, accumulate, convert ------------------------------------------
 
-// running (O, LSE) fp32 <- merge with a block's (O_b in T, LSE_b); one warp a row
+// A block's (O_b in T, LSE_b) into a query chunk's running fp32 (O, LSE); one warp a row.
+// mode first: the running values are the block's; middle: merged; last: merged and written to the
+// chunk's output (T) and LSE instead of the running values.
+enum MergeMode : int { merge_first = 0, merge_middle = 1, merge_last = 2 };
 template <typename T>
 __global__ void ring_merge(float* __restrict__ O, float* __restrict__ L, const T* __restrict__ Ob,
-                           const float* __restrict__ Lb, int64_t rows, int d) {
+                           const float* __restrict__ Lb, T* __restrict__ Out, float* __restrict__ Lout, int64_t rows,
+                           int d, int mode) {
     const int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (row >= rows) return;
+    float* o = O + row * d;
+    const T* ob = Ob + row * d;
+    if (mode == merge_first) {
+        for (int c = lane; c < d; c += 32) o[c] = StorageTraits<T>::to_float(ob[c]);
+        if (lane == 0) L[row] = Lb[row];
+        return;
+    }
     const float l0 = L[row], l1 = Lb[row];
     const float m = fmaxf(l0, l1);
-    // l0 = -inf (nothing merged yet): weight 0 for the old part, 1 for the block
     const float w0 = l0 == -INFINITY ? 0.0f : expf(l0 - m), w1 = l1 == -INFINITY ? 0.0f : expf(l1 - m);
     const float s = w0 + w1;
     const float a = s > 0 ? w0 / s : 0.0f, b = s > 0 ? w1 / s : 0.0f;
-    float* o = O + row * d;
-    const T* ob = Ob + row * d;
+    const float lse = s > 0 ? m + logf(s) : -INFINITY;
+    if (mode == merge_last) {
+        T* out = Out + row * d;
+        for (int c = lane; c < d; c += 32)
+            out[c] = StorageTraits<T>::from_float(a * o[c] + b * StorageTraits<T>::to_float(ob[c]));
+        if (lane == 0) Lout[row] = lse;
+        return;
+    }
     for (int c = lane; c < d; c += 32) o[c] = a * o[c] + b * StorageTraits<T>::to_float(ob[c]);
-    if (lane == 0) L[row] = s > 0 ? m + logf(s) : -INFINITY;
+    if (lane == 0) L[row] = lse;
 }
 
 template <typename T>
@@ -133,15 +151,6 @@ __global__ void ring_round(T* __restrict__ out, const float* __restrict__ in, in
         out[k] = StorageTraits<T>::from_float(in[k]);
 }
 
-__global__ void ring_fill(float* __restrict__ p, float v, int64_t count) {
-    for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
-        p[k] = v;
-}
-
-void fill(float* p, float v, int64_t count, cudaStream_t s) {
-    ring_fill<<<512, 256, 0, s>>>(p, v, count);
-    LAUNCH_CHECK();
-}
 
 // ---- the ring --------------------------------------------------------------------------------
 
@@ -155,13 +164,17 @@ struct Device {
     // K/V arrived in the slot; after the dK/dV accumulators arrived; after they left
     cudaEvent_t computed[2]{}, kv_in[2]{}, kv_out[2]{}, grad_in[2]{}, grad_out[2]{};
     cudaEvent_t joined = nullptr;  // the timing's: both streams done
+    // query chunk 1's blocks run on a second compute stream beside chunk 0's (balanced layout):
+    // go = the step may start, side_done = chunk 1's blocks are done
+    cudaStream_t side = nullptr;
+    cudaEvent_t go = nullptr, side_done = nullptr;
     DeviceBuffer Q, dO, O, LSE;   // its chunks, chunk-major: [chunk][B·H][c][d] (LSE [chunk][B·H][c])
     DeviceBuffer Oacc, Lacc;      // forward: running fp32 output and LSE
     DeviceBuffer dQacc;           // backward: fp32
     DeviceBuffer slot[2];         // K | V (storage type) | dK | dV (fp32, backward)
-    DeviceBuffer Ob, Lb;          // one block's forward output
+    DeviceBuffer Ob[2], Lb[2];    // one block's forward output, a stream
     DeviceBuffer dQb, dKb, dVb;   // the step's blocks' gradients (chunks_per_gpu^2 blocks each)
-    Workspace ws;
+    Workspace ws[2];              // a stream
     ncclComm_t comm_nccl = nullptr;
 };
 
@@ -254,6 +267,9 @@ std::unique_ptr<Ring> make_ring(const sim::RingProblem& p, const std::string& ke
         r->use(v);
         CUDA_CHECK(cudaStreamCreateWithFlags(&v.compute, cudaStreamNonBlocking));
         CUDA_CHECK(cudaStreamCreateWithFlags(&v.comm, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaStreamCreateWithFlags(&v.side, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaEventCreateWithFlags(&v.go, cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventCreateWithFlags(&v.side_done, cudaEventDisableTiming));
         for (int k = 0; k < 2; ++k)
             for (cudaEvent_t* e : {&v.computed[k], &v.kv_in[k], &v.kv_out[k], &v.grad_in[k], &v.grad_out[k]})
                 CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
@@ -264,8 +280,10 @@ std::unique_ptr<Ring> make_ring(const sim::RingProblem& p, const std::string& ke
         v.LSE = DeviceBuffer(n * cr);
         v.Oacc = DeviceBuffer(n * cf);
         v.Lacc = DeviceBuffer(n * cr);
-        v.Ob = DeviceBuffer(cb);
-        v.Lb = DeviceBuffer(cr);
+        for (int k = 0; k < 2; ++k) {
+            v.Ob[k] = DeviceBuffer(cb);
+            v.Lb[k] = DeviceBuffer(cr);
+        }
         for (auto& s : v.slot) s = DeviceBuffer(r->kv_bytes() + (grads ? r->grad_bytes() : 0));
         if (grads) {
             v.dO = DeviceBuffer(n * cb);
@@ -310,6 +328,9 @@ void free_ring(Ring& r) {
             for (cudaEvent_t e : {v.computed[k], v.kv_in[k], v.kv_out[k], v.grad_in[k], v.grad_out[k]})
                 if (e) cudaEventDestroy(e);
         if (v.joined) cudaEventDestroy(v.joined);
+        if (v.go) cudaEventDestroy(v.go);
+        if (v.side_done) cudaEventDestroy(v.side_done);
+        if (v.side) cudaStreamDestroy(v.side);
         if (v.compute) cudaStreamDestroy(v.compute);
         if (v.comm) cudaStreamDestroy(v.comm);
     }
@@ -372,15 +393,44 @@ void send_round(Ring& r, int from, int to, size_t off, size_t bytes, Events Devi
     r.link_bytes += static_cast<int64_t>(bytes);
 }
 
+// A step's second query chunk runs on the side stream: it starts when the main stream may (fork)
+// and the main stream goes on when it is done (join). One query chunk (contiguous): no side stream.
+void fork(Device& v, int64_t cpg) {
+    if (cpg < 2) return;
+    CUDA_CHECK(cudaEventRecord(v.go, v.compute));
+    CUDA_CHECK(cudaStreamWaitEvent(v.side, v.go, 0));
+}
+void join(Device& v, int64_t cpg) {
+    if (cpg < 2) return;
+    CUDA_CHECK(cudaEventRecord(v.side_done, v.side));
+    CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.side_done, 0));
+}
+
+// The blocks query chunk x of device i meets over a whole pass (its merges' first and last).
+std::vector<int64_t> blocks_of_chunks(const Ring& r, int64_t i) {
+    std::vector<int64_t> n(static_cast<size_t>(r.cpg), 0);
+    for (int64_t s = 0; s < r.P; ++s) {
+        const std::vector<int64_t> keys = sim::ring_chunks(r.p, sim::ring_source(r.P, i, s));
+        for (int64_t x = 0; x < r.cpg; ++x)
+            for (int64_t b : keys)
+                n[static_cast<size_t>(x)] +=
+                    sim::block_kind(r.p.attn.causal, r.dev[static_cast<size_t>(i)].chunks[static_cast<size_t>(x)], b) !=
+                    sim::BlockKind::none;
+    }
+    return n;
+}
+
 template <typename T>
 void ring_forward(Ring& r) {
     const int64_t P = r.P, cpg = r.cpg;
     const size_t cb = static_cast<size_t>(r.chunk_elems * r.eb), cr = static_cast<size_t>(r.chunk_rows * 4);
     r.sends = r.link_bytes = r.blocks = 0;
-    for (Device& v : r.dev) {
+    std::vector<std::vector<int64_t>> total(static_cast<size_t>(P)), seen(static_cast<size_t>(P));
+    for (int64_t i = 0; i < P; ++i) {
+        Device& v = r.dev[static_cast<size_t>(i)];
+        total[static_cast<size_t>(i)] = blocks_of_chunks(r, i);
+        seen[static_cast<size_t>(i)].assign(static_cast<size_t>(cpg), 0);
         r.use(v);
-        fill(v.Lacc.as<float>(), -INFINITY, cpg * r.chunk_rows, v.compute);
-        CUDA_CHECK(cudaMemsetAsync(v.Oacc.get(), 0, v.Oacc.bytes(), v.compute));
         CUDA_CHECK(cudaEventRecord(v.computed[1], v.compute));  // slot 1 is free
     }
     for (int64_t s = 0; s < P; ++s) {
@@ -392,34 +442,43 @@ void ring_forward(Ring& r) {
             Device& v = r.dev[static_cast<size_t>(i)];
             r.use(v);
             if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.kv_in[cur], 0));
+            fork(v, cpg);
             const std::vector<int64_t> keys = sim::ring_chunks(r.p, sim::ring_source(P, i, s));
             for (int64_t x = 0; x < cpg; ++x)
                 for (int64_t y = 0; y < cpg; ++y) {
                     const sim::BlockKind k = sim::block_kind(r.p.attn.causal, v.chunks[static_cast<size_t>(x)],
                                                              keys[static_cast<size_t>(y)]);
                     if (k == sim::BlockKind::none) continue;
+                    cudaStream_t st = x == 0 ? v.compute : v.side;
+                    const int n1 = x == 0 ? 0 : 1;
+                    const int64_t n = total[static_cast<size_t>(i)][static_cast<size_t>(x)];
+                    int64_t& done = seen[static_cast<size_t>(i)][static_cast<size_t>(x)];
+                    T* out = r.at<T>(v.O, x, static_cast<int64_t>(cb));
+                    float* lse = r.at<float>(v.LSE, x, static_cast<int64_t>(cr));
                     Tensors t;
                     t.Q = r.at(v.Q, x, static_cast<int64_t>(cb));
                     t.K = r.K_of(v, cur, y);
                     t.V = r.V_of(v, cur, y);
-                    t.O = v.Ob.get();
-                    t.LSE = v.Lb.as<float>();
-                    forward_of(r.kernel, r.sub(k == sim::BlockKind::diagonal), t, v.ws, v.compute);
-                    const int64_t rows = r.chunk_rows;
-                    ring_merge<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, v.compute>>>(
-                        r.at<float>(v.Oacc, x, static_cast<int64_t>(cb) * 2), r.at<float>(v.Lacc, x, static_cast<int64_t>(cr)),
-                        v.Ob.as<T>(), v.Lb.as<float>(), rows, static_cast<int>(r.d));
-                    LAUNCH_CHECK();
+                    // the chunk's only block: the kernel's output is the answer
+                    t.O = n == 1 ? static_cast<void*>(out) : v.Ob[n1].get();
+                    t.LSE = n == 1 ? lse : v.Lb[n1].as<float>();
+                    forward_of(r.kernel, r.sub(k == sim::BlockKind::diagonal), t, v.ws[n1], st);
+                    if (n > 1) {
+                        const int mode = done == 0 ? merge_first : done + 1 == n ? merge_last : merge_middle;
+                        const int64_t rows = r.chunk_rows;
+                        ring_merge<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, st>>>(
+                            r.at<float>(v.Oacc, x, static_cast<int64_t>(cb) * 2),
+                            r.at<float>(v.Lacc, x, static_cast<int64_t>(cr)), v.Ob[n1].as<T>(), v.Lb[n1].as<float>(),
+                            out, lse,
+                            rows, static_cast<int>(r.d), mode);
+                        LAUNCH_CHECK();
+                    }
+                    ++done;
                     ++r.blocks;
                 }
+            join(v, cpg);
             CUDA_CHECK(cudaEventRecord(v.computed[cur], v.compute));
         }
-    }
-    for (Device& v : r.dev) {  // the rows' final O in the storage type, and their LSE
-        r.use(v);
-        ring_round<T><<<512, 256, 0, v.compute>>>(v.O.as<T>(), v.Oacc.as<float>(), cpg * r.chunk_elems);
-        LAUNCH_CHECK();
-        CUDA_CHECK(cudaMemcpyAsync(v.LSE.get(), v.Lacc.get(), v.Lacc.bytes(), cudaMemcpyDeviceToDevice, v.compute));
     }
 }
 
@@ -445,6 +504,7 @@ void ring_backward(Ring& r) {
             Device& v = r.dev[static_cast<size_t>(i)];
             r.use(v);
             if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.kv_in[cur], 0));
+            fork(v, cpg);
             const std::vector<int64_t> keys = sim::ring_chunks(r.p, sim::ring_source(P, i, s));
             std::vector<std::pair<int64_t, int64_t>> done;
             for (int64_t x = 0; x < cpg; ++x)
@@ -464,13 +524,15 @@ void ring_backward(Ring& r) {
                     t.dK = r.at(v.dKb, b, static_cast<int64_t>(cb));
                     t.dV = r.at(v.dVb, b, static_cast<int64_t>(cb));
                     t.keys_elsewhere = true;
-                    backward_of(r.kernel, r.sub(k == sim::BlockKind::diagonal), t, v.ws, v.compute);
-                    ring_add<T><<<512, 256, 0, v.compute>>>(r.at<float>(v.dQacc, x, static_cast<int64_t>(cb) * 2),
+                    cudaStream_t st = x == 0 ? v.compute : v.side;
+                    backward_of(r.kernel, r.sub(k == sim::BlockKind::diagonal), t, v.ws[x == 0 ? 0 : 1], st);
+                    ring_add<T><<<512, 256, 0, st>>>(r.at<float>(v.dQacc, x, static_cast<int64_t>(cb) * 2),
                                                            r.at<T>(v.dQb, b, static_cast<int64_t>(cb)), r.chunk_elems);
                     LAUNCH_CHECK();
                     done.push_back({b, y});
                     ++r.blocks;
                 }
+            join(v, cpg);  // both query chunks add into the same dK, dV: one stream, a fixed order
             // the slice's dK, dV accumulators: here since step s-1's send (slot 0's were zeroed at home)
             if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.grad_in[cur], 0));
             for (const auto& [b, y] : done) {
