@@ -74,7 +74,8 @@ fi
 
 if has tests; then
   stamp tests
-  { timeout 120 "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; timeout "${TEST_TIMEOUT:-300}" "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?"; } > "$OUT/tests.log" 2>&1
+  { timeout 120 "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; timeout "${TEST_TIMEOUT:-300}" "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?";
+    if [ -x "$BIN/test_live_run_gpu" ]; then FLASHSIM_SOURCE_DIR="$PWD" timeout 300 "$BIN/test_live_run_gpu"; echo "test_live_run_gpu rc=$?"; fi; } > "$OUT/tests.log" 2>&1
   if grep -q "test_cuda_gpu rc=1[0-9][0-9]" "$OUT/tests.log"; then  # crashed: where?
     cuda-gdb -batch -ex run -ex bt --args "$BIN/test_cuda_gpu" >> "$OUT/tests.log" 2>&1
   fi

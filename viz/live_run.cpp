@@ -23,58 +23,80 @@ bool LiveRun::available(std::string* why) {
 #endif
 }
 
+MeasuredFile measure_live(const sim::Problem& p, const std::string& gpu_preset, std::atomic<int>* done,
+                          std::atomic<int>* total) {
+    MeasuredFile f;
+    f.path = "live run";
+#if FLASHSIM_HAVE_CUDA
+    try {
+        f.device = fcuda::device_name();
+        f.driver = fcuda::driver_version();
+        const std::time_t now = std::time(nullptr);
+        char date[64];
+        std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+        f.date = date;
+        std::vector<std::string> runnable;
+        for (const std::string& v : fcuda::variants())
+            if (fcuda::variant_available(v)) runnable.push_back(v);  // flash2h: Hopper only
+        if (total) *total = static_cast<int>(runnable.size());
+        for (const std::string& v : runnable) {
+            MeasuredRow r;
+            r.variant = v;
+            r.seq = p.seq;
+            r.head_dim = p.head_dim;
+            r.batch = p.batch;
+            r.heads = p.heads;
+            r.causal = p.causal;
+            r.dtype = std::string(sim::dtype_name(p.dtype));
+            try {
+                fcuda::RunOptions o;
+                o.repeats = 10;
+                const fcuda::Measurement m = fcuda::run(p, v, o);
+                r.ms = m.ms_median;
+                r.tflops = m.tflops;
+                if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
+                if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
+                if (!m.note.empty()) r.error = m.note;  // e.g. non-finite outputs: shown, not hidden
+                r.block_rows = m.tiles.block_rows;
+                r.block_cols = m.tiles.block_cols;
+                r.sram_bytes = m.tiles.sram_bytes;
+                sim::Config c;  // the simulator with the kernel's own tiling, with and without L2
+                c.algo = *sim::parse_algo(m.tiles.algo);
+                c.block_rows = m.tiles.block_rows;
+                c.block_cols = m.tiles.block_cols;
+                c.sram_bytes = m.tiles.sram_bytes;
+                c.numerics = sim::Numerics::off;
+                c.event_cap = 0;
+                c.timing = false;
+                c.l2_budget = int64_t{1} << 22;
+                const sim::Result s = sim::simulate(p, sim::find_machine(gpu_preset), c);
+                r.sim_read = static_cast<double>(s.totals.hbm_total().read_bytes);
+                r.sim_write = static_cast<double>(s.totals.hbm_total().write_bytes);
+                if (s.l2.simulated) {
+                    r.sim_l2_read = static_cast<double>(s.l2.hbm_total().read_bytes);
+                    r.sim_l2_write = static_cast<double>(s.l2.hbm_total().write_bytes);
+                }
+            } catch (const std::exception& e) { r.error = e.what(); }
+            f.rows.push_back(r);
+            if (done) ++*done;
+        }
+    } catch (const std::exception& e) { f.error = e.what(); }
+#else
+    (void)p;
+    (void)gpu_preset;
+    (void)done;
+    (void)total;
+    f.error = "this build has no CUDA backend (built without nvcc)";
+#endif
+    return f;
+}
+
 void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
     if (job_.valid()) return;
     done_ = 0;
 #if FLASHSIM_HAVE_CUDA
-    job_ = std::async(std::launch::async, [this, p, gpu_preset] {
-        MeasuredFile f;
-        f.path = "live run";
-        try {
-            f.device = fcuda::device_name();
-            f.driver = fcuda::driver_version();
-            const std::time_t now = std::time(nullptr);
-            char date[64];
-            std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-            f.date = date;
-            std::vector<std::string> runnable;
-            for (const std::string& v : fcuda::variants())
-                if (fcuda::variant_available(v)) runnable.push_back(v);  // flash2h: Hopper only
-            total_ = static_cast<int>(runnable.size());
-            for (const std::string& v : runnable) {
-                MeasuredRow r;
-                r.variant = v;
-                r.seq = p.seq;
-                r.head_dim = p.head_dim;
-                r.batch = p.batch;
-                r.heads = p.heads;
-                r.causal = p.causal;
-                r.dtype = std::string(sim::dtype_name(p.dtype));
-                try {
-                    fcuda::RunOptions o;
-                    o.repeats = 10;
-                    const fcuda::Measurement m = fcuda::run(p, v, o);
-                    r.ms = m.ms_median;
-                    r.tflops = m.tflops;
-                    if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
-                    if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
-                    sim::Config c;  // the simulator with the kernel's own tiling
-                    c.algo = *sim::parse_algo(m.tiles.algo);
-                    c.block_rows = m.tiles.block_rows;
-                    c.block_cols = m.tiles.block_cols;
-                    c.sram_bytes = m.tiles.sram_bytes;
-                    c.numerics = sim::Numerics::off;
-                    c.event_cap = 0;
-                    const sim::Result s = sim::simulate(p, sim::find_machine(gpu_preset), c);
-                    r.sim_read = static_cast<double>(s.totals.hbm_total().read_bytes);
-                    r.sim_write = static_cast<double>(s.totals.hbm_total().write_bytes);
-                } catch (const std::exception& e) { r.error = e.what(); }
-                f.rows.push_back(r);
-                ++done_;
-            }
-        } catch (const std::exception& e) { f.error = e.what(); }
-        return f;
-    });
+    job_ = std::async(std::launch::async,
+                      [this, p, gpu_preset] { return measure_live(p, gpu_preset, &done_, &total_); });
 #else
     (void)p;
     (void)gpu_preset;

@@ -12,6 +12,14 @@
 
 namespace viz {
 
+// Every kernel this GPU runs on problem p (10 timed repeats each, L2 flushed; flashsim bench's
+// harness), each row with the simulator's bytes for the kernel's own tiles, without L2 and through
+// the L2 model. done/total (may be null) count the kernels as they finish. Never throws: a failed
+// kernel's row carries its error, a failure before any kernel the file's. Without CUDA in the
+// build the file's error says so. GL-free: the GPU test runs it without a display.
+MeasuredFile measure_live(const sim::Problem& p, const std::string& gpu_preset, std::atomic<int>* done = nullptr,
+                          std::atomic<int>* total = nullptr);
+
 class LiveRun {
 public:
     ~LiveRun();
