@@ -57,9 +57,11 @@ MeasuredFile measure_live(const sim::Problem& p, const std::string& gpu_preset, 
                 if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
                 if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
                 if (!m.note.empty()) r.error = m.note;  // e.g. non-finite outputs: shown, not hidden
-                r.block_rows = m.tiles.block_rows;
-                r.block_cols = m.tiles.block_cols;
-                r.sram_bytes = m.tiles.sram_bytes;
+                if (m.tiles.block_rows > 0) {  // standard has no tiles (cuBLAS's own)
+                    r.block_rows = m.tiles.block_rows;
+                    r.block_cols = m.tiles.block_cols;
+                    r.sram_bytes = m.tiles.sram_bytes;
+                }
                 sim::Config c;  // the simulator with the kernel's own tiling, with and without L2
                 c.algo = *sim::parse_algo(m.tiles.algo);
                 c.block_rows = m.tiles.block_rows;

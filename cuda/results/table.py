@@ -5,6 +5,7 @@ usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.
        python3 cuda/results/table.py --summary cuda/results/h200.json   (README's tables)
        python3 cuda/results/table.py --ceilings cuda/results/h200_ceilings.json
        python3 cuda/results/table.py --decode cuda/results/h200_decode.json
+       python3 cuda/results/table.py --ring cuda/results/h200_ring.json
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
@@ -185,8 +186,32 @@ def decode():
               f"{cell(r.get('ratio_vs_sdpa_cudnn'))} | {cell(r.get('fraction_of_copy'), '{:.0%}')} |")
 
 
+def ring():
+    """Ring attention with the kernels (flashsim bench --ring): the ring's passes beside one kernel call on
+    the whole problem and on one device's share, all timed in the same call, and the simulator's ring."""
+    doc = json.load(open(sys.argv[2]))
+    print(f"{doc['device']}, {doc['date'][:10]}, commit {doc['git_commit'][:12]}; "
+          "B = 1, H = 16, d = 128, bf16, causal; medians of the repeats, L2 flushed.\n")
+    print("| transport | GPUs used | P | layout | N | tokens a device | ring fwd ms | one call fwd ms | ring bwd ms | "
+          "one call bwd ms | fwd: one call / ring | bwd: one call / ring | efficiency fwd / fwd+bwd | "
+          "sim. ring on P GPUs fwd / bwd ms | max abs vs one call (O, dK) | inside the bar |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in doc["rows"]:
+        if "error" in r:
+            print(f"| {r['transport']} | | {r['gpus']} | {r['layout']} | {r['seq']} | | error: {r['error']} |")
+            continue
+        one, sim, vs = r["single"], r.get("sim_ring", {}), r["vs_single"]
+        eff = (f"{r['efficiency_forward']:.2f} / {r['efficiency_both']:.2f}" if r["gpus_used"] == r["gpus"]
+               else "– (one GPU did the work of P)")
+        print(f"| {r['transport']} | {r['gpus_used']} | {r['gpus']} | {r['layout']} | {r['seq']} | {r['tokens_per_gpu']} | "
+              f"{r['forward_ms']:.3f} | {one['forward_ms']:.3f} | {r['backward_ms']:.3f} | {one['backward_ms']:.3f} | "
+              f"{one['forward_ms'] / r['forward_ms']:.2f} | {one['backward_ms'] / r['backward_ms']:.2f} | {eff} | "
+              f"{cell(sim.get('forward_ms'), '{:.3f}')} / {cell(sim.get('backward_ms'), '{:.3f}')} | "
+              f"{vs['O']['max_abs']:.1e}, {vs['dK']['max_abs']:.1e} | {'yes' if r['ok'] else 'NO'} |")
+
+
 if __name__ == "__main__":
-    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode}
+    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring}
     if len(sys.argv) == 3 and sys.argv[1] in modes:
         modes[sys.argv[1]]()
     else:
