@@ -160,7 +160,7 @@ void register_simulate(CLI::App& app, int& rc) {
                 base = std::make_unique<sim::Result>(sim::simulate(p, m, sc));
             }
             nlohmann::json j = report::result_json(r, args->timeline);
-            const sim::Footprint fp = sim::footprint(p, r.algo, r.pass);
+            const sim::Footprint fp = sim::footprint(p, r.algo, r.pass, args->kernel);
             j["footprint"] = report::footprint_json(fp, m);
             std::string extra = report::footprint_text(fp, m);
             if (base) {

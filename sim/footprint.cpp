@@ -2,6 +2,9 @@
 // and the binary search for the longest N that fits a capacity.
 #include "sim/footprint.hpp"
 
+#include "sim/kernel_model.hpp"
+
+#include <algorithm>
 #include <cmath>
 
 namespace sim {
@@ -14,8 +17,13 @@ struct Sizes {
 };
 }  // namespace
 
-Footprint footprint(const Problem& p, Algo algo, Pass pass) {
+Footprint footprint(const Problem& p, Algo algo, Pass pass, const std::string& kernel) {
     p.validate();
+    if (!kernel.empty()) {
+        const auto names = kernel_names();
+        if (std::find(names.begin(), names.end(), kernel) == names.end())
+            throw Error("unknown kernel '" + kernel + "' for the footprint (standard, flash1, flash2, flash2h)");
+    }
     const double bh = double(p.batch) * double(p.heads), n = double(p.seq);
     const Sizes z{bh * n * double(p.head_dim), bh * n, bh * n * n};
     const double e = double(p.elem_bytes());
@@ -62,6 +70,13 @@ Footprint footprint(const Problem& p, Algo algo, Pass pass) {
                 for (const char* t : {"dO", "dQ", "dK", "dV"}) add(t, full, st, z.T, e);
                 add("D", rows, "fp32", z.R, 4);
                 add("dQ accumulator", full, "fp32", z.T, 4);
+                // a kernel whose warpgroups each keep a dQ_i copy (flash2h at d = 64) holds one
+                // accumulator a copy: the kernel model's dq_tiles
+                if (!kernel.empty()) {
+                    const KernelProfile k = kernel_profile(kernel, Pass::backward, p.head_dim, p.causal);
+                    for (int c = 1; c < k.dq_tiles && k.dq == DqAccumulation::bulk_reduction; ++c)
+                        add("dQ accumulator (" + kernel + "'s copy " + std::to_string(c + 1) + ")", full, "fp32", z.T, 4);
+                }
             }
             break;
     }

@@ -45,8 +45,11 @@ struct Footprint {
     double quadratic_bytes = 0;  // the part that grows with N² (S, P, dP, dS)
 };
 
-// Throws sim::Error on a bad problem (Problem::validate).
-Footprint footprint(const Problem& p, Algo algo, Pass pass);
+// Throws sim::Error on a bad problem (Problem::validate). kernel (optional, a name of
+// sim::kernel_names): the CUDA kernel's own buffers where they differ from the algorithm's; today
+// flash2h's backward at d = 64, whose two consumer warpgroups each add into their own fp32 dQ
+// accumulator (KernelProfile::dq_tiles = 2), holds a second one. An unknown kernel throws.
+Footprint footprint(const Problem& p, Algo algo, Pass pass, const std::string& kernel = "");
 
 // The memory a preset's GPU offers for the fit: hbm_usable_bytes when the preset records it (what
 // the device reports), otherwise its datasheet capacity hbm_bytes.

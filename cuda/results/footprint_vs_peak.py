@@ -66,7 +66,7 @@ def main():
                  and not r.get("mode"))
         ok = 1.0 <= ratio <= 1.05
         bad += 0 if ok or known else 1
-        note = "" if ok else ("  (flash2h d=64: a second fp32 dQ accumulator)" if known else "  OUTSIDE 5%")
+        note = "" if ok else ("  (flash2h d=64: a second fp32 dQ accumulator, which `flashsim simulate --kernel flash2h` counts)" if known else "  OUTSIDE 5%")
         print(f"{r['variant']:16} {r.get('pass', 'forward'):9} {r['seq']:6} {r['head_dim']:4} {r['batch']:2} "
               f"{r['heads']:3} {str(r.get('causal', False)):6} {r['peak_bytes']:15,} {int(fp):15,} {ratio:7.4f}"
               f"{' ' + r['mode'] if r.get('mode') else ''}{note}")

@@ -44,6 +44,22 @@ TEST_CASE("footprint: each algorithm and pass equals the hand count of its tenso
         }
 }
 
+TEST_CASE("footprint: a kernel's own buffers (flash2h's backward at d = 64 keeps two dQ accumulators)") {
+    for (int64_t d : {64, 128})
+        for (bool causal : {false, true}) {
+            Problem p = shape(2, 3, 1000, d, DType::bf16);
+            p.causal = causal;
+            const double T = 2.0 * 3 * 1000 * d, R = 2.0 * 3 * 1000, e = 2;
+            // d = 64: each of the two consumer warpgroups adds into its own fp32 (B,H,N,d) copy
+            const double copies = d == 64 ? 2 : 1;
+            CHECK(footprint(p, Algo::flash2, Pass::both, "flash2h").total_bytes == 8 * T * e + 8 * R + copies * 4 * T);
+            CHECK(footprint(p, Algo::flash2, Pass::both, "flash2").total_bytes == 8 * T * e + 8 * R + 4 * T);
+            // the forward keeps no accumulator, whatever the kernel
+            CHECK(footprint(p, Algo::flash2, Pass::forward, "flash2h").total_bytes == 4 * T * e + 4 * R);
+        }
+    CHECK_THROWS_AS(footprint(shape(1, 1, 8, 64, DType::bf16), Algo::flash2, Pass::both, "flash9"), Error);
+}
+
 TEST_CASE("footprint: the issue's shape (B=1, H=16, d=128, bf16, N=8192)") {
     const Problem p = shape(1, 16, 8192, 128, DType::bf16);
     // one (B,H,N,N) bf16 tensor: 16 * 8192^2 * 2 = 2^31 bytes = 2 GiB; standard's step holds four
