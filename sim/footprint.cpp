@@ -31,7 +31,7 @@ Footprint footprint(const Problem& p, Algo algo, Pass pass, const std::string& k
     Footprint f;
     f.algo = algo;
     f.pass = pass;
-    auto add = [&](const char* name, const char* shape, const std::string& dt, double elems, double bytes_per) {
+    auto add = [&](const std::string& name, const char* shape, const std::string& dt, double elems, double bytes_per) {
         f.tensors.push_back({name, shape, dt, elems * bytes_per});
         f.total_bytes += elems * bytes_per;
         if (std::string(shape) == "(B, H, N, N)") f.quadratic_bytes += elems * bytes_per;
