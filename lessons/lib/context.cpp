@@ -368,6 +368,50 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     }
 }
 
+// ---------------------------------------------------------------- [ceiling]
+void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingSpec& spec, Context& ctx) {
+    namespace fs = std::filesystem;
+    const std::string where = "[ceiling." + spec.name + "]";
+    const fs::path dir = fs::path(measured_file(lesson_file)).parent_path();
+    const std::string path = ((dir.empty() ? fs::path(".") : dir) / spec.file).lexically_normal().string();
+    const std::string root = "ceiling." + spec.name;
+    std::ifstream f(path);
+    if (!f) {
+        // Like a measured row: a checkout without recorded results still loads, saying why.
+        ctx.missing_roots.insert(root);
+        ctx.missing_why[root] = "no ceilings recorded yet (" + path + " is absent)";
+        ctx.root["ceiling"][spec.name] = nullptr;
+        return;
+    }
+    json doc;
+    try {
+        doc = json::parse(f);
+    } catch (const std::exception&) { s.fail(spec.pos, where + ": " + path + " is not valid JSON"); }
+    if (!doc.is_object() || !doc.contains("ceilings") || !doc["ceilings"].is_array())
+        s.fail(spec.pos, where + ": " + path + " has no \"ceilings\" list (record one with `flashsim bench "
+                                               "--ceilings --json FILE` on the GPU)");
+    std::vector<std::string> names;
+    for (const auto& c : doc["ceilings"]) {
+        if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
+        const std::string name = c["name"].get<std::string>();
+        names.push_back(name);
+        if (name != spec.name) continue;
+        if (!c.contains("value") || !c["value"].is_number() || !(c["value"].get<double>() > 0))
+            s.fail(spec.pos, where + ": the ceiling '" + name + "' in " + path + " has no positive value");
+        const std::string device = doc.value("device", std::string("a GPU"));
+        const std::string date = doc.value("date", std::string("?")).substr(0, 10);
+        ctx.root["ceiling"][spec.name] = {{"value", c["value"].get<double>()},
+                                          {"unit", c.value("unit", std::string())},
+                                          {"method", c.value("method", std::string())},
+                                          {"device", device},
+                                          {"date", date},
+                                          {"measured_on", device + " (" + date + ")"},
+                                          {"source", std::getenv("FLASHSIM_MEASURED") ? path : "cuda/results/" + spec.file}};
+        return;
+    }
+    s.fail(spec.pos, where + ": " + path + " has no ceiling named '" + spec.name + "' (it has: " + join(names) + ")");
+}
+
 // ---------------------------------------------------------------- [lookup]
 Value lookup_in(const Context& ctx, const json* answer, const std::string& path) {
     std::vector<std::string> segs;
@@ -388,8 +432,13 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
         if (!answer) throw ExprError("'answer' is only defined in an exercise's goal", 0);
         node = answer;
     } else {
-        if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1]))
-            throw Missing(segs[0] + "." + segs[1] + ": " + ctx.root["measured"]["status"].get<std::string>());
+        if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1])) {
+            const std::string root = segs[0] + "." + segs[1];
+            const auto why = ctx.missing_why.find(root);
+            throw Missing(root + ": " +
+                          (why != ctx.missing_why.end() ? why->second
+                                                        : ctx.root["measured"]["status"].get<std::string>()));
+        }
         auto it = ctx.root.find(segs[0]);
         if (it == ctx.root.end()) {
             std::vector<std::string> names;
