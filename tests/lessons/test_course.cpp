@@ -192,6 +192,8 @@ TEST_CASE("a quantity stated by several lessons has one value") {
         {"K bytes read by flash2 per query block at N = 8192, d = 128, fp16 (all of K once)",
          {{3, "flash.tensors.K.read_bytes / flash.tiles_rows", 1},
           {9, "flash.tensors.K.read_bytes / flash.tiles_rows", 1.0 / 16}}},
+        {"flash2's forward FLOPs per HBM byte at N = 8192, d = 128, B_r = 128, counted without a cache",
+         {{2, "flash.flops.matmul / flash.hbm.total", 1}, {10, "flash2.flops.matmul / flash2.hbm.total", 1}}},
         {"the H200's exponential rate",
          {{2, "machine.H200.exp_rate", 1},
           {6, "machine.H200.exp_rate", 1},
