@@ -14,6 +14,7 @@
 #include "report/memory.hpp"
 #include "report/ring.hpp"
 #include "report/report.hpp"
+#include "report/results.hpp"
 #include "sim/footprint.hpp"
 #include "sim/reference.hpp"
 #include "sim/softmax.hpp"
@@ -294,21 +295,6 @@ ResultsFile read_results(const std::string& path) {
     } catch (const std::exception&) { r.why = path + " is not valid JSON"; }
     return r;
 }
-// the days of the calls the rows come from: the file's "runs" (rows merged from several calls),
-// else its date; each day once, in the order the file lists them
-std::string run_dates(const json& doc) {
-    std::vector<std::string> days;
-    if (doc.contains("runs") && doc["runs"].is_array())
-        for (const auto& run : doc["runs"])
-            if (run.is_object() && run.contains("date") && run["date"].is_string()) {
-                const std::string day = run["date"].get<std::string>().substr(0, 10);
-                if (std::find(days.begin(), days.end(), day) == days.end()) days.push_back(day);
-            }
-    if (days.empty()) return doc.value("date", std::string("?")).substr(0, 10);
-    std::string dates;
-    for (const auto& day : days) dates += (dates.empty() ? "" : " and ") + day;
-    return dates;
-}
 }  // namespace
 
 void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx) {
@@ -319,7 +305,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     ctx.root["measured"] = json::object();
     const ResultsFile& main = files[""];
     ctx.root["measured"]["status"] =
-        main.why.empty() ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + run_dates(main.doc) + ")"
+        main.why.empty() ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(main.doc) + ")"
                          : main.why;
     ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
@@ -358,7 +344,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
-                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + run_dates(rf.doc) + ")";
+                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;
