@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "report/results.hpp"
+
 namespace viz {
 
 using nlohmann::json;
@@ -92,20 +94,14 @@ MeasuredFile parse_measurements(const std::string& text, const std::string& path
         f.date = str(doc, {"date"});
         f.commit = str(doc, {"commit", "git_commit"});
         // rows merged from several calls (cuda/results/merge.py): each call's commit, and the days
-        // of the calls (each day once: several calls on one day name it once)
+        // of the calls (each day once, as the lessons print them: report::run_dates)
         if (auto it = doc.find("runs"); it != doc.end() && it->is_array() && it->size() > 1) {
-            std::string dates, commits;
-            std::vector<std::string> days;
+            std::string commits;
             for (const auto& run : *it) {
                 if (!run.is_object()) continue;
-                const std::string day = str(run, {"date"}).substr(0, 10);
-                if (std::find(days.begin(), days.end(), day) == days.end()) {
-                    days.push_back(day);
-                    dates += (dates.empty() ? "" : " and ") + day;
-                }
                 commits += (commits.empty() ? "" : ", ") + str(run, {"git_commit"}).substr(0, 12);
             }
-            f.date = dates;
+            f.date = report::run_dates(doc);
             f.commit = commits;
         }
         if (auto it = doc.find("rows"); it != doc.end() && it->is_array()) rows = &*it;

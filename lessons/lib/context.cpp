@@ -14,6 +14,7 @@
 #include "report/memory.hpp"
 #include "report/ring.hpp"
 #include "report/report.hpp"
+#include "report/results.hpp"
 #include "sim/footprint.hpp"
 #include "sim/reference.hpp"
 #include "sim/softmax.hpp"
@@ -294,21 +295,6 @@ ResultsFile read_results(const std::string& path) {
     } catch (const std::exception&) { r.why = path + " is not valid JSON"; }
     return r;
 }
-// the days of the calls the rows come from: the file's "runs" (rows merged from several calls),
-// else its date; each day once, in the order the file lists them
-std::string run_dates(const json& doc) {
-    std::vector<std::string> days;
-    if (doc.contains("runs") && doc["runs"].is_array())
-        for (const auto& run : doc["runs"])
-            if (run.is_object() && run.contains("date") && run["date"].is_string()) {
-                const std::string day = run["date"].get<std::string>().substr(0, 10);
-                if (std::find(days.begin(), days.end(), day) == days.end()) days.push_back(day);
-            }
-    if (days.empty()) return doc.value("date", std::string("?")).substr(0, 10);
-    std::string dates;
-    for (const auto& day : days) dates += (dates.empty() ? "" : " and ") + day;
-    return dates;
-}
 }  // namespace
 
 void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx) {
@@ -319,7 +305,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     ctx.root["measured"] = json::object();
     const ResultsFile& main = files[""];
     ctx.root["measured"]["status"] =
-        main.why.empty() ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + run_dates(main.doc) + ")"
+        main.why.empty() ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(main.doc) + ")"
                          : main.why;
     ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
@@ -358,7 +344,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
-                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + run_dates(rf.doc) + ")";
+                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;
@@ -366,6 +352,50 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
         }
         if (!found) ctx.missing_roots.insert("measured." + m.name);
     }
+}
+
+// ---------------------------------------------------------------- [ceiling]
+void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingSpec& spec, Context& ctx) {
+    namespace fs = std::filesystem;
+    const std::string where = "[ceiling." + spec.name + "]";
+    const fs::path dir = fs::path(measured_file(lesson_file)).parent_path();
+    const std::string path = ((dir.empty() ? fs::path(".") : dir) / spec.file).lexically_normal().string();
+    const std::string root = "ceiling." + spec.name;
+    std::ifstream f(path);
+    if (!f) {
+        // Like a measured row: a checkout without recorded results still loads, saying why.
+        ctx.missing_roots.insert(root);
+        ctx.missing_why[root] = "no ceilings recorded yet (" + path + " is absent)";
+        ctx.root["ceiling"][spec.name] = nullptr;
+        return;
+    }
+    json doc;
+    try {
+        doc = json::parse(f);
+    } catch (const std::exception&) { s.fail(spec.pos, where + ": " + path + " is not valid JSON"); }
+    if (!doc.is_object() || !doc.contains("ceilings") || !doc["ceilings"].is_array())
+        s.fail(spec.pos, where + ": " + path + " has no \"ceilings\" list (record one with `flashsim bench "
+                                               "--ceilings --json FILE` on the GPU)");
+    std::vector<std::string> names;
+    for (const auto& c : doc["ceilings"]) {
+        if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
+        const std::string name = c["name"].get<std::string>();
+        names.push_back(name);
+        if (name != spec.name) continue;
+        if (!c.contains("value") || !c["value"].is_number() || !(c["value"].get<double>() > 0))
+            s.fail(spec.pos, where + ": the ceiling '" + name + "' in " + path + " has no positive value");
+        const std::string device = doc.value("device", std::string("a GPU"));
+        const std::string date = doc.value("date", std::string("?")).substr(0, 10);
+        ctx.root["ceiling"][spec.name] = {{"value", c["value"].get<double>()},
+                                          {"unit", c.value("unit", std::string())},
+                                          {"method", c.value("method", std::string())},
+                                          {"device", device},
+                                          {"date", date},
+                                          {"measured_on", device + " (" + date + ")"},
+                                          {"source", std::getenv("FLASHSIM_MEASURED") ? path : "cuda/results/" + spec.file}};
+        return;
+    }
+    s.fail(spec.pos, where + ": " + path + " has no ceiling named '" + spec.name + "' (it has: " + join(names) + ")");
 }
 
 // ---------------------------------------------------------------- [lookup]
@@ -388,8 +418,13 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
         if (!answer) throw ExprError("'answer' is only defined in an exercise's goal", 0);
         node = answer;
     } else {
-        if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1]))
-            throw Missing(segs[0] + "." + segs[1] + ": " + ctx.root["measured"]["status"].get<std::string>());
+        if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1])) {
+            const std::string root = segs[0] + "." + segs[1];
+            const auto why = ctx.missing_why.find(root);
+            throw Missing(root + ": " +
+                          (why != ctx.missing_why.end() ? why->second
+                                                        : ctx.root["measured"]["status"].get<std::string>()));
+        }
         auto it = ctx.root.find(segs[0]);
         if (it == ctx.root.end()) {
             std::vector<std::string> names;

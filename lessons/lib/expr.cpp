@@ -275,7 +275,7 @@ FilterSpec parse_filter(std::string_view f) {
 
 const char* kFilterList =
     "int, fixed:N, sig:N, sci:N, percent:N, times:N (or ratio:N), bytes, KiB, MiB, GiB, KB, MB, GB, TBps, GBps, "
-    "TFLOPs, flops, ms:N, us:N, str";
+    "TFLOPs, flops, ms:N, us:N, side, str";
 
 }  // namespace
 
@@ -309,7 +309,8 @@ std::string apply_filter(const Value& v, std::string_view filter) {
         return v.is_number ? default_format(v.num) : v.str;
     }
     static const char* numeric[] = {"int", "fixed", "sig", "sci", "percent", "times", "ratio",  "bytes", "KiB", "MiB",
-                                    "GiB", "KB",    "MB",  "GB",  "TBps",    "GBps",  "TFLOPs", "flops", "ms",  "us"};
+                                    "GiB", "KB",    "MB",  "GB",  "TBps",    "GBps",  "TFLOPs", "flops", "ms",  "us",
+                                    "side"};
     bool known = false;
     for (const char* k : numeric) known |= n == k;
     if (!known) throw ExprError("unknown filter '" + n + "' (known: " + kFilterList + ")", 0);
@@ -317,6 +318,10 @@ std::string apply_filter(const Value& v, std::string_view filter) {
     const double x = v.num;
     if (!std::isfinite(x)) throw ExprError("the value is not a finite number", 0);
     if (n == "int") return grouped_fixed(std::round(x), 0);
+    if (n == "side") {  // a kernel's FLOPs per byte divided by the ridge point's
+        if (f.arg >= 0) throw ExprError("'side' takes no ':N'", 0);
+        return x < 1 ? "left (memory-bound)" : "right (compute-bound)";
+    }
     if (n == "fixed") return grouped_fixed(x, digits(2));
     if (n == "sig") {
         char buf[64];

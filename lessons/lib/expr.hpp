@@ -48,7 +48,8 @@ std::vector<std::pair<std::string, size_t>> expr_paths(std::string_view expr);
 
 // Format a value: filter "" (default), "int", "fixed:N", "sig:N", "sci:N", "percent:N", "times:N"
 // (alias "ratio:N"), "bytes", "KiB[:N]", "MiB[:N]", "GiB[:N]", "KB"/"MB"/"GB" (decimal), "TBps",
-// "GBps", "TFLOPs", "flops", "ms:N", "us:N", "str". Throws ExprError (pos in the filter) on an
+// "GBps", "TFLOPs", "flops", "ms:N", "us:N", "side" (a ratio to the roofline's ridge point: "left
+// (memory-bound)" below 1, else "right (compute-bound)"), "str". Throws ExprError (pos in the filter) on an
 // unknown filter, a bad argument, or a string given to a numeric filter.
 std::string apply_filter(const Value& v, std::string_view filter);
 bool filter_known(std::string_view filter, std::string* why);

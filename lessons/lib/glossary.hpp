@@ -161,6 +161,10 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "Read-modify-write operations on memory that many threads may issue at once without losing an "
      "update. Their order is not fixed, so floating-point sums made with them can differ in the last "
      "bits from run to run."},
+    {"atomic add",
+     "One thread adds a number to a value in memory as a single indivisible step (read, add, write "
+     "back), so that when many threads add to the same place at once none of their additions is lost. "
+     "The hardware decides the order in which they land."},
     {"TMA",
      "Tensor Memory Accelerator (Hopper): a copy engine that moves a whole tile between global and shared "
      "memory on one thread's request, leaving the other threads free to compute."},
@@ -205,7 +209,7 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
 inline constexpr std::string_view kCheckedTerms[] = {
     "HBM",   "SRAM",      "L2",       "SM",          "thread block", "tensor cores",   "special-function units",
     "B_r",   "B_c",       "T_r",      "T_c",         "LSE",          "online softmax", "ulp",
-    "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "TMA",
+    "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "atomic add", "TMA",
     "wgmma", "warpgroup", "roofline", "ridge point", "footprint", "KV cache", "GQA",
     "MQA",   "split-KV",  "warp",     "flash2h",     "mma.sync",     "SDPA",           "bf16",
     "cuDNN", "CUPTI",     "NVLink",

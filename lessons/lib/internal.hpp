@@ -28,6 +28,7 @@ namespace lessons {
 struct Context {
     nlohmann::json root = nlohmann::json::object();  // config names, "machine", "softmax", "error", "measured"
     std::set<std::string> missing_roots;             // e.g. "measured.flash2_fwd": legitimately absent
+    std::map<std::string, std::string> missing_why;  // why a missing root is absent, where not measured.status
 };
 
 namespace detail {
@@ -113,6 +114,17 @@ struct MeasuredSpec {
 // "measured": the status of the results file beside the lessons and each named row found in it;
 // a row not found (or no file) makes its name legitimately absent.
 void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx);
+
+// One [ceiling.NAME] entry: a ceiling measured by `flashsim bench --ceilings` (NAME as the file
+// calls it, e.g. "smem_read"), read from `file` beside h200.json (default h200_ceilings.json).
+struct CeilingSpec {
+    std::string name, file = "h200_ceilings.json";
+    Pos pos;  // where the table is written
+};
+// "ceiling.NAME": value, unit, method, measured_on, source. An absent file makes the name
+// legitimately absent (rendered n/a); a file that does not hold the ceiling, or holds it without a
+// positive value, fails at spec.pos naming the ceilings it has.
+void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingSpec& spec, Context& ctx);
 
 // [footprint.NAME], [fit.NAME], [decode.NAME]: the simulator's memory model and its decoding, each
 // a small shape (no tile walk): the HBM one attention layer holds, the longest N that fits a GPU,

@@ -116,8 +116,8 @@ bool valid_name(const std::string& n) {
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
     return true;
 }
-const std::set<std::string> kReserved = {"machine", "softmax", "error",     "measured", "answer",
-                                          "lesson",  "footprint", "fit", "decode", "figure2"};
+const std::set<std::string> kReserved = {"machine", "softmax", "error",  "measured", "answer",  "lesson",
+                                          "footprint", "fit",   "decode", "figure2",  "ceiling"};
 
 // ---------------------------------------------------------------- [configurations]
 struct ConfigParsed {
@@ -531,8 +531,8 @@ Built build(const Source& s) {
     l.file = s.file;
     auto ctx = std::make_shared<Context>();
     check_keys(s, root,
-               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "footprint", "fit", "decode",
-                "figure2", "ring", "step", "exercise"},
+               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "ceiling", "footprint", "fit",
+                "decode", "figure2", "ring", "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
@@ -605,6 +605,30 @@ Built build(const Source& s) {
     if (root.contains("measured"))
         detail::add_measured(s.file, parse_measured(s, get_table(s, *root.get("measured"), "measured")), *ctx);
     else { ctx->root["measured"] = json::object(); }
+    if (root.contains("ceiling"))
+        for (auto&& [k, v] : get_table(s, *root.get("ceiling"), "ceiling")) {
+            const std::string name(k.str());
+            const std::string where = "[ceiling." + name + "]";
+            if (!valid_name(name))
+                s.fail(pos_of(k), "ceiling name '" + name + "' must be letters, digits and _ (as the ceilings file "
+                                                            "names it, e.g. smem_read)");
+            const toml::table& t = get_table(s, v, "ceiling." + name);
+            check_keys(s, t, {"file"}, where);
+            detail::CeilingSpec c;
+            c.name = name;
+            c.pos = pos_of(t);
+            if (t.contains("file")) {
+                const toml::node& n = *t.get("file");
+                c.file = get_string(s, n, "file");
+                const bool plain = c.file.size() > 5 && c.file.find('/') == std::string::npos &&
+                                   c.file.find("..") == std::string::npos &&
+                                   c.file.substr(c.file.size() - 5) == ".json";
+                if (!plain)
+                    s.fail(pos_of(n), where + ": 'file' names a ceilings file beside h200.json (e.g. "
+                                              "\"h200_ceilings.json\"), got '" + c.file + "'");
+            }
+            detail::add_ceiling(s, s.file, c, *ctx);
+        }
 
     if (root.contains("summary")) {
         const toml::node& n = *root.get("summary");

@@ -28,8 +28,71 @@ std::string num_text(double x) {
     return buf;
 }
 
+namespace {
+// A cell of a preformatted line: text separated from its neighbours by two or more spaces.
+std::vector<std::string> split_cells(const std::string& line) {
+    std::vector<std::string> cells;
+    size_t at = 0;
+    while (at < line.size()) {
+        size_t gap = line.find("  ", at);
+        if (gap == std::string::npos) gap = line.size();
+        cells.push_back(line.substr(at, gap - at));
+        at = line.find_first_not_of(' ', gap);
+        if (at == std::string::npos) break;
+    }
+    return cells;
+}
+size_t display_width(const std::string& s) {
+    size_t w = 0;
+    for (unsigned char c : s) w += (c & 0xC0) != 0x80;  // UTF-8 code points
+    return w;
+}
+
+// A table written in a lesson lines up where the teacher wrote it, in the file; once placeholders
+// are replaced by numbers of other widths it no longer does. So a block of preformatted lines whose
+// lines are cut into cells by runs of two or more spaces is laid out again: each column as wide as
+// its widest cell, three spaces between columns, the block's indentation kept. A block with fewer
+// than two such lines (a formula, a single line) is kept as written.
+std::string align_columns(const std::vector<std::string>& block) {
+    std::string out;
+    size_t indent = std::string::npos;
+    for (const auto& ln : block) indent = std::min(indent, ln.find_first_not_of(" \t"));
+    std::vector<std::vector<std::string>> rows;
+    int multi = 0;
+    for (const auto& ln : block) {
+        std::string body = ln.substr(indent);
+        while (!body.empty() && (body.back() == ' ' || body.back() == '\t')) body.pop_back();
+        // A row indented further than the block starts with one empty cell (a continuation row
+        // under the previous row's second column).
+        rows.push_back(split_cells(body));
+        multi += rows.back().size() >= 2;
+    }
+    if (multi < 2 || block.empty()) {
+        for (const auto& ln : block) out += ln + '\n';
+        return out;
+    }
+    std::vector<size_t> width;
+    for (const auto& r : rows)
+        for (size_t c = 0; c + 1 < r.size(); ++c) {  // the last cell of a row sets no width
+            if (width.size() <= c) width.resize(c + 1, 0);
+            width[c] = std::max(width[c], display_width(r[c]));
+        }
+    const std::string pad = block.front().substr(0, indent);
+    for (const auto& r : rows) {
+        std::string line = pad;
+        for (size_t c = 0; c < r.size(); ++c) {
+            line += r[c];
+            if (c + 1 < r.size()) line += std::string(width[c] - display_width(r[c]) + 3, ' ');
+        }
+        out += line + '\n';
+    }
+    return out;
+}
+}  // namespace
+
 // Paragraphs: lines of one paragraph are joined with a space; a blank line separates paragraphs;
-// a line that starts with a space or tab is kept as written (tables, event lists). The app wraps
+// a line that starts with a space or tab is kept as written (event lists, formulas), except that a
+// block of them written as a table has its columns aligned (align_columns). The app wraps
 // paragraphs to its width, the terminal to 88 columns.
 std::string reflow(const std::string& text) {
     std::vector<std::string> lines;
@@ -46,16 +109,22 @@ std::string reflow(const std::string& text) {
     }
     std::string out;
     bool in_para = false;
+    std::vector<std::string> pre_block;  // consecutive preformatted lines, laid out together
+    auto flush_pre = [&] {
+        if (!pre_block.empty()) out += align_columns(pre_block);
+        pre_block.clear();
+    };
     for (const auto& ln : lines) {
         const bool blank = ln.find_first_not_of(" \t") == std::string::npos;
         const bool pre = !blank && (ln[0] == ' ' || ln[0] == '\t');
+        if (!pre) flush_pre();
         if (blank) {
             if (in_para) out += '\n';
             if (!out.empty() && (out.size() < 2 || out.substr(out.size() - 2) != "\n\n")) out += '\n';
             in_para = false;
         } else if (pre) {
             if (in_para) out += '\n';
-            out += ln + '\n';
+            pre_block.push_back(ln);
             in_para = false;
         } else {
             std::string t = ln;
@@ -65,6 +134,7 @@ std::string reflow(const std::string& text) {
             in_para = true;
         }
     }
+    flush_pre();
     if (in_para) out += '\n';
     while (out.size() >= 2 && out.substr(out.size() - 2) == "\n\n") out.pop_back();
     size_t a = 0;

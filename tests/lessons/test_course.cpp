@@ -73,6 +73,32 @@ TEST_CASE("every checked glossary term is linked at or before its first use") {
     }
 }
 
+// "atomic add" (10.7, 11.5) once escaped the check: only "atomics" was a checked term, and the
+// phrase does not contain that word. It is a term of its own now, linked where it is first used.
+TEST_CASE("'atomic add' is checked, and linked at its first use (10.7)") {
+    CHECK(std::find(std::begin(checked_terms()), std::end(checked_terms()), "atomic add") !=
+          std::end(checked_terms()));
+    CHECK(glossary_has("atomic add"));
+    CHECK(glossary("atomic add").find("memory") != std::string_view::npos);
+    CHECK(uses("one bulk reduction per tile instead of an atomic add for every pair", "atomic add"));
+    CHECK(uses("as atomic adds (flash2h adds", "atomic add"));
+    CHECK(!uses("one atomic addition", "atomic add"));
+    // The first step of the course that uses the phrase links it.
+    bool found = false;
+    for (const auto& l : all_lessons()) {
+        for (size_t i = 0; i < l.steps.size() && !found; ++i) {
+            if (!uses(l.steps[i].text, "atomic add")) continue;
+            found = true;
+            CHECK(l.number == 10);
+            CHECK(i + 1 == 7);
+            const auto& t = l.steps[i].terms;
+            CHECK(std::find(t.begin(), t.end(), "atomic add") != t.end());
+        }
+        if (found) break;
+    }
+    CHECK(found);
+}
+
 TEST_CASE("term matching: whole words, plural allowed") {
     CHECK(uses("one thread block here", "thread block"));
     CHECK(uses("132 SMs.", "SM"));
@@ -166,6 +192,8 @@ TEST_CASE("a quantity stated by several lessons has one value") {
         {"K bytes read by flash2 per query block at N = 8192, d = 128, fp16 (all of K once)",
          {{3, "flash.tensors.K.read_bytes / flash.tiles_rows", 1},
           {9, "flash.tensors.K.read_bytes / flash.tiles_rows", 1.0 / 16}}},
+        {"flash2's forward FLOPs per HBM byte at N = 8192, d = 128, B_r = 128, counted without a cache",
+         {{2, "flash.flops.matmul / flash.hbm.total", 1}, {10, "flash2.flops.matmul / flash2.hbm.total", 1}}},
         {"the H200's exponential rate",
          {{2, "machine.H200.exp_rate", 1},
           {6, "machine.H200.exp_rate", 1},

@@ -118,3 +118,12 @@ TEST_CASE("finding placeholders") {
     CHECK(pos_of("{{ a | }}") == 5);        // empty filter: at the '|'
     CHECK(pos_of("{{ a | b | c }}") == 9);  // a second filter
 }
+
+TEST_CASE("filter side: a ratio to the ridge point, in words") {
+    CHECK(f(62.5 / 206.125, "side") == "left (memory-bound)");  // standard attention's forward
+    CHECK(f(0.999, "side") == "left (memory-bound)");
+    CHECK(f(1.0, "side") == "right (compute-bound)");  // on the ridge: the flat roof already
+    CHECK(f(3643.0 / 206.125, "side") == "right (compute-bound)");
+    CHECK_THROWS_AS(f(1, "side:2"), ExprError);
+    CHECK_THROWS_AS(apply_filter(Value{false, 0, "x"}, "side"), ExprError);
+}

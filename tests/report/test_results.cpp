@@ -1,0 +1,49 @@
+// report/results.hpp: the days a merged results file's rows come from, each day once. The lessons
+// (measured_on, measured.status) and the app's measured tab both print them through it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "report/results.hpp"
+
+using nlohmann::json;
+
+TEST_CASE("run_days: each day of the calls once, in the file's order") {
+    const json doc = json::parse(R"({"date": "2026-12-01T18:05:14Z", "runs": [
+        {"date": "2026-11-29T18:32:47Z", "git_commit": "c03afe0"},
+        {"date": "2026-12-01T12:22:09Z", "git_commit": "4e97bf5"},
+        {"date": "2026-12-01T17:38:41Z", "git_commit": "d7fd46b"},
+        {"date": "2026-11-29T20:00:00Z", "git_commit": "aaaaaaa"}]})");
+    CHECK(report::run_days(doc) == std::vector<std::string>{"2026-11-29", "2026-12-01"});
+    CHECK(report::run_dates(doc) == "2026-11-29 and 2026-12-01");
+}
+
+TEST_CASE("run_dates without runs: the file's own day, else '?'") {
+    CHECK(report::run_days(json::parse(R"({"date": "2026-12-01T12:21:29Z"})")).empty());
+    CHECK(report::run_dates(json::parse(R"({"date": "2026-12-01T12:21:29Z"})")) == "2026-12-01");
+    CHECK(report::run_dates(json::parse(R"({"device": "NVIDIA H200"})")) == "?");
+    CHECK(report::run_dates(json::parse("[1, 2]")) == "?");
+    // runs present but none with a date: the file's date
+    CHECK(report::run_dates(json::parse(R"({"date": "2026-10-01", "runs": [{"git_commit": "x"}, 3]})")) ==
+          "2026-10-01");
+    // one call: one day
+    CHECK(report::run_dates(json::parse(R"({"runs": [{"date": "2026-11-29T18:32:47Z"}]})")) == "2026-11-29");
+}
+
+// The recorded results file itself: its "runs" span two days (cuda/results/h200.json).
+TEST_CASE("run_dates of cuda/results/h200.json names each of its days once") {
+    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results/h200.json");
+    REQUIRE(f);
+    const json doc = json::parse(f);
+    std::vector<std::string> days;  // worked out here without the helper
+    for (const auto& run : doc["runs"]) {
+        const std::string d = run["date"].get<std::string>().substr(0, 10);
+        if (days.empty() || std::find(days.begin(), days.end(), d) == days.end()) days.push_back(d);
+    }
+    REQUIRE(days.size() >= 1);
+    CHECK(report::run_days(doc) == days);
+    const std::string text = report::run_dates(doc);
+    for (const auto& d : days) CHECK(text.find(d) != std::string::npos);
+    CHECK(text.size() == days.size() * 10 + (days.size() - 1) * 5);  // "YYYY-MM-DD" and " and " between
+}
