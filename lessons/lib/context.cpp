@@ -221,7 +221,7 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
         const sim::Machine& m = sim::find_machine(spec.gpu);
         json j;
         if (spec.kind == MemorySpec::kFootprint) {
-            j = report::footprint_json(sim::footprint(spec.shape, spec.algo, spec.pass), m);
+            j = report::footprint_json(sim::footprint(spec.shape, spec.algo, spec.pass, spec.kernel), m);
             j["seq"] = spec.shape.seq;
             add_shape(spec.shape, j);
         } else if (spec.kind == MemorySpec::kFit) {

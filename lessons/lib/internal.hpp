@@ -136,6 +136,7 @@ struct MemorySpec {
     sim::Problem shape;  // batch, heads, seq (footprint), head_dim, dtype
     sim::Algo algo = sim::Algo::flash2;
     sim::Pass pass = sim::Pass::forward;
+    std::string kernel;   // footprint: a CUDA kernel's own buffers (empty: the algorithm's)
     double capacity = 0;  // fit: bytes (0: the preset's usable memory)
     sim::DecodeProblem decode;
     sim::DecodeConfig decode_config;

@@ -13,6 +13,7 @@
 
 #include "lessons/lib/glossary.hpp"
 #include "lessons/lib/internal.hpp"
+#include "sim/kernel_model.hpp"
 
 namespace lessons {
 
@@ -332,7 +333,7 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
     m.pos = pos_of(t);
     std::vector<std::string> known, required;
     if (kind == detail::MemorySpec::kFootprint) {
-        known = {"algo", "pass", "seq", "batch", "heads", "head_dim", "dtype", "gpu"};
+        known = {"algo", "pass", "seq", "batch", "heads", "head_dim", "dtype", "gpu", "kernel"};
         required = {"algo", "seq", "head_dim"};
     } else if (kind == detail::MemorySpec::kFit) {
         known = {"algo", "pass", "batch", "heads", "head_dim", "dtype", "gpu", "capacity"};
@@ -426,6 +427,13 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         const auto ps = sim::parse_pass(v);
         if (!ps || v == "step") s.fail(pos_of(n), "'pass' must be one of forward, backward, both, got '" + v + "'");
         m.pass = *ps;
+    }
+    if (t.contains("kernel")) {  // [footprint.NAME] only: the CUDA kernel's own buffers (sim::footprint)
+        const toml::node& n = *t.get("kernel");
+        m.kernel = get_string(s, n, "kernel");
+        const auto names = sim::kernel_names();
+        if (std::find(names.begin(), names.end(), m.kernel) == names.end())
+            s.fail(pos_of(n), "unknown kernel '" + m.kernel + "' (standard, flash1, flash2 or flash2h)");
     }
     if (t.contains("capacity")) {
         const toml::node& n = *t.get("capacity");
