@@ -83,6 +83,15 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
     CHECK(m.date == "2026-11-29 and 2026-12-01");
     CHECK(m.commit == "c03afe0, 4e97bf5, 0db4d4a");
 
+    // a ring row (flashsim bench --ring): named by its P, layout and transport, timed by its forward
+    const MeasuredFile ring = parse_measurements(R"({"device": "NVIDIA H200", "rows": [
+        {"variant": "flash2h", "pass": "ring", "transport": "emulated", "gpus": 4, "layout": "balanced",
+         "seq": 32768, "head_dim": 128, "forward_ms": 8.521, "backward_ms": 27.02}]})",
+                                                 "h200_ring.json");
+    REQUIRE(ring.rows.size() == 1);
+    CHECK(ring.rows[0].pass == "ring forward, P = 4 balanced (emulated)");
+    CHECK(ring.rows[0].ms.value_or(0) == 8.521);
+
     CHECK(parse_measurements("{not json", "x.json").error.find("cannot parse x.json") != std::string::npos);
     CHECK(parse_measurements(R"({"device": "x"})", "y.json").error.find("no \"rows\"") != std::string::npos);
 }
