@@ -1,6 +1,7 @@
 #include "viz/lessons_view.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <limits>
 
@@ -49,6 +50,14 @@ LessonDoc from_library(const lessons::Lesson& l) {
     d.title = l.title;
     d.summary = l.summary;
     d.file = l.file;
+    if (l.exercise) {
+        ExerciseDoc e;
+        e.predict = !l.exercise->predict.empty();
+        e.prompt = l.exercise->prompt;
+        e.fields = e.predict ? std::vector<std::string>{"value"} : l.exercise->fields;
+        e.lesson = std::make_shared<const lessons::Lesson>(l);
+        d.exercise = std::move(e);
+    }
     for (const auto& s : l.steps) {
         LessonStep st;
         st.title = s.title;
@@ -101,6 +110,13 @@ LessonDoc from_library(const lessons::Lesson& l) {
     return d;
 }
 }  // namespace
+
+bool next_step_open(const LessonLibrary& lib, ViewState& v) {
+    if (v.lesson < 0 || v.lesson >= static_cast<int>(lib.lessons.size())) return true;
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
+    if (!L.exercise || v.lesson_step + 1 >= static_cast<int>(L.steps.size())) return true;
+    return step_open(&*L.exercise, v.exercises[L.id], v.lesson_step + 1);
+}
 
 LessonLibrary load_lesson_library() {
     LessonLibrary lib;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "viz/exercise.hpp"
 #include "viz/model.hpp"
 #include "viz/view_state.hpp"
 
@@ -33,6 +34,7 @@ struct LessonStep {
 struct LessonDoc {
     std::string id, title, summary, file;
     std::vector<LessonStep> steps;
+    std::optional<ExerciseDoc> exercise;  // asked at exercise_step(): a prediction first, a design last
     std::string error;  // the lesson failed to load: shown instead of it
 };
 
@@ -58,6 +60,10 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
 // opened: no such lesson, the lesson failed to load, it has no steps, or the simulator refused the
 // step's parameters ("" when fine; the view state is set as far as it could be).
 std::string open_lesson_step(const LessonLibrary& lib, int lesson, int step, ViewState& v, Simulations& sims);
+
+// Whether Next (and Page Down) may open the following step: not while the current lesson's
+// prediction waits for the learner (step_open); crossing into the next lesson is always open.
+bool next_step_open(const LessonLibrary& lib, ViewState& v);
 
 // What `flashsim-app --tour` prints and counts (the smoke test reads these lines).
 struct TourLog {

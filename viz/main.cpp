@@ -278,7 +278,8 @@ int main(int argc, char** argv) {
             }
             std::vector<int> steps;  // Page Down / Up cross lessons as Next / Back do
             for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
-            if (key(GLFW_KEY_PAGE_DOWN) && lesson_next(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
+            if (key(GLFW_KEY_PAGE_DOWN) && next_step_open(lib, v) && lesson_next(v.lesson, v.lesson_step, steps))
+                lesson_go = v.lesson_step;
             if (key(GLFW_KEY_PAGE_UP) && lesson_back(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
             for (int k = 0; k < kPanelCount; ++k)
                 if (key(GLFW_KEY_1 + k)) {

@@ -8,6 +8,42 @@
 
 namespace viz {
 
+namespace {
+
+// The exercise box: the prompt, the answer field, Check (and for a prediction, Skip), the verdict.
+void draw_exercise(const LessonDoc& L, ViewState& v) {
+    const ExerciseDoc& ex = *L.exercise;
+    ExerciseState& st = v.exercises[L.id];
+    ImGui::Separator();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
+    ui::wrapped("%s", ex.predict ? (st.answered || st.skipped ? "Your prediction" : "Predict first: the next steps show the answer")
+                                 : "Exercise");
+    ImGui::PopStyleColor();
+    ui::wrapped("%s", ex.prompt.c_str());
+    char buf[256] = {};
+    st.typed.copy(buf, sizeof buf - 1);
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("  Check  Skip  ").x - 16);
+    const bool enter = ImGui::InputTextWithHint("##answer", answer_format(ex).c_str(), buf, sizeof buf,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+    st.typed = buf;
+    ImGui::SameLine();
+    if (ImGui::Button("Check") || enter) st = submit_answer(ex, st);
+    if (ex.predict && !st.answered && !st.skipped) {
+        ImGui::SameLine();
+        if (ImGui::Button("Skip")) st.skipped = true;
+    }
+    if (!st.message.empty()) {
+        const ImU32 c = !st.answered ? ui::okabe::vermillion : st.passed ? ui::okabe::green : ui::okabe::yellow;
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(c));
+        ui::wrapped("%s", st.message.c_str());
+        ImGui::PopStyleColor();
+    }
+    if (ex.predict && !st.answered && !st.skipped)
+        ImGui::TextDisabled("Next opens once you have made a prediction (or pressed Skip).");
+}
+
+}  // namespace
+
 int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     int go = -1;
     if (lib.lessons.empty()) {
@@ -58,11 +94,21 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     ImGui::SameLine();
     ImGui::Text("step %d of %d", v.lesson_step + 1, n);
     ImGui::SameLine();
-    ImGui::BeginDisabled(last);
+    // a prediction keeps the steps that reveal its number closed until the learner has predicted
+    const ExerciseDoc* ex = L.exercise ? &*L.exercise : nullptr;
+    const bool locked = !next_step_open(lib, v);
+    ImGui::BeginDisabled(last || locked);
     if (ImGui::Button(v.lesson_step + 1 >= n && !last ? "Next lesson >" : "Next >") &&
         lesson_next(v.lesson, v.lesson_step, steps))
         go = v.lesson_step;
     ImGui::EndDisabled();
+    if (locked) {
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("Make your prediction first (below the step's text), or press Skip there.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
+        ui::wrapped("Predict first: type your answer below the text, then Next opens.");
+        ImGui::PopStyleColor();
+    }
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
     ui::wrapped("%s", s.title.c_str());
@@ -74,6 +120,7 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         if (ImGui::SmallButton("Back to the lesson's setup")) go = v.lesson_step;
     }
     ui::wrapped("%s", s.text.c_str());
+    if (ex && v.lesson_step == exercise_step(*ex, n)) draw_exercise(L, v);
     return go;
 }
 

@@ -6,12 +6,14 @@
 // algorithm is shown at the same modelled time (clock_of / cursor_at convert).
 #pragma once
 #include <array>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "viz/exercise.hpp"
 #include "viz/model.hpp"
 
 namespace viz {
@@ -33,6 +35,7 @@ struct Cursor {
 
 struct ViewState {
     Panel panel = Panel::memory;
+    std::map<std::string, ExerciseState> exercises;  // by lesson id: the learner's answers this session
     sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows (all three are simulated)
     // Which algorithms the side-by-side, score-matrix and timeline views show (a lesson's `compare`
     // list narrows it; indexed by algo_index).

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "lessons/lib/lesson.hpp"
 #include "viz/app_args.hpp"
 #include "viz/glossary.hpp"
 #include "viz/lessons_view.hpp"
@@ -356,4 +357,78 @@ TEST_CASE("open_lesson_step opens a step as Next does, and says why it cannot") 
     CHECK(open_lesson_step(broken, 0, 0, v, sims) == "failed to load: 01-broken.toml:2:9: unclosed array");
     CHECK(v.lesson == 0);
     CHECK(v.panel == before);
+}
+
+TEST_CASE("exercises in the app: a prediction opens the next steps once made, a design is checked at the end") {
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    // lessons/01-standard-attention.toml: a prediction (predict = ..., solution "value=33554432")
+    const int k = lib.find("standard-attention");
+    REQUIRE(k >= 0);
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(k)];
+    REQUIRE(L.exercise.has_value());
+    const ExerciseDoc& ex = *L.exercise;
+    CHECK(ex.predict);
+    CHECK(exercise_step(ex, static_cast<int>(L.steps.size())) == 0);
+    ViewState v;
+    v.lesson = k;
+    v.lesson_step = 0;
+    CHECK(!next_step_open(lib, v));  // nothing predicted yet: the steps that show the number stay shut
+    CHECK(step_open(&ex, ExerciseState{}, 0));
+    // text that is not a number: said, and still shut
+    ExerciseState st;
+    st.typed = "about a lot";
+    st = submit_answer(ex, st);
+    CHECK(!st.answered);
+    CHECK(!st.message.empty());
+    CHECK(!step_open(&ex, st, 1));
+    st.typed = "";
+    CHECK(submit_answer(ex, st).message.find("Type your answer") != std::string::npos);
+    // the lesson's own worked answer, typed as a bare number: right, and the steps open
+    const std::string& solution = ex.lesson->exercise->solution;  // "value=33554432"
+    REQUIRE(solution.rfind("value=", 0) == 0);
+    st.typed = solution.substr(6);
+    st = submit_answer(ex, st);
+    CHECK(st.answered);
+    CHECK(st.passed);
+    CHECK(step_open(&ex, st, 1));
+    v.exercises[L.id] = st;
+    CHECK(next_step_open(lib, v));
+    // a wrong prediction is still a prediction: the steps open, and the verdict says it missed
+    ExerciseState wrong;
+    wrong.typed = ex.lesson->exercise->not_solution;  // "value=67108864"
+    wrong = submit_answer(ex, wrong);
+    CHECK(wrong.answered);
+    CHECK(!wrong.passed);
+    CHECK(step_open(&ex, wrong, 3));
+    // skipping opens them too
+    ExerciseState skip;
+    skip.skipped = true;
+    CHECK(step_open(&ex, skip, 1));
+
+    // lessons/06-fa1-vs-fa2.toml: a design (block_rows, block_cols), checked at the last step, no lock
+    const int j = lib.find("fa1-vs-fa2");
+    REQUIRE(j >= 0);
+    const LessonDoc& D = lib.lessons[static_cast<size_t>(j)];
+    REQUIRE(D.exercise.has_value());
+    CHECK(!D.exercise->predict);
+    CHECK(exercise_step(*D.exercise, static_cast<int>(D.steps.size())) == static_cast<int>(D.steps.size()) - 1);
+    CHECK(step_open(&*D.exercise, ExerciseState{}, 1));
+    CHECK(answer_format(*D.exercise).find("block_rows=...") != std::string::npos);
+    ExerciseState a;
+    a.typed = D.exercise->lesson->exercise->solution;  // "block_rows=16,block_cols=128"
+    a = submit_answer(*D.exercise, a);
+    CHECK(a.answered);
+    CHECK(a.passed);
+    ExerciseState b;
+    b.typed = D.exercise->lesson->exercise->not_solution;  // "block_rows=64,block_cols=32"
+    b = submit_answer(*D.exercise, b);
+    CHECK(!b.passed);
+    CHECK(!b.message.empty());
+    ExerciseState c;
+    c.typed = "block_rows=sixteen";
+    c = submit_answer(*D.exercise, c);
+    CHECK(!c.passed);
+    CHECK(!c.message.empty());
 }
