@@ -329,7 +329,7 @@ std::vector<KernelDef> backward_kernels(const Ctx& ctx, Algo a) {
                      true}};
         case Algo::flash2:
             return {{{"flash2 backward pre: D = rowsum(dO o O), dQ accumulator zeroed", 1, t.tr,
-                      "(T_r, B*H), row block fastest"},
+                      "(T_r, B*H), row block fastest", true},
                      flash2_backward_pre_block,
                      true,
                      key_bwd_rows},
@@ -338,7 +338,8 @@ std::vector<KernelDef> backward_kernels(const Ctx& ctx, Algo a) {
                      flash2_backward_dkdv_block,
                      true,
                      key_bwd_cols_unmasked},
-                    {{"flash2 backward post: dQ float32 -> storage type", 1, t.tr, "(T_r, B*H), row block fastest"},
+                    {{"flash2 backward post: dQ float32 -> storage type", 1, t.tr, "(T_r, B*H), row block fastest",
+                      true},
                      flash2_backward_dq_block,
                      true,
                      key_bwd_rows}};

@@ -194,7 +194,7 @@ struct Slot {
 
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
                    int64_t heads_total, int64_t slots, const std::vector<SlotRates>& krates, int timeline_blocks,
-                   int timeline_steps, int64_t seg_cols) {
+                   int timeline_steps, int64_t seg_cols, size_t timeline_kernel) {
     const auto t_start = std::chrono::steady_clock::now();
     L2Replay out;
     L2Stats& st = out.stats;
@@ -227,7 +227,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                 w.log = &s.log;
                 Ctx ctx(proto.p, proto.t, proto.tb, proto.sram);
                 k.body(ctx, b, w);
-                const bool keep = ki == 0 && s.head == 0 && b < timeline_blocks;
+                const bool keep = ki == timeline_kernel && s.head == 0 && b < timeline_blocks;
                 s.timer.keep = keep;
                 s.timer.kept = keep ? &out.timeline[static_cast<size_t>(b)] : nullptr;
                 s.timer.keep_max = static_cast<size_t>(std::max(0, timeline_steps));

@@ -131,11 +131,11 @@ namespace sim::detail {
 struct L2Replay {
     L2Stats stats;
     std::vector<std::vector<BlockTime>> kernel_blocks;  // per kernel: the walked blocks, launch order
-    std::vector<std::vector<StepCost>> timeline;        // steps of the first blocks of the first kernel
+    std::vector<std::vector<StepCost>> timeline;        // steps of the first blocks of kernel timeline_kernel
 };
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
                    int64_t heads_total, int64_t slots, const std::vector<SlotRates>& rates, int timeline_blocks,
-                   int timeline_steps, int64_t seg_cols);
+                   int timeline_steps, int64_t seg_cols, size_t timeline_kernel = 0);
 
 // The timing model's last stage (sim/timing.cpp): blocks scheduled on slots, kernel after kernel.
 // kernel_blocks[k] holds the times of the first heads_known heads' blocks (launch order); the rest

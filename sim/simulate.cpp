@@ -32,6 +32,7 @@ struct Plan {
                                      // forward too, uncounted, for the outputs the backward reads)
     size_t first_bwd = 0;            // index in `kernels` of the first backward kernel
     std::vector<KernelDef> counted;  // the kernels counted, in launch order
+    size_t timeline_kernel = 0;      // index in `counted` of the kernel the timeline keeps (not a helper)
 };
 
 Tiling tiling(int64_t n, const BlockChoice& b) {
@@ -75,6 +76,8 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
         for (auto& k : backward_kernels(proto, cfg.algo)) plan.kernels.push_back(std::move(k));
     for (const auto& k : plan.kernels)
         if (k.counted) plan.counted.push_back(k);
+    while (plan.timeline_kernel + 1 < plan.counted.size() && plan.counted[plan.timeline_kernel].info.helper)
+        ++plan.timeline_kernel;
     return plan;
 }
 
@@ -243,7 +246,7 @@ void walk_head(const Plan& plan, const Config& cfg, const Rates& rates, Ctx& ctx
         w.phase = k.counted ? counted_index : -1;
         w.pass = k.info.pass;
         w.begin_kernel();
-        walk_blocks(k, k.counted && counted_index == 0, cfg, ctx, walk);
+        walk_blocks(k, k.counted && counted_index == static_cast<int32_t>(plan.timeline_kernel), cfg, ctx, walk);
         w.end_block();
         w.timer.keep = false;
         if (k.counted) ++counted_index;
@@ -390,7 +393,7 @@ L2Blocks replay_through_l2(const Plan& plan, const Machine& m, const Config& cfg
     }
     const Ctx proto(p, plan.fwd, plan.bwd, plan.sram);
     L2Replay rp = replay_l2(proto, plan.counted, m, walk_heads, heads, rates.slots, rates.kernel, walk.tl_blocks,
-                            cfg.timeline_steps, plan.fwd.bc);
+                            cfg.timeline_steps, plan.fwd.bc, plan.timeline_kernel);
     const double cost = rp.stats.seconds;
     const std::string policy = rp.stats.policy;
     l2 = std::move(rp.stats);
@@ -414,6 +417,7 @@ void schedule_blocks(const Plan& plan, const Machine& m, const Config& cfg, cons
     Timing& timing = res.timing;
     timing.computed = true;
     timing.with_l2 = res.l2.simulated;
+    timing.timeline_kernel = plan.counted[plan.timeline_kernel].info.name;
     const int64_t heads = res.problem.heads_total();
     const double flops = static_cast<double>(res.totals.flops.total());
     if (res.l2.simulated)

@@ -117,6 +117,9 @@ struct KernelInfo {
     int pass = 0;                 // 0 forward, 1 backward
     int64_t blocks_per_head = 0;  // thread blocks per (batch, head)
     std::string grid;             // launch order, e.g. "(T_r, B*H), row block fastest"
+    // A short pass before or after the pass's main kernel (flash2's D pre-pass, its dQ conversion):
+    // the timeline shows the first kernel that is not one.
+    bool helper = false;
 };
 
 // HBM traffic as an L2 of the preset's capacity filters it (Config::l2).
@@ -178,7 +181,8 @@ struct Timing {
     double predicted_ms = 0;      // the overlapped schedule
     double predicted_tflops = 0;  // all FLOPs / predicted time
     std::vector<KernelTime> kernels;
-    std::vector<TimelineSegment> timeline;  // first SMs, first steps of the first kernel (bounded)
+    std::vector<TimelineSegment> timeline;  // first SMs, first steps of timeline_kernel (bounded)
+    std::string timeline_kernel;            // the first counted kernel that is not a helper
 };
 
 struct Result {

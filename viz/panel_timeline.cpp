@@ -126,8 +126,11 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
                     tm.ceilings_note.empty() ? "" : (" (" + tm.ceilings_note + ")").c_str());
         return;
     }
-    // the kernel the lanes show: the first one the simulation walked
-    const std::string kernel = r.kernels.empty() ? std::string("?") : r.kernels.front().name;
+    // the kernel the lanes show: the pass's first that is not a short helper pass (flash2's backward:
+    // its main kernel, not the D pre-pass)
+    const std::string kernel = !tm.timeline_kernel.empty() ? tm.timeline_kernel
+                               : r.kernels.empty()         ? std::string("?")
+                                                           : r.kernels.front().name;
     const std::vector<BlockLanes> blocks = by_block(tm.timeline);
     size_t steps = 0;
     for (const auto& b : blocks)

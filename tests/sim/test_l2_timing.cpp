@@ -215,6 +215,26 @@ TEST_CASE("timing: the per-SM timeline is bounded and consistent with its schedu
     }
 }
 
+TEST_CASE("timing: the backward's timeline shows its main kernel, not the D pre-pass") {
+    // flash2's backward launches three kernels: D = rowsum(dO o O) (no products), the dK/dV kernel
+    // (five products a step), the dQ conversion (no products). The lanes must show products.
+    for (L2Mode l2 : {L2Mode::off, L2Mode::on}) {
+        Config c = counting(Algo::flash2, 0, 0, Pass::backward, l2);
+        c.timeline_sms = 2;
+        c.timeline_steps = 4;
+        const Result r = simulate(shape(2048, 64), find_machine("H200"), c);
+        REQUIRE(r.kernels.size() == 3);
+        CHECK(r.timing.timeline_kernel == r.kernels.at(1).name);
+        CHECK(r.timing.timeline_kernel.find("dK, dV") != std::string::npos);
+        bool products = false;
+        for (const auto& s : r.timing.timeline) products = products || s.kind == TimelineSegment::Kind::matmul;
+        CHECK(products);
+    }
+    // a forward keeps its only kernel
+    const Result f = simulate(shape(2048, 64), find_machine("H200"), counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
+    CHECK(f.timing.timeline_kernel == f.kernels.at(0).name);
+}
+
 TEST_CASE("block-size sweep (the paper's Figure 2, middle): traffic falls as blocks grow, time flattens") {
     const Problem p = with_heads(shape(4096, 64), 2, 8);  // 16 heads: enough blocks to fill the GPU at every block size
     std::vector<double> hbm, ms;
