@@ -406,6 +406,24 @@ void join(Device& v, int64_t cpg) {
     CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.side_done, 0));
 }
 
+// The frame of a pass's step s: the next K/V slice is sent on (s < P-1) while each device, once
+// the slice it computes with is in, runs work(device, index, slot, the slice's key chunks) with
+// its second query chunk's blocks free to go on the side stream (fork; work joins).
+template <typename Work>
+void ring_step(Ring& r, int64_t s, Work&& work) {
+    const int cur = static_cast<int>(s % 2), nxt = 1 - cur;
+    if (s + 1 < r.P)  // the next slice travels while this one is computed
+        send_round(r, cur, nxt, 0, r.kv_bytes(), &Device::computed, s > 0 ? &Device::kv_in : nullptr, &Device::kv_in,
+                   &Device::kv_out);
+    for (int64_t i = 0; i < r.P; ++i) {
+        Device& v = r.dev[static_cast<size_t>(i)];
+        r.use(v);
+        if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.kv_in[cur], 0));
+        fork(v, r.cpg);
+        work(v, i, cur, sim::ring_chunks(r.p, sim::ring_source(r.P, i, s)));
+    }
+}
+
 // The blocks query chunk x of device i meets over a whole pass (its merges' first and last).
 std::vector<int64_t> blocks_of_chunks(const Ring& r, int64_t i) {
     std::vector<int64_t> n(static_cast<size_t>(r.cpg), 0);
@@ -433,17 +451,8 @@ void ring_forward(Ring& r) {
         r.use(v);
         CUDA_CHECK(cudaEventRecord(v.computed[1], v.compute));  // slot 1 is free
     }
-    for (int64_t s = 0; s < P; ++s) {
-        const int cur = static_cast<int>(s % 2), nxt = 1 - cur;
-        if (s + 1 < P)  // the next slice travels while this one is computed
-            send_round(r, cur, nxt, 0, r.kv_bytes(), &Device::computed, s > 0 ? &Device::kv_in : nullptr,
-                       &Device::kv_in, &Device::kv_out);
-        for (int64_t i = 0; i < P; ++i) {
-            Device& v = r.dev[static_cast<size_t>(i)];
-            r.use(v);
-            if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.kv_in[cur], 0));
-            fork(v, cpg);
-            const std::vector<int64_t> keys = sim::ring_chunks(r.p, sim::ring_source(P, i, s));
+    for (int64_t s = 0; s < P; ++s)
+        ring_step(r, s, [&](Device& v, int64_t i, int cur, const std::vector<int64_t>& keys) {
             for (int64_t x = 0; x < cpg; ++x)
                 for (int64_t y = 0; y < cpg; ++y) {
                     const sim::BlockKind k = sim::block_kind(r.p.attn.causal, v.chunks[static_cast<size_t>(x)],
@@ -478,8 +487,7 @@ void ring_forward(Ring& r) {
                 }
             join(v, cpg);
             CUDA_CHECK(cudaEventRecord(v.computed[cur], v.compute));
-        }
-    }
+        });
 }
 
 // Needs ring_forward's O and LSE on every device and the K/V slices back in slot 0 (reset_slots).
@@ -497,15 +505,7 @@ void ring_backward(Ring& r) {
     }
     for (int64_t s = 0; s < P; ++s) {
         const int cur = static_cast<int>(s % 2), nxt = 1 - cur;
-        if (s + 1 < P)
-            send_round(r, cur, nxt, 0, r.kv_bytes(), &Device::computed, s > 0 ? &Device::kv_in : nullptr,
-                       &Device::kv_in, &Device::kv_out);
-        for (int64_t i = 0; i < P; ++i) {
-            Device& v = r.dev[static_cast<size_t>(i)];
-            r.use(v);
-            if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.kv_in[cur], 0));
-            fork(v, cpg);
-            const std::vector<int64_t> keys = sim::ring_chunks(r.p, sim::ring_source(P, i, s));
+        ring_step(r, s, [&](Device& v, int64_t, int, const std::vector<int64_t>& keys) {
             std::vector<std::pair<int64_t, int64_t>> done;
             for (int64_t x = 0; x < cpg; ++x)
                 for (int64_t y = 0; y < cpg; ++y) {
@@ -543,7 +543,7 @@ void ring_backward(Ring& r) {
                 LAUNCH_CHECK();
             }
             CUDA_CHECK(cudaEventRecord(v.computed[cur], v.compute));
-        }
+        });
         // the accumulators move on after the compute; P sends bring them home (P = 1: already home)
         if (P > 1)
             send_round(r, cur, nxt, r.kv_bytes(), r.grad_bytes(), &Device::grad_out, &Device::computed,
