@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
     TourLog tour;
     // command-line overrides of whatever the lesson shows
     auto apply_overrides = [&]() -> std::string {
+        if (args.gpus) v.ring.gpus = *args.gpus;
+        if (args.layout) v.ring.layout = *args.layout;
+        if (args.pass) v.ring.pass = *args.pass;
         if (args.seq || args.head_dim || args.algo || args.causal || args.pass) {
             if (args.pass) v.edit.pass = *args.pass;
             if (args.seq) v.edit.seq = *args.seq;

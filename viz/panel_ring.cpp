@@ -477,7 +477,8 @@ void draw_ring_contents(const RingJob& job, ViewState& v) {
                                 std::string(sim::name_of(run->inputs.layout)).c_str());
     }
     if (!run) {
-        if (job.busy()) ImGui::TextDisabled("simulating the ring...");
+        ImGui::TextDisabled(job.busy() ? "simulating the ring..."
+                                       : "No ring to show until the simulator accepts one: change the inputs above.");
         return;
     }
     const sim::RingResult& r = run->result;

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "viz/app_args.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/ring_view.hpp"
 
@@ -259,4 +260,20 @@ TEST_CASE("lesson 15's steps about the ring at scale open the ring view on the l
     CHECK(v.ring == *L.steps[2].ring);
     CHECK(v.edit.seq == 131072);
     sims.wait();
+}
+
+TEST_CASE("the command line sets the ring view's GPUs and layout") {
+    AppArgs a;
+    const char* ok[] = {"flashsim-app", "--panel", "ring", "--gpus", "8", "--layout", "contiguous"};
+    CHECK(parse_app_args(7, ok, a, nullptr, nullptr).empty());
+    CHECK(a.panel == Panel::ring);
+    CHECK(a.gpus == 8);
+    CHECK(a.layout == sim::RingLayout::contiguous);
+    AppArgs b;
+    const char* bad[] = {"flashsim-app", "--layout", "diagonal"};
+    CHECK(parse_app_args(3, bad, b, nullptr, nullptr).find("balanced or contiguous") != std::string::npos);
+    AppArgs c;  // P out of range is the view's to refuse (in its words), not the command line's
+    const char* many[] = {"flashsim-app", "--gpus", "100"};
+    CHECK(parse_app_args(3, many, c, nullptr, nullptr).empty());
+    CHECK(c.gpus == 100);
 }
