@@ -12,7 +12,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
     app.add_option("--step", step, "Lesson step to open, 1-based");
     app.add_option("--panel", panel,
-                   "View: memory, compare, scores, timeline, softmax, charts, measured; all (with --screenshot F.png: one PNG a view, "
+                   "View: memory, compare, scores, timeline, softmax, charts, measured, ring; all (with --screenshot F.png: one PNG a view, "
                    "F-memory.png, ...)");
     app.add_option("--size", size, "Window size WxH (default 1280x800)");
     app.add_option("--screenshot", a.screenshot, "Render, write this PNG, exit 0");
@@ -24,6 +24,10 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_flag("--causal", a.causal, "Causal mask");
     app.add_option("--pass", pass, "Pass the views walk: forward, backward or both (forward, then backward)");
     app.add_option("--anim-step", a.anim_step, "Animation step to show");
+    std::string layout;
+    int64_t gpus = 0;
+    app.add_option("--gpus", gpus, "Ring view: GPUs in the ring (1 to 64; --pass sets its pass too)");
+    app.add_option("--layout", layout, "Ring view: balanced or contiguous");
     app.add_flag("--play", a.play, "Start playing the animation");
     app.add_option("--speed", a.speed, "Animation speed, steps per second");
     app.add_option("--results", a.results_dir, "Folder of measured results (default cuda/results)");
@@ -51,7 +55,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         a.panel = Panel::memory;
     } else if (!panel.empty()) {
         a.panel = parse_panel(panel);
-        if (!a.panel) return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured; got '" + panel + "'";
+        if (!a.panel) return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured, ring; got '" + panel + "'";
     }
     if (!size.empty()) {
         int w = 0, h = 0;
@@ -69,11 +73,16 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         a.pass = sim::parse_pass(pass);
         if (!a.pass) return "--pass must be forward, backward or both; got '" + pass + "'";
     }
+    if (app.count("--gpus")) a.gpus = gpus;  // out of range: the ring view says why, in its own words
+    if (!layout.empty()) {
+        a.layout = sim::parse_enum<sim::RingLayout>(layout);
+        if (!a.layout) return "--layout must be balanced or contiguous; got '" + layout + "'";
+    }
     if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
     if (a.tour) {
         // the tour chooses the lesson, step, view and parameters itself, step by step
         for (const char* f : {"--lesson", "--step", "--panel", "--screenshot", "--anim-step", "--play", "--seq",
-                              "--head-dim", "--algo", "--causal", "--pass"})
+                              "--head-dim", "--algo", "--causal", "--pass", "--gpus", "--layout"})
             if (app.count(f))
                 return std::string("--tour opens every lesson step itself; it cannot be combined with ") + f;
         if (a.frames < 0) a.frames = 2;

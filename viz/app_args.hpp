@@ -2,7 +2,7 @@
 //
 //   flashsim-app [--lesson ID] [--step K] [--panel NAME] [--size WxH] [--screenshot FILE.png]
 //                [--frames N] [--report-frame-time] [--seq N --head-dim D --algo A --causal --pass P]
-//                [--anim-step S] [--play] [--results DIR]
+//                [--anim-step S] [--play] [--results DIR] [--gpus P --layout L]
 //   flashsim-app --tour [--frames N] [--size WxH]   every step of every lesson in one process
 #pragma once
 #include <cstdint>
@@ -28,7 +28,9 @@ struct AppArgs {
     std::optional<sim::Algo> algo;
     bool causal = false;
     std::optional<sim::Pass> pass;  // --pass forward|backward|both
-    int64_t anim_step = -1;   // --anim-step: the animation step to show
+    int64_t anim_step = -1;   // --anim-step: the animation step to show (the ring view: its step)
+    std::optional<int64_t> gpus;               // --gpus P: the ring view's GPUs (its inputs check it)
+    std::optional<sim::RingLayout> layout;     // --layout balanced|contiguous: the ring view's layout
     bool play = false;        // start playing
     double speed = 0;         // steps per second (0: the default)
     std::string results_dir;  // cuda/results by default

@@ -1,7 +1,9 @@
 #include "viz/lessons_view.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
+#include <utility>
 #include <cstdio>
 #include <limits>
 
@@ -41,6 +43,53 @@ void softmax_setup(const lessons::Lesson& l, std::string* scores, std::string* v
     for (const auto& r : l.softmax->values) *values += (values->empty() ? "" : "; ") + join(r);
 }
 
+// The step's ring, read from the lesson's computed values (what `flashsim ring --json` prints for
+// [ring.NAME]): the ring view's inputs and the problem it is of. Empty when `name` is not a ring.
+std::optional<std::pair<RingInputs, Params>> ring_of(const lessons::Lesson& l, const std::string& name) {
+    try {
+        const std::string at = "ring." + name + ".";
+        auto num = [&](const std::string& key) { return lessons::evaluate(l, at + key); };
+        auto text = [&](const std::string& key) { return lessons::render(l, "{{ " + at + key + " | str }}"); };
+        RingInputs in;
+        in.gpus = static_cast<int64_t>(num("gpus"));
+        in.heads = static_cast<int64_t>(num("heads"));
+        in.layout = text("layout") == "contiguous" ? sim::RingLayout::contiguous : sim::RingLayout::balanced;
+        // passes.0 is the forward or the backward; a passes.1 (the backward) means both
+        bool second = false;  // a ring of one pass has no passes.1
+        try {
+            second = text("passes.1.pass").find("backward") != std::string::npos;
+        } catch (const std::exception&) {}
+        const bool first_bwd = text("passes.0.pass").find("backward") != std::string::npos;
+        in.pass = second ? sim::Pass::both : first_bwd ? sim::Pass::backward : sim::Pass::forward;
+        Params p;
+        p.seq = static_cast<int64_t>(num("seq"));
+        p.head_dim = static_cast<int64_t>(num("head_dim"));
+        p.causal = text("causal") == "true" || text("causal") == "1";
+        if (auto d = sim::parse_dtype(text("dtype"))) p.dtype = *d;
+        p.gpu = text("gpu");
+        return std::make_pair(in, p);
+    } catch (const std::exception&) { return std::nullopt; }
+}
+}  // namespace
+
+std::string quoted_ring(const std::string& t) {
+    for (size_t open = t.find("{{"); open != std::string::npos; open = t.find("{{", open + 2)) {
+        const size_t close = t.find("}}", open);
+        if (close == std::string::npos) break;
+        const std::string expr = t.substr(open + 2, close - open - 2);
+        for (size_t at = expr.find("ring."); at != std::string::npos; at = expr.find("ring.", at + 5)) {
+            if (at > 0 && (std::isalnum(static_cast<unsigned char>(expr[at - 1])) || expr[at - 1] == '_' ||
+                           expr[at - 1] == '.'))
+                continue;  // part of another name ("string.", "x.ring.")
+            size_t e = at + 5;
+            while (e < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[e])) || expr[e] == '_')) ++e;
+            if (e > at + 5) return expr.substr(at + 5, e - at - 5);
+        }
+    }
+    return {};
+}
+
+namespace {
 LessonDoc from_library(const lessons::Lesson& l) {
     LessonDoc d;
     std::string sm_scores, sm_values;
@@ -96,6 +145,14 @@ LessonDoc from_library(const lessons::Lesson& l) {
             if (auto a = sim::parse_algo(s.view.algo)) p.algo = *a;
             st.params = p;
         }
+        // a text step about a ring of GPUs opens the ring view on the ring it quotes
+        if (s.view.panel == "text")
+            if (const std::string name = quoted_ring(s.source_text); !name.empty())
+                if (auto ring = ring_of(l, name)) {
+                    st.panel = Panel::ring;
+                    st.ring = ring->first;
+                    st.params = ring->second;
+                }
         st.step = s.view.step_from;
         st.row = s.view.row;
         st.tile_row = s.view.tile_row;
@@ -154,6 +211,11 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
         }
     }
     if (s.panel) v.panel = *s.panel;
+    if (s.ring) {
+        v.ring = *s.ring;
+        v.ring_pos = kRingStartPos;
+        v.ring_playing = false;
+    }
     v.columns = s.columns;
     v.highlight_row = s.row;
     v.highlight_tile_row = s.tile_row;

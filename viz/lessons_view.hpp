@@ -29,7 +29,15 @@ struct LessonStep {
     // The lesson's softmax example (its [softmax] table), applied when the step shows that view.
     std::string scores_text, values_text;
     int block = 0;  // 0: no example given
+    // The ring the step discusses (a [ring.NAME] its text quotes): the ring view's inputs; the
+    // step's params are then that ring's problem (N, d, dtype, mask, GPU).
+    std::optional<RingInputs> ring;
 };
+
+// Which [ring.NAME] a step's text quotes first ("{{ ring.train.seq }}" -> "train"); "" when none.
+// The lessons library has no "ring" panel, so a text step that quotes a ring opens the ring view
+// on it (from_library does; the test of the lesson map checks lesson 15).
+std::string quoted_ring(const std::string& source_text);
 
 struct LessonDoc {
     std::string id, title, summary, file;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
     ViewState v;
     Simulations sims;
     ChartJob charts;
+    RingJob ring;  // the ring view's simulation (sim::simulate_ring), off the UI thread
     const MeasuredSet measured = load_measurements(args.results_dir.empty() ? default_results_dir() : args.results_dir);
     const bool scripted = args.frames > 0;  // render a fixed number of frames (screenshots, timing)
 
@@ -104,6 +106,9 @@ int main(int argc, char** argv) {
     TourLog tour;
     // command-line overrides of whatever the lesson shows
     auto apply_overrides = [&]() -> std::string {
+        if (args.gpus) v.ring.gpus = *args.gpus;
+        if (args.layout) v.ring.layout = *args.layout;
+        if (args.pass) v.ring.pass = *args.pass;
         if (args.seq || args.head_dim || args.algo || args.causal || args.pass) {
             if (args.pass) v.edit.pass = *args.pass;
             if (args.seq) v.edit.seq = *args.seq;
@@ -116,7 +121,10 @@ int main(int argc, char** argv) {
         if (!sims.busy() && !sims.current())
             if (std::string err = sims.request(v.edit); !err.empty()) return err;
         if (args.panel) v.panel = *args.panel;
-        if (args.anim_step >= 0) v.pending_step = args.anim_step;
+        if (args.anim_step >= 0) {
+            v.pending_step = args.anim_step;
+            v.ring_pos = static_cast<double>(args.anim_step) + 1.0;  // the ring view: that step, complete
+        }
         return {};
     };
     if (!args.lesson.empty() || args.lesson_step_given || scripted) {
@@ -144,7 +152,7 @@ int main(int argc, char** argv) {
         lib_job = std::async(std::launch::async, load_lesson_library);
     }
     if (std::string err = apply_overrides(); !err.empty()) return fail(err);
-    if (args.play) v.playing = true;
+    if (args.play) v.playing = v.ring_playing = true;
     if (args.show_keys) v.show_help = true;
     if (args.speed > 0) v.speed = clamp_speed(args.speed);
 
@@ -205,10 +213,11 @@ int main(int argc, char** argv) {
     // it (glfwPostEmptyEvent from the worker threads), playback and progress bars keep it drawing.
     sims.set_wake(glfwPostEmptyEvent);
     charts.set_wake(glfwPostEmptyEvent);
+    ring.set_wake(glfwPostEmptyEvent);
     int settle = 3;  // frames to draw after an event before waiting again (ImGui settles hover/active state)
     while (!glfwWindowShouldClose(window)) {
-        const bool animating = v.playing && animated(v.panel);
-        const bool working = sims.busy() || charts.busy() || live.running() || !lessons_ready;
+        const bool animating = (v.playing && animated(v.panel)) || (v.ring_playing && v.panel == Panel::ring);
+        const bool working = sims.busy() || charts.busy() || ring.busy() || live.running() || !lessons_ready;
         if (scripted || animating || settle > 0) {
             glfwPollEvents();
             settle = std::max(0, settle - 1);
@@ -243,6 +252,13 @@ int main(int argc, char** argv) {
             prev_rs = sims.current();
         }
         charts.poll();
+        // the ring view simulates the app's problem with its own inputs; a new request only when
+        // either changed (a refusal stays in ring.refusal() and the last good ring stays shown)
+        if (sims.current() && v.panel == Panel::ring) {
+            ring.request(sims.current()->params, v.ring);
+            if (scripted) ring.wait();
+        }
+        ring.poll();
         live.poll();
         const RunSet* rs = sims.current().get();
         prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo)) : nullptr;
@@ -266,6 +282,27 @@ int main(int argc, char** argv) {
                 if (key(GLFW_KEY_LEFT)) v.softmax_focus = v.softmax_focus < 0 ? 1000 : std::max(0, v.softmax_focus - 1);
                 if (key(GLFW_KEY_HOME)) v.softmax_focus = 0;
                 if (key(GLFW_KEY_END)) v.softmax_focus = -1;
+            } else if (v.panel == Panel::ring) {
+                if (const RingRun* rr = ring.current().get()) {
+                    const sim::RingResult& r = rr->result;
+                    const int64_t n = ring_step_count(r);
+                    // the step shown: the one the position completes (or 0 at the start)
+                    const int64_t k = v.ring_pos <= 0 ? -1 : static_cast<int64_t>(std::ceil(v.ring_pos)) - 1;
+                    if (key(GLFW_KEY_SPACE)) {
+                        if (!v.ring_playing && v.ring_pos >= static_cast<double>(n)) v.ring_pos = 0;
+                        v.ring_playing = !v.ring_playing;
+                    }
+                    if (key(GLFW_KEY_RIGHT)) {
+                        v.ring_pos = ring_pos_of_step(r, k + 1);
+                        v.ring_playing = false;
+                    }
+                    if (key(GLFW_KEY_LEFT)) {
+                        v.ring_pos = k > 0 ? ring_pos_of_step(r, k - 1) : 0.0;
+                        v.ring_playing = false;
+                    }
+                    if (key(GLFW_KEY_HOME)) v.ring_pos = 0, v.ring_playing = false;
+                    if (key(GLFW_KEY_END)) v.ring_pos = static_cast<double>(n), v.ring_playing = false;
+                }
             } else if (tl) {
                 if (key(GLFW_KEY_SPACE)) {
                     if (!v.playing && v.cursor.step >= last_step(*tl) && v.cursor.frac >= 1.0) v.cursor = {0, 0.0};
@@ -286,6 +323,10 @@ int main(int argc, char** argv) {
                     switch_panel(v, rs, static_cast<Panel>(k));
                     tab_forced = static_cast<int>(v.panel);
                 }
+        }
+        if (v.panel == Panel::ring && v.ring_playing && ring.current()) {
+            const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
+            ring_tick(v.ring_pos, v.ring_playing, ring_step_count(ring.current()->result), dt, std::min(v.speed, 4.0));
         }
         if (rs && animated(v.panel)) {
             const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
@@ -379,6 +420,9 @@ int main(int argc, char** argv) {
                                     break;
                                 case Panel::measured:
                                     draw_measured_panel(measured, rs, &live, v);
+                                    break;
+                                case Panel::ring:
+                                    draw_ring_panel(ring, v);
                                     break;
                             }
                         }
@@ -477,6 +521,7 @@ int main(int argc, char** argv) {
     }
     sims.set_wake(nullptr);  // no wake-ups to a terminated GLFW from a run still finishing
     charts.set_wake(nullptr);
+    ring.set_wake(nullptr);
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

@@ -134,7 +134,7 @@ void draw_help_overlay(ViewState& v) {
                                      {"Left arrow", "previous step (softmax view: previous block)"},
                                      {"Home / End", "first / last step"},
                                      {"Page Down / Page Up", "next / previous lesson step"},
-                                     {"1 ... 7", "memory, side by side, score matrix, timeline, softmax, charts, measured"},
+                                     {"1 ... 8", "memory, side by side, score matrix, timeline, softmax, charts, measured, ring"},
                                      {"F1 or ?", "this help"},
                                      {"Esc", "close this help"}};
             for (auto& r : rows) {

@@ -10,6 +10,7 @@
 #include "viz/measurement.hpp"
 #include "viz/model.hpp"
 #include "viz/replay.hpp"
+#include "viz/ring_view.hpp"
 #include "viz/series.hpp"
 #include "viz/view_state.hpp"
 
@@ -43,6 +44,10 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 // and the whole GPU's predicted time beside the measured one.
 void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v);
 void draw_softmax_panel(ViewState& v);
+// Ring attention over P GPUs (issue 16): the GPUs in a ring with the chunks and the K/V slice each
+// holds, the sends of the step shown, the chunk grid by GPU and step, the overlap of each step's
+// send with its compute and the ring's totals, all from the job's current sim::RingResult.
+void draw_ring_panel(const RingJob& job, ViewState& v);
 void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, const MeasuredSet& ms,
                        ViewState& v);
 class LiveRun;

@@ -11,10 +11,11 @@
 namespace viz {
 
 namespace {
-constexpr std::array<std::string_view, kPanelCount> kNames = {"memory",  "compare", "scores",  "timeline",
-                                                              "softmax", "charts",  "measured"};
+constexpr std::array<std::string_view, kPanelCount> kNames = {"memory",  "compare", "scores",   "timeline",
+                                                              "softmax", "charts",  "measured", "ring"};
 constexpr std::array<std::string_view, kPanelCount> kTitles = {
-    "Memory hierarchy", "Side by side", "Score matrix", "Timeline", "Online softmax", "Charts", "Simulated vs measured"};
+    "Memory hierarchy", "Side by side", "Score matrix", "Timeline", "Online softmax", "Charts", "Simulated vs measured",
+    "Ring of GPUs"};
 }  // namespace
 
 std::string_view panel_name(Panel p) { return kNames[static_cast<size_t>(p)]; }

@@ -15,12 +15,13 @@
 
 #include "viz/exercise.hpp"
 #include "viz/model.hpp"
+#include "viz/ring_view.hpp"
 
 namespace viz {
 
-// In tab order; the number keys 1..7 open them in this order.
-enum class Panel { memory, compare, scores, timeline, softmax, charts, measured };
-inline constexpr int kPanelCount = 7;
+// In tab order; the number keys 1..8 open them in this order.
+enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring };
+inline constexpr int kPanelCount = 8;
 // Views that animate the trace (the step / play / scrub controls drive them).
 inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
@@ -69,6 +70,11 @@ struct ViewState {
     int measured_pass = 0;
     int measured_d = -1;  // -1: the first head dim in the file
     int measured_mask = 0;
+    // Ring view (issue 16): GPUs, layout, pass and heads of the ring over the app's problem; the
+    // position across its steps (see ring_cursor) and whether it plays.
+    RingInputs ring;
+    double ring_pos = kRingStartPos;
+    bool ring_playing = false;
     // Lessons.
     int lesson = 0;
     int lesson_step = 0;

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
         check(var > 200.0, name + ": not blank (pixel variance " + std::to_string(var) + ")");
         return im;
     };
-    for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"})
+    for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring"})
         shot(std::string("panel_") + p, std::string("--panel ") + p);
     // The course as the lesson files have it, loaded by the lessons library from the directory the
     // app reads (passed to it below): how many lessons, how many steps each, what each step shows.
@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;
         std::sscanf(size, "%dx%d", &w, &h);
-        for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured"}) {
+        for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring"}) {
             const Image im = load(stem + "-" + p + ".png");
             check(im.w == w && im.h == h && variance(im) > 200.0,
                   std::string(p) + " at " + size + ": a " + size + " PNG, not blank");
