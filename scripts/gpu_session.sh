@@ -20,7 +20,7 @@
 # at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
-# then over NCCL on every GPU the machine has; all rows in ring.json).
+# then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
@@ -277,8 +277,11 @@ if has ring; then
   }
   for P in ${RING_PS:-1 2 4 8}; do ring_row "e$P" "$P" balanced emulated "$RT"; done
   ring_row c4 4 contiguous emulated "$RT"
+  # over NCCL: P = 2 and every GPU the machine has (RING_NCCL_PS to choose), each beside one GPU
   G=$(nvidia-smi -L 2>/dev/null | wc -l)
-  [ "$G" -ge 1 ] && ring_row "nccl$G" "$G" balanced nccl "$RT"
+  for P in ${RING_NCCL_PS:-2 $G}; do
+    [ "$P" -ge 1 ] && [ "$P" -le "$G" ] && ring_row "nccl$P" "$P" balanced nccl "$RT"
+  done
   python3 - "$OUT/ring.json" "${parts[@]}" <<'PY'
 import json, sys
 out, parts = sys.argv[1], sys.argv[2:]
