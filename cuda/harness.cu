@@ -80,7 +80,11 @@ int64_t l2_bytes() {
 }
 
 void flush_l2(cudaStream_t s) {
-    static DeviceBuffer buf;
+    // one buffer a GPU, on the current one (the ring over NCCL flushes each of its GPUs' L2)
+    static std::map<int, DeviceBuffer> bufs;
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    DeviceBuffer& buf = bufs[dev];
     buf.ensure(static_cast<size_t>(2 * l2_bytes()));
     CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
 }
