@@ -3,10 +3,27 @@
 // kernels with when the CPU reference (sim/reference.hpp, cuda/reference_bwd.hpp) would be too
 // slow. Plain C++: no CUDA headers.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "sim/dtype.hpp"
+#include "sim/tensor.hpp"
+
 namespace fcuda {
+
+// The bars that compare kernels with float64 (the numerics study, the ring): one unit in the last
+// place of the storage type at magnitude x, and the largest magnitude of a reference tensor.
+inline double ulp_at(sim::DType dt, double x) {
+    const int mant = dt == sim::DType::bf16 ? 7 : dt == sim::DType::fp16 ? 10 : 23;
+    return std::ldexp(1.0, static_cast<int>(std::floor(std::log2(std::max(std::abs(x), 1e-30)))) - mant);
+}
+inline double max_abs_of(const sim::TensorD& t) {
+    double m = 0;
+    for (double v : t.data) m = std::max(m, std::abs(v));
+    return m;
+}
 
 // One head's inputs in double, row-major (N, d). dO empty: forward only.
 struct HeadInputs64 {

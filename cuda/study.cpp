@@ -45,19 +45,6 @@ std::vector<double> head_of(const sim::TensorF& t, int64_t bh) {
     return {t.data.begin() + bh * n, t.data.begin() + (bh + 1) * n};
 }
 
-// One unit in the last place of the dtype at the magnitude of x.
-double ulp_at(sim::DType dt, double x) {
-    const int mant = dt == sim::DType::bf16 ? 7 : dt == sim::DType::fp16 ? 10 : 23;
-    const double a = std::max(std::abs(x), 1e-30);
-    return std::ldexp(1.0, static_cast<int>(std::floor(std::log2(a))) - mant);
-}
-
-double max_abs_of(const sim::TensorD& t) {
-    double m = 0;
-    for (double v : t.data) m = std::max(m, std::abs(v));
-    return m;
-}
-
 }  // namespace
 
 std::vector<StudyShape> study_shapes(int count, uint64_t seed) {

@@ -38,9 +38,8 @@ ImU32 ink_on(ImU32 c) {
     return 0.299f * r + 0.587f * g + 0.114f * b > 120.0f ? kBlack : kWhite;
 }
 
-// A "(?)" with the view's own note (terms the glossary has use ui::help instead).
-void note(const char* text) {
-    ImGui::SameLine();
+// A "(?)" whose tooltip holds the view's own note (terms the glossary has use ui::help instead).
+void note_marker(const char* text) {
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
@@ -51,17 +50,16 @@ void note(const char* text) {
     }
 }
 
-// The same "(?)" in front of a paragraph (after a wrapped paragraph, SameLine would put it past the
+// The marker after what was just drawn.
+void note(const char* text) {
+    ImGui::SameLine();
+    note_marker(text);
+}
+
+// The marker in front of a paragraph (after a wrapped paragraph, SameLine would put it past the
 // paragraph's widest line, beyond the window's edge).
 void note_before(const char* text) {
-    ImGui::TextDisabled("(?)");
-    if (ImGui::IsItemHovered()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-        ImGui::TextUnformatted(text);
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-    }
+    note_marker(text);
     ImGui::SameLine();
 }
 
