@@ -24,7 +24,8 @@
 //     O and LSE are bit-identical to two warpgroups'.
 //
 // Launch shape: grid (T_r = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24 registers
-//   a thread after setmaxnreg), warpgroups 1-2 consume (240); heavy causal blocks (large i) first.
+//   a thread after setmaxnreg), warpgroups 1-2 consume (240); a head's heavy causal blocks (large i)
+//   first (FLASHSIM_FLASH2H_ORDER=heavy: block-major, every head's heaviest block first; grid_place).
 //   Three consumer warpgroups: grid (ceil(N / 192), B * H), 512 threads, consumers 160 registers.
 //   One thread block per SM.
 // SRAM (dynamic shared memory, 128-byte swizzled panels 64 elements wide), e = 2 bytes:
@@ -73,7 +74,7 @@ template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
-                       float scale, float scale_log2) {
+                       float scale, float scale_log2, int heavy) {
     using Z = Sizes<D, NC>;
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
@@ -86,8 +87,9 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto emptyK = [&](int s) { return smem_addr(&bars[1 + 2 * STAGES + s]); };
     auto emptyV = [&](int s) { return smem_addr(&bars[1 + 3 * STAGES + s]); };
 
-    const int i = static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x);  // heavy causal blocks first
-    const int bh = static_cast<int>(blockIdx.y);
+    const GridPlace place = grid_place(heavy);
+    const int i = static_cast<int>(gridDim.x) - 1 - place.block;  // a head's heavy causal blocks first
+    const int bh = place.head;
     const int q0 = i * BR;
     int T_c = (N + BC - 1) / BC;
     if (CAUSAL) T_c = min(T_c, (min(q0 + BR, N) - 1) / BC + 1);
@@ -348,7 +350,7 @@ void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const dim3 grid((N + Z::BR - 1) / Z::BR, static_cast<unsigned>(p.heads_total()));
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                          scale * 1.4426950408889634f);
+                                          scale * 1.4426950408889634f, heavy_first(CAUSAL));
     LAUNCH_CHECK();
 }
 

@@ -10,7 +10,8 @@
 //   2. main: one thread block per key/value block K_j, V_j (B_c = 128 rows) of one head.
 //      * warpgroup 0 (the producer; one of its threads): K_j, V_j once by TMA, then for every query
 //        block i the block visits (causal: only i whose rows reach key block j) Q_i, dO_i (TMA),
-//        LSE_i, D_i (bulk copies) into a 2-stage ring; mbarriers say full / empty;
+//        LSE_i, D_i (bulk copies) into a ring of 2 stages (FLASHSIM_FLASH2H_BWD_STAGES=deep: 4 at
+//        d = 64, 3 at d = 128); mbarriers say full / empty;
 //      * warpgroups 1 and 2 (consumers) own 64 key rows each; per query block (B_r = 64 rows):
 //          S^T  = K_j Q_i^T   (64, B_r)  wgmma, both operands in shared memory
 //          dP^T = V_j dO_i^T  (64, B_r)  wgmma, issued with S^T, finishing while P^T is computed
@@ -50,7 +51,8 @@
 //      once warpgroup 0 has its first P^T, so their exponentials are offset.
 //   3. post: dQ = scale * accumulator, rounded to the storage type (bulk schedules: from the tiles).
 //
-// Launch shape: main grid (T_c = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24
+// Launch shape: main grid (T_c = ceil(N / 128), B * H) (causal, FLASHSIM_FLASH2H_ORDER=heavy: taken
+//   block-major, key block 0 of every head first, hopper.cuh's grid_place), 384 threads: warpgroup 0 produces (24
 //   registers a thread after setmaxnreg), warpgroups 1-2 consume (240). One thread block per SM.
 // SRAM (dynamic shared memory, 128-byte swizzled panels 64 elements wide), e = 2 bytes:
 //   K_j, V_j (B_c, d), both              d=128: 64 KiB   d=64: 32 KiB
@@ -81,11 +83,17 @@ namespace {
 
 using namespace hopper;
 
-constexpr int BR = 64, BC = 128, STAGES = 2, CONSUMER_THREADS = 256, THREADS = 384;
+constexpr int BR = 64, BC = 128, CONSUMER_THREADS = 256, THREADS = 384;
+// Q_i / dO_i ring stages: 2, or (FLASHSIM_FLASH2H_BWD_STAGES=deep, the default schedules only) as
+// many as shared memory allows beside the default schedule's tiles: 4 at d = 64, 3 at d = 128
+template <int D>
+constexpr int deep_stages() {
+    return D == 64 ? 4 : 3;
+}
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 constexpr float LOG2E = 1.4426950408889634f;
 
-template <int D>
+template <int D, int STAGES = 2>
 struct BwdSizes {
     static constexpr int PANELS = D / 64;
     static constexpr int KV_BYTES = BC * D * 2;   // K_j or V_j (B_c, d)
@@ -221,14 +229,16 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM>
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES>
 __global__ void __launch_bounds__(THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
                        const float* __restrict__ Lp, const float* __restrict__ Dp, float* __restrict__ dQacc,
                        int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
-                       float scale_log2, int row0_alone) {
-    using Z = BwdSizes<D>;
+                       float scale_log2, int row0_alone, int heavy) {
+    using Z = BwdSizes<D, STAGES>;
+    static_assert((DQM == DQ_KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
+                  "more shared memory than a block may have (227 KiB)");
     constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
     constexpr int KH = key_halves<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
     extern __shared__ unsigned char smem_raw[];
@@ -242,7 +252,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     auto full = [&](int s) { return smem_addr(&bars[1 + s]); };
     auto empty = [&](int s) { return smem_addr(&bars[1 + STAGES + s]); };
 
-    const int j = static_cast<int>(blockIdx.x), bh = static_cast<int>(blockIdx.y);
+    const GridPlace place = grid_place(heavy);  // key block 0 is a causal head's heaviest
+    const int j = place.block, bh = place.head;
     const int kv0 = j * BC;
     const int T_r = (N + BR - 1) / BR;
     const int i_first = CAUSAL ? kv0 / BR : 0;  // the first query block with a row >= kv0
@@ -565,6 +576,7 @@ bool deterministic() {
 // bulk-keys at d = 64, bulk-pipelined at d = 128.
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
+    bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
 };
 Schedule schedule(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
@@ -574,6 +586,19 @@ Schedule schedule(int64_t head_dim) {
     c.pipe = v == "pipelined" || v == "bulk-pipelined";
     c.bulk = v == "bulk" || v == "bulk-pipelined" || v == "bulk-keys";
     c.keys = v == "bulk-keys";
+    const char* st = std::getenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    const std::string sv = st != nullptr ? st : "";
+    if (sv == "deep") {
+        // shared memory holds the deeper ring beside the default schedule's tiles only
+        const bool is_default = head_dim == 64 ? v == "bulk-keys" : v == "bulk-pipelined";
+        if (!is_default || deterministic())
+            throw std::runtime_error(
+                "FLASHSIM_FLASH2H_BWD_STAGES=deep needs the default schedule (bulk-keys at d = 64, bulk-pipelined at "
+                "d = 128) and not deterministic mode; unset FLASHSIM_FLASH2H_BWD_SCHEDULE / FLASHSIM_FLASH2H_BWD");
+        c.deep = true;
+    } else if (!sv.empty() && sv != "2" && sv != "default") {
+        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep (got '" + sv + "')");
+    }
     return c;
 }
 
@@ -590,7 +615,7 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
@@ -611,15 +636,17 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
         static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, N, Tpad, BH);
     LAUNCH_CHECK();
 
-    constexpr int smem = DQM == DQ_KEYS ? BwdSizes<D>::SMEM_KEYS : BULK ? BwdSizes<D>::SMEM_BULK : BwdSizes<D>::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM>;
+    using Z = BwdSizes<D, STAGES>;
+    constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<dim3(T_c, BH), THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
                                                 static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
-                                                scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0);
+                                                scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0,
+                                                heavy_first(CAUSAL));
     LAUNCH_CHECK();
     if constexpr (BULK)
         flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
@@ -638,7 +665,12 @@ void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
         launch_bwd<T, D, CAUSAL, true, true, DQ_ATOMIC>(p, t, ws, s);
     else if (det)
         launch_bwd<T, D, CAUSAL, true, false, DQ_ATOMIC>(p, t, ws, s);
-    else if (sc.keys)
+    else if (sc.deep) {  // the default schedule with the deeper ring
+        if constexpr (D == 64)
+            launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s);
+        else
+            launch_bwd<T, D, CAUSAL, false, true, DQ_BULK, deep_stages<D>()>(p, t, ws, s);
+    } else if (sc.keys)
         launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS>(p, t, ws, s);
     else if (sc.bulk && sc.pipe)
         launch_bwd<T, D, CAUSAL, false, true, DQ_BULK>(p, t, ws, s);
@@ -668,7 +700,9 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.variant = "flash2h";
     c.algo = "flash2";
     c.loop_order = "kv_outer";
-    c.stages = STAGES;
+    const bool det = deterministic();
+    const Schedule sc = schedule(p.head_dim);
+    c.stages = sc.deep ? (p.head_dim == 64 ? deep_stages<64>() : deep_stages<128>()) : 2;
     c.block_rows = BR;
     c.block_cols = BC;
     c.threads = THREADS;
@@ -681,12 +715,13 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ by bulk reduction",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys by bulk reduction, "
         "staggered"};
-    const bool det = deterministic();
-    const Schedule sc = schedule(p.head_dim);
     const bool bulk = sc.bulk && !det;
     const bool keys = bulk && sc.keys;
     c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
-    if (p.head_dim == 128)
+    if (sc.deep)  // the default schedules only (schedule() refuses the others)
+        c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
+                                         : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
+    else if (p.head_dim == 128)
         c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
     else
         c.smem_bytes = keys ? BwdSizes<64>::SMEM_KEYS : bulk ? BwdSizes<64>::SMEM_BULK : BwdSizes<64>::SMEM;

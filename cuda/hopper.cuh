@@ -25,6 +25,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -99,6 +100,29 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // Named barrier `id` (1-15; 0 is __syncthreads) among `threads` threads (a multiple of 32).
 __device__ __forceinline__ void named_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// ---- grid order ----------------------------------------------------------------------------------
+// A flash2h grid is (blocks of a head, heads), and under the causal mask its blocks differ in work.
+// The scheduler starts thread blocks in linear grid order. heavy == 0: that order (a head's blocks,
+// then the next head's); heavy != 0: block-major (block 0 of every head, then block 1 of every
+// head), so with block 0 the heaviest, the light blocks of all heads fill the last wave.
+struct GridPlace {
+    int block, head;
+};
+__device__ __forceinline__ GridPlace grid_place(int heavy) {
+    if (heavy == 0) return {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y)};
+    const int linear = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x), heads = static_cast<int>(gridDim.y);
+    return {linear / heads, linear % heads};
+}
+// FLASHSIM_FLASH2H_ORDER=heads|heavy (default: heads); only causal grids are reordered.
+inline int heavy_first(bool causal) {
+    if (!causal) return 0;
+    const char* e = std::getenv("FLASHSIM_FLASH2H_ORDER");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "default" || v == "heads") return 0;
+    if (v == "heavy") return 1;
+    throw std::runtime_error("FLASHSIM_FLASH2H_ORDER must be heads or heavy (got '" + v + "')");
 }
 
 // ---- wgmma ---------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
-# at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), ring (ring
+# at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), order (flash2h's
+# causal grid order and the backward's ring depth side by side, SDPA anchors added), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
@@ -324,6 +325,41 @@ EOF2
   PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/wg.json" \
     --out "$OUT/wg_anchored.json" --repeats "$REPEATS"
   [ -s "$OUT/wg_anchored.json" ] && mv "$OUT/wg_anchored.json" "$OUT/wg.json"
+fi
+
+if has order; then
+  # flash2h: causal grids heaviest block first across heads (FLASHSIM_FLASH2H_ORDER) and the
+  # backward's deeper Q_i / dO_i ring (FLASHSIM_FLASH2H_BWD_STAGES) side by side on the same
+  # inputs: backward without a mask (stages 2, deep), backward causal (both knobs), forward causal
+  # (order); the SDPA anchors of the same shapes added to every row (order.json)
+  stamp order
+  OS=${ORDER_SEQS:-4096,8192,16384}
+  for st in 2 deep; do
+    FLASHSIM_FLASH2H_BWD_STAGES=$st side_by_side "order_b${st}_none.json" FLASHSIM_FLASH2H_ORDER order "heads" \
+      --variant flash2h --pass backward --seq "$OS" --head-dim "$DIMS"
+    FLASHSIM_FLASH2H_BWD_STAGES=$st side_by_side "order_b${st}_causal.json" FLASHSIM_FLASH2H_ORDER order "heads heavy" \
+      --variant flash2h --pass backward --seq "$OS" --head-dim "$DIMS" --causal
+  done
+  side_by_side "order_f2_causal.json" FLASHSIM_FLASH2H_ORDER order "heads heavy" \
+    --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS" --causal
+  python3 - "$OUT" <<'EOF2'
+import json, sys, os, glob
+out = sys.argv[1]
+rows, meta = [], {}
+for p in sorted(glob.glob(os.path.join(out, "order_*_*.json"))):
+    stages = os.path.basename(p).split("_")[1][1:]
+    doc = json.load(open(p))
+    meta = meta or {k: x for k, x in doc.items() if k != "rows"}
+    for r in doc["rows"]:
+        r["stages"] = stages
+        rows.append(r)
+    os.remove(p)
+json.dump(dict(meta, rows=rows), open(os.path.join(out, "order.json"), "w"), indent=1)
+print("order rows:", len(rows))
+EOF2
+  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/order.json" \
+    --out "$OUT/order_anchored.json" --repeats "$REPEATS"
+  [ -s "$OUT/order_anchored.json" ] && mv "$OUT/order_anchored.json" "$OUT/order.json"
 fi
 
 if has bench; then

@@ -259,6 +259,72 @@ TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 1
     unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
 }
 
+// The causal grids taken heaviest block first across heads (FLASHSIM_FLASH2H_ORDER=heavy) and the
+// backward's deeper Q_i / dO_i ring (FLASHSIM_FLASH2H_BWD_STAGES=deep: 4 stages at d = 64, 3 at
+// d = 128) change when work runs, not what a block computes: the forward's O and LSE and the
+// backward's dK and dV (each summed inside one thread block in a fixed order) must keep their bits;
+// dQ (added into HBM by bulk reductions in whatever order blocks finish) is checked against the
+// float64 reference. Many heads (so that the order differs) and sizes off the block edges; the ring
+// wraps several times at N = 1000.
+TEST_CASE("flash2h: heaviest-first order and the deep backward ring keep the bits") {
+    if (runnable({"flash2h"}).empty()) return;
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    for (sim::DType dt : kTypes)
+        for (int64_t d : {64, 128})
+            for (int64_t n : {1, 130, 1000})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(2, 3, n, d, dt, causal, 23 + n);
+                    INFO(describe(p));
+                    unsetenv("FLASHSIM_FLASH2H_ORDER");
+                    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+                    const fcuda::Outputs fwd = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    const fcuda::Outputs bwd = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                    const fcuda::GradsD g = backward_reference(p);
+                    for (const char* order : {"heads", "heavy"})
+                        for (const char* stages : {"2", "deep"}) {
+                            setenv("FLASHSIM_FLASH2H_ORDER", order, 1);
+                            setenv("FLASHSIM_FLASH2H_BWD_STAGES", stages, 1);
+                            CAPTURE(order);
+                            CAPTURE(stages);
+                            const fcuda::Outputs f = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                            CHECK(same(f.O.data, fwd.O.data));
+                            CHECK(same(f.LSE, fwd.LSE));
+                            const fcuda::Outputs b = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                            CHECK(same(b.dK.data, bwd.dK.data));
+                            CHECK(same(b.dV.data, bwd.dV.data));
+                            check_backward(p, "flash2h", g);
+                        }
+                }
+    unsetenv("FLASHSIM_FLASH2H_ORDER");
+    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+}
+
+// Bad values of the two knobs are refused with a message naming the variable, and the deep ring
+// with a schedule whose tiles leave it no room (or deterministic mode) is refused, not run.
+TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and FLASHSIM_FLASH2H_BWD_STAGES refuse what they cannot do") {
+    if (runnable({"flash2h"}).empty()) return;
+    const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, true, 3);
+    setenv("FLASHSIM_FLASH2H_ORDER", "sideways", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
+                         doctest::Contains("FLASHSIM_FLASH2H_ORDER must be heads or heavy"), std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H_ORDER");
+    setenv("FLASHSIM_FLASH2H_BWD_STAGES", "5", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::backward),
+                         doctest::Contains("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep"), std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_BWD_STAGES", "deep", 1);
+    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-keys", 1);  // not d = 128's default
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::backward),
+                         doctest::Contains("needs the default schedule"), std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::backward),
+                         doctest::Contains("not deterministic mode"), std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+}
+
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
     if (runnable({"flash2h"}).empty()) return;
     for (const char* schedule : kBwdSchedules)
