@@ -4,7 +4,8 @@
 //
 // Same algorithm and same HBM traffic as flash2.cu; what changes is who moves the bytes and how
 // the tensor cores are fed:
-//   * warpgroup 0 (the producer; one of its threads) issues TMA copies of Q_i once and of K_j, V_j into a 2-stage ring;
+//   * warpgroup 0 (the producer; one of its threads) issues TMA copies of Q_i once and of K_j, V_j into a 2-stage ring
+//     (FLASHSIM_FLASH2H_STAGES=deep: 4 stages at d = 64, 3 at d = 128);
 //     mbarriers say when a stage is full (transaction bytes arrived) and when it is free again
 //     (every consumer warp has finished reading it);
 //   * warpgroups 1 and 2 are the consumers of 64 query rows each (B_r = 128). Per K/V block:
@@ -55,9 +56,15 @@ using namespace hopper;
 // Warpgroup 0 produces (one thread issues the copies; it gives most of its registers back),
 // NC warpgroups consume, 64 query rows each (B_r = 64 NC). NC = 2: 240 registers a consumer
 // thread (2 x 128 x 240 + 128 x 24 <= 65536); NC = 3 (d = 64 only): 160 (3 x 128 x 160 + 128 x 24).
-constexpr int BC = 128, STAGES = 2, PRODUCER_REGS = 24;
+constexpr int BC = 128, PRODUCER_REGS = 24;
+// K_j / V_j ring stages: 2, or (FLASHSIM_FLASH2H_STAGES=deep, the default schedule only) 4 at d = 64
+// and 3 at d = 128 (225 KiB of shared memory)
+template <int D>
+constexpr int fwd_deep_stages() {
+    return D == 64 ? 4 : 3;
+}
 
-template <int D, int NC>
+template <int D, int NC, int STAGES = 2>
 struct Sizes {
     static_assert(NC == 2 || (NC == 3 && D == 64), "three consumer warpgroups only at d = 64 (registers)");
     static constexpr int BR = 64 * NC;
@@ -70,12 +77,13 @@ struct Sizes {
     static constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + room to align to 1024
 };
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC>
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
                        float scale, float scale_log2, int heavy) {
-    using Z = Sizes<D, NC>;
+    using Z = Sizes<D, NC, STAGES>;
+    static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 4 * STAGES];
@@ -325,6 +333,19 @@ bool overlapped(int64_t d) {
     return std::string(e) != "plain";
 }
 
+// FLASHSIM_FLASH2H_STAGES=2|deep: the K/V ring's depth (deep: fwd_deep_stages, with the default
+// schedule only: overlapped at d = 128, plain at d = 64).
+bool deep_ring(int64_t d) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_STAGES");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "2" || v == "default") return false;
+    if (v != "deep") throw std::runtime_error("FLASHSIM_FLASH2H_STAGES must be 2 or deep (got '" + v + "')");
+    if (overlapped(d) != (d == 128))
+        throw std::runtime_error("FLASHSIM_FLASH2H_STAGES=deep needs flash2h's default schedule (overlapped at d = 128, "
+                                 "plain at d = 64); unset FLASHSIM_FLASH2H");
+    return true;
+}
+
 // Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2). By
 // default 3 at d = 64 without a mask, 2 otherwise: on the H200, three ran 7-10% faster than two at
 // d = 64 not causal (N = 2048-16384), and causal no faster (its 192-row blocks cross the diagonal
@@ -339,12 +360,12 @@ int consumer_groups(int64_t d, bool causal) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC>
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2>
 void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
-    using Z = Sizes<D, NC>;
+    using Z = Sizes<D, NC, STAGES>;
     const int N = static_cast<int>(p.seq);
     constexpr int smem = Z::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC>;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
     const dim3 grid((N + Z::BR - 1) / Z::BR, static_cast<unsigned>(p.heads_total()));
@@ -357,6 +378,14 @@ void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
 template <typename T, int D, int NC>
 void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const bool ov = overlapped(D);
+    if (deep_ring(D)) {  // the default schedule (checked by deep_ring) with the deeper K/V ring
+        constexpr bool OV = D == 128;
+        if (p.causal)
+            launch<T, D, true, OV, NC, fwd_deep_stages<D>()>(p, t, s);
+        else
+            launch<T, D, false, OV, NC, fwd_deep_stages<D>()>(p, t, s);
+        return;
+    }
     if (p.causal) {
         if (ov)
             launch<T, D, true, true, NC>(p, t, s);
@@ -401,7 +430,8 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.variant = "flash2h";
     c.algo = "flash2";  // the same algorithm as flash2, on other instructions
     c.loop_order = "q_outer";
-    c.stages = STAGES;
+    const bool deep = deep_ring(p.head_dim);
+    c.stages = deep ? (p.head_dim == 64 ? fwd_deep_stages<64>() : fwd_deep_stages<128>()) : 2;
     const int nc = consumer_groups(p.head_dim, p.causal);
     c.block_rows = 64 * nc;
     c.block_cols = BC;
@@ -413,7 +443,12 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     else
         c.layout = ov ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
                       : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
-    c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2>::SMEM : nc == 3 ? Sizes<64, 3>::SMEM : Sizes<64, 2>::SMEM;
+    if (deep)
+        c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2, fwd_deep_stages<128>()>::SMEM
+                       : nc == 3         ? Sizes<64, 3, fwd_deep_stages<64>()>::SMEM
+                                         : Sizes<64, 2, fwd_deep_stages<64>()>::SMEM;
+    else
+        c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2>::SMEM : nc == 3 ? Sizes<64, 3>::SMEM : Sizes<64, 2>::SMEM;
     const int d = static_cast<int>(p.head_dim);
     const int BR = c.block_rows;
     // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i

@@ -10,8 +10,8 @@
 //   2. main: one thread block per key/value block K_j, V_j (B_c = 128 rows) of one head.
 //      * warpgroup 0 (the producer; one of its threads): K_j, V_j once by TMA, then for every query
 //        block i the block visits (causal: only i whose rows reach key block j) Q_i, dO_i (TMA),
-//        LSE_i, D_i (bulk copies) into a ring of 2 stages (FLASHSIM_FLASH2H_BWD_STAGES=deep: 4 at
-//        d = 64, 3 at d = 128); mbarriers say full / empty;
+//        LSE_i, D_i (bulk copies) into a ring of 4 stages at d = 64 in the default schedule, else 2
+//        (FLASHSIM_FLASH2H_BWD_STAGES=2|deep; deep: 4 at d = 64, 3 at d = 128); mbarriers say full / empty;
 //      * warpgroups 1 and 2 (consumers) own 64 key rows each; per query block (B_r = 64 rows):
 //          S^T  = K_j Q_i^T   (64, B_r)  wgmma, both operands in shared memory
 //          dP^T = V_j dO_i^T  (64, B_r)  wgmma, issued with S^T, finishing while P^T is computed
@@ -85,7 +85,8 @@ using namespace hopper;
 
 constexpr int BR = 64, BC = 128, CONSUMER_THREADS = 256, THREADS = 384;
 // Q_i / dO_i ring stages: 2, or (FLASHSIM_FLASH2H_BWD_STAGES=deep, the default schedules only) as
-// many as shared memory allows beside the default schedule's tiles: 4 at d = 64, 3 at d = 128
+// many as shared memory allows beside the default schedule's tiles: 4 at d = 64, 3 at d = 128.
+// Default: deep at d = 64 (bulk-keys, not deterministic), 2 otherwise (measured, cuda/NOTES.md)
 template <int D>
 constexpr int deep_stages() {
     return D == 64 ? 4 : 3;
@@ -596,7 +597,11 @@ Schedule schedule(int64_t head_dim) {
                 "FLASHSIM_FLASH2H_BWD_STAGES=deep needs the default schedule (bulk-keys at d = 64, bulk-pipelined at "
                 "d = 128) and not deterministic mode; unset FLASHSIM_FLASH2H_BWD_SCHEDULE / FLASHSIM_FLASH2H_BWD");
         c.deep = true;
-    } else if (!sv.empty() && sv != "2" && sv != "default") {
+    } else if (sv.empty() || sv == "default") {
+        // measured (cuda/NOTES.md, "a deeper ring in the backward"): 4 stages 1-8% faster at d = 64,
+        // 3 stages 1-10% slower at d = 128
+        c.deep = head_dim == 64 && v == "bulk-keys" && !deterministic();
+    } else if (sv != "2") {
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep (got '" + sv + "')");
     }
     return c;

@@ -329,19 +329,23 @@ fi
 
 if has order; then
   # flash2h: causal grids heaviest block first across heads (FLASHSIM_FLASH2H_ORDER) and the
-  # backward's deeper Q_i / dO_i ring (FLASHSIM_FLASH2H_BWD_STAGES) side by side on the same
-  # inputs: backward without a mask (stages 2, deep), backward causal (both knobs), forward causal
-  # (order); the SDPA anchors of the same shapes added to every row (order.json)
+  # deeper rings (FLASHSIM_FLASH2H_BWD_STAGES, FLASHSIM_FLASH2H_STAGES) side by side on the same
+  # inputs: backward without a mask (ring depths), causal (depths x orders), forward (depths, and
+  # orders when causal); the SDPA anchors of the same shapes added to every row (order.json)
   stamp order
   OS=${ORDER_SEQS:-4096,8192,16384}
-  for st in 2 deep; do
+  for st in ${ORDER_BWD_STAGES:-2 deep}; do
     FLASHSIM_FLASH2H_BWD_STAGES=$st side_by_side "order_b${st}_none.json" FLASHSIM_FLASH2H_ORDER order "heads" \
       --variant flash2h --pass backward --seq "$OS" --head-dim "$DIMS"
-    FLASHSIM_FLASH2H_BWD_STAGES=$st side_by_side "order_b${st}_causal.json" FLASHSIM_FLASH2H_ORDER order "heads heavy" \
-      --variant flash2h --pass backward --seq "$OS" --head-dim "$DIMS" --causal
+    FLASHSIM_FLASH2H_BWD_STAGES=$st side_by_side "order_b${st}_causal.json" FLASHSIM_FLASH2H_ORDER order \
+      "${ORDER_ORDERS:-heads heavy}" --variant flash2h --pass backward --seq "$OS" --head-dim "$DIMS" --causal
   done
-  side_by_side "order_f2_causal.json" FLASHSIM_FLASH2H_ORDER order "heads heavy" \
-    --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS" --causal
+  for st in ${ORDER_FWD_STAGES:-2}; do
+    FLASHSIM_FLASH2H_STAGES=$st side_by_side "order_f${st}_none.json" FLASHSIM_FLASH2H_ORDER order "heads" \
+      --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS"
+    FLASHSIM_FLASH2H_STAGES=$st side_by_side "order_f${st}_causal.json" FLASHSIM_FLASH2H_ORDER order \
+      "${ORDER_ORDERS:-heads heavy}" --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS" --causal
+  done
   python3 - "$OUT" <<'EOF2'
 import json, sys, os, glob
 out = sys.argv[1]

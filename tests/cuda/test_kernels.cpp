@@ -259,14 +259,15 @@ TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 1
     unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
 }
 
-// The causal grids taken heaviest block first across heads (FLASHSIM_FLASH2H_ORDER=heavy) and the
-// backward's deeper Q_i / dO_i ring (FLASHSIM_FLASH2H_BWD_STAGES=deep: 4 stages at d = 64, 3 at
-// d = 128) change when work runs, not what a block computes: the forward's O and LSE and the
+// The causal grids taken heaviest block first across heads (FLASHSIM_FLASH2H_ORDER=heavy), the
+// backward's Q_i / dO_i ring and the forward's K_j / V_j ring at 2 stages or deeper
+// (FLASHSIM_FLASH2H_BWD_STAGES, FLASHSIM_FLASH2H_STAGES =2|deep: 4 stages at d = 64, 3 at d = 128)
+// change when work runs, not what a block computes: the forward's O and LSE and the
 // backward's dK and dV (each summed inside one thread block in a fixed order) must keep their bits;
 // dQ (added into HBM by bulk reductions in whatever order blocks finish) is checked against the
 // float64 reference. Many heads (so that the order differs) and sizes off the block edges; the ring
 // wraps several times at N = 1000.
-TEST_CASE("flash2h: heaviest-first order and the deep backward ring keep the bits") {
+TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
     if (runnable({"flash2h"}).empty()) return;
     auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
         return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -279,6 +280,7 @@ TEST_CASE("flash2h: heaviest-first order and the deep backward ring keep the bit
                     INFO(describe(p));
                     unsetenv("FLASHSIM_FLASH2H_ORDER");
                     unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+                    unsetenv("FLASHSIM_FLASH2H_STAGES");
                     const fcuda::Outputs fwd = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
                     const fcuda::Outputs bwd = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
                     const fcuda::GradsD g = backward_reference(p);
@@ -286,6 +288,7 @@ TEST_CASE("flash2h: heaviest-first order and the deep backward ring keep the bit
                         for (const char* stages : {"2", "deep"}) {
                             setenv("FLASHSIM_FLASH2H_ORDER", order, 1);
                             setenv("FLASHSIM_FLASH2H_BWD_STAGES", stages, 1);
+                            setenv("FLASHSIM_FLASH2H_STAGES", stages, 1);
                             CAPTURE(order);
                             CAPTURE(stages);
                             const fcuda::Outputs f = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
@@ -299,11 +302,12 @@ TEST_CASE("flash2h: heaviest-first order and the deep backward ring keep the bit
                 }
     unsetenv("FLASHSIM_FLASH2H_ORDER");
     unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    unsetenv("FLASHSIM_FLASH2H_STAGES");
 }
 
 // Bad values of the two knobs are refused with a message naming the variable, and the deep ring
 // with a schedule whose tiles leave it no room (or deterministic mode) is refused, not run.
-TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and FLASHSIM_FLASH2H_BWD_STAGES refuse what they cannot do") {
+TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they cannot do") {
     if (runnable({"flash2h"}).empty()) return;
     const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, true, 3);
     setenv("FLASHSIM_FLASH2H_ORDER", "sideways", 1);
@@ -323,6 +327,15 @@ TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and FLASHSIM_FLASH2H_BWD_STAGES refus
                          doctest::Contains("not deterministic mode"), std::runtime_error);
     unsetenv("FLASHSIM_FLASH2H_BWD");
     unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    setenv("FLASHSIM_FLASH2H_STAGES", "3", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
+                         doctest::Contains("FLASHSIM_FLASH2H_STAGES must be 2 or deep"), std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_STAGES", "deep", 1);
+    setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default is overlapped
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
+                         doctest::Contains("needs flash2h's default schedule"), std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H");
+    unsetenv("FLASHSIM_FLASH2H_STAGES");
 }
 
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
