@@ -177,7 +177,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
                     "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
                     "the products), at d = 64 it does not overlap";
         } else {
-            k.smem_bytes = d == 128 ? 198656 : 133120;
+            k.smem_bytes = d == 128 ? 198656 : 166912;  // d = 64: 4 Q_i / dO_i stages (cuda/flash2h_bwd.cu)
             k.overlap = Overlap::copy_behind_compute;
             k.dq = DqAccumulation::bulk_reduction;
             k.dq_tiles = d == 128 ? 1 : 2;  // d = 128: column halves of one dQ_i; d = 64: each warpgroup a whole dQ_i

@@ -104,11 +104,20 @@ def step_table(R):
     bwd_of = {"standard": "standard", "flash2": "flash2", "flash2h+flash2": "flash2", "flash2h": "flash2h"}
     for n, d, c in cfgs:
         std = R.get(("standard", "step", n, d, c))
-        print(f"Training step, N = {n}, d = {d}, {'causal' if c else 'no mask'} (forward and backward timed "
-              f"separately and as one step, in the same call):\n")
+        print(f"Training step, N = {n}, d = {d}, {'causal' if c else 'no mask'} (the step timed as one, every step "
+              f"in the same call; forward and backward from each pass's own row):\n")
         print("| kernels | forward ms | backward ms | step ms | step vs standard |")
         print("|---|---|---|---|---|")
         any_row = None
+        others = {}  # a pass row measured in another call than the steps: its date, marked with *
+
+        def same_call(row, step_row):
+            if row is None or step_row is None or row.get("run") == step_row.get("run"):
+                return cell(ms(row)) if row is None or step_row is None else f"{ms(row):.2f}"
+            date = (row.get("run") or {}).get("date", "?")[:10]
+            others[date] = True
+            return f"{ms(row):.2f}*"
+
         for v in ("standard", "flash2", "flash2h+flash2", "flash2h"):
             r = R.get((v, "step", n, d, c))
             if not r:
@@ -116,13 +125,18 @@ def step_table(R):
             any_row = any_row or r
             f, b = R.get((fwd_of[v], "forward", n, d, c)), R.get((bwd_of[v], "backward", n, d, c))
             speed = f"{std['ms_median'] / r['ms_median']:.2f}x" if std else "–"
-            print(f"| {names[v]} | {cell(ms(f))} | {cell(ms(b))} | {r['ms_median']:.2f} | {speed} |")
+            print(f"| {names[v]} | {same_call(f, r)} | {same_call(b, r)} | {r['ms_median']:.2f} | {speed} |")
         for name, label in (("sdpa_flash", "SDPA flash (FlashAttention-2)"), ("sdpa_cudnn", "SDPA cuDNN")):
             st = anchor(any_row, name)
-            fa = anchor(R.get(("flash2h", "forward", n, d, c)), name)
-            ba = anchor(R.get(("flash2h", "backward", n, d, c)), name)
+            f, b = R.get(("flash2h", "forward", n, d, c)), R.get(("flash2h", "backward", n, d, c))
+            fa, ba = anchor(f, name), anchor(b, name)
+            fa_s = cell(fa) + ("*" if fa is not None and f.get("run") != any_row.get("run") else "")
+            ba_s = cell(ba) + ("*" if ba is not None and b.get("run") != any_row.get("run") else "")
             speed = f"{std['ms_median'] / st:.2f}x" if std and st else "–"
-            print(f"| {label} | {cell(fa)} | {cell(ba)} | {cell(st)} | {speed} |")
+            print(f"| {label} | {fa_s} | {ba_s} | {cell(st)} | {speed} |")
+        if others:
+            print(f"\n\\* measured in another call ({', '.join(sorted(others))}) than the steps "
+                  f"({(any_row.get('run') or {}).get('date', '?')[:10]}).")
         print()
 
 
