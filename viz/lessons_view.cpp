@@ -72,23 +72,6 @@ std::optional<std::pair<RingInputs, Params>> ring_of(const lessons::Lesson& l, c
 }
 }  // namespace
 
-std::string quoted_ring(const std::string& t) {
-    for (size_t open = t.find("{{"); open != std::string::npos; open = t.find("{{", open + 2)) {
-        const size_t close = t.find("}}", open);
-        if (close == std::string::npos) break;
-        const std::string expr = t.substr(open + 2, close - open - 2);
-        for (size_t at = expr.find("ring."); at != std::string::npos; at = expr.find("ring.", at + 5)) {
-            if (at > 0 && (std::isalnum(static_cast<unsigned char>(expr[at - 1])) || expr[at - 1] == '_' ||
-                           expr[at - 1] == '.'))
-                continue;  // part of another name ("string.", "x.ring.")
-            size_t e = at + 5;
-            while (e < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[e])) || expr[e] == '_')) ++e;
-            if (e > at + 5) return expr.substr(at + 5, e - at - 5);
-        }
-    }
-    return {};
-}
-
 namespace {
 LessonDoc from_library(const lessons::Lesson& l) {
     LessonDoc d;
@@ -145,14 +128,12 @@ LessonDoc from_library(const lessons::Lesson& l) {
             if (auto a = sim::parse_algo(s.view.algo)) p.algo = *a;
             st.params = p;
         }
-        // a text step about a ring of GPUs opens the ring view on the ring it quotes
-        if (s.view.panel == "text")
-            if (const std::string name = quoted_ring(s.source_text); !name.empty())
-                if (auto ring = ring_of(l, name)) {
-                    st.panel = Panel::ring;
-                    st.ring = ring->first;
-                    st.params = ring->second;
-                }
+        // a ring view shows the lesson's [ring.NAME] it names (the loader checked that it exists)
+        if (s.view.panel == "ring")
+            if (auto ring = ring_of(l, s.view.ring)) {
+                st.ring = ring->first;
+                st.params = ring->second;
+            }
         st.step = s.view.step_from;
         st.row = s.view.row;
         st.tile_row = s.view.tile_row;

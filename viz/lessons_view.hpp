@@ -34,11 +34,6 @@ struct LessonStep {
     std::optional<RingInputs> ring;
 };
 
-// Which [ring.NAME] a step's text quotes first ("{{ ring.train.seq }}" -> "train"); "" when none.
-// The lessons library has no "ring" panel, so a text step that quotes a ring opens the ring view
-// on it (from_library does; the test of the lesson map checks lesson 15).
-std::string quoted_ring(const std::string& source_text);
-
 struct LessonDoc {
     std::string id, title, summary, file;
     std::vector<LessonStep> steps;

@@ -10,7 +10,6 @@
 
 #include "viz/panels.hpp"
 #include "viz/ring_view.hpp"
-#include "viz/ticks.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -325,24 +324,6 @@ void draw_grid(ImDrawList* dl, ImVec2 p0, float side, const sim::RingResult& r, 
 }
 
 // ---------------------------------------------------------------- the overlap timeline
-void time_axis(ImDrawList* dl, float x0, float x1, float y, double t_max) {
-    const float fs = ImGui::GetFontSize();
-    const bool us = t_max < 2e-3;
-    const double unit = us ? 1e-6 : 1e-3;
-    dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), ui::text_dim);
-    const double hi = t_max / unit;
-    for (double t : axis_ticks(0, hi, ticks_that_fit(x1 - x0, fs * 4.5f), TickKind::decimal)) {
-        const float x = x0 + static_cast<float>(t / hi) * (x1 - x0);
-        dl->AddLine(ImVec2(x, y), ImVec2(x, y + 4), ui::text_dim);
-        char b[32];
-        std::snprintf(b, sizeof b, "%g", t);
-        const float tw = ImGui::CalcTextSize(b).x;
-        dl->AddText(ImVec2(std::min(x - tw * 0.5f, x1 - tw), y + 5), ui::text_dim, b);
-    }
-    const char* name = us ? "us" : "ms";
-    dl->AddText(ImVec2(x1 + fs * 0.4f, y + 5), ui::text_dim, name);
-}
-
 // Returns the height drawn.
 float draw_overlap(ImDrawList* dl, ImVec2 p0, float width, const sim::RingResult& r, const RingCursor& cur) {
     const float fs = ImGui::GetFontSize();
@@ -391,7 +372,8 @@ float draw_overlap(ImDrawList* dl, ImVec2 p0, float width, const sim::RingResult
         }
     }
     const float axis_y = ys + lh + (r.passes.size() > 1 ? fs * 1.3f : 4.0f);
-    time_axis(dl, x0, x0 + w, axis_y, t_max);
+    const bool us = t_max < 2e-3;
+    ui::time_axis(dl, x0, x0 + w, axis_y, t_max, us ? 1e-6 : 1e-3, us ? "us" : "ms", false);
     return axis_y + fs * 1.4f + 5 - p0.y;
 }
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "viz/panels.hpp"
-#include "viz/ticks.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -63,21 +62,6 @@ std::vector<BlockLanes> by_block(const std::vector<sim::TimelineSegment>& segs) 
         prev_overlapped = s.overlapped;
     }
     return out;
-}
-
-// A time axis in [x0, x1] for [0, t_max] seconds, ticks labelled in µs (or ms).
-void time_axis(ImDrawList* dl, float x0, float x1, float y, double t_max, double unit, const char* unit_name) {
-    const float fs = ImGui::GetFontSize();
-    dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), ui::text_dim);
-    const double hi = t_max / unit;
-    for (double v : axis_ticks(0, hi, ticks_that_fit(x1 - x0, fs * 4.5f), TickKind::decimal)) {
-        const float x = x0 + static_cast<float>(v / hi) * (x1 - x0);
-        dl->AddLine(ImVec2(x, y), ImVec2(x, y + 4), ui::text_dim);
-        char b[32];
-        std::snprintf(b, sizeof b, "%g", v);
-        dl->AddText(ImVec2(x - ImGui::CalcTextSize(b).x * 0.5f, y + 5), ui::text_dim, b);
-    }
-    dl->AddText(ImVec2(x1 - ImGui::CalcTextSize(unit_name).x, y + 5 + fs), ui::text_dim, unit_name);
 }
 
 void lane(ImDrawList* dl, const std::vector<const sim::TimelineSegment*>& segs, bool copies, float x0, float w,
@@ -187,7 +171,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
             y += 2 * lh + (sched ? fs * 0.6f : 2.0f);
         }
     }
-    time_axis(dl, p0.x + label_w, p0.x + label_w + w, y + 2, t_max, unit, unit_name);
+    ui::time_axis(dl, p0.x + label_w, p0.x + label_w + w, y + 2, t_max, unit, unit_name, true);
     ImGui::Dummy(ImVec2(avail.x, y - p0.y + fs * 2.4f));
     if (!blocks.empty() && blocks.front().overlapped_end > 0)
         ui::wrapped("These %zu steps: serial %s, overlapped %s (%sx). The copy of step k+1 runs under step k's "

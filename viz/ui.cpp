@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "report/report.hpp"
+#include "viz/ticks.hpp"
 #include "viz/text_wrap.hpp"
 #include "viz/glossary.hpp"
 
@@ -153,6 +154,25 @@ void text_clipped(const std::string& s) {
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s) {
     const ImVec2 sz = ImGui::CalcTextSize(s.c_str());
     dl->AddText(ImVec2((a.x + b.x - sz.x) * 0.5f, (a.y + b.y - sz.y) * 0.5f), col, s.c_str());
+}
+
+void time_axis(ImDrawList* dl, float x0, float x1, float y, double t_max, double unit, const char* unit_name,
+               bool unit_below) {
+    const float fs = ImGui::GetFontSize();
+    dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), text_dim);
+    const double hi = t_max / unit;
+    for (double v : axis_ticks(0, hi, ticks_that_fit(x1 - x0, fs * 4.5f), TickKind::decimal)) {
+        const float x = x0 + static_cast<float>(v / hi) * (x1 - x0);
+        dl->AddLine(ImVec2(x, y), ImVec2(x, y + 4), text_dim);
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", v);
+        const float tw = ImGui::CalcTextSize(b).x;
+        dl->AddText(ImVec2(std::max(x0, std::min(x - tw * 0.5f, x1 - tw)), y + 5), text_dim, b);
+    }
+    if (unit_below)
+        dl->AddText(ImVec2(x1 - ImGui::CalcTextSize(unit_name).x, y + 5 + fs), text_dim, unit_name);
+    else
+        dl->AddText(ImVec2(x1 + fs * 0.4f, y + 5), text_dim, unit_name);
 }
 
 }  // namespace viz::ui

@@ -52,4 +52,10 @@ void text_clipped(const std::string& s);
 // Draw text centred in [a, b] on a draw list.
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s);
 
+// A time axis along [x0, x1] at height y for [0, t_max] seconds, ticks labelled in `unit` seconds
+// (1e-6: µs) as many as fit, labels kept inside [x0, x1]; the unit's name after the axis's end
+// (unit_below = false) or under its last label (true).
+void time_axis(ImDrawList* dl, float x0, float x1, float y, double t_max, double unit, const char* unit_name,
+               bool unit_below);
+
 }  // namespace viz::ui

@@ -38,7 +38,7 @@ struct LoadError : std::runtime_error {
 
 // What the app shows beside a step. Empty strings / -1 mean "leave as is / not applicable".
 struct View {
-    std::string panel;  // "memory", "softmax", "compare", "scores", "timeline", "charts", "measured", "text"
+    std::string panel;  // "memory", "softmax", "compare", "scores", "timeline", "charts", "measured", "ring", "text"
     std::string config;                // which [config.NAME] the panel shows ("" : the lesson's first)
     std::string algo;                  // "standard", "flash1", "flash2" (that config's algorithm by default)
     std::vector<std::string> compare;  // configs shown side by side (panels "compare", "scores", "charts")
@@ -47,6 +47,7 @@ struct View {
     int64_t row = -1;                  // highlighted query row (softmax panel: the recorded row)
     int64_t tile_row = -1;             // highlighted tile (row tile i, column tile j)
     int64_t tile_col = -1;
+    std::string ring;  // panel "ring": the [ring.NAME] the ring view shows (its GPUs, layout, pass, problem)
 };
 
 // A value the test suite checks: the expression (placeholder syntax without filters, e.g.

@@ -445,16 +445,29 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
 
 // ---------------------------------------------------------------- [views and expectations]
 View parse_view(const Source& s, const toml::table& t, const Lesson& l,
-                const std::map<std::string, sim::Result>& results) {
+                const std::map<std::string, sim::Result>& results, const std::vector<std::string>& rings) {
     View v;
-    check_keys(s, t, {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col"},
+    check_keys(s, t,
+               {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring"},
                "view");
-    static const std::vector<std::string> panels = {"memory",   "softmax", "compare", "scores",
-                                                    "timeline", "charts",  "measured", "text"};
+    static const std::vector<std::string> panels = {"memory", "softmax",  "compare", "scores", "timeline",
+                                                    "charts", "measured", "ring",    "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
         if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())
             s.fail(pos_of(*t.get("panel")), "unknown panel '" + v.panel + "' (known: " + join(panels) + ")");
+    }
+    // the ring view shows one of the lesson's [ring.NAME] tables, named by 'ring'
+    if (t.contains("ring")) {
+        const toml::node& n = *t.get("ring");
+        v.ring = get_string(s, n, "ring");
+        if (v.panel != "ring") s.fail(pos_of(n), "'ring' belongs to a view with panel = \"ring\"");
+        if (std::find(rings.begin(), rings.end(), v.ring) == rings.end())
+            s.fail(pos_of(n), "ring: no [ring." + v.ring + "] in this lesson" +
+                                  (rings.empty() ? std::string(" (it has none)") : " (defined: " + join(rings) + ")"));
+    } else if (v.panel == "ring") {
+        s.fail(pos_of(t), "panel = \"ring\" needs ring = \"NAME\", one of the lesson's [ring.NAME] tables" +
+                              (rings.empty() ? std::string(" (it has none)") : " (" + join(rings) + ")"));
     }
     auto cfg_name = [&](const toml::node& n, const std::string& what) {
         const std::string c = get_string(s, n, what);
@@ -596,6 +609,7 @@ Built build(const Source& s) {
             if (!valid_name(name)) s.fail(pos_of(k), "comparison name '" + name + "' must be letters, digits and _");
             detail::add_error(s, parse_error(s, name, get_table(s, v, "error." + name), b), b.results, l.configs, *ctx);
         }
+    std::vector<std::string> rings;  // [ring.NAME] tables, for the steps' ring views
     for (const auto& [section, kind] : std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{
              {"footprint", detail::MemorySpec::kFootprint},
              {"fit", detail::MemorySpec::kFit},
@@ -606,6 +620,7 @@ Built build(const Source& s) {
             const std::string name(k.str());
             if (!valid_name(name)) s.fail(pos_of(k), section + " name '" + name + "' must be letters, digits and _");
             detail::add_memory(s, parse_memory(s, kind, section, name, get_table(s, v, section + "." + name)), *ctx);
+            if (kind == detail::MemorySpec::kRing) rings.push_back(name);
         }
     }
     if (root.contains("figure2") && get_bool(s, *root.get("figure2"), "figure2"))
@@ -658,7 +673,7 @@ Built build(const Source& s) {
         step.source_text = get_string(s, tn, "text");
         step.text = reflow(render_node_text(s, *ctx, step.source_text, pos_of(tn)));
         if (st.contains("view"))
-            step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results);
+            step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results, rings);
         else
             step.view.panel = "text";
         if (st.contains("terms"))

@@ -209,15 +209,6 @@ TEST_CASE("the ring job keeps the last good ring when the next is refused") {
     CHECK(job.current()->result.problem.gpus == 2);  // still the good one
 }
 
-TEST_CASE("quoted_ring names the first [ring.NAME] a step's text quotes") {
-    CHECK(quoted_ring("A slice is {{ ring.train.passes.0.steps.0.send_bytes | MiB }}, {{ ring.short.seq }}") ==
-          "train");
-    CHECK(quoted_ring("{{ 2 * ring.contig.gpus - 1 | int }} then {{ ring.train.chunk }}") == "contig");
-    CHECK(quoted_ring("the ring. Nothing quoted: ring.train.seq") == "");
-    CHECK(quoted_ring("{{ share.flops.matmul / 1e9 | int }}").empty());
-    CHECK(quoted_ring("{{ string.x }}").empty());
-}
-
 TEST_CASE("lesson 15's steps about the ring at scale open the ring view on the lesson's rings") {
     ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
     const LessonLibrary lib = load_lesson_library();
@@ -229,7 +220,7 @@ TEST_CASE("lesson 15's steps about the ring at scale open the ring view on the l
     // step 1: the two GPUs' halves merged by LSE, on the softmax view
     CHECK(L.steps[0].panel == Panel::softmax);
     CHECK_FALSE(L.steps[0].ring.has_value());
-    // steps 2 to 5 quote [ring.*] tables of lessons/15-beyond-one-gpu.toml: 8 GPUs, 16 heads of 128
+    // steps 2 to 5 name [ring.*] tables of lessons/15-beyond-one-gpu.toml in their views: 8 GPUs, 16 heads of 128
     REQUIRE(L.steps.size() >= 6);
     for (size_t s = 1; s < 5; ++s) {
         INFO("step " << s + 1);
