@@ -202,57 +202,11 @@ std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done) {
     return rs;
 }
 
-Simulations::~Simulations() {
-    if (job_.valid()) job_.wait();
-}
-
-void Simulations::start(const Params& p) {
-    done_ = 0;
-    job_ = std::async(std::launch::async, [this, p] {
-        struct Wake {  // on the way out, result or exception
-            std::atomic<void (*)()>& f;
-            ~Wake() {
-                if (auto w = f.load()) w();
-            }
-        } wake{wake_};
-        return run_all(p, &done_);
-    });
-}
-
 std::string Simulations::request(const Params& p) {
     std::string err = validate(p);
     if (!err.empty()) return err;
-    if (job_.valid())
-        queued_ = p;  // the running job cannot be interrupted; run this one next
-    else
-        start(p);
+    job_.request(p);  // the running job cannot be interrupted; this one runs next
     return {};
-}
-
-bool Simulations::poll() {
-    if (!job_.valid() || job_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-    bool changed = false;
-    try {
-        current_ = job_.get();
-        error_.clear();
-        changed = true;
-    } catch (const std::exception& e) {
-        job_ = {};
-        error_ = e.what();
-    }
-    if (queued_) {
-        Params q = *queued_;
-        queued_.reset();
-        start(q);
-    }
-    return changed;
-}
-
-void Simulations::wait() {
-    while (busy()) {
-        if (job_.valid()) job_.wait();
-        poll();
-    }
 }
 
 }  // namespace viz

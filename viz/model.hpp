@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/machine.hpp"
+#include "viz/background.hpp"
 #include "sim/problem.hpp"
 #include "sim/simulate.hpp"
 
@@ -96,11 +97,13 @@ sim::Problem bench_shape(const sim::Problem& p);
 // Events kept per trace in the app (Config::event_cap); totals always cover everything.
 inline constexpr int64_t kAppEventCap = int64_t{1} << 18;
 
+// Run the three algorithms synchronously (what the background thread does).
+std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done);
+
 // Runs the three simulations for a Params on a background thread; keeps the last good RunSet.
 class Simulations {
 public:
     Simulations() = default;
-    ~Simulations();
     Simulations(const Simulations&) = delete;
     Simulations& operator=(const Simulations&) = delete;
 
@@ -108,27 +111,22 @@ public:
     // starts (or queues) the background run and returns "".
     std::string request(const Params& p);
     // Call once a frame: takes a finished run. Returns true when the current RunSet changed.
-    bool poll();
-    void wait();  // block until idle (screenshot mode and tests)
-    bool busy() const { return job_.valid() || queued_.has_value(); }
+    bool poll() { return job_.poll(); }
+    void wait() { job_.wait(); }  // block until idle (screenshot mode and tests)
+    bool busy() const { return job_.busy(); }
     float progress() const { return static_cast<float>(done_.load()) / 3.0f; }
-    const std::shared_ptr<const RunSet>& current() const { return current_; }
-    const std::string& last_error() const { return error_; }  // from a run that threw (rare)
+    const std::shared_ptr<const RunSet>& current() const { return job_.current(); }
+    const std::string& last_error() const { return job_.last_error(); }  // from a run that threw (rare)
     // Called on the worker thread when a run ends (the app passes glfwPostEmptyEvent, so a window
     // waiting for events wakes to show the result). nullptr: none.
-    void set_wake(void (*wake)()) { wake_ = wake; }
+    void set_wake(void (*wake)()) { job_.set_wake(wake); }
 
 private:
-    std::atomic<void (*)()> wake_{nullptr};
-    void start(const Params& p);
-    std::shared_ptr<const RunSet> current_;
-    std::future<std::shared_ptr<RunSet>> job_;
-    std::optional<Params> queued_;
-    std::atomic<int> done_{0};
-    std::string error_;
+    std::atomic<int> done_{0};  // algorithms finished by the running job (before job_: it outlives it)
+    BackgroundJob<Params, RunSet> job_{[this](const Params& p) {
+        done_ = 0;
+        return run_all(p, &done_);
+    }};
 };
-
-// Run the three algorithms synchronously (what the background thread does).
-std::shared_ptr<RunSet> run_all(const Params& p, std::atomic<int>* done);
 
 }  // namespace viz

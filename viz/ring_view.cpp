@@ -113,65 +113,26 @@ bool ring_tick(double& pos, bool& playing, int64_t steps, double dt, double spee
 }
 
 // ---------------------------------------------------------------- the simulation
-RingJob::~RingJob() {
-    if (job_.valid()) job_.wait();
-}
-
-void RingJob::start(const Key& k) {
-    job_ = std::async(std::launch::async, [this, k] {
-        struct Wake {
-            std::atomic<void (*)()>& f;
-            ~Wake() {
-                if (auto w = f.load()) w();
-            }
-        } wake{wake_};
-        auto run = std::make_shared<RingRun>();
-        run->params = k.params;
-        run->inputs = k.inputs;
-        run->result = sim::simulate_ring(ring_problem_of(k.params, k.inputs), sim::find_machine(k.params.gpu),
-                                         sim::RingConfig{});
-        return run;
-    });
-}
+RingJob::RingJob()
+    : job_([](const Key& k) {
+               auto run = std::make_shared<RingRun>();
+               run->params = k.params;
+               run->inputs = k.inputs;
+               run->result = sim::simulate_ring(ring_problem_of(k.params, k.inputs), sim::find_machine(k.params.gpu),
+                                                sim::RingConfig{});
+               return run;
+           },
+           ring_screen_words) {}
 
 void RingJob::request(const Params& p, const RingInputs& in) {
     if (asked_ && asked_->params == p && asked_->inputs == in) return;
     asked_ = Key{p, in};
     refusal_ = validate_ring(p, in);
     if (!refusal_.empty()) {
-        queued_.reset();  // a refused ring replaces whatever was waiting
+        job_.drop_queued();  // a refused ring replaces whatever was waiting
         return;
     }
-    if (job_.valid())
-        queued_ = *asked_;
-    else
-        start(*asked_);
-}
-
-bool RingJob::poll() {
-    if (!job_.valid() || job_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-    bool changed = false;
-    try {
-        current_ = job_.get();
-        error_.clear();
-        changed = true;
-    } catch (const std::exception& e) {
-        job_ = {};
-        error_ = ring_screen_words(e.what());
-    }
-    if (queued_) {
-        const Key k = *queued_;
-        queued_.reset();
-        start(k);
-    }
-    return changed;
-}
-
-void RingJob::wait() {
-    while (busy()) {
-        if (job_.valid()) job_.wait();
-        poll();
-    }
+    job_.request(*asked_);
 }
 
 }  // namespace viz

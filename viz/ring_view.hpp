@@ -6,14 +6,13 @@
 //        ──validate_ring──► (refusal | ok) ──RingJob::request──► background thread
 //        ──► RingRun { sim::RingResult } ──► draw_ring_panel (const&)
 #pragma once
-#include <atomic>
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "sim/ring.hpp"
+#include "viz/background.hpp"
 #include "viz/model.hpp"
 
 namespace viz {
@@ -85,30 +84,28 @@ struct RingRun {
 // ring takes a fraction of a second to a few seconds: its blocks are timed by sim::simulate).
 class RingJob {
 public:
-    ~RingJob();
+    RingJob();
     // The ring for `p` and `in`. Does nothing when it is what was last asked for. Otherwise checks
     // it (validate_ring): a refusal is kept (refusal()) and the last good ring stays current;
     // else it starts, or runs after the one running.
     void request(const Params& p, const RingInputs& in);
-    bool poll();  // call once a frame: true when a new ring arrived
-    void wait();  // block until idle (screenshot mode, tests)
-    bool busy() const { return job_.valid() || queued_.has_value(); }
-    const std::shared_ptr<const RingRun>& current() const { return current_; }
+    bool poll() { return job_.poll(); }  // call once a frame: true when a new ring arrived
+    void wait() { job_.wait(); }         // block until idle (screenshot mode, tests)
+    bool busy() const { return job_.busy(); }
+    const std::shared_ptr<const RingRun>& current() const { return job_.current(); }
     const std::string& refusal() const { return refusal_; }  // "" when the inputs asked for are accepted
-    const std::string& last_error() const { return error_; }  // a run that threw (e.g. a GPU without a link)
-    void set_wake(void (*wake)()) { wake_ = wake; }
+    // a run that threw (e.g. a GPU without a link), in the screen's words
+    const std::string& last_error() const { return job_.last_error(); }
+    void set_wake(void (*wake)()) { job_.set_wake(wake); }
 
 private:
     struct Key {
         Params params;
         RingInputs inputs;
     };
-    void start(const Key& k);
-    std::atomic<void (*)()> wake_{nullptr};
-    std::optional<Key> asked_, queued_;
-    std::shared_ptr<const RingRun> current_;
-    std::future<std::shared_ptr<RingRun>> job_;
-    std::string refusal_, error_;
+    std::optional<Key> asked_;
+    std::string refusal_;
+    BackgroundJob<Key, RingRun> job_;
 };
 
 }  // namespace viz

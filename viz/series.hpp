@@ -2,11 +2,11 @@
 // size vary, each point a full sim::simulate (numerics off) run on a background thread.
 #pragma once
 #include <atomic>
-#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "viz/background.hpp"
 #include "viz/model.hpp"
 
 namespace viz {
@@ -60,23 +60,24 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
 
 class ChartJob {
 public:
-    ~ChartJob();
-    void request(const Params& p);  // starts at once, or after the running one
-    bool poll();                    // true when new data arrived
-    bool busy() const { return job_.valid(); }
+    ~ChartJob() { cancel_ = true; }  // then job_ waits for a sweep that skips its remaining points
+    void request(const Params& p) { job_.request(p); }  // starts at once, or after the running one
+    bool poll() { return job_.poll(); }                 // true when new data arrived
+    bool busy() const { return job_.busy(); }
     float progress() const { return total_ > 0 ? static_cast<float>(done_) / static_cast<float>(total_) : 0.0f; }
-    const std::shared_ptr<const ChartData>& current() const { return current_; }
-    void wait();
+    const std::shared_ptr<const ChartData>& current() const { return job_.current(); }
+    void wait() { job_.wait(); }
     // Called on the worker thread when a sweep ends (as Simulations::set_wake).
-    void set_wake(void (*wake)()) { wake_ = wake; }
+    void set_wake(void (*wake)()) { job_.set_wake(wake); }
 
 private:
-    std::atomic<void (*)()> wake_{nullptr};
-    std::shared_ptr<const ChartData> current_;
-    std::future<std::shared_ptr<ChartData>> job_;
-    std::unique_ptr<Params> queued_;
+    // before job_, so that they outlive the sweep job_'s destructor waits for
     std::atomic<int> done_{0}, total_{0};
     std::atomic<bool> cancel_{false};  // set on destruction: the app does not wait for a sweep to exit
+    BackgroundJob<Params, ChartData> job_{[this](const Params& p) {
+        done_ = 0;
+        return compute_charts(p, &done_, &total_, &cancel_);
+    }};
 };
 
 }  // namespace viz
