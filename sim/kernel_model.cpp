@@ -316,9 +316,10 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         out.ctas = 0;
         out.uncertain = true;
         out.uncertain_why =
-            fwd ? "standard's softmax kernel (one block of 256 threads a row) and cuBLAS's GEMMs with N x N outputs "
-                  "move their bytes well below the copy rate on the H200 (the recorded DRAM bytes over the time); "
-                  "the model has no latency or occupancy term for them"
+            fwd ? "standard's softmax kernel (one block of 256 threads a row, two passes over it) moves S and P at "
+                  "30-57% of the copy rate on the H200, and cuBLAS writes S at 63-77% of it (a probe of its two "
+                  "calls at these shapes, cuda/NOTES.md); the model charges all three kernels at the copy rate and "
+                  "has no per-row cost for the softmax"
                 : "standard's backward: five kernels at max(bytes, FLOPs) each; on the H200 they move more DRAM "
                   "bytes than the N x N tensors' counts, below the copy rate, and cuBLAS's rate on GEMMs with an "
                   "N x N operand is not measured separately";
