@@ -121,7 +121,8 @@ __global__ void __launch_bounds__(128, 1) wgmma_wait_kernel(const uint32_t* __re
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < K; ++k)
-            wgmma_ss_m64n64k16_bf16<0, 0>(d, desc_sw128(base, 0) + 2 * (k % 4), desc_sw128(base + kABytes, 0) + 2 * (k % 4), 1);
+            wgmma_ss_m64n64k16_bf16<0, 0>(d, desc_sw128(base, 0) + 2 * (k % 4),
+                                          desc_sw128(base + kABytes, 0) + 2 * (k % 4), 1);
         wgmma_commit();
         wgmma_wait<0>();
     }
@@ -140,7 +141,8 @@ __global__ void __launch_bounds__(256, 1) bulk_reduce_kernel(float* acc, int sha
     extern __shared__ unsigned char smem_raw[];
     const uint32_t base = (smem_addr(smem_raw) + 127u) & ~127u;
     float* tile = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
-    for (int i = threadIdx.x; i < 2 * kRedTileBytes / 4; i += blockDim.x) tile[i] = 1e-3f * static_cast<float>(i % 13 - 6);
+    for (int i = threadIdx.x; i < 2 * kRedTileBytes / 4; i += blockDim.x)
+        tile[i] = 1e-3f * static_cast<float>(i % 13 - 6);
     fence_proxy_async();
     __syncthreads();
     const int w = threadIdx.x / 128;
@@ -193,8 +195,8 @@ std::vector<Ceiling> measure_wgmma_ceilings(int sms) {
             LAUNCH_CHECK();
         });
         out.push_back({name, 2.0 * 64 * n * 16 * 4 * kIters * wg * sms / (ms * 1e-3), "FLOP/s",
-                       std::string("wgmma.m64n") + std::to_string(n) + "k16 bf16, " + how +
-                           ", fp32 accumulate, " + std::to_string(wg) + " warpgroups a block, one block an SM"});
+                       std::string("wgmma.m64n") + std::to_string(n) + "k16 bf16, " + how + ", fp32 accumulate, " +
+                           std::to_string(wg) + " warpgroups a block, one block an SM"});
     };
     shape(wgmma_shape_kernel<2, 64, false>, 2, 64, "wgmma_bf16_ss_m64n64_2wg", "A and B in shared memory");
     shape(wgmma_shape_kernel<2, 64, true>, 2, 64, "wgmma_bf16_rs_m64n64_2wg", "A in registers, B in shared memory");
@@ -223,14 +225,15 @@ std::vector<Ceiling> measure_wgmma_ceilings(int sms) {
         const int sm = 2 * kRedTileBytes + 128;
         CUDA_CHECK(cudaFuncSetAttribute(bulk_reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
         const int groups_shared = (sms + 63) / 64, span_shared = 128, span_distinct = 4;
-        const size_t floats = static_cast<size_t>(std::max(groups_shared * span_shared, sms * span_distinct)) * 2 *
-                              (kRedTileBytes / 4);
+        const size_t floats =
+            static_cast<size_t>(std::max(groups_shared * span_shared, sms * span_distinct)) * 2 * (kRedTileBytes / 4);
         DeviceBuffer acc(floats * 4);
         CUDA_CHECK(cudaMemset(acc.get(), 0, floats * 4));
         const double bytes = 2.0 * kRedTileBytes * kRedIters * sms;
         for (int t = 0; t < 2; ++t) {
             const double ms = ceiling_median_ms([&] {
-                bulk_reduce_kernel<<<sms, 256, sm>>>(acc.as<float>(), t == 0 ? 64 : 1, t == 0 ? span_shared : span_distinct);
+                bulk_reduce_kernel<<<sms, 256, sm>>>(acc.as<float>(), t == 0 ? 64 : 1,
+                                                     t == 0 ? span_shared : span_distinct);
                 LAUNCH_CHECK();
             });
             out.push_back({t == 0 ? "l2_bulk_reduce_f32" : "l2_bulk_reduce_f32_distinct", bytes / (ms * 1e-3), "B/s",

@@ -135,9 +135,11 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
                   std::string(sim::dq_name(p.dq)).c_str());
     s += buf;
     if (p.consumer_warpgroups > 0) {
-        std::snprintf(buf, sizeof buf, "  %d consumer warpgroups, %s; %d wgmma waits and %lld bytes of shared-memory stores a step\n",
-                      p.consumer_warpgroups, p.lock_step ? "in lock step" : "offset (one's softmax under the other's products)",
-                      p.wgmma_waits, static_cast<long long>(p.smem_store_bytes));
+        std::snprintf(buf, sizeof buf,
+                      "  %d consumer warpgroups, %s; %d wgmma waits and %lld bytes of shared-memory stores a step\n",
+                      p.consumer_warpgroups,
+                      p.lock_step ? "in lock step" : "offset (one's softmax under the other's products)", p.wgmma_waits,
+                      static_cast<long long>(p.smem_store_bytes));
         s += buf;
     }
     s += "  where the time goes (whole GPU, each alone):\n";

@@ -192,14 +192,15 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.smem_store_bytes = 128 * 64 * 2 + k.dq_tiles * 64 * d * 4;
             k.layout = d == 128 ? "2 consumer warpgroups x 64 key rows (wgmma); pipelined, dQ by bulk reduction"
                                 : "2 consumer warpgroups x 64 key rows (wgmma); dQ over own keys by bulk reduction";
-            k.why = d == 128
-                        ? "1 block an SM; two consumer warpgroups in lock step (a named barrier before dQ_i's product "
-                          "every step): their products, softmax, dS^T and dQ-tile stores and wgmma waits in series; "
-                          "each dQ tile's bulk reduction runs under the next step until that step's dQ product, which "
-                          "waits for it"
-                        : "1 block an SM; two consumer warpgroups offset by half a step (no barrier between them): one's "
-                          "softmax and stores under the other's products; each dQ tile's bulk reduction runs under the "
-                          "next step until that warpgroup's dQ product, which waits for it";
+            k.why =
+                d == 128
+                    ? "1 block an SM; two consumer warpgroups in lock step (a named barrier before dQ_i's product "
+                      "every step): their products, softmax, dS^T and dQ-tile stores and wgmma waits in series; "
+                      "each dQ tile's bulk reduction runs under the next step until that step's dQ product, which "
+                      "waits for it"
+                    : "1 block an SM; two consumer warpgroups offset by half a step (no barrier between them): one's "
+                      "softmax and stores under the other's products; each dQ tile's bulk reduction runs under the "
+                      "next step until that warpgroup's dQ product, which waits for it";
         }
     } else {
         std::string names;
@@ -317,9 +318,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         out.uncertain = true;
         out.uncertain_why =
             fwd ? "standard's softmax kernel (one block of 256 threads a row, two passes over it) moves S and P at "
-                  "30-57% of the copy rate on the H200, and cuBLAS writes S at 63-77% of it (a probe of its two "
-                  "calls at these shapes, cuda/NOTES.md); the model charges all three kernels at the copy rate and "
-                  "has no per-row cost for the softmax"
+                  "30-57% of the copy rate on the H200 without a mask, and cuBLAS writes S at 63-77% of it (a "
+                  "probe of its two calls at these shapes, cuda/NOTES.md); the model charges all three kernels at "
+                  "the copy rate and has no per-row cost for the softmax"
                 : "standard's backward: five kernels at max(bytes, FLOPs) each; on the H200 they move more DRAM "
                   "bytes than the N x N tensors' counts, below the copy rate, and cuBLAS's rate on GEMMs with an "
                   "N x N operand is not measured separately";
@@ -387,8 +388,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             bulk_model = true;
             t_stores = static_cast<double>(k.smem_store_bytes) * all_tiles / rates.smem;
             t_waits = tile_wait * all_tiles / sl;
-            const double chain = k.lock_step ? tile_tensor + tile_soft + tile_st + tile_wait
-                                             : std::max(tile_tensor, (tile_tensor + tile_soft + tile_st) / W + tile_wait);
+            const double chain = k.lock_step
+                                     ? tile_tensor + tile_soft + tile_st + tile_wait
+                                     : std::max(tile_tensor, (tile_tensor + tile_soft + tile_st) / W + tile_wait);
             // The dQ tile a warpgroup adds is reused one step later: its bulk reduction must have read
             // it before the next dQ product may write it back (the kernel waits before ds_sync). So the
             // reduction (at the SM's share of the measured rate), then that warpgroup's dQ product,
@@ -406,7 +408,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 out.uncertain = true;
                 out.uncertain_why = "no measured wgmma latency: the waits of the warpgroups' serial chains cost 0 here";
             }
-            out.notes.push_back(std::string("step bound: ") + (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
+            out.notes.push_back(std::string("step bound: ") +
+                                (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
         } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
             const double dq_bytes = 2.0 * k.dq_tiles * static_cast<double>(br) * d * 4;
             t_l2 = dq_bytes * all_tiles / l2;

@@ -87,8 +87,8 @@ struct KernelProfile {
     // offset and one's softmax runs under the other's products.
     int consumer_warpgroups = 0;
     bool lock_step = false;
-    int wgmma_waits = 0;           // wgmma groups each consumer warpgroup waits on at once, a step
-    int64_t smem_store_bytes = 0;  // bytes the consumers store to shared memory a step (dS^T, dQ tiles)
+    int wgmma_waits = 0;                   // wgmma groups each consumer warpgroup waits on at once, a step
+    int64_t smem_store_bytes = 0;          // bytes the consumers store to shared memory a step (dS^T, dQ tiles)
     bool one_launch_per_kv_block = false;  // flash1: a grid per K/V block j
     std::string layout;                    // how warps split the tile, in words
     std::string why;                       // the reasoning for the fields above

@@ -164,15 +164,15 @@ TEST_CASE("kernel model: refusals name what is wrong") {
                          doctest::Contains("wgmma"), Error);
 }
 
-TEST_CASE("kernel model: flash2h's backward adds its warpgroups' work in lock step (d = 128), shares it offset (d = 64)") {
+TEST_CASE("kernel model: flash2h's backward, its warpgroups in lock step (d = 128) and offset (d = 64)") {
     // N = 1024, B_r = 64, B_c = 128: 8 key blocks of 16 steps, one head on 8 SMs (one wave; every
     // rate below is the whole GPU's, so 1/8 of it an SM). Per step: 5 products of 2 B_r B_c d FLOPs,
     // B_r B_c = 8192 exponentials, stores of dS^T (128 x 64 x 2 bytes) and of the dQ tiles (fp32,
     // 32 KiB a step at both d), 4 waits on wgmma groups. HBM, L2, the bulk reduction and fp32 issue free.
     KernelRates r = free_rates();
-    r.wgmma = 8e12;   // 1e12 FLOP/s an SM
-    r.exp = 8e9;      // 1e9 exponentials/s an SM
-    r.smem = 8e10;    // 1e10 B/s an SM
+    r.wgmma = 8e12;  // 1e12 FLOP/s an SM
+    r.exp = 8e9;     // 1e9 exponentials/s an SM
+    r.smem = 8e10;   // 1e10 B/s an SM
     r.wgmma_wait_s = 1e-6;
     const Machine m = sms(8);
     const double stores = 128.0 * 64 * 2 + 32768, exp_s = 8192 / 1e9, st_s = stores / 1e10;
