@@ -39,6 +39,14 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.exp = get("ex2");
     r.issue = 8 * r.exp;
     r.launch_s = get("launch");
+    // recorded since the backward's model needed them; older files lack them (0: not measured)
+    auto optional = [&](const std::string& name) {
+        for (const auto& c : doc["ceilings"])
+            if (c.is_object() && c.contains("name") && c["name"] == name) return get(name);
+        return 0.0;
+    };
+    r.bulk_reduce = optional("l2_bulk_reduce_f32");
+    r.wgmma_wait_s = optional("wgmma_wait");
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
     std::string date = doc.contains("date") && doc["date"].is_string() ? doc["date"].get<std::string>() : "";
     std::string commit =
@@ -93,6 +101,10 @@ nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k) {
               {"overlap", std::string(sim::overlap_name(p.overlap))},
               {"dq", std::string(sim::dq_name(p.dq))},
               {"one_launch_per_kv_block", p.one_launch_per_kv_block},
+              {"consumer_warpgroups", p.consumer_warpgroups},
+              {"lock_step", p.lock_step},
+              {"wgmma_waits", p.wgmma_waits},
+              {"smem_store_bytes", p.smem_store_bytes},
               {"layout", p.layout},
               {"why", p.why}}},
             {"predicted_ms", k.predicted_ms},
@@ -122,6 +134,14 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
                   std::string(sim::tensor_path_name(p.tensor)).c_str(), std::string(sim::overlap_name(p.overlap)).c_str(),
                   std::string(sim::dq_name(p.dq)).c_str());
     s += buf;
+    if (p.consumer_warpgroups > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "  %d consumer warpgroups, %s; %d wgmma waits and %lld bytes of shared-memory stores a step\n",
+                      p.consumer_warpgroups,
+                      p.lock_step ? "in lock step" : "offset (one's softmax under the other's products)", p.wgmma_waits,
+                      static_cast<long long>(p.smem_store_bytes));
+        s += buf;
+    }
     s += "  where the time goes (whole GPU, each alone):\n";
     for (const auto& c : k.components) {
         std::snprintf(buf, sizeof buf, "    %-14s %10.4f ms  %s\n", c.name.c_str(), c.seconds * 1e3, c.what.c_str());

@@ -181,10 +181,26 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.overlap = Overlap::copy_behind_compute;
             k.dq = DqAccumulation::bulk_reduction;
             k.dq_tiles = d == 128 ? 1 : 2;  // d = 128: column halves of one dQ_i; d = 64: each warpgroup a whole dQ_i
+            k.consumer_warpgroups = 2;
+            // d = 128 (bulk-pipelined): the warpgroups meet at a named barrier before dQ_i's product
+            // (each takes half of dQ_i's columns over all 128 keys); d = 64 (bulk-keys): no barrier,
+            // warpgroup 1 starts once warpgroup 0 has its first P^T
+            k.lock_step = d == 128;
+            // a step's waits (wgmma.wait_group): S^T; dP^T; dV and dK; dQ_i
+            k.wgmma_waits = 4;
+            // dS^T (B_c x B_r, storage type) and the dQ tiles (fp32, 2 x 64 x 64) a step
+            k.smem_store_bytes = 128 * 64 * 2 + k.dq_tiles * 64 * d * 4;
             k.layout = d == 128 ? "2 consumer warpgroups x 64 key rows (wgmma); pipelined, dQ by bulk reduction"
                                 : "2 consumer warpgroups x 64 key rows (wgmma); dQ over own keys by bulk reduction";
-            k.why = "1 block an SM; products and softmax in series (the warpgroups meet every step); the dQ tile's "
-                    "bulk reduction into L2 is waited for before the next step, so its L2 traffic is in series";
+            k.why =
+                d == 128
+                    ? "1 block an SM; two consumer warpgroups in lock step (a named barrier before dQ_i's product "
+                      "every step): their products, softmax, dS^T and dQ-tile stores and wgmma waits in series; "
+                      "each dQ tile's bulk reduction runs under the next step until that step's dQ product, which "
+                      "waits for it"
+                    : "1 block an SM; two consumer warpgroups offset by half a step (no barrier between them): one's "
+                      "softmax and stores under the other's products; each dQ tile's bulk reduction runs under the "
+                      "next step until that warpgroup's dQ product, which waits for it";
         }
     } else {
         std::string names;
@@ -284,6 +300,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     out.tflops = 0;
     int launches = 0;
     double t_l2 = 0;
+    double t_stores = 0, t_waits = 0;  // flash2h backward: shared-memory stores, wgmma waits (whole GPU)
+    bool bulk_model = false;
     double total_s = 0;
 
     if (k.algo == Algo::standard) {
@@ -299,9 +317,10 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         out.ctas = 0;
         out.uncertain = true;
         out.uncertain_why =
-            fwd ? "standard's softmax kernel (one block of 256 threads a row) and cuBLAS's GEMMs with N x N outputs "
-                  "move their bytes well below the copy rate on the H200 (the recorded DRAM bytes over the time); "
-                  "the model has no latency or occupancy term for them"
+            fwd ? "standard's softmax kernel (one block of 256 threads a row, two passes over it) moves S and P at "
+                  "30-57% of the copy rate on the H200 without a mask, and cuBLAS writes S at 63-77% of it (a "
+                  "probe of its two calls at these shapes, cuda/NOTES.md); the model charges all three kernels at "
+                  "the copy rate and has no per-row cost for the softmax"
                 : "standard's backward: five kernels at max(bytes, FLOPs) each; on the H200 they move more DRAM "
                   "bytes than the N x N tensors' counts, below the copy rate, and cuBLAS's rate on GEMMs with an "
                   "N x N operand is not measured separately";
@@ -351,7 +370,47 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             case Overlap::softmax_behind_product: tile_compute = tile_tensor + std::max(0.0, tile_soft - product_window); break;
             case Overlap::ping_pong: tile_compute = std::max(tile_tensor, tile_soft); break;
         }
-        if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
+        if (!fwd && k.dq == DqAccumulation::bulk_reduction && k.consumer_warpgroups > 0) {
+            // flash2h's backward (cuda/flash2h_bwd.cu): W consumer warpgroups share the SM's tensor
+            // cores. Each warpgroup's step is a chain: its products, the exponentials and dS between
+            // them, its dS^T and dQ-tile stores to shared memory, and the wgmma groups it waits on at
+            // once (their latency). In lock step (a barrier every step) the warpgroups run the same
+            // phase together: the chain is the sum of all of it. Offset, one's softmax and stores run
+            // under the other's products: the chain is its own share of the work at the SM's rates,
+            // and the tensor cores cannot do better than all the products.
+            const double W = k.consumer_warpgroups;
+            const double added = k.dq_tiles * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
+            const double red_rate = rates.bulk_reduce > 0 ? rates.bulk_reduce : l2;
+            t_l2 = added * all_tiles / red_rate;
+            const double smem_sm = rate_or_throw(rates.smem, "shared-memory") / sl;
+            const double tile_st = static_cast<double>(k.smem_store_bytes) / smem_sm;
+            const double tile_wait = k.wgmma_waits * rates.wgmma_wait_s;
+            bulk_model = true;
+            t_stores = static_cast<double>(k.smem_store_bytes) * all_tiles / rates.smem;
+            t_waits = tile_wait * all_tiles / sl;
+            const double chain = k.lock_step
+                                     ? tile_tensor + tile_soft + tile_st + tile_wait
+                                     : std::max(tile_tensor, (tile_tensor + tile_soft + tile_st) / W + tile_wait);
+            // The dQ tile a warpgroup adds is reused one step later: its bulk reduction must have read
+            // it before the next dQ product may write it back (the kernel waits before ds_sync). So the
+            // reduction (at the SM's share of the measured rate), then that warpgroup's dQ product,
+            // the wait on it and its tile's stores lie in series: a second bound on the step.
+            // The SM has one bulk-copy (TMA) unit: the producer's copies of the next Q_i, dO_i, LSE_i,
+            // D_i (from L2, at the SM's share of the L2 read rate) pass through it too, between the
+            // reductions (an assumption about the unit, not measured apart).
+            const double share = k.lock_step ? 1.0 : 1.0 / W;  // offset: only its own warpgroup's part
+            const double tile_red = added / red_rate * bw;
+            const double tile_loads = (2.0 * static_cast<double>(br) * d * e + 8.0 * static_cast<double>(br)) / l2 * bw;
+            const double red_path =
+                tile_red + tile_loads + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s;
+            tile_compute = std::max(chain, red_path);
+            if (rates.wgmma_wait_s <= 0) {
+                out.uncertain = true;
+                out.uncertain_why = "no measured wgmma latency: the waits of the warpgroups' serial chains cost 0 here";
+            }
+            out.notes.push_back(std::string("step bound: ") +
+                                (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
+        } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
             const double dq_bytes = 2.0 * k.dq_tiles * static_cast<double>(br) * d * 4;
             t_l2 = dq_bytes * all_tiles / l2;
             if (k.dq == DqAccumulation::ordered) {
@@ -438,7 +497,11 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     out.tflops = total_s > 0 ? usual_flops(p, k.pass) / total_s / 1e12 : 0;
     out.components = {
         {"hbm", t_hbm, "HBM bytes through the L2 model at the copy rate"},
-        {"l2", t_l2, "the backward's dQ accumulator read and written in L2"},
+        {"l2", t_l2,
+         bulk_model ? "the dQ tiles added into L2 by bulk reductions, at the measured bulk-reduction rate"
+                    : "the backward's dQ accumulator read and written in L2"},
+        {"smem_stores", t_stores, "dS^T and the dQ tiles stored to shared memory by the consumer warpgroups"},
+        {"wgmma_waits", t_waits, "wgmma groups waited on at once (their latency), each warpgroup's share"},
         {"tensor", t_tensor, std::string("matmul FLOPs at the ") + std::string(tensor_path_name(k.tensor)) + " rate"},
         {"smem_operands", t_smem, "operands staged from shared memory for the products (ldmatrix)"},
         {"exp", t_exp, "exponentials on the MUFU ex2 unit"},

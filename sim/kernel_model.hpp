@@ -41,6 +41,12 @@ struct KernelRates {
     double exp = 0;       // exponentials/s on the special-function units (MUFU ex2)
     double issue = 0;     // other fp32 operations/s: 128 lanes an SM a clock against ex2's 16, so 8 x exp
     double launch_s = 0;  // seconds a kernel launch costs (0: not known)
+    // B/s of fp32 added into global memory by bulk reductions (cp.reduce.async.bulk .add.f32 from
+    // shared-memory tiles, absorbed by L2), bytes added; 0: not measured (the L2 read rate stands in)
+    double bulk_reduce = 0;
+    // seconds a wgmma group costs beyond its throughput when a warpgroup waits on it at once (its
+    // latency: the last instruction's result reaching the registers); 0: not measured
+    double wgmma_wait_s = 0;
     std::string source;   // where the numbers come from
 };
 // The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).
@@ -75,6 +81,14 @@ struct KernelProfile {
     Overlap overlap = Overlap::none;
     DqAccumulation dq = DqAccumulation::none;
     int dq_tiles = 1;  // fp32 dQ_i tiles (B_r x d) a step adds into the accumulator
+    // Consumer warpgroups that share the SM's tensor cores (wgmma kernels; 0: not modelled per
+    // warpgroup). With lock_step they meet at a barrier every step, so their softmax and their
+    // shared-memory stores run at the same time, with the tensor cores idle; otherwise they are
+    // offset and one's softmax runs under the other's products.
+    int consumer_warpgroups = 0;
+    bool lock_step = false;
+    int wgmma_waits = 0;                   // wgmma groups each consumer warpgroup waits on at once, a step
+    int64_t smem_store_bytes = 0;          // bytes the consumers store to shared memory a step (dS^T, dQ tiles)
     bool one_launch_per_kv_block = false;  // flash1: a grid per K/V block j
     std::string layout;                    // how warps split the tile, in words
     std::string why;                       // the reasoning for the fields above

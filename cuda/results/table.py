@@ -189,6 +189,8 @@ def ceilings():
     print("|---|---|---|")
     for c in doc["ceilings"]:
         scale, name = unit.get(c["unit"], (1, c["unit"]))
+        if c["unit"] == "s" and 0 < c["value"] < 1e-6:
+            scale, name = 1e-9, "ns"
         value = f"{c['value'] / scale:.2f} {name}" if c["value"] else "–"
         print(f"| {c['name']} | {value} | {c['method']} |")
 

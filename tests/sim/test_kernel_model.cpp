@@ -163,3 +163,35 @@ TEST_CASE("kernel model: refusals name what is wrong") {
                                         find_machine("H200")),
                          doctest::Contains("wgmma"), Error);
 }
+
+TEST_CASE("kernel model: flash2h's backward, its warpgroups in lock step (d = 128) and offset (d = 64)") {
+    // N = 1024, B_r = 64, B_c = 128: 8 key blocks of 16 steps, one head on 8 SMs (one wave; every
+    // rate below is the whole GPU's, so 1/8 of it an SM). Per step: 5 products of 2 B_r B_c d FLOPs,
+    // B_r B_c = 8192 exponentials, stores of dS^T (128 x 64 x 2 bytes) and of the dQ tiles (fp32,
+    // 32 KiB a step at both d), 4 waits on wgmma groups. HBM, L2, the bulk reduction and fp32 issue free.
+    KernelRates r = free_rates();
+    r.wgmma = 8e12;  // 1e12 FLOP/s an SM
+    r.exp = 8e9;     // 1e9 exponentials/s an SM
+    r.smem = 8e10;   // 1e10 B/s an SM
+    r.wgmma_wait_s = 1e-6;
+    const Machine m = sms(8);
+    const double stores = 128.0 * 64 * 2 + 32768, exp_s = 8192 / 1e9, st_s = stores / 1e10;
+    {  // d = 128, lock step: everything in series
+        const double tensor_s = 10.0 * 64 * 128 * 128 / 1e12;
+        const auto k = predict_kernel(shape(1024, 128), kernel_profile("flash2h", Pass::backward, 128), r, m);
+        CHECK(k.predicted_ms == doctest::Approx(16 * (tensor_s + exp_s + st_s + 4e-6) * 1e3).epsilon(1e-9));
+        CHECK_FALSE(k.uncertain);
+    }
+    {  // d = 64, offset: half the work (its own warpgroup's) at the SM's rates, plus its own waits
+        const double tensor_s = 10.0 * 64 * 128 * 64 / 1e12;
+        const auto prof = kernel_profile("flash2h", Pass::backward, 64);
+        const auto k = predict_kernel(shape(1024, 64), prof, r, m);
+        CHECK(k.predicted_ms == doctest::Approx(16 * ((tensor_s + exp_s + st_s) / 2 + 4e-6) * 1e3).epsilon(1e-9));
+        // the bulk reduction at 1e9 B/s an SM: 32 KiB a step, then the warpgroup's own dQ product
+        // (a fifth of the products, half of it its own), its tile's stores and one wait, in series
+        r.bulk_reduce = 8e9;
+        const auto slow = predict_kernel(shape(1024, 64), prof, r, m);
+        const double red_s = 32768 / 1e9 + 0.5 * (tensor_s / 5 + 32768 / 1e10) + 1e-6;
+        CHECK(slow.predicted_ms == doctest::Approx(16 * red_s * 1e3).epsilon(1e-9));
+    }
+}
