@@ -1,5 +1,7 @@
 // viz/hierarchy.cpp — HBM, L2 and SRAM drawn as places; tensors as grids of tiles; the step's loads
 // and stores animated between them. Shared by the memory view and the side-by-side view.
+// [SECTIONS]  replay cache · captions and verbs · draw_hierarchy(): HBM · L2 · SRAM (slots, the tile
+// in flight, this step's events, the caption)
 #include <algorithm>
 #include <cmath>
 #include <string>
