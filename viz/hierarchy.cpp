@@ -1,5 +1,7 @@
 // viz/hierarchy.cpp — HBM, L2 and SRAM drawn as places; tensors as grids of tiles; the step's loads
 // and stores animated between them. Shared by the memory view and the side-by-side view.
+// [SECTIONS]  replay cache · captions and verbs · draw_hierarchy(): HBM · L2 · SRAM (slots, the tile
+// in flight, this step's events, the caption)
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -206,7 +208,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         wc = std::min(fs * (compact ? 3.0f : 5.0f),
                       (W - 16 - gap * static_cast<float>(shown.size())) / std::max(1, n_nd + n_st));
     const ImVec2 h0 = a, h1(b.x, a.y + hbm_h);
-    dl->AddRectFilled(h0, h1, IM_COL32(34, 38, 52, 255), 6.0f);
+    const ImU32 hbm_fill = IM_COL32(34, 38, 52, 255);  // opaque: the tensors' grid lines are drawn in it
+    dl->AddRectFilled(h0, h1, hbm_fill, 6.0f);
     dl->AddRect(h0, h1, IM_COL32(110, 120, 150, 255), 6.0f);
     {
         std::string t = compact ? "HBM"
@@ -234,14 +237,25 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         const Grid& g = rp.grid(t);
         const ImU32 col = ui::tensor_colour(t);
         const float cw = w / static_cast<float>(std::max(1, g.cols)), ch = th / static_cast<float>(std::max(1, g.rows));
-        const bool lines = cw > 3 && ch > 3;
-        for (int i = 0; i < g.rows; ++i)
-            for (int j = 0; j < g.cols; ++j) {
-                const uint8_t s = g.at(i, j);
-                const ImU32 fill = (s & 2) ? col : (s & 1) ? ui::mix(ui::cell_empty, col, 0.45f) : ui::cell_empty;
-                const ImVec2 q0(t0[k].x + cw * j, t0[k].y + ch * i), q1(t0[k].x + cw * (j + 1), t0[k].y + ch * (i + 1));
-                dl->AddRectFilled(q0, ImVec2(q1.x - (lines ? 1 : 0), q1.y - (lines ? 1 : 0)), fill);
+        // One rectangle a block of cells of one shade, not one a cell (llvmpipe's time went to the
+        // backward's 32,768 cell triangles a frame). Cells wider and taller than 3 px are parted by
+        // 1 px lines in the HBM box's colour, drawn over the blocks where the gaps between cells
+        // drawn one by one were: the same pixels.
+        const ImU32 shade_col[3] = {ui::cell_empty, ui::mix(ui::cell_empty, col, 0.45f), col};
+        for (const CellBlock& cb : shade_blocks(g))
+            dl->AddRectFilled(ImVec2(t0[k].x + cw * cb.c0, t0[k].y + ch * cb.r0),
+                              ImVec2(t0[k].x + cw * cb.c1, t0[k].y + ch * cb.r1), shade_col[cb.shade]);
+        if (cw > 3 && ch > 3) {
+            const float gx1 = t0[k].x + cw * g.cols, gy1 = t0[k].y + ch * g.rows;
+            for (int j = 1; j <= g.cols; ++j) {
+                const float xj = t0[k].x + cw * j;
+                dl->AddRectFilled(ImVec2(xj - 1, t0[k].y), ImVec2(xj, gy1), hbm_fill);
             }
+            for (int i = 1; i <= g.rows; ++i) {
+                const float yi = t0[k].y + ch * i;
+                dl->AddRectFilled(ImVec2(t0[k].x, yi - 1), ImVec2(gx1, yi), hbm_fill);
+            }
+        }
         // inputs Q, K, V start in HBM: drawn filled with a light tint so "already there" reads clearly
         dl->AddRect(t0[k], t1[k], ui::with_alpha(col, 200), 0, 0, 1.5f);
         std::string label(sim::tensor_name(t));

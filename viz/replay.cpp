@@ -173,6 +173,33 @@ void Replay::reset() {
                                         : ScoreGrid{};
 }
 
+std::vector<CellBlock> shade_blocks(const Grid& g) {
+    std::vector<CellBlock> out;
+    size_t band = 0;  // the first block of the rows that are cut as the current row is
+    for (int i = 0; i < g.rows; ++i) {
+        std::vector<CellBlock> row;
+        for (int j = 0; j < g.cols;) {
+            const int shade = cell_shade(g.at(i, j));
+            int k = j + 1;
+            while (k < g.cols && cell_shade(g.at(i, k)) == shade) ++k;
+            row.push_back({i, i + 1, j, k, shade});
+            j = k;
+        }
+        const bool same = i > 0 && out.size() - band == row.size() &&
+                          std::equal(row.begin(), row.end(), out.begin() + static_cast<std::ptrdiff_t>(band),
+                                     [](const CellBlock& a, const CellBlock& b) {
+                                         return a.c0 == b.c0 && a.c1 == b.c1 && a.shade == b.shade;
+                                     });
+        if (same) {
+            for (size_t k = band; k < out.size(); ++k) out[k].r1 = i + 1;
+        } else {
+            band = out.size();
+            out.insert(out.end(), row.begin(), row.end());
+        }
+    }
+    return out;
+}
+
 void Replay::cells_of(Tensor t, const ElemRect& e, int* r0, int* r1, int* c0, int* c1) const {
     const size_t k = ti(t);
     const Grid& g = grids_[k];

@@ -44,6 +44,20 @@ struct Grid {
     uint8_t at(int r, int c) const { return cell[static_cast<size_t>(r * cols + c)]; }
 };
 
+// How a cell is drawn: 0 untouched, 1 read (tinted), 2 written (full colour; read or not).
+inline int cell_shade(uint8_t bits) { return (bits & 2) ? 2 : (bits & 1) ? 1 : 0; }
+
+// A grid drawn as few rectangles as its shades allow: the cells [r0, r1) x [c0, c1), all of one
+// shade. Each row is cut into runs of one shade; consecutive rows cut the same way share their
+// rectangles. The blocks cover every cell exactly once. (A 64 x 64 matrix is 4,096 cells but, as
+// a pass fills it row by row or column by column, a handful of blocks: a software rasteriser pays
+// per triangle, and the backward's four N x N matrices were 32,768 of them a frame.)
+struct CellBlock {
+    int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+    int shade = 0;
+};
+std::vector<CellBlock> shade_blocks(const Grid& g);
+
 // The N x N score matrix as the paper draws it: a grid of B_r x B_c tiles for one pass (the
 // backward's tiles are its own B_r x B_c). A tile is visited when its scores are computed (S in the
 // forward and in the flash backward, which recomputes it; dP in standard's backward, which reads the

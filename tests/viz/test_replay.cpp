@@ -195,3 +195,79 @@ TEST_CASE("a capped standard trace still shows S and P in HBM") {
     CHECK(L.shown(Tensor::P));
     CHECK(L.rows[static_cast<size_t>(Tensor::P)] == 65536);
 }
+
+namespace {
+// Every cell in exactly one block, and every block's cells of its shade.
+void check_cover(const Grid& g, const std::vector<CellBlock>& blocks) {
+    std::vector<int> hits(g.cell.size(), 0);
+    for (const CellBlock& b : blocks) {
+        REQUIRE(b.r0 < b.r1);
+        REQUIRE(b.c0 < b.c1);
+        for (int i = b.r0; i < b.r1; ++i)
+            for (int j = b.c0; j < b.c1; ++j) {
+                ++hits[static_cast<size_t>(i * g.cols + j)];
+                CHECK(cell_shade(g.at(i, j)) == b.shade);
+            }
+    }
+    CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+}
+Grid grid_of(int rows, int cols) { return Grid{rows, cols, std::vector<uint8_t>(static_cast<size_t>(rows * cols), 0)}; }
+}  // namespace
+
+TEST_CASE("shade blocks: a matrix filled row by row is four rectangles, not a rectangle a cell") {
+    Grid g = grid_of(64, 64);
+    // rows 0-9 written and read back (bits 3), row 10 written up to column 20 (bit 2): written
+    // either way, so one shade
+    for (int i = 0; i < 10; ++i)
+        for (int j = 0; j < 64; ++j) g.cell[static_cast<size_t>(i * 64 + j)] = 3;
+    for (int j = 0; j < 20; ++j) g.cell[static_cast<size_t>(10 * 64 + j)] = 2;
+    const auto blocks = shade_blocks(g);
+    check_cover(g, blocks);
+    // the written rows 0-9 (one block), row 10 cut in two, the untouched rows 11-63 (one block)
+    CHECK(blocks.size() == 4);
+    CHECK(cell_shade(3) == cell_shade(2));
+}
+
+TEST_CASE("shade blocks: a matrix filled column by column, a checkerboard, one column, none") {
+    SUBCASE("columns 0-4 read, column 5 read in rows 0-6: rows 0-6 cut alike, rows 7-63 alike") {
+        Grid g = grid_of(64, 64);
+        for (int i = 0; i < 64; ++i)
+            for (int j = 0; j < 5 + (i < 7 ? 1 : 0); ++j) g.cell[static_cast<size_t>(i * 64 + j)] = 1;
+        const auto blocks = shade_blocks(g);
+        check_cover(g, blocks);
+        CHECK(blocks.size() == 4);  // two bands of two runs each
+    }
+    SUBCASE("a checkerboard has no two neighbours alike: a block a cell") {
+        Grid g = grid_of(8, 8);
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < 8; ++j)
+                g.cell[static_cast<size_t>(i * 8 + j)] = static_cast<uint8_t>((i + j) % 2 ? 2 : 1);
+        const auto blocks = shade_blocks(g);
+        check_cover(g, blocks);
+        CHECK(blocks.size() == 64);
+    }
+    SUBCASE("an N x d tensor is one column: its runs of rows") {
+        Grid g = grid_of(64, 1);
+        for (int i = 0; i < 30; ++i) g.cell[static_cast<size_t>(i)] = 1;
+        const auto blocks = shade_blocks(g);
+        check_cover(g, blocks);
+        CHECK(blocks.size() == 2);
+    }
+    SUBCASE("a tensor not shown has an empty grid: no blocks") { CHECK(shade_blocks(Grid{}).empty()); }
+}
+
+TEST_CASE("shade blocks of a replayed standard run cover its S grid at every point") {
+    const auto rs = runs(512, 64);
+    const sim::Result& r = rs->result(sim::Algo::standard);
+    Replay rp(r);
+    const size_t n = r.trace.events.size();
+    for (size_t end : {size_t{0}, n / 7, n / 3, n / 2, n - 1, n}) {
+        rp.advance_to(end);
+        const Grid& g = rp.grid(Tensor::S);
+        REQUIRE(g.rows > 0);
+        const auto blocks = shade_blocks(g);
+        check_cover(g, blocks);
+        CHECK(blocks.size() <= static_cast<size_t>(g.rows * g.cols));
+        if (end == n) CHECK(blocks.size() == 1);  // every tile of S written: one shade, one block
+    }
+}
