@@ -23,6 +23,17 @@ namespace {
 using namespace hopper;
 
 constexpr int kWarpgroups = 3, kIters = 2048;
+
+// The accumulators, kept: summed and stored only if the sum is a value it never takes, so the
+// compiler cannot drop the products that made them.
+template <int R>
+__device__ __forceinline__ void keep(float (&d)[R], float* sink) {
+    fence_regs(d);
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < R; ++k) s += d[k];
+    if (s == 12345.678f) *sink = s;
+}
 constexpr uint32_t kABytes = 64 * 128, kBBytes = 128 * 128;  // A (64, 64) and B (128, 64), 16-bit
 
 template <bool BF16>
@@ -50,11 +61,7 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_kernel(const uint3
         wgmma_wait<1>();
     }
     wgmma_wait<0>();
-    fence_regs(d);
-    float s = 0;
-#pragma unroll
-    for (int k = 0; k < 64; ++k) s += d[k];
-    if (s == 12345.678f) *sink = s;
+    keep(d, sink);
 }
 
 // The backward's shapes: WG warpgroups issue m64nNk16 back to back, 4 between commits (one 64-deep
@@ -97,11 +104,7 @@ __global__ void __launch_bounds__(128 * WG, 1) wgmma_shape_kernel(const uint32_t
         wgmma_wait<1>();
     }
     wgmma_wait<0>();
-    fence_regs(d);
-    float s = 0;
-#pragma unroll
-    for (int k = 0; k < N / 2; ++k) s += d[k];
-    if (s == 12345.678f) *sink = s;
+    keep(d, sink);
 }
 
 // A wgmma group's latency: one warpgroup, K m64n64k16 (both operands in shared memory) a group,
@@ -126,11 +129,7 @@ __global__ void __launch_bounds__(128, 1) wgmma_wait_kernel(const uint32_t* __re
         wgmma_commit();
         wgmma_wait<0>();
     }
-    fence_regs(d);
-    float s = 0;
-#pragma unroll
-    for (int k = 0; k < 32; ++k) s += d[k];
-    if (s == 12345.678f) *sink = s;
+    keep(d, sink);
 }
 
 // The bulk reduction: thread 0 of each of a block's two warpgroups adds its 16 KiB shared-memory

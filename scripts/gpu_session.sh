@@ -208,6 +208,29 @@ json.dump(dict(meta, rows=rows), open(os.path.join(out, file), "w"), indent=1)
 EOF2
 }
 
+# $OUT/NAME_<tag>_<rest>.json (side_by_side's files of one stage) into $OUT/NAME.json: every row gets
+# FIELD = <tag> without its first SKIP characters; then the SDPA anchors of the same shapes are added
+merge_tagged() {
+  python3 - "$OUT" "$1" "$2" "$3" <<'EOF2'
+import json, sys, os, glob
+out, name, field, skip = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rows, meta = [], {}
+for p in sorted(glob.glob(os.path.join(out, f"{name}_*_*.json"))):
+    tag = os.path.basename(p)[len(name) + 1:].split("_")[0][skip:]
+    doc = json.load(open(p))
+    meta = meta or {k: x for k, x in doc.items() if k != "rows"}
+    for r in doc["rows"]:
+        r[field] = tag
+        rows.append(r)
+    os.remove(p)
+json.dump(dict(meta, rows=rows), open(os.path.join(out, f"{name}.json"), "w"), indent=1)
+print(f"{name} rows:", len(rows))
+EOF2
+  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/$1.json" \
+    --out "$OUT/$1_anchored.json" --repeats "$REPEATS"
+  [ -s "$OUT/$1_anchored.json" ] && mv "$OUT/$1_anchored.json" "$OUT/$1.json"
+}
+
 if has ab; then
   # flash2 forward tilings side by side; the fastest correct one at N = 8192 becomes the tiling
   # of the main bench for each d (recorded in every row's tiles)
@@ -307,24 +330,7 @@ if has wg; then
         --seq "${WG_SEQS:-4096,8192,16384}" --head-dim 64 $flag
     done
   done
-  python3 - "$OUT" <<'EOF2'
-import json, sys, os, glob
-out = sys.argv[1]
-rows, meta = [], {}
-for p in sorted(glob.glob(os.path.join(out, "wg_*_*.json"))):
-    sch = os.path.basename(p).split("_")[1]
-    doc = json.load(open(p))
-    meta = meta or {k: x for k, x in doc.items() if k != "rows"}
-    for r in doc["rows"]:
-        r["schedule"] = sch
-        rows.append(r)
-    os.remove(p)
-json.dump(dict(meta, rows=rows), open(os.path.join(out, "wg.json"), "w"), indent=1)
-print("wg rows:", len(rows))
-EOF2
-  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/wg.json" \
-    --out "$OUT/wg_anchored.json" --repeats "$REPEATS"
-  [ -s "$OUT/wg_anchored.json" ] && mv "$OUT/wg_anchored.json" "$OUT/wg.json"
+  merge_tagged wg schedule 0
 fi
 
 if has order; then
@@ -346,24 +352,7 @@ if has order; then
     FLASHSIM_FLASH2H_STAGES=$st side_by_side "order_f${st}_causal.json" FLASHSIM_FLASH2H_ORDER order \
       "${ORDER_ORDERS:-heads heavy}" --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS" --causal
   done
-  python3 - "$OUT" <<'EOF2'
-import json, sys, os, glob
-out = sys.argv[1]
-rows, meta = [], {}
-for p in sorted(glob.glob(os.path.join(out, "order_*_*.json"))):
-    stages = os.path.basename(p).split("_")[1][1:]
-    doc = json.load(open(p))
-    meta = meta or {k: x for k, x in doc.items() if k != "rows"}
-    for r in doc["rows"]:
-        r["stages"] = stages
-        rows.append(r)
-    os.remove(p)
-json.dump(dict(meta, rows=rows), open(os.path.join(out, "order.json"), "w"), indent=1)
-print("order rows:", len(rows))
-EOF2
-  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/order.json" \
-    --out "$OUT/order_anchored.json" --repeats "$REPEATS"
-  [ -s "$OUT/order_anchored.json" ] && mv "$OUT/order_anchored.json" "$OUT/order.json"
+  merge_tagged order stages 1
 fi
 
 if has bench; then
