@@ -77,7 +77,32 @@ struct Sizes {
     static constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + room to align to 1024
 };
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES>
+// 2^x for x <= 0 on the FMA and integer units, not the exponential unit (MUFU): x = j + f with j
+// the nearest integer (the 1.5 * 2^23 trick puts j in the low mantissa bits of t) and f in
+// [-0.5, 0.5]; 2^f by a degree-4 polynomial (coefficients: a minimax fit of the relative error on
+// [-0.5, 0.5] with the constant term 1; relative error under 6e-6, about 50 fp32 ulps); j added
+// to the exponent field. x <= -127 (and -inf) gives exactly +0 (clamped to -127: f = 0, p = 1,
+// exponent field 0). Costs 4 FADD/FMNMX, 4 FFMA and one integer shift-add instead of one MUFU.EX2:
+// where the exponentials, not the tensor cores, bound a kernel, some of them move here.
+__device__ __forceinline__ float poly_exp2(float x) {
+    constexpr float ROUND = 12582912.0f;  // 1.5 * 2^23: x + ROUND rounds x to an integer
+    const float xc = fmaxf(x, -127.0f);
+    const float t = xc + ROUND;
+    const float f = xc - (t - ROUND);  // in [-0.5, 0.5]
+    float p = fmaf(0.00958285388f, f, 0.0559064262f);
+    p = fmaf(p, f, 0.240240991f);
+    p = fmaf(p, f, 0.693124175f);
+    p = fmaf(p, f, 1.0f);
+    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+}
+
+// The softmax's exponentials: EXP_FTZ (default) one ex2.approx.ftz a score; EXP_IEEE exp2f
+// (ex2.approx without ftz: ptxas adds a range check and two scalings around each MUFU.EX2, the
+// kernel's first form); EXP_POLY a quarter of them (every fourth group of 8 key columns) by
+// poly_exp2 on the FMA units, the rest as EXP_FTZ (FLASHSIM_FLASH2H_EXP=ftz|ieee|poly).
+enum ExpMode { EXP_FTZ = 0, EXP_IEEE = 1, EXP_POLY = 2 };
+
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
@@ -200,14 +225,17 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             const float m_new = fmaxf(m[h], mx);
             const float shift = m_new == -INFINITY ? 0.0f : m_new * scale_log2;  // a row with no key yet
-            alpha[h] = exp2f(m[h] * scale_log2 - shift);
+            alpha[h] = EXP == EXP_IEEE ? exp2f(m[h] * scale_log2 - shift) : fast_exp2(m[h] * scale_log2 - shift);
             m[h] = m_new;
             float sum = 0.0f;
 #pragma unroll
             for (int nb = 0; nb < 16; ++nb)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const float p = exp2f(fmaf(s_acc[nb * 4 + 2 * h + e], scale_log2, -shift));
+                    const float x = fmaf(s_acc[nb * 4 + 2 * h + e], scale_log2, -shift);
+                    const float p = EXP == EXP_IEEE                  ? exp2f(x)
+                                    : EXP == EXP_POLY && nb % 4 == 3 ? poly_exp2(x)
+                                                                     : fast_exp2(x);
                     s_acc[nb * 4 + 2 * h + e] = p;
                     sum += p;
                 }
@@ -346,6 +374,21 @@ bool deep_ring(int64_t d) {
     return true;
 }
 
+// FLASHSIM_FLASH2H_EXP=ftz|ieee|poly: the softmax's exponentials (ExpMode); ieee and poly with the
+// default schedule and ring only.
+int exp_mode(int64_t d) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_EXP");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "ftz" || v == "default") return EXP_FTZ;
+    if (v != "ieee" && v != "poly")
+        throw std::runtime_error("FLASHSIM_FLASH2H_EXP must be ftz, ieee or poly (got '" + v + "')");
+    if (overlapped(d) != (d == 128) || deep_ring(d))
+        throw std::runtime_error("FLASHSIM_FLASH2H_EXP=" + v +
+                                 " needs flash2h's default schedule and ring; unset FLASHSIM_FLASH2H and "
+                                 "FLASHSIM_FLASH2H_STAGES");
+    return v == "ieee" ? EXP_IEEE : EXP_POLY;
+}
+
 // Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2). By
 // default 3 at d = 64 without a mask, 2 otherwise: on the H200, three ran 7-10% faster than two at
 // d = 64 not causal (N = 2048-16384), and causal no faster (its 192-row blocks cross the diagonal
@@ -360,12 +403,12 @@ int consumer_groups(int64_t d, bool causal) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2>
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ>
 void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     using Z = Sizes<D, NC, STAGES>;
     const int N = static_cast<int>(p.seq);
     constexpr int smem = Z::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES>;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
     const dim3 grid((N + Z::BR - 1) / Z::BR, static_cast<unsigned>(p.heads_total()));
@@ -378,6 +421,22 @@ void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
 template <typename T, int D, int NC>
 void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const bool ov = overlapped(D);
+    const int ex = exp_mode(D);
+    if (ex != EXP_FTZ) {  // the default schedule (checked by exp_mode) with the other exponentials
+        constexpr bool OV = D == 128;
+        if (ex == EXP_IEEE) {
+            if (p.causal)
+                launch<T, D, true, OV, NC, 2, EXP_IEEE>(p, t, s);
+            else
+                launch<T, D, false, OV, NC, 2, EXP_IEEE>(p, t, s);
+        } else {
+            if (p.causal)
+                launch<T, D, true, OV, NC, 2, EXP_POLY>(p, t, s);
+            else
+                launch<T, D, false, OV, NC, 2, EXP_POLY>(p, t, s);
+        }
+        return;
+    }
     if (deep_ring(D)) {  // the default schedule (checked by deep_ring) with the deeper K/V ring
         constexpr bool OV = D == 128;
         if (p.causal)

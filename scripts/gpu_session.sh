@@ -18,7 +18,8 @@
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
 # at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), order (flash2h's
-# causal grid order and the backward's ring depth side by side, SDPA anchors added), ring (ring
+# causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
+# forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
@@ -353,6 +354,19 @@ if has order; then
       "${ORDER_ORDERS:-heads heavy}" --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS" --causal
   done
   merge_tagged order stages 1
+fi
+
+if has exp; then
+  # flash2h forward: the softmax's exponentials (FLASHSIM_FLASH2H_EXP: ieee = exp2f, ftz =
+  # ex2.approx.ftz, poly = a quarter on the FMA units) side by side on the same inputs, not causal
+  # and causal; the SDPA anchors of the same shapes added to every row (exp.json)
+  stamp exp
+  for m in none causal; do
+    flag=""; [ "$m" = causal ] && flag="--causal"
+    side_by_side "exp_${m}_f.json" FLASHSIM_FLASH2H_EXP exp "${EXP_MODES:-ieee ftz poly}" --variant flash2h \
+      --seq "${EXP_SEQS:-4096,8192,16384}" --head-dim "$DIMS" $flag
+  done
+  merge_tagged exp mask_tag 0
 fi
 
 if has bench; then

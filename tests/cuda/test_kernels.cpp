@@ -187,6 +187,42 @@ TEST_CASE("flash2h: three consumer warpgroups give two's bits at d = 64") {
     unsetenv("FLASHSIM_FLASH2H");
 }
 
+// The forward softmax's exponentials (FLASHSIM_FLASH2H_EXP): ftz (the default, ex2.approx.ftz),
+// ieee (exp2f, the kernel's first form) and poly (a quarter of them by a polynomial on the FMA
+// units). ftz and ieee differ only where 2^x is subnormal (below 2^-126); these inputs' scores lie
+// within a few units of their row's maximum, so O and LSE must keep their bits. poly changes a
+// quarter of P by up to 6e-6 relative: checked against the float64 reference like every forward.
+TEST_CASE("flash2h: the softmax's exponentials, ftz, ieee and poly") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (sim::DType dt : kTypes)
+        for (int64_t d : {64, 128})
+            for (int64_t n : {77, 1000})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(2, 3, n, d, dt, causal, 31 + n);
+                    INFO(describe(p));
+                    unsetenv("FLASHSIM_FLASH2H_EXP");
+                    const fcuda::Outputs ftz = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    setenv("FLASHSIM_FLASH2H_EXP", "ieee", 1);
+                    const fcuda::Outputs ieee = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    REQUIRE(ftz.O.data.size() == ieee.O.data.size());
+                    CHECK(std::memcmp(ftz.O.data.data(), ieee.O.data.data(), ftz.O.data.size() * sizeof(float)) == 0);
+                    REQUIRE(ftz.LSE.size() == ieee.LSE.size());
+                    CHECK(std::memcmp(ftz.LSE.data(), ieee.LSE.data(), ftz.LSE.size() * sizeof(float)) == 0);
+                    setenv("FLASHSIM_FLASH2H_EXP", "poly", 1);
+                    check_forward(p, "flash2h");
+                }
+    setenv("FLASHSIM_FLASH2H_EXP", "fast", 1);
+    const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, false, 3);
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
+                         doctest::Contains("FLASHSIM_FLASH2H_EXP must be ftz, ieee or poly"), std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_EXP", "poly", 1);
+    setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default is overlapped
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
+                         doctest::Contains("needs flash2h's default schedule and ring"), std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H");
+    unsetenv("FLASHSIM_FLASH2H_EXP");
+}
+
 TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
     const int64_t seqs[] = {1, 77, 200};
     for (const std::string variant : {"standard", "flash2"})
