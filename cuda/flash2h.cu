@@ -19,7 +19,7 @@
 //   The two consumer warpgroups are not synchronised with each other, so one's softmax also
 //   overlaps the other's matrix products.
 //   * three consumer warpgroups (B_r = 192, 512 threads, 160 registers a consumer thread; the
-//     default at d = 64 without a mask, FLASHSIM_FLASH2H_WG=2|3 to choose), so that while one is
+//     default at d = 64, FLASHSIM_FLASH2H_WG=2|3 to choose), so that while one is
 //     in its softmax two can keep the tensor cores busy (at d = 64 a block's exponentials take
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
@@ -390,13 +390,14 @@ int exp_mode(int64_t d) {
 }
 
 // Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2). By
-// default 3 at d = 64 without a mask, 2 otherwise: on the H200, three ran 7-10% faster than two at
-// d = 64 not causal (N = 2048-16384), and causal no faster (its 192-row blocks cross the diagonal
-// of more key blocks); cuda/NOTES.md, "three consumer warpgroups".
+// default 3 at d = 64: on the H200, three ran 7-10% faster than two at d = 64 not causal (N =
+// 2048-16384), and, once the softmax's exponentials were ex2.approx.ftz, 14-23% faster causal (N =
+// 4096-16384; with exp2f's longer softmax they had been no faster); cuda/NOTES.md, "three consumer
+// warpgroups" and "the softmax's exponentials".
 int consumer_groups(int64_t d, bool causal) {
     if (d != 64) return 2;
     const char* e = std::getenv("FLASHSIM_FLASH2H_WG");
-    if (e == nullptr || std::string(e).empty() || std::string(e) == "default") return causal ? 2 : 3;
+    if (e == nullptr || std::string(e).empty() || std::string(e) == "default") return 3;
     const std::string v(e);
     if (v == "2") return 2;
     if (v == "3") return 3;
