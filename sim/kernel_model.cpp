@@ -307,8 +307,11 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     if (k.algo == Algo::standard) {
         // Each kernel: max(bytes at the copy rate, FLOPs at the GEMM rate, exponentials at the exp rate).
         const double nn = BH * N * N, g = 2 * nn * d;
+        // The softmax kernel (cuda/standard.cu, softmax_rows) reads only a row's visible columns,
+        // [0, n] under the causal mask (N (N + 1) / 2 of the N^2 a head), and writes the whole row of P.
+        const double s_read = p.causal ? nn * (N + 1) / (2 * N) * e : nn * e;
         struct K3 { double b, f, x; };
-        const std::vector<K3> ks = fwd ? std::vector<K3>{{nn * e, g, 0}, {2 * nn * e, 0, nn}, {nn * e, g, 0}}
+        const std::vector<K3> ks = fwd ? std::vector<K3>{{nn * e, g, 0}, {s_read + nn * e, 0, nn}, {nn * e, g, 0}}
                                        : std::vector<K3>{{nn * e, g, 0}, {nn * e, g, 0}, {3 * nn * e, 0, 0},
                                                          {nn * e, g, 0}, {nn * e, g, 0}};
         for (const auto& q : ks) total_s += std::max({q.b / hbm, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
@@ -320,7 +323,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             fwd ? "standard's softmax kernel (one block of 256 threads a row, two passes over it) moves S and P at "
                   "30-57% of the copy rate on the H200 without a mask, and cuBLAS writes S at 63-77% of it (a "
                   "probe of its two calls at these shapes, cuda/NOTES.md); the model charges all three kernels at "
-                  "the copy rate and has no per-row cost for the softmax"
+                  "the copy rate (the softmax reading only a row's visible columns under the mask) and has no "
+                  "per-row cost for the softmax, which no ceiling measures"
                 : "standard's backward: five kernels at max(bytes, FLOPs) each; on the H200 they move more DRAM "
                   "bytes than the N x N tensors' counts, below the copy rate, and cuBLAS's rate on GEMMs with an "
                   "N x N operand is not measured separately";
@@ -448,6 +452,27 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             const double io = (2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4 +
                                static_cast<double>(br) * d * e) / hbm * bw;
             const double step = std::max(tile_tensor + tile_soft, io);
+            // The step hides its round trip under its arithmetic entirely (the max). Nothing measures
+            // at what rate one block an SM, its 8 warps nearly in step, gets O_i, l_i, m_i back from
+            // DRAM and writes them again (no DRAM latency or read-modify-write ceiling): charged in
+            // series the step would be compute + io. When io is a quarter of that or more (the rule
+            // the backward's dQ accumulation uses), the two schedules differ by a third or more and
+            // the model cannot say which one the kernel runs: uncertain.
+            const double io_share = io / (tile_tensor + tile_soft + io);
+            if (io_share >= 0.25) {
+                out.uncertain = true;
+                char buf[700];
+                std::snprintf(buf, sizeof buf,
+                              "flash1's per-step round trip of O_i (fp32), l_i, m_i through DRAM is %.0f%% of a step "
+                              "when charged in series; the model hides it under the step's arithmetic, but on the "
+                              "H200 the rows at d = 64 and d = 128 moved the same DRAM bytes in the same time at "
+                              "about half the copy rate (N = 8192: 11.48 and 11.40 GB in 5.07 ms), a rate that no "
+                              "measured ceiling gives (a DRAM latency, or the rate of a read-modify-write stream "
+                              "with one block an SM), so which of the arithmetic and the round trip sets the step "
+                              "is not known",
+                              100 * io_share);
+                out.uncertain_why = buf;
+            }
             const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
             const int64_t sms = std::max(1, m.sm_count);
             double steady = 0;

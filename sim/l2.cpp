@@ -8,6 +8,7 @@
 // the entry becomes dirty; a dirty entry costs an HBM write when evicted and at the end (flush).
 // Least recently used entries are evicted first. O(1) per lookup: an open-addressing hash table
 // and an intrusive doubly-linked list.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -60,6 +61,20 @@ public:
         insert(k1, k2, h, bytes, t, true);
         return false;
     }
+    // A new capacity (the sample's share of L2 changes between kernels): least recently used
+    // entries are evicted (dirty ones written back) until the rest fits.
+    void set_capacity(int64_t capacity) {
+        cap_ = capacity;
+        while (used_ > cap_ && tail_ >= 0) evict();
+    }
+    // Fills the free capacity with clean entries that no lookup asks for (the lines of heads not
+    // walked), most recently used: new entries evict the older ones first, then these, at no cost.
+    void fill_with_others(int64_t chunk) {
+        while (cap_ - used_ >= chunk) {
+            const uint64_t k1 = ~uint64_t{0}, k2 = others_++;
+            insert(k1, k2, hash(k1, k2), chunk, Tensor::Q, false);
+        }
+    }
     void flush() {
         for (int32_t n = head_; n >= 0; n = nodes_[n].next)
             if (nodes_[n].dirty) hbm[nodes_[n].tensor].write_bytes += nodes_[n].bytes;
@@ -74,6 +89,7 @@ private:
         bool dirty;
     };
     int64_t cap_, used_ = 0, count_ = 0;
+    uint64_t others_ = 0;
     std::vector<Node> nodes_;
     std::vector<int32_t> free_;
     std::vector<int32_t> table_;
@@ -202,9 +218,18 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
     st.concurrent_blocks = slots;
     st.heads_walked = heads_walked;
     st.exact = heads_walked >= heads_total;
+    // The walked heads stand for all of them with their share of the slots and of L2 (frac), so that
+    // each resident block keeps the full run's L2 capacity per block. But the blocks of one head that
+    // the full run keeps resident together share that head's tiles as they stream past (standard's
+    // O = P V: a head's 64 row blocks at N = 8192 read each V_j at about the same time, so V_j comes
+    // from HBM once however large V is). So each kernel runs at least as many blocks of a head at once
+    // as the full run does (min(blocks a head, slots)), with L2 in proportion to its resident blocks.
+    // What a kernel finds in L2 from the one before stays the walked heads' share (frac of L2, the
+    // most recent of it: in the full run the rest holds the other heads' lines); the capacity beyond
+    // that share starts filled with lines no walked block asks for.
     const double frac = std::min(1.0, static_cast<double>(heads_walked) / static_cast<double>(heads_total));
+    const int64_t full_slots = std::max<int64_t>(1, slots);
     Lru l2(static_cast<int64_t>(m.l2_bytes * frac));
-    slots = std::max<int64_t>(1, std::llround(static_cast<double>(slots) * frac));
     const int64_t n = proto.p.seq;
     const int64_t W = std::max<int64_t>(1, seg_cols);
     out.timeline.resize(static_cast<size_t>(std::max(0, timeline_blocks)));
@@ -213,6 +238,18 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
         const KernelDef& k = kernels[ki];
         const SlotRates& rates = krates[ki];
         const int64_t nb = k.info.blocks_per_head, total = heads_walked * nb;
+        slots = std::max({int64_t{1}, static_cast<int64_t>(std::llround(static_cast<double>(full_slots) * frac)),
+                          std::min(std::max<int64_t>(1, nb), full_slots)});
+        slots = std::min(slots, full_slots);
+        const auto share = static_cast<int64_t>(m.l2_bytes * frac);
+        const auto capacity = std::max(share, static_cast<int64_t>(static_cast<double>(m.l2_bytes) *
+                                                                   static_cast<double>(slots) /
+                                                                   static_cast<double>(full_slots)));
+        l2.set_capacity(share);
+        if (capacity > share) {
+            l2.set_capacity(capacity);
+            if (ki > 0) l2.fill_with_others(int64_t{256} << 10);
+        }
         std::vector<BlockTime> times(static_cast<size_t>(total));
         std::vector<Slot> sl(static_cast<size_t>(std::min<int64_t>(slots, total)));
         int64_t next = 0, active = 0;

@@ -132,6 +132,32 @@ TEST_CASE("kernel model: standard's forward moves S and P through HBM twice each
     CHECK(k.uncertain);  // its row kernels run below the copy rate on the GPU; the model says so
 }
 
+TEST_CASE("kernel model: standard's causal softmax reads only the visible columns of S") {
+    // cuda/standard.cu's softmax_rows reads columns [0, n] of row n under the mask (both passes)
+    // and writes the whole row of P: S written N^2, read N (N + 1) / 2, P written and read N^2 a head.
+    Problem p = with_heads(shape(2048, 64, true), 2, 8);
+    p.dtype = DType::bf16;
+    KernelRates r = free_rates();
+    r.hbm = 2e12;
+    const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64, true), r, find_machine("H200"));
+    const double head = 2048.0 * 2048 * 2, visible = 2048.0 * 2049 / 2 * 2;
+    CHECK(k.predicted_ms == doctest::Approx(16 * (3 * head + visible) / 2e12 * 1e3).epsilon(1e-9));
+}
+
+TEST_CASE("kernel model: flash1 is uncertain where its per-step DRAM round trip is a large part of a step") {
+    const Problem p = with_heads(shape(4096, 64), 2, 16);
+    KernelRates r = free_rates();
+    r.mma_sync = 600e12;
+    // arithmetic only: the round trip (O_i, l_i, m_i) costs nothing, nothing to be unsure of
+    const auto fast = predict_kernel(p, kernel_profile("flash1", Pass::forward, 64), r, find_machine("H200"));
+    CHECK_FALSE(fast.uncertain);
+    // DRAM far slower than the arithmetic: whether the round trip hides under it decides the time
+    r.hbm = 1e12;
+    const auto slow = predict_kernel(p, kernel_profile("flash1", Pass::forward, 64), r, find_machine("H200"));
+    CHECK(slow.uncertain);
+    CHECK(slow.uncertain_why.find("round trip") != std::string::npos);
+}
+
 TEST_CASE("kernel model: the backward's dQ accumulation is a read and a write of the fp32 tile per step in L2") {
     // flash2 backward at d = 128: B_r = B_c = 64; N = 1024 gives T_r = T_c = 16, 256 steps a head.
     const int64_t n = 1024, d = 128, heads = 4;

@@ -104,6 +104,33 @@ TEST_CASE("L2: the automatic budget samples heads, says so, and lands near the f
     CHECK(none.l2.note.find("--l2 on") != std::string::npos);
 }
 
+TEST_CASE("L2: a sample of one head keeps that head's blocks together (standard's V read once a head)") {
+    // Standard forward, 256 heads of N = 2048, d = 64, fp16: V is 256 KiB a head, more than 1/256 of
+    // the H200's L2. In the full run a head's row blocks of O = P V run side by side and read each
+    // V_j from HBM once; a sample of one head must do the same, not re-read V once per row block.
+    const int64_t n = 2048, d = 64, e = 2, heads = 256;
+    Config c = counting(Algo::standard, 0, 0, Pass::forward, L2Mode::on);
+    const Result one = simulate(with_heads(shape(n, d), 1, 1), find_machine("H200"), c);
+    REQUIRE(one.l2.simulated);
+    c.l2 = L2Mode::automatic;
+    c.l2_budget = one.l2.lookups + one.l2.lookups / 2;  // room for one head of the 256
+    const Result r = simulate(with_heads(shape(n, d), 2, heads / 2), find_machine("H200"), c);
+    REQUIRE(r.l2.simulated);
+    CHECK(r.l2.heads_walked == 1);
+    auto at = [&](Tensor t) { return r.l2.hbm[static_cast<size_t>(t)]; };
+    // each input read once a head (the row blocks of a head share K_j and V_j), S and P written once
+    // and read once (S and P, 8 MiB a head, 2 GiB in all, do not stay in L2 between the kernels), O written once
+    CHECK(at(Tensor::V).read_bytes == heads * n * d * e);
+    CHECK(at(Tensor::K).read_bytes == heads * n * d * e);
+    CHECK(at(Tensor::Q).read_bytes == heads * n * d * e);
+    const double nn = static_cast<double>(heads * n * n * e);
+    CHECK(static_cast<double>(at(Tensor::S).read_bytes) == doctest::Approx(nn).epsilon(0.02));
+    CHECK(static_cast<double>(at(Tensor::P).read_bytes) == doctest::Approx(nn).epsilon(0.02));
+    CHECK(static_cast<double>(at(Tensor::S).write_bytes) == doctest::Approx(nn).epsilon(0.02));
+    CHECK(static_cast<double>(at(Tensor::P).write_bytes) == doctest::Approx(nn).epsilon(0.02));
+    CHECK(at(Tensor::O).write_bytes == heads * n * d * e);
+}
+
 TEST_CASE("walking each distinct block once (after the trace fills) changes no count") {
     for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
         for (bool causal : {false, true})
