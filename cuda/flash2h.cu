@@ -394,7 +394,7 @@ int exp_mode(int64_t d) {
 // 2048-16384), and, once the softmax's exponentials were ex2.approx.ftz, 14-23% faster causal (N =
 // 4096-16384; with exp2f's longer softmax they had been no faster); cuda/NOTES.md, "three consumer
 // warpgroups" and "the softmax's exponentials".
-int consumer_groups(int64_t d, bool causal) {
+int consumer_groups(int64_t d) {
     if (d != 64) return 2;
     const char* e = std::getenv("FLASHSIM_FLASH2H_WG");
     if (e == nullptr || std::string(e).empty() || std::string(e) == "default") return 3;
@@ -492,7 +492,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.loop_order = "q_outer";
     const bool deep = deep_ring(p.head_dim);
     c.stages = deep ? (p.head_dim == 64 ? fwd_deep_stages<64>() : fwd_deep_stages<128>()) : 2;
-    const int nc = consumer_groups(p.head_dim, p.causal);
+    const int nc = consumer_groups(p.head_dim);
     c.block_rows = 64 * nc;
     c.block_cols = BC;
     c.threads = 128 * (nc + 1);
@@ -524,7 +524,7 @@ void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128)
             launch_d<T, 128, 2>(p, t, s);
-        else if (consumer_groups(64, p.causal) == 3)
+        else if (consumer_groups(64) == 3)
             launch_d<T, 64, 3>(p, t, s);
         else
             launch_d<T, 64, 2>(p, t, s);

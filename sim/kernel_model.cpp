@@ -163,11 +163,16 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
             k.block_rows = 192;
             k.threads = 512;
             k.smem_bytes = 192 * d * 2 + 2 * 2 * 128 * d * 2 + 1024;
-            k.overlap = Overlap::copy_behind_compute;
+            // Each warpgroup runs S, softmax, P V in series, but while one is in its softmax the
+            // tensor cores run the others' products. The model credits the window it gives the
+            // overlapped schedule (half a tile's products), not the others' whole products: their
+            // softmaxes use the same exponential unit and FP32 pipes.
+            k.overlap = Overlap::softmax_behind_product;
             k.layout = "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
             k.why = "1 block an SM (registers: 160 a consumer thread x 384 + 24 x 128 = 64,512 of 65,536); TMA "
-                    "copies behind compute; each warpgroup's softmax in series with its own products (the "
-                    "other two warpgroups' products may run meanwhile; not modelled)";
+                    "copies behind compute; each warpgroup's softmax in series with its own products but under "
+                    "the other two warpgroups' products, credited as half a tile's products (the overlapped "
+                    "schedule's window; the three softmaxes share the exponential unit)";
         } else if (fwd) {
             k.smem_bytes = 128 * d * 2 + 2 * 2 * 128 * d * 2 + 1024;
             k.overlap = d == 128 ? Overlap::softmax_behind_product : Overlap::copy_behind_compute;
