@@ -1,35 +1,45 @@
 // cuda/decode.cu — decoding attention with split-KV (Flash-Decoding), grouped-query heads.
 //
 // One new token per sequence (q_len = 1) attends to a KV cache of L keys. H_q query heads share
-// H_kv key/value heads (G = H_q / H_kv per KV head; G = 1 is MHA, H_kv = 1 MQA). Two kernels:
-//   decode_split: one thread block per (split s, KV head h, batch b); it loads the G query rows
-//     of h once, then streams the split's keys tile by tile (64 keys a tile), each K/V row read
-//     once for all G query heads (up to 4 in one block; a larger G runs in chunks of 4, 2 or 1,
-//     each chunk re-reading the K/V of its head). Every thread owns 8 elements (16 bytes) of one
-//     key row: d/8 threads a row, 256/(d/8) rows at once, 64/(256/(d/8)) rows per thread per
-//     tile, all their K and V loads (16-byte ld.global.nc) issued before any use. Scores are
-//     reduced across a row's d/8 threads with shuffles; each thread group keeps its own online
-//     softmax (m, l, O slice) per query head in base 2; at the end the block's groups are combined
-//     through shared memory. With one split it writes O (storage type) and LSE; otherwise a
-//     partial O_s (fp32, normalised) and LSE_s = m_s + log l_s.
-//   decode_merge: one block per (b, query head), d threads: LSE = log sum_s exp(LSE_s),
-//     O = sum_s exp(LSE_s - LSE) O_s, written in the storage type.
+// H_kv key/value heads (G = H_q / H_kv per KV head; G = 1 is MHA, H_kv = 1 MQA).
+//   decode_split: one thread block per (split s, KV head h, batch b); it carries the G query rows
+//     of h (up to 4 in one block; a larger G runs in chunks of 4, 2 or 1, each chunk re-reading
+//     the K/V of its head) and streams the split's keys through a ring of shared-memory stages,
+//     64 keys of K and of V a stage, by cp.async (16 bytes a copy, zeros past the split's end):
+//     kStages - 1 tiles are in flight while the block works on the oldest one, so that HBM sees
+//     ~64 KiB outstanding per block, ~128 KiB per SM, whatever the arithmetic is doing. One
+//     __syncthreads a tile both publishes the landed stage and frees the one consumed before it.
+//     Each thread reads 8 elements (16 bytes) of one key row from the stage: d/8 threads a row,
+//     256/(d/8) rows at once; scores are reduced across a row's d/8 threads with shuffles; each
+//     thread group keeps its own online softmax (m, l, O slice) per query head in base 2; at the
+//     end the block's groups are combined through shared memory. With one split it writes O
+//     (storage type) and LSE; otherwise a partial O_s (fp32, normalised) and LSE_s = m_s + log l_s.
+//   Fused merge (splits <= 1024): each block then counts itself on an atomic counter per
+//     (b, h, chunk); the last one reads every split's LSE_s and O_s back (from L2) and writes
+//     LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s, and resets the counter to 0 for
+//     the next launch. One launch instead of two (at B = 1, L = 32k the whole decode is ~35 us).
+//   decode_merge (more splits, or FLASHSIM_DECODE_MERGE=separate): the same merge as a second
+//     kernel, one block per (b, query head), d threads.
 // Split count: sim::choose_splits with this GPU's SM count (enough blocks for 2 per SM, splits of
 // >= 4 tiles), the same rule `flashsim decode` prints with its reason.
 //
-// Launch shape: split kernel grid (splits, H_kv * chunks, B), 256 threads, at most 128 registers
-//   (2 blocks per SM); merge grid (B * H_q), d threads.
-// SRAM (static shared memory): the final combine only: (256 / (d/8)) x d fp32 = 8 KiB, plus 2 x
-//   (256 / (d/8)) floats. K and V never pass through shared memory (each element is used by the
-//   one thread that loaded it).
+// Launch shape: split kernel grid (splits, H_kv * chunks, B), 256 threads, at most 128 registers,
+//   96 KiB of dynamic shared memory (2 blocks per SM on the H200's 228 KiB); merge kernel, when
+//   used, grid (B * H_q), d threads.
+// SRAM per block: the ring, 96 KiB = kStages x (K_j + V_j) x 64 keys x d x 2 B (3 stages at
+//   d = 128, 6 at d = 64); the final combine (static) (256 / (d/8)) x d fp32 = 8 KiB plus
+//   2 x (256 / (d/8)) floats; the fused merge's weights (G x splits fp32) reuse the ring.
 // HBM traffic (the simulator's sim::simulate_decode with the same splits):
 //   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 4), Q once per block
-//   (B H_kv splits G d e); with splits > 1 write and re-read the partials (B H_q splits (4d + 4))
-//   and write O (B H_q d e).
+//   (B H_kv splits G d e); with splits > 1 write and re-read the partials (B H_q splits (4d + 4)),
+//   by the last block or by the merge kernel, and write O (B H_q d e).
 // Run/check: flashsim bench --decode ; test_cuda_gpu -tc='decode*'
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
+#include "cuda/mma.cuh"
 #include "cuda/variants.hpp"
 #include "sim/decode.hpp"
 
@@ -38,8 +48,18 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
+constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
+constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
+
+template <typename T, int D>
+struct Ring {
+    static constexpr int kTileElems = kTileKeys * D;                           // one K (or V) tile, (64, D)
+    static constexpr int kStages = kRingBytes / (2 * kTileElems * int(sizeof(T)));  // 3 at d = 128, 6 at d = 64
+    static constexpr int kChunks = kTileElems * int(sizeof(T)) / 16 / kThreads;  // 16-byte copies a thread, a tile
+    static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kTileElems * int(sizeof(T)), "ring");
+};
 
 __device__ inline void unpack8(const uint4& r, float (&f)[8], __half) {
     const __half2* h = reinterpret_cast<const __half2*>(&r);
@@ -60,24 +80,53 @@ __device__ inline void unpack8(const uint4& r, float (&f)[8], __nv_bfloat16) {
     }
 }
 
+// Enqueue the copies of keys [key0, key0 + 64) of K and V into one ring stage (K_s, V_s: (64, D));
+// keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
+template <typename T, int D>
+__device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end) {
+#pragma unroll
+    for (int c = 0; c < Ring<T, D>::kChunks; ++c) {
+        const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
+        const int64_t key = key0 + row;
+        const bool valid = key < k_end;
+        cp_async16(K_s + row * D + col, valid ? Kh + key * D + col : Kh, valid);
+        cp_async16(V_s + row * D + col, valid ? Vh + key * D + col : Vh, valid);
+    }
+}
+
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
-// O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32.
+// O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
 template <typename T, int D, int G>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
-                 float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part, int H_q, int H_kv,
-                 int group, int64_t L, int64_t keys_per_split, int splits, float scale_log2) {
+                 float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
+                 unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
+                 int splits, int fused, float scale_log2) {
+    using R = Ring<T, D>;
     constexpr int TPK = D / 8;          // threads per key row (16 bytes each)
-    constexpr int NG = kThreads / TPK;  // key rows loaded at once
+    constexpr int NG = kThreads / TPK;  // key rows read at once
     constexpr int U = kTileKeys / NG;   // rows per thread per tile
     static_assert(U >= 1 && NG * U == kTileKeys, "tile shape");
+    extern __shared__ __align__(16) unsigned char ring_raw[];  // kStages x {K_j (64, D), V_j (64, D)}
+    T* ring = reinterpret_cast<T*>(ring_raw);
     const int split = blockIdx.x, chunks = group / G;
     const int h_kv = blockIdx.y / chunks, chunk = blockIdx.y % chunks;
     const int64_t b = blockIdx.z;
     const int gi = threadIdx.x / TPK, li = threadIdx.x % TPK;
     const int qh0 = h_kv * group + chunk * G;  // first query head of this block
-    const T* Kh = K + (b * H_kv + h_kv) * L * D + li * 8;
-    const T* Vh = V + (b * H_kv + h_kv) * L * D + li * 8;
+    const T* Kh = K + (b * H_kv + h_kv) * L * D;
+    const T* Vh = V + (b * H_kv + h_kv) * L * D;
+    const int64_t k_begin = int64_t(split) * keys_per_split, k_end = min(L, k_begin + keys_per_split);
+    const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileKeys - 1) / kTileKeys) : 0;
+
+    // fill all stages but one before anything else, so the first bytes are on their way
+#pragma unroll
+    for (int st = 0; st < R::kStages - 1; ++st) {
+        if (st < tiles)
+            load_tile<T, D>(ring + (2 * st) * R::kTileElems, ring + (2 * st + 1) * R::kTileElems, Kh, Vh,
+                            k_begin + int64_t(st) * kTileKeys, k_end);
+        cp_async_commit();
+    }
 
     float q[G][8];  // (G, 8): this thread's slice of the G query rows, times scale * log2(e)
 #pragma unroll
@@ -95,19 +144,22 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
         for (int x = 0; x < 8; ++x) acc[g][x] = 0.f;
     }
-    const int64_t k_begin = int64_t(split) * keys_per_split, k_end = min(L, k_begin + keys_per_split);
-    for (int64_t tile = k_begin; tile < k_end; tile += kTileKeys) {
-        uint4 kr[U], vr[U];  // all loads of the tile in flight before any use
+    int stage = 0, next = R::kStages - 1;  // the stage tile t sits in; the stage tile t + kStages - 1 goes to
+    for (int t = 0; t < tiles; ++t) {
+        cp_async_wait<R::kStages - 2>();  // this thread's copies of tile t have landed
+        __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
+        if (t + R::kStages - 1 < tiles)
+            load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
+                            k_begin + int64_t(t + R::kStages - 1) * kTileKeys, k_end);
+        cp_async_commit();  // (an empty group near the end keeps the wait count right)
+        next = next + 1 == R::kStages ? 0 : next + 1;
+        const T* K_j = ring + (2 * stage) * R::kTileElems;  // (64, D)
+        const T* V_j = K_j + R::kTileElems;                  // (64, D)
+        stage = stage + 1 == R::kStages ? 0 : stage + 1;
+        const int64_t tile = k_begin + int64_t(t) * kTileKeys;
+        uint4 kr[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int64_t row = tile + u * NG + gi;
-            if (row < k_end) {
-                kr[u] = __ldg(reinterpret_cast<const uint4*>(Kh + row * D));
-                vr[u] = __ldg(reinterpret_cast<const uint4*>(Vh + row * D));
-            } else {
-                kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
-            }
-        }
+        for (int u = 0; u < U; ++u) kr[u] = *reinterpret_cast<const uint4*>(K_j + (u * NG + gi) * D + li * 8);
         float s[G][U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -123,6 +175,9 @@ __global__ void __launch_bounds__(kThreads, 2)
                 s[g][u] = tile + u * NG + gi < k_end ? d : -INFINITY;
             }
         }
+        uint4 vr[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) vr[u] = *reinterpret_cast<const uint4*>(V_j + (u * NG + gi) * D + li * 8);
 #pragma unroll
         for (int g = 0; g < G; ++g) {
             float mx = m[g];
@@ -145,6 +200,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             }
         }
     }
+    cp_async_wait<0>();  // only empty groups remain; the ring is free from here on
     // combine the NG groups of the block, one query head at a time
     __shared__ float sm_m[NG], sm_l[NG];
     __shared__ float sm_acc[NG][D];  // (NG, D)
@@ -178,6 +234,71 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
         __syncthreads();
     }
+    if (splits == 1 || !fused) return;
+
+    // Fused merge: the last block of this (b, KV head, chunk) to finish merges every split's partial.
+    __shared__ unsigned sm_last;
+    __shared__ float sm_lse[G];
+    __threadfence();  // this block's partials are visible device-wide before it is counted
+    __syncthreads();
+    unsigned* counter = counters + blockIdx.z * gridDim.y + blockIdx.y;
+    if (threadIdx.x == 0) sm_last = atomicAdd(counter, 1u) == unsigned(splits - 1);
+    __syncthreads();
+    if (!sm_last) return;
+    __threadfence();
+    float* w = reinterpret_cast<float*>(ring_raw);  // (G, splits): LSE_s, then w_s = exp(LSE_s - LSE); in the ring
+    for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
+        w[k] = __ldcg(LSE_part + (b * H_q + qh0) * splits + k);
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s)
+        float* ws = w + warp * splits;
+        float M = -INFINITY;
+        for (int s = lane; s < splits; s += 32) M = fmaxf(M, ws[s]);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+        float sum = 0.f;
+        for (int s = lane; s < splits; s += 32) sum += ws[s] == -INFINITY ? 0.f : exp2f((ws[s] - M) * kLog2e);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        const float lse = M + logf(sum);
+        for (int s = lane; s < splits; s += 32) ws[s] = ws[s] == -INFINITY ? 0.f : exp2f((ws[s] - lse) * kLog2e);
+        if (lane == 0) sm_lse[warp] = lse;
+    }
+    __syncthreads();
+    // O = sum_s w_s O_s: the G x D outputs as float4 slots, RS adjacent threads a slot sharing the splits
+    constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
+    static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
+    const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
+    const int g = slot / (D / 4), x4 = slot % (D / 4);
+    const int64_t qh = b * H_q + qh0 + g;
+    const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+    for (int s = r; s < splits; s += RS) {
+        const float ws = w[g * splits + s];
+        const float4 v = __ldcg(op + int64_t(s) * (D / 4));
+        o.x = fmaf(ws, v.x, o.x);
+        o.y = fmaf(ws, v.y, o.y);
+        o.z = fmaf(ws, v.z, o.z);
+        o.w = fmaf(ws, v.w, o.w);
+    }
+#pragma unroll
+    for (int off = RS / 2; off > 0; off /= 2) {
+        o.x += __shfl_xor_sync(0xffffffffu, o.x, off);
+        o.y += __shfl_xor_sync(0xffffffffu, o.y, off);
+        o.z += __shfl_xor_sync(0xffffffffu, o.z, off);
+        o.w += __shfl_xor_sync(0xffffffffu, o.w, off);
+    }
+    if (r == 0) {
+        T* out = O + qh * D + x4 * 4;
+        out[0] = StorageTraits<T>::from_float(o.x);
+        out[1] = StorageTraits<T>::from_float(o.y);
+        out[2] = StorageTraits<T>::from_float(o.z);
+        out[3] = StorageTraits<T>::from_float(o.w);
+    }
+    if (threadIdx.x < G && LSE) LSE[b * H_q + qh0 + threadIdx.x] = sm_lse[threadIdx.x];
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
 }
 
 template <typename T, int D>
@@ -199,15 +320,26 @@ __global__ void decode_merge(const float* __restrict__ O_part, const float* __re
 
 template <typename T, int D, int G>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
+    auto kernel = decode_split<T, D, G>;
+    static const bool configured = [&] {  // the ring is dynamic shared memory above the 48 KiB default
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+        return true;
+    }();
+    (void)configured;
+    if (plan.splits > 1 && plan.fused_merge && !t.counters)
+        throw std::runtime_error("decode: the fused merge needs its counters (DecodeTensors::counters)");
     const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(p.kv_heads * (p.group() / G)),
                     static_cast<unsigned>(p.batch));
     const float scale_log2 = static_cast<float>(p.softmax_scale()) * kLog2e;
-    decode_split<T, D, G><<<grid, kThreads, 0, s>>>(
+    kernel<<<grid, kThreads, kRingBytes, s>>>(
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
-        t.O_part, t.LSE_part, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads), static_cast<int>(p.group()),
-        p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits), scale_log2);
+        t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
+        static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
+        plan.fused_merge ? 1 : 0, scale_log2);
     LAUNCH_CHECK();
-    if (plan.splits > 1) {
+    if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
             t.O_part, t.LSE_part, static_cast<T*>(t.O), t.LSE, static_cast<int>(plan.splits));
         LAUNCH_CHECK();
@@ -233,6 +365,7 @@ sim::DecodeConfig decode_kernel_config() {
     c.tile_keys = kTileKeys;
     c.min_tiles_per_split = 4;
     c.blocks_per_sm = 2;
+    c.fused_merge_max_splits = kMaxFusedSplits;
     return c;
 }
 
@@ -261,6 +394,10 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.why = sp.why;
     const int64_t g = p.group();
     plan.group_chunk = g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
+    // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
+    const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
+    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
+                       !(merge && std::strcmp(merge, "separate") == 0);
     return plan;
 }
 

@@ -694,7 +694,7 @@ sim::TensorF device_input(const sim::Problem& p, sim::InputTensor which) {
 namespace {
 
 struct DecodeSet {
-    DeviceBuffer Q, K, V, O, LSE, O_part, LSE_part;
+    DeviceBuffer Q, K, V, O, LSE, O_part, LSE_part, counters;
     DecodeTensors tensors() const {
         DecodeTensors t;
         t.Q = Q.get();
@@ -704,11 +704,12 @@ struct DecodeSet {
         t.LSE = LSE.as<float>();
         t.O_part = O_part.as<float>();
         t.LSE_part = LSE_part.as<float>();
+        t.counters = counters.as<unsigned>();
         return t;
     }
     int64_t bytes() const {
         int64_t n = 0;
-        for (const DeviceBuffer* b : {&Q, &K, &V, &O, &LSE, &O_part, &LSE_part}) n += static_cast<int64_t>(b->bytes());
+        for (const DeviceBuffer* b : {&Q, &K, &V, &O, &LSE, &O_part, &LSE_part, &counters}) n += static_cast<int64_t>(b->bytes());
         return n;
     }
 };
@@ -732,6 +733,8 @@ DecodeSet make_decode_set(const sim::DecodeProblem& p, const DecodePlan& plan) {
     if (plan.splits > 1) {
         s.O_part = DeviceBuffer(static_cast<size_t>(q_elems * plan.splits * 4));
         s.LSE_part = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * plan.splits * 4));
+        s.counters = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));  // the kernel leaves them at 0
+        CUDA_CHECK(cudaMemset(s.counters.get(), 0, s.counters.bytes()));
     }
     generate_on_device(s.Q.get(), p.dtype, p.seed, sim::InputTensor::Q, q_elems);
     generate_on_device(s.K.get(), p.dtype, p.seed, sim::InputTensor::K, kv_elems);

@@ -53,10 +53,12 @@ int64_t flash2h_bwd_workspace_bytes(const sim::Problem& p);
 double ceiling_median_ms(const std::function<void()>& f);
 std::vector<Ceiling> measure_wgmma_ceilings(int sms);
 
-// decode.cu: one new token against a KV cache, split-KV with grouped-query heads, then a merge.
+// decode.cu: one new token against a KV cache, split-KV with grouped-query heads, then a merge
+// (by the split kernel's last block, or a second kernel).
 struct DecodePlan {
     int64_t splits = 1, keys_per_split = 0;
     int group_chunk = 1;  // query heads one block carries (4, 2 or 1; a larger group runs in chunks)
+    bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
     std::string why;      // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {
@@ -67,6 +69,7 @@ struct DecodeTensors {
     float* LSE = nullptr;       // (B, H_q), natural log; may be null
     float* O_part = nullptr;    // (B, H_q, splits, d) fp32, when splits > 1
     float* LSE_part = nullptr;  // (B, H_q, splits)
+    unsigned* counters = nullptr;  // (B, H_q) zeros, when splits > 1: the fused merge's; left at zero
 };
 void check_decode(const sim::DecodeProblem& p);  // throws on what the kernel does not take
 sim::DecodeConfig decode_kernel_config();        // its tile (64 keys), minimum split, blocks per SM

@@ -119,12 +119,18 @@ if has sanitize; then
     done
   done
   if [ "${SAN_DECODE:-1}" = 1 ]; then  # the decode kernel and its merge, odd L, both d, several splits
+    # splits 0: the rule's 4 splits, merged by each head's last block; 1: one block a head, the K/V
+    # ring wrapping 16 tiles; merge=separate: the merge as a second kernel
     for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
       for d in 64 128; do
-        echo "--- $tool decode d=$d" >> "$SAN"
-        timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 \
-          --batch 2 -d "$d" --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
-        echo "rc=$?" >> "$SAN"
+        for sp in 0 1 separate; do
+          [ "$sp" = separate ] && [ "$tool" != memcheck ] && continue
+          echo "--- $tool decode d=$d splits=$sp" >> "$SAN"
+          FLASHSIM_DECODE_MERGE=$([ "$sp" = separate ] && echo separate || echo fused) \
+            timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 \
+            --batch 2 -d "$d" --splits "$([ "$sp" = separate ] && echo 0 || echo "$sp")" --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
+          echo "rc=$?" >> "$SAN"
+        done
       done
     done
   fi

@@ -54,6 +54,7 @@ DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const Decode
     if (c.tile_keys <= 0) throw Error("tile_keys (--tile-keys) must be >= 1");
     if (c.min_tiles_per_split <= 0) throw Error("min_tiles_per_split must be >= 1");
     if (c.blocks_per_sm <= 0) throw Error("blocks_per_sm must be >= 1");
+    if (c.fused_merge_max_splits < 0) throw Error("fused_merge_max_splits must be >= 0 (0: a separate merge)");
     if (c.splits < 0) throw Error("splits must be >= 1 (0: choose)");
     DecodeSplit s;
     s.tiles = (p.kv_len + c.tile_keys - 1) / c.tile_keys;
@@ -145,7 +146,8 @@ DecodeResult simulate_decode(const DecodeProblem& p, const Machine& m, const Dec
         double(r.kv_read_bytes + r.q_read_bytes + r.partial_write_bytes + (S > 1 ? 0 : r.o_write_bytes)) /
         (r.bandwidth * r.fill);
     if (S > 1) r.merge_s = double(r.merge_read_bytes + r.o_write_bytes) / r.bandwidth;
-    r.launch_s = c.launch_s * (S > 1 ? 2 : 1);
+    r.merge_fused = S > 1 && S <= c.fused_merge_max_splits;
+    r.launch_s = c.launch_s * (S > 1 && !r.merge_fused ? 2 : 1);
     r.total_s = r.split_kernel_s + r.merge_s + r.launch_s;
     if (c.numerics) {
         const DecodeInputs in = generate_decode_inputs(p);

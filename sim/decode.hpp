@@ -9,7 +9,9 @@
 //       store the partial O_s (fp32) and LSE_s = m_s + log l_s
 //   merge, one block per (b, query head):  LSE = log sum_s exp(LSE_s),  O = sum_s exp(LSE_s - LSE) O_s
 //
-// With one split the first kernel writes O itself and there is no merge. The cache is cut into
+// With one split the first kernel writes O itself and there is no merge. The merge may also run
+// inside the split kernel, in the last block of each (b, KV head) to finish: the same bytes, one
+// launch (DecodeConfig::fused_merge_max_splits; the GPU kernel does so). The cache is cut into
 // splits so that B·H_kv·splits blocks fill the SMs (each K/V head alone is one block: at B = 1 and
 // H_kv = 8 that is 8 blocks on 132 SMs, and HBM cannot be kept busy by 8). Splits are kept no shorter
 // than a minimum number of tiles, so the merge stays small next to the cache.
@@ -58,6 +60,9 @@ struct DecodeConfig {
     int64_t min_tiles_per_split = 4;  // splits no shorter than this many tiles
     int blocks_per_sm = 2;            // blocks per SM the split count aims to fill
     double launch_s = 3e-6;           // a kernel launch and its drain on an idle GPU (an assumption)
+    // With 1 < splits <= this, the split kernel's last block of each (b, KV head) merges (an atomic
+    // counter tells it it is last): the same bytes, one launch fewer. 0: the merge is its own kernel.
+    int64_t fused_merge_max_splits = 0;
     bool measured_bandwidth = true;   // use the preset's measured copy bandwidth when it has one
     bool numerics = false;            // compute the output by split and merge (float32, as the kernel)
 };
@@ -88,6 +93,7 @@ struct DecodeResult {
     double bandwidth = 0;  // bytes/s used
     std::string bandwidth_source;
     double fill = 1;  // min(1, blocks / target_blocks): the fraction of HBM bandwidth the blocks reach
+    bool merge_fused = false;  // the merge runs in the split kernel's last blocks (one launch)
     double split_kernel_s = 0, merge_s = 0, launch_s = 0, total_s = 0;
     double kv_bandwidth() const { return total_s > 0 ? double(kv_read_bytes) / total_s : 0; }  // KV bytes / time
     // With numerics: O (B, H_q, q_len, d) rounded to the storage type, and LSE (B, H_q, q_len).

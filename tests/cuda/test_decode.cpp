@@ -1,8 +1,12 @@
 // tests/cuda/test_decode.cpp — GPU tests (part of test_cuda_gpu, which skips without a device) of
 // the decode kernel (cuda/decode.cu) and of the memory probes behind `flashsim bench --fit`:
 //   * O and LSE vs the float64 reference (sim::decode_reference) at odd cache lengths
-//     (1, 7, 130, 1000, 4097), d 64 and 128, bf16 and fp16, GQA 32/8 and MHA (and a group of 8,
-//     which runs in two chunks), with the chosen split count and with forced splits (the merge);
+//     (1, 7, 130, 193, 385, 1000, 4097: shorter than a tile, one past the 3-stage ring at d = 128
+//     and the 6-stage one at d = 64, many times round it), d 64 and 128, bf16 and fp16, GQA 32/8
+//     and MHA (and a group of 8, which runs in two chunks), with the chosen split count, one split
+//     and forced splits (the fused merge);
+//   * the merge as a second kernel (more splits than the fused merge takes), MQA;
+//   * repeated launches: the fused merge's counters are back at zero after every launch;
 //   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
 //   * the fit's workspace table equals what the kernels allocate, and a probe's N fits.
 #include <doctest/doctest.h>
@@ -35,10 +39,10 @@ TEST_CASE("decode kernel vs the float64 reference: odd L, both d, both dtypes, G
         int64_t q, kv;
     };
     for (const Heads h : {Heads{32, 8}, Heads{8, 8}, Heads{16, 2}})
-        for (int64_t L : {1, 7, 130, 1000, 4097})
+        for (int64_t L : {1, 7, 130, 193, 385, 1000, 4097})
             for (int64_t d : {64, 128})
                 for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
-                    for (int64_t splits : {0, 3}) {
+                    for (int64_t splits : {0, 1, 3}) {
                         const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, d, dt);
                         CAPTURE(h.q);
                         CAPTURE(h.kv);
@@ -58,6 +62,48 @@ TEST_CASE("decode kernel vs the float64 reference: odd L, both d, both dtypes, G
                         for (size_t k = 0; k < lse.size(); ++k) worst = std::max(worst, std::abs(got.LSE[k] - lse[k]));
                         CHECK(worst < 1e-3);
                     }
+}
+
+namespace {
+void check_decode_vs_reference(const sim::DecodeProblem& p, int64_t splits, int64_t want_splits) {
+    const fcuda::DecodeOutputs got = fcuda::compute_decode(p, splits);
+    CHECK(got.splits == want_splits);
+    const sim::DecodeInputs in = sim::generate_decode_inputs(p);
+    std::vector<double> lse;
+    const sim::TensorD ref = sim::decode_reference(p, in, &lse);
+    const sim::ErrorStats e = sim::validate(got.O, ref, p.dtype);
+    CHECK(e.nonfinite == 0);
+    CHECK(e.rel_frobenius < decode_tolerance(p.dtype));
+    REQUIRE(got.LSE.size() == lse.size());
+    double worst = 0;
+    for (size_t k = 0; k < lse.size(); ++k) worst = std::max(worst, std::abs(got.LSE[k] - lse[k]));
+    CHECK(worst < 1e-3);
+}
+}  // namespace
+
+TEST_CASE("decode: many splits, fused in the last block and as a second kernel (MQA, GQA)") {
+    for (int64_t d : {64, 128}) {
+        CAPTURE(d);
+        // 200 splits of one tile, the last one 61 keys: the last block merges 200 partials
+        check_decode_vs_reference(decode_shape(1, 8, 2, 199 * 64 + 61, d, sim::DType::bf16), 200, 200);
+        // 1100 one-tile splits: more than the fused merge takes, so the merge kernel runs (MQA, 4 heads)
+        check_decode_vs_reference(decode_shape(1, 4, 1, 1099 * 64 + 5, d, sim::DType::fp16), 1100, 1100);
+    }
+}
+
+TEST_CASE("decode: repeated launches with the fused merge (its counters return to zero)") {
+    // a counter left non-zero would make no block the last one on the next launch, and the timed
+    // runs would leave O poisoned (unwritten > 0)
+    const sim::DecodeProblem p = decode_shape(2, 32, 8, 3000, 64, sim::DType::bf16);
+    fcuda::RunOptions o;
+    o.repeats = 4;
+    o.warmup = 2;
+    o.input_copies = 1;
+    const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o, 7);
+    CHECK(m.splits == 7);
+    CHECK(m.unwritten == 0);
+    CHECK(m.vs_reference.count > 0);
+    CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
 }
 
 TEST_CASE("decode: run_decode writes every output, times it, and reads K and V once per KV head") {

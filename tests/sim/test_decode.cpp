@@ -136,6 +136,35 @@ TEST_CASE("decode bytes: K and V once per KV head, partials and merge as counted
     }
 }
 
+TEST_CASE("a fused merge moves the same bytes with one launch fewer, and only up to its split limit") {
+    const Machine& m = find_machine("H200");
+    const DecodeProblem p = make(1, 32, 8, 1, 32768, 128, DType::bf16);  // 32 splits (below)
+    const DecodeConfig sep;                                              // the merge as a second kernel
+    DecodeConfig fused;
+    fused.fused_merge_max_splits = 1024;
+    const DecodeResult a = simulate_decode(p, m, sep), b = simulate_decode(p, m, fused);
+    REQUIRE(a.split.splits == 32);
+    CHECK_FALSE(a.merge_fused);
+    CHECK(b.merge_fused);
+    // 8 KV heads x 32 splits x 4 query heads x (128 x 4 + 4) bytes written, and read back once
+    CHECK(b.partial_write_bytes == 8 * 32 * 4 * 516);
+    CHECK(b.merge_read_bytes == b.partial_write_bytes);
+    CHECK(b.total_bytes() == a.total_bytes());
+    CHECK(a.launch_s == doctest::Approx(2 * 3e-6));
+    CHECK(b.launch_s == doctest::Approx(3e-6));
+    CHECK(a.total_s - b.total_s == doctest::Approx(3e-6));
+    // more splits than the limit: a separate merge again; one split: no merge at all
+    fused.fused_merge_max_splits = 31;
+    CHECK_FALSE(simulate_decode(p, m, fused).merge_fused);
+    fused.fused_merge_max_splits = 1024;
+    const DecodeResult one = simulate_decode(make(64, 32, 8, 1, 8192, 128, DType::bf16), m, fused);
+    CHECK(one.split.splits == 1);
+    CHECK_FALSE(one.merge_fused);
+    CHECK(one.launch_s == doctest::Approx(3e-6));
+    fused.fused_merge_max_splits = -1;
+    CHECK_THROWS_AS(simulate_decode(p, m, fused), Error);
+}
+
 TEST_CASE("the split count fills the SMs, keeps splits long enough, and says why") {
     const Machine& m = find_machine("H200");  // 132 SMs
     DecodeConfig c;                           // 64-key tiles, >= 4 tiles a split, 2 blocks per SM
