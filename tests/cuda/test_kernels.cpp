@@ -75,6 +75,11 @@ void check_lse(const fcuda::Outputs& out, const sim::Problem& p, const sim::Inpu
     CHECK(worst <= 1e-4);
 }
 
+// flash2h refuses the environment it was given: the call throws, and the message names the problem.
+void check_refused(const sim::Problem& p, fcuda::Pass pass, const char* message) {
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", pass), doctest::Contains(message), std::runtime_error);
+}
+
 // One forward run of `variant` against the float64 reference: no NaN, relative error within the
 // dtype's tolerance, and the log-sum-exp too for the variants that store it.
 void check_forward(const sim::Problem& p, const std::string& variant) {
@@ -213,12 +218,10 @@ TEST_CASE("flash2h: the softmax's exponentials, ftz, ieee and poly") {
                 }
     setenv("FLASHSIM_FLASH2H_EXP", "fast", 1);
     const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, false, 3);
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
-                         doctest::Contains("FLASHSIM_FLASH2H_EXP must be ftz, ieee or poly"), std::runtime_error);
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_EXP must be ftz, ieee or poly");
     setenv("FLASHSIM_FLASH2H_EXP", "poly", 1);
     setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default is overlapped
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
-                         doctest::Contains("needs flash2h's default schedule and ring"), std::runtime_error);
+    check_refused(p, fcuda::Pass::forward, "needs flash2h's default schedule and ring");
     unsetenv("FLASHSIM_FLASH2H");
     unsetenv("FLASHSIM_FLASH2H_EXP");
 }
@@ -347,29 +350,23 @@ TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they 
     if (runnable({"flash2h"}).empty()) return;
     const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, true, 3);
     setenv("FLASHSIM_FLASH2H_ORDER", "sideways", 1);
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
-                         doctest::Contains("FLASHSIM_FLASH2H_ORDER must be heads or heavy"), std::runtime_error);
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_ORDER must be heads or heavy");
     unsetenv("FLASHSIM_FLASH2H_ORDER");
     setenv("FLASHSIM_FLASH2H_BWD_STAGES", "5", 1);
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::backward),
-                         doctest::Contains("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep"), std::runtime_error);
+    check_refused(p, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep");
     setenv("FLASHSIM_FLASH2H_BWD_STAGES", "deep", 1);
     setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-keys", 1);  // not d = 128's default
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::backward),
-                         doctest::Contains("needs the default schedule"), std::runtime_error);
+    check_refused(p, fcuda::Pass::backward, "needs the default schedule");
     unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::backward),
-                         doctest::Contains("not deterministic mode"), std::runtime_error);
+    check_refused(p, fcuda::Pass::backward, "not deterministic mode");
     unsetenv("FLASHSIM_FLASH2H_BWD");
     unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
     setenv("FLASHSIM_FLASH2H_STAGES", "3", 1);
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
-                         doctest::Contains("FLASHSIM_FLASH2H_STAGES must be 2 or deep"), std::runtime_error);
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_STAGES must be 2 or deep");
     setenv("FLASHSIM_FLASH2H_STAGES", "deep", 1);
     setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default is overlapped
-    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", fcuda::Pass::forward),
-                         doctest::Contains("needs flash2h's default schedule"), std::runtime_error);
+    check_refused(p, fcuda::Pass::forward, "needs flash2h's default schedule");
     unsetenv("FLASHSIM_FLASH2H");
     unsetenv("FLASHSIM_FLASH2H_STAGES");
 }
