@@ -391,7 +391,7 @@ int exp_mode(int64_t d) {
 
 // Consumer warpgroups: FLASHSIM_FLASH2H_WG=2|3 (3: B_r = 192, d = 64 only; d = 128 always 2). By
 // default 3 at d = 64: on the H200, three ran 7-10% faster than two at d = 64 not causal (N =
-// 2048-16384), and, once the softmax's exponentials were ex2.approx.ftz, 14-23% faster causal (N =
+// 2048-16384), and, once the softmax's exponentials were ex2.approx.ftz, 16-23% faster causal (N =
 // 4096-16384; with exp2f's longer softmax they had been no faster); cuda/NOTES.md, "three consumer
 // warpgroups" and "the softmax's exponentials".
 int consumer_groups(int64_t d) {
