@@ -419,44 +419,31 @@ void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     LAUNCH_CHECK();
 }
 
+// The mask decides the kernel's CAUSAL argument; everything else is fixed by the caller.
+template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ>
+void launch_mask(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+    if (p.causal)
+        launch<T, D, true, OVERLAP, NC, STAGES, EXP>(p, t, s);
+    else
+        launch<T, D, false, OVERLAP, NC, STAGES, EXP>(p, t, s);
+}
+
 template <typename T, int D, int NC>
 void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
-    const bool ov = overlapped(D);
+    // the other exponentials and the deeper ring run with the default schedule (checked by
+    // exp_mode and deep_ring): overlapped at d = 128, plain at d = 64
+    constexpr bool OV = D == 128;
     const int ex = exp_mode(D);
-    if (ex != EXP_FTZ) {  // the default schedule (checked by exp_mode) with the other exponentials
-        constexpr bool OV = D == 128;
-        if (ex == EXP_IEEE) {
-            if (p.causal)
-                launch<T, D, true, OV, NC, 2, EXP_IEEE>(p, t, s);
-            else
-                launch<T, D, false, OV, NC, 2, EXP_IEEE>(p, t, s);
-        } else {
-            if (p.causal)
-                launch<T, D, true, OV, NC, 2, EXP_POLY>(p, t, s);
-            else
-                launch<T, D, false, OV, NC, 2, EXP_POLY>(p, t, s);
-        }
-        return;
-    }
-    if (deep_ring(D)) {  // the default schedule (checked by deep_ring) with the deeper K/V ring
-        constexpr bool OV = D == 128;
-        if (p.causal)
-            launch<T, D, true, OV, NC, fwd_deep_stages<D>()>(p, t, s);
-        else
-            launch<T, D, false, OV, NC, fwd_deep_stages<D>()>(p, t, s);
-        return;
-    }
-    if (p.causal) {
-        if (ov)
-            launch<T, D, true, true, NC>(p, t, s);
-        else
-            launch<T, D, true, false, NC>(p, t, s);
-    } else {
-        if (ov)
-            launch<T, D, false, true, NC>(p, t, s);
-        else
-            launch<T, D, false, false, NC>(p, t, s);
-    }
+    if (ex == EXP_IEEE)
+        launch_mask<T, D, OV, NC, 2, EXP_IEEE>(p, t, s);
+    else if (ex == EXP_POLY)
+        launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, s);
+    else if (deep_ring(D))
+        launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, s);
+    else if (overlapped(D))
+        launch_mask<T, D, true, NC>(p, t, s);
+    else
+        launch_mask<T, D, false, NC>(p, t, s);
 }
 
 }  // namespace
