@@ -51,6 +51,12 @@ constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
 constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
 constexpr float kLog2e = 1.4426950408889634f;
+
+// A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
+// that saw no key (LSE_s = -inf) weighs 0. Both merges (the last block's and the merge kernel) use it.
+__device__ inline float split_weight(float lse_s, float ref) {
+    return lse_s == -INFINITY ? 0.f : exp2f((lse_s - ref) * kLog2e);
+}
 constexpr float kLn2 = 0.6931471805599453f;
 
 template <typename T, int D>
@@ -258,11 +264,11 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
         for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
         float sum = 0.f;
-        for (int s = lane; s < splits; s += 32) sum += ws[s] == -INFINITY ? 0.f : exp2f((ws[s] - M) * kLog2e);
+        for (int s = lane; s < splits; s += 32) sum += split_weight(ws[s], M);
 #pragma unroll
         for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
         const float lse = M + logf(sum);
-        for (int s = lane; s < splits; s += 32) ws[s] = ws[s] == -INFINITY ? 0.f : exp2f((ws[s] - lse) * kLog2e);
+        for (int s = lane; s < splits; s += 32) ws[s] = split_weight(ws[s], lse);
         if (lane == 0) sm_lse[warp] = lse;
     }
     __syncthreads();
@@ -309,11 +315,11 @@ __global__ void decode_merge(const float* __restrict__ O_part, const float* __re
     float M = -INFINITY;
     for (int s = 0; s < splits; ++s) M = fmaxf(M, lp[s]);
     float sum = 0.f;
-    for (int s = 0; s < splits; ++s) sum += lp[s] == -INFINITY ? 0.f : exp2f((lp[s] - M) * kLog2e);
+    for (int s = 0; s < splits; ++s) sum += split_weight(lp[s], M);
     const float lse = M + logf(sum);
     float o = 0.f;
     for (int s = 0; s < splits; ++s)
-        if (lp[s] != -INFINITY) o = fmaf(exp2f((lp[s] - lse) * kLog2e), O_part[(qh * splits + s) * D + threadIdx.x], o);
+        if (lp[s] != -INFINITY) o = fmaf(split_weight(lp[s], lse), O_part[(qh * splits + s) * D + threadIdx.x], o);
     O[qh * D + threadIdx.x] = StorageTraits<T>::from_float(o);
     if (threadIdx.x == 0 && LSE) LSE[qh] = lse;
 }
