@@ -27,6 +27,8 @@
 //        atomics). The partial dQ_i is added into the fp32 accumulator in HBM with float2
 //        atomics (red.global.add.v2.f32).
 //      At the end dK_j (times scale) and dV_j are written once.
+//      FLASHSIM_FLASH2H_BWD_WG=3 (d = 64, bulk-keys only): three consumer warpgroups, B_c = 192 key
+//      rows a block, 512 threads, 160 registers a consumer thread; three dQ_i tiles a query block.
 //      Deterministic mode (FLASHSIM_FLASH2H_BWD=deterministic): each (head, query block) has a
 //      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
 //      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
@@ -83,7 +85,16 @@ namespace {
 
 using namespace hopper;
 
-constexpr int BR = 64, BC = 128, CONSUMER_THREADS = 256, THREADS = 384;
+constexpr int BR = 64;
+// NWG consumer warpgroups of 64 key rows each: B_c = 64 NWG key rows a block. Two (d = 128, and
+// d = 64 unless FLASHSIM_FLASH2H_BWD_WG=3) get 240 registers a thread; three (d = 64, the bulk-keys
+// schedule only) get 160: 24 x 128 + 160 x 384 = 64,512 of the SM's 65,536.
+template <int NWG>
+struct Warps {
+    static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
+    static constexpr int BC = 64 * NWG, CONSUMERS = 128 * NWG, THREADS = 128 * (NWG + 1);
+    static constexpr int REGS = NWG == 2 ? 240 : 160;
+};
 // Q_i / dO_i ring stages: 2, or (FLASHSIM_FLASH2H_BWD_STAGES=deep, the default schedules only) as
 // many as shared memory allows beside the default schedule's tiles: 4 at d = 64, 3 at d = 128.
 // Default: deep at d = 64 (bulk-keys, not deterministic), 2 otherwise (measured, cuda/NOTES.md)
@@ -91,11 +102,12 @@ template <int D>
 constexpr int deep_stages() {
     return D == 64 ? 4 : 3;
 }
-constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+constexpr int PRODUCER_REGS = 24;
 constexpr float LOG2E = 1.4426950408889634f;
 
-template <int D, int STAGES = 2>
+template <int D, int STAGES = 2, int NWG = 2>
 struct BwdSizes {
+    static constexpr int BC = Warps<NWG>::BC;
     static constexpr int PANELS = D / 64;
     static constexpr int KV_BYTES = BC * D * 2;   // K_j or V_j (B_c, d)
     static constexpr int QI_BYTES = BR * D * 2;   // Q_i or dO_i (B_r, d)
@@ -111,22 +123,24 @@ struct BwdSizes {
     static constexpr int OFF_DQ = OFF_D + STAGES * ROW_BYTES;
     static constexpr int SMEM_BULK = OFF_DQ + 2 * DQ_BYTES + 1024;
     // "bulk-keys": each warpgroup its own keys' dQ_i part over all of d, one tile a 64-column panel
-    static constexpr int SMEM_KEYS = OFF_DQ + 2 * PANELS * DQ_BYTES + 1024;
+    static constexpr int SMEM_KEYS = OFF_DQ + NWG * PANELS * DQ_BYTES + 1024;
 };
 
 // dQ additions: float2 atomics, bulk reduction of column halves (d = 128) / key halves (d = 64),
 // or bulk reduction of each warpgroup's own keys (both d; no cross-warpgroup barrier)
 enum DqMode { DQ_ATOMIC = 0, DQ_BULK = 1, DQ_KEYS = 2 };
-// tiles a (head, query block) in the tiled accumulator: key halves x column panels
-template <int D, int M>
-constexpr int key_halves() {
-    return D == 128 && M == DQ_BULK ? 1 : 2;
+// tiles a (head, query block) in the tiled accumulator: key parts (one a consumer warpgroup, or
+// one in all for bulk at d = 128) x column panels
+template <int D, int M, int NWG = 2>
+constexpr int key_parts() {
+    return D == 128 && M == DQ_BULK ? 1 : NWG;
 }
 
 // The bulk schedules' dQ accumulator: per head, per query block i, per consumer warpgroup w one
 // tile of B_r x 64 fp32 in the warpgroup's fragment order (float4 k of thread x at k * 128 + x):
 // the smem tile goes out as one contiguous bulk reduction. At d = 128 tile w holds columns
-// 64w..64w+63; at d = 64 tiles 0 and 1 hold the parts of keys 0-63 and 64-127 (summed by post).
+// 64w..64w+63; at d = 64 tile w holds the part of keys 64w..64w+63 (summed by post); bulk-keys at
+// d = 128: tile 2w + p the part of warpgroup w's keys in column panel p.
 constexpr int DQ_TILE = BR * 64;  // floats a tile
 
 // ---- pre and post passes -------------------------------------------------------------------------
@@ -168,7 +182,7 @@ __global__ void flash2h_bwd_post(const float4* __restrict__ acc, T* __restrict__
 }
 
 // The tiled accumulator (bulk schedules) back to row-major dQ: one thread a float4 of a column
-// panel's tile (KH = 2: plus the same float4 of the other key half's tile), i.e. two adjacent
+// panel's tile (KH > 1: plus the same float4 of the other key parts' tiles), i.e. two adjacent
 // columns of two rows.
 template <typename T, int D, int KH>
 __global__ void flash2h_bwd_post_tiled(const float4* __restrict__ acc, T* __restrict__ dQ, int N, int T_r, int heads,
@@ -185,8 +199,9 @@ __global__ void flash2h_bwd_post_tiled(const float4* __restrict__ acc, T* __rest
         const size_t bh = hb / T_r;
         const float4* src = acc + hb * per_block4 + w * (DQ_TILE / 4) + f;
         float4 a = src[0];
-        if constexpr (KH == 2) {  // the other key half's tile of this panel
-            const float4 b = src[TILES_OUT * DQ_TILE / 4];
+#pragma unroll
+        for (int kh = 1; kh < KH; ++kh) {  // the other key parts' tiles of this panel
+            const float4 b = src[kh * TILES_OUT * DQ_TILE / 4];
             a.x += b.x;
             a.y += b.y;
             a.z += b.z;
@@ -216,18 +231,20 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES>
-__global__ void __launch_bounds__(THREADS, 1)
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG>
+__global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
                        const float* __restrict__ Lp, const float* __restrict__ Dp, float* __restrict__ dQacc,
                        int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
                        float scale_log2, int row0_alone, int heavy) {
-    using Z = BwdSizes<D, STAGES>;
+    using Z = BwdSizes<D, STAGES, NWG>;
+    constexpr int BC = Z::BC;
+    static_assert(NWG == 2 || (DQM == DQ_KEYS && !DETERMINISTIC), "three warpgroups: the bulk-keys schedule only");
     static_assert((DQM == DQ_KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
                   "more shared memory than a block may have (227 KiB)");
     constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
-    constexpr int KH = key_halves<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
+    constexpr int KH = key_parts<D, DQM, NWG>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 2 * STAGES];
     const uint32_t raw = smem_addr(smem_raw);
@@ -251,7 +268,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         mbar_init(barKV, 1);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full(s), 1);
-            mbar_init(empty(s), CONSUMER_THREADS);  // every consumer thread releases its own reads
+            mbar_init(empty(s), Warps<NWG>::CONSUMERS);  // every consumer thread releases its own reads
         }
         mbar_fence_init();
     }
@@ -285,7 +302,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     // ---- consumers: warpgroup wg owns key rows kv0 + 64 wg .. + 63; this thread rows kr, kr + 8
-    setmaxnreg_inc<CONSUMER_REGS>();
+    setmaxnreg_inc<Warps<NWG>::REGS>();
     const int wg = warp / 4 - 1, wq = warp % 4;
     const int g = lane / 4, t = lane % 4;
     const int kr_local = wg * 64 + wq * 16 + g;  // within the block's B_c rows
@@ -357,7 +374,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int wtid = threadIdx.x % 128;
     // accumulator tile tl (KH = 2: key half wg, column panel p; KH = 1: column panel wg)
     auto flush_dq_bulk = [&](int i, int p) {
-        const int tl = KH == 2 ? wg * Z::PANELS + p : wg;
+        const int tl = KH > 1 ? wg * Z::PANELS + p : wg;
         const int st_tile = KEYS ? tl : wg;  // its shared-memory tile
         float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
 #pragma unroll
@@ -382,10 +399,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     };
 
     mbar_wait(barKV, 0);
-    // bulk-keys: no barrier joins the two warpgroups in a step; warpgroup 1 starts once warpgroup 0
-    // has its first P^T, so that one's exponentials run under the other's products
+    // bulk-keys: no barrier joins the warpgroups in a step; warpgroup w > 0 starts once warpgroup
+    // w - 1 has its first P^T (named barrier 7 + w), so that their exponentials are offset and one's
+    // run under the others' products
     if constexpr (KEYS)
-        if (wg == 1) named_sync(7, 256);
+        if (wg > 0) named_sync(7 + wg, 256);
     for (int n = 0; n < steps; ++n) {
         const int i = i_first + n, s = n % STAGES, q0 = i * BR;
         mbar_wait(full(s), (n / STAGES) & 1);
@@ -428,7 +446,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
             for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
         if constexpr (KEYS)
-            if (wg == 0 && n == 0) named_arrive(7, 256);
+            if (wg < NWG - 1 && n == 0) named_arrive(8 + wg, 256);
         if constexpr (PIPE) {  // dV_j += P^T dO_i runs while dS^T is computed
             fence_regs(dv);
             wgmma_fence();
@@ -564,6 +582,7 @@ bool deterministic() {
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
     bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
+    int wg = 2;         // consumer warpgroups (FLASHSIM_FLASH2H_BWD_WG): 3 at d = 64, bulk-keys only
 };
 Schedule schedule(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
@@ -590,6 +609,18 @@ Schedule schedule(int64_t head_dim) {
     } else if (sv != "2") {
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep (got '" + sv + "')");
     }
+    const char* w = std::getenv("FLASHSIM_FLASH2H_BWD_WG");
+    const std::string wv = w != nullptr ? w : "";
+    if (wv == "3") {
+        if (head_dim != 64 || !c.keys || deterministic())
+            throw std::runtime_error(
+                "FLASHSIM_FLASH2H_BWD_WG=3 needs d = 64, the bulk-keys schedule (the default at d = 64) and not "
+                "deterministic mode (three warpgroups have 160 registers a thread, too few at d = 128); unset it or "
+                "set 2");
+        c.wg = 3;
+    } else if (!wv.empty() && wv != "default" && wv != "2") {
+        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_WG must be 2 or 3 (got '" + wv + "')");
+    }
     return c;
 }
 
@@ -601,20 +632,21 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     const int64_t N = p.seq, D = p.head_dim, BH = p.heads_total();
     const int64_t T_r = (N + BR - 1) / BR, padded = BH * T_r * BR;
     const bool bulk = !det && sc.bulk;
-    const int64_t KH = D == 128 && bulk && !sc.keys ? 1 : 2;  // key_halves<D, DQM>()
+    const int64_t KH = D == 128 && bulk && !sc.keys ? 1 : sc.wg;  // key_parts<D, DQM, NWG>()
     const int64_t acc = bulk ? padded * KH * D * 4 : BH * N * D * 4;
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    constexpr int BC = Warps<NWG>::BC;
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
     const int T_r = (N + BR - 1) / BR, T_c = (N + BC - 1) / BC, Tpad = T_r * BR;
     const size_t elems = static_cast<size_t>(BH) * N * D, padded = static_cast<size_t>(BH) * Tpad;
     // dQ accumulator (fp32): row-major, or (bulk) two B_r x 64 tiles a (head, query block)
     constexpr bool BULK = DQM != DQ_ATOMIC;
-    constexpr int KH = key_halves<D, DQM>();
+    constexpr int KH = key_parts<D, DQM, NWG>();
     const size_t acc_bytes = BULK ? padded * KH * D * 4 : elems * 4;
     ws.a.ensure(acc_bytes);
     ws.b.ensure(padded * 8);                             // D, then LSE log2(e), padded rows
@@ -627,14 +659,14 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
         static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, N, Tpad, BH);
     LAUNCH_CHECK();
 
-    using Z = BwdSizes<D, STAGES>;
+    using Z = BwdSizes<D, STAGES, NWG>;
     constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
     const float scale = static_cast<float>(p.softmax_scale());
-    kernel<<<dim3(T_c, BH), THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
+    kernel<<<dim3(T_c, BH), Warps<NWG>::THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
                                                 static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
                                                 scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0,
                                                 heavy_first(CAUSAL));
@@ -657,12 +689,18 @@ void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
     else if (det)
         launch_bwd<T, D, CAUSAL, true, false, DQ_ATOMIC>(p, t, ws, s);
     else if (sc.deep) {  // the default schedule with the deeper ring
-        if constexpr (D == 64)
-            launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s);
-        else
+        if constexpr (D == 64) {
+            if (sc.wg == 3)
+                launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, deep_stages<D>(), 3>(p, t, ws, s);
+            else
+                launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s);
+        } else
             launch_bwd<T, D, CAUSAL, false, true, DQ_BULK, deep_stages<D>()>(p, t, ws, s);
-    } else if (sc.keys)
+    } else if (sc.keys) {
+        if constexpr (D == 64)
+            if (sc.wg == 3) return launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, 2, 3>(p, t, ws, s);
         launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS>(p, t, ws, s);
+    }
     else if (sc.bulk && sc.pipe)
         launch_bwd<T, D, CAUSAL, false, true, DQ_BULK>(p, t, ws, s);
     else if (sc.bulk)
@@ -695,8 +733,9 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const Schedule sc = schedule(p.head_dim);
     c.stages = sc.deep ? (p.head_dim == 64 ? deep_stages<64>() : deep_stages<128>()) : 2;
     c.block_rows = BR;
-    c.block_cols = BC;
-    c.threads = THREADS;
+    const bool three = sc.wg == 3;
+    c.block_cols = three ? Warps<3>::BC : Warps<2>::BC;
+    c.threads = three ? Warps<3>::THREADS : Warps<2>::THREADS;
     static const char* const layouts[7] = {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",
@@ -708,17 +747,22 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
         "staggered"};
     const bool bulk = sc.bulk && !det;
     const bool keys = bulk && sc.keys;
-    c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
+    c.layout = three ? "3 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys by "
+                       "bulk reduction, staggered"
+                     : layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
+                       : three           ? BwdSizes<64, deep_stages<64>(), 3>::SMEM_KEYS
                                          : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
     else if (p.head_dim == 128)
         c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
+    else if (three)
+        c.smem_bytes = BwdSizes<64, 2, 3>::SMEM_KEYS;
     else
         c.smem_bytes = keys ? BwdSizes<64>::SMEM_KEYS : bulk ? BwdSizes<64>::SMEM_BULK : BwdSizes<64>::SMEM;
-    const int d = static_cast<int>(p.head_dim);
-    // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
-    c.sram_bytes = c.smem_bytes + (2 * BC * d + 2 * BC * BR + BR * d) * 4;
+    const int d = static_cast<int>(p.head_dim), bc = c.block_cols;
+    // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i parts (B_r, d each)
+    c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * BR + (keys ? sc.wg : 1) * BR * d) * 4;
     return c;
 }
 

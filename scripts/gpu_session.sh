@@ -19,7 +19,9 @@
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
 # at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), order (flash2h's
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
-# forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), ring (ring
+# forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), bwdwg (flash2h
+# backward at d = 64 with two and three consumer warpgroups, FLASHSIM_FLASH2H_BWD_WG, side by side,
+# SDPA anchors added), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
@@ -360,6 +362,21 @@ if has order; then
       "${ORDER_ORDERS:-heads heavy}" --variant flash2h --pass forward --seq "$OS" --head-dim "$DIMS" --causal
   done
   merge_tagged order stages 1
+fi
+
+if has bwdwg; then
+  # flash2h backward at d = 64: two consumer warpgroups against three (FLASHSIM_FLASH2H_BWD_WG) on
+  # the same inputs, not causal and causal, and the training step at N = 8192; the SDPA anchors of
+  # the same shapes added to every row (bwdwg.json)
+  stamp bwdwg
+  for m in none causal; do
+    flag=""; [ "$m" = causal ] && flag="--causal"
+    side_by_side "bwdwg_${m}_b.json" FLASHSIM_FLASH2H_BWD_WG wg "${BWDWG_VALUES:-2 3}" --variant flash2h \
+      --pass backward --seq "${BWDWG_SEQS:-4096,8192,16384}" --head-dim 64 $flag
+    side_by_side "bwdwg_${m}_s.json" FLASHSIM_FLASH2H_BWD_WG wg "${BWDWG_VALUES:-2 3}" --variant flash2h \
+      --pass step --seq 8192 --head-dim 64 $flag
+  done
+  merge_tagged bwdwg mask_tag 0
 fi
 
 if has exp; then
