@@ -27,8 +27,6 @@
 //        atomics). The partial dQ_i is added into the fp32 accumulator in HBM with float2
 //        atomics (red.global.add.v2.f32).
 //      At the end dK_j (times scale) and dV_j are written once.
-//      FLASHSIM_FLASH2H_BWD_WG=3 (d = 64, bulk-keys only): three consumer warpgroups, B_c = 192 key
-//      rows a block, 512 threads, 160 registers a consumer thread; three dQ_i tiles a query block.
 //      Deterministic mode (FLASHSIM_FLASH2H_BWD=deterministic): each (head, query block) has a
 //      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
 //      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
@@ -51,6 +49,13 @@
 //      at d = 64 (at d = 128 two m64n64 products one after the other, one tile each, 4 tiles in
 //      smem: 226 KiB), so no barrier joins the two warpgroups within a step; warpgroup 1 starts
 //      once warpgroup 0 has its first P^T, so their exponentials are offset.
+//      Writers (FLASHSIM_FLASH2H_BWD_FLUSH=writers, the bulk schedules): the consumer warpgroup
+//      only stores its dQ_i tile; warp 1 + w of the producer warpgroup adds consumer warpgroup w's
+//      tiles (named barriers 10 + w: tile written, 13 + w: tile read). The consumers hand a tile
+//      over after the next step's dS^T fence, so none of them waits for its tile stores to land or
+//      for the others of its warpgroup, and none waits for the reduction to read the tile.
+//      Every step reads its LSE_i and D_i into registers while S^T and dP^T run, and builds its
+//      wgmma descriptors from the stage's by adding offsets.
 //   3. post: dQ = scale * accumulator, rounded to the storage type (bulk schedules: from the tiles).
 //
 // Launch shape: main grid (T_c = ceil(N / 128), B * H) (causal, FLASHSIM_FLASH2H_ORDER=heavy: taken
@@ -86,9 +91,9 @@ namespace {
 using namespace hopper;
 
 constexpr int BR = 64;
-// NWG consumer warpgroups of 64 key rows each: B_c = 64 NWG key rows a block. Two (d = 128, and
-// d = 64 unless FLASHSIM_FLASH2H_BWD_WG=3) get 240 registers a thread; three (d = 64, the bulk-keys
-// schedule only) get 160: 24 x 128 + 160 x 384 = 64,512 of the SM's 65,536.
+// NWG consumer warpgroups of 64 key rows each: B_c = 64 NWG key rows a block. Two get 240
+// registers a thread; three would get 160 (24 x 128 + 160 x 384 = 64,512 of the SM's 65,536):
+// measured 4-11% slower at d = 64 (cuda/NOTES.md), so only two are instantiated.
 template <int NWG>
 struct Warps {
     static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
@@ -231,7 +236,7 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG>
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG, bool WRITER>
 __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -244,6 +249,9 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     static_assert((DQM == DQ_KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
                   "more shared memory than a block may have (227 KiB)");
     constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
+    static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
+    // dQ tiles a consumer warpgroup adds a step (bulk-keys at d = 128: one a column panel)
+    constexpr int FLUSHES = KEYS && D == 128 ? 2 : 1;
     constexpr int KH = key_parts<D, DQM, NWG>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 2 * STAGES];
@@ -297,6 +305,27 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
                 bulk_load(sL + s * Z::ROW_BYTES, Lh + i * BR, Z::ROW_BYTES, full(s));
                 bulk_load(sD + s * Z::ROW_BYTES, Dh + i * BR, Z::ROW_BYTES, full(s));
             }
+        } else if (WRITER && warp >= 1 && warp <= NWG) {
+            // dQ writer of consumer warpgroup w: once the warpgroup has written (and fenced) a dQ_i
+            // tile it arrives at named barrier 10 + w; this warp's lane 0 adds the tile into HBM with
+            // one bulk reduction, waits until the reduction has read it, and the warp arrives at 13 + w
+            // (the tile is free again), where the warpgroup waits before writing its next tile
+            const int w = warp - 1;
+            named_arrive(13 + w, 160);
+            for (int n = 0; n < steps; ++n)
+                for (int f = 0; f < FLUSHES; ++f) {
+                    named_sync(10 + w, 160);
+                    if (lane == 0) {
+                        const int i = i_first + n, tl = KH > 1 ? w * Z::PANELS + f : w;
+                        float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
+                        bulk_reduce_add_f32(dst, base + Z::OFF_DQ + (KEYS ? tl : w) * Z::DQ_BYTES, Z::DQ_BYTES);
+                        bulk_commit();
+                        bulk_wait_read_all();
+                    }
+                    __syncwarp();
+                    if (n + 1 < steps || f + 1 < FLUSHES) named_arrive(13 + w, 160);
+                }
+            if (lane == 0) bulk_wait_all();  // the additions done before the block ends
         }
         return;
     }
@@ -314,19 +343,25 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     uint32_t pa[4][4], da[4][4];  // P^T and dS^T as A fragments, 16 query columns each
 
     // K-major A: this warpgroup's 64 rows of K_j (V_j); step kk = 16 of d
-    auto descKa = [&](uint32_t tile, int kk) {
-        return desc_sw128(tile + (kk / 4) * BC * 128 + wg * 64 * 128 + (kk % 4) * 32, 16);
+    const uint64_t ka_k = desc_sw128(sK + wg * 64 * 128, 16), ka_v = desc_sw128(sV + wg * 64 * 128, 16);
+    auto descKa = [&](uint64_t tile, int kk) {
+        return tile + static_cast<uint64_t>(((kk / 4) * BC * 128 + (kk % 4) * 32) >> 4);
     };
-    // K-major B: Q_i (dO_i) of stage s, 64 rows; step kk = 16 of d
-    auto descQb = [&](uint32_t tile, int s, int kk) {
-        return desc_sw128(tile + s * Z::QI_BYTES + (kk / 4) * BR * 128 + (kk % 4) * 32, 16);
+    // The step's descriptors are its stage's (or dS^T buffer's) plus the offset of step kk: the
+    // start address field holds (address & 0x3FFFF) >> 4, and no tile crosses 256 KiB, so adding
+    // offset >> 4 to it is the same as encoding the moved address (and takes one add, not the
+    // mask, shift and conversion to a uniform register each time).
+    // K-major B: Q_i (dO_i) of a stage, 64 rows (stage = desc_sw128(stage start, 16)); kk = 16 of d
+    auto descQb = [&](uint64_t stage, int kk) {
+        return stage + static_cast<uint64_t>(((kk / 4) * BR * 128 + (kk % 4) * 32) >> 4);
     };
-    // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows; step kk = 16 rows
-    auto descQt = [&](uint32_t tile, int s, int kk) {
-        return desc_sw128(tile + s * Z::QI_BYTES + kk * 16 * 128, BR * 128);
-    };
+    // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows (stage =
+    // desc_sw128(stage start, B_r 128)); kk = 16 rows
+    auto descQt = [&](uint64_t stage, int kk) { return stage + static_cast<uint64_t>(kk * 16 * 128 >> 4); };
     // MN-major A: dS^T (B_c, B_r) of buffer b read transposed (M = 64 queries = one panel); kk = 16 keys
-    auto descdS = [&](int b, int kk) { return desc_sw128(sdS + b * Z::DS_BYTES + kk * 16 * 128, BC * 128); };
+    auto descdS = [&](int b, int kk) {
+        return desc_sw128(sdS + b * Z::DS_BYTES, BC * 128) + static_cast<uint64_t>(kk * 16 * 128 >> 4);
+    };
     // MN-major B: K_j read transposed, panel p (64 columns of d); kk = 16 keys
     auto descKt = [&](int p, int kk) { return desc_sw128(sK + p * BC * 128 + kk * 16 * 128, BC * 128); };
 
@@ -377,9 +412,19 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         const int tl = KH > 1 ? wg * Z::PANELS + p : wg;
         const int st_tile = KEYS ? tl : wg;  // its shared-memory tile
         float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
+        if constexpr (WRITER) named_sync(13 + wg, 160);  // the writer has read the last tile
 #pragma unroll
         for (int k = 0; k < 8; ++k)
             tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+        if constexpr (WRITER) {
+            // the step's last tile is handed over after the next step's dS^T fence (which orders
+            // these stores too), so that no thread waits here for its stores to land; another at once
+            if (p + 1 < FLUSHES) {
+                fence_proxy_async();
+                named_arrive(10 + wg, 160);
+            }
+            return;
+        }
         fence_proxy_async();  // the generic stores, before the bulk copy (async proxy) reads them
         named_sync(5 + wg, 128);
         if (wtid == 0) {
@@ -388,13 +433,13 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             bulk_commit();
         }
     };
-    auto issue_dv = [&](int s) {
+    auto issue_dv = [&](uint64_t dot) {
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
             if constexpr (D == 128)
-                Ops<T>::rs128(dv, pa[kk], descQt(sdO, s, kk), 1);
+                Ops<T>::rs128(dv, pa[kk], descQt(dot, kk), 1);
             else
-                Ops<T>::rs64(dv, pa[kk], descQt(sdO, s, kk), 1);
+                Ops<T>::rs64(dv, pa[kk], descQt(dot, kk), 1);
         }
     };
 
@@ -407,33 +452,51 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     for (int n = 0; n < steps; ++n) {
         const int i = i_first + n, s = n % STAGES, q0 = i * BR;
         mbar_wait(full(s), (n / STAGES) & 1);
+        const uint32_t qs = sQ + s * Z::QI_BYTES, dos = sdO + s * Z::QI_BYTES;
+        const uint64_t dot = desc_sw128(dos, BR * 128), qt = desc_sw128(qs, BR * 128);
 
         // S^T = K_j Q_i^T and dP^T = V_j dO_i^T, two groups in flight. The accumulators are
         // fresh each step (the first wgmma ignores them): declared here, so that they are not
         // kept alive across steps.
         float st[32], dpt[32];
         wgmma_fence();
+        {
+            const uint64_t qb = desc_sw128(qs, 16);
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk)
-            Ops<T>::template ss64<0, 0>(st, descKa(sK, kk), descQb(sQ, s, kk), kk > 0 ? 1 : 0);
+            for (int kk = 0; kk < D / 16; ++kk)
+                Ops<T>::template ss64<0, 0>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
+        }
         wgmma_commit();
+        {
+            const uint64_t dob = desc_sw128(dos, 16);
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk)
-            Ops<T>::template ss64<0, 0>(dpt, descKa(sV, kk), descQb(sdO, s, kk), kk > 0 ? 1 : 0);
+            for (int kk = 0; kk < D / 16; ++kk)
+                Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
+        }
         wgmma_commit();
+        // this thread's query columns' LSE_i and D_i (column nb * 8 + 2t + {0, 1}: one float2 an
+        // nb), read from shared memory while the products run
+        float2 lse[8], dd[8];
+        {
+            const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
+            const float* Ds = reinterpret_cast<const float*>(gbase + Z::OFF_D + s * Z::ROW_BYTES);
+#pragma unroll
+            for (int nb = 0; nb < 8; ++nb) {
+                lse[nb] = *reinterpret_cast<const float2*>(Ls + nb * 8 + 2 * t);
+                dd[nb] = *reinterpret_cast<const float2*>(Ds + nb * 8 + 2 * t);
+            }
+        }
         wgmma_wait<1>();
         fence_regs(st);
 
         // P^T (accumulator element nb*4+e: key row kr + 8 (e>>1), query column nb*8 + 2t + (e&1))
-        const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
-        const float* Ds = reinterpret_cast<const float*>(gbase + Z::OFF_D + s * Z::ROW_BYTES);
         const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
 #pragma unroll
         for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const int qc = nb * 8 + 2 * t + (e & 1);
-                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -Ls[qc]));
+                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -((e & 1) ? lse[nb].y : lse[nb].x)));
                 if (need_mask) {
                     const int key = kr + (e >> 1) * 8;
                     if (key >= N || (CAUSAL && key > q0 + qc)) p = 0.0f;
@@ -450,7 +513,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         if constexpr (PIPE) {  // dV_j += P^T dO_i runs while dS^T is computed
             fence_regs(dv);
             wgmma_fence();
-            issue_dv(s);
+            issue_dv(dot);
             wgmma_commit();
             wgmma_wait<1>();  // dP^T done; dV may run on
         } else {
@@ -460,10 +523,8 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
 #pragma unroll
         for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int qc = nb * 8 + 2 * t + (e & 1);
-                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[qc]);
-            }
+            for (int e = 0; e < 4; ++e)
+                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - ((e & 1) ? dd[nb].y : dd[nb].x));
         // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
         // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
         // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
@@ -486,23 +547,26 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             }
         }
         fence_proxy_async();
+        // (writers) this fence also ordered the last step's dQ tile stores: hand that tile over
+        if constexpr (WRITER)
+            if (n > 0) named_arrive(10 + wg, 160);
 
         // (dV_j += P^T dO_i,) dK_j += dS^T Q_i
         if constexpr (!PIPE) fence_regs(dv);
         fence_regs(dk);
         wgmma_fence();
-        if constexpr (!PIPE) issue_dv(s);
+        if constexpr (!PIPE) issue_dv(dot);
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
             if constexpr (D == 128)
-                Ops<T>::rs128(dk, da[kk], descQt(sQ, s, kk), 1);
+                Ops<T>::rs128(dk, da[kk], descQt(qt, kk), 1);
             else
-                Ops<T>::rs64(dk, da[kk], descQt(sQ, s, kk), 1);
+                Ops<T>::rs64(dk, da[kk], descQt(qt, kk), 1);
         }
         wgmma_commit();
 
         // dQ_i (part) = dS K_j
-        if constexpr (BULK)
+        if constexpr (BULK && !WRITER)
             if (wtid == 0) bulk_wait_read_all();  // the last step's tile is free again
         ds_sync();
         wgmma_fence();
@@ -542,8 +606,12 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             flush_dq_bulk(i, 1);
         }
     }
-    if constexpr (BULK)
+    if constexpr (WRITER) {  // the last step's tile
+        fence_proxy_async();
+        named_arrive(10 + wg, 160);
+    } else if constexpr (BULK) {
         if (wtid == 0) bulk_wait_all();  // the tile is read (and added) before the block ends
+    }
 
     // dK_j = scale * sum dS^T Q, dV_j = sum P^T dO: written once
     const size_t head = static_cast<size_t>(bh) * N * D;
@@ -582,8 +650,10 @@ bool deterministic() {
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
     bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
-    int wg = 2;         // consumer warpgroups (FLASHSIM_FLASH2H_BWD_WG): 3 at d = 64, bulk-keys only
+    bool writers = false;  // FLASHSIM_FLASH2H_BWD_FLUSH=writers: dQ tiles added by producer warps
 };
+// Whether the bulk schedules hand their dQ tiles to writer warps unless told (cuda/NOTES.md)
+constexpr bool kWritersByDefault = true;
 Schedule schedule(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     std::string v = e != nullptr ? e : "";
@@ -609,17 +679,19 @@ Schedule schedule(int64_t head_dim) {
     } else if (sv != "2") {
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep (got '" + sv + "')");
     }
-    const char* w = std::getenv("FLASHSIM_FLASH2H_BWD_WG");
-    const std::string wv = w != nullptr ? w : "";
-    if (wv == "3") {
-        if (head_dim != 64 || !c.keys || deterministic())
+    const char* f = std::getenv("FLASHSIM_FLASH2H_BWD_FLUSH");
+    const std::string fv = f != nullptr ? f : "";
+    const bool bulk_atomic = c.bulk && !deterministic();  // where dQ goes out as bulk reductions
+    if (fv == "writers") {
+        if (!bulk_atomic)
             throw std::runtime_error(
-                "FLASHSIM_FLASH2H_BWD_WG=3 needs d = 64, the bulk-keys schedule (the default at d = 64) and not "
-                "deterministic mode (three warpgroups have 160 registers a thread, too few at d = 128); unset it or "
-                "set 2");
-        c.wg = 3;
-    } else if (!wv.empty() && wv != "default" && wv != "2") {
-        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_WG must be 2 or 3 (got '" + wv + "')");
+                "FLASHSIM_FLASH2H_BWD_FLUSH=writers needs a bulk schedule (bulk, bulk-pipelined, bulk-keys; the "
+                "defaults) and not deterministic mode; unset it or set consumers");
+        c.writers = true;
+    } else if (fv.empty() || fv == "default") {
+        c.writers = bulk_atomic && kWritersByDefault;
+    } else if (fv != "consumers") {
+        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_FLUSH must be consumers or writers (got '" + fv + "')");
     }
     return c;
 }
@@ -632,12 +704,12 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     const int64_t N = p.seq, D = p.head_dim, BH = p.heads_total();
     const int64_t T_r = (N + BR - 1) / BR, padded = BH * T_r * BR;
     const bool bulk = !det && sc.bulk;
-    const int64_t KH = D == 128 && bulk && !sc.keys ? 1 : sc.wg;  // key_parts<D, DQM, NWG>()
+    const int64_t KH = D == 128 && bulk && !sc.keys ? 1 : 2;  // key_parts<D, DQM>()
     const int64_t acc = bulk ? padded * KH * D * 4 : BH * N * D * 4;
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2, bool WRITER = false>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     constexpr int BC = Warps<NWG>::BC;
     const int N = static_cast<int>(p.seq);
@@ -661,7 +733,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
 
     using Z = BwdSizes<D, STAGES, NWG>;
     constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
@@ -680,31 +752,35 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 }
 
+// the bulk schedules with the dQ writers or without
+template <typename T, int D, bool CAUSAL, bool PIPE, int DQM, int STAGES = 2, int NWG = 2>
+void launch_w(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool writers) {
+    if (writers)
+        launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true>(p, t, ws, s);
+    else
+        launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, false>(p, t, ws, s);
+}
+
 template <typename T, int D, bool CAUSAL>
 void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const bool det = deterministic();
     const Schedule sc = schedule(D);
+    const bool w = sc.writers;
     if (det && sc.pipe)
         launch_bwd<T, D, CAUSAL, true, true, DQ_ATOMIC>(p, t, ws, s);
     else if (det)
         launch_bwd<T, D, CAUSAL, true, false, DQ_ATOMIC>(p, t, ws, s);
     else if (sc.deep) {  // the default schedule with the deeper ring
-        if constexpr (D == 64) {
-            if (sc.wg == 3)
-                launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, deep_stages<D>(), 3>(p, t, ws, s);
-            else
-                launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s);
-        } else
-            launch_bwd<T, D, CAUSAL, false, true, DQ_BULK, deep_stages<D>()>(p, t, ws, s);
-    } else if (sc.keys) {
         if constexpr (D == 64)
-            if (sc.wg == 3) return launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS, 2, 3>(p, t, ws, s);
-        launch_bwd<T, D, CAUSAL, false, false, DQ_KEYS>(p, t, ws, s);
-    }
+            launch_w<T, D, CAUSAL, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s, w);
+        else
+            launch_w<T, D, CAUSAL, true, DQ_BULK, deep_stages<D>()>(p, t, ws, s, w);
+    } else if (sc.keys)
+        launch_w<T, D, CAUSAL, false, DQ_KEYS>(p, t, ws, s, w);
     else if (sc.bulk && sc.pipe)
-        launch_bwd<T, D, CAUSAL, false, true, DQ_BULK>(p, t, ws, s);
+        launch_w<T, D, CAUSAL, true, DQ_BULK>(p, t, ws, s, w);
     else if (sc.bulk)
-        launch_bwd<T, D, CAUSAL, false, false, DQ_BULK>(p, t, ws, s);
+        launch_w<T, D, CAUSAL, false, DQ_BULK>(p, t, ws, s, w);
     else if (sc.pipe)
         launch_bwd<T, D, CAUSAL, false, true, DQ_ATOMIC>(p, t, ws, s);
     else
@@ -733,9 +809,8 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const Schedule sc = schedule(p.head_dim);
     c.stages = sc.deep ? (p.head_dim == 64 ? deep_stages<64>() : deep_stages<128>()) : 2;
     c.block_rows = BR;
-    const bool three = sc.wg == 3;
-    c.block_cols = three ? Warps<3>::BC : Warps<2>::BC;
-    c.threads = three ? Warps<3>::THREADS : Warps<2>::THREADS;
+    c.block_cols = Warps<2>::BC;
+    c.threads = Warps<2>::THREADS;
     static const char* const layouts[7] = {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",
@@ -747,22 +822,17 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
         "staggered"};
     const bool bulk = sc.bulk && !det;
     const bool keys = bulk && sc.keys;
-    c.layout = three ? "3 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys by "
-                       "bulk reduction, staggered"
-                     : layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
+    c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
-                       : three           ? BwdSizes<64, deep_stages<64>(), 3>::SMEM_KEYS
                                          : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
     else if (p.head_dim == 128)
         c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
-    else if (three)
-        c.smem_bytes = BwdSizes<64, 2, 3>::SMEM_KEYS;
     else
         c.smem_bytes = keys ? BwdSizes<64>::SMEM_KEYS : bulk ? BwdSizes<64>::SMEM_BULK : BwdSizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim), bc = c.block_cols;
-    // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i parts (B_r, d each)
-    c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * BR + (keys ? sc.wg : 1) * BR * d) * 4;
+    // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
+    c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * BR + BR * d) * 4;
     return c;
 }
 

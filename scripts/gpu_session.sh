@@ -19,9 +19,10 @@
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
 # at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), order (flash2h's
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
-# forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), bwdwg (flash2h
-# backward at d = 64 with two and three consumer warpgroups, FLASHSIM_FLASH2H_BWD_WG, side by side,
-# SDPA anchors added), ring (ring
+# forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), bwdflush (flash2h
+# backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
+# SDPA anchors added), profile (Nsight Compute's full set and the SASS stall samples of one launch
+# for each PROFILE_CONFIGS entry), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
@@ -364,19 +365,19 @@ if has order; then
   merge_tagged order stages 1
 fi
 
-if has bwdwg; then
-  # flash2h backward at d = 64: two consumer warpgroups against three (FLASHSIM_FLASH2H_BWD_WG) on
-  # the same inputs, not causal and causal, and the training step at N = 8192; the SDPA anchors of
-  # the same shapes added to every row (bwdwg.json)
-  stamp bwdwg
+if has bwdflush; then
+  # flash2h backward: dQ tiles added by the consumer warpgroups or by writer warps
+  # (FLASHSIM_FLASH2H_BWD_FLUSH) side by side on the same inputs, not causal and causal, and the
+  # training step at N = 8192; the SDPA anchors of the same shapes added to every row (bwdflush.json)
+  stamp bwdflush
   for m in none causal; do
     flag=""; [ "$m" = causal ] && flag="--causal"
-    side_by_side "bwdwg_${m}_b.json" FLASHSIM_FLASH2H_BWD_WG wg "${BWDWG_VALUES:-2 3}" --variant flash2h \
-      --pass backward --seq "${BWDWG_SEQS:-4096,8192,16384}" --head-dim 64 $flag
-    side_by_side "bwdwg_${m}_s.json" FLASHSIM_FLASH2H_BWD_WG wg "${BWDWG_VALUES:-2 3}" --variant flash2h \
-      --pass step --seq 8192 --head-dim 64 $flag
+    side_by_side "bwdflush_${m}_b.json" FLASHSIM_FLASH2H_BWD_FLUSH flush "${FLUSH_VALUES:-consumers writers}" \
+      --variant flash2h --pass backward --seq "${FLUSH_SEQS:-4096,8192,16384}" --head-dim "$DIMS" $flag
+    side_by_side "bwdflush_${m}_s.json" FLASHSIM_FLASH2H_BWD_FLUSH flush "${FLUSH_VALUES:-consumers writers}" \
+      --variant flash2h --pass step --seq 8192 --head-dim "$DIMS" $flag
   done
-  merge_tagged bwdwg mask_tag 0
+  merge_tagged bwdflush mask_tag 0
 fi
 
 if has exp; then
@@ -441,6 +442,31 @@ doc["rows"] += d["rows"]
 json.dump(doc, open(out, "w"), indent=1)
 os.remove(part)
 EOF
+fi
+
+if has profile; then
+  # one launch of a kernel under Nsight Compute's full set, for each PROFILE_CONFIGS entry
+  # (variant:pass:N:d:mask[:VAR=VALUE], the last one an environment setting for the run): the
+  # details page (throughputs, occupancy, warp-state stalls) and the source page (SASS with its
+  # stall samples per instruction) as CSV, profile_<k>_details.csv / profile_<k>_sass.csv.gz;
+  # the card's clocks are left alone (--clock-control none)
+  stamp profile
+  k=0
+  for c in ${PROFILE_CONFIGS:-flash2h:backward:8192:64:none}; do
+    IFS=: read -r v p n d m e <<< "$c"
+    flag=""; [ "$m" = causal ] && flag="--causal"
+    k=$((k + 1))
+    env ${e:-FLASHSIM_PROFILE_ENV=none} timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --set full \
+        --import-source no --nvtx --nvtx-include "measure/" -k "regex:${PROFILE_KERNEL:-_kernel}" -c 1 \
+        -o "$OUT/profile_$k" -f "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" --seq "$n" --head-dim "$d" \
+        $flag --nvtx --warmup 0 --repeats 0 --no-check > "$OUT/profile_$k.log" 2>&1
+    echo "profile $k $c rc=$?"
+    ncu -i "$OUT/profile_$k.ncu-rep" --page details --csv > "$OUT/profile_${k}_details.csv" 2>&1
+    ncu -i "$OUT/profile_$k.ncu-rep" --page source --csv --print-source sass 2> "$OUT/profile_${k}_sass.err" |
+      gzip > "$OUT/profile_${k}_sass.csv.gz"
+    rm -f "$OUT/profile_$k.ncu-rep"
+    grep -E "Duration|Registers Per|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible" "$OUT/profile_${k}_details.csv" | head -12
+  done
 fi
 
 if has ncu; then

@@ -344,44 +344,47 @@ TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
     unsetenv("FLASHSIM_FLASH2H_STAGES");
 }
 
-// flash2h's backward at d = 64 with two or three consumer warpgroups (FLASHSIM_FLASH2H_BWD_WG;
-// three: B_c = 192 key rows a block, three dQ_i parts a query block summed by the post pass): both
-// against the float64 reference at sizes off the 192-row blocks (N = 193: a second block of one
-// key; 1000: 6 blocks, the last one of 40 keys), with the 2-stage and the deep ring, heads-first
-// and heaviest-first causal order; and refused where it cannot run (d = 128, another schedule,
-// deterministic mode, a bad value).
-TEST_CASE("flash2h backward: three consumer warpgroups at d = 64") {
+// flash2h's backward with its dQ tiles added by the consumer warpgroups themselves or handed to
+// writer warps of the producer warpgroup (FLASHSIM_FLASH2H_BWD_FLUSH): in every bulk schedule,
+// against the float64 reference at sizes off the blocks and over enough query blocks that each
+// tile is handed over many times; dK and dV (summed inside the block, whoever adds dQ) keep their
+// bits; and the writers refused where dQ does not go out as bulk reductions.
+TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
     if (runnable({"flash2h"}).empty()) return;
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
     for (sim::DType dt : kTypes)
-        for (int64_t n : {1, 63, 130, 193, 257, 1000})
-            for (bool causal : {false, true}) {
-                const sim::Problem p = make(2, 2, n, 64, dt, causal, 31 + n);
-                const fcuda::GradsD g = backward_reference(p);
-                for (const char* wg : {"2", "3"})
-                    for (const char* stages : {"2", "deep"}) {
-                        setenv("FLASHSIM_FLASH2H_BWD_WG", wg, 1);
-                        setenv("FLASHSIM_FLASH2H_BWD_STAGES", stages, 1);
-                        setenv("FLASHSIM_FLASH2H_ORDER", causal && n == 1000 ? "heavy" : "heads", 1);
-                        CAPTURE(wg);
-                        CAPTURE(stages);
-                        check_backward(p, "flash2h", g);
+        for (int64_t d : {64, 128})
+            for (int64_t n : {1, 63, 130, 1000})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(2, 2, n, d, dt, causal, 41 + n);
+                    const fcuda::GradsD g = backward_reference(p);
+                    for (const char* schedule : {"default", "bulk", "bulk-pipelined", "bulk-keys"}) {
+                        setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
+                        CAPTURE(schedule);
+                        setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "consumers", 1);
+                        const fcuda::Outputs c = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                        setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "writers", 1);
+                        const fcuda::Outputs w = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                        INFO(describe(p));
+                        CHECK(same(c.dK.data, w.dK.data));
+                        CHECK(same(c.dV.data, w.dV.data));
+                        check_backward(p, "flash2h", g);  // the writers, against the reference
                     }
-            }
-    unsetenv("FLASHSIM_FLASH2H_ORDER");
-    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
-    const sim::Problem p128 = make(1, 2, 200, 128, sim::DType::bf16, false, 5);
-    const sim::Problem p64 = make(1, 2, 200, 64, sim::DType::bf16, true, 5);
-    setenv("FLASHSIM_FLASH2H_BWD_WG", "3", 1);
-    check_refused(p128, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_WG=3 needs d = 64");
-    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk", 1);
-    check_refused(p64, fcuda::Pass::backward, "the bulk-keys schedule");
+                }
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    const sim::Problem p = make(1, 2, 200, 64, sim::DType::bf16, true, 5);
+    setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "writers", 1);
+    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "plain", 1);
+    check_refused(p, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_FLUSH=writers needs a bulk schedule");
     unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
-    check_refused(p64, fcuda::Pass::backward, "not deterministic mode");
+    check_refused(p, fcuda::Pass::backward, "not deterministic mode");
     unsetenv("FLASHSIM_FLASH2H_BWD");
-    setenv("FLASHSIM_FLASH2H_BWD_WG", "4", 1);
-    check_refused(p64, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_WG must be 2 or 3");
-    unsetenv("FLASHSIM_FLASH2H_BWD_WG");
+    setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "sometimes", 1);
+    check_refused(p, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_FLUSH must be consumers or writers");
+    unsetenv("FLASHSIM_FLASH2H_BWD_FLUSH");
 }
 
 // Bad values of the two knobs are refused with a message naming the variable, and the deep ring
