@@ -223,6 +223,23 @@ __global__ void flash2h_bwd_post_tiled(const float4* __restrict__ acc, T* __rest
     }
 }
 
+// A wgmma descriptor of a swizzled tile at `addr` and the tile moved by `off` bytes. OFFS: the
+// moved one is the tile's plus off >> 4 (the start address field holds (address & 0x3FFFF) >> 4
+// and no tile crosses 256 KiB, so this is the same as encoding the moved address, in one add
+// instead of a mask, a shift and a conversion to a uniform register each time); else encoded anew.
+template <bool OFFS>
+struct DescAt {
+    uint32_t addr, lead;
+    uint64_t d;
+    __device__ __forceinline__ DescAt(uint32_t a, uint32_t l) : addr(a), lead(l), d(desc_sw128(a, l)) {}
+    __device__ __forceinline__ uint64_t at(uint32_t off) const {
+        if constexpr (OFFS)
+            return d + (off >> 4);
+        else
+            return desc_sw128(addr + off, lead);
+    }
+};
+
 // Arrive at named barrier `id` without waiting (the threads that wait there use named_sync).
 __device__ __forceinline__ void named_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
@@ -236,7 +253,11 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG, bool WRITER>
+// TUNE (cuda/NOTES.md, measured side by side): bit 0 reads LSE_i and D_i into registers while
+// S^T and dP^T run (else from shared memory where they are used); bit 1 builds the descriptors
+// from the stage's by offsets (DescAt).
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG, bool WRITER,
+          int TUNE>
 __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -343,25 +364,17 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     uint32_t pa[4][4], da[4][4];  // P^T and dS^T as A fragments, 16 query columns each
 
     // K-major A: this warpgroup's 64 rows of K_j (V_j); step kk = 16 of d
-    const uint64_t ka_k = desc_sw128(sK + wg * 64 * 128, 16), ka_v = desc_sw128(sV + wg * 64 * 128, 16);
-    auto descKa = [&](uint64_t tile, int kk) {
-        return tile + static_cast<uint64_t>(((kk / 4) * BC * 128 + (kk % 4) * 32) >> 4);
-    };
-    // The step's descriptors are its stage's (or dS^T buffer's) plus the offset of step kk: the
-    // start address field holds (address & 0x3FFFF) >> 4, and no tile crosses 256 KiB, so adding
-    // offset >> 4 to it is the same as encoding the moved address (and takes one add, not the
-    // mask, shift and conversion to a uniform register each time).
-    // K-major B: Q_i (dO_i) of a stage, 64 rows (stage = desc_sw128(stage start, 16)); kk = 16 of d
-    auto descQb = [&](uint64_t stage, int kk) {
-        return stage + static_cast<uint64_t>(((kk / 4) * BR * 128 + (kk % 4) * 32) >> 4);
-    };
-    // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows (stage =
-    // desc_sw128(stage start, B_r 128)); kk = 16 rows
-    auto descQt = [&](uint64_t stage, int kk) { return stage + static_cast<uint64_t>(kk * 16 * 128 >> 4); };
+    constexpr bool PRELOAD = (TUNE & 1) != 0, OFFS = (TUNE & 2) != 0;
+    using Desc = DescAt<OFFS>;
+    const Desc ka_k(sK + wg * 64 * 128, 16), ka_v(sV + wg * 64 * 128, 16);
+    auto descKa = [&](const Desc& tile, int kk) { return tile.at((kk / 4) * BC * 128 + (kk % 4) * 32); };
+    // K-major B: Q_i (dO_i) of a stage, 64 rows (stage: Desc(stage start, 16)); kk = 16 of d
+    auto descQb = [&](const Desc& stage, int kk) { return stage.at((kk / 4) * BR * 128 + (kk % 4) * 32); };
+    // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows (stage: Desc(stage
+    // start, B_r 128)); kk = 16 rows
+    auto descQt = [&](const Desc& stage, int kk) { return stage.at(kk * 16 * 128); };
     // MN-major A: dS^T (B_c, B_r) of buffer b read transposed (M = 64 queries = one panel); kk = 16 keys
-    auto descdS = [&](int b, int kk) {
-        return desc_sw128(sdS + b * Z::DS_BYTES, BC * 128) + static_cast<uint64_t>(kk * 16 * 128 >> 4);
-    };
+    auto descdS = [&](int b, int kk) { return Desc(sdS + b * Z::DS_BYTES, BC * 128).at(kk * 16 * 128); };
     // MN-major B: K_j read transposed, panel p (64 columns of d); kk = 16 keys
     auto descKt = [&](int p, int kk) { return desc_sw128(sK + p * BC * 128 + kk * 16 * 128, BC * 128); };
 
@@ -433,7 +446,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             bulk_commit();
         }
     };
-    auto issue_dv = [&](uint64_t dot) {
+    auto issue_dv = [&](const Desc& dot) {
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
             if constexpr (D == 128)
@@ -453,7 +466,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         const int i = i_first + n, s = n % STAGES, q0 = i * BR;
         mbar_wait(full(s), (n / STAGES) & 1);
         const uint32_t qs = sQ + s * Z::QI_BYTES, dos = sdO + s * Z::QI_BYTES;
-        const uint64_t dot = desc_sw128(dos, BR * 128), qt = desc_sw128(qs, BR * 128);
+        const Desc dot(dos, BR * 128), qt(qs, BR * 128);
 
         // S^T = K_j Q_i^T and dP^T = V_j dO_i^T, two groups in flight. The accumulators are
         // fresh each step (the first wgmma ignores them): declared here, so that they are not
@@ -461,14 +474,14 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         float st[32], dpt[32];
         wgmma_fence();
         {
-            const uint64_t qb = desc_sw128(qs, 16);
+            const Desc qb(qs, 16);
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk)
                 Ops<T>::template ss64<0, 0>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
         }
         wgmma_commit();
         {
-            const uint64_t dob = desc_sw128(dos, 16);
+            const Desc dob(dos, 16);
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk)
                 Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
@@ -476,16 +489,29 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         wgmma_commit();
         // this thread's query columns' LSE_i and D_i (column nb * 8 + 2t + {0, 1}: one float2 an
         // nb), read from shared memory while the products run
+        const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
+        const float* Ds = reinterpret_cast<const float*>(gbase + Z::OFF_D + s * Z::ROW_BYTES);
         float2 lse[8], dd[8];
-        {
-            const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
-            const float* Ds = reinterpret_cast<const float*>(gbase + Z::OFF_D + s * Z::ROW_BYTES);
+        if constexpr (PRELOAD) {
 #pragma unroll
             for (int nb = 0; nb < 8; ++nb) {
                 lse[nb] = *reinterpret_cast<const float2*>(Ls + nb * 8 + 2 * t);
                 dd[nb] = *reinterpret_cast<const float2*>(Ds + nb * 8 + 2 * t);
             }
         }
+        // LSE_i, D_i of query column qc (of this thread's 16)
+        auto lse_of = [&](int nb, int e) {
+            if constexpr (PRELOAD)
+                return (e & 1) ? lse[nb].y : lse[nb].x;
+            else
+                return Ls[nb * 8 + 2 * t + (e & 1)];
+        };
+        auto d_of = [&](int nb, int e) {
+            if constexpr (PRELOAD)
+                return (e & 1) ? dd[nb].y : dd[nb].x;
+            else
+                return Ds[nb * 8 + 2 * t + (e & 1)];
+        };
         wgmma_wait<1>();
         fence_regs(st);
 
@@ -496,7 +522,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const int qc = nb * 8 + 2 * t + (e & 1);
-                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -((e & 1) ? lse[nb].y : lse[nb].x)));
+                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -lse_of(nb, e)));
                 if (need_mask) {
                     const int key = kr + (e >> 1) * 8;
                     if (key >= N || (CAUSAL && key > q0 + qc)) p = 0.0f;
@@ -524,7 +550,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - ((e & 1) ? dd[nb].y : dd[nb].x));
+                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - d_of(nb, e));
         // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
         // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
         // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
@@ -709,7 +735,8 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2, bool WRITER = false>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2, bool WRITER = false,
+          int TUNE = 3>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     constexpr int BC = Warps<NWG>::BC;
     const int N = static_cast<int>(p.seq);
@@ -733,7 +760,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
 
     using Z = BwdSizes<D, STAGES, NWG>;
     constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER, TUNE>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
@@ -752,9 +779,28 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 }
 
+// FLASHSIM_FLASH2H_BWD_TUNE: the kernel's TUNE bits (default 3)
+int bwd_tune() {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_TUNE");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "default") return 3;
+    if (v.size() == 1 && v[0] >= '0' && v[0] <= '3') return v[0] - '0';
+    throw std::runtime_error("FLASHSIM_FLASH2H_BWD_TUNE must be 0, 1, 2 or 3 (got '" + v + "')");
+}
+
 // the bulk schedules with the dQ writers or without
 template <typename T, int D, bool CAUSAL, bool PIPE, int DQM, int STAGES = 2, int NWG = 2>
 void launch_w(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool writers) {
+    // the default schedules with writers: FLASHSIM_FLASH2H_BWD_TUNE=0..3 (measured side by side)
+    constexpr bool is_default = D == 64 ? DQM == DQ_KEYS && STAGES == deep_stages<64>() : DQM == DQ_BULK && PIPE && STAGES == 2;
+    if constexpr (is_default) {
+        if (writers) {
+            const int tune = bwd_tune();
+            if (tune == 0) return launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true, 0>(p, t, ws, s);
+            if (tune == 1) return launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true, 1>(p, t, ws, s);
+            if (tune == 2) return launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true, 2>(p, t, ws, s);
+        }
+    }
     if (writers)
         launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true>(p, t, ws, s);
     else
