@@ -54,8 +54,7 @@
 //      tiles (named barriers 10 + w: tile written, 13 + w: tile read). The consumers hand a tile
 //      over after the next step's dS^T fence, so none of them waits for its tile stores to land or
 //      for the others of its warpgroup, and none waits for the reduction to read the tile.
-//      Every step reads its LSE_i and D_i into registers while S^T and dP^T run, and builds its
-//      wgmma descriptors from the stage's by adding offsets.
+//      Every step builds its wgmma descriptors from the stage's by adding offsets.
 //   3. post: dQ = scale * accumulator, rounded to the storage type (bulk schedules: from the tiles).
 //
 // Launch shape: main grid (T_c = ceil(N / 128), B * H) (causal, FLASHSIM_FLASH2H_ORDER=heavy: taken
@@ -223,21 +222,14 @@ __global__ void flash2h_bwd_post_tiled(const float4* __restrict__ acc, T* __rest
     }
 }
 
-// A wgmma descriptor of a swizzled tile at `addr` and the tile moved by `off` bytes. OFFS: the
-// moved one is the tile's plus off >> 4 (the start address field holds (address & 0x3FFFF) >> 4
-// and no tile crosses 256 KiB, so this is the same as encoding the moved address, in one add
-// instead of a mask, a shift and a conversion to a uniform register each time); else encoded anew.
-template <bool OFFS>
-struct DescAt {
-    uint32_t addr, lead;
+// A wgmma descriptor of a swizzled tile, and of the tile moved by `off` bytes: the tile's plus
+// off >> 4 (the start address field holds (address & 0x3FFFF) >> 4 and no tile crosses 256 KiB,
+// so this is the same as encoding the moved address, in one add instead of a mask, a shift and a
+// conversion to a uniform register each time; measured 2-6% faster, cuda/NOTES.md)
+struct Desc {
     uint64_t d;
-    __device__ __forceinline__ DescAt(uint32_t a, uint32_t l) : addr(a), lead(l), d(desc_sw128(a, l)) {}
-    __device__ __forceinline__ uint64_t at(uint32_t off) const {
-        if constexpr (OFFS)
-            return d + (off >> 4);
-        else
-            return desc_sw128(addr + off, lead);
-    }
+    __device__ __forceinline__ Desc(uint32_t addr, uint32_t leading_bytes) : d(desc_sw128(addr, leading_bytes)) {}
+    __device__ __forceinline__ uint64_t at(uint32_t off) const { return d + (off >> 4); }
 };
 
 // Arrive at named barrier `id` without waiting (the threads that wait there use named_sync).
@@ -253,11 +245,7 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-// TUNE (cuda/NOTES.md, measured side by side): bit 0 reads LSE_i and D_i into registers while
-// S^T and dP^T run (else from shared memory where they are used); bit 1 builds the descriptors
-// from the stage's by offsets (DescAt).
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG, bool WRITER,
-          int TUNE>
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG, bool WRITER>
 __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -364,8 +352,6 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     uint32_t pa[4][4], da[4][4];  // P^T and dS^T as A fragments, 16 query columns each
 
     // K-major A: this warpgroup's 64 rows of K_j (V_j); step kk = 16 of d
-    constexpr bool PRELOAD = (TUNE & 1) != 0, OFFS = (TUNE & 2) != 0;
-    using Desc = DescAt<OFFS>;
     const Desc ka_k(sK + wg * 64 * 128, 16), ka_v(sV + wg * 64 * 128, 16);
     auto descKa = [&](const Desc& tile, int kk) { return tile.at((kk / 4) * BC * 128 + (kk % 4) * 32); };
     // K-major B: Q_i (dO_i) of a stage, 64 rows (stage: Desc(stage start, 16)); kk = 16 of d
@@ -489,29 +475,10 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         wgmma_commit();
         // this thread's query columns' LSE_i and D_i (column nb * 8 + 2t + {0, 1}: one float2 an
         // nb), read from shared memory while the products run
+        // LSE_i and D_i are read from shared memory where they are used (reading them into 32
+        // registers while S^T runs was measured 2-4% slower, cuda/NOTES.md)
         const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
         const float* Ds = reinterpret_cast<const float*>(gbase + Z::OFF_D + s * Z::ROW_BYTES);
-        float2 lse[8], dd[8];
-        if constexpr (PRELOAD) {
-#pragma unroll
-            for (int nb = 0; nb < 8; ++nb) {
-                lse[nb] = *reinterpret_cast<const float2*>(Ls + nb * 8 + 2 * t);
-                dd[nb] = *reinterpret_cast<const float2*>(Ds + nb * 8 + 2 * t);
-            }
-        }
-        // LSE_i, D_i of query column qc (of this thread's 16)
-        auto lse_of = [&](int nb, int e) {
-            if constexpr (PRELOAD)
-                return (e & 1) ? lse[nb].y : lse[nb].x;
-            else
-                return Ls[nb * 8 + 2 * t + (e & 1)];
-        };
-        auto d_of = [&](int nb, int e) {
-            if constexpr (PRELOAD)
-                return (e & 1) ? dd[nb].y : dd[nb].x;
-            else
-                return Ds[nb * 8 + 2 * t + (e & 1)];
-        };
         wgmma_wait<1>();
         fence_regs(st);
 
@@ -522,7 +489,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const int qc = nb * 8 + 2 * t + (e & 1);
-                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -lse_of(nb, e)));
+                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -Ls[qc]));
                 if (need_mask) {
                     const int key = kr + (e >> 1) * 8;
                     if (key >= N || (CAUSAL && key > q0 + qc)) p = 0.0f;
@@ -550,7 +517,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - d_of(nb, e));
+                dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[nb * 8 + 2 * t + (e & 1)]);
         // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
         // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
         // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
@@ -735,8 +702,7 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2, bool WRITER = false,
-          int TUNE = 3>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2, bool WRITER = false>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     constexpr int BC = Warps<NWG>::BC;
     const int N = static_cast<int>(p.seq);
@@ -760,7 +726,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
 
     using Z = BwdSizes<D, STAGES, NWG>;
     constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER, TUNE>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
@@ -779,28 +745,9 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 }
 
-// FLASHSIM_FLASH2H_BWD_TUNE: the kernel's TUNE bits (default 3)
-int bwd_tune() {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_TUNE");
-    const std::string v = e != nullptr ? e : "";
-    if (v.empty() || v == "default") return 3;
-    if (v.size() == 1 && v[0] >= '0' && v[0] <= '3') return v[0] - '0';
-    throw std::runtime_error("FLASHSIM_FLASH2H_BWD_TUNE must be 0, 1, 2 or 3 (got '" + v + "')");
-}
-
 // the bulk schedules with the dQ writers or without
 template <typename T, int D, bool CAUSAL, bool PIPE, int DQM, int STAGES = 2, int NWG = 2>
 void launch_w(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool writers) {
-    // the default schedules with writers: FLASHSIM_FLASH2H_BWD_TUNE=0..3 (measured side by side)
-    constexpr bool is_default = D == 64 ? DQM == DQ_KEYS && STAGES == deep_stages<64>() : DQM == DQ_BULK && PIPE && STAGES == 2;
-    if constexpr (is_default) {
-        if (writers) {
-            const int tune = bwd_tune();
-            if (tune == 0) return launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true, 0>(p, t, ws, s);
-            if (tune == 1) return launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true, 1>(p, t, ws, s);
-            if (tune == 2) return launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true, 2>(p, t, ws, s);
-        }
-    }
     if (writers)
         launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true>(p, t, ws, s);
     else

@@ -21,8 +21,7 @@
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
 # forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), bwdflush (flash2h
 # backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
-# SDPA anchors added), bwdtune (flash2h backward's TUNE bits, FLASHSIM_FLASH2H_BWD_TUNE, side by
-# side, SDPA anchors added), profile (Nsight Compute's full set and the SASS stall samples of one launch
+# SDPA anchors added), profile (Nsight Compute's full set and the SASS stall samples of one launch
 # for each PROFILE_CONFIGS entry), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
@@ -379,19 +378,6 @@ if has bwdflush; then
       --variant flash2h --pass step --seq 8192 --head-dim "$DIMS" $flag
   done
   merge_tagged bwdflush mask_tag 0
-fi
-
-if has bwdtune; then
-  # flash2h backward, default schedules with writers: the TUNE bits (FLASHSIM_FLASH2H_BWD_TUNE: 1 =
-  # LSE_i, D_i read while S^T runs, 2 = descriptors by offsets) side by side on the same inputs, not
-  # causal and causal; the SDPA anchors of the same shapes added to every row (bwdtune.json)
-  stamp bwdtune
-  for m in none causal; do
-    flag=""; [ "$m" = causal ] && flag="--causal"
-    side_by_side "bwdtune_${m}_b.json" FLASHSIM_FLASH2H_BWD_TUNE tune "${TUNE_VALUES:-0 1 2 3}" \
-      --variant flash2h --pass backward --seq "${TUNE_SEQS:-8192,16384}" --head-dim "$DIMS" $flag
-  done
-  merge_tagged bwdtune mask_tag 0
 fi
 
 if has exp; then
