@@ -201,11 +201,12 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
                 d == 128
                     ? "1 block an SM; two consumer warpgroups in lock step (a named barrier before dQ_i's product "
                       "every step): their products, softmax, dS^T and dQ-tile stores and wgmma waits in series; "
-                      "each dQ tile's bulk reduction runs under the next step until that step's dQ product, which "
-                      "waits for it"
+                      "each dQ tile's bulk reduction (issued by a writer warp of the producer warpgroup) runs under "
+                      "the next step until that warpgroup stores its next tile, which waits for it"
                     : "1 block an SM; two consumer warpgroups offset by half a step (no barrier between them): one's "
-                      "softmax and stores under the other's products; each dQ tile's bulk reduction runs under the "
-                      "next step until that warpgroup's dQ product, which waits for it";
+                      "softmax and stores under the other's products; each dQ tile's bulk reduction (issued by a "
+                      "writer warp of the producer warpgroup) runs under the next step until that warpgroup stores "
+                      "its next tile, which waits for it";
         }
     } else {
         std::string names;
@@ -511,12 +512,17 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             total_s = makespan(durations, slots);
             out.steady_s = steady / sl;
             launches = 1;
-            if (!fwd) {  // D = rowsum(dO o O) before, dQ fp32 -> storage type after
-                const double pre = 2.0 * N * BH * d * e / hbm;
+            if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after
                 const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
+                // the zeroing (cudaMemsetAsync) writes every tile; the bulk schedules' tiles cover
+                // the query rows padded to whole blocks
+                const double acc_rows =
+                    k.dq == DqAccumulation::bulk_reduction ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br) : static_cast<double>(N);
+                const double zero = tiles_dq * acc_rows * BH * d * 4 / hbm;
+                const double pre = 2.0 * N * BH * d * e / hbm;
                 const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
-                total_s += pre + post;
-                launches = 3;
+                total_s += zero + pre + post;
+                launches = 4;
             }
             total_s += launches * rates.launch_s;
         }
