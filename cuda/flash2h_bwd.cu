@@ -473,8 +473,6 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
                 Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
         }
         wgmma_commit();
-        // this thread's query columns' LSE_i and D_i (column nb * 8 + 2t + {0, 1}: one float2 an
-        // nb), read from shared memory while the products run
         // LSE_i and D_i are read from shared memory where they are used (reading them into 32
         // registers while S^T runs was measured 2-4% slower, cuda/NOTES.md)
         const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
