@@ -138,6 +138,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
     if (bwd || step) {
         c.bwd_block_rows = t["block_rows"];
         c.bwd_block_cols = t["block_cols"];
+        c.dq_copies = t.value("dq_copies", 1);
     }
     c.sram_bytes = std::max(t["sram_bytes"].get<int64_t>(), tf["sram_bytes"].get<int64_t>());
     c.numerics = sim::Numerics::off;
@@ -402,7 +403,8 @@ int run_bench(const BenchArgs& a) {
                                         {"block_rows", k.block_rows}, {"block_cols", k.block_cols},
                                         {"loop_order", k.loop_order}, {"stages", k.stages},
                                         {"sram_bytes", k.sram_bytes}, {"smem_bytes", k.smem_bytes},
-                                        {"threads", k.threads},       {"layout", k.layout}};
+                                        {"threads", k.threads},       {"layout", k.layout},
+                                        {"dq_copies", k.dq_copies}};
                         };
                         row["ms_median"] = m.ms_median;
                         row["ms_min"] = m.ms_min;

@@ -39,6 +39,7 @@ struct TileConfig {
     int smem_bytes = 0;
     int threads = 0;          // per thread block
     const char* layout = "";  // how warps split the tile, in words
+    int dq_copies = 1;        // backward: fp32 dQ accumulators (one a warpgroup's keys, summed after)
 };
 
 // step: a training step, the forward then the backward, timed as one (as a training loop calls

@@ -814,6 +814,8 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const bool bulk = sc.bulk && !det;
     const bool keys = bulk && sc.keys;
     c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
+    // the tiled accumulator's key parts (key_parts): each a whole fp32 copy of dQ, summed by post
+    c.dq_copies = bulk && (keys || p.head_dim == 64) ? 2 : 1;
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
                                          : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;

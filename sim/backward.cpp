@@ -148,7 +148,8 @@ void flash2_backward_pre_block(Ctx& ctx, int64_t i, Walker& w) {
     w.load(Tensor::dO, i, -1, r0, 0, r, d, r * d * e);
     w.compute(Tensor::D, i, -1, r, 1, {0, 0, 2 * r * d});
     w.store(Tensor::D, i, -1, r0, 0, r, 1, r * kF32);
-    w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);  // dQ accumulator := 0 (float32)
+    for (int64_t c = 0; c < t.dq_copies; ++c)  // dQ accumulator(s) := 0 (float32; copy c at column c d)
+        w.store(Tensor::dQ, i, -1, r0, c * d, r, d, r * d * kF32);
     w.in_sram(2 * r * d * e + r * kF32);
     if (!ctx.h) return;
     for (int64_t a = 0; a < r; ++a) {
@@ -185,8 +186,10 @@ void flash2_backward_dkdv_block(Ctx& ctx, int64_t j, Walker& w) {
         w.compute(Tensor::dS, i, j, r, cc, {0, 0, 2 * r * cc});
         w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
         w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, 0});
-        w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);   // atomic add: read ...
-        w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);  // ... and write dQ_i (float32)
+        for (int64_t c = 0; c < t.dq_copies; ++c) {  // each copy gets its part of the block's keys
+            w.load(Tensor::dQ, i, -1, r0, c * d, r, d, r * d * kF32);   // atomic add: read ...
+            w.store(Tensor::dQ, i, -1, r0, c * d, r, d, r * d * kF32);  // ... and write dQ_i (float32)
+        }
         w.in_sram(flash_backward_sram(p, r, cc, false));
         if (!ctx.h) return;
         MatF S = (ctx.h->Q.middleRows(r0, r) * ctx.h->K.middleRows(c0, cc).transpose()) * scale;  // (B_r, B_c)
@@ -210,8 +213,8 @@ void flash2_backward_dq_block(Ctx& ctx, int64_t i, Walker& w) {
     const Tiling& t = ctx.tb;
     const int64_t d = p.head_dim, e = p.elem_bytes(), r0 = t.r0(i), r = t.rows(i);
     w.begin_step();
-    w.load(Tensor::dQ, i, -1, r0, 0, r, d, r * d * kF32);
-    w.compute(Tensor::dQ, i, -1, r, d, {0, 0, r * d});
+    for (int64_t c = 0; c < t.dq_copies; ++c) w.load(Tensor::dQ, i, -1, r0, c * d, r, d, r * d * kF32);
+    w.compute(Tensor::dQ, i, -1, r, d, {0, 0, t.dq_copies * r * d});  // scale (and sum the copies)
     w.store(Tensor::dQ, i, -1, r0, 0, r, d, r * d * e);
     w.in_sram(r * d * kF32);
     if (ctx.h) round_rows(p, ctx.dQacc.middleRows(r0, r), ctx.h->dQ, r0, d, static_cast<float>(p.softmax_scale()));

@@ -54,6 +54,10 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
         plan.bwd_blocks = choose_backward_blocks(p, cfg.algo, plan.sram, plan.fwd_blocks.block_rows,
                                                  plan.fwd_blocks.block_cols, cfg.bwd_block_rows, cfg.bwd_block_cols);
         plan.bwd = tiling(p.seq, *plan.bwd_blocks);
+        if (cfg.dq_copies < 1)
+            throw Error("dq_copies must be 1 or more (got " + std::to_string(cfg.dq_copies) +
+                        "): the number of fp32 dQ accumulators the backward keeps");
+        plan.bwd.dq_copies = cfg.algo == Algo::flash2 ? cfg.dq_copies : 1;
     }
 
     const double work = static_cast<double>(p.heads_total()) * p.seq * p.seq * p.head_dim;

@@ -73,6 +73,10 @@ struct Config {
     Pass pass = Pass::forward;
     int64_t bwd_block_rows = 0;  // backward B_r; 0: the forward's, halved until the backward's buffers fit
     int64_t bwd_block_cols = 0;  // backward B_c; same rule
+    // flash2 backward: copies of the fp32 dQ accumulator (>= 1). A kernel whose warpgroups each add
+    // their keys' part of dQ_i into a copy of their own (flash2h at d = 64) zeroes, adds into and
+    // reads back every copy; the walk counts each at its own place.
+    int64_t dq_copies = 1;
     L2Mode l2 = L2Mode::automatic;
     int64_t l2_budget = int64_t{1} << 20;  // L2 lookups the automatic mode may spend (the CLI allows 2^22)
     Ceilings ceilings = Ceilings::datasheet;

@@ -56,6 +56,32 @@ TEST_CASE("flash2 backward traffic equals its closed form (FA2: K/V blocks outer
     }
 }
 
+// A kernel that keeps C copies of the fp32 dQ accumulator (flash2h at d = 64: one a consumer
+// warpgroup's keys) zeroes C, adds into C at every (j, i) step and reads C back; nothing else moves.
+TEST_CASE("flash2 backward with dQ accumulator copies: each copy zeroed, added into, read back") {
+    for (const auto& s : kShapes) {
+        CAPTURE(s.n);
+        CAPTURE(s.d);
+        const int64_t e = 2, nd = s.n * s.d, tc = cdiv(s.n, s.bc);
+        for (int64_t copies : {1, 2, 3}) {
+            CAPTURE(copies);
+            Config c = counting(Algo::flash2, s.br, s.bc, Pass::backward);
+            c.sram_bytes = int64_t{1} << 30;
+            c.dq_copies = copies;
+            const Result r = simulate(shape(s.n, s.d), find_machine("H200"), c);
+            // reads: every copy's (j, i) adds and the post pass; writes: the zeroing, the adds, dQ itself
+            CHECK(r.totals[Tensor::dQ] == Traffic{copies * (tc + 1) * nd * 4, copies * (1 + tc) * nd * 4 + nd * e});
+            CHECK(r.totals[Tensor::Q] == Traffic{tc * nd * e, 0});
+            CHECK(r.totals[Tensor::dK] == Traffic{0, nd * e});
+            CHECK(r.totals.flops.matmul == 10 * s.n * s.n * s.d);
+        }
+    }
+    Config c = counting(Algo::flash2, 64, 64, Pass::backward);
+    c.dq_copies = 0;
+    CHECK_THROWS_WITH_AS(simulate(shape(256, 64), find_machine("H200"), c), doctest::Contains("dq_copies must be 1 or more"),
+                         Error);
+}
+
 TEST_CASE("flash1 backward (Algorithm 4) traffic equals its closed form") {
     for (const auto& s : kShapes) {
         CAPTURE(s.n);
