@@ -76,6 +76,11 @@ void check_lse(const fcuda::Outputs& out, const sim::Problem& p, const sim::Inpu
 }
 
 // flash2h refuses the environment it was given: the call throws, and the message names the problem.
+// Two runs' outputs hold the same bits (same length, every float identical).
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 void check_refused(const sim::Problem& p, fcuda::Pass pass, const char* message) {
     CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", pass), doctest::Contains(message), std::runtime_error);
 }
@@ -308,9 +313,6 @@ TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 1
 // wraps several times at N = 1000.
 TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
     if (runnable({"flash2h"}).empty()) return;
-    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
-        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-    };
     for (sim::DType dt : kTypes)
         for (int64_t d : {64, 128})
             for (int64_t n : {1, 130, 1000})
@@ -331,11 +333,11 @@ TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
                             CAPTURE(order);
                             CAPTURE(stages);
                             const fcuda::Outputs f = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
-                            CHECK(same(f.O.data, fwd.O.data));
-                            CHECK(same(f.LSE, fwd.LSE));
+                            CHECK(same_bits(f.O.data, fwd.O.data));
+                            CHECK(same_bits(f.LSE, fwd.LSE));
                             const fcuda::Outputs b = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
-                            CHECK(same(b.dK.data, bwd.dK.data));
-                            CHECK(same(b.dV.data, bwd.dV.data));
+                            CHECK(same_bits(b.dK.data, bwd.dK.data));
+                            CHECK(same_bits(b.dV.data, bwd.dV.data));
                             check_backward(p, "flash2h", g);
                         }
                 }
@@ -351,9 +353,6 @@ TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
 // bits; and the writers refused where dQ does not go out as bulk reductions.
 TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
     if (runnable({"flash2h"}).empty()) return;
-    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
-        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-    };
     for (sim::DType dt : kTypes)
         for (int64_t d : {64, 128})
             for (int64_t n : {1, 63, 130, 1000})
@@ -368,8 +367,8 @@ TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
                         setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "writers", 1);
                         const fcuda::Outputs w = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
                         INFO(describe(p));
-                        CHECK(same(c.dK.data, w.dK.data));
-                        CHECK(same(c.dV.data, w.dV.data));
+                        CHECK(same_bits(c.dK.data, w.dK.data));
+                        CHECK(same_bits(c.dV.data, w.dV.data));
                         check_backward(p, "flash2h", g);  // the writers, against the reference
                     }
                 }
