@@ -3,17 +3,21 @@
 // One new token per sequence (q_len = 1) attends to a KV cache of L keys. H_q query heads share
 // H_kv key/value heads (G = H_q / H_kv per KV head; G = 1 is MHA, H_kv = 1 MQA).
 //   decode_split: one thread block per (split s, KV head h, batch b); it carries the G query rows
-//     of h (up to 4 in one block; a larger G runs in chunks of 4, 2 or 1, each chunk re-reading
+//     of h (up to 8 in one block; a larger G runs in chunks of 8, 4, 2 or 1, each chunk re-reading
 //     the K/V of its head) and streams the split's keys through a ring of shared-memory stages,
-//     64 keys of K and of V a stage, by cp.async (16 bytes a copy, zeros past the split's end):
-//     kStages - 1 tiles are in flight while the block works on the oldest one, so that HBM sees
-//     ~64 KiB outstanding per block, ~128 KiB per SM, whatever the arithmetic is doing. One
+//     64 keys of K and of V a stage, by cp.async (16 bytes a copy, swizzled, zeros past the split's
+//     end): kStages - 1 tiles are in flight while the block works on the oldest one, so that HBM
+//     sees ~64 KiB outstanding per block, ~128 KiB per SM, whatever the arithmetic is doing. One
 //     __syncthreads a tile both publishes the landed stage and frees the one consumed before it.
-//     Each thread reads 8 elements (16 bytes) of one key row from the stage: d/8 threads a row,
-//     256/(d/8) rows at once; scores are reduced across a row's d/8 threads with shuffles; each
-//     thread group keeps its own online softmax (m, l, O slice) per query head in base 2; at the
-//     end the block's groups are combined through shared memory. With one split it writes O
-//     (storage type) and LSE; otherwise a partial O_s (fp32, normalised) and LSE_s = m_s + log l_s.
+//     Both products run on tensor cores (mma.sync), each of the 8 warps taking 8 keys of a tile:
+//     S = Q K_w^T (m16n8k16; the G query heads are rows of a 16-row A operand kept in registers,
+//     K_w the B operand by ldmatrix), then O^T += V_w^T P^T (m16n8k8; V_w^T the A operand by
+//     ldmatrix.trans, and S's accumulator pairs, exponentiated and packed, are P^T's B operand as
+//     they stand: no shuffles, no shared-memory trip). Each warp keeps its own online softmax
+//     (base 2) per query head and its O^T (D x 8) in fp32; at the end the warps are combined
+//     through shared memory. With one split the block writes O (storage type) and LSE; otherwise a
+//     partial O_s (fp32, normalised) and LSE_s = m_s + log l_s. P is rounded to the storage type
+//     for the second product, as in the flash kernels.
 //   Fused merge (splits <= 1024): each block then counts itself on an atomic counter per
 //     (b, h, chunk); the last one reads every split's LSE_s and O_s back (from L2) and writes
 //     LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s, and resets the counter to 0 for
@@ -27,10 +31,10 @@
 //   96 KiB of dynamic shared memory (2 blocks per SM on the H200's 228 KiB); merge kernel, when
 //   used, grid (B * H_q), d threads.
 // SRAM per block: the ring, 96 KiB = kStages x (K_j + V_j) x 64 keys x d x 2 B (3 stages at
-//   d = 128, 6 at d = 64); the final combine (static) (256 / (d/8)) x d fp32 = 8 KiB plus
-//   2 x (256 / (d/8)) floats; the fused merge's weights (G x splits fp32) reuse the ring.
+//   d = 128, 6 at d = 64); the warps' combine (8 x G x d fp32, <= 32 KiB) and the fused merge's
+//   weights (G x splits fp32) reuse the ring; 2 x 8 x 8 floats static.
 // HBM traffic (the simulator's sim::simulate_decode with the same splits):
-//   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 4), Q once per block
+//   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 8), Q once per block
 //   (B H_kv splits G d e); with splits > 1 write and re-read the partials (B H_q splits (4d + 4)),
 //   by the last block or by the merge kernel, and write O (B H_q d e).
 // Run/check: flashsim bench --decode ; test_cuda_gpu -tc='decode*'
@@ -67,25 +71,6 @@ struct Ring {
     static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kTileElems * int(sizeof(T)), "ring");
 };
 
-__device__ inline void unpack8(const uint4& r, float (&f)[8], __half) {
-    const __half2* h = reinterpret_cast<const __half2*>(&r);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const float2 x = __half22float2(h[k]);
-        f[2 * k] = x.x;
-        f[2 * k + 1] = x.y;
-    }
-}
-__device__ inline void unpack8(const uint4& r, float (&f)[8], __nv_bfloat16) {
-    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&r);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const float2 x = __bfloat1622float2(h[k]);
-        f[2 * k] = x.x;
-        f[2 * k + 1] = x.y;
-    }
-}
-
 // Enqueue the copies of keys [key0, key0 + 64) of K and V into one ring stage (K_s, V_s: (64, D));
 // keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
 template <typename T, int D>
@@ -95,8 +80,8 @@ __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64
         const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
         const int64_t key = key0 + row;
         const bool valid = key < k_end;
-        cp_async16(K_s + row * D + col, valid ? Kh + key * D + col : Kh, valid);
-        cp_async16(V_s + row * D + col, valid ? Vh + key * D + col : Vh, valid);
+        cp_async16(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid);
+        cp_async16(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid);
     }
 }
 
@@ -109,16 +94,16 @@ __global__ void __launch_bounds__(kThreads, 2)
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
                  int splits, int fused, float scale_log2) {
     using R = Ring<T, D>;
-    constexpr int TPK = D / 8;          // threads per key row (16 bytes each)
-    constexpr int NG = kThreads / TPK;  // key rows read at once
-    constexpr int U = kTileKeys / NG;   // rows per thread per tile
-    static_assert(U >= 1 && NG * U == kTileKeys, "tile shape");
-    extern __shared__ __align__(16) unsigned char ring_raw[];  // kStages x {K_j (64, D), V_j (64, D)}
+    constexpr int kWarps = kThreads / 32;
+    constexpr int KD = D / 16;  // k-steps of S = Q K^T; also the 16-row d tiles of O^T
+    static_assert(kWarps * 8 == kTileKeys && G <= 8, "one warp takes 8 keys of a tile; up to 8 query heads");
+    extern __shared__ __align__(16) unsigned char ring_raw[];  // kStages x {K_j (64, D), V_j (64, D)}, swizzled
     T* ring = reinterpret_cast<T*>(ring_raw);
     const int split = blockIdx.x, chunks = group / G;
     const int h_kv = blockIdx.y / chunks, chunk = blockIdx.y % chunks;
     const int64_t b = blockIdx.z;
-    const int gi = threadIdx.x / TPK, li = threadIdx.x % TPK;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;      // fragment row (query head in S) and column pair
     const int qh0 = h_kv * group + chunk * G;  // first query head of this block
     const T* Kh = K + (b * H_kv + h_kv) * L * D;
     const T* Vh = V + (b * H_kv + h_kv) * L * D;
@@ -134,112 +119,135 @@ __global__ void __launch_bounds__(kThreads, 2)
         cp_async_commit();
     }
 
-    float q[G][8];  // (G, 8): this thread's slice of the G query rows, times scale * log2(e)
+    // Q as the A operand of S = Q K^T (16 rows: the G query heads, zeros below): a0 and a2 of each
+    // k-step; a1 and a3 (rows 8-15) are always zero.
+    uint32_t qa[KD][2];
+    {
+        const T* qrow = Q + (b * H_q + qh0 + (g < G ? g : 0)) * D;
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-        const uint4 r = __ldg(reinterpret_cast<const uint4*>(Q + ((b * H_q + qh0 + g) * D) + li * 8));
-        unpack8(r, q[g], T{});
-#pragma unroll
-        for (int x = 0; x < 8; ++x) q[g][x] *= scale_log2;
+        for (int kk = 0; kk < KD; ++kk) {
+            qa[kk][0] = g < G ? *reinterpret_cast<const uint32_t*>(qrow + 16 * kk + 2 * t) : 0u;
+            qa[kk][1] = g < G ? *reinterpret_cast<const uint32_t*>(qrow + 16 * kk + 8 + 2 * t) : 0u;
+        }
     }
-    float m[G], l[G], acc[G][8];  // per query head: running max (base 2), running sum, O slice
+    // This warp's online softmax over its 8 keys of every tile, for head g (the 4 lanes of a quad agree
+    // on m; l is this lane's part, summed over the quad at the end), and its O^T (D, 8 heads) in fp32:
+    // acc[i] holds rows d = 16i + g and 16i + 8 + g, columns (heads) 2t and 2t + 1.
+    float m = -INFINITY, l = 0.f;
+    float acc[KD][4];
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-        m[g] = -INFINITY;
-        l[g] = 0.f;
-#pragma unroll
-        for (int x = 0; x < 8; ++x) acc[g][x] = 0.f;
-    }
+    for (int i = 0; i < KD; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+    // ldmatrix row addresses: lanes 8j..8j+7 give rows (keys) 8 warp + 0..7 of the matrix at d = 32c + 8j
+    const int lrow = warp * 8 + (lane & 7), lcol = 8 * (lane >> 3);
     int stage = 0, next = R::kStages - 1;  // the stage tile t sits in; the stage tile t + kStages - 1 goes to
-    for (int t = 0; t < tiles; ++t) {
+    for (int tile_i = 0; tile_i < tiles; ++tile_i) {
         cp_async_wait<R::kStages - 2>();  // this thread's copies of tile t have landed
         __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
-        if (t + R::kStages - 1 < tiles)
+        if (tile_i + R::kStages - 1 < tiles)
             load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
-                            k_begin + int64_t(t + R::kStages - 1) * kTileKeys, k_end);
+                            k_begin + int64_t(tile_i + R::kStages - 1) * kTileKeys, k_end);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_j = ring + (2 * stage) * R::kTileElems;  // (64, D)
         const T* V_j = K_j + R::kTileElems;                  // (64, D)
         stage = stage + 1 == R::kStages ? 0 : stage + 1;
-        const int64_t tile = k_begin + int64_t(t) * kTileKeys;
-        uint4 kr[U];
+
+        // S (16 heads x 8 keys) = Q K_w^T on tensor cores; K_w as the "col" B operand straight from ldmatrix
+        float s[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int u = 0; u < U; ++u) kr[u] = *reinterpret_cast<const uint4*>(K_j + (u * NG + gi) * D + li * 8);
-        float s[G][U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            float kf[8];
-            unpack8(kr[u], kf, T{});
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                float d = 0.f;
-#pragma unroll
-                for (int x = 0; x < 8; ++x) d = fmaf(q[g][x], kf[x], d);
-#pragma unroll
-                for (int off = TPK / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
-                s[g][u] = tile + u * NG + gi < k_end ? d : -INFINITY;
-            }
+        for (int c = 0; c < D / 32; ++c) {
+            uint32_t kb[4];
+            ldmatrix_x4(kb, K_j + swz<D>(lrow, 32 * c + lcol));
+            const uint32_t a0[4] = {qa[2 * c][0], 0u, qa[2 * c][1], 0u};
+            const uint32_t a1[4] = {qa[2 * c + 1][0], 0u, qa[2 * c + 1][1], 0u};
+            mma16816<T>(s, a0, kb[0], kb[1]);
+            mma16816<T>(s, a1, kb[2], kb[3]);
         }
-        uint4 vr[U];
+        // online softmax in base 2 for head g over keys 2t, 2t + 1 of this warp's eight
+        const int64_t key = k_begin + int64_t(tile_i) * kTileKeys + warp * 8 + 2 * t;
+        const float s0 = key < k_end ? s[0] * scale_log2 : -INFINITY;
+        const float s1 = key + 1 < k_end ? s[1] * scale_log2 : -INFINITY;
+        float mx = fmaxf(s0, s1);
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m, mx);
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;  // no key yet: keep everything at 0, not NaN
+        const float alpha = fast_exp2(m - m_use);              // m = -inf: 0
+        const float p0 = fast_exp2(s0 - m_use), p1 = fast_exp2(s1 - m_use);
+        l = l * alpha + p0 + p1;
+        m = m_new;
+        // P^T as the B operand of O^T += V_w^T P^T (m16n8k8): (keys 2t, 2t + 1; head g) is this lane's pair already
+        const uint32_t pb = pack2<T>(p0, p1);
+        // rescale O^T: its columns are heads 2t and 2t + 1, whose alpha live in lanes 8t and 8t + 4
+        const float a_lo = __shfl_sync(0xffffffffu, alpha, 8 * t), a_hi = __shfl_sync(0xffffffffu, alpha, 8 * t + 4);
 #pragma unroll
-        for (int u = 0; u < U; ++u) vr[u] = *reinterpret_cast<const uint4*>(V_j + (u * NG + gi) * D + li * 8);
+        for (int i = 0; i < KD; ++i) {
+            acc[i][0] *= a_lo;
+            acc[i][1] *= a_hi;
+            acc[i][2] *= a_lo;
+            acc[i][3] *= a_hi;
+        }
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-            float mx = m[g];
-#pragma unroll
-            for (int u = 0; u < U; ++u) mx = fmaxf(mx, s[g][u]);
-            if (mx == -INFINITY) continue;         // no valid key yet for this group
-            const float alpha = exp2f(m[g] - mx);  // m = -inf: 0
-            l[g] *= alpha;
-#pragma unroll
-            for (int x = 0; x < 8; ++x) acc[g][x] *= alpha;
-            m[g] = mx;
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const float pk = exp2f(s[g][u] - mx);
-                l[g] += pk;
-                float vf[8];
-                unpack8(vr[u], vf, T{});
-#pragma unroll
-                for (int x = 0; x < 8; ++x) acc[g][x] = fmaf(pk, vf[x], acc[g][x]);
-            }
+        for (int c = 0; c < D / 32; ++c) {
+            uint32_t va[4];  // V_w^T (d x keys) by ldmatrix.trans: a0, a1 of d tile 2c, then of 2c + 1
+            ldmatrix_x4_trans(va, V_j + swz<D>(lrow, 32 * c + lcol));
+            mma1688<T>(acc[2 * c], va[0], va[1], pb);
+            mma1688<T>(acc[2 * c + 1], va[2], va[3], pb);
         }
     }
-    cp_async_wait<0>();  // only empty groups remain; the ring is free from here on
-    // combine the NG groups of the block, one query head at a time
-    __shared__ float sm_m[NG], sm_l[NG];
-    __shared__ float sm_acc[NG][D];  // (NG, D)
+    cp_async_wait<0>();  // only empty groups remain
+    __syncthreads();     // every warp is done with the ring: it holds the combine from here on
+
+    // combine the 8 warps: each one's (m, l, O^T) per head, rescaled to the block's maximum
+    __shared__ float sm_m[kWarps][8], sm_l[kWarps][8];
+    float* sm_acc = reinterpret_cast<float*>(ring_raw);  // (warps, G, D)
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    if (t == 0) {
+        sm_m[warp][g] = m;
+        sm_l[warp][g] = l;
+    }
+    __syncthreads();
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-        if (li == 0) sm_m[gi] = m[g];
-        __syncthreads();
+    for (int hh = 0; hh < 2; ++hh) {
+        const int h = 2 * t + hh;
+        if (h >= G) continue;
         float M = -INFINITY;
-        for (int k = 0; k < NG; ++k) M = fmaxf(M, sm_m[k]);
-        const float f = m[g] == -INFINITY ? 0.f : exp2f(m[g] - M);
 #pragma unroll
-        for (int x = 0; x < 8; ++x) sm_acc[gi][li * 8 + x] = acc[g][x] * f;
-        if (li == 0) sm_l[gi] = l[g] * f;
-        __syncthreads();
-        if (threadIdx.x < D) {
-            float o = 0.f, lsum = 0.f;
-            for (int k = 0; k < NG; ++k) {
-                o += sm_acc[k][threadIdx.x];
-                lsum += sm_l[k];
-            }
-            const int64_t qh = b * H_q + qh0 + g;
-            const float lse = lsum > 0.f ? (M + log2f(lsum)) * kLn2 : -INFINITY;
-            const float out = lsum > 0.f ? o / lsum : 0.f;
-            if (splits == 1) {
-                O[qh * D + threadIdx.x] = StorageTraits<T>::from_float(out);
-                if (threadIdx.x == 0 && LSE) LSE[qh] = lse;
-            } else {
-                O_part[(qh * splits + split) * D + threadIdx.x] = out;
-                if (threadIdx.x == 0) LSE_part[qh * splits + split] = lse;
-            }
+        for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sm_m[w][h]);
+        const float mw = sm_m[warp][h];
+        const float f = mw == -INFINITY ? 0.f : exp2f(mw - M);
+        float* dst = sm_acc + (warp * G + h) * D;
+#pragma unroll
+        for (int i = 0; i < KD; ++i) {
+            dst[16 * i + g] = acc[i][hh] * f;
+            dst[16 * i + 8 + g] = acc[i][2 + hh] * f;
         }
-        __syncthreads();
     }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < G * D; idx += kThreads) {
+        const int h = idx / D, x = idx % D;
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sm_m[w][h]);
+        float o = 0.f, lsum = 0.f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            o += sm_acc[(w * G + h) * D + x];
+            lsum += sm_m[w][h] == -INFINITY ? 0.f : sm_l[w][h] * exp2f(sm_m[w][h] - M);
+        }
+        const int64_t qh = b * H_q + qh0 + h;
+        const float lse = lsum > 0.f ? (M + log2f(lsum)) * kLn2 : -INFINITY;
+        const float out = lsum > 0.f ? o / lsum : 0.f;
+        if (splits == 1) {
+            O[qh * D + x] = StorageTraits<T>::from_float(out);
+            if (x == 0 && LSE) LSE[qh] = lse;
+        } else {
+            O_part[(qh * splits + split) * D + x] = out;
+            if (x == 0) LSE_part[qh * splits + split] = lse;
+        }
+    }
+    __syncthreads();  // the ring's combine is read: the fused merge may reuse it
     if (splits == 1 || !fused) return;
 
     // Fused merge: the last block of this (b, KV head, chunk) to finish merges every split's partial.
@@ -256,7 +264,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
         w[k] = __ldcg(LSE_part + (b * H_q + qh0) * splits + k);
     __syncthreads();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s)
         float* ws = w + warp * splits;
         float M = -INFINITY;
@@ -276,13 +283,13 @@ __global__ void __launch_bounds__(kThreads, 2)
     constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
     static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
     const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
-    const int g = slot / (D / 4), x4 = slot % (D / 4);
-    const int64_t qh = b * H_q + qh0 + g;
+    const int gm = slot / (D / 4), x4 = slot % (D / 4);
+    const int64_t qh = b * H_q + qh0 + gm;
     const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 8
     for (int s = r; s < splits; s += RS) {
-        const float ws = w[g * splits + s];
+        const float ws = w[gm * splits + s];
         const float4 v = __ldcg(op + int64_t(s) * (D / 4));
         o.x = fmaf(ws, v.x, o.x);
         o.y = fmaf(ws, v.y, o.y);
@@ -355,6 +362,8 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
 template <typename T, int D>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     switch (plan.group_chunk) {
+        case 8:
+            return launch_split<T, D, 8>(p, plan, t, s);
         case 4:
             return launch_split<T, D, 4>(p, plan, t, s);
         case 2:
@@ -399,7 +408,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.keys_per_split = sp.keys_per_split;
     plan.why = sp.why;
     const int64_t g = p.group();
-    plan.group_chunk = g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
+    plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&

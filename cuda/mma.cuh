@@ -1,6 +1,6 @@
-// cuda/mma.cuh — the tensor-core building blocks shared by flash1.cu, flash2.cu, flash2_bwd.cu and flash2h.cu:
+// cuda/mma.cuh — the tensor-core building blocks shared by flash1.cu, flash2.cu, flash2_bwd.cu, flash2h.cu and decode.cu:
 // cp.async (16-byte global -> shared copies, zero-filled past the end), ldmatrix (.trans),
-// mma.sync m16n8k16 (fp16/bf16 in, fp32 accumulate), the XOR swizzle of shared tiles, exp2.
+// mma.sync m16n8k16 and m16n8k8 (fp16/bf16 in, fp32 accumulate), the XOR swizzle of shared tiles, exp2.
 //
 // Fragment layouts of mma.m16n8k16 (g = lane / 4, t = lane % 4):
 //   A (16 x 16, row-major): a0 (g, 2t..2t+1)  a1 (g+8, 2t..)  a2 (g, 2t+8..)  a3 (g+8, 2t+8..)
@@ -84,6 +84,23 @@ __device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&c)[4], const uin
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// mma.sync m16n8k8 (decode.cu's O^T += V^T P^T): A (16 x 8) a0 (g, 2t..2t+1) a1 (g+8, 2t..);
+// B (8 x 8, "col") b0 (k = 2t..2t+1, n = g); C as m16n8k16's.
+template <typename T>
+__device__ __forceinline__ void mma1688(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0);
+template <>
+__device__ __forceinline__ void mma1688<__half>(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(b0));
+}
+template <>
+__device__ __forceinline__ void mma1688<__nv_bfloat16>(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(b0));
 }
 
 // Two floats -> one 32-bit register of two fp16/bf16 (round to nearest even), low half first.
