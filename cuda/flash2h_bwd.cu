@@ -5,8 +5,9 @@
 // Three launches:
 //   1. pre: D_i = rowsum(dO_i o O_i) (fp32) and LSE_i log2(e), both padded to T_r B_r rows a head
 //      (D = 0, LSE = +inf past N, so that padded query rows get P = 0), so the producer fetches
-//      them as aligned 256-byte bulk copies; the fp32 dQ accumulator (and, deterministic, the
-//      per-query-block counters) zeroed.
+//      them as aligned 256-byte bulk copies; each warp also zeroes its row's share of the fp32 dQ
+//      accumulator (so that the zeroing is a kernel the DRAM counters see, where a cudaMemsetAsync
+//      was not, and one launch fewer); deterministic: the per-query-block counters zeroed.
 //   2. main: one thread block per key/value block K_j, V_j (B_c = 128 rows) of one head.
 //      * warpgroup 0 (the producer; one of its threads): K_j, V_j once by TMA, then for every query
 //        block i the block visits (causal: only i whose rows reach key block j) Q_i, dO_i (TMA),
@@ -71,7 +72,8 @@
 //   total (+1 KiB alignment)             d=128: 162 KiB  d=64: 98 KiB
 //   Registers per consumer thread: dK_j, dV_j (d / 2 fp32 each), S^T, dP^T, dQ part (32 fp32
 //   each), P^T and dS^T as 16-bit A fragments (16 x 32-bit each).
-// HBM traffic (per head, e bytes an element): pre: read O, dO (2 N d e), write D, LSE (8 N);
+// HBM traffic (per head, e bytes an element): pre: read O, dO (2 N d e), write D, LSE (8 N) and
+//   the zeroed accumulator (4 N d a copy, padded rows in the bulk schedules);
 //   main: read K, V once (2 N d e), per visited query block Q_i, dO_i (2 B_r d e) and LSE_i, D_i
 //   (8 B_r): T_c (2 N d e + 8 N) in all (causal about half); dQ accumulator: T_c N d 4 bytes of
 //   atomic adds (d = 64: twice), mostly absorbed by L2; write dK, dV (2 N d e);
@@ -162,13 +164,27 @@ constexpr int DQ_TILE = BR * 64;  // floats a tile
 // ---- pre and post passes -------------------------------------------------------------------------
 
 // One warp a padded row r of a head (T_r B_r rows): D = sum_c dO[c] O[c] and LSE log2(e); past N
-// D = 0 and LSE = +inf (P = 0 for those rows).
-template <typename T, int D>
+// D = 0 and LSE = +inf (P = 0 for those rows). The warp zeroes the row's share of the dQ
+// accumulator: tiled (bulk schedules), floats [r, r + 1) x KH d of the flat array (a query block's
+// tiles are its B_r padded rows' shares, in order); row-major (atomics), row bh N + q when q < N.
+template <typename T, int D, int KH>
 __global__ void flash2h_bwd_pre(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ LSE,
-                                float* __restrict__ Dp, float* __restrict__ Lp, int N, int Tpad, int heads) {
+                                float* __restrict__ Dp, float* __restrict__ Lp, float4* __restrict__ dq_acc, int tiled,
+                                int N, int Tpad, int heads) {
     const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (r >= Tpad * heads) return;
     const int bh = r / Tpad, q = r % Tpad;
+    {
+        constexpr int ROW4 = KH * D / 4;  // float4s of a padded row's share (tiled)
+        const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (tiled) {
+#pragma unroll
+            for (int k = lane; k < ROW4; k += 32) dq_acc[static_cast<size_t>(r) * ROW4 + k] = zero;
+        } else if (q < N) {
+#pragma unroll
+            for (int k = lane; k < D / 4; k += 32) dq_acc[(static_cast<size_t>(bh) * N + q) * (D / 4) + k] = zero;
+        }
+    }
     float acc = 0.0f, lse2 = INFINITY;
     if (q < N) {
         const size_t row = static_cast<size_t>(bh) * N + q;
@@ -741,10 +757,10 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     ws.c.ensure(static_cast<size_t>(BH) * T_r * 4 + 4);  // deterministic: counters
     float* Dp = ws.b.as<float>();
     float* Lp = Dp + padded;
-    CUDA_CHECK(cudaMemsetAsync(ws.a.get(), 0, acc_bytes, s));
     if (DET) CUDA_CHECK(cudaMemsetAsync(ws.c.get(), 0, static_cast<size_t>(BH) * T_r * 4, s));
-    flash2h_bwd_pre<T, D><<<static_cast<unsigned>((padded + 7) / 8), 256, 0, s>>>(
-        static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, N, Tpad, BH);
+    flash2h_bwd_pre<T, D, KH><<<static_cast<unsigned>((padded + 7) / 8), 256, 0, s>>>(
+        static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, ws.a.as<float4>(), BULK ? 1 : 0, N,
+        Tpad, BH);
     LAUNCH_CHECK();
 
     using Z = BwdSizes<D, STAGES, NWG>;

@@ -514,15 +514,16 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             launches = 1;
             if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after
                 const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
-                // the zeroing (cudaMemsetAsync) writes every tile; the bulk schedules' tiles cover
-                // the query rows padded to whole blocks
+                // the zeroing writes every tile (flash2's cudaMemsetAsync, a launch of its own;
+                // flash2h's pre pass, in the same launch); the bulk schedules' tiles cover the query
+                // rows padded to whole blocks
                 const double acc_rows =
                     k.dq == DqAccumulation::bulk_reduction ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br) : static_cast<double>(N);
                 const double zero = tiles_dq * acc_rows * BH * d * 4 / hbm;
                 const double pre = 2.0 * N * BH * d * e / hbm;
                 const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
                 total_s += zero + pre + post;
-                launches = 4;
+                launches = k.kernel == "flash2h" ? 3 : 4;
             }
             total_s += launches * rates.launch_s;
         }
