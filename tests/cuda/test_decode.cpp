@@ -2,9 +2,9 @@
 // the decode kernel (cuda/decode.cu) and of the memory probes behind `flashsim bench --fit`:
 //   * O and LSE vs the float64 reference (sim::decode_reference) at odd cache lengths
 //     (1, 7, 130, 193, 385, 1000, 4097: shorter than a tile, one past the 3-stage ring at d = 128
-//     and the 6-stage one at d = 64, many times round it), d 64 and 128, bf16 and fp16, GQA 32/8
-//     and MHA (and a group of 8, which runs in two chunks), with the chosen split count, one split
-//     and forced splits (the fused merge);
+//     and the 6-stage one at d = 64, many times round it), d 64 and 128, bf16 and fp16, groups of
+//     4 (GQA 32/8), 1 (MHA), 8, 2 and 16 (which runs in two chunks of 8), with the chosen split
+//     count, one split and forced splits (the fused merge);
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
 //   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
@@ -34,11 +34,12 @@ sim::DecodeProblem decode_shape(int64_t b, int64_t hq, int64_t hkv, int64_t L, i
 double decode_tolerance(sim::DType dt) { return dt == sim::DType::bf16 ? 1.5e-2 : 4e-3; }
 }  // namespace
 
-TEST_CASE("decode kernel vs the float64 reference: odd L, both d, both dtypes, GQA 32/8 and MHA") {
+TEST_CASE("decode kernel vs the float64 reference: odd L, both d, both dtypes, groups of 1, 2, 4, 8 and 16") {
     struct Heads {
         int64_t q, kv;
     };
-    for (const Heads h : {Heads{32, 8}, Heads{8, 8}, Heads{16, 2}})
+    // one block carries 4 (32/8), 1 (MHA), 8 (16/2) or 2 (16/8) query heads; 32/2 runs in two chunks of 8
+    for (const Heads h : {Heads{32, 8}, Heads{8, 8}, Heads{16, 2}, Heads{16, 8}, Heads{32, 2}})
         for (int64_t L : {1, 7, 130, 193, 385, 1000, 4097})
             for (int64_t d : {64, 128})
                 for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
