@@ -60,7 +60,8 @@ void standard_softmax_rows(Ctx& ctx, int64_t r0, int64_t r) {
 }
 
 // Kernel 1: P = softmax(S) row by row: several rows a block when they fit; else one row a block,
-// two passes over it (max and sum, then P).
+// two passes over it (max and sum, then P). Under the causal mask row a reads only its visible
+// columns [0, a] of S (cuda/standard.cu's softmax_rows, both passes) and writes the whole row of P.
 void standard_softmax_block(Ctx& ctx, int64_t g, Walker& w) {
     const Problem& p = ctx.p;
     const int64_t n = p.seq, e = p.elem_bytes();
@@ -68,7 +69,10 @@ void standard_softmax_block(Ctx& ctx, int64_t g, Walker& w) {
     if (sh.whole_rows) {
         const int64_t r0 = g * sh.group_rows, r = std::min(n, r0 + sh.group_rows) - r0;
         w.begin_step();
-        w.load(Tensor::S, g, -1, r0, 0, r, n, r * n * e);
+        if (p.causal)
+            for (int64_t a = r0; a < r0 + r; ++a) w.load(Tensor::S, g, -1, a, 0, 1, a + 1, (a + 1) * e);
+        else
+            w.load(Tensor::S, g, -1, r0, 0, r, n, r * n * e);
         w.compute(Tensor::P, g, -1, r, n, {0, r * n, 3 * r * n});
         w.store(Tensor::P, g, -1, r0, 0, r, n, r * n * e);
         w.in_sram(r * n * kF32);
@@ -77,7 +81,8 @@ void standard_softmax_block(Ctx& ctx, int64_t g, Walker& w) {
     }
     const int64_t row = g;
     two_pass_row(w, n, sh.chunk, [&](int pass, int64_t q, int64_t k0, int64_t cc) {
-        w.load(Tensor::S, row, q, row, k0, 1, cc, cc * e);
+        const int64_t seen = p.causal ? std::clamp<int64_t>(row + 1 - k0, 0, cc) : cc;  // visible columns
+        if (seen > 0) w.load(Tensor::S, row, q, row, k0, 1, seen, seen * e);
         if (pass == 0) {
             w.compute(Tensor::l, row, q, 1, cc, {0, cc, 2 * cc});
         } else {

@@ -68,6 +68,7 @@ RowKernelShape row_kernel_shape(int64_t n, int64_t sram, int64_t floats_per_elem
 }
 
 int64_t key_softmax_rows(const Ctx& ctx, int64_t g) {
+    if (has_mask(ctx.p)) return -1;  // under the mask each row reads its own visible columns
     const RowKernelShape sh = row_kernel_shape(ctx.t.n, ctx.sram, 1, ctx.t.bc);
     return sh.whole_rows ? std::min(ctx.t.n, (g + 1) * sh.group_rows) - g * sh.group_rows : 0;
 }

@@ -172,10 +172,26 @@ TEST_CASE("causal flash skips exactly the tiles above the diagonal") {
             for (int64_t j = 0; j < tc; ++j) skipped += j * s.bc > std::min(s.n, (i + 1) * s.br) - 1;
         CHECK(tr * tc - r.totals.steps == skipped);
         CHECK(r.totals[Tensor::K].read_bytes == kv_rows * s.d * 2);
-        // Standard attention gets no saving from the mask.
+        // Standard attention gets no saving from the mask in what it writes: S and P whole.
         c.algo = Algo::standard;
         const Result st = simulate(p, find_machine("H200"), c);
         CHECK(st.totals[Tensor::S].write_bytes == s.n * s.n * 2);
+        CHECK(st.totals[Tensor::P].write_bytes == s.n * s.n * 2);
+    }
+}
+
+TEST_CASE("causal standard: the softmax reads only each row's visible columns of S") {
+    // cuda/standard.cu's softmax_rows reads columns [0, a] of row a under the mask, in both of its
+    // passes when a row does not fit in SRAM: N (N + 1) / 2 elements a pass, against N^2 without it.
+    for (const int64_t n : {1LL, 7LL, 100LL, 1031LL, 4096LL, 70000LL}) {
+        CAPTURE(n);
+        const int64_t passes = n * 4 <= 227 * 1024 ? 1 : 2;  // a row of S fits in SRAM or not
+        Config c = counting(Algo::standard, 64, 64);
+        const Result causal = simulate(shape(n, 64, true), find_machine("H200"), c);
+        const Result full = simulate(shape(n, 64), find_machine("H200"), c);
+        CHECK(causal.totals[Tensor::S].read_bytes == passes * n * (n + 1) / 2 * 2);
+        CHECK(full.totals[Tensor::S].read_bytes == passes * n * n * 2);
+        CHECK(causal.totals[Tensor::S].write_bytes == n * n * 2);  // the scores product writes all of S
     }
 }
 
