@@ -51,13 +51,10 @@
 //      smem: 226 KiB), so no barrier joins the two warpgroups within a step; warpgroup 1 starts
 //      once warpgroup 0 has its first P^T, so their exponentials are offset.
 //      Writers (FLASHSIM_FLASH2H_BWD_FLUSH=writers, the bulk schedules): the consumer warpgroup
-//      only stores its dQ_i tile; lane 0 of warp 1 + w of the producer warpgroup adds consumer
-//      warpgroup w's tiles (mbarriers per tile place: written, 128 arrivals; read, one). Where shared
-//      memory has the room (all but bulk-keys at d = 128 and the deep ring at d = 128), each
-//      warpgroup has two tile sets in turn, so it stores step n's tile while the reduction still
-//      reads step n - 1's (+32 KiB: 226 KiB at d = 128 bulk, 195 KiB at d = 64 bulk-keys with the
-//      4-stage ring). The consumers hand a tile over after the next step's dS^T fence, so none
-//      of them waits for its tile stores to land or for the others of its warpgroup.
+//      only stores its dQ_i tile; warp 1 + w of the producer warpgroup adds consumer warpgroup w's
+//      tiles (named barriers 10 + w: tile written, 13 + w: tile read). The consumers hand a tile
+//      over after the next step's dS^T fence, so none of them waits for its tile stores to land or
+//      for the others of its warpgroup, and none waits for the reduction to read the tile.
 //      Every step builds its wgmma descriptors from the stage's by adding offsets.
 //   3. post: dQ = scale * accumulator, rounded to the storage type (bulk schedules: from the tiles).
 //
@@ -130,18 +127,9 @@ struct BwdSizes {
     // schedules "bulk*": each consumer warpgroup's dQ_i part (B_r x 64 fp32) in fragment order
     static constexpr int DQ_BYTES = BR * 64 * 4;
     static constexpr int OFF_DQ = OFF_D + STAGES * ROW_BYTES;
-    // dQ tiles a set (bulk: one a warpgroup; "bulk-keys", each warpgroup its own keys' dQ_i part
-    // over all of d: one a warpgroup and 64-column panel) and sets: two
-    // when writer warps add them and shared memory has the room (a consumer warpgroup stores its
-    // next tile while its writer's reduction still reads the last one), else one
-    static constexpr int dq_tiles(int dqm) { return dqm == 2 ? NWG * PANELS : 2; }
-    static constexpr int dq_sets(int dqm, bool writer) {
-        return writer && OFF_DQ + 2 * dq_tiles(dqm) * DQ_BYTES + 1024 + STATIC_SMEM <= 232448 ? 2 : 1;
-    }
-    static constexpr int smem(int dqm, bool writer) {
-        return dqm == 0 ? SMEM : OFF_DQ + dq_sets(dqm, writer) * dq_tiles(dqm) * DQ_BYTES + 1024;
-    }
-    static constexpr int STATIC_SMEM = 256;  // the kernel's mbarriers
+    static constexpr int SMEM_BULK = OFF_DQ + 2 * DQ_BYTES + 1024;
+    // "bulk-keys": each warpgroup its own keys' dQ_i part over all of d, one tile a 64-column panel
+    static constexpr int SMEM_KEYS = OFF_DQ + NWG * PANELS * DQ_BYTES + 1024;
 };
 
 // dQ additions: float2 atomics, bulk reduction of column halves (d = 128) / key halves (d = 64),
@@ -283,18 +271,15 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     using Z = BwdSizes<D, STAGES, NWG>;
     constexpr int BC = Z::BC;
     static_assert(NWG == 2 || (DQM == DQ_KEYS && !DETERMINISTIC), "three warpgroups: the bulk-keys schedule only");
-    static_assert(Z::smem(DQM, WRITER) + Z::STATIC_SMEM <= 232448, "more shared memory than a block may have (227 KiB)");
+    static_assert((DQM == DQ_KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
+                  "more shared memory than a block may have (227 KiB)");
     constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     // dQ tiles a consumer warpgroup adds a step (bulk-keys at d = 128: one a column panel)
     constexpr int FLUSHES = KEYS && D == 128 ? 2 : 1;
     constexpr int KH = key_parts<D, DQM, NWG>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
-    // dQ tiles in shared memory: DQS sets of DQT; a warpgroup's tiles take SLOTS places in turn
-    constexpr int DQT = Z::dq_tiles(DQM), DQS = Z::dq_sets(DQM, WRITER), SLOTS = FLUSHES * DQS;
-    static_assert(!WRITER || SLOTS <= 2, "two dQ tile places a warpgroup at most");
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 2 * STAGES];
-    __shared__ __align__(8) uint64_t dqbars[WRITER ? 4 * NWG : 1];  // writers: tile written, tile read
     const uint32_t raw = smem_addr(smem_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;    // swizzle atoms need 1024-byte alignment
     unsigned char* gbase = smem_raw + (base - raw);  // the same place, as a generic pointer
@@ -303,12 +288,6 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     const uint32_t barKV = smem_addr(&bars[0]);
     auto full = [&](int s) { return smem_addr(&bars[1 + s]); };
     auto empty = [&](int s) { return smem_addr(&bars[1 + STAGES + s]); };
-    // writers: consumer warpgroup w's tile in place `slot` written (128 arrivals) / read by the
-    // reduction (one arrival, the writer)
-    auto dq_written = [&](int w, int slot) { return smem_addr(&dqbars[2 * w + slot]); };
-    auto dq_read = [&](int w, int slot) { return smem_addr(&dqbars[2 * NWG + 2 * w + slot]); };
-    // shared-memory offset of dQ tile `tile` of set `set`
-    auto dq_off = [](int set, int tile) { return Z::OFF_DQ + (set * DQT + tile) * Z::DQ_BYTES; };
 
     const GridPlace place = grid_place(heavy);  // key block 0 is a causal head's heaviest
     const int j = place.block, bh = place.head;
@@ -324,12 +303,6 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             mbar_init(full(s), 1);
             mbar_init(empty(s), Warps<NWG>::CONSUMERS);  // every consumer thread releases its own reads
         }
-        if constexpr (WRITER)
-            for (int w = 0; w < NWG; ++w)
-                for (int slot = 0; slot < 2; ++slot) {
-                    mbar_init(dq_written(w, slot), 128);
-                    mbar_init(dq_read(w, slot), 1);
-                }
         mbar_fence_init();
     }
     __syncthreads();
@@ -357,23 +330,27 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
                 bulk_load(sL + s * Z::ROW_BYTES, Lh + i * BR, Z::ROW_BYTES, full(s));
                 bulk_load(sD + s * Z::ROW_BYTES, Dh + i * BR, Z::ROW_BYTES, full(s));
             }
-        } else if (WRITER && warp >= 1 && warp <= NWG && lane == 0) {
-            // dQ writer of consumer warpgroup w: tile k of the warpgroup (step n, panel f) sits in
-            // place k % SLOTS; once the warpgroup has written (and fenced) it, this thread adds it into
-            // HBM with one bulk reduction, waits until the reduction has read it and frees the place
+        } else if (WRITER && warp >= 1 && warp <= NWG) {
+            // dQ writer of consumer warpgroup w: once the warpgroup has written (and fenced) a dQ_i
+            // tile it arrives at named barrier 10 + w; this warp's lane 0 adds the tile into HBM with
+            // one bulk reduction, waits until the reduction has read it, and the warp arrives at 13 + w
+            // (the tile is free again), where the warpgroup waits before writing its next tile
             const int w = warp - 1;
+            named_arrive(13 + w, 160);
             for (int n = 0; n < steps; ++n)
                 for (int f = 0; f < FLUSHES; ++f) {
-                    const int k = n * FLUSHES + f, slot = k % SLOTS;
-                    mbar_wait(dq_written(w, slot), (k / SLOTS) & 1);
-                    const int i = i_first + n, tl = KH > 1 ? w * Z::PANELS + f : w;
-                    float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
-                    bulk_reduce_add_f32(dst, base + dq_off(n % DQS, KEYS ? tl : w), Z::DQ_BYTES);
-                    bulk_commit();
-                    bulk_wait_read_all();
-                    mbar_arrive(dq_read(w, slot));
+                    named_sync(10 + w, 160);
+                    if (lane == 0) {
+                        const int i = i_first + n, tl = KH > 1 ? w * Z::PANELS + f : w;
+                        float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
+                        bulk_reduce_add_f32(dst, base + Z::OFF_DQ + (KEYS ? tl : w) * Z::DQ_BYTES, Z::DQ_BYTES);
+                        bulk_commit();
+                        bulk_wait_read_all();
+                    }
+                    __syncwarp();
+                    if (n + 1 < steps || f + 1 < FLUSHES) named_arrive(13 + w, 160);
                 }
-            bulk_wait_all();  // the additions done before the block ends
+            if (lane == 0) bulk_wait_all();  // the additions done before the block ends
         }
         return;
     }
@@ -446,13 +423,11 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     // thread writes the tile again).
     const int wtid = threadIdx.x % 128;
     // accumulator tile tl (KH = 2: key half wg, column panel p; KH = 1: column panel wg)
-    auto flush_dq_bulk = [&](int n, int i, int p) {
+    auto flush_dq_bulk = [&](int i, int p) {
         const int tl = KH > 1 ? wg * Z::PANELS + p : wg;
         const int st_tile = KEYS ? tl : wg;  // its shared-memory tile
-        float4* tile = reinterpret_cast<float4*>(gbase + dq_off(n % DQS, st_tile));
-        const int k = n * FLUSHES + p, slot = k % SLOTS;  // (writers) the warpgroup's k-th tile, its place
-        if constexpr (WRITER)
-            if (k >= SLOTS) mbar_wait(dq_read(wg, slot), (k / SLOTS - 1) & 1);  // the place's last tile is read
+        float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
+        if constexpr (WRITER) named_sync(13 + wg, 160);  // the writer has read the last tile
 #pragma unroll
         for (int k = 0; k < 8; ++k)
             tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
@@ -461,7 +436,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             // these stores too), so that no thread waits here for its stores to land; another at once
             if (p + 1 < FLUSHES) {
                 fence_proxy_async();
-                mbar_arrive(dq_written(wg, slot));
+                named_arrive(10 + wg, 160);
             }
             return;
         }
@@ -469,7 +444,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         named_sync(5 + wg, 128);
         if (wtid == 0) {
             float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
-            bulk_reduce_add_f32(dst, base + dq_off(0, st_tile), Z::DQ_BYTES);
+            bulk_reduce_add_f32(dst, base + Z::OFF_DQ + st_tile * Z::DQ_BYTES, Z::DQ_BYTES);
             bulk_commit();
         }
     };
@@ -581,7 +556,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         fence_proxy_async();
         // (writers) this fence also ordered the last step's dQ tile stores: hand that tile over
         if constexpr (WRITER)
-            if (n > 0) mbar_arrive(dq_written(wg, (n * FLUSHES - 1) % SLOTS));
+            if (n > 0) named_arrive(10 + wg, 160);
 
         // (dV_j += P^T dO_i,) dK_j += dS^T Q_i
         if constexpr (!PIPE) fence_regs(dv);
@@ -624,7 +599,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         wgmma_wait<0>();
         fence_regs(dq);
         if constexpr (BULK)
-            flush_dq_bulk(n, i, 0);
+            flush_dq_bulk(i, 0);
         else
             flush_dq(i);
         if constexpr (KEYS && D == 128) {  // this warpgroup's keys, columns 64..127
@@ -635,12 +610,12 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(dq);
-            flush_dq_bulk(n, i, 1);
+            flush_dq_bulk(i, 1);
         }
     }
     if constexpr (WRITER) {  // the last step's tile
         fence_proxy_async();
-        mbar_arrive(dq_written(wg, (steps * FLUSHES - 1) % SLOTS));
+        named_arrive(10 + wg, 160);
     } else if constexpr (BULK) {
         if (wtid == 0) bulk_wait_all();  // the tile is read (and added) before the block ends
     }
@@ -764,7 +739,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 
     using Z = BwdSizes<D, STAGES, NWG>;
-    constexpr int smem = Z::smem(DQM, WRITER);
+    constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
     auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
@@ -857,15 +832,13 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
     // the tiled accumulator's key parts (key_parts): each a whole fp32 copy of dQ, summed by post
     c.dq_copies = bulk && (keys || p.head_dim == 64) ? 2 : 1;
-    const int dqm = keys ? DQ_KEYS : bulk ? DQ_BULK : DQ_ATOMIC;
-    const bool writers = bulk && sc.writers;
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
-        c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::smem(dqm, writers)
-                                         : BwdSizes<64, deep_stages<64>()>::smem(dqm, writers);
+        c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
+                                         : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
     else if (p.head_dim == 128)
-        c.smem_bytes = BwdSizes<128>::smem(dqm, writers);
+        c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
     else
-        c.smem_bytes = BwdSizes<64>::smem(dqm, writers);
+        c.smem_bytes = keys ? BwdSizes<64>::SMEM_KEYS : bulk ? BwdSizes<64>::SMEM_BULK : BwdSizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim), bc = c.block_cols;
     // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
     c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * BR + BR * d) * 4;
