@@ -133,6 +133,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
         return;
     }
     c.pass = step ? sim::Pass::both : bwd ? sim::Pass::backward : sim::Pass::forward;
+    c.launch_per_kv_block = c.algo == sim::Algo::flash1;  // cuda/flash1.cu: one launch per K/V block
     c.block_rows = tf["block_rows"];
     c.block_cols = tf["block_cols"];
     if (bwd || step) {

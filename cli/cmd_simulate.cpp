@@ -136,6 +136,8 @@ void register_simulate(CLI::App& app, int& rc) {
             }
             sim::Config c = args->flags.config(algo_or_throw(algo));
             c.sram_bytes = args->prob.sram;  // 0: the GPU's shared memory per block
+            // the kernel's launches: cuda/flash1.cu runs one per K/V block
+            c.launch_per_kv_block = !profiles.empty() && profiles.front().one_launch_per_kv_block;
             for (const auto& kp : profiles) {
                 if (kp.block_rows <= 0) continue;
                 c.sram_bytes = std::max<int64_t>(m.sram_bytes, int64_t{1} << 20);  // the kernel's tiles (they compiled)

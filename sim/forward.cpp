@@ -126,89 +126,139 @@ void record_block(SoftmaxRecord& rec, int64_t j, int64_t c0, const float* scores
 }
 
 // ---------------------------------------------------------------- [flash1]
-// The paper's Algorithm 1, one thread block per head (as FlashAttention-1's kernel is launched:
-// grid (B*H)): O (float32), l, m live in HBM and are initialised there; the outer loop runs over
-// K/V blocks j, the inner over Q blocks i; every inner step reads Q_i, O_i, l_i, m_i and writes O_i,
-// l_i, m_i back. O_i stays normalised (divided by l_i) after every step.
-void flash1_forward_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+// The paper's Algorithm 1: O (float32), l, m live in HBM and are initialised there; the outer loop
+// runs over K/V blocks j, the inner over Q blocks i; every inner step reads Q_i, O_i, l_i, m_i and
+// writes O_i, l_i, m_i back. O_i stays normalised (divided by l_i) after every step.
+// Two launch shapes of the same steps, in the same order:
+//   * one thread block per head (as FlashAttention-1's kernel is launched: grid (B*H));
+//   * cuda/flash1.cu's (Config::launch_per_kv_block): a launch that initialises O, l, m, then one
+//     kernel per K/V block j (each head's block loads K_j, V_j and walks the query blocks), then
+//     one that converts O from fp32 to the storage type.
+
+// One inner step (i, j) of Algorithm 1.
+void flash1_step(Ctx& ctx, Walker& w, int64_t i, int64_t j, int64_t r0, int64_t r) {
     const Problem& p = ctx.p;
     const Tiling& t = ctx.t;
-    const int64_t d = p.head_dim, e = p.elem_bytes(), n = p.seq;
+    const int64_t d = p.head_dim, e = p.elem_bytes();
     const float scale = static_cast<float>(p.softmax_scale());
     const HeadData* h = ctx.h;
     SoftmaxRecord* rec = ctx.rec;
     MatF& O_hbm = ctx.O32;  // (N, d) float32 in HBM
     VecF& l_hbm = ctx.l;    // (N) float32 in HBM
     VecF& m_hbm = ctx.m;
-    if (h) {
-        O_hbm = MatF::Zero(n, d);
-        l_hbm = VecF::Zero(n);
-        m_hbm = VecF::Constant(n, kNegInf);
+    const int64_t c0 = t.c0(j), c = t.cols(j);
+    w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
+    w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
+    w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
+    w.load(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
+    w.compute(Tensor::S, i, j, r, c, {2 * r * c * d, 0, r * c});
+    w.compute(Tensor::P, i, j, r, c, {0, r * c + 2 * r, 2 * r * c + 6 * r});
+    w.rescale(i, r, d, {0, 0, 3 * r * d});
+    w.compute(Tensor::O, i, j, r, d, {2 * r * c * d, 0, 0});
+    w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
+    w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
+    w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
+    w.in_sram(r * d * e + 2 * c * d * e + r * d * kF32 + r * c * kF32 + 2 * r * kF32);
+    if (!h) return;
+    MatF S = (h->Q.middleRows(r0, r) * h->K.middleRows(c0, c).transpose()) * scale;  // (B_r, B_c)
+    apply_mask(p, S, r0, c0);
+    MatF Pt(r, c);
+    VecF mt(r), lt(r), m_new(r), l_new(r), a_old(r), a_new(r);
+    for (int64_t a = 0; a < r; ++a) {
+        mt(a) = S.row(a).maxCoeff();
+        const float ms = mt(a) == kNegInf ? 0.0f : mt(a);
+        Pt.row(a) = masked_exp(S.row(a), ms);
+        lt(a) = Pt.row(a).sum();
+        const float mo = m_hbm(r0 + a);
+        m_new(a) = std::max(mo, mt(a));
+        const float mn = m_new(a) == kNegInf ? 0.0f : m_new(a);
+        a_old(a) = std::exp(mo - mn);
+        a_new(a) = std::exp(ms - mn) * (mt(a) == kNegInf ? 0.0f : 1.0f);
+        l_new(a) = a_old(a) * l_hbm(r0 + a) + a_new(a) * lt(a);
     }
-    for (int64_t i = 0; i < t.tr; ++i) {  // line 2: initialise O, l, m in HBM
+    const MatF PV = Pt * h->V.middleRows(c0, c);  // (B_r, d)
+    for (int64_t a = 0; a < r; ++a) {
+        const int64_t row = r0 + a;
+        const float inv = l_new(a) > 0 ? 1.0f / l_new(a) : 0.0f;
+        const float keep = l_hbm(row) * a_old(a) * inv;
+        Eigen::RowVectorXf before, rescaled;
+        const bool recording = rec && row == rec->row;
+        if (recording) before = O_hbm.row(row);
+        O_hbm.row(row) = O_hbm.row(row) * keep + PV.row(a) * (a_new(a) * inv);
+        if (recording) {
+            rescaled = before * keep;
+            Eigen::RowVectorXf sc = S.row(a);
+            record_block(*rec, j, c0, sc.data(), c, m_hbm(row), m_new(a), l_hbm(row), l_new(a),
+                         std::exp(static_cast<double>(m_hbm(row)) - m_new(a)), before.data(),
+                         rescaled.data(), O_hbm.row(row).data(), d);
+        }
+        l_hbm(row) = l_new(a);
+        m_hbm(row) = m_new(a);
+    }
+}
+
+// Line 2: O = 0, l = 0, m = -inf in HBM.
+void flash1_init(Ctx& ctx, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.t;
+    const int64_t d = p.head_dim, n = p.seq;
+    if (ctx.h) {
+        ctx.O32 = MatF::Zero(n, d);
+        ctx.l = VecF::Zero(n);
+        ctx.m = VecF::Constant(n, kNegInf);
+    }
+    for (int64_t i = 0; i < t.tr; ++i) {
         const int64_t r0 = t.r0(i), r = t.rows(i);
         w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
         w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
         w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
     }
+}
+
+// The output: O as the steps left it (float32).
+void flash1_output(Ctx& ctx) {
+    HeadData* h = ctx.h;
+    if (!h) return;
+    const int64_t n = ctx.p.seq, d = ctx.p.head_dim;
+    for (int64_t a = 0; a < n * d; ++a) h->O[a] = ctx.O32.data()[a];  // O stays float32 in HBM
+    if (ctx.rec) ctx.rec->output = to_doubles(ctx.O32.row(ctx.rec->row).data(), d);
+}
+
+// One thread block per head: the whole of Algorithm 1.
+void flash1_forward_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+    const Problem& p = ctx.p;
+    const Tiling& t = ctx.t;
+    flash1_init(ctx, w);
     for (int64_t j = 0; j < t.tc; ++j)
-        w.segment(h || has_mask(p) ? -1 : t.cols(j), [&] {
-            const int64_t c0 = t.c0(j), c = t.cols(j);
-            over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) {
-                w.load(Tensor::Q, i, -1, r0, 0, r, d, r * d * e);
-                w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
-                w.load(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
-                w.load(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
-                w.compute(Tensor::S, i, j, r, c, {2 * r * c * d, 0, r * c});
-                w.compute(Tensor::P, i, j, r, c, {0, r * c + 2 * r, 2 * r * c + 6 * r});
-                w.rescale(i, r, d, {0, 0, 3 * r * d});
-                w.compute(Tensor::O, i, j, r, d, {2 * r * c * d, 0, 0});
-                w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
-                w.store(Tensor::l, i, -1, r0, 0, r, 1, r * kF32);
-                w.store(Tensor::m, i, -1, r0, 0, r, 1, r * kF32);
-                w.in_sram(r * d * e + 2 * c * d * e + r * d * kF32 + r * c * kF32 + 2 * r * kF32);
-                if (!h) return;
-                MatF S = (h->Q.middleRows(r0, r) * h->K.middleRows(c0, c).transpose()) * scale;  // (B_r, B_c)
-                apply_mask(p, S, r0, c0);
-                MatF Pt(r, c);
-                VecF mt(r), lt(r), m_new(r), l_new(r), a_old(r), a_new(r);
-                for (int64_t a = 0; a < r; ++a) {
-                    mt(a) = S.row(a).maxCoeff();
-                    const float ms = mt(a) == kNegInf ? 0.0f : mt(a);
-                    Pt.row(a) = masked_exp(S.row(a), ms);
-                    lt(a) = Pt.row(a).sum();
-                    const float mo = m_hbm(r0 + a);
-                    m_new(a) = std::max(mo, mt(a));
-                    const float mn = m_new(a) == kNegInf ? 0.0f : m_new(a);
-                    a_old(a) = std::exp(mo - mn);
-                    a_new(a) = std::exp(ms - mn) * (mt(a) == kNegInf ? 0.0f : 1.0f);
-                    l_new(a) = a_old(a) * l_hbm(r0 + a) + a_new(a) * lt(a);
-                }
-                const MatF PV = Pt * h->V.middleRows(c0, c);  // (B_r, d)
-                for (int64_t a = 0; a < r; ++a) {
-                    const int64_t row = r0 + a;
-                    const float inv = l_new(a) > 0 ? 1.0f / l_new(a) : 0.0f;
-                    const float keep = l_hbm(row) * a_old(a) * inv;
-                    Eigen::RowVectorXf before, rescaled;
-                    const bool recording = rec && row == rec->row;
-                    if (recording) before = O_hbm.row(row);
-                    O_hbm.row(row) = O_hbm.row(row) * keep + PV.row(a) * (a_new(a) * inv);
-                    if (recording) {
-                        rescaled = before * keep;
-                        Eigen::RowVectorXf sc = S.row(a);
-                        record_block(*rec, j, c0, sc.data(), c, m_hbm(row), m_new(a), l_hbm(row), l_new(a),
-                                     std::exp(static_cast<double>(m_hbm(row)) - m_new(a)), before.data(),
-                                     rescaled.data(), O_hbm.row(row).data(), d);
-                    }
-                    l_hbm(row) = l_new(a);
-                    m_hbm(row) = m_new(a);
-                }
-            });
+        w.segment(ctx.h || has_mask(p) ? -1 : t.cols(j), [&] {
+            over_query_blocks(p, t, j, w,
+                              [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
         });
-    if (h) {
-        for (int64_t a = 0; a < n * d; ++a) h->O[a] = O_hbm.data()[a];  // O stays float32 in HBM
-        if (rec) rec->output = to_doubles(O_hbm.row(rec->row).data(), d);
+    flash1_output(ctx);
+}
+
+// cuda/flash1.cu's launches: the initialisation, K/V block ctx.launch of every query block, the
+// conversion of O (fp32 read, storage type written).
+void flash1_init_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+    w.begin_step();
+    flash1_init(ctx, w);
+}
+void flash1_launch_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+    const int64_t j = ctx.launch;
+    over_query_blocks(ctx.p, ctx.t, j, w,
+                      [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
+}
+void flash1_convert_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
+    const Tiling& t = ctx.t;
+    const int64_t d = ctx.p.head_dim, e = ctx.p.elem_bytes();
+    for (int64_t i = 0; i < t.tr; ++i) {
+        const int64_t r0 = t.r0(i), r = t.rows(i);
+        w.begin_step();
+        w.load(Tensor::O, i, -1, r0, 0, r, d, r * d * kF32);
+        w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * e);
+        w.in_sram(r * d * kF32);
     }
+    flash1_output(ctx);
 }
 
 // ---------------------------------------------------------------- [flash2]
@@ -321,11 +371,26 @@ std::vector<KernelDef> forward_kernels(const Ctx& ctx, Algo a) {
                      true,
                      key_rows}};
         }
-        case Algo::flash1:
-            return {{{"flash1 forward (Algorithm 1: K/V blocks outer, O, l, m rewritten in HBM)", 0, 1,
-                      "(B*H): one block per head, as FlashAttention-1 launches it"},
-                     flash1_forward_block,
-                     true}};
+        case Algo::flash1: {
+            if (!t.launch_per_kv_block)
+                return {{{"flash1 forward (Algorithm 1: K/V blocks outer, O, l, m rewritten in HBM)", 0, 1,
+                          "(B*H): one block per head, as FlashAttention-1 launches it"},
+                         flash1_forward_block,
+                         true}};
+            std::vector<KernelDef> ks;
+            ks.push_back({{"flash1: O = 0, l = 0, m = -inf in HBM", 0, 1, "(B*H)", true}, flash1_init_block, true});
+            for (int64_t j = 0; j < t.tc; ++j) {
+                KernelDef k{{"flash1 launch " + std::to_string(j) + " of " + std::to_string(t.tc) +
+                                 ": K/V block " + std::to_string(j) + " against every query block (O, l, m in HBM)",
+                             0, 1, "(B*H): one launch per K/V block, as cuda/flash1.cu runs it"},
+                            flash1_launch_block,
+                            true};
+                k.launch = j;
+                ks.push_back(std::move(k));
+            }
+            ks.push_back({{"flash1: O converted from fp32", 0, 1, "(B*H)", true}, flash1_convert_block, true});
+            return ks;
+        }
         case Algo::flash2:
             return {
                 {{"flash2 forward (one block per query block, K/V streamed)", 0, t.tr, "(T_r, B*H), row block fastest"},

@@ -263,6 +263,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                 Walker w;
                 w.log = &s.log;
                 Ctx ctx(proto.p, proto.t, proto.tb, proto.sram);
+                ctx.launch = k.launch;
                 k.body(ctx, b, w);
                 const bool keep = ki == timeline_kernel && s.head == 0 && b < timeline_blocks;
                 s.timer.keep = keep;

@@ -27,6 +27,7 @@ struct Ctx {
     Tiling t;   // forward tiles
     Tiling tb;  // backward tiles
     int64_t sram = 0;
+    int64_t launch = -1;    // the kernel being walked: its KernelDef::launch
     HeadData* h = nullptr;  // null: count only
     SoftmaxRecord* rec = nullptr;
     // standard: the N x N matrices, as stored (rounded to the dtype)
@@ -47,6 +48,7 @@ struct KernelDef {
     Body body = nullptr;
     bool counted = true;  // false: run for numerics only (the forward of a backward-only pass)
     BlockKey key = nullptr;
+    int64_t launch = -1;  // one of several launches of the same body (flash1's K/V block j), else -1
 };
 
 inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0; }

@@ -59,6 +59,7 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
                         "): the number of fp32 dQ accumulators the backward keeps");
         plan.bwd.dq_copies = cfg.algo == Algo::flash2 ? cfg.dq_copies : 1;
     }
+    plan.fwd.launch_per_kv_block = cfg.launch_per_kv_block && cfg.algo == Algo::flash1;
 
     const double work = static_cast<double>(p.heads_total()) * p.seq * p.seq * p.head_dim;
     plan.numerics =
@@ -250,6 +251,7 @@ void walk_head(const Plan& plan, const Config& cfg, const Rates& rates, Ctx& ctx
         w.phase = k.counted ? counted_index : -1;
         w.pass = k.info.pass;
         w.begin_kernel();
+        ctx.launch = k.launch;
         walk_blocks(k, k.counted && counted_index == static_cast<int32_t>(plan.timeline_kernel), cfg, ctx, walk);
         w.end_block();
         w.timer.keep = false;

@@ -77,6 +77,11 @@ struct Config {
     // their keys' part of dQ_i into a copy of their own (flash2h at d = 64) zeroes, adds into and
     // reads back every copy; the walk counts each at its own place.
     int64_t dq_copies = 1;
+    // flash1: walk it as cuda/flash1.cu launches it (after a launch that initialises O, l, m, one
+    // kernel per K/V block j over every head's query blocks, then O converted from fp32), so that
+    // the L2 model sees O_i, l_i, m_i leave and come back between launches; false: as FA1 and the
+    // paper run Algorithm 1, one thread block per head walking the whole loop.
+    bool launch_per_kv_block = false;
     L2Mode l2 = L2Mode::automatic;
     int64_t l2_budget = int64_t{1} << 20;  // L2 lookups the automatic mode may spend (the CLI allows 2^22)
     Ceilings ceilings = Ceilings::datasheet;

@@ -285,6 +285,8 @@ struct Tiling {
     // backward (flash2): copies of the fp32 dQ accumulator a kernel keeps, each added into by its
     // own part of a key block and summed by the post pass (Config::dq_copies)
     int64_t dq_copies = 1;
+    // flash1 forward: one kernel per K/V block (Config::launch_per_kv_block)
+    bool launch_per_kv_block = false;
     int64_t r0(int64_t i) const { return i * br; }
     int64_t rows(int64_t i) const { return std::min(n, (i + 1) * br) - i * br; }
     int64_t c0(int64_t j) const { return j * bc; }

@@ -277,3 +277,44 @@ TEST_CASE("block-size sweep (the paper's Figure 2, middle): traffic falls as blo
     CHECK(ms[0] / ms[1] > 1.5);  // small blocks: copies dominate, doubling the block nearly halves the time
     CHECK(ms[3] / ms[4] < 1.1);  // large blocks: arithmetic dominates, the time has flattened
 }
+
+TEST_CASE("flash1 as cuda/flash1.cu launches it: the same steps and numbers; O, l, m leave L2 between launches") {
+    // the paper's shape (one block per head) and the kernel's (one launch per K/V block j, then the
+    // fp32 O converted) walk the same steps in the same order: equal numbers, equal step traffic
+    const Problem small = shape(300, 32);
+    Config paper = counting(Algo::flash1, 64, 128);
+    paper.numerics = Numerics::on;
+    Config launches = paper;
+    launches.launch_per_kv_block = true;
+    const Result a = simulate(small, find_machine("H200"), paper);
+    const Result b = simulate(small, find_machine("H200"), launches);
+    REQUIRE(a.output.has_value());
+    REQUIRE(b.output.has_value());
+    CHECK(a.output->data == b.output->data);  // bit for bit
+    const int64_t nd = 300 * 32;
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::l, Tensor::m}) CHECK(b.totals[t] == a.totals[t]);
+    // the conversion reads the fp32 O once more and writes it in the storage type (fp16)
+    CHECK(b.totals[Tensor::O] == a.totals[Tensor::O] + Traffic{nd * 4, nd * 2});
+
+    // 512 heads of N = 1024, d = 64 (the recorded row's shape, B_r = 128, B_c = 256, T_c = 4): every
+    // head's fp32 O is 256 KiB, all of them 128 MiB, twice the H200's L2. One block per head keeps its
+    // head's O in L2 from step to step; one launch per K/V block sweeps all 512 heads' O between two
+    // visits of the same O_i, so each of its five readers (launches 0-3, after the initialising
+    // launch wrote it, and the conversion) reads it back from DRAM.
+    const Problem big = with_heads(shape(1024, 64), 16, 32);
+    Config pc = counting(Algo::flash1, 128, 256, Pass::forward, L2Mode::on);
+    pc.l2_budget = int64_t{1} << 22;
+    pc.sram_bytes = int64_t{1} << 20;  // the kernel keeps S in registers; the walk's SRAM count is larger
+    Config lc = pc;
+    lc.launch_per_kv_block = true;
+    const Result pr = simulate(big, find_machine("H200"), pc);
+    const Result lr = simulate(big, find_machine("H200"), lc);
+    REQUIRE(pr.l2.simulated);
+    REQUIRE(lr.l2.simulated);
+    const double o_all = 512.0 * 1024 * 64 * 4;
+    const double o_paper = static_cast<double>(pr.l2.hbm[static_cast<size_t>(Tensor::O)].read_bytes);
+    const double o_launch = static_cast<double>(lr.l2.hbm[static_cast<size_t>(Tensor::O)].read_bytes);
+    CHECK(o_paper < 0.1 * o_all);
+    CHECK(o_launch >= 0.9 * 5 * o_all);  // what the last writer leaves in L2 is at most 60 of 128 MiB
+    CHECK(o_launch <= 5 * o_all);
+}
