@@ -101,6 +101,7 @@ nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k) {
               {"overlap", std::string(sim::overlap_name(p.overlap))},
               {"dq", std::string(sim::dq_name(p.dq))},
               {"one_launch_per_kv_block", p.one_launch_per_kv_block},
+              {"side_launches", p.side_launches},
               {"consumer_warpgroups", p.consumer_warpgroups},
               {"lock_step", p.lock_step},
               {"wgmma_waits", p.wgmma_waits},

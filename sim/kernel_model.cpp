@@ -146,6 +146,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
             k.operand_bytes_per_flop = flash2_bwd_operand_bytes(d);
             k.overlap = Overlap::softmax_behind_product;
             k.dq = DqAccumulation::atomics;
+            k.side_launches = 3;  // cudaMemsetAsync of the accumulator, the D pass, the conversion
             k.layout = "each warp 16 key rows; dQ by float2 atomics into an fp32 accumulator";
             k.why = "two blocks an SM by shared memory (as the forward: one block's softmax under the other's "
                     "products, at most half of them); every product stages its shared-memory operand through "
@@ -185,6 +186,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
             k.smem_bytes = d == 128 ? 198656 : 166912;  // d = 64: 4 Q_i / dO_i stages (cuda/flash2h_bwd.cu)
             k.overlap = Overlap::copy_behind_compute;
             k.dq = DqAccumulation::bulk_reduction;
+            k.side_launches = 2;  // the pre pass (D, the accumulator zeroed), the conversion
             k.dq_tiles = d == 128 ? 1 : 2;  // d = 128: column halves of one dQ_i; d = 64: each warpgroup a whole dQ_i
             k.consumer_warpgroups = 2;
             // d = 128 (bulk-pipelined): the warpgroups meet at a named barrier before dQ_i's product
@@ -511,7 +513,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             out.ctas = static_cast<int64_t>(durations.size());
             total_s = makespan(durations, slots);
             out.steady_s = steady / sl;
-            launches = 1;
+            launches = 1 + k.side_launches;
             if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after
                 const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
                 // the zeroing writes every tile (flash2's cudaMemsetAsync, a launch of its own;
@@ -523,7 +525,6 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 const double pre = 2.0 * N * BH * d * e / hbm;
                 const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
                 total_s += zero + pre + post;
-                launches = k.kernel == "flash2h" ? 3 : 4;
             }
             total_s += launches * rates.launch_s;
         }
