@@ -6,6 +6,7 @@ usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.
        python3 cuda/results/table.py --ceilings cuda/results/h200_ceilings.json
        python3 cuda/results/table.py --decode cuda/results/h200_decode.json
        python3 cuda/results/table.py --ring cuda/results/h200_ring.json
+       python3 cuda/results/table.py --writes cuda/results/h200.json   (forward writes: counters vs walk)
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
@@ -233,8 +234,33 @@ def ring():
               f"{vs['O']['max_abs']:.1e}, {vs['dK']['max_abs']:.1e} | {'yes' if r['ok'] else 'NO'} |")
 
 
+def writes():
+    """DRAM writes, the counters' against the L2 walk's, for the forward rows of the flash kernels
+    whose forward writes only O and the log-sum-exp: what the counters saw beyond that, by the flush
+    before the counted run (the note says which: a plain flush, or one that leaves no dirty line)."""
+    doc = json.load(open(sys.argv[2]))
+    mib = 2.0 ** 20
+    print("| N | d | mask | variant | counters' writes MiB | walk's writes MiB | excess MiB | flush |")
+    print("|---|---|---|---|---|---|---|---|")
+    excess = {}
+    for r in doc["rows"]:
+        if r["pass"] != "forward" or r["variant"] not in ("flash2", "flash2h"):
+            continue
+        if r.get("dram_write_bytes") is None or r.get("sim_l2_hbm_write_bytes") is None:
+            continue
+        clean = "no dirty line left" in r.get("counters_note", "")
+        flush = "written, then read" if clean else "written"
+        x = (r["dram_write_bytes"] - r["sim_l2_hbm_write_bytes"]) / mib
+        excess.setdefault(flush, []).append(x)
+        print(f"| {r['seq']} | {r['head_dim']} | {'causal' if r['causal'] else 'none'} | {r['variant']} | "
+              f"{r['dram_write_bytes'] / mib:.1f} | {r['sim_l2_hbm_write_bytes'] / mib:.1f} | {x:.1f} | {flush} |")
+    for flush, xs in excess.items():
+        print(f"\nflush {flush}: {len(xs)} rows, the counters' writes exceed the walk's by "
+              f"{min(xs):.1f}-{max(xs):.1f} MiB")
+
+
 if __name__ == "__main__":
-    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring}
+    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring, "--writes": writes}
     if len(sys.argv) == 3 and sys.argv[1] in modes:
         modes[sys.argv[1]]()
     else:
