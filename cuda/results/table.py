@@ -7,6 +7,7 @@ usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.
        python3 cuda/results/table.py --decode cuda/results/h200_decode.json
        python3 cuda/results/table.py --ring cuda/results/h200_ring.json
        python3 cuda/results/table.py --writes cuda/results/h200.json   (forward writes: counters vs walk)
+       python3 cuda/results/table.py --decode-fixed cuda/results/h200_decode.json   (B = 1: fixed + bytes / rate)
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
@@ -210,6 +211,33 @@ def decode():
               f"{cell(r.get('ratio_vs_sdpa_cudnn'))} | {cell(r.get('fraction_of_copy'), '{:.0%}')} |")
 
 
+def decode_fixed():
+    """A line through the B = 1 decode rows of each d (two cache lengths): time = fixed + bytes / rate,
+    for the kernel, cuDNN and the copy (its bytes read + written), measured in the same call. What is
+    not proportional to the cache (launch, the first tiles, the merge) shows as the fixed part."""
+    doc = json.load(open(sys.argv[2]))
+    print("| d | L | kernel: fixed us, TB/s | cuDNN: fixed us, TB/s | copy: fixed us, TB/s |")
+    print("|---|---|---|---|---|")
+    for d in sorted({r["head_dim"] for r in doc["rows"]}, reverse=True):
+        rs = sorted((r for r in doc["rows"] if r["head_dim"] == d and r["batch"] == 1 and "ms_median" in r),
+                    key=lambda r: r["kv_len"])
+        if len(rs) < 2:
+            continue
+        a, b = rs[0], rs[-1]
+
+        def line(ta, tb, ba, bb):  # ms, bytes -> (fixed us, TB/s)
+            rate = (bb - ba) / ((tb - ta) * 1e-3)
+            return f"{(ta * 1e-3 - ba / rate) * 1e6:.1f}, {rate / 1e12:.2f}"
+
+        an_a, an_b = a.get("anchors", {}), b.get("anchors", {})
+        cu = (line(an_a["sdpa_cudnn"]["ms_median"], an_b["sdpa_cudnn"]["ms_median"], a["kv_bytes"], b["kv_bytes"])
+              if "sdpa_cudnn" in an_a and "sdpa_cudnn" in an_b else "–")
+        cp = (line(an_a["copy"]["ms_median"], an_b["copy"]["ms_median"], 2 * an_a["copy"]["bytes"],
+                   2 * an_b["copy"]["bytes"]) if "copy" in an_a and "copy" in an_b else "–")
+        print(f"| {d} | {a['kv_len']}-{b['kv_len']} | {line(a['ms_median'], b['ms_median'], a['kv_bytes'], b['kv_bytes'])} "
+              f"| {cu} | {cp} |")
+
+
 def ring():
     """Ring attention with the kernels (flashsim bench --ring): the ring's passes beside one kernel call on
     the whole problem and on one device's share, all timed in the same call, and the simulator's ring."""
@@ -260,7 +288,8 @@ def writes():
 
 
 if __name__ == "__main__":
-    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring, "--writes": writes}
+    modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring, "--writes": writes,
+             "--decode-fixed": decode_fixed}
     if len(sys.argv) == 3 and sys.argv[1] in modes:
         modes[sys.argv[1]]()
     else:
