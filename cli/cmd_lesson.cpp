@@ -5,7 +5,7 @@
 //   flashsim lesson ID --all               print every step without waiting (for scripts)
 //   flashsim lesson --all                  the whole course, every lesson in order
 //   flashsim lesson ID --answer "k=v,..."  check an answer to the lesson's exercise
-//   flashsim lesson --check                load every lesson and check its expectations
+//   flashsim lesson --check [ID]           load every lesson (or the one named) and check its expectations
 //   flashsim lesson --term NAME            a glossary entry (the app shows the same text)
 // ID is a lesson's id or its number. --dir (or $FLASHSIM_LESSONS) picks the lessons directory;
 // --file loads one lesson file directly (e.g. one being written).
@@ -116,10 +116,38 @@ int run(const LessonArgs& a) {
     if (!a.term.empty()) return print_term(a.term);
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
     if (a.list || a.check) {
-        const auto all = lessons::load_all(dir);
+        std::vector<lessons::Loaded> all;
+        if (!a.file.empty()) {  // --file: that lesson alone, checked or listed (a load error is its line)
+            lessons::Loaded x;
+            x.file = a.file;
+            try {
+                x.lesson = lessons::load_lesson(a.file);
+            } catch (const std::exception& e) {
+                x.error = e.what();
+            }
+            all.push_back(std::move(x));
+        } else {
+            all = lessons::load_all(dir);
+        }
         if (all.empty()) {
             print_error("lesson", "no lesson files (*.toml) in " + dir);
             return 1;
+        }
+        if (!a.id.empty() && a.file.empty()) {  // only the lesson named (a file that does not load might be it: kept)
+            std::string ids;
+            bool found = false;
+            std::erase_if(all, [&](const lessons::Loaded& x) {
+                if (!x.lesson) return x.file.find(a.id) == std::string::npos;
+                ids += (ids.empty() ? "" : ", ") + x.lesson->id;
+                const bool it = x.lesson->id == a.id || std::to_string(x.lesson->number) == a.id;
+                found = found || it;
+                return !it;
+            });
+            if (!found && all.empty()) {
+                print_error("lesson",
+                            "no lesson '" + a.id + "' in " + dir + " (known: " + ids + "; see flashsim lesson --list)");
+                return 1;
+            }
         }
         int bad = 0;
         for (const auto& x : all) {
@@ -234,7 +262,7 @@ void register_lesson(CLI::App& app, int& rc) {
     cmd->add_option("id", a->id, "Lesson id or number (see --list)");
     cmd->add_flag("--list", a->list, "List the lessons");
     cmd->add_flag("--all", a->all, "Print every step without waiting for Enter");
-    cmd->add_flag("--check", a->check, "Load every lesson and check its expectations (exit 1 if any fails)");
+    cmd->add_flag("--check", a->check, "Load every lesson (or the one named) and check its expectations (exit 1 if any fails)");
     cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"");
     cmd->add_option("--dir", a->dir, "Lessons directory (default: $FLASHSIM_LESSONS or the repo's lessons/)");
     cmd->add_option("--file", a->file, "Load this lesson file instead of looking up ID");

@@ -23,6 +23,30 @@ TEST_CASE("lesson --list and --check") {
     CHECK(c.text.find("FAILED") == std::string::npos);
 }
 
+TEST_CASE("lesson --check ID checks only that lesson; an unknown one is refused") {
+    const Out one = sh("lesson --check online-softmax");
+    CHECK(one.rc == 0);
+    CHECK(one.text.find("online-softmax") != std::string::npos);
+    CHECK(one.text.find("expectations: all hold") != std::string::npos);
+    CHECK(one.text.find("standard-attention") == std::string::npos);  // the others are not listed
+    const Out by_number = sh("lesson --list 1");
+    CHECK(by_number.rc == 0);
+    CHECK(by_number.text.find("standard-attention") != std::string::npos);
+    CHECK(by_number.text.find("online-softmax") == std::string::npos);
+    const Out none = sh("lesson --check nosuch");
+    CHECK(none.rc == 1);
+    CHECK(none.text.find("no lesson 'nosuch'") != std::string::npos);
+    CHECK(none.text.find("expectations") == std::string::npos);  // nothing checked in its place
+    // --file: that file alone; one that does not load fails with its error
+    const Out file = sh("lesson --check --file '" FLASHSIM_LESSONS_DIR "/04-online-softmax.toml'");
+    CHECK(file.rc == 0);
+    CHECK(file.text.find("online-softmax") != std::string::npos);
+    CHECK(file.text.find("tiling") == std::string::npos);
+    const Out missing = sh("lesson --check --file /no/such/lesson.toml");
+    CHECK(missing.rc == 1);
+    CHECK(missing.text.find("/no/such/lesson.toml") != std::string::npos);
+}
+
 TEST_CASE("lesson ID --all prints every step with computed numbers") {
     const Out o = sh("lesson online-softmax --all");
     CHECK(o.rc == 0);
