@@ -171,6 +171,17 @@ void register_scenario(CLI::App& app, int& rc) {
                 rc = 0;
                 return;
             }
+            bool known = false;
+            std::string names;
+            for (const auto& sc : sim::scenarios()) {
+                std::string n = sc.name;
+                for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+                known = known || n == lower;
+                names += (names.empty() ? "" : ", ") + sc.name;
+            }
+            if (!known)  // the simulator's scenarios and the command's own figure2
+                throw sim::Error("unknown scenario '" + args->name + "'; known scenarios: " + names +
+                                 ", figure2 (flashsim scenario --list)");
             const sim::Scenario& s = sim::find_scenario(args->name);
             SimFlags fl;
             fl.numerics = "off";

@@ -310,6 +310,8 @@ TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
                 {"sweep --param block-rows --values 4096 --block-cols 4096",
                  "no value of --block-rows gave a valid problem"},
                 {"scenario gpt5", "unknown scenario 'gpt5'"},
+                {"scenario gpt5", "gpt2-medium, gpt2-small"},
+                {"scenario gpt5", ", figure2 (flashsim scenario --list)"},
                 {"scenario", "give a scenario name, or --list"},
             });
 }
