@@ -112,23 +112,18 @@ void print_exercise(const lessons::Lesson& l) {
 
 void print_lesson(const lessons::Lesson& l, bool interactive);
 
+// ID is a lesson's id or its number
+bool named(const lessons::Lesson& l, const std::string& id) {
+    return l.id == id || std::to_string(l.number) == id;
+}
+
 int run(const LessonArgs& a) {
     if (!a.term.empty()) return print_term(a.term);
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
     if (a.list || a.check) {
-        std::vector<lessons::Loaded> all;
-        if (!a.file.empty()) {  // --file: that lesson alone, checked or listed (a load error is its line)
-            lessons::Loaded x;
-            x.file = a.file;
-            try {
-                x.lesson = lessons::load_lesson(a.file);
-            } catch (const std::exception& e) {
-                x.error = e.what();
-            }
-            all.push_back(std::move(x));
-        } else {
-            all = lessons::load_all(dir);
-        }
+        // --file: that lesson alone, checked or listed (a load error is its line)
+        std::vector<lessons::Loaded> all =
+            a.file.empty() ? lessons::load_all(dir) : std::vector<lessons::Loaded>{lessons::load_file(a.file)};
         if (all.empty()) {
             print_error("lesson", "no lesson files (*.toml) in " + dir);
             return 1;
@@ -139,7 +134,7 @@ int run(const LessonArgs& a) {
             std::erase_if(all, [&](const lessons::Loaded& x) {
                 if (!x.lesson) return x.file.find(a.id) == std::string::npos;
                 ids += (ids.empty() ? "" : ", ") + x.lesson->id;
-                const bool it = x.lesson->id == a.id || std::to_string(x.lesson->number) == a.id;
+                const bool it = named(*x.lesson, a.id);
                 found = found || it;
                 return !it;
             });
@@ -208,7 +203,7 @@ int run(const LessonArgs& a) {
                 continue;
             }
             ids += (ids.empty() ? "" : ", ") + x.lesson->id;
-            if (x.lesson->id == a.id || std::to_string(x.lesson->number) == a.id) {
+            if (named(*x.lesson, a.id)) {
                 l = std::move(*x.lesson);
                 found = true;
                 break;

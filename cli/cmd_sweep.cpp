@@ -171,18 +171,11 @@ void register_scenario(CLI::App& app, int& rc) {
                 rc = 0;
                 return;
             }
-            bool known = false;
-            std::string names;
-            for (const auto& sc : sim::scenarios()) {
-                std::string n = sc.name;
-                for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-                known = known || n == lower;
-                names += (names.empty() ? "" : ", ") + sc.name;
-            }
-            if (!known)  // the simulator's scenarios and the command's own figure2
-                throw sim::Error("unknown scenario '" + args->name + "'; known scenarios: " + names +
+            const sim::Scenario* found = sim::scenario_named(args->name);
+            if (!found)  // the simulator's scenarios and the command's own figure2
+                throw sim::Error("unknown scenario '" + args->name + "'; known scenarios: " + sim::scenario_names() +
                                  ", figure2 (flashsim scenario --list)");
-            const sim::Scenario& s = sim::find_scenario(args->name);
+            const sim::Scenario& s = *found;
             SimFlags fl;
             fl.numerics = "off";
             fl.l2 = args->l2;

@@ -91,18 +91,24 @@ int64_t l2_bytes() {
     return l2;
 }
 
-// one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
-static void* l2_flush_buffer() {
-    static std::map<int, DeviceBuffer> bufs;
+// Per GPU (the current one; the ring over NCCL flushes each GPU's L2): a buffer twice its L2, and
+// the word flush_l2_clean's read may store to.
+struct FlushBuffers {
+    DeviceBuffer buf, sink;
+};
+static FlushBuffers& flush_buffers() {
+    static std::map<int, FlushBuffers> per_device;
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
-    DeviceBuffer& buf = bufs[dev];
-    buf.ensure(static_cast<size_t>(2 * l2_bytes()));
-    return buf.get();
+    FlushBuffers& f = per_device[dev];
+    f.buf.ensure(static_cast<size_t>(2 * l2_bytes()));
+    f.sink.ensure(sizeof(unsigned));
+    return f;
 }
 
 void flush_l2(cudaStream_t s) {
-    CUDA_CHECK(cudaMemsetAsync(l2_flush_buffer(), 0x5a, static_cast<size_t>(2 * l2_bytes()), s));
+    DeviceBuffer& buf = flush_buffers().buf;
+    CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
 }
 
 // flush_l2, then a read of the same buffer: the flush's own writes leave up to an L2 of dirty lines,
@@ -113,13 +119,9 @@ void flush_l2(cudaStream_t s) {
 // keep the plain flush, so their times stay comparable with the rows already recorded.
 static void flush_l2_clean(cudaStream_t s) {
     flush_l2(s);
-    static std::map<int, DeviceBuffer> sinks;
-    int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    DeviceBuffer& sink = sinks[dev];
-    sink.ensure(sizeof(unsigned));
-    const int64_t count = 2 * l2_bytes() / static_cast<int64_t>(sizeof(uint4));
-    harness_read_through<<<1024, 256, 0, s>>>(static_cast<const uint4*>(l2_flush_buffer()), count, sink.as<unsigned>());
+    FlushBuffers& f = flush_buffers();
+    const int64_t count = static_cast<int64_t>(f.buf.bytes() / sizeof(uint4));
+    harness_read_through<<<1024, 256, 0, s>>>(f.buf.as<const uint4>(), count, f.sink.as<unsigned>());
     LAUNCH_CHECK();
 }
 

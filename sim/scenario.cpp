@@ -47,16 +47,25 @@ const std::vector<Scenario>& scenarios() {
     return list;
 }
 
-const Scenario& find_scenario(const std::string& name) {
+const Scenario* scenario_named(const std::string& name) {
     auto lower = [](std::string s) {
         std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
         return s;
     };
     for (const auto& s : scenarios())
-        if (lower(s.name) == lower(name)) return s;
+        if (lower(s.name) == lower(name)) return &s;
+    return nullptr;
+}
+
+std::string scenario_names() {
     std::string known;
     for (const auto& s : scenarios()) known += (known.empty() ? "" : ", ") + s.name;
-    throw Error("unknown scenario '" + name + "'; known scenarios: " + known + " (flashsim scenario --list)");
+    return known;
+}
+
+const Scenario& find_scenario(const std::string& name) {
+    if (const Scenario* s = scenario_named(name)) return *s;
+    throw Error("unknown scenario '" + name + "'; known scenarios: " + scenario_names() + " (flashsim scenario --list)");
 }
 
 }  // namespace sim

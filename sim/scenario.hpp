@@ -19,6 +19,10 @@ struct Scenario {
 };
 
 const std::vector<Scenario>& scenarios();
+// Case-insensitive; null when no scenario has that name.
+const Scenario* scenario_named(const std::string& name);
+// "gpt2-medium, gpt2-small, ...": the names, in order.
+std::string scenario_names();
 // Case-insensitive; throws sim::Error listing the known names.
 const Scenario& find_scenario(const std::string& name);
 

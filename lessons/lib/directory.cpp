@@ -20,23 +20,27 @@ std::vector<Loaded> load_all(const std::string& dir) {
     std::vector<Loaded> out;
     std::set<std::string> ids;
     for (const auto& f : files) {
-        Loaded x;
-        x.file = f;
-        try {
-            x.lesson = load_lesson(f);
-            if (!ids.insert(x.lesson->id).second) {
-                x.error =
-                    f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
-                x.lesson.reset();
-            }
-        } catch (const LoadError& e) {
-            x.error = e.what();
-        } catch (const std::exception& e) {  // never expected; reported, not crashed on
-            x.error = f + ":0:0: internal error: " + e.what();
+        Loaded x = load_file(f);
+        if (x.lesson && !ids.insert(x.lesson->id).second) {
+            x.error = f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
+            x.lesson.reset();
         }
         out.push_back(std::move(x));
     }
     return out;
+}
+
+Loaded load_file(const std::string& path) {
+    Loaded x;
+    x.file = path;
+    try {
+        x.lesson = load_lesson(path);
+    } catch (const LoadError& e) {
+        x.error = e.what();
+    } catch (const std::exception& e) {  // never expected; reported, not crashed on
+        x.error = path + ":0:0: internal error: " + e.what();
+    }
+    return x;
 }
 
 #ifndef FLASHSIM_LESSONS_SOURCE_DIR

@@ -149,6 +149,8 @@ struct Loaded {
     std::string error;  // "file:line:column: message" when lesson is empty
 };
 std::vector<Loaded> load_all(const std::string& dir);
+// One file, as load_all loads each (its error in the entry, never thrown).
+Loaded load_file(const std::string& path);
 
 // Where the lessons are: $FLASHSIM_LESSONS if set, else "lessons" next to the executable's
 // ../../lessons (build/bin -> repo), else the source directory compiled in. Throws LoadError
