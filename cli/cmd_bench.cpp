@@ -15,11 +15,13 @@
 // allocations (one set of inputs and outputs plus the variant's workspace; cuda/api.hpp).
 //
 //   flashsim bench --decode [--cache 32768,131072 --batch B] [--q-heads 32 --kv-heads 8] [-d 128]
-//                  [--splits 0]
+//                  [--splits 0] [--trace 10]
 // decodes one new token against a KV cache (cuda/decode.cu): without --cache the four rows
 // (B, L) = (1, 32768), (1, 131072), (8, 32768), (64, 8192); rows have "pass": "decode", kv_len,
 // q_heads, kv_heads, splits, kv_bytes (K and V read), tbps (kv_bytes / median time) and the
-// simulator's prediction (sim::simulate_decode with the same splits).
+// simulator's prediction (sim::simulate_decode with the same splits). --trace K adds K traced
+// calls a row and its "trace": where the call's time goes, from the blocks' own timer stamps
+// (fcuda::DecodeTrace; python3 cuda/results/table.py --decode-trace prints it).
 //
 //   flashsim bench --fit [--variant standard,flash2,flash2h] [--batch 1 --heads 16 -d 128]
 // finds the longest N (grid of 1/8 of a power of two) whose training step (forward + backward)
@@ -74,6 +76,7 @@ struct BenchArgs {
     bool scale = false;
     std::vector<int64_t> caches;  // empty: the four preset rows
     int64_t q_heads = 32, kv_heads = 8, splits = 0;
+    int trace = 0;  // --decode: traced calls a row
     bool dims_given = false;
     // --ring P: ring attention with the kernels
     int64_t ring = 0;
@@ -502,6 +505,7 @@ int run_decode_bench(const BenchArgs& a) {
                 o.repeats = a.repeats;
                 o.warmup = a.warmup;
                 o.check_reference = !a.no_check;
+                o.trace_runs = a.trace;
                 const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o, a.splits);
                 row["splits"] = m.splits;
                 row["splits_why"] = m.splits_why;
@@ -520,6 +524,33 @@ int run_decode_bench(const BenchArgs& a) {
                 row["note"] = m.note;
                 row["peak_bytes"] = m.peak_bytes;
                 row["peak_bytes_method"] = "harness allocations: Q, K, V, O, LSE and the split partials of one set";
+                if (m.trace.runs > 0) {
+                    const fcuda::DecodeTrace& t = m.trace;
+                    row["trace"] = {{"runs", t.runs},
+                                    {"event_us", t.event_us},
+                                    {"span_us", t.span_us},
+                                    {"start_med_us", t.start_med_us},
+                                    {"start_max_us", t.start_max_us},
+                                    {"first_tile_med_us", t.first_tile_med_us},
+                                    {"first_tile_max_us", t.first_tile_max_us},
+                                    {"stream_med_us", t.stream_med_us},
+                                    {"stream_max_us", t.stream_max_us},
+                                    {"written_med_us", t.written_med_us},
+                                    {"written_max_us", t.written_max_us},
+                                    {"first_tile_wait_us", t.first_tile_wait_us},
+                                    {"merge_us", t.merge_us},
+                                    {"timer_step_ns", t.timer_step_ns},
+                                    {"sm_clock_ghz", t.sm_clock_ghz},
+                                    {"note", "microseconds from the first block's start (global timer), each the "
+                                             "median over the traced calls, every call after an L2 flush; event_us "
+                                             "is the call by CUDA events, span_us first start to last stamp"}};
+                    std::printf("  trace (%d calls, us): event %.1f, span %.1f; starts med %.1f max %.1f; first tile "
+                                "med %.1f max %.1f; last tile med %.1f max %.1f; written med %.1f max %.1f; merge "
+                                "%.1f; timer step %.0f ns\n",
+                                t.runs, t.event_us, t.span_us, t.start_med_us, t.start_max_us, t.first_tile_med_us,
+                                t.first_tile_max_us, t.stream_med_us, t.stream_max_us, t.written_med_us,
+                                t.written_max_us, t.merge_us, t.timer_step_ns);
+                }
                 const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
                 const bool ok = m.unwritten == 0 && m.note.find("non-finite") == std::string::npos &&
                                 (m.vs_reference.count == 0 ||
@@ -979,6 +1010,10 @@ void register_bench(CLI::App& app, int& rc) {
         ->capture_default_str();
     cmd->add_option("--splits", args->splits, "--decode: splits of the cache (0: choose to fill the SMs)")
         ->capture_default_str();
+    cmd->add_option("--trace", args->trace,
+                    "--decode: K traced calls a row after the timed ones: where a call's time goes, from the "
+                    "kernel's per-block timer stamps")
+        ->capture_default_str();
     cmd->add_option("--ring", args->ring,
                     "Ring attention with the kernels over P devices (emulated on this GPU, or --ring-transport nccl)");
     cmd->add_option("--ring-layout", args->ring_layout, "--ring: balanced or contiguous")->capture_default_str();
@@ -1029,6 +1064,10 @@ void register_bench(CLI::App& app, int& rc) {
             }
             if (args->decode && args->fit) throw std::runtime_error("--decode and --fit are separate runs");
             if (!args->caches.empty() && !args->decode) throw std::runtime_error("--cache goes with --decode");
+            if (args->trace != 0 && !args->decode) throw std::runtime_error("--trace goes with --decode");
+            if (args->trace < 0 || args->trace > 1000)
+                throw std::runtime_error("--trace takes a count of traced calls from 1 to 1000, got " +
+                                         std::to_string(args->trace));
             const std::vector<std::string> known = fcuda::variants();
             for (const auto& v : args->variants) {
                 const auto [fwd, bwd] = fcuda::step_pair(v);  // "flash2h+flash2": a step's pair

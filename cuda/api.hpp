@@ -75,6 +75,7 @@ struct RunOptions {
     bool check_standard = true;         // vs the "standard" variant on the same inputs (any size)
     bool nvtx = false;                  // wrap the first timed run in an NVTX range "measure" (for ncu)
     bool counters = true;               // DRAM / L2 bytes of one extra run from CUPTI's range profiler
+    int trace_runs = 0;                 // run_decode: traced calls after the timed ones (DecodeTrace)
 };
 
 struct Measurement {
@@ -208,6 +209,24 @@ ScaleCheck scale_check(const sim::Problem& p, const std::string& variant, Pass p
 // KV heads, split-KV then a merge; d 64 or 128, fp16 or bf16, any L. Inputs: Q from the
 // generator as (B, H_q, 1, d), K and V as (B, H_kv, L, d) (sim::generate_decode_inputs).
 // splits = 0: the count sim::choose_splits gives for this GPU's SM count.
+// Where a decode call's time goes (bench --decode --trace): the split kernel's blocks stamp the
+// global timer at start, first tile landed, last tile done, partial written and (the merging blocks)
+// merge done. Each traced call is flushed from L2 first like a timed one; times are microseconds
+// from the first block's start, each the median over the traced calls.
+struct DecodeTrace {
+    int runs = 0;
+    double event_us = 0;       // the traced call by CUDA events around its launch
+    double span_us = 0;        // first block's start to the last stamp (merge done, or last partial)
+    double start_med_us = 0, start_max_us = 0;  // blocks' starts: median, last
+    double first_tile_med_us = 0, first_tile_max_us = 0;  // first tile landed
+    double stream_med_us = 0, stream_max_us = 0;          // last tile done
+    double written_med_us = 0, written_max_us = 0;        // partial (or O) written
+    double first_tile_wait_us = 0;  // a block's start to its first tile landed (median over blocks)
+    double merge_us = 0;            // a merging block: partial written to merge done (median)
+    double timer_step_ns = 0;       // smallest non-zero step seen between two stamps of one block
+    double sm_clock_ghz = 0;        // SM clock over global time, start to partial written (median)
+};
+
 struct DecodeMeasurement {
     double ms_median = 0, ms_min = 0, ms_max = 0;
     int repeats = 0;
@@ -221,6 +240,7 @@ struct DecodeMeasurement {
     int64_t unwritten = 0;
     int64_t peak_bytes = 0;  // Q, K, V, O, LSE and the partials of one set (tracked allocations)
     std::string note;
+    DecodeTrace trace;  // runs == 0: not traced
 };
 DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt, int64_t splits = 0);
 struct DecodeOutputs {

@@ -37,6 +37,10 @@
 //   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 8), Q once per block
 //   (B H_kv splits G d e); with splits > 1 write and re-read the partials (B H_q splits (4d + 4)),
 //   by the last block or by the merge kernel, and write O (B H_q d e).
+// Trace (bench --decode --trace): with DecodeTensors::trace set, thread 0 of every block stamps the
+//   global timer (ns) and its SM's clock at five points: start, first tile landed, last tile done,
+//   partial written, merge done (the merging block only), and its SM id; run_decode summarises
+//   where a call's time goes. Without it the stamps cost one uniform branch each.
 // Run/check: flashsim bench --decode ; test_cuda_gpu -tc='decode*'
 #include <algorithm>
 #include <cmath>
@@ -62,6 +66,20 @@ __device__ inline float split_weight(float lse_s, float ref) {
     return lse_s == -INFINITY ? 0.f : exp2f((lse_s - ref) * kLog2e);
 }
 constexpr float kLn2 = 0.6931471805599453f;
+
+// Stamp k of this block's trace record (kDecodeTraceWords words: 5 x {global ns, SM clock}, SM id)
+__device__ inline void trace_stamp(unsigned long long* rec, int k) {
+    if (rec == nullptr || threadIdx.x != 0) return;
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    rec[2 * k] = ns;
+    rec[2 * k + 1] = static_cast<unsigned long long>(clock64());
+    if (k == 0) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        rec[10] = sm;
+    }
+}
 
 template <typename T, int D>
 struct Ring {
@@ -92,8 +110,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
-                 int splits, int fused, float scale_log2) {
+                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
     using R = Ring<T, D>;
+    unsigned long long* rec =
+        trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
+              : nullptr;
+    trace_stamp(rec, 0);
     constexpr int kWarps = kThreads / 32;
     constexpr int KD = D / 16;  // k-steps of S = Q K^T; also the 16-row d tiles of O^T
     static_assert(kWarps * 8 == kTileKeys && G <= 8, "one warp takes 8 keys of a tile; up to 8 query heads");
@@ -143,6 +165,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int tile_i = 0; tile_i < tiles; ++tile_i) {
         cp_async_wait<R::kStages - 2>();  // this thread's copies of tile t have landed
         __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
+        if (tile_i == 0) trace_stamp(rec, 1);
         if (tile_i + R::kStages - 1 < tiles)
             load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
                             k_begin + int64_t(tile_i + R::kStages - 1) * kTileKeys, k_end);
@@ -197,6 +220,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     cp_async_wait<0>();  // only empty groups remain
     __syncthreads();     // every warp is done with the ring: it holds the combine from here on
+    trace_stamp(rec, 2);
 
     // combine the 8 warps: each one's (m, l, O^T) per head, rescaled to the block's maximum
     __shared__ float sm_m[kWarps][8], sm_l[kWarps][8];
@@ -248,6 +272,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
     }
     __syncthreads();  // the ring's combine is read: the fused merge may reuse it
+    trace_stamp(rec, 3);
     if (splits == 1 || !fused) return;
 
     // Fused merge: the last block of this (b, KV head, chunk) to finish merges every split's partial.
@@ -312,6 +337,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     if (threadIdx.x < G && LSE) LSE[b * H_q + qh0 + threadIdx.x] = sm_lse[threadIdx.x];
     if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
+    trace_stamp(rec, 4);
 }
 
 template <typename T, int D>
@@ -350,7 +376,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2);
+        plan.fused_merge ? 1 : 0, scale_log2, t.trace);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(

@@ -93,13 +93,12 @@ using namespace hopper;
 
 constexpr int BR = 64;
 // NWG consumer warpgroups of 64 key rows each: B_c = 64 NWG key rows a block. Two get 240
-// registers a thread; three would get 160 (24 x 128 + 160 x 384 = 64,512 of the SM's 65,536):
-// measured 4-11% slower at d = 64 (cuda/NOTES.md), so only two are instantiated.
-template <int NWG>
+// registers a thread; three would get 160 (24 x 128 + 160 x 384 = 64,512 of the SM's 65,536) and
+// measured 4-11% slower at d = 64 (cuda/NOTES.md), so the kernel is written for two.
+constexpr int NWG = 2;
 struct Warps {
-    static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
     static constexpr int BC = 64 * NWG, CONSUMERS = 128 * NWG, THREADS = 128 * (NWG + 1);
-    static constexpr int REGS = NWG == 2 ? 240 : 160;
+    static constexpr int REGS = 240;
 };
 // Q_i / dO_i ring stages: 2, or (FLASHSIM_FLASH2H_BWD_STAGES=deep, the default schedules only) as
 // many as shared memory allows beside the default schedule's tiles: 4 at d = 64, 3 at d = 128.
@@ -111,9 +110,9 @@ constexpr int deep_stages() {
 constexpr int PRODUCER_REGS = 24;
 constexpr float LOG2E = 1.4426950408889634f;
 
-template <int D, int STAGES = 2, int NWG = 2>
+template <int D, int STAGES = 2>
 struct BwdSizes {
-    static constexpr int BC = Warps<NWG>::BC;
+    static constexpr int BC = Warps::BC;
     static constexpr int PANELS = D / 64;
     static constexpr int KV_BYTES = BC * D * 2;   // K_j or V_j (B_c, d)
     static constexpr int QI_BYTES = BR * D * 2;   // Q_i or dO_i (B_r, d)
@@ -137,7 +136,7 @@ struct BwdSizes {
 enum DqMode { DQ_ATOMIC = 0, DQ_BULK = 1, DQ_KEYS = 2 };
 // tiles a (head, query block) in the tiled accumulator: key parts (one a consumer warpgroup, or
 // one in all for bulk at d = 128) x column panels
-template <int D, int M, int NWG = 2>
+template <int D, int M>
 constexpr int key_parts() {
     return D == 128 && M == DQ_BULK ? 1 : NWG;
 }
@@ -261,23 +260,22 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, int NWG, bool WRITER>
-__global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, bool WRITER>
+__global__ void __launch_bounds__(Warps::THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
                        const float* __restrict__ Lp, const float* __restrict__ Dp, float* __restrict__ dQacc,
                        int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
                        float scale_log2, int row0_alone, int heavy) {
-    using Z = BwdSizes<D, STAGES, NWG>;
+    using Z = BwdSizes<D, STAGES>;
     constexpr int BC = Z::BC;
-    static_assert(NWG == 2 || (DQM == DQ_KEYS && !DETERMINISTIC), "three warpgroups: the bulk-keys schedule only");
     static_assert((DQM == DQ_KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
                   "more shared memory than a block may have (227 KiB)");
     constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     // dQ tiles a consumer warpgroup adds a step (bulk-keys at d = 128: one a column panel)
     constexpr int FLUSHES = KEYS && D == 128 ? 2 : 1;
-    constexpr int KH = key_parts<D, DQM, NWG>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
+    constexpr int KH = key_parts<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[1 + 2 * STAGES];
     const uint32_t raw = smem_addr(smem_raw);
@@ -301,7 +299,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
         mbar_init(barKV, 1);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full(s), 1);
-            mbar_init(empty(s), Warps<NWG>::CONSUMERS);  // every consumer thread releases its own reads
+            mbar_init(empty(s), Warps::CONSUMERS);  // every consumer thread releases its own reads
         }
         mbar_fence_init();
     }
@@ -356,7 +354,7 @@ __global__ void __launch_bounds__(Warps<NWG>::THREADS, 1)
     }
 
     // ---- consumers: warpgroup wg owns key rows kv0 + 64 wg .. + 63; this thread rows kr, kr + 8
-    setmaxnreg_inc<Warps<NWG>::REGS>();
+    setmaxnreg_inc<Warps::REGS>();
     const int wg = warp / 4 - 1, wq = warp % 4;
     const int g = lane / 4, t = lane % 4;
     const int kr_local = wg * 64 + wq * 16 + g;  // within the block's B_c rows
@@ -716,16 +714,16 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, int NWG = 2, bool WRITER = false>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, bool WRITER = false>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    constexpr int BC = Warps<NWG>::BC;
+    constexpr int BC = Warps::BC;
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
     const int T_r = (N + BR - 1) / BR, T_c = (N + BC - 1) / BC, Tpad = T_r * BR;
     const size_t elems = static_cast<size_t>(BH) * N * D, padded = static_cast<size_t>(BH) * Tpad;
     // dQ accumulator (fp32): row-major, or (bulk) two B_r x 64 tiles a (head, query block)
     constexpr bool BULK = DQM != DQ_ATOMIC;
-    constexpr int KH = key_parts<D, DQM, NWG>();
+    constexpr int KH = key_parts<D, DQM>();
     const size_t acc_bytes = BULK ? padded * KH * D * 4 : elems * 4;
     ws.a.ensure(acc_bytes);
     ws.b.ensure(padded * 8);                             // D, then LSE log2(e), padded rows
@@ -738,14 +736,14 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
         Tpad, BH);
     LAUNCH_CHECK();
 
-    using Z = BwdSizes<D, STAGES, NWG>;
+    using Z = BwdSizes<D, STAGES>;
     constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, NWG, WRITER>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, WRITER>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, BR);
     const float scale = static_cast<float>(p.softmax_scale());
-    kernel<<<dim3(T_c, BH), Warps<NWG>::THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
+    kernel<<<dim3(T_c, BH), Warps::THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
                                                 static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
                                                 scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0,
                                                 heavy_first(CAUSAL));
@@ -760,12 +758,12 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
 }
 
 // the bulk schedules with the dQ writers or without
-template <typename T, int D, bool CAUSAL, bool PIPE, int DQM, int STAGES = 2, int NWG = 2>
+template <typename T, int D, bool CAUSAL, bool PIPE, int DQM, int STAGES = 2>
 void launch_w(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool writers) {
     if (writers)
-        launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, true>(p, t, ws, s);
+        launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, true>(p, t, ws, s);
     else
-        launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, NWG, false>(p, t, ws, s);
+        launch_bwd<T, D, CAUSAL, false, PIPE, DQM, STAGES, false>(p, t, ws, s);
 }
 
 template <typename T, int D, bool CAUSAL>
@@ -816,8 +814,8 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const Schedule sc = schedule(p.head_dim);
     c.stages = sc.deep ? (p.head_dim == 64 ? deep_stages<64>() : deep_stages<128>()) : 2;
     c.block_rows = BR;
-    c.block_cols = Warps<2>::BC;
-    c.threads = Warps<2>::THREADS;
+    c.block_cols = Warps::BC;
+    c.threads = Warps::THREADS;
     static const char* const layouts[7] = {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",

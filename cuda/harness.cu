@@ -785,6 +785,71 @@ sim::TensorF decode_output(const sim::DecodeProblem& p, const DecodeSet& s) {
     return O;
 }
 
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// `runs` calls with the split kernel's blocks stamping their trace records (decode.cu), each after
+// an L2 flush; every figure the median over the calls.
+DecodeTrace trace_decode(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeSet& set, int runs,
+                         cudaEvent_t start, cudaEvent_t stop) {
+    const int64_t blocks = plan.splits * p.batch * p.kv_heads * (p.group() / plan.group_chunk);
+    const size_t words = static_cast<size_t>(blocks) * kDecodeTraceWords;
+    DeviceBuffer buf(words * 8);
+    std::vector<unsigned long long> rec(words);
+    std::vector<std::vector<double>> f(14);  // per field, one value a run (DecodeTrace's order)
+    double step = 0;
+    for (int r = 0; r < runs; ++r) {
+        CUDA_CHECK(cudaMemset(buf.get(), 0, buf.bytes()));
+        flush_l2(0);
+        DecodeTensors t = set.tensors();
+        t.trace = buf.as<unsigned long long>();
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        decode_forward(p, plan, t, 0);
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ev = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ev, start, stop));
+        CUDA_CHECK(cudaMemcpy(rec.data(), buf.get(), buf.bytes(), cudaMemcpyDeviceToHost));
+        unsigned long long t0 = ~0ull, end = 0;
+        for (int64_t b = 0; b < blocks; ++b) t0 = std::min(t0, rec[b * kDecodeTraceWords]);
+        std::vector<double> at[5], wait, merge, ghz;
+        for (int64_t b = 0; b < blocks; ++b) {
+            const unsigned long long* x = &rec[b * kDecodeTraceWords];
+            for (int k = 0; k < 5; ++k)
+                if (x[2 * k] != 0) {
+                    at[k].push_back((x[2 * k] - t0) * 1e-3);
+                    end = std::max(end, x[2 * k]);
+                }
+            if (x[2] != 0) wait.push_back((x[2] - x[0]) * 1e-3);
+            if (x[8] != 0) merge.push_back((x[8] - x[6]) * 1e-3);
+            if (x[6] > x[0]) ghz.push_back(double(x[7] - x[1]) / double(x[6] - x[0]));
+            for (int k = 1; k < 5; ++k)
+                if (x[2 * k] > x[2 * k - 2] && x[2 * k - 2] != 0) {
+                    const double dstep = double(x[2 * k] - x[2 * k - 2]);
+                    step = step == 0 ? dstep : std::min(step, dstep);
+                }
+        }
+        auto mx = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+        const double vals[14] = {ev * 1e3,        (end - t0) * 1e-3, median_of(at[0]), mx(at[0]), median_of(at[1]),
+                                 mx(at[1]),       median_of(at[2]),  mx(at[2]),        median_of(at[3]), mx(at[3]),
+                                 median_of(wait), median_of(merge),  0,                median_of(ghz)};
+        for (int k = 0; k < 14; ++k) f[k].push_back(vals[k]);
+    }
+    DecodeTrace tr;
+    tr.runs = runs;
+    double* dst[14] = {&tr.event_us,          &tr.span_us,          &tr.start_med_us,   &tr.start_max_us,
+                       &tr.first_tile_med_us, &tr.first_tile_max_us, &tr.stream_med_us, &tr.stream_max_us,
+                       &tr.written_med_us,    &tr.written_max_us,   &tr.first_tile_wait_us, &tr.merge_us,
+                       &tr.timer_step_ns,     &tr.sm_clock_ghz};
+    for (int k = 0; k < 14; ++k) *dst[k] = median_of(f[k]);
+    tr.timer_step_ns = step;
+    return tr;
+}
+
 }  // namespace
 
 DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt, int64_t splits) {
@@ -860,6 +925,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
         CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
         ms.push_back(t);
     }
+    if (opt.trace_runs > 0) out.trace = trace_decode(p, plan, sets[0], opt.trace_runs, start, stop);
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
     if (!ms.empty()) {

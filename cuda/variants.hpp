@@ -70,7 +70,11 @@ struct DecodeTensors {
     float* O_part = nullptr;    // (B, H_q, splits, d) fp32, when splits > 1
     float* LSE_part = nullptr;  // (B, H_q, splits)
     unsigned* counters = nullptr;  // (B, H_q) zeros, when splits > 1: the fused merge's; left at zero
+    unsigned long long* trace = nullptr;  // null, or kDecodeTraceWords a block of the split kernel's grid
 };
+// a block's trace record: {global timer ns, SM clock} at start, first tile landed, last tile done,
+// partial written, merge done (0 where the block did not merge), then its SM id, one spare word
+constexpr int kDecodeTraceWords = 12;
 void check_decode(const sim::DecodeProblem& p);  // throws on what the kernel does not take
 sim::DecodeConfig decode_kernel_config();        // its tile (64 keys), minimum split, blocks per SM
 // splits = 0: sim::choose_splits for sm_count SMs; otherwise that many (capped at one per tile).

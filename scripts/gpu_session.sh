@@ -540,8 +540,9 @@ if has decode; then
   # split-KV decoding (cuda/decode.cu) on the four (B, L) rows, d = 128 and 64, with SDPA's
   # flash and cuDNN anchors and a device copy in the same call
   stamp decode
+  # DECODE_TRACE=K: K traced calls a row besides (where the time goes; table.py --decode-trace)
   timeout "${DECODE_TIMEOUT:-120}" "$BIN/flashsim-bench" bench --decode -d "${DECODE_DIMS:-128,64}" --repeats "$REPEATS" \
-    --json "$OUT/decode.json"
+    --trace "${DECODE_TRACE:-0}" --json "$OUT/decode.json"
   echo "decode rc=$?"
   PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/decode.json" \
     --out "$OUT/decode_anchored.json" --repeats "$REPEATS"

@@ -146,7 +146,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
             k.operand_bytes_per_flop = flash2_bwd_operand_bytes(d);
             k.overlap = Overlap::softmax_behind_product;
             k.dq = DqAccumulation::atomics;
-            k.side_launches = 3;  // cudaMemsetAsync of the accumulator, the D pass, the conversion
+            k.side_launches = 2;  // the pre pass (D, the accumulator zeroed), the conversion
             k.layout = "each warp 16 key rows; dQ by float2 atomics into an fp32 accumulator";
             k.why = "two blocks an SM by shared memory (as the forward: one block's softmax under the other's "
                     "products, at most half of them); every product stages its shared-memory operand through "
@@ -516,8 +516,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             launches = 1 + k.side_launches;
             if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after
                 const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
-                // the zeroing writes every tile (flash2's cudaMemsetAsync, a launch of its own;
-                // flash2h's pre pass, in the same launch); the bulk schedules' tiles cover the query
+                // the zeroing writes every tile (in the pre pass, both kernels); the bulk schedules' tiles cover the query
                 // rows padded to whole blocks
                 const double acc_rows =
                     k.dq == DqAccumulation::bulk_reduction ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br) : static_cast<double>(N);

@@ -91,8 +91,8 @@ struct KernelProfile {
     int64_t smem_store_bytes = 0;          // bytes the consumers store to shared memory a step (dS^T, dQ tiles)
     bool one_launch_per_kv_block = false;  // flash1: a grid per K/V block j
     // Kernels the pass launches besides its main one (flash1's are counted from its K/V blocks): the
-    // backwards' pass before (D = rowsum(dO o O); flash2h also zeroes the fp32 dQ accumulator there,
-    // flash2 in a cudaMemsetAsync of its own) and after (dQ fp32 -> the storage type)
+    // backwards' pass before (D = rowsum(dO o O), the fp32 dQ accumulator zeroed) and after (dQ fp32
+    // -> the storage type)
     int side_launches = 0;
     std::string layout;                    // how warps split the tile, in words
     std::string why;                       // the reasoning for the fields above

@@ -8,6 +8,7 @@ usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.
        python3 cuda/results/table.py --ring cuda/results/h200_ring.json
        python3 cuda/results/table.py --writes cuda/results/h200.json   (forward writes: counters vs walk)
        python3 cuda/results/table.py --decode-fixed cuda/results/h200_decode.json   (B = 1: fixed + bytes / rate)
+       python3 cuda/results/table.py --decode-trace cuda/results/h200_decode_trace.json   (bench --decode --trace)
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
@@ -238,6 +239,31 @@ def decode_fixed():
               f"| {cu} | {cp} |")
 
 
+def decode_trace():
+    """Where a decode call's time goes (bench --decode --trace): the blocks' own timer stamps, microseconds
+    from the first block's start, medians over the traced calls. The stream is the part proportional to
+    the cache; what lies before the first tile, after the last one, and outside the kernel is fixed."""
+    doc = json.load(open(sys.argv[2]))
+    print("| B | L | d | splits | call (events) | outside the blocks | blocks started (med / last) | "
+          "first tile landed (med / last) | first-tile wait | last tile done (med / last) | written (med / last) | "
+          "merge | stream rate (med block) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in sorted((r for r in doc["rows"] if "trace" in r), key=lambda r: (-r["head_dim"], r["batch"], r["kv_len"])):
+        t = r["trace"]
+        # the cache's bytes over the median block's stream (first tile landed to last tile done)
+        stream = t["stream_med_us"] - t["first_tile_med_us"]
+        rate = f"{r['kv_bytes'] / (stream * 1e-6) / 1e12:.2f} TB/s" if stream > 0 else "–"
+        print(f"| {r['batch']} | {r['kv_len']} | {r['head_dim']} | {r['splits']} | {t['event_us']:.1f} | "
+              f"{t['event_us'] - t['span_us']:.1f} | {t['start_med_us']:.1f} / {t['start_max_us']:.1f} | "
+              f"{t['first_tile_med_us']:.1f} / {t['first_tile_max_us']:.1f} | {t['first_tile_wait_us']:.1f} | "
+              f"{t['stream_med_us']:.1f} / {t['stream_max_us']:.1f} | {t['written_med_us']:.1f} / "
+              f"{t['written_max_us']:.1f} | {t['merge_us']:.1f} | {rate} |")
+    steps = {r["trace"]["timer_step_ns"] for r in doc["rows"] if "trace" in r}
+    if steps:
+        print(f"\nsmallest step seen between two stamps of a block: {min(steps):.0f} ns (the timer's resolution "
+              f"is at most that)")
+
+
 def ring():
     """Ring attention with the kernels (flashsim bench --ring): the ring's passes beside one kernel call on
     the whole problem and on one device's share, all timed in the same call, and the simulator's ring."""
@@ -289,7 +315,7 @@ def writes():
 
 if __name__ == "__main__":
     modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring, "--writes": writes,
-             "--decode-fixed": decode_fixed}
+             "--decode-fixed": decode_fixed, "--decode-trace": decode_trace}
     if len(sys.argv) == 3 and sys.argv[1] in modes:
         modes[sys.argv[1]]()
     else:

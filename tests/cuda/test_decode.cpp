@@ -8,6 +8,8 @@
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
 //   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
+//   * a traced run (bench --decode --trace): every block stamped, the stamps in the kernel's order,
+//     the blocks inside the events' time, the merge stamped where the splits are merged;
 //   * the fit's workspace table equals what the kernels allocate, and a probe's N fits.
 #include <doctest/doctest.h>
 
@@ -121,6 +123,35 @@ TEST_CASE("decode: run_decode writes every output, times it, and reads K and V o
     CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
     CHECK(m.peak_bytes >= m.kv_bytes);
     MESSAGE("decode B=1 L=32768: ", m.ms_median, " ms, ", m.kv_tbps, " TB/s, ", m.splits, " splits");
+}
+
+TEST_CASE("decode: a traced run stamps every block in the kernel's order, inside the call's events") {
+    // B = 1, L = 32768: many splits, fused merge; the trace runs after the timed calls
+    const sim::DecodeProblem p = decode_shape(1, 32, 8, 32768, 128, sim::DType::bf16);
+    fcuda::RunOptions o;
+    o.repeats = 3;
+    o.warmup = 1;
+    o.trace_runs = 3;
+    const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o);
+    const fcuda::DecodeTrace& t = m.trace;
+    CHECK(m.unwritten == 0);
+    CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
+    REQUIRE(t.runs == 3);
+    CHECK(t.start_med_us >= 0);
+    CHECK(t.start_med_us <= t.start_max_us);
+    CHECK(t.start_med_us <= t.first_tile_med_us);
+    CHECK(t.first_tile_med_us <= t.stream_med_us);
+    CHECK(t.stream_med_us <= t.written_med_us);
+    CHECK(t.written_max_us <= t.span_us);
+    CHECK(t.merge_us > 0);  // the last block of each KV head merged, and stamped it
+    CHECK(t.first_tile_wait_us > 0);
+    // the blocks ran inside the call: the events bracket the kernel (1 us for the events' resolution)
+    CHECK(t.span_us > 0);
+    CHECK(t.span_us <= t.event_us + 1.0);
+    CHECK(t.sm_clock_ghz > 0.5);
+    CHECK(t.sm_clock_ghz < 3.0);
+    MESSAGE("decode trace B=1 L=32768: event ", t.event_us, " us, span ", t.span_us, " us, first tile ",
+            t.first_tile_wait_us, " us, merge ", t.merge_us, " us, timer step ", t.timer_step_ns, " ns");
 }
 
 TEST_CASE("fit: the workspace table equals the kernels' own, and the probed N fits") {
