@@ -23,6 +23,10 @@
 // calls a row and its "trace": where the call's time goes, from the blocks' own timer stamps
 // (fcuda::DecodeTrace; python3 cuda/results/table.py --decode-trace prints it).
 //
+//   flashsim bench --counters-probe [--json F]
+// runs known work after the bench's L2 flush under the in-process DRAM counters (a warp, a 192 MiB
+// read after the plain and after a clean flush, a 64 MiB write) and prints what they counted.
+//
 //   flashsim bench --fit [--variant standard,flash2,flash2h] [--batch 1 --heads 16 -d 128]
 // finds the longest N (grid of 1/8 of a power of two) whose training step (forward + backward)
 // the GPU can allocate, by allocation only (no kernel runs), beside the simulator's answer for
@@ -64,7 +68,7 @@ struct BenchArgs {
     std::vector<std::string> passes{"forward"};
     int64_t batch = 0, heads = 0;  // 0: B*N = 16384, H*d = 2048
     std::string dtype = "bf16", json, gpu = "H200";
-    bool causal = false, no_check = false, nvtx = false, ceilings = false;
+    bool causal = false, no_check = false, nvtx = false, ceilings = false, counters_probe = false;
     int repeats = 20, warmup = 3;
     uint64_t seed = 42;
     // --decode: one new token against a KV cache; --fit: the longest N a step fits
@@ -345,9 +349,39 @@ int run_ceilings(const BenchArgs& a) {
     return 0;
 }
 
+// flashsim bench --counters-probe: what the in-process DRAM counters see for known work after the
+// bench's L2 flush (fcuda::probe_counters), beside the work's own bytes.
+int run_counters_probe(const BenchArgs& a) {
+    const std::time_t started = std::time(nullptr);
+    json rows = json::array();
+    const double mib = 1024.0 * 1024.0;
+    std::printf("%-18s %10s %10s %12s %12s  %s\n", "probe", "reads MiB", "writes MiB", "counted rd", "counted wr",
+                "work");
+    for (const fcuda::CounterProbe& c : fcuda::probe_counters()) {
+        json row{{"name", c.name},
+                 {"method", c.method},
+                 {"work_read_bytes", c.work_read},
+                 {"work_write_bytes", c.work_write}};
+        if (c.why.empty()) {
+            row["dram_read_bytes"] = c.dram_read;
+            row["dram_write_bytes"] = c.dram_write;
+            std::printf("%-18s %10.1f %10.1f %12.1f %12.1f  %s\n", c.name.c_str(), c.work_read / mib,
+                        c.work_write / mib, c.dram_read / mib, c.dram_write / mib, c.method.c_str());
+        } else {
+            row["why"] = c.why;
+            std::printf("%-18s counters not read: %s\n", c.name.c_str(), c.why.c_str());
+        }
+        rows.push_back(row);
+    }
+    if (!write_doc(a.json, rows, started, "counters_probe")) return 1;
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
+    return 0;
+}
+
 int run_bench(const BenchArgs& a) {
     if (const int rc = check_device_and_dtype(a)) return rc;
     if (a.ceilings) return run_ceilings(a);
+    if (a.counters_probe) return run_counters_probe(a);
     const auto dt = sim::parse_dtype(a.dtype);
     // by default every variant this GPU can run (flash2h needs Hopper); one asked for by name
     // and not runnable here fails its rows with the reason
@@ -997,6 +1031,9 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_option("--json", args->json, "Write every row (and device, driver, date, commit) to this file");
     cmd->add_flag("--no-check", args->no_check, "Skip the reference and standard comparisons");
     cmd->add_flag("--nvtx", args->nvtx, "Wrap the checked run in an NVTX range 'measure' (for ncu)");
+    cmd->add_flag("--counters-probe", args->counters_probe,
+                  "What the in-process DRAM counters see for known work after the L2 flush (a warp, a 192 MiB read, "
+                  "a 64 MiB write), beside the work's own bytes");
     cmd->add_flag("--ceilings", args->ceilings,
                   "Measure this GPU's ceilings instead (HBM copy, L2, shared memory, mma.sync, wgmma, exp unit, "
                   "launch) with microbenchmarks; --json writes them");

@@ -116,6 +116,18 @@ struct Ceiling {
 };
 std::vector<Ceiling> measure_ceilings();
 
+// What the in-process DRAM counters (cuda/counters.hpp) see for known work after the bench's L2
+// flush (bench --counters-probe): each probe's work, bytes the work itself reads and writes, and
+// the counters' median over `repeats` tries. A difference from the work's own bytes is what the
+// counters add to every row (the flush's residue, or what the range counts besides the kernel).
+struct CounterProbe {
+    std::string name, method;
+    double work_read = 0, work_write = 0;     // bytes the kernel itself reads / writes
+    double dram_read = -1, dram_write = -1;   // counters, median; -1 when not read (why)
+    std::string why;
+};
+std::vector<CounterProbe> probe_counters(int repeats = 3);
+
 // One untimed run, outputs copied back. For backward, the forward of the same variant (flash2)
 // or of standard provides O and LSE; dO comes from the generator (InputTensor::dO).
 struct Outputs {

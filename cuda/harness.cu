@@ -6,8 +6,7 @@
 // `warmup` untimed and `repeats` timed runs, each after an L2 flush, timed with CUDA events; the
 // median, min and max are reported. After the last timed run every output element must be finite.
 // DRAM and L2 bytes are read in process with CUPTI's range profiler (cuda/counters.cpp) on one
-// extra run after an L2 flush that leaves no dirty line behind (flush_l2_clean); without CUPTI,
-// counters_note says why and gives the ncu command.
+// extra run after an L2 flush; without CUPTI, counters_note says why and gives the ncu command.
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -35,7 +34,7 @@ __global__ void harness_generate(T* out, uint64_t seed, sim::InputTensor which, 
 }
 
 // Reads every 16 bytes of a buffer; stores only if the data say so, which they never do (the loads
-// stay: the compiler cannot know).
+// stay: the compiler cannot know). bench --counters-probe's read.
 __global__ void harness_read_through(const uint4* p, int64_t count, unsigned* sink) {
     unsigned acc = 0;
     for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x) {
@@ -43,6 +42,11 @@ __global__ void harness_read_through(const uint4* p, int64_t count, unsigned* si
         acc += v.x ^ v.y ^ v.z ^ v.w;
     }
     if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+__global__ void harness_write_words(uint4* p, int64_t count) {
+    for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
+        p[k] = make_uint4(unsigned(k), 1u, 2u, 3u);
 }
 
 template <typename T>
@@ -91,38 +95,103 @@ int64_t l2_bytes() {
     return l2;
 }
 
-// Per GPU (the current one; the ring over NCCL flushes each GPU's L2): a buffer twice its L2, and
-// the word flush_l2_clean's read may store to.
-struct FlushBuffers {
-    DeviceBuffer buf, sink;
-};
-static FlushBuffers& flush_buffers() {
-    static std::map<int, FlushBuffers> per_device;
+static double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
+static DeviceBuffer& flush_buffer() {
+    static std::map<int, DeviceBuffer> bufs;
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
-    FlushBuffers& f = per_device[dev];
-    f.buf.ensure(static_cast<size_t>(2 * l2_bytes()));
-    f.sink.ensure(sizeof(unsigned));
-    return f;
+    DeviceBuffer& buf = bufs[dev];
+    buf.ensure(static_cast<size_t>(2 * l2_bytes()));
+    return buf;
 }
 
 void flush_l2(cudaStream_t s) {
-    DeviceBuffer& buf = flush_buffers().buf;
+    DeviceBuffer& buf = flush_buffer();
     CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
 }
 
-// flush_l2, then a read of the same buffer: the flush's own writes leave up to an L2 of dirty lines,
-// which the next kernel's traffic would evict and write back inside the counted range (the likely
-// source of the 17-20 MiB by which the counters' writes exceeded the simulator's in every flash2 /
-// flash2h forward row recorded before this, whatever N and d); reading the buffer writes them back
-// here and leaves the L2 full of clean lines. Used before the counters' run only: the timed runs
-// keep the plain flush, so their times stay comparable with the rows already recorded.
-static void flush_l2_clean(cudaStream_t s) {
-    flush_l2(s);
-    FlushBuffers& f = flush_buffers();
-    const int64_t count = static_cast<int64_t>(f.buf.bytes() / sizeof(uint4));
-    harness_read_through<<<1024, 256, 0, s>>>(f.buf.as<const uint4>(), count, f.sink.as<unsigned>());
+// a read of the flush buffer after flush_l2 (bench --counters-probe): its dirty lines written back
+static void read_through_flush_buffer(unsigned* sink) {
+    DeviceBuffer& buf = flush_buffer();
+    harness_read_through<<<1024, 256>>>(buf.as<const uint4>(), static_cast<int64_t>(buf.bytes() / 16), sink);
     LAUNCH_CHECK();
+}
+
+std::vector<CounterProbe> probe_counters(int repeats) {
+    const size_t big = size_t{192} << 20, out_bytes = size_t{64} << 20;  // a forward row's Q, K, V and O
+    DeviceBuffer in(big), out(out_bytes), sink(sizeof(unsigned));
+    harness_write_words<<<1024, 256>>>(in.as<uint4>(), int64_t(big / 16));
+    harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
+    LAUNCH_CHECK();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    auto read_in = [&] {
+        harness_read_through<<<1024, 256>>>(in.as<const uint4>(), int64_t(big / 16), sink.as<unsigned>());
+        LAUNCH_CHECK();
+    };
+    struct Probe {
+        const char* name;
+        const char* method;
+        double r, w;
+        std::function<void()> before, work;
+    };
+    const std::vector<Probe> probes = {
+        {"one_warp", "the flush, then a kernel of one warp that writes nothing", 0, 0, [] { flush_l2(0); },
+         [&] {
+             harness_read_through<<<1, 32>>>(in.as<const uint4>(), 32, sink.as<unsigned>());
+             LAUNCH_CHECK();
+         }},
+        {"read_192MiB", "the flush, then a kernel reading 192 MiB that writes nothing", double(big), 0,
+         [] { flush_l2(0); }, read_in},
+        {"read_192MiB_clean", "the flush and a read of its buffer (no dirty line left), then the same read",
+         double(big), 0,
+         [&] {
+             flush_l2(0);
+             read_through_flush_buffer(sink.as<unsigned>());
+         },
+         read_in},
+        {"write_64MiB", "the flush, then a kernel writing 64 MiB (a forward row's O)", 0, double(out_bytes),
+         [] { flush_l2(0); },
+         [&] {
+             harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
+             LAUNCH_CHECK();
+         }},
+    };
+    std::vector<CounterProbe> res;
+    for (const Probe& p : probes) {
+        CounterProbe c;
+        c.name = p.name;
+        c.method = p.method;
+        c.work_read = p.r;
+        c.work_write = p.w;
+        std::vector<double> rd, wr;
+        for (int k = 0; k < repeats; ++k) {
+            p.before();
+            CUDA_CHECK(cudaDeviceSynchronize());
+            const CounterValues v = read_counters([&] {
+                p.work();
+                CUDA_CHECK(cudaDeviceSynchronize());
+            });
+            if (!v.ok) {
+                c.why = v.why;
+                break;
+            }
+            rd.push_back(v.dram_read);
+            wr.push_back(v.dram_write);
+        }
+        if (c.why.empty()) {
+            c.dram_read = median_of(rd);
+            c.dram_write = median_of(wr);
+        }
+        res.push_back(c);
+    }
+    return res;
 }
 
 void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count) {
@@ -555,7 +624,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
         "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum flashsim bench --nvtx --warmup 0 --repeats 0 "
         "--no-check ...";
     if (opt.counters) {
-        if (opt.flush_l2) flush_l2_clean(s);
+        if (opt.flush_l2) flush_l2(s);
         CUDA_CHECK(cudaDeviceSynchronize());
         const CounterValues c = read_counters([&] {
             pass_fn(sets[0]);
@@ -565,8 +634,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
             out.dram_read_bytes = std::llround(c.dram_read);
             out.dram_write_bytes = std::llround(c.dram_write);
             out.l2_bytes = std::llround(c.l2);
-            out.counters_note = "CUPTI range profiler in process: one run of the pass after an L2 flush (written, "
-                                "then read: no dirty line left to write back), " +
+            out.counters_note = "CUPTI range profiler in process: one run of the pass after an L2 flush, " +
                                 std::to_string(c.kernels) + " kernel(s) summed, " + std::to_string(c.passes) +
                                 " pass(es)";
         } else {
@@ -783,13 +851,6 @@ sim::TensorF decode_output(const sim::DecodeProblem& p, const DecodeSet& s) {
     sim::TensorF O(p.batch, p.q_heads, 1, p.head_dim);
     copy_to_host_float(s.O.get(), p.dtype, O.size(), O.data.data());
     return O;
-}
-
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // `runs` calls with the split kernel's blocks stamping their trace records (decode.cu), each after

@@ -13,7 +13,7 @@
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
 # CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
-# --decode with its SDPA anchors), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# --decode with its SDPA anchors), probe (bench --counters-probe), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
@@ -527,6 +527,15 @@ if doc:
                 r["dram_over_sim"] = (r["dram_read_bytes"] + r["dram_write_bytes"]) / simt if simt else None
     json.dump(doc, open(bench, "w"), indent=1)
 EOF
+fi
+
+if has probe; then
+  # what the in-process DRAM counters see for known work after the bench's L2 flush (issue 12's
+  # unexplained writes): a warp, a 192 MiB read (after the plain flush and after a clean one), a
+  # 64 MiB write, each beside the work's own bytes
+  stamp probe
+  timeout "${PROBE_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --counters-probe --json "$OUT/counters_probe.json"
+  echo "probe rc=$?"
 fi
 
 if has ceilings; then

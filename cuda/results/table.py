@@ -8,7 +8,8 @@ usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.
        python3 cuda/results/table.py --ring cuda/results/h200_ring.json
        python3 cuda/results/table.py --writes cuda/results/h200.json   (forward writes: counters vs walk)
        python3 cuda/results/table.py --decode-fixed cuda/results/h200_decode.json   (B = 1: fixed + bytes / rate)
-       python3 cuda/results/table.py --decode-trace cuda/results/h200_decode_trace.json   (bench --decode --trace)
+       python3 cuda/results/table.py --decode-trace cuda/results/h200_decode.json   (bench --decode --trace)
+       python3 cuda/results/table.py --dram cuda/results/h200.json   (DRAM counters vs the L2 walk: rows outside ±10%)
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,
@@ -251,8 +252,11 @@ def decode_trace():
     for r in sorted((r for r in doc["rows"] if "trace" in r), key=lambda r: (-r["head_dim"], r["batch"], r["kv_len"])):
         t = r["trace"]
         # the cache's bytes over the median block's stream (first tile landed to last tile done)
+        # (one wave only: with more, a block streams its own share while others wait to start)
         stream = t["stream_med_us"] - t["first_tile_med_us"]
-        rate = f"{r['kv_bytes'] / (stream * 1e-6) / 1e12:.2f} TB/s" if stream > 0 else "–"
+        one_wave = t["start_max_us"] < t["first_tile_med_us"]
+        rate = (f"{r['kv_bytes'] / (stream * 1e-6) / 1e12:.2f} TB/s" if stream > 0 and one_wave
+                else "– (blocks in waves)")
         print(f"| {r['batch']} | {r['kv_len']} | {r['head_dim']} | {r['splits']} | {t['event_us']:.1f} | "
               f"{t['event_us'] - t['span_us']:.1f} | {t['start_med_us']:.1f} / {t['start_max_us']:.1f} | "
               f"{t['first_tile_med_us']:.1f} / {t['first_tile_max_us']:.1f} | {t['first_tile_wait_us']:.1f} | "
@@ -260,8 +264,30 @@ def decode_trace():
               f"{t['written_max_us']:.1f} | {t['merge_us']:.1f} | {rate} |")
     steps = {r["trace"]["timer_step_ns"] for r in doc["rows"] if "trace" in r}
     if steps:
-        print(f"\nsmallest step seen between two stamps of a block: {min(steps):.0f} ns (the timer's resolution "
-              f"is at most that)")
+        print(f"\nsmallest step seen between two stamps of a block: {min(steps):.0f} ns: one stamp is good to about "
+              f"that much; the medians over blocks and calls are finer")
+
+
+def dram():
+    """DRAM bytes (read + written) from the counters over the simulator's L2 walk, for every row that has
+    both: how many lie within ±10%, and the others listed."""
+    doc = json.load(open(sys.argv[2]))
+    inside, outside = 0, []
+    for r in doc["rows"]:
+        if r.get("dram_read_bytes") is None or r.get("sim_l2_hbm_read_bytes") is None:
+            continue
+        walk = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
+        if not walk:
+            continue
+        x = (r["dram_read_bytes"] + r["dram_write_bytes"]) / walk
+        if abs(x - 1) <= 0.10:
+            inside += 1
+        else:
+            outside.append((r, x))
+    print(f"{inside} of {inside + len(outside)} rows within ±10% of the walk (DRAM read + written, counters / walk)")
+    for r, x in outside:
+        print(f"  {r['variant']} {r['pass']} N={r['seq']} d={r['head_dim']} {'causal' if r['causal'] else 'none'}"
+              f"{' ' + r['mode'] if r.get('mode') else ''}: {x:.2f}")
 
 
 def ring():
@@ -315,7 +341,8 @@ def writes():
 
 if __name__ == "__main__":
     modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring, "--writes": writes,
-             "--decode-fixed": decode_fixed, "--decode-trace": decode_trace}
+             "--decode-fixed": decode_fixed, "--decode-trace": decode_trace,
+             "--dram": dram}
     if len(sys.argv) == 3 and sys.argv[1] in modes:
         modes[sys.argv[1]]()
     else:

@@ -507,14 +507,6 @@ TEST_CASE("run(): timed, every output written, agrees with standard") {
                                  << inputs);
             CHECK(double(m.dram_read_bytes) >= 0.9 * inputs);
             CHECK(m.l2_bytes >= m.dram_read_bytes);
-            // the flush before the counted run leaves no dirty line: flash2's and flash2h's forward
-            // writes O and the log-sum-exp and nothing else (1 MiB here; the flush's residue, which
-            // a plain memset flush left to the counted run, was 17-20 MiB)
-            if (variant != "flash1") {
-                const double outputs = double(p.heads_total() * p.seq * (p.head_dim * p.elem_bytes() + 4));
-                INFO("DRAM written " << m.dram_write_bytes << ", outputs " << outputs);
-                CHECK(double(m.dram_write_bytes) <= outputs + 256.0 * 1024);
-            }
         } else {
             MESSAGE("counters not read: " << m.counters_note);
             CHECK(m.counters_note.find("ncu") != std::string::npos);  // says how to measure instead
