@@ -328,8 +328,9 @@ def writes():
             continue
         if r.get("dram_write_bytes") is None or r.get("sim_l2_hbm_write_bytes") is None:
             continue
-        clean = "no dirty line left" in r.get("counters_note", "")
-        flush = "written, then read" if clean else "written"
+        note = r.get("counters_note", "")
+        flush = ("written, then another buffer read" if "read flush" in note
+                 else "written, then read" if "no dirty line left" in note else "written")
         x = (r["dram_write_bytes"] - r["sim_l2_hbm_write_bytes"]) / mib
         excess.setdefault(flush, []).append(x)
         print(f"| {r['seq']} | {r['head_dim']} | {'causal' if r['causal'] else 'none'} | {r['variant']} | "
