@@ -24,8 +24,8 @@
 // (fcuda::DecodeTrace; python3 cuda/results/table.py --decode-trace prints it).
 //
 //   flashsim bench --counters-probe [--json F]
-// runs known work after the bench's L2 flush under the in-process DRAM counters (a warp, a 192 MiB
-// read after the plain and after a clean flush, a 64 MiB write) and prints what they counted.
+// runs known work after the bench's L2 flush under the in-process DRAM counters (a warp, reads of
+// 64, 192 and 576 MiB, a 64 MiB write) and prints what they counted.
 //
 //   flashsim bench --fit [--variant standard,flash2,flash2h] [--batch 1 --heads 16 -d 128]
 // finds the longest N (grid of 1/8 of a power of two) whose training step (forward + backward)
@@ -1032,8 +1032,8 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_flag("--no-check", args->no_check, "Skip the reference and standard comparisons");
     cmd->add_flag("--nvtx", args->nvtx, "Wrap the checked run in an NVTX range 'measure' (for ncu)");
     cmd->add_flag("--counters-probe", args->counters_probe,
-                  "What the in-process DRAM counters see for known work after the L2 flush (a warp, a 192 MiB read, "
-                  "a 64 MiB write), beside the work's own bytes");
+                  "What the in-process DRAM counters see for known work after the L2 flush (a warp, reads of 64, "
+                  "192 and 576 MiB, a 64 MiB write), beside the work's own bytes");
     cmd->add_flag("--ceilings", args->ceilings,
                   "Measure this GPU's ceilings instead (HBM copy, L2, shared memory, mma.sync, wgmma, exp unit, "
                   "launch) with microbenchmarks; --json writes them");

@@ -6,8 +6,7 @@
 // `warmup` untimed and `repeats` timed runs, each after an L2 flush, timed with CUDA events; the
 // median, min and max are reported. After the last timed run every output element must be finite.
 // DRAM and L2 bytes are read in process with CUPTI's range profiler (cuda/counters.cpp) on one
-// extra run after an L2 flush and a read flush (flush_l2_read: no dirty line left for the run to
-// write back); without CUPTI, counters_note says why and gives the ncu command.
+// extra run after an L2 flush; without CUPTI, counters_note says why and gives the ncu command.
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -118,85 +117,37 @@ void flush_l2(cudaStream_t s) {
     CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
 }
 
-// a read of the flush buffer after flush_l2 (bench --counters-probe): whether it writes back the
-// flush's dirty lines (measured: it does not; they are hit, not evicted)
-static void read_through_flush_buffer(unsigned* sink) {
-    DeviceBuffer& buf = flush_buffer();
-    harness_read_through<<<1024, 256>>>(buf.as<const uint4>(), static_cast<int64_t>(buf.bytes() / 16), sink);
-    LAUNCH_CHECK();
-}
-
-// flush_l2_read: a read of a second buffer twice the L2, written once when made and only read
-// after, so that every line the L2 holds afterwards is clean and every dirty line before it
-// (the flush's own, the last run's outputs) has been evicted and written back. Before the
-// counters' run only: the timed runs keep flush_l2, so their times stay comparable.
-struct ReadFlush {
-    DeviceBuffer buf, sink;
-};
-static void flush_l2_read(cudaStream_t s) {
-    static std::map<int, ReadFlush> per_device;
-    int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    ReadFlush& f = per_device[dev];
-    if (f.buf.bytes() == 0) {
-        f.buf.ensure(static_cast<size_t>(2 * l2_bytes()));
-        f.sink.ensure(sizeof(unsigned));
-        harness_write_words<<<1024, 256, 0, s>>>(f.buf.as<uint4>(), static_cast<int64_t>(f.buf.bytes() / 16));
-        LAUNCH_CHECK();
-        flush_l2(s);  // the fill's dirty lines out before the read
-    }
-    harness_read_through<<<1024, 256, 0, s>>>(f.buf.as<const uint4>(), static_cast<int64_t>(f.buf.bytes() / 16),
-                                              f.sink.as<unsigned>());
-    LAUNCH_CHECK();
-}
-
 std::vector<CounterProbe> probe_counters(int repeats) {
-    const size_t big = size_t{192} << 20, out_bytes = size_t{64} << 20;  // a forward row's Q, K, V and O
+    const size_t big = size_t{576} << 20, out_bytes = size_t{64} << 20;  // up to 3 forward rows' Q, K, V
     DeviceBuffer in(big), out(out_bytes), sink(sizeof(unsigned));
     harness_write_words<<<1024, 256>>>(in.as<uint4>(), int64_t(big / 16));
     harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
     LAUNCH_CHECK();
     CUDA_CHECK(cudaDeviceSynchronize());
-    auto read_in = [&] {
-        harness_read_through<<<1024, 256>>>(in.as<const uint4>(), int64_t(big / 16), sink.as<unsigned>());
-        LAUNCH_CHECK();
+    auto read = [&](size_t bytes) {
+        return [&, bytes] {
+            harness_read_through<<<1024, 256>>>(in.as<const uint4>(), int64_t(bytes / 16), sink.as<unsigned>());
+            LAUNCH_CHECK();
+        };
     };
     struct Probe {
-        const char* name;
-        const char* method;
+        std::string name, method;
         double r, w;
-        std::function<void()> before, work;
+        std::function<void()> work;
     };
-    const std::vector<Probe> probes = {
-        {"one_warp", "the flush, then a kernel of one warp that writes nothing", 0, 0, [] { flush_l2(0); },
-         [&] {
-             harness_read_through<<<1, 32>>>(in.as<const uint4>(), 32, sink.as<unsigned>());
-             LAUNCH_CHECK();
-         }},
-        {"read_192MiB", "the flush, then a kernel reading 192 MiB that writes nothing", double(big), 0,
-         [] { flush_l2(0); }, read_in},
-        {"read_192MiB_clean", "the flush and a read of its buffer (no dirty line left), then the same read",
-         double(big), 0,
-         [&] {
-             flush_l2(0);
-             read_through_flush_buffer(sink.as<unsigned>());
-         },
-         read_in},
-        {"read_192MiB_read_flush",
-         "the flush, then a read of another buffer twice the L2 (written once, long before), then the same read",
-         double(big), 0,
-         [] {
-             flush_l2(0);
-             flush_l2_read(0);
-         },
-         read_in},
-        {"write_64MiB", "the flush, then a kernel writing 64 MiB (a forward row's O)", 0, double(out_bytes),
-         [] { flush_l2(0); },
-         [&] {
-             harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
-             LAUNCH_CHECK();
-         }},
-    };
+    std::vector<Probe> probes = {{"one_warp", "the flush, then a kernel of one warp that writes nothing", 0, 0, [&] {
+                                      harness_read_through<<<1, 32>>>(in.as<const uint4>(), 32, sink.as<unsigned>());
+                                      LAUNCH_CHECK();
+                                  }}};
+    for (const size_t mib : {64, 192, 576})
+        probes.push_back({"read_" + std::to_string(mib) + "MiB",
+                          "the flush, then a kernel reading " + std::to_string(mib) + " MiB that writes nothing",
+                          double(mib << 20), 0, read(mib << 20)});
+    probes.push_back({"write_64MiB", "the flush, then a kernel writing 64 MiB (a forward row's O)", 0,
+                      double(out_bytes), [&] {
+                          harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
+                          LAUNCH_CHECK();
+                      }});
     std::vector<CounterProbe> res;
     for (const Probe& p : probes) {
         CounterProbe c;
@@ -206,7 +157,7 @@ std::vector<CounterProbe> probe_counters(int repeats) {
         c.work_write = p.w;
         std::vector<double> rd, wr;
         for (int k = 0; k < repeats; ++k) {
-            p.before();
+            flush_l2(0);
             CUDA_CHECK(cudaDeviceSynchronize());
             const CounterValues v = read_counters([&] {
                 p.work();
@@ -658,10 +609,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
         "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum flashsim bench --nvtx --warmup 0 --repeats 0 "
         "--no-check ...";
     if (opt.counters) {
-        if (opt.flush_l2) {
-            flush_l2(s);
-            flush_l2_read(s);
-        }
+        if (opt.flush_l2) flush_l2(s);
         CUDA_CHECK(cudaDeviceSynchronize());
         const CounterValues c = read_counters([&] {
             pass_fn(sets[0]);
@@ -671,8 +619,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
             out.dram_read_bytes = std::llround(c.dram_read);
             out.dram_write_bytes = std::llround(c.dram_write);
             out.l2_bytes = std::llround(c.l2);
-            out.counters_note = "CUPTI range profiler in process: one run of the pass after an L2 flush and a read "
-                                "of another buffer twice the L2 (the read flush: no dirty line left), " +
+            out.counters_note = "CUPTI range profiler in process: one run of the pass after an L2 flush, " +
                                 std::to_string(c.kernels) + " kernel(s) summed, " + std::to_string(c.passes) +
                                 " pass(es)";
         } else {

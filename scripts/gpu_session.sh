@@ -531,8 +531,8 @@ fi
 
 if has probe; then
   # what the in-process DRAM counters see for known work after the bench's L2 flush (issue 12's
-  # unexplained writes): a warp, a 192 MiB read (after the plain flush and after a clean one), a
-  # 64 MiB write, each beside the work's own bytes
+  # unexplained writes): a warp, reads of 64, 192 and 576 MiB, a 64 MiB write, each beside the
+  # work's own bytes
   stamp probe
   timeout "${PROBE_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --counters-probe --json "$OUT/counters_probe.json"
   echo "probe rc=$?"
