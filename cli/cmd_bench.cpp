@@ -1118,8 +1118,11 @@ void register_bench(CLI::App& app, int& rc) {
                         return;
                     }
             }
-            if (int(args->decode) + int(args->fit) + int(args->study > 0) + int(args->scale) + int(args->ring != 0) > 1)
-                throw std::runtime_error("--decode, --fit, --study, --scale and --ring are separate runs");
+            if (int(args->decode) + int(args->fit) + int(args->study > 0) + int(args->scale) + int(args->ring != 0) +
+                    int(args->ceilings) + int(args->counters_probe) >
+                1)
+                throw std::runtime_error(
+                    "--decode, --fit, --study, --scale, --ring, --ceilings and --counters-probe are separate runs");
             if (args->ring < 0) throw std::runtime_error("--ring takes a device count P >= 1");
             if (args->study < 0) throw std::runtime_error("--study takes a count of shapes >= 1");
             if (!slice->empty()) {

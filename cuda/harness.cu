@@ -102,18 +102,13 @@ static double median_of(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
-static DeviceBuffer& flush_buffer() {
+void flush_l2(cudaStream_t s) {
+    // one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
     static std::map<int, DeviceBuffer> bufs;
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     DeviceBuffer& buf = bufs[dev];
     buf.ensure(static_cast<size_t>(2 * l2_bytes()));
-    return buf;
-}
-
-void flush_l2(cudaStream_t s) {
-    DeviceBuffer& buf = flush_buffer();
     CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
 }
 
@@ -846,7 +841,7 @@ DecodeTrace trace_decode(const sim::DecodeProblem& p, const DecodePlan& plan, co
     const size_t words = static_cast<size_t>(blocks) * kDecodeTraceWords;
     DeviceBuffer buf(words * 8);
     std::vector<unsigned long long> rec(words);
-    std::vector<std::vector<double>> f(14);  // per field, one value a run (DecodeTrace's order)
+    std::vector<DecodeTrace> each;  // one a traced call
     double step = 0;
     for (int r = 0; r < runs; ++r) {
         CUDA_CHECK(cudaMemset(buf.get(), 0, buf.bytes()));
@@ -880,18 +875,37 @@ DecodeTrace trace_decode(const sim::DecodeProblem& p, const DecodePlan& plan, co
                 }
         }
         auto mx = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-        const double vals[14] = {ev * 1e3,        (end - t0) * 1e-3, median_of(at[0]), mx(at[0]), median_of(at[1]),
-                                 mx(at[1]),       median_of(at[2]),  mx(at[2]),        median_of(at[3]), mx(at[3]),
-                                 median_of(wait), median_of(merge),  0,                median_of(ghz)};
-        for (int k = 0; k < 14; ++k) f[k].push_back(vals[k]);
+        DecodeTrace one;
+        one.event_us = ev * 1e3;
+        one.span_us = (end - t0) * 1e-3;
+        one.start_med_us = median_of(at[0]);
+        one.start_max_us = mx(at[0]);
+        one.first_tile_med_us = median_of(at[1]);
+        one.first_tile_max_us = mx(at[1]);
+        one.stream_med_us = median_of(at[2]);
+        one.stream_max_us = mx(at[2]);
+        one.written_med_us = median_of(at[3]);
+        one.written_max_us = mx(at[3]);
+        one.first_tile_wait_us = median_of(wait);
+        one.merge_us = median_of(merge);
+        one.sm_clock_ghz = median_of(ghz);
+        each.push_back(one);
     }
-    DecodeTrace tr;
+    DecodeTrace tr;  // each figure the median over the calls
     tr.runs = runs;
-    double* dst[14] = {&tr.event_us,          &tr.span_us,          &tr.start_med_us,   &tr.start_max_us,
-                       &tr.first_tile_med_us, &tr.first_tile_max_us, &tr.stream_med_us, &tr.stream_max_us,
-                       &tr.written_med_us,    &tr.written_max_us,   &tr.first_tile_wait_us, &tr.merge_us,
-                       &tr.timer_step_ns,     &tr.sm_clock_ghz};
-    for (int k = 0; k < 14; ++k) *dst[k] = median_of(f[k]);
+    using Field = double DecodeTrace::*;
+    const Field fields[] = {&DecodeTrace::event_us,           &DecodeTrace::span_us,
+                            &DecodeTrace::start_med_us,       &DecodeTrace::start_max_us,
+                            &DecodeTrace::first_tile_med_us,  &DecodeTrace::first_tile_max_us,
+                            &DecodeTrace::stream_med_us,      &DecodeTrace::stream_max_us,
+                            &DecodeTrace::written_med_us,     &DecodeTrace::written_max_us,
+                            &DecodeTrace::first_tile_wait_us, &DecodeTrace::merge_us,
+                            &DecodeTrace::sm_clock_ghz};
+    for (const Field f : fields) {
+        std::vector<double> v;
+        for (const DecodeTrace& one : each) v.push_back(one.*f);
+        tr.*f = median_of(v);
+    }
     tr.timer_step_ns = step;
     return tr;
 }

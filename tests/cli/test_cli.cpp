@@ -231,6 +231,27 @@ TEST_CASE("bench without a GPU: one line and exit code 2") {
     CHECK_MESSAGE(plain, o.text);
 }
 
+TEST_CASE("bench refuses flags that do not go together, before it looks for a GPU") {
+    const Out probe = sh("bench --trace 3");
+    if (probe.text.find("no CUDA backend") != std::string::npos) {
+        MESSAGE("built without nvcc: bench has no backend to parse its flags");
+        return;
+    }
+    const std::pair<const char*, const char*> cases[] = {
+        {"bench --trace 3", "--trace goes with --decode"},
+        {"bench --decode --trace -1", "--trace takes a count of traced calls from 1 to 1000, got -1"},
+        {"bench --decode --counters-probe", "are separate runs"},
+        {"bench --ceilings --counters-probe", "are separate runs"},
+    };
+    for (const auto& [args, want] : cases) {
+        const std::string line = args;
+        CAPTURE(line);
+        const Out o = sh(line);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find(want) != std::string::npos);
+    }
+}
+
 TEST_CASE("an unknown command names itself and the known ones") {
     for (const char* args : {"fits", "fits --help", "simulat --seq 8 --head-dim 8"}) {
         const Out o = sh(args);
