@@ -50,6 +50,12 @@
 //      at d = 64 (at d = 128 two m64n64 products one after the other, one tile each, 4 tiles in
 //      smem: 226 KiB), so no barrier joins the two warpgroups within a step; warpgroup 1 starts
 //      once warpgroup 0 has its first P^T, so their exponentials are offset.
+//      "bulk-sum" (d = 64 only, with the writers): bulk-keys' products, but the two warpgroups'
+//      parts of dQ_i are summed in one shared-memory tile (two buffers, by step parity): warpgroup 0
+//      stores its part, warpgroup 1 adds its own into the same places, and one writer warp adds the
+//      sum into HBM: 16 KiB of bulk reduction a step instead of 32 (L2 was the d = 64 backward's
+//      busiest unit, cuda/NOTES.md), one accumulator copy instead of two, at the price of warpgroup
+//      1 waiting for warpgroup 0's part (warpgroup 0 runs ahead by the stagger anyway).
 //      Writers (FLASHSIM_FLASH2H_BWD_FLUSH=writers, the bulk schedules): the consumer warpgroup
 //      only stores its dQ_i tile; warp 1 + w of the producer warpgroup adds consumer warpgroup w's
 //      tiles (named barriers 10 + w: tile written, 13 + w: tile read). The consumers hand a tile
@@ -132,13 +138,30 @@ struct BwdSizes {
 };
 
 // dQ additions: float2 atomics, bulk reduction of column halves (d = 128) / key halves (d = 64),
-// or bulk reduction of each warpgroup's own keys (both d; no cross-warpgroup barrier)
-enum DqMode { DQ_ATOMIC = 0, DQ_BULK = 1, DQ_KEYS = 2 };
+// bulk reduction of each warpgroup's own keys (both d; no cross-warpgroup barrier), or (d = 64)
+// each warpgroup's own keys with the two parts summed in shared memory before one bulk reduction
+enum DqMode { DQ_ATOMIC = 0, DQ_BULK = 1, DQ_KEYS = 2, DQ_SUM = 3 };
 // tiles a (head, query block) in the tiled accumulator: key parts (one a consumer warpgroup, or
 // one in all for bulk at d = 128) x column panels
 template <int D, int M>
 constexpr int key_parts() {
-    return D == 128 && M == DQ_BULK ? 1 : NWG;
+    return (D == 128 && M == DQ_BULK) || M == DQ_SUM ? 1 : NWG;
+}
+
+// bulk-sum's named barriers, one of each a ring buffer b of the dQ tile (steps n with n % 2 = b):
+// warpgroup 0 wrote its part (it arrives, warpgroup 1 waits: 256 threads); warpgroup 1 added its
+// part (it arrives, the writer warp waits: 160); the writer has read the tile (it arrives,
+// warpgroup 0 waits before writing the tile again: 160). One barrier a buffer, not a step: a
+// barrier is used again two steps later only after the other two barriers of its buffer have
+// been passed, so no thread arrives twice at a barrier still waiting for others.
+__device__ __forceinline__ int bar_part_written(int b) {
+    return b == 0 ? 12 : 15;
+}
+__device__ __forceinline__ int bar_summed(int b) {
+    return 10 + b;
+}
+__device__ __forceinline__ int bar_tile_free(int b) {
+    return 13 + b;
 }
 
 // The bulk schedules' dQ accumulator: per head, per query block i, per consumer warpgroup w one
@@ -269,10 +292,13 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                        float scale_log2, int row0_alone, int heavy) {
     using Z = BwdSizes<D, STAGES>;
     constexpr int BC = Z::BC;
-    static_assert((DQM == DQ_KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
+    // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (2 buffers)
+    constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
+    static_assert((KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
                   "more shared memory than a block may have (227 KiB)");
-    constexpr bool BULK = DQM != DQ_ATOMIC, KEYS = DQM == DQ_KEYS;
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
+    static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_KEYS >= Z::OFF_DQ + 2 * Z::DQ_BYTES),
+                  "bulk-sum: d = 64, two consumer warpgroups, a writer warp, two tile buffers");
     // dQ tiles a consumer warpgroup adds a step (bulk-keys at d = 128: one a column panel)
     constexpr int FLUSHES = KEYS && D == 128 ? 2 : 1;
     constexpr int KH = key_parts<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
@@ -328,7 +354,25 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                 bulk_load(sL + s * Z::ROW_BYTES, Lh + i * BR, Z::ROW_BYTES, full(s));
                 bulk_load(sD + s * Z::ROW_BYTES, Dh + i * BR, Z::ROW_BYTES, full(s));
             }
-        } else if (WRITER && warp >= 1 && warp <= NWG) {
+        } else if (SUM && warp == 1) {
+            // bulk-sum's writer: step n's summed tile (buffer n % 2) into query block i's one
+            // accumulator tile; both buffers start free
+            named_arrive(bar_tile_free(0), 160);
+            if (steps > 1) named_arrive(bar_tile_free(1), 160);
+            for (int n = 0; n < steps; ++n) {
+                const int b = n & 1;
+                named_sync(bar_summed(b), 160);
+                if (lane == 0) {
+                    float* dst = dQacc + (static_cast<size_t>(bh) * T_r + i_first + n) * DQ_TILE;
+                    bulk_reduce_add_f32(dst, base + Z::OFF_DQ + b * Z::DQ_BYTES, Z::DQ_BYTES);
+                    bulk_commit();
+                    bulk_wait_read_all();
+                }
+                __syncwarp();
+                if (n + 2 < steps) named_arrive(bar_tile_free(b), 160);
+            }
+            if (lane == 0) bulk_wait_all();  // the additions done before the block ends
+        } else if (WRITER && !SUM && warp >= 1 && warp <= NWG) {
             // dQ writer of consumer warpgroup w: once the warpgroup has written (and fenced) a dQ_i
             // tile it arrives at named barrier 10 + w; this warp's lane 0 adds the tile into HBM with
             // one bulk reduction, waits until the reduction has read it, and the warp arrives at 13 + w
@@ -446,6 +490,32 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             bulk_commit();
         }
     };
+    // bulk-sum: warpgroup 0 stores its part into buffer n % 2 once the writer has read the tile
+    // of step n - 2; warpgroup 1 adds its part into the same float4s (same fragment order, so each
+    // thread reads back what its twin of warpgroup 0 wrote) and hands the tile to the writer after
+    // the next step's dS^T fence (which orders these stores before the bulk reduction reads them)
+    auto flush_dq_sum = [&](int n) {
+        const int b = n & 1;
+        float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + b * Z::DQ_BYTES);
+        if (wg == 0) {
+            named_sync(bar_tile_free(b), 160);
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+            named_arrive(bar_part_written(b), 256);
+        } else {
+            named_sync(bar_part_written(b), 256);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                float4 v = tile[k * 128 + wtid];
+                v.x += dq[4 * k];
+                v.y += dq[4 * k + 1];
+                v.z += dq[4 * k + 2];
+                v.w += dq[4 * k + 3];
+                tile[k * 128 + wtid] = v;
+            }
+        }
+    };
     auto issue_dv = [&](const Desc& dot) {
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
@@ -553,8 +623,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         }
         fence_proxy_async();
         // (writers) this fence also ordered the last step's dQ tile stores: hand that tile over
-        if constexpr (WRITER)
+        if constexpr (SUM) {
+            if (n > 0 && wg == 1) named_arrive(bar_summed((n - 1) & 1), 160);
+        } else if constexpr (WRITER) {
             if (n > 0) named_arrive(10 + wg, 160);
+        }
 
         // (dV_j += P^T dO_i,) dK_j += dS^T Q_i
         if constexpr (!PIPE) fence_regs(dv);
@@ -596,7 +669,9 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
         wgmma_wait<0>();
         fence_regs(dq);
-        if constexpr (BULK)
+        if constexpr (SUM)
+            flush_dq_sum(n);
+        else if constexpr (BULK)
             flush_dq_bulk(i, 0);
         else
             flush_dq(i);
@@ -611,7 +686,12 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             flush_dq_bulk(i, 1);
         }
     }
-    if constexpr (WRITER) {  // the last step's tile
+    if constexpr (SUM) {  // the last step's tile
+        if (wg == 1) {
+            fence_proxy_async();
+            named_arrive(bar_summed((steps - 1) & 1), 160);
+        }
+    } else if constexpr (WRITER) {  // the last step's tile
         fence_proxy_async();
         named_arrive(10 + wg, 160);
     } else if constexpr (BULK) {
@@ -649,11 +729,14 @@ bool deterministic() {
 // "bulk-pipelined" are these two with dQ_i's parts added into HBM by one bulk reduction a
 // warpgroup (cp.reduce.async.bulk from a shared-memory tile) instead of every consumer thread's
 // float2 atomics; "bulk-keys" is "bulk" with each warpgroup's dQ over its own keys and the two
-// warpgroups offset. Deterministic mode keeps its ordered atomics (bulk* there = plain / pipelined).
+// warpgroups offset; "bulk-sum" (d = 64, with the writers) is bulk-keys with the two warpgroups'
+// parts summed in a shared-memory tile, so that one bulk reduction of 16 KiB a step goes to L2
+// instead of two. Deterministic mode keeps its ordered atomics (bulk* there = plain / pipelined).
 // Default (unset or "default"): the fastest measured on the H200 (v3, cuda/NOTES.md):
 // bulk-keys at d = 64, bulk-pipelined at d = 128.
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
+    bool sum = false;  // bulk-sum: keys, the two parts summed in shared memory (d = 64)
     bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
     bool writers = false;  // FLASHSIM_FLASH2H_BWD_FLUSH=writers: dQ tiles added by producer warps
 };
@@ -665,22 +748,30 @@ Schedule schedule(int64_t head_dim) {
     if (v.empty() || v == "default") v = head_dim == 64 ? "bulk-keys" : "bulk-pipelined";
     Schedule c;
     c.pipe = v == "pipelined" || v == "bulk-pipelined";
-    c.bulk = v == "bulk" || v == "bulk-pipelined" || v == "bulk-keys";
-    c.keys = v == "bulk-keys";
+    c.bulk = v == "bulk" || v == "bulk-pipelined" || v == "bulk-keys" || v == "bulk-sum";
+    c.keys = v == "bulk-keys" || v == "bulk-sum";
+    c.sum = v == "bulk-sum";
+    if (!c.pipe && !c.bulk && v != "plain")
+        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_SCHEDULE must be default, plain, pipelined, bulk, bulk-pipelined, "
+                                 "bulk-keys or bulk-sum (got '" + v + "')");
+    if (c.sum && head_dim != 64)
+        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-sum is written for d = 64 (got d = " +
+                                 std::to_string(head_dim) + "); use bulk-keys or the default at d = 128");
     const char* st = std::getenv("FLASHSIM_FLASH2H_BWD_STAGES");
     const std::string sv = st != nullptr ? st : "";
     if (sv == "deep") {
         // shared memory holds the deeper ring beside the default schedule's tiles only
-        const bool is_default = head_dim == 64 ? v == "bulk-keys" : v == "bulk-pipelined";
+        const bool is_default = head_dim == 64 ? c.keys : v == "bulk-pipelined";
         if (!is_default || deterministic())
             throw std::runtime_error(
-                "FLASHSIM_FLASH2H_BWD_STAGES=deep needs the default schedule (bulk-keys at d = 64, bulk-pipelined at "
-                "d = 128) and not deterministic mode; unset FLASHSIM_FLASH2H_BWD_SCHEDULE / FLASHSIM_FLASH2H_BWD");
+                "FLASHSIM_FLASH2H_BWD_STAGES=deep needs the default schedule (bulk-keys or bulk-sum at d = 64, "
+                "bulk-pipelined at d = 128) and not deterministic mode; unset FLASHSIM_FLASH2H_BWD_SCHEDULE / "
+                "FLASHSIM_FLASH2H_BWD");
         c.deep = true;
     } else if (sv.empty() || sv == "default") {
         // measured (cuda/NOTES.md, "a deeper ring in the backward"): 4 stages 1-8% faster at d = 64,
         // 3 stages 1-10% slower at d = 128
-        c.deep = head_dim == 64 && v == "bulk-keys" && !deterministic();
+        c.deep = head_dim == 64 && c.keys && !deterministic();
     } else if (sv != "2") {
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep (got '" + sv + "')");
     }
@@ -698,6 +789,10 @@ Schedule schedule(int64_t head_dim) {
     } else if (fv != "consumers") {
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_FLUSH must be consumers or writers (got '" + fv + "')");
     }
+    if (c.sum && !c.writers && !deterministic())
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-sum hands its summed tiles to a writer warp: unset "
+            "FLASHSIM_FLASH2H_BWD_FLUSH or set it to writers");
     return c;
 }
 
@@ -709,7 +804,7 @@ int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     const int64_t N = p.seq, D = p.head_dim, BH = p.heads_total();
     const int64_t T_r = (N + BR - 1) / BR, padded = BH * T_r * BR;
     const bool bulk = !det && sc.bulk;
-    const int64_t KH = D == 128 && bulk && !sc.keys ? 1 : 2;  // key_parts<D, DQM>()
+    const int64_t KH = (D == 128 && bulk && !sc.keys) || (bulk && sc.sum) ? 1 : 2;  // key_parts<D, DQM>()
     const int64_t acc = bulk ? padded * KH * D * 4 : BH * N * D * 4;
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
@@ -737,7 +832,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 
     using Z = BwdSizes<D, STAGES>;
-    constexpr int smem = DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
+    constexpr int smem = DQM == DQ_KEYS || DQM == DQ_SUM ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
     auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, WRITER>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
@@ -776,10 +871,16 @@ void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
     else if (det)
         launch_bwd<T, D, CAUSAL, true, false, DQ_ATOMIC>(p, t, ws, s);
     else if (sc.deep) {  // the default schedule with the deeper ring
-        if constexpr (D == 64)
-            launch_w<T, D, CAUSAL, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s, w);
-        else
+        if constexpr (D == 64) {
+            if (sc.sum)
+                launch_bwd<T, D, CAUSAL, false, false, DQ_SUM, deep_stages<D>(), true>(p, t, ws, s);
+            else
+                launch_w<T, D, CAUSAL, false, DQ_KEYS, deep_stages<D>()>(p, t, ws, s, w);
+        } else {
             launch_w<T, D, CAUSAL, true, DQ_BULK, deep_stages<D>()>(p, t, ws, s, w);
+        }
+    } else if (sc.sum) {
+        if constexpr (D == 64) launch_bwd<T, D, CAUSAL, false, false, DQ_SUM, 2, true>(p, t, ws, s);
     } else if (sc.keys)
         launch_w<T, D, CAUSAL, false, DQ_KEYS>(p, t, ws, s, w);
     else if (sc.bulk && sc.pipe)
@@ -816,7 +917,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.block_rows = BR;
     c.block_cols = Warps::BC;
     c.threads = Warps::THREADS;
-    static const char* const layouts[7] = {
+    static const char* const layouts[8] = {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ in block order",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined",
@@ -824,12 +925,15 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ by bulk reduction",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; pipelined, dQ by bulk reduction",
         "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys by bulk reduction, "
-        "staggered"};
+        "staggered",
+        "2 consumer warpgroups x 64 key rows (wgmma), 1 TMA producer warpgroup; dQ over own keys, the two parts "
+        "summed in shared memory, one bulk reduction, staggered"};
     const bool bulk = sc.bulk && !det;
     const bool keys = bulk && sc.keys;
-    c.layout = layouts[keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
+    const bool sum = keys && sc.sum;
+    c.layout = layouts[sum ? 7 : keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
     // the tiled accumulator's key parts (key_parts): each a whole fp32 copy of dQ, summed by post
-    c.dq_copies = bulk && (keys || p.head_dim == 64) ? 2 : 1;
+    c.dq_copies = bulk && !sum && (keys || p.head_dim == 64) ? 2 : 1;
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
                                          : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;

@@ -129,6 +129,7 @@ std::vector<CounterProbe> probe_counters(int repeats) {
         std::string name, method;
         double r, w;
         std::function<void()> work;
+        bool flush = true;  // the bench's L2 flush before the counted range
     };
     std::vector<Probe> probes = {{"one_warp", "the flush, then a kernel of one warp that writes nothing", 0, 0, [&] {
                                       harness_read_through<<<1, 32>>>(in.as<const uint4>(), 32, sink.as<unsigned>());
@@ -143,6 +144,17 @@ std::vector<CounterProbe> probe_counters(int repeats) {
                           harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
                           LAUNCH_CHECK();
                       }});
+    // where the reads' bounded extra writes come from: two reads in one range (a residue present
+    // when the range begins is written once; a share of every read, twice), and a read with no
+    // flush before its range (the last repeat's range read the same buffer and wrote nothing)
+    const size_t mid = size_t{192} << 20;
+    probes.push_back({"read_192MiB_twice", "the flush, then two kernels each reading the same 192 MiB", double(2 * mid),
+                      0, [&] {
+                          read(mid)();
+                          read(mid)();
+                      }});
+    probes.push_back({"read_192MiB_noflush", "no flush, then a kernel reading 192 MiB (the last range read it too)",
+                      double(mid), 0, read(mid), false});
     std::vector<CounterProbe> res;
     for (const Probe& p : probes) {
         CounterProbe c;
@@ -152,7 +164,7 @@ std::vector<CounterProbe> probe_counters(int repeats) {
         c.work_write = p.w;
         std::vector<double> rd, wr;
         for (int k = 0; k < repeats; ++k) {
-            flush_l2(0);
+            if (p.flush) flush_l2(0);
             CUDA_CHECK(cudaDeviceSynchronize());
             const CounterValues v = read_counters([&] {
                 p.work();

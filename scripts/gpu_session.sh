@@ -465,7 +465,8 @@ if has profile; then
     ncu -i "$OUT/profile_$k.ncu-rep" --page source --csv --print-source sass 2> "$OUT/profile_${k}_sass.err" |
       gzip > "$OUT/profile_${k}_sass.csv.gz"
     rm -f "$OUT/profile_$k.ncu-rep"
-    grep -E "Duration|Registers Per|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible" "$OUT/profile_${k}_details.csv" | head -12
+    grep -E "Duration|Registers Per|Compute \(SM\) Throughput|L2 Cache Throughput|Issue Slots Busy|No Eligible" \
+      "$OUT/profile_${k}_details.csv" | head -14
   done
 fi
 
@@ -531,8 +532,8 @@ fi
 
 if has probe; then
   # what the in-process DRAM counters see for known work after the bench's L2 flush (issue 12's
-  # unexplained writes): a warp, reads of 64, 192 and 576 MiB, a 64 MiB write, each beside the
-  # work's own bytes
+  # unexplained writes): a warp, reads of 64, 192 and 576 MiB, a 64 MiB write, two 192 MiB reads in
+  # one range, a 192 MiB read with no flush before it, each beside the work's own bytes
   stamp probe
   timeout "${PROBE_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --counters-probe --json "$OUT/counters_probe.json"
   echo "probe rc=$?"

@@ -244,8 +244,10 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
 }
 
 // flash2h's backward schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE); "default" is what runs when the
-// variable is unset (bulk-keys at d = 64, bulk-pipelined at d = 128)
-constexpr const char* kBwdSchedules[] = {"default", "plain", "pipelined", "bulk", "bulk-pipelined", "bulk-keys"};
+// variable is unset (bulk-keys at d = 64, bulk-pipelined at d = 128); bulk-sum is written for d = 64
+constexpr const char* kBwdSchedules[] = {"default",        "plain",     "pipelined", "bulk",
+                                         "bulk-pipelined", "bulk-keys", "bulk-sum"};
+bool runs_at(const char* schedule, int64_t d) { return d == 64 || std::string(schedule) != "bulk-sum"; }
 // deterministic mode runs plain's or pipelined's code whatever the schedule: checked with those two
 bool bulk_schedule(const char* schedule) { return std::string(schedule).rfind("bulk", 0) == 0; }
 
@@ -263,6 +265,7 @@ TEST_CASE("flash2h backward vs the float64 backward reference") {
                     const fcuda::GradsD g = backward_reference(p);  // once for every schedule and mode
                     for (const char* schedule : kBwdSchedules)
                         for (const char* mode : {"atomic", "deterministic"}) {
+                            if (!runs_at(schedule, d)) continue;
                             if (std::string(mode) == "deterministic" &&
                                 (bulk_schedule(schedule) || std::string(schedule) == "default" ||
                                  (n != 63 && n != 1000)))
@@ -383,6 +386,11 @@ TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
     unsetenv("FLASHSIM_FLASH2H_BWD");
     setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "sometimes", 1);
     check_refused(p, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_FLUSH must be consumers or writers");
+    // bulk-sum's summed tiles go out only through the writer warp
+    setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "consumers", 1);
+    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-sum", 1);
+    check_refused(p, fcuda::Pass::backward, "bulk-sum hands its summed tiles to a writer warp");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     unsetenv("FLASHSIM_FLASH2H_BWD_FLUSH");
 }
 
@@ -399,6 +407,12 @@ TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they 
     setenv("FLASHSIM_FLASH2H_BWD_STAGES", "deep", 1);
     setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-keys", 1);  // not d = 128's default
     check_refused(p, fcuda::Pass::backward, "needs the default schedule");
+    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-sum", 1);  // d = 64 only
+    check_refused(p, fcuda::Pass::backward, "bulk-sum is written for d = 64");
+    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-sideways", 1);
+    check_refused(p, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_SCHEDULE must be default, plain");
+    setenv("FLASHSIM_FLASH2H_BWD_STAGES", "deep", 1);
     unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
     check_refused(p, fcuda::Pass::backward, "not deterministic mode");
@@ -419,6 +433,7 @@ TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with sta
         for (const char* mode : {"atomic", "deterministic"})
             for (int64_t d : {64, 128})
                 for (bool causal : {false, true}) {
+                    if (!runs_at(schedule, d)) continue;
                     const bool is_default = std::string(schedule) == "default";
                     if (std::string(mode) == "deterministic" && (bulk_schedule(schedule) || is_default)) continue;
                     setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
