@@ -51,7 +51,7 @@
 //      smem: 226 KiB), so no barrier joins the two warpgroups within a step; warpgroup 1 starts
 //      once warpgroup 0 has its first P^T, so their exponentials are offset.
 //      "bulk-sum" (d = 64 only, with the writers): bulk-keys' products, but the two warpgroups'
-//      parts of dQ_i are summed in one shared-memory tile (two buffers, by step parity): warpgroup 0
+//      parts of dQ_i are summed in one shared-memory tile (a ring of 4, 64 KiB): warpgroup 0
 //      stores its part, warpgroup 1 adds its own into the same places, and one writer warp adds the
 //      sum into HBM: 16 KiB of bulk reduction a step instead of 32 (L2 was the d = 64 backward's
 //      busiest unit, cuda/NOTES.md), one accumulator copy instead of two, at the price of warpgroup
@@ -114,6 +114,7 @@ constexpr int deep_stages() {
     return D == 64 ? 4 : 3;
 }
 constexpr int PRODUCER_REGS = 24;
+constexpr int SUM_BUFFERS = 4;  // bulk-sum's ring of summed dQ tiles (below)
 constexpr float LOG2E = 1.4426950408889634f;
 
 template <int D, int STAGES = 2>
@@ -135,6 +136,8 @@ struct BwdSizes {
     static constexpr int SMEM_BULK = OFF_DQ + 2 * DQ_BYTES + 1024;
     // "bulk-keys": each warpgroup its own keys' dQ_i part over all of d, one tile a 64-column panel
     static constexpr int SMEM_KEYS = OFF_DQ + NWG * PANELS * DQ_BYTES + 1024;
+    // "bulk-sum" (d = 64): a ring of summed tiles
+    static constexpr int SMEM_SUM = OFF_DQ + SUM_BUFFERS * DQ_BYTES + 1024;
 };
 
 // dQ additions: float2 atomics, bulk reduction of column halves (d = 128) / key halves (d = 64),
@@ -148,20 +151,23 @@ constexpr int key_parts() {
     return (D == 128 && M == DQ_BULK) || M == DQ_SUM ? 1 : NWG;
 }
 
-// bulk-sum's named barriers, one of each a ring buffer b of the dQ tile (steps n with n % 2 = b):
-// warpgroup 0 wrote its part (it arrives, warpgroup 1 waits: 256 threads); warpgroup 1 added its
-// part (it arrives, the writer warp waits: 160); the writer has read the tile (it arrives,
-// warpgroup 0 waits before writing the tile again: 160). One barrier a buffer, not a step: a
-// barrier is used again two steps later only after the other two barriers of its buffer have
-// been passed, so no thread arrives twice at a barrier still waiting for others.
+// bulk-sum's ring of summed dQ tiles in shared memory: step n uses buffer n % SUM_BUFFERS (with 2,
+// warpgroup 0 waited for the writer two steps back and ran 3-7% slower than bulk-keys unmasked,
+// cuda/NOTES.md). Its named barriers, one of each a buffer b: warpgroup 0 wrote its part (it
+// arrives, warpgroup 1 waits: 256 threads); warpgroup 1 added its part (it arrives, the writer warp
+// waits: 160); the writer has read the tile (it arrives, warpgroup 0 waits before writing the tile
+// again: 160). A barrier is used again SUM_BUFFERS steps later only after the other two barriers of
+// its buffer have been passed, so no thread arrives twice at a barrier still waiting for others.
+// Ids: every one the other barriers of this schedule (0, 2, 3, 8) leave.
+static_assert(SUM_BUFFERS == 4, "bulk-sum's barrier ids are laid out for 4 buffers");
 __device__ __forceinline__ int bar_part_written(int b) {
-    return b == 0 ? 12 : 15;
+    return b == 0 ? 1 : 3 + b;  // 1, 4, 5, 6
 }
 __device__ __forceinline__ int bar_summed(int b) {
-    return 10 + b;
+    return b == 0 ? 7 : 8 + b;  // 7, 9, 10, 11
 }
 __device__ __forceinline__ int bar_tile_free(int b) {
-    return 13 + b;
+    return 12 + b;
 }
 
 // The bulk schedules' dQ accumulator: per head, per query block i, per consumer warpgroup w one
@@ -294,11 +300,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     constexpr int BC = Z::BC;
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (2 buffers)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
-    static_assert((KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
+    static_assert((SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
                   "more shared memory than a block may have (227 KiB)");
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
-    static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_KEYS >= Z::OFF_DQ + 2 * Z::DQ_BYTES),
-                  "bulk-sum: d = 64, two consumer warpgroups, a writer warp, two tile buffers");
+    static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_SUM >= Z::OFF_DQ + SUM_BUFFERS * Z::DQ_BYTES),
+                  "bulk-sum: d = 64, two consumer warpgroups, a writer warp, its ring of tiles");
     // dQ tiles a consumer warpgroup adds a step (bulk-keys at d = 128: one a column panel)
     constexpr int FLUSHES = KEYS && D == 128 ? 2 : 1;
     constexpr int KH = key_parts<D, DQM>(), NT = KH * Z::PANELS;  // accumulator tiles a query block
@@ -355,12 +361,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                 bulk_load(sD + s * Z::ROW_BYTES, Dh + i * BR, Z::ROW_BYTES, full(s));
             }
         } else if (SUM && warp == 1) {
-            // bulk-sum's writer: step n's summed tile (buffer n % 2) into query block i's one
-            // accumulator tile; both buffers start free
-            named_arrive(bar_tile_free(0), 160);
-            if (steps > 1) named_arrive(bar_tile_free(1), 160);
+            // bulk-sum's writer: step n's summed tile (buffer n % SUM_BUFFERS) into query block
+            // i's one accumulator tile; every buffer starts free
+            for (int b = 0; b < SUM_BUFFERS && b < steps; ++b) named_arrive(bar_tile_free(b), 160);
             for (int n = 0; n < steps; ++n) {
-                const int b = n & 1;
+                const int b = n % SUM_BUFFERS;
                 named_sync(bar_summed(b), 160);
                 if (lane == 0) {
                     float* dst = dQacc + (static_cast<size_t>(bh) * T_r + i_first + n) * DQ_TILE;
@@ -369,7 +374,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                     bulk_wait_read_all();
                 }
                 __syncwarp();
-                if (n + 2 < steps) named_arrive(bar_tile_free(b), 160);
+                if (n + SUM_BUFFERS < steps) named_arrive(bar_tile_free(b), 160);
             }
             if (lane == 0) bulk_wait_all();  // the additions done before the block ends
         } else if (WRITER && !SUM && warp >= 1 && warp <= NWG) {
@@ -490,12 +495,12 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             bulk_commit();
         }
     };
-    // bulk-sum: warpgroup 0 stores its part into buffer n % 2 once the writer has read the tile
-    // of step n - 2; warpgroup 1 adds its part into the same float4s (same fragment order, so each
+    // bulk-sum: warpgroup 0 stores its part into buffer n % SUM_BUFFERS once the writer has read
+    // that buffer's last tile; warpgroup 1 adds its part into the same float4s (same fragment order, so each
     // thread reads back what its twin of warpgroup 0 wrote) and hands the tile to the writer after
     // the next step's dS^T fence (which orders these stores before the bulk reduction reads them)
     auto flush_dq_sum = [&](int n) {
-        const int b = n & 1;
+        const int b = n % SUM_BUFFERS;
         float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + b * Z::DQ_BYTES);
         if (wg == 0) {
             named_sync(bar_tile_free(b), 160);
@@ -624,7 +629,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         fence_proxy_async();
         // (writers) this fence also ordered the last step's dQ tile stores: hand that tile over
         if constexpr (SUM) {
-            if (n > 0 && wg == 1) named_arrive(bar_summed((n - 1) & 1), 160);
+            if (n > 0 && wg == 1) named_arrive(bar_summed((n - 1) % SUM_BUFFERS), 160);
         } else if constexpr (WRITER) {
             if (n > 0) named_arrive(10 + wg, 160);
         }
@@ -689,7 +694,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     if constexpr (SUM) {  // the last step's tile
         if (wg == 1) {
             fence_proxy_async();
-            named_arrive(bar_summed((steps - 1) & 1), 160);
+            named_arrive(bar_summed((steps - 1) % SUM_BUFFERS), 160);
         }
     } else if constexpr (WRITER) {  // the last step's tile
         fence_proxy_async();
@@ -832,7 +837,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 
     using Z = BwdSizes<D, STAGES>;
-    constexpr int smem = DQM == DQ_KEYS || DQM == DQ_SUM ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
+    constexpr int smem = DQM == DQ_SUM ? Z::SMEM_SUM : DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
     auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, WRITER>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
@@ -936,11 +941,15 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.dq_copies = bulk && !sum && (keys || p.head_dim == 64) ? 2 : 1;
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
-                                         : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
+                                         : sum ? BwdSizes<64, deep_stages<64>()>::SMEM_SUM
+                                               : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
     else if (p.head_dim == 128)
         c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
     else
-        c.smem_bytes = keys ? BwdSizes<64>::SMEM_KEYS : bulk ? BwdSizes<64>::SMEM_BULK : BwdSizes<64>::SMEM;
+        c.smem_bytes = sum    ? BwdSizes<64>::SMEM_SUM
+                       : keys ? BwdSizes<64>::SMEM_KEYS
+                       : bulk ? BwdSizes<64>::SMEM_BULK
+                              : BwdSizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim), bc = c.block_cols;
     // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
     c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * BR + BR * d) * 4;
