@@ -32,7 +32,7 @@
 //      counter in HBM; a warpgroup of block j adds its dQ_i part only once every part of blocks
 //      0..j-1 (and, at d = 64, of warpgroup 0 of block j) has been added, then bumps the counter:
 //      the float additions happen in one fixed order, so dQ, dK, dV are bit-identical run to run.
-//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE; default bulk-keys at d = 64, bulk-pipelined at
+//      Schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE; default bulk-sum at d = 64, bulk-pipelined at
 //      d = 128, the fastest measured): "plain" issues dV += P^T dO and dK += dS^T Q
 //      together once dS^T is computed; "pipelined" issues dV as soon as P^T is packed, so that it
 //      runs while dS^T is computed and stored. (Adding step n-1's dQ part while step n's S^T runs
@@ -108,7 +108,7 @@ struct Warps {
 };
 // Q_i / dO_i ring stages: 2, or (FLASHSIM_FLASH2H_BWD_STAGES=deep, the default schedules only) as
 // many as shared memory allows beside the default schedule's tiles: 4 at d = 64, 3 at d = 128.
-// Default: deep at d = 64 (bulk-keys, not deterministic), 2 otherwise (measured, cuda/NOTES.md)
+// Default: deep at d = 64 (bulk-keys or bulk-sum, not deterministic), 2 otherwise (measured, cuda/NOTES.md)
 template <int D>
 constexpr int deep_stages() {
     return D == 64 ? 4 : 3;
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                        float scale_log2, int row0_alone, int heavy) {
     using Z = BwdSizes<D, STAGES>;
     constexpr int BC = Z::BC;
-    // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (2 buffers)
+    // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
     static_assert((SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
                   "more shared memory than a block may have (227 KiB)");
@@ -737,8 +737,8 @@ bool deterministic() {
 // warpgroups offset; "bulk-sum" (d = 64, with the writers) is bulk-keys with the two warpgroups'
 // parts summed in a shared-memory tile, so that one bulk reduction of 16 KiB a step goes to L2
 // instead of two. Deterministic mode keeps its ordered atomics (bulk* there = plain / pipelined).
-// Default (unset or "default"): the fastest measured on the H200 (v3, cuda/NOTES.md):
-// bulk-keys at d = 64, bulk-pipelined at d = 128.
+// Default (unset or "default"): the fastest measured on the H200 (cuda/NOTES.md): bulk-sum at
+// d = 64 (1-5% faster than bulk-keys on all six rows N = 4096-16384), bulk-pipelined at d = 128.
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
     bool sum = false;  // bulk-sum: keys, the two parts summed in shared memory (d = 64)
@@ -750,7 +750,7 @@ constexpr bool kWritersByDefault = true;
 Schedule schedule(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     std::string v = e != nullptr ? e : "";
-    if (v.empty() || v == "default") v = head_dim == 64 ? "bulk-keys" : "bulk-pipelined";
+    if (v.empty() || v == "default") v = head_dim == 64 ? "bulk-sum" : "bulk-pipelined";
     Schedule c;
     c.pipe = v == "pipelined" || v == "bulk-pipelined";
     c.bulk = v == "bulk" || v == "bulk-pipelined" || v == "bulk-keys" || v == "bulk-sum";
@@ -786,7 +786,7 @@ Schedule schedule(int64_t head_dim) {
     if (fv == "writers") {
         if (!bulk_atomic)
             throw std::runtime_error(
-                "FLASHSIM_FLASH2H_BWD_FLUSH=writers needs a bulk schedule (bulk, bulk-pipelined, bulk-keys; the "
+                "FLASHSIM_FLASH2H_BWD_FLUSH=writers needs a bulk schedule (bulk, bulk-pipelined, bulk-keys, bulk-sum; the "
                 "defaults) and not deterministic mode; unset it or set consumers");
         c.writers = true;
     } else if (fv.empty() || fv == "default") {

@@ -81,6 +81,10 @@ struct KernelProfile {
     Overlap overlap = Overlap::none;
     DqAccumulation dq = DqAccumulation::none;
     int dq_tiles = 1;  // fp32 dQ_i tiles (B_r x d) a step adds into the accumulator
+    // Shared-memory dQ tiles the kernel's bulk reductions read from in turn (flash2h backward): 1,
+    // a tile is written again the next step, so its reduction must have read it by then (a latency
+    // chain every step); more, the reductions only have to keep pace (their rate bounds a step)
+    int dq_ring = 1;
     // Consumer warpgroups that share the SM's tensor cores (wgmma kernels; 0: not modelled per
     // warpgroup). With lock_step they meet at a barrier every step, so their softmax and their
     // shared-memory stores run at the same time, with the tensor cores idle; otherwise they are

@@ -244,7 +244,7 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
 }
 
 // flash2h's backward schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE); "default" is what runs when the
-// variable is unset (bulk-keys at d = 64, bulk-pipelined at d = 128); bulk-sum is written for d = 64
+// variable is unset (bulk-sum at d = 64, bulk-pipelined at d = 128); bulk-sum is written for d = 64
 constexpr const char* kBwdSchedules[] = {"default",        "plain",     "pipelined", "bulk",
                                          "bulk-pipelined", "bulk-keys", "bulk-sum"};
 bool runs_at(const char* schedule, int64_t d) { return d == 64 || std::string(schedule) != "bulk-sum"; }
@@ -363,6 +363,9 @@ TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
                     const sim::Problem p = make(2, 2, n, d, dt, causal, 41 + n);
                     const fcuda::GradsD g = backward_reference(p);
                     for (const char* schedule : {"default", "bulk", "bulk-pipelined", "bulk-keys"}) {
+                        // d = 64's default (bulk-sum) adds its summed tiles through the writer only
+                        // (refused with the consumers below)
+                        if (d == 64 && std::string(schedule) == "default") continue;
                         setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", schedule, 1);
                         CAPTURE(schedule);
                         setenv("FLASHSIM_FLASH2H_BWD_FLUSH", "consumers", 1);
