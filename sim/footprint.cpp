@@ -70,8 +70,8 @@ Footprint footprint(const Problem& p, Algo algo, Pass pass, const std::string& k
                 for (const char* t : {"dO", "dQ", "dK", "dV"}) add(t, full, st, z.T, e);
                 add("D", rows, "fp32", z.R, 4);
                 add("dQ accumulator", full, "fp32", z.T, 4);
-                // a kernel whose warpgroups each keep a dQ_i copy (flash2h at d = 64) holds one
-                // accumulator a copy: the kernel model's dq_tiles
+                // a kernel whose warpgroups each keep a dQ_i copy (flash2h at d = 64 did, before
+                // its bulk-sum schedule) holds one accumulator a copy: the kernel model's dq_tiles
                 if (!kernel.empty()) {
                     const KernelProfile k = kernel_profile(kernel, Pass::backward, p.head_dim, p.causal);
                     for (int c = 1; c < k.dq_tiles && k.dq == DqAccumulation::bulk_reduction; ++c)

@@ -115,12 +115,16 @@ def step_table(R):
     bwd_of = {"standard": "standard", "flash2": "flash2", "flash2h+flash2": "flash2", "flash2h": "flash2h"}
     for n, d, c in cfgs:
         std = R.get(("standard", "step", n, d, c))
-        print(f"Training step, N = {n}, d = {d}, {'causal' if c else 'no mask'} (the step timed as one, every step "
-              f"in the same call; forward and backward from each pass's own row):\n")
+        steps = [R.get((v, "step", n, d, c)) for v in ("standard", "flash2", "flash2h+flash2", "flash2h")]
+        runs = {json.dumps((r.get("run") or {}), sort_keys=True) for r in steps if r}
+        print(f"Training step, N = {n}, d = {d}, {'causal' if c else 'no mask'} (the step timed as one"
+              f"{', every step in the same call' if len(runs) == 1 else ''}; forward and backward from each pass's "
+              f"own row):\n")
         print("| kernels | forward ms | backward ms | step ms | step vs standard |")
         print("|---|---|---|---|---|")
         any_row = None
         others = {}  # a pass row measured in another call than the steps: its date, marked with *
+        later = {}  # a step measured in another call than standard's step: its date, marked with †
 
         def same_call(row, step_row):
             if row is None or step_row is None or row.get("run") == step_row.get("run"):
@@ -136,7 +140,11 @@ def step_table(R):
             any_row = any_row or r
             f, b = R.get((fwd_of[v], "forward", n, d, c)), R.get((bwd_of[v], "backward", n, d, c))
             speed = f"{std['ms_median'] / r['ms_median']:.2f}x" if std else "–"
-            print(f"| {names[v]} | {same_call(f, r)} | {same_call(b, r)} | {r['ms_median']:.2f} | {speed} |")
+            mark = ""
+            if std and r.get("run") != std.get("run"):
+                later[(r.get("run") or {}).get("date", "?")[:10]] = True
+                mark = "†"
+            print(f"| {names[v]} | {same_call(f, r)} | {same_call(b, r)} | {r['ms_median']:.2f}{mark} | {speed} |")
         for name, label in (("sdpa_flash", "SDPA flash (FlashAttention-2)"), ("sdpa_cudnn", "SDPA cuDNN")):
             st = anchor(any_row, name)
             f, b = R.get(("flash2h", "forward", n, d, c)), R.get(("flash2h", "backward", n, d, c))
@@ -148,6 +156,9 @@ def step_table(R):
         if others:
             print(f"\n\\* measured in another call ({', '.join(sorted(others))}) than the steps "
                   f"({(any_row.get('run') or {}).get('date', '?')[:10]}).")
+        if later:
+            print(f"\n† step re-recorded in a later call ({', '.join(sorted(later))}) than standard's and the SDPA "
+                  f"steps: its ratio to standard is across calls; the row's own anchors are in h200.json.")
         print()
 
 
