@@ -73,13 +73,17 @@
 //   dS^T 2 buffers x (B_c, B_r)          32 KiB
 //   LSE_i, D_i 2 stages x B_r fp32       1 KiB
 //   total (+1 KiB alignment)             d=128: 162 KiB  d=64: 98 KiB
+//   the defaults add: d = 128 (bulk-pipelined) two dQ tiles (B_r x 64 fp32), 32 KiB: 194 KiB;
+//   d = 64 (bulk-sum) 4 ring stages (+32 KiB, +1 KiB of LSE_i, D_i) and the ring of 4 summed
+//   dQ tiles (64 KiB): 195 KiB
 //   Registers per consumer thread: dK_j, dV_j (d / 2 fp32 each), S^T, dP^T, dQ part (32 fp32
 //   each), P^T and dS^T as 16-bit A fragments (16 x 32-bit each).
 // HBM traffic (per head, e bytes an element): pre: read O, dO (2 N d e), write D, LSE (8 N) and
 //   the zeroed accumulator (4 N d a copy, padded rows in the bulk schedules);
 //   main: read K, V once (2 N d e), per visited query block Q_i, dO_i (2 B_r d e) and LSE_i, D_i
 //   (8 B_r): T_c (2 N d e + 8 N) in all (causal about half); dQ accumulator: T_c N d 4 bytes of
-//   atomic adds (d = 64: twice), mostly absorbed by L2; write dK, dV (2 N d e);
+//   atomic adds or bulk reductions (d = 64 bulk-keys: twice; bulk-sum: once), mostly absorbed by
+//   L2; write dK, dV (2 N d e);
 //   post: read 4 N d, write N d e. Measured on the H200 (N = 8192, B H = 32 or 64): ~1.03 GB of
 //   DRAM traffic a run, arithmetic-bound (cuda/NOTES.md, flash2h backward).
 // Run/check: flashsim bench --variant flash2h --pass backward --seq 4096 --head-dim 128 ;

@@ -21,7 +21,8 @@
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
 # forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), bwdflush (flash2h
 # backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
-# SDPA anchors added), profile (Nsight Compute's full set and the SASS stall samples of one launch
+# SDPA anchors added; d = 64's default, bulk-sum, runs with the writers only: the consumers there are
+# refused, so compare at d = 64 with FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-keys), profile (Nsight Compute's full set and the SASS stall samples of one launch
 # for each PROFILE_CONFIGS entry), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
@@ -279,7 +280,8 @@ fi
 
 if has bwdsched; then
   # flash2h backward's schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE) side by side on the same inputs,
-  # not causal and causal: the default is chosen from these (cuda/NOTES.md, v3)
+  # not causal and causal: the default is chosen from these (cuda/NOTES.md, v3); bulk-sum (d = 64's
+  # default) is refused at d = 128, so name it with DIMS=64 (BWD_SCHEDULES="bulk-keys bulk-sum")
   stamp bwdsched
   for m in "" --causal; do
     side_by_side "bwd_schedules${m:+_causal}.json" FLASHSIM_FLASH2H_BWD_SCHEDULE schedule \
