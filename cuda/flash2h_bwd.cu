@@ -809,12 +809,20 @@ Schedule schedule(int64_t head_dim) {
 // accumulator (row-major, or the bulk schedules' tiles: B_r x 64 per key half and column panel),
 // D and LSE log2(e) over padded rows, the deterministic mode's counters. Read by the harness's
 // memory probe (bench --fit), which allocates it without running the kernel.
+// The fp32 dQ accumulator copies the schedule keeps (the host's key_parts<D, DQM>()): the bulk
+// schedules one a key part (two warpgroups' own keys, or d = 64's key halves) unless the parts are
+// column halves (d = 128 bulk*) or summed in shared memory (bulk-sum); atomics and deterministic
+// mode one row-major accumulator.
+int64_t dq_copies(int64_t head_dim, bool det, const Schedule& sc) {
+    const bool bulk = sc.bulk && !det;
+    return bulk && !sc.sum && (sc.keys || head_dim == 64) ? 2 : 1;
+}
+
 int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     const int64_t N = p.seq, D = p.head_dim, BH = p.heads_total();
     const int64_t T_r = (N + BR - 1) / BR, padded = BH * T_r * BR;
     const bool bulk = !det && sc.bulk;
-    const int64_t KH = (D == 128 && bulk && !sc.keys) || (bulk && sc.sum) ? 1 : 2;  // key_parts<D, DQM>()
-    const int64_t acc = bulk ? padded * KH * D * 4 : BH * N * D * 4;
+    const int64_t acc = bulk ? padded * dq_copies(D, det, sc) * D * 4 : BH * N * D * 4;
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
@@ -942,7 +950,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const bool sum = keys && sc.sum;
     c.layout = layouts[sum ? 7 : keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
     // the tiled accumulator's key parts (key_parts): each a whole fp32 copy of dQ, summed by post
-    c.dq_copies = bulk && !sum && (keys || p.head_dim == 64) ? 2 : 1;
+    c.dq_copies = static_cast<int>(dq_copies(p.head_dim, det, sc));
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
                                          : sum ? BwdSizes<64, deep_stages<64>()>::SMEM_SUM
