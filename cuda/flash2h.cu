@@ -24,11 +24,14 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
-// Launch shape: grid (T_r = ceil(N / 128), B * H), 384 threads: warpgroup 0 produces (24 registers
-//   a thread after setmaxnreg), warpgroups 1-2 consume (240); a head's heavy causal blocks (large i)
-//   first (FLASHSIM_FLASH2H_ORDER=heavy: block-major, every head's heaviest block first; grid_place).
-//   Three consumer warpgroups: grid (ceil(N / 192), B * H), 512 threads, consumers 160 registers.
-//   One thread block per SM.
+// Launch shape: persistent grid (default; FLASHSIM_FLASH2H_GRID=persistent|tiles): min(SMs, units)
+//   thread blocks, each looping over work units in turn (a unit: one query block, or causal a head's
+//   p-th heaviest and p-th lightest blocks, so that units cost the same); the producer loads the next
+//   tile's Q_i, K_j, V_j while the consumers finish the current one. tiles: grid (T_r = ceil(N / 128),
+//   B * H), one tile a block, a head's heavy causal blocks (large i) first (FLASHSIM_FLASH2H_ORDER=heavy:
+//   block-major, every head's heaviest block first; grid_place). 384 threads: warpgroup 0 produces (24
+//   registers a thread after setmaxnreg), warpgroups 1-2 consume (240). Three consumer warpgroups:
+//   B_r = 192, 512 threads, consumers 160 registers. One thread block per SM.
 // SRAM (dynamic shared memory, 128-byte swizzled panels 64 elements wide), e = 2 bytes:
 //   Q_i  (128, d)               d=128: 32 KiB   d=64: 16 KiB
 //   K_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
@@ -40,8 +43,11 @@
 // Rows beyond N (last query block) and keys beyond N (last K/V block) come from TMA as zeros;
 //   those keys are masked to -inf, those rows are not stored.
 // Run/check: flashsim bench --variant flash2h --seq 4096 --head-dim 128 ; ctest -L gpu
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "cuda/hopper.cuh"
@@ -102,34 +108,75 @@ __device__ __forceinline__ float poly_exp2(float x) {
 // poly_exp2 on the FMA units, the rest as EXP_FTZ (FLASHSIM_FLASH2H_EXP=ftz|ieee|poly).
 enum ExpMode { EXP_FTZ = 0, EXP_IEEE = 1, EXP_POLY = 2 };
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ>
+// The persistent grid's work units (PERSIST): a unit is one query block (T_r - 1 - u mod T_r of head
+// u / T_r, heads together so that the blocks running at once share their K_j, V_j in L2), or, causal,
+// two: a head's p-th heaviest block and its p-th lightest (T_r - 1 - p, then p), so that every unit
+// costs about T_r + 1 key blocks and handing units out in turn balances the blocks.
+__host__ __device__ constexpr int persistent_units(bool causal, int T_r, int BH) {
+    return causal ? BH * ((T_r + 1) / 2) : BH * T_r;
+}
+struct FwdTile {
+    int i, bh;
+};
+template <bool CAUSAL>
+__device__ __forceinline__ int unit_tiles(int u, int T_r) {
+    if (!CAUSAL) return 1;
+    const int p = u % ((T_r + 1) / 2);
+    return T_r - 1 - p == p ? 1 : 2;
+}
+template <bool CAUSAL>
+__device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
+    if (!CAUSAL) return {T_r - 1 - u % T_r, u / T_r};
+    const int per_head = (T_r + 1) / 2, p = u % per_head;
+    return {half == 0 ? T_r - 1 - p : p, u / per_head};
+}
+
+// PERSIST: one thread block an SM (grid min(SMs, units)), each looping over the units blockIdx.x,
+// blockIdx.x + gridDim.x, ...; the producer loads the next tile's Q_i (once the consumers' last S of
+// the current one is done: the emptyQ barrier) and K_j, V_j while the consumers finish the current
+// tile's last P V and store its O, so a tile's start (Q_i's and K_0's latency, the block's launch)
+// overlaps the one before. Otherwise one tile a thread block (grid_place).
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ, bool PERSIST = false>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
-                       float scale, float scale_log2, int heavy) {
+                       float scale, float scale_log2, int heavy, int BH) {
     using Z = Sizes<D, NC, STAGES>;
     static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
-    __shared__ __align__(8) uint64_t bars[1 + 4 * STAGES];
+    __shared__ __align__(8) uint64_t bars[2 + 4 * STAGES];
     const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
     const uint32_t sQ = base, sK = sQ + Z::Q_BYTES, sV = sK + STAGES * Z::KV_BYTES;
-    const uint32_t barQ = smem_addr(&bars[0]);
-    auto fullK = [&](int s) { return smem_addr(&bars[1 + s]); };
-    auto fullV = [&](int s) { return smem_addr(&bars[1 + STAGES + s]); };
-    auto emptyK = [&](int s) { return smem_addr(&bars[1 + 2 * STAGES + s]); };
-    auto emptyV = [&](int s) { return smem_addr(&bars[1 + 3 * STAGES + s]); };
+    const uint32_t barQ = smem_addr(&bars[0]), emptyQ = smem_addr(&bars[1]);
+    auto fullK = [&](int s) { return smem_addr(&bars[2 + s]); };
+    auto fullV = [&](int s) { return smem_addr(&bars[2 + STAGES + s]); };
+    auto emptyK = [&](int s) { return smem_addr(&bars[2 + 2 * STAGES + s]); };
+    auto emptyV = [&](int s) { return smem_addr(&bars[2 + 3 * STAGES + s]); };
 
-    const GridPlace place = grid_place(heavy);
-    const int i = static_cast<int>(gridDim.x) - 1 - place.block;  // a head's heavy causal blocks first
-    const int bh = place.head;
-    const int q0 = i * BR;
-    int T_c = (N + BC - 1) / BC;
-    if (CAUSAL) T_c = min(T_c, (min(q0 + BR, N) - 1) / BC + 1);
+    // the tiles this block runs: units u0, u0 + u_step, ... below u_end, each of unit_tiles tiles
+    const int T_r = (N + BR - 1) / BR;
+    const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
+    const int u_step = PERSIST ? static_cast<int>(gridDim.x) : 1;
+    const int u_end = PERSIST ? persistent_units(CAUSAL, T_r, BH) : 1;
+    auto tiles_of = [&](int u) { return PERSIST ? unit_tiles<CAUSAL>(u, T_r) : 1; };
+    auto tile_at = [&](int u, int half) -> FwdTile {
+        if constexpr (PERSIST) {
+            return unit_tile<CAUSAL>(u, half, T_r);
+        } else {
+            const GridPlace place = grid_place(heavy);
+            return {static_cast<int>(gridDim.x) - 1 - place.block, place.head};  // a head's heavy causal blocks first
+        }
+    };
+    auto key_blocks = [&](int i) {  // K/V blocks query block i visits
+        const int all = (N + BC - 1) / BC;
+        return CAUSAL ? min(all, (min(i * BR + BR, N) - 1) / BC + 1) : all;
+    };
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
     if (threadIdx.x == 0) {
         mbar_init(barQ, 1);
+        mbar_init(emptyQ, Z::CONSUMER_WARPS);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(fullK(s), 1);
             mbar_init(fullV(s), 1);
@@ -145,20 +192,28 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         if (warp == 0 && lane == 0) {
             tma_prefetch_map(&tmK);
             tma_prefetch_map(&tmV);
-            mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
-            for (int p = 0; p < Z::PANELS; ++p) tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, q0, bh);
-            for (int j = 0; j < T_c; ++j) {
-                const int s = j % STAGES;
-                const uint32_t ph = (j / STAGES) & 1;
-                if (j >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
-                mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
-                for (int p = 0; p < Z::PANELS; ++p)
-                    tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
-                if (j >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
-                mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
-                for (int p = 0; p < Z::PANELS; ++p)
-                    tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
-            }
+            int n = 0, it = 0;  // tiles begun, ring slots used
+            for (int u = u0; u < u_end; u += u_step)
+                for (int half = 0; half < tiles_of(u); ++half, ++n) {
+                    const FwdTile tl = tile_at(u, half);
+                    const int T_c = key_blocks(tl.i), bh = tl.bh;
+                    if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
+                    mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                    for (int p = 0; p < Z::PANELS; ++p)
+                        tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
+                    for (int j = 0; j < T_c; ++j, ++it) {
+                        const int s = it % STAGES;
+                        const uint32_t ph = (it / STAGES) & 1;
+                        if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
+                        mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
+                        for (int p = 0; p < Z::PANELS; ++p)
+                            tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
+                        if (it >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
+                        mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
+                        for (int p = 0; p < Z::PANELS; ++p)
+                            tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
+                    }
+                }
         }
         return;
     }
@@ -167,16 +222,14 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     setmaxnreg_inc<Z::CONSUMER_REGS>();
     const int wg = warp / 4 - 1;
     const int g = lane / 4, t = lane % 4;
-    const int r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
-    const int wg_first_row = q0 + wg * 64;
+    // the current tile: its rows, key blocks, head, and its first ring slot (it0)
+    int r0 = 0, wg_first_row = 0, T_c = 0, bh = 0, it0 = 0;
     constexpr int NO = D / 2;  // O accumulator registers a thread
     float o[NO];
-#pragma unroll
-    for (int k = 0; k < NO; ++k) o[k] = 0.0f;
     float s_acc[64];
 #pragma unroll
     for (int k = 0; k < 64; ++k) s_acc[k] = 0.0f;
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    float m[2], l[2];
     uint32_t pa[8][4];
 
     auto descQ = [&](int kk) { return desc_sw128(sQ + (kk / 4) * BR * 128 + wg * 64 * 128 + (kk % 4) * 32, 16); };
@@ -268,8 +321,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 
     // S_j = Q K_j^T to completion, K_j's stage released
     auto s_block = [&](int j) {
-        const int s = j % STAGES;
-        mbar_wait(fullK(s), (j / STAGES) & 1);
+        const int s = (it0 + j) % STAGES;
+        mbar_wait(fullK(s), ((it0 + j) / STAGES) & 1);
         fence_regs(s_acc);
         wgmma_fence();
         issue_s(s);
@@ -279,8 +332,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     };
     // O += P_j V_j to completion, V_j's stage released
     auto pv_block = [&](int j) {
-        const int s = j % STAGES;
-        mbar_wait(fullV(s), (j / STAGES) & 1);
+        const int s = (it0 + j) % STAGES;
+        mbar_wait(fullV(s), ((it0 + j) / STAGES) & 1);
         fence_regs(o);
         wgmma_fence();
         issue_pv(s);
@@ -289,66 +342,90 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         release(emptyV(s));
     };
 
-    mbar_wait(barQ, 0);
-    if constexpr (!OVERLAP) {
-        for (int j = 0; j < T_c; ++j) {
-            s_block(j);
-            float alpha[2];
-            softmax(j, alpha);
-            rescale_o(alpha);
-            to_p();
-            pv_block(j);
-        }
-    } else {
-        // block 0: S, softmax, P (O is still zero: nothing to rescale)
-        s_block(0);
-        {
-            float alpha[2];
-            softmax(0, alpha);
-        }
-        to_p();
-        // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
-        // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
-        for (int j = 0; j + 1 < T_c; ++j) {
-            const int s = j % STAGES, s1 = (j + 1) % STAGES;
-            mbar_wait(fullK(s1), ((j + 1) / STAGES) & 1);
-            mbar_wait(fullV(s), (j / STAGES) & 1);
-            fence_regs(s_acc);
-            fence_regs(o);
-            wgmma_fence();
-            issue_s(s1);
-            issue_pv(s);
-            wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
-            fence_regs(s_acc);
-            release(emptyK(s1));
-            float alpha[2];
-            softmax(j + 1, alpha);
-            wgmma_wait<0>();
-            fence_regs(o);
-            release(emptyV(s));
-            rescale_o(alpha);
-            to_p();
-        }
-        pv_block(T_c - 1);  // the last block: O += P V only
-    }
+    // Q_i is no longer read by this warp (its last S is done): with the persistent grid the
+    // producer may load the next tile's once every consumer warp has said so
+    auto q_done = [&]() {
+        if constexpr (PERSIST) release(emptyQ);
+    };
+    int n = 0;  // tiles begun
+    for (int u = u0; u < u_end; u += u_step)
+        for (int half = 0; half < tiles_of(u); ++half, ++n) {
+            const FwdTile tl = tile_at(u, half);
+            const int q0 = tl.i * BR;
+            T_c = key_blocks(tl.i);
+            bh = tl.bh;
+            r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
+            wg_first_row = q0 + wg * 64;
+#pragma unroll
+            for (int k = 0; k < NO; ++k) o[k] = 0.0f;
+            m[0] = m[1] = -INFINITY;
+            l[0] = l[1] = 0.0f;
 
-    // ---- finish: l over the quad, O / l, LSE = scale m + ln l
-    T* Oh = O + static_cast<size_t>(bh) * N * D;
+            mbar_wait(barQ, n & 1);
+            if constexpr (!OVERLAP) {
+                for (int j = 0; j < T_c; ++j) {
+                    s_block(j);
+                    if (j + 1 == T_c) q_done();
+                    float alpha[2];
+                    softmax(j, alpha);
+                    rescale_o(alpha);
+                    to_p();
+                    pv_block(j);
+                }
+            } else {
+                // block 0: S, softmax, P (O is still zero: nothing to rescale)
+                s_block(0);
+                if (T_c == 1) q_done();
+                {
+                    float alpha[2];
+                    softmax(0, alpha);
+                }
+                to_p();
+                // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
+                // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
+                for (int j = 0; j + 1 < T_c; ++j) {
+                    const int s = (it0 + j) % STAGES, s1 = (it0 + j + 1) % STAGES;
+                    mbar_wait(fullK(s1), ((it0 + j + 1) / STAGES) & 1);
+                    mbar_wait(fullV(s), ((it0 + j) / STAGES) & 1);
+                    fence_regs(s_acc);
+                    fence_regs(o);
+                    wgmma_fence();
+                    issue_s(s1);
+                    issue_pv(s);
+                    wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
+                    fence_regs(s_acc);
+                    release(emptyK(s1));
+                    if (j + 2 == T_c) q_done();
+                    float alpha[2];
+                    softmax(j + 1, alpha);
+                    wgmma_wait<0>();
+                    fence_regs(o);
+                    release(emptyV(s));
+                    rescale_o(alpha);
+                    to_p();
+                }
+                pv_block(T_c - 1);  // the last block: O += P V only
+            }
+
+            // ---- finish: l over the quad, O / l, LSE = scale m + ln l
+            T* Oh = O + static_cast<size_t>(bh) * N * D;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-        const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
-        const int row = r0 + 8 * h;
-        if (row < N) {
-            T* orow = Oh + static_cast<size_t>(row) * D;
+            for (int h = 0; h < 2; ++h) {
+                l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+                l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+                const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
+                const int row = r0 + 8 * h;
+                if (row < N) {
+                    T* orow = Oh + static_cast<size_t>(row) * D;
 #pragma unroll
-            for (int nb = 0; nb < D / 8; ++nb)
-                *reinterpret_cast<uint32_t*>(orow + nb * 8 + 2 * t) =
-                    pack2<T>(o[nb * 4 + 2 * h] * inv, o[nb * 4 + 2 * h + 1] * inv);
-            if (LSE != nullptr && t == 0) LSE[static_cast<size_t>(bh) * N + row] = m[h] * scale + logf(l[h]);
+                    for (int nb = 0; nb < D / 8; ++nb)
+                        *reinterpret_cast<uint32_t*>(orow + nb * 8 + 2 * t) =
+                            pack2<T>(o[nb * 4 + 2 * h] * inv, o[nb * 4 + 2 * h + 1] * inv);
+                    if (LSE != nullptr && t == 0) LSE[static_cast<size_t>(bh) * N + row] = m[h] * scale + logf(l[h]);
+                }
+            }
+            it0 += T_c;
         }
-    }
 }
 
 // ---- host side ---------------------------------------------------------------------------------
@@ -404,28 +481,58 @@ int consumer_groups(int64_t d) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ>
+// FLASHSIM_FLASH2H_GRID=persistent|tiles: one thread block an SM looping over the tiles (the
+// default) or one thread block a tile (the kernel's first form). Persistent runs with the default
+// schedule, ring and exponentials and the heads order; by default the grid falls back to tiles
+// when any of those is changed, and an explicit persistent with them is refused.
+bool persistent_grid(int64_t d, bool causal) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
+    const std::string v = e != nullptr ? e : "";
+    if (v == "tiles") return false;
+    const bool explicit_ask = v == "persistent";
+    if (!explicit_ask && !v.empty() && v != "default")
+        throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be persistent or tiles (got '" + v + "')");
+    const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
+    const bool heavy = heavy_first(causal) != 0;
+    if (explicit_ask && (!defaults || heavy))
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_GRID=persistent needs flash2h's default schedule, ring, exponentials and "
+            "heads order; unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
+            "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
+    return defaults && !heavy;
+}
+
+int sm_count() {
+    int dev = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return sms;
+}
+
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
 void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     using Z = Sizes<D, NC, STAGES>;
-    const int N = static_cast<int>(p.seq);
+    const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP>;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
-    const dim3 grid((N + Z::BR - 1) / Z::BR, static_cast<unsigned>(p.heads_total()));
+    const int T_r = (N + Z::BR - 1) / Z::BR;
+    const dim3 grid = PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
+                              : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                          scale * 1.4426950408889634f, heavy_first(CAUSAL));
+                                          scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH);
     LAUNCH_CHECK();
 }
 
 // The mask decides the kernel's CAUSAL argument; everything else is fixed by the caller.
-template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ>
+template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
 void launch_mask(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     if (p.causal)
-        launch<T, D, true, OVERLAP, NC, STAGES, EXP>(p, t, s);
+        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, s);
     else
-        launch<T, D, false, OVERLAP, NC, STAGES, EXP>(p, t, s);
+        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, s);
 }
 
 template <typename T, int D, int NC>
@@ -440,6 +547,8 @@ void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
         launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, s);
     else if (deep_ring(D))
         launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, s);
+    else if (persistent_grid(D, p.causal))  // the default schedule (overlapped at d = 128, plain at 64)
+        launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, s);
     else if (overlapped(D))
         launch_mask<T, D, true, NC>(p, t, s);
     else
@@ -484,12 +593,18 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.block_cols = BC;
     c.threads = 128 * (nc + 1);
     const bool ov = overlapped(p.head_dim);
-    if (nc == 3)
-        c.layout = ov ? "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
-                      : "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
-    else
-        c.layout = ov ? "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup; S_{j+1} overlaps P_j V_j"
-                      : "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+    std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+    if (ov) layout += "; S_{j+1} overlaps P_j V_j";
+    if (persistent_grid(p.head_dim, p.causal))
+        layout += p.causal ? "; persistent grid (a block an SM; units of a head's p-th heaviest and p-th lightest "
+                             "query blocks, in turn)"
+                           : "; persistent grid (a block an SM; query blocks in turn)";
+    static std::mutex mu;
+    static std::set<std::string> layouts;  // TileConfig holds C strings: every layout text, kept for good
+    {
+        const std::lock_guard<std::mutex> lock(mu);
+        c.layout = layouts.insert(layout).first->c_str();
+    }
     if (deep)
         c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2, fwd_deep_stages<128>()>::SMEM
                        : nc == 3         ? Sizes<64, 3, fwd_deep_stages<64>()>::SMEM

@@ -14,6 +14,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -428,6 +429,50 @@ TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they 
     check_refused(p, fcuda::Pass::forward, "needs flash2h's default schedule");
     unsetenv("FLASHSIM_FLASH2H");
     unsetenv("FLASHSIM_FLASH2H_STAGES");
+}
+
+// flash2h's forward on its persistent grid (the default: a block an SM looping over units of query
+// blocks, the next tile's loads under the current one's end) against one block a tile
+// (FLASHSIM_FLASH2H_GRID=tiles): each tile is computed by the same code in the same order, so O and
+// LSE keep their bits. Enough heads that every block runs several units (the Q_i buffer and the K/V
+// ring handed from tile to tile many times), causal with an odd number of query blocks (a unit of
+// one block) and an even one, and sizes off the block edges.
+TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (sim::DType dt : kTypes)
+        for (int64_t d : {64, 128})
+            for (int64_t n : {1, 130, 1000, 1300})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(3, 50, n, d, dt, causal, 61 + n);
+                    INFO(describe(p));
+                    unsetenv("FLASHSIM_FLASH2H_GRID");
+                    const fcuda::Outputs persistent = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent grid") != std::string::npos);
+                    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+                    const fcuda::Outputs tiles = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent") == std::string::npos);
+                    CHECK(same_bits(persistent.O.data, tiles.O.data));
+                    CHECK(same_bits(persistent.LSE, tiles.LSE));
+                    // every output written (compute poisons them with NaN first): equal bits of two
+                    // unwritten outputs would prove nothing
+                    CHECK(std::all_of(persistent.O.data.begin(), persistent.O.data.end(),
+                                      [](float x) { return std::isfinite(x); }));
+                    unsetenv("FLASHSIM_FLASH2H_GRID");
+                }
+    // bad values, and a persistent grid asked for with what it does not run
+    const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, true, 3);
+    setenv("FLASHSIM_FLASH2H_GRID", "sometimes", 1);
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_GRID must be persistent or tiles");
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default is overlapped
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_GRID=persistent needs flash2h's default schedule");
+    unsetenv("FLASHSIM_FLASH2H");
+    setenv("FLASHSIM_FLASH2H_ORDER", "heavy", 1);
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_GRID=persistent needs flash2h's default schedule");
+    // without the explicit ask, the other order runs on the tiles grid
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent") == std::string::npos);
+    unsetenv("FLASHSIM_FLASH2H_ORDER");
 }
 
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
