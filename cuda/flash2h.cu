@@ -24,10 +24,11 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
-// Launch shape: persistent grid (default; FLASHSIM_FLASH2H_GRID=persistent|tiles): min(SMs, units)
-//   thread blocks, each looping over work units in turn (a unit: one query block, or causal a head's
-//   p-th heaviest and p-th lightest blocks, so that units cost the same); the producer loads the next
-//   tile's Q_i, K_j, V_j while the consumers finish the current one. tiles: grid (T_r = ceil(N / 128),
+// Launch shape: persistent grid (default; FLASHSIM_FLASH2H_GRID=persistent|static|tiles): min(SMs,
+//   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
+//   p-th heaviest and p-th lightest blocks, so that units cost about the same), the next one from a
+//   counter in the workspace (static: in turn, no counter); the producer loads the next tile's Q_i,
+//   K_j, V_j while the consumers finish the current one. tiles: grid (T_r = ceil(N / 128),
 //   B * H), one tile a block, a head's heavy causal blocks (large i) first (FLASHSIM_FLASH2H_ORDER=heavy:
 //   block-major, every head's heaviest block first; grid_place). 384 threads: warpgroup 0 produces (24
 //   registers a thread after setmaxnreg), warpgroups 1-2 consume (240). Three consumer warpgroups:
@@ -131,16 +132,22 @@ __device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
     return {half == 0 ? T_r - 1 - p : p, u / per_head};
 }
 
-// PERSIST: one thread block an SM (grid min(SMs, units)), each looping over the units blockIdx.x,
-// blockIdx.x + gridDim.x, ...; the producer loads the next tile's Q_i (once the consumers' last S of
-// the current one is done: the emptyQ barrier) and K_j, V_j while the consumers finish the current
-// tile's last P V and store its O, so a tile's start (Q_i's and K_0's latency, the block's launch)
-// overlaps the one before. Otherwise one tile a thread block (grid_place).
+// PERSIST: one thread block an SM (grid G = min(SMs, units)); block b starts with unit b and then
+// takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
+// the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
+// b + 2G, ... in turn. The producer thread picks the unit and tells the consumers through a
+// shared-memory word written before it arms the Q_i barrier (2 u + half, or -1: no more). It loads
+// the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
+// and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
+// store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
+// before. The counter is zero at launch and set back to zero by the block whose request is the
+// launch's last (the requests number exactly `units`: one a unit past the first G, one a block
+// to learn there are no more). Otherwise one tile a thread block (grid_place).
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ, bool PERSIST = false>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
-                       float scale, float scale_log2, int heavy, int BH) {
+                       float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
     using Z = Sizes<D, NC, STAGES>;
     static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
     constexpr int BR = Z::BR;
@@ -154,10 +161,12 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto emptyK = [&](int s) { return smem_addr(&bars[2 + 2 * STAGES + s]); };
     auto emptyV = [&](int s) { return smem_addr(&bars[2 + 3 * STAGES + s]); };
 
-    // the tiles this block runs: units u0, u0 + u_step, ... below u_end, each of unit_tiles tiles
+    // the tiles this block runs: units from u0 on (PERSIST: the next from the counter or u + G),
+    // below u_end, each of unit_tiles tiles
+    __shared__ int tile_code;  // the producer's word to the consumers: 2 u + half, or -1 (no more)
     const int T_r = (N + BR - 1) / BR;
     const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
-    const int u_step = PERSIST ? static_cast<int>(gridDim.x) : 1;
+    const int G = PERSIST ? static_cast<int>(gridDim.x) : 1;
     const int u_end = PERSIST ? persistent_units(CAUSAL, T_r, BH) : 1;
     auto tiles_of = [&](int u) { return PERSIST ? unit_tiles<CAUSAL>(u, T_r) : 1; };
     auto tile_at = [&](int u, int half) -> FwdTile {
@@ -167,6 +176,13 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             const GridPlace place = grid_place(heavy);
             return {static_cast<int>(gridDim.x) - 1 - place.block, place.head};  // a head's heavy causal blocks first
         }
+    };
+    auto next_of = [&](int u) {  // the producer's next unit after u
+        if (!PERSIST) return u_end;
+        if (next_unit == nullptr) return u + G;
+        const unsigned f = atomicAdd(next_unit, 1u);
+        if (f == static_cast<unsigned>(u_end - 1)) *next_unit = 0u;  // the launch's last request
+        return G + static_cast<int>(f);
     };
     auto key_blocks = [&](int i) {  // K/V blocks query block i visits
         const int all = (N + BC - 1) / BC;
@@ -193,11 +209,13 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             tma_prefetch_map(&tmK);
             tma_prefetch_map(&tmV);
             int n = 0, it = 0;  // tiles begun, ring slots used
-            for (int u = u0; u < u_end; u += u_step)
+            for (int u = u0; u < u_end;) {
+                const int u_next = next_of(u);  // asked now, used after this unit's tiles
                 for (int half = 0; half < tiles_of(u); ++half, ++n) {
                     const FwdTile tl = tile_at(u, half);
                     const int T_c = key_blocks(tl.i), bh = tl.bh;
                     if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
+                    tile_code = 2 * u + half;  // published by the arrive below (release), read after the wait
                     mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
                     for (int p = 0; p < Z::PANELS; ++p)
                         tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
@@ -214,6 +232,13 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                             tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
                     }
                 }
+                u = u_next;
+            }
+            if (PERSIST) {  // no more: the consumers learn it from the Q_i barrier's next phase
+                mbar_wait(emptyQ, (n - 1) & 1);
+                tile_code = -1;
+                mbar_arrive(barQ);
+            }
         }
         return;
     }
@@ -347,10 +372,11 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto q_done = [&]() {
         if constexpr (PERSIST) release(emptyQ);
     };
-    int n = 0;  // tiles begun
-    for (int u = u0; u < u_end; u += u_step)
-        for (int half = 0; half < tiles_of(u); ++half, ++n) {
-            const FwdTile tl = tile_at(u, half);
+    for (int n = 0;; ++n) {  // tiles begun
+            mbar_wait(barQ, n & 1);
+            const int code = PERSIST ? tile_code : 0;
+            if (code < 0) break;
+            const FwdTile tl = tile_at(code >> 1, code & 1);
             const int q0 = tl.i * BR;
             T_c = key_blocks(tl.i);
             bh = tl.bh;
@@ -361,7 +387,6 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             m[0] = m[1] = -INFINITY;
             l[0] = l[1] = 0.0f;
 
-            mbar_wait(barQ, n & 1);
             if constexpr (!OVERLAP) {
                 for (int j = 0; j < T_c; ++j) {
                     s_block(j);
@@ -425,6 +450,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                 }
             }
             it0 += T_c;
+            if (!PERSIST) break;
         }
 }
 
@@ -481,25 +507,28 @@ int consumer_groups(int64_t d) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
-// FLASHSIM_FLASH2H_GRID=persistent|tiles: one thread block an SM looping over the tiles (the
-// default) or one thread block a tile (the kernel's first form). Persistent runs with the default
+// FLASHSIM_FLASH2H_GRID=persistent|static|tiles: one thread block an SM looping over units of
+// tiles, the next unit from a counter (persistent, the default) or in turn (static), or one thread
+// block a tile (tiles, the kernel's first form). The persistent grids run with the default
 // schedule, ring and exponentials and the heads order; by default the grid falls back to tiles
-// when any of those is changed, and an explicit persistent with them is refused.
-bool persistent_grid(int64_t d, bool causal) {
+// when any of those is changed, and a persistent grid asked for with them is refused.
+enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
+int grid_mode(int64_t d, bool causal) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
     const std::string v = e != nullptr ? e : "";
-    if (v == "tiles") return false;
-    const bool explicit_ask = v == "persistent";
+    if (v == "tiles") return GRID_TILES;
+    const bool explicit_ask = v == "persistent" || v == "static";
     if (!explicit_ask && !v.empty() && v != "default")
-        throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be persistent or tiles (got '" + v + "')");
+        throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be persistent, static or tiles (got '" + v + "')");
     const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
     const bool heavy = heavy_first(causal) != 0;
     if (explicit_ask && (!defaults || heavy))
-        throw std::runtime_error(
-            "FLASHSIM_FLASH2H_GRID=persistent needs flash2h's default schedule, ring, exponentials and "
-            "heads order; unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
-            "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
-    return defaults && !heavy;
+        throw std::runtime_error("FLASHSIM_FLASH2H_GRID=" + v +
+                                 " needs flash2h's default schedule, ring, exponentials and heads order; unset "
+                                 "FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
+                                 "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
+    if (!defaults || heavy) return GRID_TILES;
+    return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
 }
 
 int sm_count() {
@@ -510,7 +539,7 @@ int sm_count() {
 }
 
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
-void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     using Z = Sizes<D, NC, STAGES>;
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
@@ -521,38 +550,47 @@ void launch(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const dim3 grid = PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
                               : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
     const float scale = static_cast<float>(p.softmax_scale());
+    // the persistent grid's unit counter (4 bytes of the workspace, zeroed once; every launch leaves it zero)
+    unsigned* counter = nullptr;
+    if (PERSIST && grid_mode(D, CAUSAL) == GRID_PERSISTENT) {
+        if (ws.d.bytes() < 4) {
+            ws.d.ensure(4);
+            CUDA_CHECK(cudaMemsetAsync(ws.d.get(), 0, 4, s));
+        }
+        counter = ws.d.as<unsigned>();
+    }
     kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                          scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH);
+                                          scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH, counter);
     LAUNCH_CHECK();
 }
 
 // The mask decides the kernel's CAUSAL argument; everything else is fixed by the caller.
 template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
-void launch_mask(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+void launch_mask(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     if (p.causal)
-        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, s);
+        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s);
     else
-        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, s);
+        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s);
 }
 
 template <typename T, int D, int NC>
-void launch_d(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
+void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     // the other exponentials and the deeper ring run with the default schedule (checked by
     // exp_mode and deep_ring): overlapped at d = 128, plain at d = 64
     constexpr bool OV = D == 128;
     const int ex = exp_mode(D);
     if (ex == EXP_IEEE)
-        launch_mask<T, D, OV, NC, 2, EXP_IEEE>(p, t, s);
+        launch_mask<T, D, OV, NC, 2, EXP_IEEE>(p, t, ws, s);
     else if (ex == EXP_POLY)
-        launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, s);
+        launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, ws, s);
     else if (deep_ring(D))
-        launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, s);
-    else if (persistent_grid(D, p.causal))  // the default schedule (overlapped at d = 128, plain at 64)
-        launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, s);
+        launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, ws, s);
+    else if (grid_mode(D, p.causal) != GRID_TILES)  // the default schedule (overlapped at d = 128, plain at 64)
+        launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s);
     else if (overlapped(D))
-        launch_mask<T, D, true, NC>(p, t, s);
+        launch_mask<T, D, true, NC>(p, t, ws, s);
     else
-        launch_mask<T, D, false, NC>(p, t, s);
+        launch_mask<T, D, false, NC>(p, t, ws, s);
 }
 
 }  // namespace
@@ -595,10 +633,11 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     const bool ov = overlapped(p.head_dim);
     std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
-    if (persistent_grid(p.head_dim, p.causal))
-        layout += p.causal ? "; persistent grid (a block an SM; units of a head's p-th heaviest and p-th lightest "
-                             "query blocks, in turn)"
-                           : "; persistent grid (a block an SM; query blocks in turn)";
+    const int gm = grid_mode(p.head_dim, p.causal);
+    if (gm != GRID_TILES)
+        layout += std::string("; persistent grid (a block an SM; ") +
+                  (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks" : "units of one query block") +
+                  (gm == GRID_STATIC ? ", in turn)" : ", the next from a counter)");
     static std::mutex mu;
     static std::set<std::string> layouts;  // TileConfig holds C strings: every layout text, kept for good
     {
@@ -619,17 +658,16 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
 }
 
 void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    (void)ws;
     (void)flash2h_tiles(p);
     std::string why;
     if (!flash2h_available(&why)) throw std::runtime_error(why);
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 128)
-            launch_d<T, 128, 2>(p, t, s);
+            launch_d<T, 128, 2>(p, t, ws, s);
         else if (consumer_groups(64) == 3)
-            launch_d<T, 64, 3>(p, t, s);
+            launch_d<T, 64, 3>(p, t, ws, s);
         else
-            launch_d<T, 64, 2>(p, t, s);
+            launch_d<T, 64, 2>(p, t, ws, s);
     });
 }
 

@@ -20,7 +20,7 @@
 # at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), order (flash2h's
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
 # forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), grid (flash2h
-# forward on one block a tile or its persistent grid, FLASHSIM_FLASH2H_GRID, side by side, SDPA
+# forward on one block a tile or its persistent grids, FLASHSIM_FLASH2H_GRID, side by side, SDPA
 # anchors added), bwdflush (flash2h
 # backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
 # SDPA anchors added; d = 64's default, bulk-sum, runs with the writers only: the consumers there are
@@ -419,7 +419,7 @@ if has grid; then
   stamp grid
   for m in none causal; do
     flag=""; [ "$m" = causal ] && flag="--causal"
-    side_by_side "grid_${m}_f.json" FLASHSIM_FLASH2H_GRID grid "${GRIDS:-tiles persistent}" --variant flash2h \
+    side_by_side "grid_${m}_f.json" FLASHSIM_FLASH2H_GRID grid "${GRIDS:-tiles static persistent}" --variant flash2h \
       --seq "${GRID_SEQS:-1024,2048,4096,8192,16384}" --head-dim "$DIMS" $flag
   done
   merge_tagged grid mask_tag 0
