@@ -124,7 +124,7 @@ if has sanitize; then
       done
     done
   done
-  # flash2h forward's persistent grid with more units than SMs: every block runs several tiles,
+  # flash2h forward's persistent grid (not the default) with more units than SMs: every block runs several tiles,
   # handing the Q_i buffer and the K/V ring from tile to tile
   if [[ " ${SAN_VARIANTS:-flash2h} " == *" flash2h "* && "${SAN_PASSES:-forward}" == *forward* ]]; then
     for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
@@ -132,8 +132,8 @@ if has sanitize; then
         for m in none --causal; do
           [ "$m" = none ] && m=""
           echo "--- $tool flash2h forward persistent d=$d heads=200 N=260 $m" >> "$SAN"
-          timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant flash2h \
-            --pass forward --seq 260 --head-dim "$d" --batch 1 --heads 200 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
+          FLASHSIM_FLASH2H_GRID=persistent timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            "$BIN/flashsim-bench" bench --variant flash2h --pass forward --seq 260 --head-dim "$d" --batch 1 --heads 200 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
           echo "rc=$?" >> "$SAN"
         done
       done

@@ -431,9 +431,9 @@ TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they 
     unsetenv("FLASHSIM_FLASH2H_STAGES");
 }
 
-// flash2h's forward on its persistent grid (the default: a block an SM looping over units of query
-// blocks, the next tile's loads under the current one's end) against one block a tile
-// (FLASHSIM_FLASH2H_GRID=tiles): each tile is computed by the same code in the same order, so O and
+// flash2h's forward on its persistent grids (FLASHSIM_FLASH2H_GRID=persistent|static: a block an SM
+// looping over units of query blocks, the next tile's loads under the current one's end) against
+// one block a tile (tiles, the default): each tile is computed by the same code in the same order, so O and
 // LSE keep their bits. Enough heads that every block runs several units (the Q_i buffer and the K/V
 // ring handed from tile to tile many times), causal with an odd number of query blocks (a unit of
 // one block) and an even one, and sizes off the block edges.
@@ -445,7 +445,7 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
                 for (bool causal : {false, true}) {
                     const sim::Problem p = make(3, 50, n, d, dt, causal, 61 + n);
                     INFO(describe(p));
-                    unsetenv("FLASHSIM_FLASH2H_GRID");
+                    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
                     const fcuda::Outputs persistent = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
                     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent grid") != std::string::npos);
                     // timed runs on one workspace (one unit counter): outputs poisoned before each, all
@@ -486,7 +486,7 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
     setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
     setenv("FLASHSIM_FLASH2H_ORDER", "heavy", 1);
     check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_GRID=static needs flash2h's default schedule");
-    // without the explicit ask, the other order runs on the tiles grid
+    // without the explicit ask: the tiles grid
     unsetenv("FLASHSIM_FLASH2H_GRID");
     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent") == std::string::npos);
     unsetenv("FLASHSIM_FLASH2H_ORDER");
