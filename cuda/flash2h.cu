@@ -24,7 +24,7 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
-// Launch shape: tiles grid by default; persistent grid (FLASHSIM_FLASH2H_GRID=persistent|static): min(SMs,
+// Launch shape: persistent grid by default (FLASHSIM_FLASH2H_GRID=persistent|static|tiles): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
 //   p-th heaviest and p-th lightest blocks, so that units cost about the same), the next one from a
 //   counter in the workspace (static: in turn, no counter); the producer loads the next tile's Q_i,
@@ -136,7 +136,7 @@ __device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
 // takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
 // b + 2G, ... in turn. The producer thread picks the unit and tells the consumers through a
-// shared-memory word written before it arms the Q_i barrier (2 u + half, or -1: no more). It loads
+// shared-memory word ordered by two named barriers (2 u + half, or -1: no more). It loads
 // the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
 // and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
 // store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
@@ -203,42 +203,59 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     }
     __syncthreads();
 
+    // PERSIST: the producer warp names each tile to the consumers in tile_code, ordered by two named
+    // barriers: CODE_SET (written; the consumers wait) and CODE_READ (read; the producer waits
+    // before the next write). Barriers, not the mbarriers, so that compute-sanitizer's racecheck
+    // sees the order too.
+    constexpr int CODE_SET = 1, CODE_READ = 2, CODE_THREADS = 32 + 128 * NC;
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        if (warp == 0 && lane == 0) {
-            tma_prefetch_map(&tmK);
-            tma_prefetch_map(&tmV);
+        // the persistent grid keeps warp 0 whole (its lanes meet the consumers at the named
+        // barriers); otherwise lane 0 alone
+        if (warp == 0 && (PERSIST || lane == 0)) {
+            const bool leader = lane == 0;
+            if (leader) {
+                tma_prefetch_map(&tmK);
+                tma_prefetch_map(&tmV);
+            }
             int n = 0, it = 0;  // tiles begun, ring slots used
+            auto tell = [&](int code) {  // PERSIST: the consumers' next tile (-1: no more)
+                if (n > 0) named_sync(CODE_READ, CODE_THREADS);
+                if (leader) tile_code = code;
+                __syncwarp();
+                named_arrive(CODE_SET, CODE_THREADS);
+            };
             for (int u = u0; u < u_end;) {
-                const int u_next = next_of(u);  // asked now, used after this unit's tiles
+                int u_next = 0;  // asked now, used after this unit's tiles
+                if (leader) u_next = next_of(u);
+                if constexpr (PERSIST) u_next = __shfl_sync(0xffffffffu, u_next, 0);
                 for (int half = 0; half < tiles_of(u); ++half, ++n) {
-                    const FwdTile tl = tile_at(u, half);
-                    const int T_c = key_blocks(tl.i), bh = tl.bh;
-                    if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
-                    tile_code = 2 * u + half;  // published by the arrive below (release), read after the wait
-                    mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
-                    for (int p = 0; p < Z::PANELS; ++p)
-                        tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
-                    for (int j = 0; j < T_c; ++j, ++it) {
-                        const int s = it % STAGES;
-                        const uint32_t ph = (it / STAGES) & 1;
-                        if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
-                        mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
+                    if constexpr (PERSIST) tell(2 * u + half);
+                    if (leader) {
+                        const FwdTile tl = tile_at(u, half);
+                        const int T_c = key_blocks(tl.i), bh = tl.bh;
+                        if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
+                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
                         for (int p = 0; p < Z::PANELS; ++p)
-                            tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
-                        if (it >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
-                        mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
-                        for (int p = 0; p < Z::PANELS; ++p)
-                            tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
+                            tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
+                        for (int j = 0; j < T_c; ++j, ++it) {
+                            const int s = it % STAGES;
+                            const uint32_t ph = (it / STAGES) & 1;
+                            if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
+                            mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
+                            for (int p = 0; p < Z::PANELS; ++p)
+                                tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
+                            if (it >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
+                            mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
+                            for (int p = 0; p < Z::PANELS; ++p)
+                                tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
+                        }
                     }
+                    if constexpr (PERSIST) __syncwarp();
                 }
                 u = u_next;
             }
-            if (PERSIST) {  // no more: the consumers learn it from the Q_i barrier's next phase
-                mbar_wait(emptyQ, (n - 1) & 1);
-                tile_code = -1;
-                mbar_arrive(barQ);
-            }
+            if constexpr (PERSIST) tell(-1);  // no more
         }
         return;
     }
@@ -373,9 +390,14 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         if constexpr (PERSIST) release(emptyQ);
     };
     for (int n = 0;; ++n) {  // tiles begun
+            int code = 0;
+            if constexpr (PERSIST) {
+                named_sync(CODE_SET, CODE_THREADS);
+                code = tile_code;
+                if (code < 0) break;  // the producer waits for no arrival after its last word
+                named_arrive(CODE_READ, CODE_THREADS);
+            }
             mbar_wait(barQ, n & 1);
-            const int code = PERSIST ? tile_code : 0;
-            if (code < 0) break;
             const FwdTile tl = tile_at(code >> 1, code & 1);
             const int q0 = tl.i * BR;
             T_c = key_blocks(tl.i);
@@ -508,9 +530,10 @@ int consumer_groups(int64_t d) {
 }
 
 // FLASHSIM_FLASH2H_GRID=persistent|static|tiles: one thread block an SM looping over units of
-// tiles, the next unit from a counter (persistent) or in turn (static), or one thread block a tile
-// (tiles, the default). The persistent grids run with the default schedule, ring and exponentials
-// and the heads order; asked for with any of those changed, they are refused.
+// tiles, the next unit from a counter (persistent, the default) or in turn (static), or one thread
+// block a tile (tiles). The persistent grids run with the default schedule, ring and exponentials
+// and the heads order; with any of those changed the default is the tiles grid, and an explicit
+// persistent or static is refused.
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
 int grid_mode(int64_t d, bool causal) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
@@ -526,9 +549,7 @@ int grid_mode(int64_t d, bool causal) {
                                  " needs flash2h's default schedule, ring, exponentials and heads order; unset "
                                  "FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
                                  "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
-    // not the default: compute-sanitizer's racecheck reports the shared word through which the
-    // producer names each tile (cuda/NOTES.md, "Persistent grid, second call")
-    if (!explicit_ask) return GRID_TILES;
+    if (!explicit_ask) return defaults && !heavy ? GRID_PERSISTENT : GRID_TILES;
     return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
 }
 
@@ -656,6 +677,10 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
     c.sram_bytes = c.smem_bytes + (BR * d + BR * BC + 2 * BR) * 4;
     return c;
+}
+
+int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p) {
+    return grid_mode(p.head_dim, p.causal) == GRID_PERSISTENT ? 4 : 0;  // the unit counter
 }
 
 void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {

@@ -280,11 +280,6 @@ struct Desc {
     __device__ __forceinline__ uint64_t at(uint32_t off) const { return d + (off >> 4); }
 };
 
-// Arrive at named barrier `id` without waiting (the threads that wait there use named_sync).
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 __device__ __forceinline__ int load_acquire(const int* p) {
     int v;
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

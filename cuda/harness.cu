@@ -1038,7 +1038,8 @@ int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p) 
     const int64_t BH = p.heads_total(), n = p.seq, e = p.elem_bytes(), elems = BH * n * p.head_dim;
     if (variant == "standard") return 4 * BH * n * n * e;             // S, P (forward); dP, dS (backward): standard.cu
     if (variant == "flash2") return elems * 4 + BH * n * 4;           // dQ accumulator, D: flash2_bwd.cu
-    if (variant == "flash2h") return flash2h_bwd_workspace_bytes(p);  // its schedule's dQ accumulator, D, LSE, counters
+    if (variant == "flash2h")  // its schedule's dQ accumulator, D, LSE, counters; the forward's unit counter
+        return flash2h_bwd_workspace_bytes(p) + flash2h_fwd_workspace_bytes(p);
     throw std::runtime_error("variant '" + variant + "' has no training step to fit (standard, flash2, flash2h)");
 }
 

@@ -101,6 +101,11 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 __device__ __forceinline__ void named_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// Arrive at named barrier `id` without waiting: the other side of a named_sync among `threads`
+// (every thread of the arriving warp arrives; the warp must not be diverged).
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 // Bulk reduction (TMA unit): `bytes` of fp32 in shared memory added element-wise into global
 // memory; completion tracked by the issuing thread's bulk groups.

@@ -45,8 +45,10 @@ void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cud
 // FLASHSIM_FLASH2H_BWD=deterministic adds dQ in a fixed order (bit-identical runs).
 TileConfig flash2h_bwd_tiles(const sim::Problem& p);
 void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
-// The device memory flash2h_backward's workspace takes for p (its schedule and mode as set now).
+// The device memory flash2h_backward's workspace takes for p (its schedule and mode as set now),
+// and flash2h_forward's (the persistent grid's unit counter, 4 bytes, or none).
 int64_t flash2h_bwd_workspace_bytes(const sim::Problem& p);
+int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p);
 
 // ceilings.cu, ceilings_sm90a.cu: `flashsim bench --ceilings`. The median of 7 timed runs of f
 // (after one warm-up), in ms; and the wgmma ceilings (Hopper only).

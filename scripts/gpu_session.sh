@@ -124,8 +124,8 @@ if has sanitize; then
       done
     done
   done
-  # flash2h forward's persistent grid (not the default) with more units than SMs: every block runs several tiles,
-  # handing the Q_i buffer and the K/V ring from tile to tile
+  # flash2h forward's persistent grid (the default) with more units than SMs: every block runs several tiles,
+  # handing the Q_i buffer, the K/V ring and the named tile from tile to tile
   if [[ " ${SAN_VARIANTS:-flash2h} " == *" flash2h "* && "${SAN_PASSES:-forward}" == *forward* ]]; then
     for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
       for d in ${SAN_DIMS:-64 128}; do
