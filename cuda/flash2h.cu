@@ -136,7 +136,7 @@ __device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
 // takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
 // b + 2G, ... in turn. The producer thread picks the unit and tells the consumers through a
-// shared-memory word ordered by two named barriers (2 u + half, or -1: no more). It loads
+// shared-memory word and a named barrier (2 u + half, or -1: no more). It loads
 // the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
 // and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
 // store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 
     // the tiles this block runs: units from u0 on (PERSIST: the next from the counter or u + G),
     // below u_end, each of unit_tiles tiles
-    __shared__ int tile_code;  // the producer's word to the consumers: 2 u + half, or -1 (no more)
+    __shared__ int tile_code[2];  // the producer's word to the consumers: 2 u + half, or -1 (no more)
     const int T_r = (N + BR - 1) / BR;
     const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
     const int G = PERSIST ? static_cast<int>(gridDim.x) : 1;
@@ -203,42 +203,33 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     }
     __syncthreads();
 
-    // PERSIST: the producer warp names each tile to the consumers in tile_code, ordered by two named
-    // barriers: CODE_SET (written; the consumers wait) and CODE_READ (read; the producer waits
-    // before the next write). Barriers, not the mbarriers, so that compute-sanitizer's racecheck
-    // sees the order too.
-    constexpr int CODE_SET = 1, CODE_READ = 2, CODE_THREADS = 32 + 128 * NC;
+    // PERSIST: the producer warp names tile n to the consumers in tile_code[n % 2] and then meets
+    // them at the named barrier CODE (every thread waits there: compute-sanitizer's racecheck
+    // follows that order, not the mbarriers'). It meets them after loading Q_i and the first K_j,
+    // V_j that fit the ring, when it could load no further before the consumers begin the tile.
+    // The consumers read the word after the barrier; the producer writes the other word next, and
+    // this one again only after the next barrier, which the consumers reach after their read.
+    constexpr int CODE = 1, CODE_THREADS = 32 + 128 * NC;
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        // the persistent grid keeps warp 0 whole (its lanes meet the consumers at the named
-        // barriers); otherwise lane 0 alone
-        if (warp == 0 && (PERSIST || lane == 0)) {
-            const bool leader = lane == 0;
-            if (leader) {
-                tma_prefetch_map(&tmK);
-                tma_prefetch_map(&tmV);
-            }
+        // lane 0 of warp 0 alone: the others have exited, so its warp's arrival at the named
+        // barrier is its own
+        if (warp == 0 && lane == 0) {
+            tma_prefetch_map(&tmK);
+            tma_prefetch_map(&tmV);
             int n = 0, it = 0;  // tiles begun, ring slots used
-            auto tell = [&](int code) {  // PERSIST: the consumers' next tile (-1: no more)
-                if (n > 0) named_sync(CODE_READ, CODE_THREADS);
-                if (leader) tile_code = code;
-                __syncwarp();
-                named_arrive(CODE_SET, CODE_THREADS);
+            auto meet = [&](int code) {  // PERSIST: tile n's word written (-1: no more), then the barrier
+                tile_code[n & 1] = code;
+                named_sync(CODE, CODE_THREADS);
             };
             for (int u = u0; u < u_end;) {
-                int u_next = 0;  // asked now, used after this unit's tiles
-                if (leader) u_next = next_of(u);
-                if constexpr (PERSIST) u_next = __shfl_sync(0xffffffffu, u_next, 0);
+                const int u_next = next_of(u);  // asked now, used after this unit's tiles
                 for (int half = 0; half < tiles_of(u); ++half, ++n) {
-                    if constexpr (PERSIST) tell(2 * u + half);
-                    if (leader) {
-                        const FwdTile tl = tile_at(u, half);
-                        const int T_c = key_blocks(tl.i), bh = tl.bh;
-                        if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
-                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
-                        for (int p = 0; p < Z::PANELS; ++p)
-                            tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
-                        for (int j = 0; j < T_c; ++j, ++it) {
+                    const FwdTile tl = tile_at(u, half);
+                    const int T_c = key_blocks(tl.i), bh = tl.bh;
+                    const int first = PERSIST ? min(T_c, STAGES) : T_c;  // K/V blocks loaded before the barrier
+                    auto load_kv = [&](int j0, int j1) {
+                        for (int j = j0; j < j1; ++j, ++it) {
                             const int s = it % STAGES;
                             const uint32_t ph = (it / STAGES) & 1;
                             if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
@@ -250,12 +241,20 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                             for (int p = 0; p < Z::PANELS; ++p)
                                 tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
                         }
+                    };
+                    if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
+                    mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                    for (int p = 0; p < Z::PANELS; ++p)
+                        tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
+                    load_kv(0, first);
+                    if constexpr (PERSIST) {
+                        meet(2 * u + half);
+                        load_kv(first, T_c);
                     }
-                    if constexpr (PERSIST) __syncwarp();
                 }
                 u = u_next;
             }
-            if constexpr (PERSIST) tell(-1);  // no more
+            if constexpr (PERSIST) meet(-1);  // no more
         }
         return;
     }
@@ -392,10 +391,9 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     for (int n = 0;; ++n) {  // tiles begun
             int code = 0;
             if constexpr (PERSIST) {
-                named_sync(CODE_SET, CODE_THREADS);
-                code = tile_code;
-                if (code < 0) break;  // the producer waits for no arrival after its last word
-                named_arrive(CODE_READ, CODE_THREADS);
+                named_sync(CODE, CODE_THREADS);
+                code = tile_code[n & 1];
+                if (code < 0) break;
             }
             mbar_wait(barQ, n & 1);
             const FwdTile tl = tile_at(code >> 1, code & 1);
