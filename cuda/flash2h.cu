@@ -204,30 +204,36 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     __syncthreads();
 
     // PERSIST: the producer warp names tile n to the consumers in tile_code[n % 2] and then meets
-    // them at the named barrier CODE (every thread waits there: compute-sanitizer's racecheck
-    // follows that order, not the mbarriers'). It meets them after loading Q_i and the first K_j,
-    // V_j that fit the ring, when it could load no further before the consumers begin the tile.
-    // The consumers read the word after the barrier; the producer writes the other word next, and
-    // this one again only after the next barrier, which the consumers reach after their read.
-    constexpr int CODE = 1, CODE_THREADS = 32 + 128 * NC;
+    // each consumer warpgroup wg at its named barrier CODE + wg (every thread of both sides waits
+    // there: compute-sanitizer's racecheck follows that order, not the mbarriers'; a barrier a
+    // warpgroup, so that the warpgroups keep their own pace from tile to tile). It meets them after
+    // loading Q_i and the tile's first K_j, V_j, the one whose ring slot frees before the current
+    // tile's last block. The consumers read the word after their barrier; the producer writes the
+    // other word next, and this one again only after the next barriers, which every warpgroup
+    // reaches after its read.
+    constexpr int CODE = 1, CODE_THREADS = 32 + 128;
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        // lane 0 of warp 0 alone: the others have exited, so its warp's arrival at the named
-        // barrier is its own
-        if (warp == 0 && lane == 0) {
-            tma_prefetch_map(&tmK);
-            tma_prefetch_map(&tmV);
+        // the persistent grid keeps warp 0 whole (the barriers want the warp converged); lane 0 issues
+        if (warp == 0 && (PERSIST || lane == 0)) {
+            const bool leader = lane == 0;
+            if (leader) {
+                tma_prefetch_map(&tmK);
+                tma_prefetch_map(&tmV);
+            }
             int n = 0, it = 0;  // tiles begun, ring slots used
-            auto meet = [&](int code) {  // PERSIST: tile n's word written (-1: no more), then the barrier
-                tile_code[n & 1] = code;
-                named_sync(CODE, CODE_THREADS);
+            auto meet = [&](int code) {  // PERSIST: tile n's word written (-1: no more), then the barriers
+                if (leader) tile_code[n & 1] = code;
+                __syncwarp();
+                for (int w = 0; w < NC; ++w) named_sync(CODE + w, CODE_THREADS);
             };
             for (int u = u0; u < u_end;) {
-                const int u_next = next_of(u);  // asked now, used after this unit's tiles
+                int u_next = leader ? next_of(u) : 0;  // asked now, used after this unit's tiles
+                if constexpr (PERSIST) u_next = __shfl_sync(0xffffffffu, u_next, 0);
                 for (int half = 0; half < tiles_of(u); ++half, ++n) {
                     const FwdTile tl = tile_at(u, half);
                     const int T_c = key_blocks(tl.i), bh = tl.bh;
-                    const int first = PERSIST ? min(T_c, STAGES) : T_c;  // K/V blocks loaded before the barrier
+                    const int first = PERSIST ? 1 : T_c;  // K/V blocks loaded before the barriers
                     auto load_kv = [&](int j0, int j1) {
                         for (int j = j0; j < j1; ++j, ++it) {
                             const int s = it % STAGES;
@@ -242,14 +248,17 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                                 tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
                         }
                     };
-                    if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
-                    mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
-                    for (int p = 0; p < Z::PANELS; ++p)
-                        tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
-                    load_kv(0, first);
+                    if (leader) {
+                        if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
+                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                        for (int p = 0; p < Z::PANELS; ++p)
+                            tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
+                        load_kv(0, first);
+                    }
                     if constexpr (PERSIST) {
                         meet(2 * u + half);
-                        load_kv(first, T_c);
+                        if (leader) load_kv(first, T_c);
+                        __syncwarp();
                     }
                 }
                 u = u_next;
@@ -391,7 +400,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     for (int n = 0;; ++n) {  // tiles begun
             int code = 0;
             if constexpr (PERSIST) {
-                named_sync(CODE, CODE_THREADS);
+                named_sync(CODE + wg, CODE_THREADS);
                 code = tile_code[n & 1];
                 if (code < 0) break;
             }
