@@ -24,10 +24,10 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
-// Launch shape: persistent grid by default (FLASHSIM_FLASH2H_GRID=persistent|static|tiles): min(SMs,
+// Launch shape: persistent grid by default (FLASHSIM_FLASH2H_GRID=static|persistent|tiles): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
-//   p-th heaviest and p-th lightest blocks, so that units cost about the same), the next one from a
-//   counter in the workspace (static: in turn, no counter); the producer loads the next tile's Q_i,
+//   p-th heaviest and p-th lightest blocks, so that units cost about the same), in turn (static, the
+//   default) or the next one from a counter in the workspace (persistent); the producer loads the next tile's Q_i,
 //   K_j, V_j while the consumers finish the current one. tiles: grid (T_r = ceil(N / 128),
 //   B * H), one tile a block, a head's heavy causal blocks (large i) first (FLASHSIM_FLASH2H_ORDER=heavy:
 //   block-major, every head's heaviest block first; grid_place). 384 threads: warpgroup 0 produces (24
@@ -135,8 +135,10 @@ __device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
 // PERSIST: one thread block an SM (grid G = min(SMs, units)); block b starts with unit b and then
 // takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
-// b + 2G, ... in turn. The producer thread picks the unit and tells the consumers through a
-// shared-memory word and a named barrier (2 u + half, or -1: no more). It loads
+// b + 2G, ... in turn. In turn, the consumers walk the same units as the producer; with the
+// counter the producer thread tells them through a shared-memory word written before it arms the
+// Q_i barrier (2 u + half, or -1: no more; compute-sanitizer's racecheck reports that word, as it
+// does not follow the mbarriers that order it: cuda/NOTES.md, "the tile handed over"). It loads
 // the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
 // and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
 // store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
@@ -163,7 +165,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 
     // the tiles this block runs: units from u0 on (PERSIST: the next from the counter or u + G),
     // below u_end, each of unit_tiles tiles
-    __shared__ int tile_code[2];  // the producer's word to the consumers: 2 u + half, or -1 (no more)
+    __shared__ int tile_code;  // with the counter, the producer's word to the consumers: 2 u + half, or -1 (no more)
     const int T_r = (N + BR - 1) / BR;
     const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
     const int G = PERSIST ? static_cast<int>(gridDim.x) : 1;
@@ -203,67 +205,42 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     }
     __syncthreads();
 
-    // PERSIST: the producer warp names tile n to the consumers in tile_code[n % 2] and then meets
-    // each consumer warpgroup wg at its named barrier CODE + wg (every thread of both sides waits
-    // there: compute-sanitizer's racecheck follows that order, not the mbarriers'; a barrier a
-    // warpgroup, so that the warpgroups keep their own pace from tile to tile). It meets them after
-    // loading Q_i and the tile's first K_j, V_j, the one whose ring slot frees before the current
-    // tile's last block. The consumers read the word after their barrier; the producer writes the
-    // other word next, and this one again only after the next barriers, which every warpgroup
-    // reaches after its read.
-    constexpr int CODE = 1, CODE_THREADS = 32 + 128;
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        // the persistent grid keeps warp 0 whole (the barriers want the warp converged); lane 0 issues
-        if (warp == 0 && (PERSIST || lane == 0)) {
-            const bool leader = lane == 0;
-            if (leader) {
-                tma_prefetch_map(&tmK);
-                tma_prefetch_map(&tmV);
-            }
+        if (warp == 0 && lane == 0) {
+            tma_prefetch_map(&tmK);
+            tma_prefetch_map(&tmV);
             int n = 0, it = 0;  // tiles begun, ring slots used
-            auto meet = [&](int code) {  // PERSIST: tile n's word written (-1: no more), then the barriers
-                if (leader) tile_code[n & 1] = code;
-                __syncwarp();
-                for (int w = 0; w < NC; ++w) named_sync(CODE + w, CODE_THREADS);
-            };
             for (int u = u0; u < u_end;) {
-                int u_next = leader ? next_of(u) : 0;  // asked now, used after this unit's tiles
-                if constexpr (PERSIST) u_next = __shfl_sync(0xffffffffu, u_next, 0);
+                const int u_next = next_of(u);  // asked now, used after this unit's tiles
                 for (int half = 0; half < tiles_of(u); ++half, ++n) {
                     const FwdTile tl = tile_at(u, half);
                     const int T_c = key_blocks(tl.i), bh = tl.bh;
-                    const int first = PERSIST ? 1 : T_c;  // K/V blocks loaded before the barriers
-                    auto load_kv = [&](int j0, int j1) {
-                        for (int j = j0; j < j1; ++j, ++it) {
-                            const int s = it % STAGES;
-                            const uint32_t ph = (it / STAGES) & 1;
-                            if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
-                            mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
-                            for (int p = 0; p < Z::PANELS; ++p)
-                                tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
-                            if (it >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
-                            mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
-                            for (int p = 0; p < Z::PANELS; ++p)
-                                tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
-                        }
-                    };
-                    if (leader) {
-                        if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
-                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                    if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
+                    if (PERSIST && next_unit != nullptr) tile_code = 2 * u + half;  // read after the Q_i barrier
+                    mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                    for (int p = 0; p < Z::PANELS; ++p)
+                        tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
+                    for (int j = 0; j < T_c; ++j, ++it) {
+                        const int s = it % STAGES;
+                        const uint32_t ph = (it / STAGES) & 1;
+                        if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
+                        mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
                         for (int p = 0; p < Z::PANELS; ++p)
-                            tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
-                        load_kv(0, first);
-                    }
-                    if constexpr (PERSIST) {
-                        meet(2 * u + half);
-                        if (leader) load_kv(first, T_c);
-                        __syncwarp();
+                            tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
+                        if (it >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
+                        mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
+                        for (int p = 0; p < Z::PANELS; ++p)
+                            tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
                     }
                 }
                 u = u_next;
             }
-            if constexpr (PERSIST) meet(-1);  // no more
+            if (PERSIST && next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
+                mbar_wait(emptyQ, (n - 1) & 1);
+                tile_code = -1;
+                mbar_arrive(barQ);
+            }
         }
         return;
     }
@@ -397,14 +374,22 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto q_done = [&]() {
         if constexpr (PERSIST) release(emptyQ);
     };
+    int walk_u = u0, walk_half = 0;  // the static order's next unit and tile
     for (int n = 0;; ++n) {  // tiles begun
             int code = 0;
-            if constexpr (PERSIST) {
-                named_sync(CODE + wg, CODE_THREADS);
-                code = tile_code[n & 1];
-                if (code < 0) break;
+            if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked here as the producer walks them
+                if (walk_u >= u_end) break;
+                code = 2 * walk_u + walk_half;
+                if (++walk_half == tiles_of(walk_u)) {
+                    walk_half = 0;
+                    walk_u += G;
+                }
             }
             mbar_wait(barQ, n & 1);
+            if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
+                code = tile_code;
+                if (code < 0) break;
+            }
             const FwdTile tl = tile_at(code >> 1, code & 1);
             const int q0 = tl.i * BR;
             T_c = key_blocks(tl.i);
@@ -536,8 +521,8 @@ int consumer_groups(int64_t d) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
-// FLASHSIM_FLASH2H_GRID=persistent|static|tiles: one thread block an SM looping over units of
-// tiles, the next unit from a counter (persistent, the default) or in turn (static), or one thread
+// FLASHSIM_FLASH2H_GRID=static|persistent|tiles: one thread block an SM looping over units of
+// tiles, in turn (static, the default) or the next unit from a counter (persistent), or one thread
 // block a tile (tiles). The persistent grids run with the default schedule, ring and exponentials
 // and the heads order; with any of those changed the default is the tiles grid, and an explicit
 // persistent or static is refused.
@@ -548,7 +533,7 @@ int grid_mode(int64_t d, bool causal) {
     if (v == "tiles") return GRID_TILES;
     const bool explicit_ask = v == "persistent" || v == "static";
     if (!explicit_ask && !v.empty() && v != "default")
-        throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be persistent, static or tiles (got '" + v + "')");
+        throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be static, persistent or tiles (got '" + v + "')");
     const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
     const bool heavy = heavy_first(causal) != 0;
     if (explicit_ask && (!defaults || heavy))
@@ -556,7 +541,7 @@ int grid_mode(int64_t d, bool causal) {
                                  " needs flash2h's default schedule, ring, exponentials and heads order; unset "
                                  "FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
                                  "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
-    if (!explicit_ask) return defaults && !heavy ? GRID_PERSISTENT : GRID_TILES;
+    if (!explicit_ask) return defaults && !heavy ? GRID_STATIC : GRID_TILES;
     return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
 }
 

@@ -124,15 +124,16 @@ if has sanitize; then
       done
     done
   done
-  # flash2h forward's persistent grid (the default) with more units than SMs: every block runs several tiles,
-  # handing the Q_i buffer, the K/V ring and the named tile from tile to tile
+  # flash2h forward's persistent grid (SAN_GRID: static, the default, or persistent, whose shared tile word
+  # racecheck reports) with more units than SMs: every block runs several tiles, handing the Q_i buffer
+  # and the K/V ring from tile to tile
   if [[ " ${SAN_VARIANTS:-flash2h} " == *" flash2h "* && "${SAN_PASSES:-forward}" == *forward* ]]; then
     for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
       for d in ${SAN_DIMS:-64 128}; do
         for m in none --causal; do
           [ "$m" = none ] && m=""
-          echo "--- $tool flash2h forward persistent d=$d heads=200 N=260 $m" >> "$SAN"
-          FLASHSIM_FLASH2H_GRID=persistent timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          echo "--- $tool flash2h forward grid=${SAN_GRID:-static} d=$d heads=200 N=260 $m" >> "$SAN"
+          FLASHSIM_FLASH2H_GRID=${SAN_GRID:-static} timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
             "$BIN/flashsim-bench" bench --variant flash2h --pass forward --seq 260 --head-dim "$d" --batch 1 --heads 200 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
           echo "rc=$?" >> "$SAN"
         done
