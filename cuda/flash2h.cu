@@ -24,10 +24,10 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
-// Launch shape: persistent grid by default (FLASHSIM_FLASH2H_GRID=static|persistent|tiles): min(SMs,
+// Launch shape: tiles grid by default; persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
-//   p-th heaviest and p-th lightest blocks, so that units cost about the same), in turn (static, the
-//   default) or the next one from a counter in the workspace (persistent); the producer loads the next tile's Q_i,
+//   p-th heaviest and p-th lightest blocks, so that units cost about the same), in turn (static) or
+//   the next one from a counter in the workspace (persistent); the producer loads the next tile's Q_i,
 //   K_j, V_j while the consumers finish the current one. tiles: grid (T_r = ceil(N / 128),
 //   B * H), one tile a block, a head's heavy causal blocks (large i) first (FLASHSIM_FLASH2H_ORDER=heavy:
 //   block-major, every head's heaviest block first; grid_place). 384 threads: warpgroup 0 produces (24
@@ -522,10 +522,10 @@ int consumer_groups(int64_t d) {
 }
 
 // FLASHSIM_FLASH2H_GRID=static|persistent|tiles: one thread block an SM looping over units of
-// tiles, in turn (static, the default) or the next unit from a counter (persistent), or one thread
-// block a tile (tiles). The persistent grids run with the default schedule, ring and exponentials
-// and the heads order; with any of those changed the default is the tiles grid, and an explicit
-// persistent or static is refused.
+// tiles, in turn (static) or the next unit from a counter (persistent), or one thread block a tile
+// (tiles, the default: cuda/NOTES.md, "the static order as the default, measured", says why). The
+// persistent grids run with the default schedule, ring and exponentials and the heads order; asked
+// for with any of those changed, they are refused.
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
 int grid_mode(int64_t d, bool causal) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
@@ -541,7 +541,7 @@ int grid_mode(int64_t d, bool causal) {
                                  " needs flash2h's default schedule, ring, exponentials and heads order; unset "
                                  "FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
                                  "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
-    if (!explicit_ask) return defaults && !heavy ? GRID_STATIC : GRID_TILES;
+    if (!explicit_ask) return GRID_TILES;
     return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
 }
 
