@@ -135,9 +135,7 @@ __global__ void empty_kernel() {}
 }  // namespace
 
 std::vector<Ceiling> measure_ceilings() {
-    int dev = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const int sms = sm_count();
     std::vector<Ceiling> out;
     DeviceBuffer sink(64);
 

@@ -140,6 +140,7 @@ struct Workspace {
 // ---- device-side helpers used by the harness ---------------------------------------------------
 
 int64_t l2_bytes();             // of the current device
+int sm_count();                 // streaming multiprocessors of the current device
 void flush_l2(cudaStream_t s);  // writes a buffer twice the L2 size
 // Fill `count` elements of `out` (dtype dt) with sim::input_value(seed, which, first + i) rounded.
 void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count);

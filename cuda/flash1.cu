@@ -275,9 +275,7 @@ void launch_all(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     float* O32 = ws.a.as<float>();
     float* l = ws.b.as<float>();
     float* m = ws.c.as<float>();
-    int sms = 0, dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const int sms = sm_count();
     flash1_init<<<1024, 256, 0, s>>>(O32, l, m, od, rows);
     LAUNCH_CHECK();
     auto kernel = flash1_step<T, D, CAUSAL>;

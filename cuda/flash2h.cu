@@ -545,13 +545,6 @@ int grid_mode(int64_t d, bool causal) {
     return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
 }
 
-int sm_count() {
-    int dev = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return sms;
-}
-
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
 void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     using Z = Sizes<D, NC, STAGES>;

@@ -95,6 +95,13 @@ int64_t l2_bytes() {
     return l2;
 }
 
+int sm_count() {
+    int dev = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return sms;
+}
+
 static double median_of(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -810,13 +817,6 @@ struct DecodeSet {
         return n;
     }
 };
-
-int sm_count() {
-    int dev = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return sms;
-}
 
 DecodeSet make_decode_set(const sim::DecodeProblem& p, const DecodePlan& plan) {
     const int64_t e = sim::dtype_bytes(p.dtype), d = p.head_dim;
