@@ -1,6 +1,7 @@
 // tests/cuda/test_reference_bwd.cpp — the float64 backward reference (cuda/reference_bwd.hpp)
 // against central finite differences of the forward reference (sim::attention_reference):
 // with L = sum(dO o O), dL/dX = the gradient the reference must return. No GPU needed.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN  // the main of test_cuda_reference
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,0 +1,85 @@
+// tests/cuda/test_knobs.cpp — flash2h's forward grid knob, read on the host: the tile config names
+// the grid, the step's workspace counts the counter, and bad values are refused with the fix. No
+// GPU needed (tile_config and step_workspace_bytes only read the environment), so CI runs these.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "cuda/api.hpp"
+
+namespace {
+
+sim::Problem shape(bool causal) {
+    sim::Problem p;
+    p.batch = 1;
+    p.heads = 2;
+    p.seq = 200;
+    p.head_dim = 128;
+    p.dtype = sim::DType::bf16;
+    p.causal = causal;
+    return p;
+}
+
+std::string layout(const sim::Problem& p) { return fcuda::tile_config("flash2h", p).layout; }
+
+void clear() {
+    for (const char* v : {"FLASHSIM_FLASH2H_GRID", "FLASHSIM_FLASH2H", "FLASHSIM_FLASH2H_ORDER", "FLASHSIM_FLASH2H_STAGES",
+                          "FLASHSIM_FLASH2H_EXP"})
+        unsetenv(v);
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config names") {
+    clear();
+    const sim::Problem causal = shape(true), full = shape(false);
+    // default: one block a tile
+    CHECK_FALSE(has(layout(causal), "persistent"));
+    CHECK_FALSE(has(layout(full), "persistent"));
+    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+    CHECK(has(layout(causal), "units of a head's p-th heaviest and p-th lightest query blocks, in turn)"));
+    CHECK(has(layout(full), "units of one query block, in turn)"));
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    CHECK(has(layout(full), "the next from a counter)"));
+    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+    CHECK_FALSE(has(layout(full), "persistent"));
+    setenv("FLASHSIM_FLASH2H_GRID", "default", 1);
+    CHECK_FALSE(has(layout(full), "persistent"));
+    clear();
+}
+
+TEST_CASE("flash2h step: the workspace counts the forward's unit counter only with the counter grid") {
+    clear();
+    const sim::Problem p = shape(true);
+    const int64_t tiles = fcuda::step_workspace_bytes("flash2h", p);
+    CHECK(tiles > 0);  // the backward's dQ accumulator at least
+    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+    CHECK(fcuda::step_workspace_bytes("flash2h", p) == tiles);
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    CHECK(fcuda::step_workspace_bytes("flash2h", p) == tiles + 4);
+    clear();
+}
+
+TEST_CASE("flash2h forward: a bad grid, or a persistent one with another schedule, is refused with the fix") {
+    clear();
+    const sim::Problem p = shape(true);
+    setenv("FLASHSIM_FLASH2H_GRID", "sometimes", 1);
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("FLASHSIM_FLASH2H_GRID must be static, persistent or tiles (got 'sometimes')"),
+                         std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default schedule is overlapped
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("or set FLASHSIM_FLASH2H_GRID=tiles"), std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H");
+    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+    setenv("FLASHSIM_FLASH2H_ORDER", "heavy", 1);
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("FLASHSIM_FLASH2H_GRID=static needs flash2h's default schedule"),
+                         std::runtime_error);
+    // the heads order alone, with the grid left to its default, is the tiles grid
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    CHECK_FALSE(has(layout(p), "persistent"));
+    clear();
+}
