@@ -30,6 +30,8 @@
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
+# tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
+# names, * wildcards), when device time is short.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
 # ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
 set -u
@@ -82,7 +84,7 @@ fi
 
 if has tests; then
   stamp tests
-  { timeout 120 "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; timeout "${TEST_TIMEOUT:-300}" "$BIN/test_cuda_gpu"; echo "test_cuda_gpu rc=$?";
+  { timeout 120 "$BIN/test_cuda_reference"; echo "test_cuda_reference rc=$?"; timeout "${TEST_TIMEOUT:-300}" "$BIN/test_cuda_gpu" ${TEST_CASES:+"-tc=$TEST_CASES"}; echo "test_cuda_gpu rc=$?";
     if [ -x "$BIN/test_live_run_gpu" ]; then FLASHSIM_SOURCE_DIR="$PWD" timeout 300 "$BIN/test_live_run_gpu"; echo "test_live_run_gpu rc=$?"; fi; } > "$OUT/tests.log" 2>&1
   if grep -q "test_cuda_gpu rc=1[0-9][0-9]" "$OUT/tests.log"; then  # crashed: where?
     cuda-gdb -batch -ex run -ex bt --args "$BIN/test_cuda_gpu" >> "$OUT/tests.log" 2>&1
