@@ -527,7 +527,7 @@ int consumer_groups(int64_t d) {
 // persistent grids run with the default schedule, ring and exponentials and the heads order; asked
 // for with any of those changed, they are refused.
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
-int grid_mode(int64_t d, bool causal) {
+GridMode grid_mode(int64_t d, bool causal) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
     const std::string v = e != nullptr ? e : "";
     if (v == "tiles") return GRID_TILES;
@@ -546,7 +546,7 @@ int grid_mode(int64_t d, bool causal) {
 }
 
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
-void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
     using Z = Sizes<D, NC, STAGES>;
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
@@ -557,9 +557,10 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
     const dim3 grid = PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
                               : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
     const float scale = static_cast<float>(p.softmax_scale());
-    // the persistent grid's unit counter (4 bytes of the workspace, zeroed once; every launch leaves it zero)
+    // counted: the persistent grid's unit counter (4 bytes of the workspace, zeroed once; every
+    // launch leaves it zero); otherwise the static order (no counter)
     unsigned* counter = nullptr;
-    if (PERSIST && grid_mode(D, CAUSAL) == GRID_PERSISTENT) {
+    if (PERSIST && counted) {
         if (ws.d.bytes() < 4) {
             ws.d.ensure(4);
             CUDA_CHECK(cudaMemsetAsync(ws.d.get(), 0, 4, s));
@@ -573,11 +574,11 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
 
 // The mask decides the kernel's CAUSAL argument; everything else is fixed by the caller.
 template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
-void launch_mask(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+void launch_mask(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
     if (p.causal)
-        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s);
+        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s, counted);
     else
-        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s);
+        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s, counted);
 }
 
 template <typename T, int D, int NC>
@@ -592,8 +593,8 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
         launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, ws, s);
     else if (deep_ring(D))
         launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, ws, s);
-    else if (grid_mode(D, p.causal) != GRID_TILES)  // the default schedule (overlapped at d = 128, plain at 64)
-        launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s);
+    else if (const GridMode gm = grid_mode(D, p.causal); gm != GRID_TILES)  // the default schedule (overlapped at d = 128, plain at 64)
+        launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s, gm == GRID_PERSISTENT);
     else if (overlapped(D))
         launch_mask<T, D, true, NC>(p, t, ws, s);
     else
@@ -640,7 +641,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     const bool ov = overlapped(p.head_dim);
     std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
-    const int gm = grid_mode(p.head_dim, p.causal);
+    const GridMode gm = grid_mode(p.head_dim, p.causal);
     if (gm != GRID_TILES)
         layout += std::string("; persistent grid (a block an SM; ") +
                   (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks" : "units of one query block") +
