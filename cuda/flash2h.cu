@@ -17,7 +17,8 @@
 //     finish P_j V_j, so exponentials and matrix products overlap. "plain" (default at d = 64,
 //     where it measured faster): S, softmax, P V one after another. FLASHSIM_FLASH2H picks one.
 //   The two consumer warpgroups are not synchronised with each other, so one's softmax also
-//   overlaps the other's matrix products.
+//   overlaps the other's matrix products; FLASHSIM_FLASH2H_PINGPONG=on makes them take turns to
+//   issue their products (named barriers), so that the overlap is by design, not by chance.
 //   * three consumer warpgroups (B_r = 192, 512 threads, 160 registers a consumer thread; the
 //     default at d = 64, FLASHSIM_FLASH2H_WG=2|3 to choose), so that while one is
 //     in its softmax two can keep the tensor cores busy (at d = 64 a block's exponentials take
@@ -145,7 +146,8 @@ __device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
 // before. The counter is zero at launch and set back to zero by the block whose request is the
 // launch's last (the requests number exactly `units`: one a unit past the first G, one a block
 // to learn there are no more). Otherwise one tile a thread block (grid_place).
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ, bool PERSIST = false>
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ, bool PERSIST = false,
+          bool PP = false>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
@@ -345,6 +347,21 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         __syncwarp();
         if (lane == 0) mbar_arrive(bar);
     };
+    // PP (ping-pong): the consumer warpgroups take turns to issue their products, 0, 1, (2,) 0, ...:
+    // warpgroup wg waits at named barrier 1 + wg until the one before it has issued, and once its
+    // own products are issued lets the next one go. So one warpgroup's products queue on the tensor
+    // cores while the other runs its softmax, instead of both reaching the tensor cores together
+    // and both waiting. Each barrier counts 256 threads: the waiting warpgroup and its predecessor.
+    // The last warpgroup opens the first turn; its last opening is taken by warpgroup 0 at exit.
+    auto turn_wait = [&]() {
+        if constexpr (PP) named_sync(1 + wg, 256);
+    };
+    auto turn_pass = [&]() {
+        if constexpr (PP) named_arrive(1 + (wg + 1) % NC, 256);
+    };
+    if constexpr (PP) {
+        if (wg == NC - 1) named_arrive(1, 256);
+    }
 
     // S_j = Q K_j^T to completion, K_j's stage released
     auto s_block = [&](int j) {
@@ -352,7 +369,9 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         mbar_wait(fullK(s), ((it0 + j) / STAGES) & 1);
         fence_regs(s_acc);
         wgmma_fence();
+        turn_wait();
         issue_s(s);
+        turn_pass();
         wgmma_wait<0>();
         fence_regs(s_acc);
         release(emptyK(s));
@@ -363,7 +382,9 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         mbar_wait(fullV(s), ((it0 + j) / STAGES) & 1);
         fence_regs(o);
         wgmma_fence();
+        turn_wait();
         issue_pv(s);
+        turn_pass();
         wgmma_wait<0>();
         fence_regs(o);
         release(emptyV(s));
@@ -429,8 +450,10 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                     fence_regs(s_acc);
                     fence_regs(o);
                     wgmma_fence();
+                    turn_wait();
                     issue_s(s1);
                     issue_pv(s);
+                    turn_pass();
                     wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
                     fence_regs(s_acc);
                     release(emptyK(s1));
@@ -466,6 +489,9 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             it0 += T_c;
             if (!PERSIST) break;
         }
+    if constexpr (PP) {
+        if (wg == 0) named_sync(1, 256);  // the last warpgroup's last opening
+    }
 }
 
 // ---- host side ---------------------------------------------------------------------------------
@@ -521,6 +547,25 @@ int consumer_groups(int64_t d) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
+// FLASHSIM_FLASH2H_PINGPONG=on|off: the consumer warpgroups take turns to issue their products (PP
+// in the kernel). Off by default until measured; with the default schedule, ring and exponentials
+// and the tiles grid only (refused otherwise, with what to unset).
+bool pingpong(int64_t d) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_PINGPONG");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "off" || v == "default") return false;
+    if (v != "on") throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG must be on or off (got '" + v + "')");
+    if (overlapped(d) != (d == 128) || deep_ring(d) || exp_mode(d) != EXP_FTZ)
+        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
+                                 "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
+    const char* g = std::getenv("FLASHSIM_FLASH2H_GRID");
+    const std::string gv = g != nullptr ? g : "";
+    if (!gv.empty() && gv != "tiles" && gv != "default")
+        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid only; unset FLASHSIM_FLASH2H_GRID "
+                                 "(got '" + gv + "')");
+    return true;
+}
+
 // FLASHSIM_FLASH2H_GRID=static|persistent|tiles: one thread block an SM looping over units of
 // tiles, in turn (static) or the next unit from a counter (persistent), or one thread block a tile
 // (tiles, the default: cuda/NOTES.md, "the static order as the default, measured", says why). The
@@ -545,12 +590,13 @@ GridMode grid_mode(int64_t d, bool causal) {
     return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
 }
 
-template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
+template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false,
+          bool PP = false>
 void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
     using Z = Sizes<D, NC, STAGES>;
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST>;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST, PP>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
     const int T_r = (N + Z::BR - 1) / Z::BR;
@@ -573,12 +619,12 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
 }
 
 // The mask decides the kernel's CAUSAL argument; everything else is fixed by the caller.
-template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false>
+template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false, bool PP = false>
 void launch_mask(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
     if (p.causal)
-        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s, counted);
+        launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST, PP>(p, t, ws, s, counted);
     else
-        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST>(p, t, ws, s, counted);
+        launch<T, D, false, OVERLAP, NC, STAGES, EXP, PERSIST, PP>(p, t, ws, s, counted);
 }
 
 template <typename T, int D, int NC>
@@ -595,6 +641,8 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
         launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, ws, s);
     else if (const GridMode gm = grid_mode(D, p.causal); gm != GRID_TILES)  // the default schedule (overlapped at d = 128, plain at 64)
         launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s, gm == GRID_PERSISTENT);
+    else if (pingpong(D))  // the default schedule, tiles grid
+        launch_mask<T, D, OV, NC, 2, EXP_FTZ, false, true>(p, t, ws, s);
     else if (overlapped(D))
         launch_mask<T, D, true, NC>(p, t, ws, s);
     else
@@ -641,6 +689,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     const bool ov = overlapped(p.head_dim);
     std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
+    if (pingpong(p.head_dim)) layout += "; warpgroups take turns to issue their products (ping-pong)";
     const GridMode gm = grid_mode(p.head_dim, p.causal);
     if (gm != GRID_TILES)
         layout += std::string("; persistent grid (a block an SM; ") +

@@ -21,6 +21,7 @@
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
 # forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), grid (flash2h
 # forward on one block a tile or its persistent grids, FLASHSIM_FLASH2H_GRID, side by side, SDPA
+# anchors added), knob (any KNOB_VAR over KNOB_VALUES side by side in KNOB_ROUNDS rounds, SDPA
 # anchors added), bwdflush (flash2h
 # backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
 # SDPA anchors added; d = 64's default, bulk-sum, runs with the writers only: the consumers there are
@@ -426,6 +427,23 @@ if has grid; then
       --seq "${GRID_SEQS:-1024,2048,4096,8192,16384}" --head-dim "$DIMS" $flag
   done
   merge_tagged grid mask_tag 0
+fi
+
+if has knob; then
+  # any knob side by side on the same inputs: KNOB_VAR over KNOB_VALUES (KNOB_VARIANT, KNOB_PASS,
+  # KNOB_SEQS x DIMS), in KNOB_ROUNDS rounds (A B A B: the rounds' spread shows the call's drift),
+  # not causal and causal; the SDPA anchors of the same shapes added to every row (knob.json; the
+  # value in each row's knob field, its round and mask in mask_tag)
+  stamp knob
+  for m in none causal; do
+    flag=""; [ "$m" = causal ] && flag="--causal"
+    for r in $(seq 1 "${KNOB_ROUNDS:-2}"); do
+      side_by_side "knob_${m}${r}_f.json" "${KNOB_VAR:?KNOB_VAR names the variable to compare}" knob "${KNOB_VALUES:?}" \
+        --variant "${KNOB_VARIANT:-flash2h}" --pass "${KNOB_PASS:-forward}" --seq "${KNOB_SEQS:-4096,8192,16384}" \
+        --head-dim "$DIMS" $flag
+    done
+  done
+  merge_tagged knob mask_tag 0
 fi
 
 if has bench; then

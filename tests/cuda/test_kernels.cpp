@@ -493,6 +493,49 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent") == std::string::npos);
 }
 
+// flash2h's forward with its consumer warpgroups taking turns to issue their products
+// (FLASHSIM_FLASH2H_PINGPONG=on, named barriers): only when each product is issued changes, not what
+// it adds in which order, so O and LSE keep the bits of the default. Both head dims (two warpgroups
+// at d = 128, three at d = 64: a turn goes round three), one key block and many, sizes off the
+// block edges, causal and not; then repeated timed launches (a barrier left unbalanced by one
+// launch would hang or misorder the next).
+TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the default forward") {
+    if (runnable({"flash2h"}).empty()) return;
+    unsetenv("FLASHSIM_FLASH2H_PINGPONG");
+    for (sim::DType dt : kTypes)
+        for (int64_t d : {64, 128})
+            for (int64_t n : {1, 130, 1000})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(2, 9, n, d, dt, causal, 71 + n);
+                    INFO(describe(p));
+                    const fcuda::Outputs plain = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+                    const fcuda::Outputs turns = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("ping-pong") != std::string::npos);
+                    CHECK(same_bits(turns.O.data, plain.O.data));
+                    CHECK(same_bits(turns.LSE, plain.LSE));
+                    CHECK(std::all_of(turns.O.data.begin(), turns.O.data.end(), [](float x) { return std::isfinite(x); }));
+                    if (n == 1000) {
+                        fcuda::RunOptions o;
+                        o.repeats = 4;
+                        o.check_reference = false;
+                        o.check_standard = false;
+                        o.counters = false;
+                        const fcuda::Measurement m = fcuda::run(p, "flash2h", o);
+                        CHECK(m.unwritten == 0);
+                    }
+                    unsetenv("FLASHSIM_FLASH2H_PINGPONG");
+                }
+    const sim::Problem p = make(1, 2, 200, 128, sim::DType::bf16, true, 3);
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "sometimes", 1);
+    check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_PINGPONG must be on or off");
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+    check_refused(p, fcuda::Pass::forward, "runs on the tiles grid only");
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    unsetenv("FLASHSIM_FLASH2H_PINGPONG");
+}
+
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {
     if (runnable({"flash2h"}).empty()) return;
     for (const char* schedule : kBwdSchedules)

@@ -26,7 +26,7 @@ std::string layout(const sim::Problem& p) { return fcuda::tile_config("flash2h",
 
 void clear() {
     for (const char* v : {"FLASHSIM_FLASH2H_GRID", "FLASHSIM_FLASH2H", "FLASHSIM_FLASH2H_ORDER", "FLASHSIM_FLASH2H_STAGES",
-                          "FLASHSIM_FLASH2H_EXP"})
+                          "FLASHSIM_FLASH2H_EXP", "FLASHSIM_FLASH2H_PINGPONG"})
         unsetenv(v);
 }
 
@@ -81,5 +81,29 @@ TEST_CASE("flash2h forward: a bad grid, or a persistent one with another schedul
     // the heads order alone, with the grid left to its default, is the tiles grid
     unsetenv("FLASHSIM_FLASH2H_GRID");
     CHECK_FALSE(has(layout(p), "persistent"));
+    clear();
+}
+
+TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile config, and refused where it does not run") {
+    clear();
+    const sim::Problem p = shape(false);
+    CHECK_FALSE(has(layout(p), "ping-pong"));
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+    CHECK(has(layout(p), "warpgroups take turns to issue their products (ping-pong)"));
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
+    CHECK_FALSE(has(layout(p), "ping-pong"));
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "yes", 1);
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("FLASHSIM_FLASH2H_PINGPONG must be on or off (got 'yes')"),
+                         std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+    setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default schedule is overlapped
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP"),
+                         std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2H");
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("runs on the tiles grid only; unset FLASHSIM_FLASH2H_GRID (got 'persistent')"),
+                         std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+    CHECK(has(layout(p), "ping-pong"));
     clear();
 }
