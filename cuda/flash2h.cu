@@ -17,8 +17,9 @@
 //     finish P_j V_j, so exponentials and matrix products overlap. "plain" (default at d = 64,
 //     where it measured faster): S, softmax, P V one after another. FLASHSIM_FLASH2H picks one.
 //   The two consumer warpgroups are not synchronised with each other, so one's softmax also
-//   overlaps the other's matrix products; FLASHSIM_FLASH2H_PINGPONG=on makes them take turns to
-//   issue their products (named barriers), so that the overlap is by design, not by chance.
+//   overlaps the other's matrix products, by chance; with turns (ping-pong, default at d = 128;
+//   FLASHSIM_FLASH2H_PINGPONG=on|off) they take turns to issue their products (named barriers), so
+//   that one's softmax runs while the other's products do, by design.
 //   * three consumer warpgroups (B_r = 192, 512 threads, 160 registers a consumer thread; the
 //     default at d = 64, FLASHSIM_FLASH2H_WG=2|3 to choose), so that while one is
 //     in its softmax two can keep the tensor cores busy (at d = 64 a block's exponentials take
@@ -547,25 +548,6 @@ int consumer_groups(int64_t d) {
     throw std::runtime_error("FLASHSIM_FLASH2H_WG must be 2 or 3 (got '" + v + "')");
 }
 
-// FLASHSIM_FLASH2H_PINGPONG=on|off: the consumer warpgroups take turns to issue their products (PP
-// in the kernel). Off by default until measured; with the default schedule, ring and exponentials
-// and the tiles grid only (refused otherwise, with what to unset).
-bool pingpong(int64_t d) {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_PINGPONG");
-    const std::string v = e != nullptr ? e : "";
-    if (v.empty() || v == "off" || v == "default") return false;
-    if (v != "on") throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG must be on or off (got '" + v + "')");
-    if (overlapped(d) != (d == 128) || deep_ring(d) || exp_mode(d) != EXP_FTZ)
-        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
-                                 "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
-    const char* g = std::getenv("FLASHSIM_FLASH2H_GRID");
-    const std::string gv = g != nullptr ? g : "";
-    if (!gv.empty() && gv != "tiles" && gv != "default")
-        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid only; unset FLASHSIM_FLASH2H_GRID "
-                                 "(got '" + gv + "')");
-    return true;
-}
-
 // FLASHSIM_FLASH2H_GRID=static|persistent|tiles: one thread block an SM looping over units of
 // tiles, in turn (static) or the next unit from a counter (persistent), or one thread block a tile
 // (tiles, the default: cuda/NOTES.md, "the static order as the default, measured", says why). The
@@ -588,6 +570,32 @@ GridMode grid_mode(int64_t d, bool causal) {
                                  "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
     if (!explicit_ask) return GRID_TILES;
     return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
+}
+
+// FLASHSIM_FLASH2H_PINGPONG=on|off: the consumer warpgroups take turns to issue their products (PP
+// in the kernel). By default on at d = 128 and off at d = 64: on the H200, turns ran 0-9% faster
+// than none at d = 128 (N = 1024-16384, both masks) and 6-14% slower at d = 64, where three
+// warpgroups wait for each other's issues (cuda/NOTES.md, "take turns"). With the default schedule,
+// ring and exponentials only, on the tiles grid or (d = 128) the static order; asked for otherwise,
+// refused with what to unset.
+bool pingpong(int64_t d, bool causal) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_PINGPONG");
+    const std::string v = e != nullptr ? e : "";
+    if (v == "off") return false;
+    const bool explicit_on = v == "on";
+    if (!explicit_on && !v.empty() && v != "default")
+        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG must be on or off (got '" + v + "')");
+    const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
+    const GridMode gm = grid_mode(d, causal);
+    const bool grid_ok = gm == GRID_TILES || (gm == GRID_STATIC && d == 128);
+    if (explicit_on && !defaults)
+        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
+                                 "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
+    if (explicit_on && !grid_ok)
+        throw std::runtime_error(std::string("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid, or at d = 128 the static "
+                                             "order; unset FLASHSIM_FLASH2H_GRID (got '") +
+                                 std::getenv("FLASHSIM_FLASH2H_GRID") + "')");
+    return explicit_on || (d == 128 && defaults && grid_ok);
 }
 
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false,
@@ -639,9 +647,11 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
         launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, ws, s);
     else if (deep_ring(D))
         launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, ws, s);
-    else if (const GridMode gm = grid_mode(D, p.causal); gm != GRID_TILES)  // the default schedule (overlapped at d = 128, plain at 64)
+    else if (const GridMode gm = grid_mode(D, p.causal); gm != GRID_TILES) {  // the default schedule (overlapped at d = 128, plain at 64)
+        if constexpr (D == 128)
+            if (pingpong(D, p.causal)) return launch_mask<T, D, OV, NC, 2, EXP_FTZ, true, true>(p, t, ws, s);  // static order
         launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s, gm == GRID_PERSISTENT);
-    else if (pingpong(D))  // the default schedule, tiles grid
+    } else if (pingpong(D, p.causal))  // the default schedule, tiles grid
         launch_mask<T, D, OV, NC, 2, EXP_FTZ, false, true>(p, t, ws, s);
     else if (overlapped(D))
         launch_mask<T, D, true, NC>(p, t, ws, s);
@@ -689,7 +699,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     const bool ov = overlapped(p.head_dim);
     std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
-    if (pingpong(p.head_dim)) layout += "; warpgroups take turns to issue their products (ping-pong)";
+    if (pingpong(p.head_dim, p.causal)) layout += "; warpgroups take turns to issue their products (ping-pong)";
     const GridMode gm = grid_mode(p.head_dim, p.causal);
     if (gm != GRID_TILES)
         layout += std::string("; persistent grid (a block an SM; ") +

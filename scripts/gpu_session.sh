@@ -21,7 +21,7 @@
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
 # forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), grid (flash2h
 # forward on one block a tile or its persistent grids, FLASHSIM_FLASH2H_GRID, side by side, SDPA
-# anchors added), knob (any KNOB_VAR over KNOB_VALUES side by side in KNOB_ROUNDS rounds, SDPA
+# anchors added), knob (any KNOB_VAR (or ENV: A=x+B=y) over KNOB_VALUES side by side in KNOB_ROUNDS rounds, SDPA
 # anchors added), bwdflush (flash2h
 # backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
 # SDPA anchors added; d = 64's default, bulk-sum, runs with the writers only: the consumers there are
@@ -221,7 +221,9 @@ side_by_side() {
   local file=$1 var=$2 field=$3 values=$4
   shift 4
   for v in $values; do
-    env "$var=$v" timeout 100 "$BIN/flashsim-bench" bench "$@" --repeats "$REPEATS" --json "$OUT/sbs_$v.json" | sed "s/^/[$v] /"
+    # var ENV: each value is a list of assignments joined by '+' (A=x+B=y), set together
+    local assign="$var=$v"; [ "$var" = ENV ] && assign=${v//+/ }
+    env $assign timeout 100 "$BIN/flashsim-bench" bench "$@" --repeats "$REPEATS" --json "$OUT/sbs_$v.json" | sed "s/^/[$v] /"
   done
   python3 - "$OUT" "$file" "$field" $values <<'EOF2'
 import json, sys, os
@@ -430,8 +432,9 @@ if has grid; then
 fi
 
 if has knob; then
-  # any knob side by side on the same inputs: KNOB_VAR over KNOB_VALUES (KNOB_VARIANT, KNOB_PASS,
-  # KNOB_SEQS x DIMS), in KNOB_ROUNDS rounds (A B A B: the rounds' spread shows the call's drift),
+  # any knob side by side on the same inputs: KNOB_VAR over KNOB_VALUES (KNOB_VAR=ENV: each value
+  # A=x+B=y sets several variables at once) for KNOB_VARIANT, KNOB_PASS,
+  # KNOB_SEQS x DIMS, in KNOB_ROUNDS rounds (A B A B: the rounds' spread shows the call's drift),
   # not causal and causal; the SDPA anchors of the same shapes added to every row (knob.json; the
   # value in each row's knob field, its round and mask in mask_tag)
   stamp knob

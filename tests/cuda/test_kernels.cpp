@@ -494,26 +494,38 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
 }
 
 // flash2h's forward with its consumer warpgroups taking turns to issue their products
-// (FLASHSIM_FLASH2H_PINGPONG=on, named barriers): only when each product is issued changes, not what
-// it adds in which order, so O and LSE keep the bits of the default. Both head dims (two warpgroups
-// at d = 128, three at d = 64: a turn goes round three), one key block and many, sizes off the
-// block edges, causal and not; then repeated timed launches (a barrier left unbalanced by one
-// launch would hang or misorder the next).
-TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the default forward") {
+// (FLASHSIM_FLASH2H_PINGPONG=on, named barriers; the default at d = 128) against no turns (off):
+// only when each product is issued changes, not what it adds in which order, so O and LSE keep
+// their bits. Both head dims (two warpgroups at d = 128, three at d = 64: a turn goes round three),
+// one key block and many, sizes off the block edges, causal and not; the static order with turns
+// (d = 128, many units a block: the turns run on from tile to tile); then repeated timed launches
+// (a barrier left unbalanced by one launch would hang or misorder the next).
+TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward without") {
     if (runnable({"flash2h"}).empty()) return;
-    unsetenv("FLASHSIM_FLASH2H_PINGPONG");
     for (sim::DType dt : kTypes)
         for (int64_t d : {64, 128})
             for (int64_t n : {1, 130, 1000})
                 for (bool causal : {false, true}) {
                     const sim::Problem p = make(2, 9, n, d, dt, causal, 71 + n);
                     INFO(describe(p));
+                    setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
                     const fcuda::Outputs plain = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
+                    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("ping-pong") == std::string::npos);
                     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
                     const fcuda::Outputs turns = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
                     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("ping-pong") != std::string::npos);
                     CHECK(same_bits(turns.O.data, plain.O.data));
                     CHECK(same_bits(turns.LSE, plain.LSE));
+                    if (d == 128) {  // the static order with turns, 40 heads: several units a block
+                        const sim::Problem many = make(2, 20, n, d, dt, causal, 79 + n);
+                        const fcuda::Outputs one_a_tile = fcuda::compute(many, "flash2h", fcuda::Pass::forward);
+                        setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+                        const fcuda::Outputs in_turn = fcuda::compute(many, "flash2h", fcuda::Pass::forward);
+                        CHECK(std::string(fcuda::tile_config("flash2h", many).layout).find("ping-pong") != std::string::npos);
+                        unsetenv("FLASHSIM_FLASH2H_GRID");
+                        CHECK(same_bits(in_turn.O.data, one_a_tile.O.data));
+                        CHECK(same_bits(in_turn.LSE, one_a_tile.LSE));
+                    }
                     CHECK(std::all_of(turns.O.data.begin(), turns.O.data.end(), [](float x) { return std::isfinite(x); }));
                     if (n == 1000) {
                         fcuda::RunOptions o;
@@ -530,8 +542,8 @@ TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the default forwa
     setenv("FLASHSIM_FLASH2H_PINGPONG", "sometimes", 1);
     check_refused(p, fcuda::Pass::forward, "FLASHSIM_FLASH2H_PINGPONG must be on or off");
     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
-    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
-    check_refused(p, fcuda::Pass::forward, "runs on the tiles grid only");
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    check_refused(p, fcuda::Pass::forward, "runs on the tiles grid, or at d = 128 the static order");
     unsetenv("FLASHSIM_FLASH2H_GRID");
     unsetenv("FLASHSIM_FLASH2H_PINGPONG");
 }

@@ -87,23 +87,37 @@ TEST_CASE("flash2h forward: a bad grid, or a persistent one with another schedul
 TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile config, and refused where it does not run") {
     clear();
     const sim::Problem p = shape(false);
-    CHECK_FALSE(has(layout(p), "ping-pong"));
-    setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+    sim::Problem p64 = p;
+    p64.head_dim = 64;
+    // by default: turns at d = 128 (tiles grid and static order), none at d = 64 or with the counter
     CHECK(has(layout(p), "warpgroups take turns to issue their products (ping-pong)"));
+    CHECK_FALSE(has(layout(p64), "ping-pong"));
+    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+    CHECK(has(layout(p), "ping-pong"));
+    CHECK_FALSE(has(layout(p64), "ping-pong"));
+    setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
+    CHECK_FALSE(has(layout(p), "ping-pong"));
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    setenv("FLASHSIM_FLASH2H", "plain", 1);  // not d = 128's default schedule: no turns by default
+    CHECK_FALSE(has(layout(p), "ping-pong"));
+    unsetenv("FLASHSIM_FLASH2H");
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+    CHECK(has(layout(p64), "ping-pong"));
     setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
     CHECK_FALSE(has(layout(p), "ping-pong"));
     setenv("FLASHSIM_FLASH2H_PINGPONG", "yes", 1);
     CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("FLASHSIM_FLASH2H_PINGPONG must be on or off (got 'yes')"),
                          std::runtime_error);
     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
-    setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default schedule is overlapped
+    setenv("FLASHSIM_FLASH2H", "plain", 1);
     CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP"),
                          std::runtime_error);
     unsetenv("FLASHSIM_FLASH2H");
     setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
-    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("runs on the tiles grid only; unset FLASHSIM_FLASH2H_GRID (got 'persistent')"),
+    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("or at d = 128 the static order; unset FLASHSIM_FLASH2H_GRID (got 'persistent')"),
                          std::runtime_error);
-    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+    setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
     CHECK(has(layout(p), "ping-pong"));
+    CHECK_THROWS_WITH_AS(layout(p64), doctest::Contains("(got 'static')"), std::runtime_error);
     clear();
 }
