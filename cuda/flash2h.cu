@@ -26,7 +26,8 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
-// Launch shape: tiles grid by default; persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
+// Launch shape: by default the static order at d = 128 (causal up to N = 12,160) and the tiles grid
+//   otherwise (grid_mode); persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
 //   p-th heaviest and p-th lightest blocks, so that units cost about the same), in turn (static) or
 //   the next one from a counter in the workspace (persistent); the producer loads the next tile's Q_i,
@@ -550,11 +551,18 @@ int consumer_groups(int64_t d) {
 
 // FLASHSIM_FLASH2H_GRID=static|persistent|tiles: one thread block an SM looping over units of
 // tiles, in turn (static) or the next unit from a counter (persistent), or one thread block a tile
-// (tiles, the default: cuda/NOTES.md, "the static order as the default, measured", says why). The
-// persistent grids run with the default schedule, ring and exponentials and the heads order; asked
-// for with any of those changed, they are refused.
+// (tiles). The persistent grids run with the default schedule, ring and exponentials and the heads
+// order; asked for with any of those changed, they are refused. By default (unset or "default"):
+// the static order at d = 128 with those defaults, but causal at N > 12,160 (T_r >= 96); the tiles
+// grid otherwise. On the H200, with turns, the static order ran 0-14% faster than the tiles grid at
+// d = 128 but for N = 8,192 unmasked (0.4% slower) and N = 16,384 causal (3.3% slower: the last round's
+// idle blocks cost more than the tile starts save on long tiles; the threshold sits between 8,192,
+// where the static order gained 2.4%, and 16,384); cuda/NOTES.md, "the static order with turns".
+// At d = 64 the tiles grid (the static order there: cuda/NOTES.md, "the static order as the default").
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
-GridMode grid_mode(int64_t d, bool causal) {
+constexpr int64_t kStaticCausalMaxTr = 95;  // the default's static order, causal: T_r = ceil(N / 128) up to this
+GridMode grid_mode(const sim::Problem& p) {
+    const int64_t d = p.head_dim;
     const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
     const std::string v = e != nullptr ? e : "";
     if (v == "tiles") return GRID_TILES;
@@ -562,14 +570,16 @@ GridMode grid_mode(int64_t d, bool causal) {
     if (!explicit_ask && !v.empty() && v != "default")
         throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be static, persistent or tiles (got '" + v + "')");
     const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
-    const bool heavy = heavy_first(causal) != 0;
+    const bool heavy = heavy_first(p.causal) != 0;
     if (explicit_ask && (!defaults || heavy))
         throw std::runtime_error("FLASHSIM_FLASH2H_GRID=" + v +
                                  " needs flash2h's default schedule, ring, exponentials and heads order; unset "
                                  "FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
                                  "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
-    if (!explicit_ask) return GRID_TILES;
-    return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
+    if (explicit_ask) return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
+    const int64_t T_r = (p.seq + 127) / 128;  // d = 128: B_r = 128
+    const bool by_default = d == 128 && defaults && !heavy && (!p.causal || T_r <= kStaticCausalMaxTr);
+    return by_default ? GRID_STATIC : GRID_TILES;
 }
 
 // FLASHSIM_FLASH2H_PINGPONG=on|off: the consumer warpgroups take turns to issue their products (PP
@@ -578,7 +588,8 @@ GridMode grid_mode(int64_t d, bool causal) {
 // warpgroups wait for each other's issues (cuda/NOTES.md, "take turns"). With the default schedule,
 // ring and exponentials only, on the tiles grid or (d = 128) the static order; asked for otherwise,
 // refused with what to unset.
-bool pingpong(int64_t d, bool causal) {
+bool pingpong(const sim::Problem& p) {
+    const int64_t d = p.head_dim;
     const char* e = std::getenv("FLASHSIM_FLASH2H_PINGPONG");
     const std::string v = e != nullptr ? e : "";
     if (v == "off") return false;
@@ -586,7 +597,7 @@ bool pingpong(int64_t d, bool causal) {
     if (!explicit_on && !v.empty() && v != "default")
         throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG must be on or off (got '" + v + "')");
     const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
-    const GridMode gm = grid_mode(d, causal);
+    const GridMode gm = grid_mode(p);
     const bool grid_ok = gm == GRID_TILES || (gm == GRID_STATIC && d == 128);
     if (explicit_on && !defaults)
         throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
@@ -647,11 +658,11 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
         launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, ws, s);
     else if (deep_ring(D))
         launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, ws, s);
-    else if (const GridMode gm = grid_mode(D, p.causal); gm != GRID_TILES) {  // the default schedule (overlapped at d = 128, plain at 64)
+    else if (const GridMode gm = grid_mode(p); gm != GRID_TILES) {  // the default schedule (overlapped at d = 128, plain at 64)
         if constexpr (D == 128)
-            if (pingpong(D, p.causal)) return launch_mask<T, D, OV, NC, 2, EXP_FTZ, true, true>(p, t, ws, s);  // static order
+            if (pingpong(p)) return launch_mask<T, D, OV, NC, 2, EXP_FTZ, true, true>(p, t, ws, s);  // static order
         launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s, gm == GRID_PERSISTENT);
-    } else if (pingpong(D, p.causal))  // the default schedule, tiles grid
+    } else if (pingpong(p))  // the default schedule, tiles grid
         launch_mask<T, D, OV, NC, 2, EXP_FTZ, false, true>(p, t, ws, s);
     else if (overlapped(D))
         launch_mask<T, D, true, NC>(p, t, ws, s);
@@ -699,8 +710,8 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     const bool ov = overlapped(p.head_dim);
     std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
-    if (pingpong(p.head_dim, p.causal)) layout += "; warpgroups take turns to issue their products (ping-pong)";
-    const GridMode gm = grid_mode(p.head_dim, p.causal);
+    if (pingpong(p)) layout += "; warpgroups take turns to issue their products (ping-pong)";
+    const GridMode gm = grid_mode(p);
     if (gm != GRID_TILES)
         layout += std::string("; persistent grid (a block an SM; ") +
                   (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks" : "units of one query block") +
@@ -725,7 +736,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
 }
 
 int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p) {
-    return grid_mode(p.head_dim, p.causal) == GRID_PERSISTENT ? 4 : 0;  // the unit counter
+    return grid_mode(p) == GRID_PERSISTENT ? 4 : 0;  // the unit counter
 }
 
 void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {

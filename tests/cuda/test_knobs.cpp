@@ -37,9 +37,26 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config names") {
     clear();
     const sim::Problem causal = shape(true), full = shape(false);
-    // default: one block a tile
-    CHECK_FALSE(has(layout(causal), "persistent"));
+    // default at d = 128: the static order, but causal with more than 95 query blocks (N > 12,160)
+    CHECK(has(layout(causal), ", in turn)"));
+    CHECK(has(layout(full), ", in turn)"));
+    sim::Problem long_causal = causal, long_full = full;
+    long_causal.seq = long_full.seq = 95 * 128;
+    CHECK(has(layout(long_causal), ", in turn)"));
+    long_causal.seq = long_full.seq = 95 * 128 + 1;
+    CHECK_FALSE(has(layout(long_causal), "persistent"));
+    CHECK(has(layout(long_full), ", in turn)"));
+    // at d = 64, or with another schedule or the heavy-first order: one block a tile
+    sim::Problem d64 = full;
+    d64.head_dim = 64;
+    CHECK_FALSE(has(layout(d64), "persistent"));
+    setenv("FLASHSIM_FLASH2H", "plain", 1);
     CHECK_FALSE(has(layout(full), "persistent"));
+    unsetenv("FLASHSIM_FLASH2H");
+    setenv("FLASHSIM_FLASH2H_ORDER", "heavy", 1);
+    CHECK_FALSE(has(layout(causal), "persistent"));
+    CHECK(has(layout(full), ", in turn)"));  // the order reorders causal grids only
+    unsetenv("FLASHSIM_FLASH2H_ORDER");
     setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
     CHECK(has(layout(causal), "units of a head's p-th heaviest and p-th lightest query blocks, in turn)"));
     CHECK(has(layout(full), "units of one query block, in turn)"));
@@ -48,7 +65,8 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config
     setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
     CHECK_FALSE(has(layout(full), "persistent"));
     setenv("FLASHSIM_FLASH2H_GRID", "default", 1);
-    CHECK_FALSE(has(layout(full), "persistent"));
+    CHECK(has(layout(full), ", in turn)"));
+    CHECK_FALSE(has(layout(long_causal), "persistent"));
     clear();
 }
 
