@@ -31,6 +31,7 @@
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
+# CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
 # names, * wildcards), when device time is short.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
@@ -55,6 +56,14 @@ export FLASHSIM_GIT_COMMIT=${FLASHSIM_GIT_COMMIT:-unknown}
 LOG="$OUT/session.log"
 exec > >(tee -a "$LOG") 2>&1
 has() { [[ " $STAGES " == *" $1 "* ]]; }
+# CLOCKS=1: the GPU's SM clock, power, temperature and throttle reasons every 200 ms for the whole
+# session (clocks.csv; the stage and side-by-side stamps in session.log say what ran when)
+if [ "${CLOCKS:-0}" = 1 ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 200 > "$OUT/clocks.csv" 2>&1 &
+  CLOCKS_PID=$!
+  trap 'kill $CLOCKS_PID 2>/dev/null' EXIT
+fi
 stamp() { echo "=== $(date -u +%H:%M:%S) $*"; }
 
 # libraries the binaries need that the device image lacks travel beside them in $BIN
@@ -223,6 +232,7 @@ side_by_side() {
   for v in $values; do
     # var ENV: each value is a list of assignments joined by '+' (A=x+B=y), set together
     local assign="$var=$v"; [ "$var" = ENV ] && assign=${v//+/ }
+    echo "=== $(date -u +%H:%M:%S.%3N) $var=$v"
     env $assign timeout 100 "$BIN/flashsim-bench" bench "$@" --repeats "$REPEATS" --json "$OUT/sbs_$v.json" | sed "s/^/[$v] /"
   done
   python3 - "$OUT" "$file" "$field" $values <<'EOF2'
