@@ -602,10 +602,12 @@ bool pingpong(const sim::Problem& p) {
     if (explicit_on && !defaults)
         throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
                                  "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
-    if (explicit_on && !grid_ok)
+    if (explicit_on && !grid_ok) {
+        const char* g = std::getenv("FLASHSIM_FLASH2H_GRID");  // set: only an explicit ask gives these grids
         throw std::runtime_error(std::string("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid, or at d = 128 the static "
                                              "order; unset FLASHSIM_FLASH2H_GRID (got '") +
-                                 std::getenv("FLASHSIM_FLASH2H_GRID") + "')");
+                                 (g != nullptr ? g : "") + "')");
+    }
     return explicit_on || (d == 128 && defaults && grid_ok);
 }
 
