@@ -235,9 +235,9 @@ side_by_side() {
     echo "=== $(date -u +%H:%M:%S.%3N) $var=$v"
     env $assign timeout 100 "$BIN/flashsim-bench" bench "$@" --repeats "$REPEATS" --json "$OUT/sbs_$v.json" | sed "s/^/[$v] /"
   done
-  python3 - "$OUT" "$file" "$field" $values <<'EOF2'
+  python3 - "$OUT" "$file" "$field" "$var" $values <<'EOF2'
 import json, sys, os
-out, file, field, values = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+out, file, field, var, values = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 rows, meta = [], {}
 for v in values:
     p = os.path.join(out, f"sbs_{v}.json")
@@ -246,6 +246,8 @@ for v in values:
     meta = meta or {k: x for k, x in doc.items() if k != "rows"}  # device, driver, date, commit
     for r in doc["rows"]:
         r[field] = v
+        if field == "knob":
+            r["knob_var"] = var  # the variable compared (ENV: each value names its own)
         rows.append(r)
     os.remove(p)
 json.dump(dict(meta, rows=rows), open(os.path.join(out, file), "w"), indent=1)

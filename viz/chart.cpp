@@ -36,8 +36,25 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
     const ImVec2 p1(p0.x + size.x, p0.y + size.y);
     dl->AddRectFilled(p0, p1, ui::panel_bg, 4.0f);
     dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, ax.title.c_str());
+    // the legend, right of the title: as many rows of swatches as the labels need
+    const float left = fs * 5.2f, bottom = fs * 2.6f, right = fs * 1.0f;
+    const float title_w = ImGui::CalcTextSize(ax.title.c_str()).x + fs * 2.0f;
+    std::vector<std::vector<size_t>> legend_rows;
+    std::vector<float> legend_w;
+    if (ax.legend) {
+        const float room = size.x - right - title_w;
+        for (size_t k = 0; k < ls.size(); ++k) {
+            const float w = ImGui::CalcTextSize(ls[k].label.c_str()).x + fs * 2.0f;
+            if (legend_rows.empty() || legend_w.back() + w > room) {
+                legend_rows.push_back({});
+                legend_w.push_back(0);
+            }
+            legend_rows.back().push_back(k);
+            legend_w.back() += w;
+        }
+    }
     // plot rectangle: room for y labels on the left, x labels below, title and legend above
-    const float left = fs * 5.2f, bottom = fs * 2.6f, top = fs * 2.8f, right = fs * 1.0f;
+    const float top = fs * 2.8f + fs * 1.2f * static_cast<float>(std::max<size_t>(legend_rows.size(), 1) - 1);
     const ImVec2 a(p0.x + left, p0.y + top), b(p1.x - right, p1.y - bottom);
     Scale sx{std::numeric_limits<double>::max(), 0, ax.log_x}, sy{std::numeric_limits<double>::max(), 0, ax.log_y};
     bool any = false;
@@ -126,13 +143,11 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
         }
     }
     dl->PopClipRect();
-    float lx = p0.x + left;
-    const float ly = p0.y + 4;
-    if (ax.legend) {
-        float w = 0;
-        for (const auto& l : ls) w += ImGui::CalcTextSize(l.label.c_str()).x + fs * 2.0f;
-        lx = std::max(p0.x + ImGui::CalcTextSize(ax.title.c_str()).x + fs * 2.0f, p1.x - right - w);
-        for (const auto& l : ls) {
+    for (size_t row = 0; row < legend_rows.size(); ++row) {
+        float lx = std::max(p0.x + title_w, p1.x - right - legend_w[row]);
+        const float ly = p0.y + 4 + fs * 1.2f * static_cast<float>(row);
+        for (size_t k : legend_rows[row]) {
+            const auto& l = ls[k];
             dl->AddRectFilled(ImVec2(lx, ly + fs * 0.35f), ImVec2(lx + fs * 0.8f, ly + fs * 0.75f), l.colour);
             dl->AddText(ImVec2(lx + fs, ly), ui::text_col, l.label.c_str());
             lx += ImGui::CalcTextSize(l.label.c_str()).x + fs * 2.0f;

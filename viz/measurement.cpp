@@ -1,6 +1,7 @@
 #include "viz/measurement.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,34 @@ std::string str(const json& o, std::initializer_list<const char*> keys) {
         if (it != o.end() && it->is_number()) return it->dump();
     }
     return {};
+}
+
+// The tag of a side-by-side or mode row (MeasuredRow::tag), from the fields gpu_session.sh's
+// stages write: mode; knob with knob_var (the variable compared; FLASHSIM_ left off, and a value
+// that lists several assignments A=x+B=y shown as it is); the stages' own fields (grid static, wg 3,
+// ...); and the round, from a mask_tag that ends in one (none2: round 2).
+std::string row_tag(const json& r) {
+    std::vector<std::string> parts;
+    auto strip = [](std::string s) {
+        for (size_t p; (p = s.find("FLASHSIM_")) != std::string::npos;) s.erase(p, 9);
+        return s;
+    };
+    if (const std::string mode = str(r, {"mode"}); !mode.empty()) parts.push_back(mode);
+    if (const std::string knob = str(r, {"knob"}); !knob.empty()) {
+        const std::string var = str(r, {"knob_var"});
+        parts.push_back(var.empty() || var == "ENV" ? strip(knob) : strip(var) + "=" + knob);
+    }
+    for (const char* field : {"tiling", "schedule", "flash2h_bwd_mode", "flash2h_bwd_schedule", "wg", "exp", "grid",
+                              "order", "stages", "flush", "tune", "ab"})
+        if (const std::string v = str(r, {field}); !v.empty()) parts.push_back(std::string(field) + " " + v);
+    if (const std::string mt = str(r, {"mask_tag"}); !mt.empty() && std::isdigit(static_cast<unsigned char>(mt.back()))) {
+        size_t k = mt.size();
+        while (k > 0 && std::isdigit(static_cast<unsigned char>(mt[k - 1]))) --k;
+        parts.push_back("round " + mt.substr(k));
+    }
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
 }
 
 MeasuredRow parse_row(const json& r) {
@@ -65,6 +94,7 @@ MeasuredRow parse_row(const json& r) {
         if (auto v = num(*it, {"sram_bytes"})) m.sram_bytes = static_cast<int64_t>(*v);
     }
     if (auto it = r.find("error"); it != r.end() && it->is_string()) m.error = it->get<std::string>();
+    m.tag = row_tag(r);
     // Comparisons with PyTorch's kernels: any numeric field whose name mentions sdpa/torch/cudnn,
     // or a nested object of them.
     auto is_torch = [](std::string k) {
@@ -170,8 +200,8 @@ std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string
     std::vector<const MeasuredRow*> out;
     for (const auto& f : ms.files)
         for (const auto& r : f.rows) {
-            if (!r.error.empty() || !r.ms || r.pass != pass || r.seq != seq || r.head_dim != head_dim ||
-                r.causal != causal || r.batch != batch || r.heads != heads)
+            if (!r.error.empty() || !r.ms || !r.tag.empty() || r.pass != pass || r.seq != seq ||
+                r.head_dim != head_dim || r.causal != causal || r.batch != batch || r.heads != heads)
                 continue;
             const bool seen = std::any_of(out.begin(), out.end(),
                                           [&](const MeasuredRow* x) { return x->variant == r.variant; });

@@ -27,6 +27,12 @@ struct MeasuredRow {
         return std::nullopt;
     }
     std::string error;  // the row's own error, if the run failed
+    // What sets the row apart from the kernel as it runs by default, in a side-by-side file or a
+    // mode (gpu_session.sh's stages tag their rows: "deterministic", "grid static",
+    // "FLASH2H_PINGPONG=on, round 2"); empty for a default row. Shown beside the kernel's name;
+    // rows_at skips tagged rows.
+    std::string tag;
+    std::string label() const { return tag.empty() ? variant : variant + " [" + tag + "]"; }
     std::optional<double> dram_total() const {
         if (!dram_read && !dram_write) return std::nullopt;
         return dram_read.value_or(0) + dram_write.value_or(0);
@@ -56,7 +62,8 @@ struct MeasuredSet {
 };
 
 // The timed rows of `ms` at exactly this shape and pass ("forward" / "backward"), in file order;
-// failed or untimed rows are left out, and a variant measured in several files keeps its first row.
+// failed, untimed and tagged rows (a mode or a side-by-side value, MeasuredRow::tag) are left out,
+// and a variant measured in several files keeps its first row.
 std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq,
                                         int64_t head_dim, bool causal, int64_t batch, int64_t heads);
 

@@ -64,7 +64,7 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
         if (!keep(r, v)) continue;
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variant_colour(r.variant)), "%s", r.variant.c_str());
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variant_colour(r.variant)), "%s", r.label().c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(r.seq));
         ImGui::TableNextColumn();
@@ -136,10 +136,34 @@ void time_chart(const MeasuredFile& f, const ViewState& v, ImVec2 size) {
         return lines.back();
     };
     std::set<std::pair<std::string, int64_t>> anchors_done;
+    // a line a kernel and tag; the rounds of a side-by-side stage share their value's line (both
+    // points at each N), and a tagged line is named by its tag alone, in a shade of the kernel's colour
+    auto line_tag = [](const MeasuredRow& r) {
+        std::string t = r.tag;
+        if (const size_t p = t.rfind("round "); p != std::string::npos) t.erase(p >= 2 ? p - 2 : 0);
+        return t;
+    };
+    std::vector<std::string> tags;
+    auto colour_of = [&](const MeasuredRow& r, const std::string& tag) {
+        if (tag.empty()) return variant_colour(r.variant);
+        auto it = std::find(tags.begin(), tags.end(), tag);
+        if (it == tags.end()) it = tags.insert(tags.end(), tag);
+        const size_t k = static_cast<size_t>(it - tags.begin()) % 4;
+        const ImU32 base = variant_colour(r.variant);
+        return k == 0   ? base
+               : k == 1 ? ui::mix(base, IM_COL32(255, 255, 255, 255), 0.5f)
+               : k == 2 ? ui::mix(base, IM_COL32(0, 0, 0, 255), 0.45f)
+                        : ui::mix(base, IM_COL32(255, 255, 255, 255), 0.8f);
+    };
+    std::set<std::string> tagged_kernels;  // more than one: a tagged line names its kernel too
+    for (const auto& r : f.rows)
+        if (!r.tag.empty()) tagged_kernels.insert(r.variant);
     for (const auto& r : f.rows) {
         if (!keep(r, v) || !r.ms || !r.error.empty()) continue;
         const std::string suffix = v.measured_d == 0 ? " d=" + std::to_string(r.head_dim) : "";
-        auto& l = line_for(r.variant + suffix, variant_colour(r.variant), false);
+        const std::string tag = line_tag(r);
+        const std::string name = tag.empty() ? r.variant : tagged_kernels.size() > 1 ? r.variant + " " + tag : tag;
+        auto& l = line_for(name + suffix, colour_of(r, tag), false);
         l.x.push_back(static_cast<double>(r.seq));
         l.y.push_back(*r.ms);
         if (auto fl = r.anchor_ms("sdpa_flash"); fl && anchors_done.insert({"f" + suffix, r.seq}).second) {

@@ -97,6 +97,36 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
     CHECK(parse_measurements(R"({"device": "x"})", "y.json").error.find("no \"rows\"") != std::string::npos);
 }
 
+// Rows of a side-by-side stage or of a mode name what sets them apart, and the timeline's lookup
+// (rows_at) takes the kernel's default row, not one of them, whatever the order in the file.
+TEST_CASE("side-by-side and mode rows are tagged, and rows_at skips them") {
+    MeasuredSet ms;
+    ms.files.push_back(parse_measurements(R"({"device": "NVIDIA H200", "rows": [
+        {"variant": "flash2h", "pass": "backward", "seq": 8192, "head_dim": 128, "batch": 2, "heads": 16,
+         "ms_median": 9.47, "mode": "deterministic"},
+        {"variant": "flash2h", "pass": "backward", "seq": 8192, "head_dim": 128, "batch": 2, "heads": 16,
+         "ms_median": 4.79},
+        {"variant": "flash2h", "pass": "forward", "seq": 4096, "head_dim": 128, "ms_median": 0.84,
+         "knob": "on", "knob_var": "FLASHSIM_FLASH2H_PINGPONG", "mask_tag": "none2"},
+        {"variant": "flash2h", "pass": "forward", "seq": 4096, "head_dim": 64, "ms_median": 1.41,
+         "knob": "FLASHSIM_FLASH2H_WG=2+FLASHSIM_FLASH2H_PINGPONG=on", "knob_var": "ENV", "mask_tag": "causal1"},
+        {"variant": "flash2h", "pass": "forward", "seq": 4096, "head_dim": 128, "ms_median": 0.83,
+         "grid": "static", "mask_tag": "none"}]})",
+                                          "h200.json"));
+    const auto& rows = ms.files[0].rows;
+    REQUIRE(rows.size() == 5);
+    CHECK(rows[0].label() == "flash2h [deterministic]");
+    CHECK(rows[1].tag.empty());
+    CHECK(rows[1].label() == "flash2h");
+    CHECK(rows[2].label() == "flash2h [FLASH2H_PINGPONG=on, round 2]");
+    CHECK(rows[3].tag == "FLASH2H_WG=2+FLASH2H_PINGPONG=on, round 1");
+    CHECK(rows[4].tag == "grid static");  // a mask_tag without a round adds nothing
+    const auto bwd = rows_at(ms, "backward", 8192, 128, false, 2, 16);
+    REQUIRE(bwd.size() == 1);
+    CHECK(*bwd[0]->ms == doctest::Approx(4.79));
+    CHECK(rows_at(ms, "forward", 4096, 128, false, 1, 1).empty());  // only tagged rows there
+}
+
 TEST_CASE("a missing results folder says how to produce it") {
     const MeasuredSet s = load_measurements("/nonexistent/results");
     CHECK(s.files.empty());
