@@ -560,6 +560,9 @@ int consumer_groups(int64_t d) {
 // where the static order gained 2.4%, and 16,384); cuda/NOTES.md, "the static order with turns".
 // At d = 64 the tiles grid (the static order there: cuda/NOTES.md, "the static order as the default").
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
+// The schedule, ring and exponentials all as by default (overlapped at d = 128, plain at 64; 2
+// stages; ex2.approx.ftz): what the persistent grids and the turns run with.
+bool default_kernel(int64_t d) { return overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ; }
 constexpr int64_t kStaticCausalMaxTr = 95;  // the default's static order, causal: T_r = ceil(N / 128) up to this
 GridMode grid_mode(const sim::Problem& p) {
     const int64_t d = p.head_dim;
@@ -569,7 +572,7 @@ GridMode grid_mode(const sim::Problem& p) {
     const bool explicit_ask = v == "persistent" || v == "static";
     if (!explicit_ask && !v.empty() && v != "default")
         throw std::runtime_error("FLASHSIM_FLASH2H_GRID must be static, persistent or tiles (got '" + v + "')");
-    const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
+    const bool defaults = default_kernel(d);
     const bool heavy = heavy_first(p.causal) != 0;
     if (explicit_ask && (!defaults || heavy))
         throw std::runtime_error("FLASHSIM_FLASH2H_GRID=" + v +
@@ -583,8 +586,8 @@ GridMode grid_mode(const sim::Problem& p) {
 }
 
 // FLASHSIM_FLASH2H_PINGPONG=on|off: the consumer warpgroups take turns to issue their products (PP
-// in the kernel). By default on at d = 128 and off at d = 64: on the H200, turns ran 0-9% faster
-// than none at d = 128 (N = 1024-16384, both masks) and 6-14% slower at d = 64, where three
+// in the kernel). By default on at d = 128 and off at d = 64: on the H200, turns ran -1% to +9%
+// against none at d = 128 (N = 1024-16384, both masks) and 6-14% slower at d = 64, where three
 // warpgroups wait for each other's issues (cuda/NOTES.md, "take turns"). With the default schedule,
 // ring and exponentials only, on the tiles grid or (d = 128) the static order; asked for otherwise,
 // refused with what to unset.
@@ -596,7 +599,7 @@ bool pingpong(const sim::Problem& p) {
     const bool explicit_on = v == "on";
     if (!explicit_on && !v.empty() && v != "default")
         throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG must be on or off (got '" + v + "')");
-    const bool defaults = overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ;
+    const bool defaults = default_kernel(d);
     const GridMode gm = grid_mode(p);
     const bool grid_ok = gm == GRID_TILES || (gm == GRID_STATIC && d == 128);
     if (explicit_on && !defaults)
