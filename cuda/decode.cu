@@ -18,16 +18,10 @@
 //     through shared memory. With one split the block writes O (storage type) and LSE; otherwise a
 //     partial O_s (fp32, normalised) and LSE_s = m_s + log l_s. P is rounded to the storage type
 //     for the second product, as in the flash kernels.
-//   Tile order (FLASHSIM_DECODE_ORDER): plain, a split's tiles in order; rotate, the same tiles
-//     from a tile that differs between blocks; steal, a share of the split's tiles, then chunks of 4
-//     tiles claimed from the head's common pool on an atomic counter, so that blocks that DRAM
-//     serves faster read more and the blocks of a head finish together (keys in a different order
-//     from run to run: O and LSE differ by rounding between runs).
 //   Fused merge (splits <= 1024): each block then counts itself on an atomic counter per
-//     (b, h, chunk); the last one reads every split's LSE_s and O_s back (from L2, both in the same
-//     trip, with a running maximum) and writes LSE = log sum_s exp(LSE_s),
-//     O = sum_s exp(LSE_s - LSE) O_s, and resets the counters to 0 for the next launch. One launch
-//     instead of two (at B = 1, L = 32k the whole decode is ~35 us).
+//     (b, h, chunk); the last one reads every split's LSE_s and O_s back (from L2) and writes
+//     LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s, and resets the counter to 0 for
+//     the next launch. One launch instead of two (at B = 1, L = 32k the whole decode is ~35 us).
 //   decode_merge (more splits, or FLASHSIM_DECODE_MERGE=separate): the same merge as a second
 //     kernel, one block per (b, query head), d threads.
 // Split count: sim::choose_splits with this GPU's SM count (enough blocks for 2 per SM, splits of
@@ -37,8 +31,8 @@
 //   96 KiB of dynamic shared memory (2 blocks per SM on the H200's 228 KiB); merge kernel, when
 //   used, grid (B * H_q), d threads.
 // SRAM per block: the ring, 96 KiB = kStages x (K_j + V_j) x 64 keys x d x 2 B (3 stages at
-//   d = 128, 6 at d = 64); the warps' combine (8 x G x d fp32, <= 32 KiB) reuses the ring;
-//   2 x 8 x 8 floats and each stage's first key static.
+//   d = 128, 6 at d = 64); the warps' combine (8 x G x d fp32, <= 32 KiB) and the fused merge's
+//   weights (G x splits fp32) reuse the ring; 2 x 8 x 8 floats static.
 // HBM traffic (the simulator's sim::simulate_decode with the same splits):
 //   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 8), Q once per block
 //   (B H_kv splits G d e); with splits > 1 write and re-read the partials (B H_q splits (4d + 4)),
@@ -63,10 +57,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
-constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (one thread sums <= 512 partials)
+constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
 constexpr float kLog2e = 1.4426950408889634f;
-constexpr int kStealTiles = 4;          // steal: the tiles of one pool chunk
-enum : int { kOrderPlain = 0, kOrderRotate = 1, kOrderSteal = 2 };  // DecodePlan::order
 
 // A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
 // that saw no key (LSE_s = -inf) weighs 0. Both merges (the last block's and the merge kernel) use it.
@@ -118,8 +110,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
-                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace, int order,
-                 int steal_own) {
+                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
     using R = Ring<T, D>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
@@ -141,57 +132,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t k_begin = int64_t(split) * keys_per_split, k_end = min(L, k_begin + keys_per_split);
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileKeys - 1) / kTileKeys) : 0;
 
-    // The order of this block's tiles (DecodeOrder): key0 of the i-th tile it reads, or -1 when it has
-    // no more. plain: its split's tiles in order; rotate: the same tiles from tile (split + 7 y) mod
-    // tiles on, wrapping, so that the blocks do not all read the same offset of their splits at once;
-    // steal: steal_own tiles of its own (the first steal_own of split `split` of the head's tiles),
-    // then chunks of kStealTiles tiles from the head's common pool (the tiles after splits x steal_own),
-    // claimed one ahead on a counter per (b, KV head, chunk): a block that DRAM serves faster reads
-    // more. Keys past k_lim are masked (zeros loaded, scores -inf).
-    const bool steal = order == kOrderSteal;
-    const int64_t k_lim = steal ? L : k_end;
-    const int head_tiles = static_cast<int>((L + kTileKeys - 1) / kTileKeys), pool0 = splits * steal_own;
-    const int pool_chunks = steal ? (head_tiles - pool0 + kStealTiles - 1) / kStealTiles : 0;
-    unsigned* steal_counter = counters + size_t(gridDim.y) * gridDim.z + blockIdx.z * gridDim.y + blockIdx.y;
-    const int rot = order == kOrderRotate && tiles > 0 ? (split + 7 * static_cast<int>(blockIdx.y)) % tiles : 0;
-    __shared__ int64_t sm_key0[R::kStages];  // key0 of the tile each stage holds (-1: none)
-    __shared__ int sm_claim;                 // steal: the chunk thread 0 claimed, published two tiles after
-    int ld_i = 0;                             // the next of this block's tiles to load
-    int ld_chunk = -1;                        // steal: the pool chunk being loaded (-2: the pool is spent)
-    int ld_pos = kStealTiles;                 // steal: its next tile
-    unsigned pending = 0;                     // thread 0: the claim in flight
-    int publish_at = -1;                      // thread 0: the loop step that publishes it
-    auto claim = [&](int at) {  // thread 0 asks for the next pool chunk; the others read it at a later step
-        if (threadIdx.x == 0) {
-            pending = atomicAdd(steal_counter, 1u);
-            publish_at = at;
-        }
-    };
-    auto next_key0 = [&]() -> int64_t {
-        const int i = ld_i++;
-        if (!steal) return i < tiles ? k_begin + int64_t((i + rot) % tiles) * kTileKeys : -1;
-        if (i < steal_own) return int64_t(split * steal_own + i) * kTileKeys;
-        if (ld_chunk == -2) return -1;
-        if (ld_pos == kStealTiles) {  // this chunk is loaded: take the claimed one, claim the one after
-            ld_chunk = sm_claim;
-            ld_pos = 0;
-            if (ld_chunk >= pool_chunks) {
-                ld_chunk = -2;
-                return -1;
-            }
-            claim(i - (R::kStages - 1) + 2);  // loop step i - (kStages - 1) loads tile i; publish two steps on
-        }
-        return int64_t(pool0 + ld_chunk * kStealTiles + ld_pos++) * kTileKeys;  // past the head's end: masked
-    };
-    if (steal) claim(1);  // the first pool chunk, read at step steal_own - (kStages - 1) >= 2
-
     // fill all stages but one before anything else, so the first bytes are on their way
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
-        const int64_t key0 = next_key0();
-        if (threadIdx.x == 0) sm_key0[st] = key0;
-        if (key0 >= 0)
-            load_tile<T, D>(ring + (2 * st) * R::kTileElems, ring + (2 * st + 1) * R::kTileElems, Kh, Vh, key0, k_lim);
+        if (st < tiles)
+            load_tile<T, D>(ring + (2 * st) * R::kTileElems, ring + (2 * st + 1) * R::kTileElems, Kh, Vh,
+                            k_begin + int64_t(st) * kTileKeys, k_end);
         cp_async_commit();
     }
 
@@ -216,20 +162,13 @@ __global__ void __launch_bounds__(kThreads, 2)
     // ldmatrix row addresses: lanes 8j..8j+7 give rows (keys) 8 warp + 0..7 of the matrix at d = 32c + 8j
     const int lrow = warp * 8 + (lane & 7), lcol = 8 * (lane >> 3);
     int stage = 0, next = R::kStages - 1;  // the stage tile t sits in; the stage tile t + kStages - 1 goes to
-    for (int tile_i = 0;; ++tile_i) {
+    for (int tile_i = 0; tile_i < tiles; ++tile_i) {
         cp_async_wait<R::kStages - 2>();  // this thread's copies of tile t have landed
-        if (steal && threadIdx.x == 0 && tile_i == publish_at) sm_claim = static_cast<int>(pending);
         __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
-        const int64_t tile_key0 = sm_key0[stage];
-        if (tile_key0 < 0) break;  // the same for every thread
         if (tile_i == 0) trace_stamp(rec, 1);
-        {
-            const int64_t key0 = next_key0();
-            if (threadIdx.x == 0) sm_key0[next] = key0;  // that stage's old tile was read before this step's barrier
-            if (key0 >= 0)
-                load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
-                                key0, k_lim);
-        }
+        if (tile_i + R::kStages - 1 < tiles)
+            load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
+                            k_begin + int64_t(tile_i + R::kStages - 1) * kTileKeys, k_end);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_j = ring + (2 * stage) * R::kTileElems;  // (64, D)
@@ -248,9 +187,9 @@ __global__ void __launch_bounds__(kThreads, 2)
             mma16816<T>(s, a1, kb[2], kb[3]);
         }
         // online softmax in base 2 for head g over keys 2t, 2t + 1 of this warp's eight
-        const int64_t key = tile_key0 + warp * 8 + 2 * t;
-        const float s0 = key < k_lim ? s[0] * scale_log2 : -INFINITY;
-        const float s1 = key + 1 < k_lim ? s[1] * scale_log2 : -INFINITY;
+        const int64_t key = k_begin + int64_t(tile_i) * kTileKeys + warp * 8 + 2 * t;
+        const float s0 = key < k_end ? s[0] * scale_log2 : -INFINITY;
+        const float s1 = key + 1 < k_end ? s[1] * scale_log2 : -INFINITY;
         float mx = fmaxf(s0, s1);
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
@@ -338,6 +277,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 
     // Fused merge: the last block of this (b, KV head, chunk) to finish merges every split's partial.
     __shared__ unsigned sm_last;
+    __shared__ float sm_lse[G];
     __threadfence();  // this block's partials are visible device-wide before it is counted
     __syncthreads();
     unsigned* counter = counters + blockIdx.z * gridDim.y + blockIdx.y;
@@ -345,62 +285,49 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();
     if (!sm_last) return;
     __threadfence();
-    // O = sum_s w_s O_s with w_s = exp(LSE_s - LSE): the G x D outputs as float4 slots, RS adjacent
-    // threads a slot sharing the splits. Each thread reads its splits' LSE_s and O_s together (one
-    // trip to L2, not one for the LSEs and a second for the partials) and keeps a running maximum:
-    // o = sum exp(LSE_s - M) O_s, z = sum exp(LSE_s - M); the RS threads then agree on M by shuffles.
+    float* w = reinterpret_cast<float*>(ring_raw);  // (G, splits): LSE_s, then w_s = exp(LSE_s - LSE); in the ring
+    for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
+        w[k] = __ldcg(LSE_part + (b * H_q + qh0) * splits + k);
+    __syncthreads();
+    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s)
+        float* ws = w + warp * splits;
+        float M = -INFINITY;
+        for (int s = lane; s < splits; s += 32) M = fmaxf(M, ws[s]);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+        float sum = 0.f;
+        for (int s = lane; s < splits; s += 32) sum += split_weight(ws[s], M);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        const float lse = M + logf(sum);
+        for (int s = lane; s < splits; s += 32) ws[s] = split_weight(ws[s], lse);
+        if (lane == 0) sm_lse[warp] = lse;
+    }
+    __syncthreads();
+    // O = sum_s w_s O_s: the G x D outputs as float4 slots, RS adjacent threads a slot sharing the splits
     constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
     static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
     const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
     const int gm = slot / (D / 4), x4 = slot % (D / 4);
     const int64_t qh = b * H_q + qh0 + gm;
     const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
-    const float* lp = LSE_part + qh * splits;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-    float M = -INFINITY, z = 0.f;
 #pragma unroll 8
     for (int s = r; s < splits; s += RS) {
-        const float ls = __ldcg(lp + s);
+        const float ws = w[gm * splits + s];
         const float4 v = __ldcg(op + int64_t(s) * (D / 4));
-        if (ls == -INFINITY) continue;  // a split that saw no key
-        if (ls > M) {  // a new maximum: what was summed so far scales down
-            const float c = split_weight(M, ls);
-            o.x *= c;
-            o.y *= c;
-            o.z *= c;
-            o.w *= c;
-            z *= c;
-            M = ls;
-        }
-        const float ws = split_weight(ls, M);
         o.x = fmaf(ws, v.x, o.x);
         o.y = fmaf(ws, v.y, o.y);
         o.z = fmaf(ws, v.z, o.z);
         o.w = fmaf(ws, v.w, o.w);
-        z += ws;
     }
 #pragma unroll
     for (int off = RS / 2; off > 0; off /= 2) {
-        const float Mo = __shfl_xor_sync(0xffffffffu, M, off);
-        const float Mn = fmaxf(M, Mo);
-        const float c = split_weight(M, Mn);  // 0 when this thread summed nothing (M = -inf)
-        o.x *= c;
-        o.y *= c;
-        o.z *= c;
-        o.w *= c;
-        z *= c;
-        M = Mn;
         o.x += __shfl_xor_sync(0xffffffffu, o.x, off);
         o.y += __shfl_xor_sync(0xffffffffu, o.y, off);
         o.z += __shfl_xor_sync(0xffffffffu, o.z, off);
         o.w += __shfl_xor_sync(0xffffffffu, o.w, off);
-        z += __shfl_xor_sync(0xffffffffu, z, off);
     }
-    const float inv = z > 0.f ? 1.f / z : 0.f;
-    o.x *= inv;
-    o.y *= inv;
-    o.z *= inv;
-    o.w *= inv;
     if (r == 0) {
         T* out = O + qh * D + x4 * 4;
         out[0] = StorageTraits<T>::from_float(o.x);
@@ -408,11 +335,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         out[2] = StorageTraits<T>::from_float(o.z);
         out[3] = StorageTraits<T>::from_float(o.w);
     }
-    if (r == 0 && x4 == 0 && LSE) LSE[qh] = z > 0.f ? M + logf(z) : -INFINITY;
-    if (threadIdx.x == 0) {  // ready for the next launch (every block has counted itself: none claims any more)
-        *counter = 0;
-        if (steal) *steal_counter = 0;
-    }
+    if (threadIdx.x < G && LSE) LSE[b * H_q + qh0 + threadIdx.x] = sm_lse[threadIdx.x];
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
     trace_stamp(rec, 4);
 }
 
@@ -452,7 +376,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2, t.trace, plan.order, static_cast<int>(plan.steal_own));
+        plan.fused_merge ? 1 : 0, scale_log2, t.trace);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -498,16 +422,6 @@ void check_decode(const sim::DecodeProblem& p) {
     if (p.batch > 65535) throw std::runtime_error("the decode kernel takes a batch of at most 65535");
 }
 
-// FLASHSIM_DECODE_ORDER (unset: plain); anything else than its three values is refused
-static int decode_order_from_env() {
-    const char* v = std::getenv("FLASHSIM_DECODE_ORDER");
-    if (v == nullptr || *v == 0 || std::strcmp(v, "plain") == 0) return kOrderPlain;
-    if (std::strcmp(v, "rotate") == 0) return kOrderRotate;
-    if (std::strcmp(v, "steal") == 0) return kOrderSteal;
-    throw std::runtime_error(std::string("FLASHSIM_DECODE_ORDER=") + v +
-                             " is not an order: use plain, rotate or steal (or leave it unset for plain)");
-}
-
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
     check_decode(p);
     sim::Machine m;
@@ -525,44 +439,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
                        !(merge && std::strcmp(merge, "separate") == 0);
-    // FLASHSIM_DECODE_ORDER=plain|rotate|steal: the order in which a block reads its tiles
-    // (decode_split's comment); steal needs the fused merge (its last block resets the pool's counter)
-    // and a head long enough that each block's own share covers the ring's first fill and two steps
-    plan.order = decode_order_from_env();
-    if (plan.order == kOrderSteal) {
-        const int64_t head_tiles = (p.kv_len + kTileKeys - 1) / kTileKeys;
-        const int64_t stages = kRingBytes / (2 * kTileKeys * p.head_dim * sim::dtype_bytes(p.dtype));
-        plan.steal_own = head_tiles / (2 * plan.splits);
-        if (plan.splits == 1 || !plan.fused_merge || plan.steal_own < stages + 1) {
-            plan.why += "; FLASHSIM_DECODE_ORDER=steal needs splits > 1 with the fused merge and >= " +
-                        std::to_string(stages + 1) + " tiles of a block's own (has " +
-                        std::to_string(plan.steal_own) + "): the plain order runs";
-            plan.order = kOrderPlain;
-            plan.steal_own = 0;
-        } else {
-            plan.why += "; steal: " + std::to_string(plan.steal_own) + " tiles a block's own, then chunks of " +
-                        std::to_string(kStealTiles) + " from the head's pool of " +
-                        std::to_string(head_tiles - plan.splits * plan.steal_own) + " tiles";
-        }
-    } else if (plan.order == kOrderRotate) {
-        plan.why += "; rotate: each block starts at its own tile of its split";
-    }
     return plan;
-}
-
-const char* decode_order_name(int order) {
-    return order == kOrderSteal ? "steal" : order == kOrderRotate ? "rotate" : "plain";
-}
-
-DecodePlanSummary describe_decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
-    const DecodePlan plan = decode_plan(p, sm_count, splits);
-    DecodePlanSummary out;
-    out.splits = plan.splits;
-    out.order = decode_order_name(plan.order);
-    out.steal_own = plan.steal_own;
-    out.fused_merge = plan.fused_merge;
-    out.why = plan.why;
-    return out;
 }
 
 void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {

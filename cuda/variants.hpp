@@ -61,8 +61,6 @@ struct DecodePlan {
     int64_t splits = 1, keys_per_split = 0;
     int group_chunk = 1;  // query heads one block carries (8, 4, 2 or 1; a larger group runs in chunks)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
-    int order = 0;             // how a block walks its tiles: 0 plain, 1 rotate, 2 steal (FLASHSIM_DECODE_ORDER)
-    int64_t steal_own = 0;     // steal: the tiles each block reads of its own before the head's pool
     std::string why;      // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {
@@ -73,8 +71,7 @@ struct DecodeTensors {
     float* LSE = nullptr;       // (B, H_q), natural log; may be null
     float* O_part = nullptr;    // (B, H_q, splits, d) fp32, when splits > 1
     float* LSE_part = nullptr;  // (B, H_q, splits)
-    unsigned* counters = nullptr;  // (2, B, H_q) zeros, when splits > 1: the fused merge's and the steal
-                                   // order's pool; left at zero
+    unsigned* counters = nullptr;  // (B, H_q) zeros, when splits > 1: the fused merge's; left at zero
     unsigned long long* trace = nullptr;  // null, or kDecodeTraceWords a block of the split kernel's grid
 };
 // a block's trace record: {global timer ns, SM clock} at start, first tile landed, last tile done,
@@ -85,6 +82,5 @@ sim::DecodeConfig decode_kernel_config();        // its tile (64 keys), minimum 
 // splits = 0: sim::choose_splits for sm_count SMs; otherwise that many (capped at one per tile).
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits);
 void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s);
-const char* decode_order_name(int order);  // DecodePlan::order as FLASHSIM_DECODE_ORDER spells it
 
 }  // namespace fcuda

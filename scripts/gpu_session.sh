@@ -13,7 +13,7 @@
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
 # CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
-# --decode with its SDPA anchors), decode_orders (FLASHSIM_DECODE_ORDER's values side by side), probe (bench --counters-probe), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# --decode with its SDPA anchors), probe (bench --counters-probe), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
@@ -163,20 +163,6 @@ if has sanitize; then
           FLASHSIM_DECODE_MERGE=$([ "$sp" = separate ] && echo separate || echo fused) \
             timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 \
             --batch 2 -d "$d" --splits "$([ "$sp" = separate ] && echo 0 || echo "$sp")" --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
-          echo "rc=$?" >> "$SAN"
-        done
-      done
-    done
-  fi
-  if [ "${SAN_DECODE:-1}" = 1 ]; then  # the rotate and steal tile orders: 3 splits of 3000 keys (steal: 7 tiles a
-    # block's own and a pool of 26 whose last chunk runs past the head's end)
-    for order in ${SAN_DECODE_ORDERS:-rotate steal}; do
-      for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
-        for d in 64 128; do
-          echo "--- $tool decode order=$order d=$d splits=3" >> "$SAN"
-          FLASHSIM_DECODE_ORDER=$order timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            "$BIN/flashsim-bench" bench --decode --cache 3000 --batch 2 -d "$d" --splits 3 --repeats 2 --warmup 0 \
-            --no-check >> "$SAN" 2>&1
           echo "rc=$?" >> "$SAN"
         done
       done
@@ -640,43 +626,6 @@ if has decode; then
     --out "$OUT/decode_anchored.json" --repeats "$REPEATS"
   echo "decode anchor rc=$?"
   [ -s "$OUT/decode_anchored.json" ] && mv "$OUT/decode_anchored.json" "$OUT/decode.json"
-fi
-
-if has decode_orders; then
-  # the decode kernel's tile orders side by side (FLASHSIM_DECODE_ORDER over DECODE_ORDERS, in
-  # DECODE_ROUNDS rounds A B C A B C), each traced; SDPA anchors and the copy on round 1's rows; all
-  # rows in decode_orders.json with knob = the order, knob_var and round
-  stamp decode_orders
-  for r in $(seq 1 "${DECODE_ROUNDS:-2}"); do
-    for order in ${DECODE_ORDERS:-plain rotate steal}; do
-      echo "--- order=$order round=$r $(date -u +%H:%M:%S)"
-      FLASHSIM_DECODE_ORDER=$order timeout "${DECODE_TIMEOUT:-120}" "$BIN/flashsim-bench" bench --decode \
-        -d "${DECODE_DIMS:-128,64}" --repeats "$REPEATS" --trace "${DECODE_TRACE:-10}" --json "$OUT/dorder_${order}_$r.json"
-      echo "decode order=$order rc=$?"
-      if [ "$r" = 1 ]; then
-        PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/dorder_${order}_$r.json" \
-          --out "$OUT/dorder_a.json" --repeats "$REPEATS" && mv "$OUT/dorder_a.json" "$OUT/dorder_${order}_$r.json"
-      fi
-    done
-  done
-  python3 - "$OUT" <<'PY'
-import glob, json, os, re, sys
-out = sys.argv[1]
-merged = None
-for f in sorted(glob.glob(os.path.join(out, "dorder_*_*.json"))):
-    order, r = re.match(r"dorder_(\w+?)_(\d+)\.json", os.path.basename(f)).groups()
-    d = json.load(open(f))
-    for row in d["rows"]:
-        row["knob"], row["knob_var"], row["round"] = order, "FLASHSIM_DECODE_ORDER", int(r)
-    if merged is None:
-        merged = d
-    else:
-        merged["rows"] += d["rows"]
-    os.remove(f)
-if merged:
-    json.dump(merged, open(os.path.join(out, "decode_orders.json"), "w"), indent=1)
-    print("decode_orders.json:", len(merged["rows"]), "rows")
-PY
 fi
 
 if has fit; then

@@ -7,8 +7,6 @@
 //     count, one split and forced splits (the fused merge);
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
-//   * the rotate and steal tile orders (FLASHSIM_DECODE_ORDER) against the reference, with a pool
-//     whose last chunk runs past the head's end, and steal's pool counter back at zero;
 //   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
 //   * a traced run (bench --decode --trace): every block stamped, the stamps in the kernel's order,
 //     the blocks inside the events' time, the merge stamped where the splits are merged;
@@ -17,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "cuda/api.hpp"
@@ -187,51 +184,4 @@ TEST_CASE("fit: the workspace table equals the kernels' own, and the probed N fi
     CHECK(double(r.peak_bytes_at_longest) <= r.free_bytes);
     MESSAGE("flash2 step fits N = ", r.longest_n, " (", r.peak_bytes_at_longest, " bytes) in ", r.free_bytes,
             " free bytes, ", r.probes, " probes");
-}
-
-namespace {
-struct OrderEnv {  // FLASHSIM_DECODE_ORDER for one scope
-    explicit OrderEnv(const char* v) { setenv("FLASHSIM_DECODE_ORDER", v, 1); }
-    ~OrderEnv() { unsetenv("FLASHSIM_DECODE_ORDER"); }
-    OrderEnv(const OrderEnv&) = delete;
-    OrderEnv& operator=(const OrderEnv&) = delete;
-};
-}  // namespace
-
-TEST_CASE("decode: the rotate and steal tile orders give the reference's O and LSE (odd L, both d, partial last chunk)") {
-    for (const char* order : {"rotate", "steal"}) {
-        const OrderEnv env(order);
-        CAPTURE(std::string(order));
-        for (int64_t d : {64, 128}) {
-            CAPTURE(d);
-            // 3 splits of 3000 keys (47 tiles, the last of 56 keys): steal gives each block 7 tiles of its
-            // own and a pool of 26, whose last chunk of 4 reaches 2 tiles past the head's end
-            const sim::DecodeProblem p = decode_shape(2, 32, 8, 3000, d, sim::DType::bf16);
-            const fcuda::DecodePlanSummary plan = fcuda::describe_decode_plan(p, 132, 3);
-            CHECK(plan.order == order);
-            if (std::string(order) == "steal") CHECK(plan.steal_own == 7);
-            check_decode_vs_reference(p, 3, 3);
-            // fp16, MHA, 5 splits of 6001 keys: 94 tiles, 9 of a block's own, pool of 49
-            check_decode_vs_reference(decode_shape(1, 8, 8, 6001, d, sim::DType::fp16), 5, 5);
-            // the rule's splits at the issue's B = 1 row: 32 blocks a KV head share its pool
-            check_decode_vs_reference(decode_shape(1, 32, 8, 32768, d, sim::DType::bf16), 0, 32);
-        }
-    }
-}
-
-TEST_CASE("decode: repeated launches with the steal order (the pool's counter returns to zero)") {
-    // a pool counter left non-zero would hand the next launch no pool chunk: half the keys unread,
-    // O far from the reference
-    const OrderEnv env("steal");
-    const sim::DecodeProblem p = decode_shape(2, 32, 8, 6000, 128, sim::DType::bf16);
-    fcuda::RunOptions o;
-    o.repeats = 4;
-    o.warmup = 2;
-    o.input_copies = 1;
-    const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o, 5);
-    CHECK(m.order == "steal");
-    CHECK(m.splits == 5);
-    CHECK(m.unwritten == 0);
-    CHECK(m.vs_reference.count > 0);
-    CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
 }

@@ -1,7 +1,6 @@
 // tests/cuda/test_knobs.cpp — flash2h's forward grid knob, read on the host: the tile config names
 // the grid, the step's workspace counts the counter, and bad values are refused with the fix. No
-// GPU needed (tile_config and step_workspace_bytes only read the environment), so CI runs these;
-// likewise the decode kernel's tile order (FLASHSIM_DECODE_ORDER), planned on the host.
+// GPU needed (tile_config and step_workspace_bytes only read the environment), so CI runs these.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -139,71 +138,4 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
     CHECK(has(layout(p), "ping-pong"));
     CHECK_THROWS_WITH_AS(layout(p64), doctest::Contains("(got 'static')"), std::runtime_error);
     clear();
-}
-
-namespace {
-sim::DecodeProblem decode_shape(int64_t L, int64_t d) {
-    sim::DecodeProblem p;
-    p.batch = 1;
-    p.q_heads = 32;
-    p.kv_heads = 8;
-    p.kv_len = L;
-    p.head_dim = d;
-    p.dtype = sim::DType::bf16;
-    return p;
-}
-}  // namespace
-
-TEST_CASE("decode: FLASHSIM_DECODE_ORDER picks how a block walks its tiles; steal falls back where it cannot run") {
-    unsetenv("FLASHSIM_DECODE_MERGE");
-    unsetenv("FLASHSIM_DECODE_ORDER");
-    // the issue's B = 1, L = 32k row on 132 SMs: 8 KV heads x 32 splits of 16 tiles (the rule, recorded)
-    const sim::DecodeProblem p = decode_shape(32768, 128);
-    fcuda::DecodePlanSummary s = fcuda::describe_decode_plan(p, 132);
-    CHECK(s.splits == 32);
-    CHECK(s.order == "plain");
-    CHECK(s.steal_own == 0);
-    CHECK(s.fused_merge);
-    setenv("FLASHSIM_DECODE_ORDER", "rotate", 1);
-    s = fcuda::describe_decode_plan(p, 132);
-    CHECK(s.order == "rotate");
-    CHECK(s.splits == 32);
-    CHECK(has(s.why, "rotate"));
-    // steal: half of each split's 16 tiles its own (8), the other 256 tiles of the head a common pool
-    setenv("FLASHSIM_DECODE_ORDER", "steal", 1);
-    s = fcuda::describe_decode_plan(p, 132);
-    CHECK(s.order == "steal");
-    CHECK(s.steal_own == 8);
-    CHECK(has(s.why, "pool of 256 tiles"));
-    // d = 64: the ring has 6 stages, so a block needs >= 7 tiles of its own: 8 at L = 32k
-    s = fcuda::describe_decode_plan(decode_shape(32768, 64), 132);
-    CHECK(s.order == "steal");
-    CHECK(s.steal_own == 8);
-    // L = 16k at d = 64: 256 tiles over 32 splits leaves 4 a block's own, under the 7 the ring needs
-    s = fcuda::describe_decode_plan(decode_shape(16384, 64), 132);
-    CHECK(s.order == "plain");
-    CHECK(s.steal_own == 0);
-    CHECK(has(s.why, "the plain order runs"));
-    // one split (B = 64 fills the GPU): nothing to steal from
-    sim::DecodeProblem wide = decode_shape(8192, 128);
-    wide.batch = 64;
-    s = fcuda::describe_decode_plan(wide, 132);
-    CHECK(s.splits == 1);
-    CHECK(s.order == "plain");
-    // the separate merge kernel cannot reset the pool's counter: plain
-    setenv("FLASHSIM_DECODE_MERGE", "separate", 1);
-    s = fcuda::describe_decode_plan(p, 132);
-    CHECK_FALSE(s.fused_merge);
-    CHECK(s.order == "plain");
-    unsetenv("FLASHSIM_DECODE_MERGE");
-    // a value that is not an order: refused, naming the three
-    setenv("FLASHSIM_DECODE_ORDER", "random", 1);
-    try {
-        (void)fcuda::describe_decode_plan(p, 132);
-        FAIL("FLASHSIM_DECODE_ORDER=random was accepted");
-    } catch (const std::runtime_error& e) {
-        CHECK(has(e.what(), "FLASHSIM_DECODE_ORDER=random"));
-        CHECK(has(e.what(), "plain, rotate or steal"));
-    }
-    unsetenv("FLASHSIM_DECODE_ORDER");
 }
