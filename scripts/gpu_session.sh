@@ -619,13 +619,17 @@ if has decode; then
   # flash and cuDNN anchors and a device copy in the same call
   stamp decode
   # DECODE_TRACE=K: K traced calls a row besides (where the time goes; table.py --decode-trace)
+  # DECODE_ARGS: more bench arguments (--batch B --cache L --splits S: one row instead of the four);
+  # DECODE_OUT: the file's name under $OUT (decode.json)
+  dj="$OUT/${DECODE_OUT:-decode.json}"
+  # shellcheck disable=SC2086  # DECODE_ARGS is a list of arguments
   timeout "${DECODE_TIMEOUT:-120}" "$BIN/flashsim-bench" bench --decode -d "${DECODE_DIMS:-128,64}" --repeats "$REPEATS" \
-    --trace "${DECODE_TRACE:-0}" --json "$OUT/decode.json"
+    --trace "${DECODE_TRACE:-0}" ${DECODE_ARGS:-} --json "$dj"
   echo "decode rc=$?"
-  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$OUT/decode.json" \
+  PYTHONUNBUFFERED=1 timeout "${ANCHOR_TIMEOUT:-200}" python3 scripts/anchor_sdpa.py --bench "$dj" \
     --out "$OUT/decode_anchored.json" --repeats "$REPEATS"
   echo "decode anchor rc=$?"
-  [ -s "$OUT/decode_anchored.json" ] && mv "$OUT/decode_anchored.json" "$OUT/decode.json"
+  [ -s "$OUT/decode_anchored.json" ] && mv "$OUT/decode_anchored.json" "$dj"
 fi
 
 if has fit; then
