@@ -82,18 +82,29 @@ DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const Decode
         // cache allows, until the waves keep at least 90% of the slots busy (measured on the H200:
         // 8 splits read B = 8, L = 32,768 at 3.13 TB/s against 2.43 with 5;
         // cuda/results/h200_decode_splits.json).
+        // One wave first: when the splits that still fit one wave (all blocks running at once) keep
+        // at least 90% of the slots busy, take them: a second wave pays the ramp of its first tiles
+        // again (measured on the H200: B = 8, L = 32,768, 4 splits against 8; cuda/NOTES.md,
+        // "one wave of longer blocks").
         if (want == fill && fill > 1) {
             auto busy = [&](int64_t S) {  // blocks over the slots of the waves they take
                 const int64_t blocks = base * S, waves = (blocks + s.target_blocks - 1) / s.target_blocks;
                 return double(blocks) / double(waves * s.target_blocks);
             };
             auto pct = [](double x) { return std::to_string(static_cast<int>(100 * x + 0.5)) + "%"; };
-            int64_t S = want;
-            while (busy(S) < 0.9 && S + 1 <= by_len) ++S;
-            if (S != want && busy(S) >= 0.9) {
-                s.why += "; " + std::to_string(want) + " splits would keep " + pct(busy(want)) +
-                         " of the slots busy over their waves, " + std::to_string(S) + " keep " + pct(busy(S));
-                want = S;
+            const int64_t one = s.target_blocks / base;  // the most splits whose blocks fit one wave
+            if (one >= 1 && one < fill && busy(one) >= 0.9) {
+                s.why += "; " + std::to_string(one) + " splits (" + std::to_string(base * one) +
+                         " blocks) keep " + pct(busy(one)) + " of the slots busy in one wave: no second wave";
+                want = one;
+            } else {
+                int64_t S = want;
+                while (busy(S) < 0.9 && S + 1 <= by_len) ++S;
+                if (S != want && busy(S) >= 0.9) {
+                    s.why += "; " + std::to_string(want) + " splits would keep " + pct(busy(want)) +
+                             " of the slots busy over their waves, " + std::to_string(S) + " keep " + pct(busy(S));
+                    want = S;
+                }
             }
         }
     }

@@ -508,7 +508,7 @@ TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward witho
                 for (bool causal : {false, true}) {
                     const sim::Problem p = make(2, 9, n, d, dt, causal, 71 + n);
                     INFO(describe(p));
-                    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);  // one block a tile (d = 128's default is the static order)
+                    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);  // one block a tile (the default is mostly the static order)
                     setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
                     const fcuda::Outputs plain = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
                     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("ping-pong") == std::string::npos);

@@ -46,10 +46,18 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config
     long_causal.seq = long_full.seq = 95 * 128 + 1;
     CHECK_FALSE(has(layout(long_causal), "persistent"));
     CHECK(has(layout(long_full), ", in turn)"));
-    // at d = 64, or with another schedule or the heavy-first order: one block a tile
-    sim::Problem d64 = full;
-    d64.head_dim = 64;
-    CHECK_FALSE(has(layout(d64), "persistent"));
+    // d = 64 (B_r = 192): the static order unmasked at every N, causal up to 22 query blocks (N = 4,224)
+    sim::Problem d64 = full, d64c = causal;
+    d64.head_dim = d64c.head_dim = 64;
+    CHECK(has(layout(d64), ", in turn)"));
+    CHECK(has(layout(d64c), ", in turn)"));
+    d64.seq = 16384;
+    CHECK(has(layout(d64), ", in turn)"));
+    d64c.seq = 22 * 192;
+    CHECK(has(layout(d64c), ", in turn)"));
+    d64c.seq = 22 * 192 + 1;
+    CHECK_FALSE(has(layout(d64c), "persistent"));
+    // with another schedule or the heavy-first order: one block a tile
     setenv("FLASHSIM_FLASH2H", "plain", 1);
     CHECK_FALSE(has(layout(full), "persistent"));
     unsetenv("FLASHSIM_FLASH2H");
@@ -120,7 +128,13 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
     CHECK_FALSE(has(layout(p), "ping-pong"));
     unsetenv("FLASHSIM_FLASH2H");
     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
+    // at d = 64 the default grid is the static order, where turns do not run: refused with the fix
+    CHECK_THROWS_WITH_AS(layout(p64),
+                         doctest::Contains("set FLASHSIM_FLASH2H_GRID=tiles (the default grid here is the static order)"),
+                         std::runtime_error);
+    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
     CHECK(has(layout(p64), "ping-pong"));
+    unsetenv("FLASHSIM_FLASH2H_GRID");
     setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
     CHECK_FALSE(has(layout(p), "ping-pong"));
     setenv("FLASHSIM_FLASH2H_PINGPONG", "yes", 1);

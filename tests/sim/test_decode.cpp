@@ -174,13 +174,20 @@ TEST_CASE("the split count fills the SMs, keeps splits long enough, and says why
     CHECK(s.tiles_per_split == 16);
     CHECK(s.blocks == 256);
     CHECK(s.why.find("264") != std::string::npos);
-    // B=8, H_kv=8: 64 blocks; 264 wanted -> 5 splits = 320 blocks in 2 waves of 264 slots: 320/528
-    // = 61% busy; 6 -> 384/528 = 73%, 7 -> 448/528 = 85%, 8 -> 512/528 = 97% >= 90%: 8 splits
+    // B=8, H_kv=8: 64 blocks; 264 wanted -> 5 splits = 320 blocks, a second wave; 4 splits = 256
+    // blocks fit one wave of 264 slots, 97% busy >= 90%: 4 splits
     s = choose_splits(make(8, 32, 8, 1, 32768, 128, DType::bf16), m, c);
-    CHECK(s.splits == 8);
-    CHECK(s.blocks == 512);
-    CHECK(s.why.find("61%") != std::string::npos);
+    CHECK(s.splits == 4);
+    CHECK(s.blocks == 256);
     CHECK(s.why.find("97%") != std::string::npos);
+    CHECK(s.why.find("one wave") != std::string::npos);
+    // B=7: 56 blocks; 4 splits = 224 blocks = 85% of one wave (< 90%), so whole waves: 5 splits =
+    // 280 of 528 slots (53%) ... 9 splits = 504 of 528 (95%) >= 90%: 9 splits
+    s = choose_splits(make(7, 32, 8, 1, 32768, 128, DType::bf16), m, c);
+    CHECK(s.splits == 9);
+    CHECK(s.blocks == 504);
+    CHECK(s.why.find("53%") != std::string::npos);
+    CHECK(s.why.find("95%") != std::string::npos);
     // B=64: 512 blocks already fill 264 slots: no split, no merge
     s = choose_splits(make(64, 32, 8, 1, 8192, 128, DType::bf16), m, c);
     CHECK(s.splits == 1);
