@@ -35,7 +35,9 @@
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
 # names, * wildcards), when device time is short.
 # Writes under $OUT (at most 8 files come back): session.log, bench.json (merged, final),
-# ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json.
+# ncu.csv, sanitizer.log, tests.log, ab.json, schedules.json, bwd_ab.json. PACK=1: at the end,
+# everything under $OUT goes into one results.tgz instead (nothing left out when a session writes
+# more than 8 files, as a decode stage run several times with DECODE_OUT does).
 set -u
 OUT=${OUT:-/tmp/flashsim_out}
 mkdir -p "$OUT"
@@ -650,3 +652,10 @@ if has anchor; then
 fi
 stamp done
 ls -la "$OUT"
+if [ "${PACK:-0}" = 1 ]; then
+  # one file back: the session's own log is still being written, so it goes in last, as a copy
+  tmp=$(mktemp -d)
+  cp -a "$OUT"/. "$tmp"/ && tar czf "$OUT/results.tgz" -C "$tmp" . && find "$OUT" -mindepth 1 ! -name results.tgz -delete
+  rm -rf "$tmp"
+  echo "packed: $OUT/results.tgz"
+fi
