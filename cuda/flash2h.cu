@@ -558,7 +558,9 @@ int consumer_groups(int64_t d) {
 // d = 128 but for N = 8,192 unmasked (0.4% slower) and N = 16,384 causal (3.3% slower: the last round's
 // idle blocks cost more than the tile starts save on long tiles; the threshold sits between 8,192,
 // where the static order gained 2.4%, and 16,384); cuda/NOTES.md, "the static order with turns".
-// At d = 64 the tiles grid (the static order there: cuda/NOTES.md, "the static order as the default").
+// At d = 64 (three consumer warpgroups, no turns) the static order unmasked at every N and causal
+// up to N = 4,224 (T_r = ceil(N / 192) <= 22), the tiles grid causal beyond; cuda/NOTES.md, "the
+// static order where its blocks are short" and the measurement after it.
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
 // The schedule, ring and exponentials all as by default (overlapped at d = 128, plain at 64; 2
 // stages; ex2.approx.ftz): what the persistent grids and the turns run with.
