@@ -588,10 +588,12 @@ GridMode grid_mode(const sim::Problem& p) {
     if (explicit_ask) return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
     // d = 128 (B_r = 128): the static order, causal up to kStaticCausalMaxTr query blocks; d = 64
     // (B_r = 192, three consumer warpgroups): the static order unmasked at every N, causal up to
-    // kStaticCausalMaxTr64 query blocks (cuda/NOTES.md, "the static order where its blocks are short")
-    const int64_t T_r = d == 128 ? (p.seq + 127) / 128 : (p.seq + 191) / 192;
+    // kStaticCausalMaxTr64 query blocks (cuda/NOTES.md, "the static order where its blocks are short");
+    // d = 64 with two warpgroups (FLASHSIM_FLASH2H_WG=2), not measured in the static order, keeps the tiles grid
+    const int64_t br = 64 * consumer_groups(d), T_r = (p.seq + br - 1) / br;
+    const bool measured = d == 128 || consumer_groups(d) == 3;
     const int64_t causal_max = d == 128 ? kStaticCausalMaxTr : kStaticCausalMaxTr64;
-    const bool by_default = (d == 128 || d == 64) && defaults && !heavy && (!p.causal || T_r <= causal_max);
+    const bool by_default = measured && defaults && !heavy && (!p.causal || T_r <= causal_max);
     return by_default ? GRID_STATIC : GRID_TILES;
 }
 

@@ -26,7 +26,7 @@ std::string layout(const sim::Problem& p) { return fcuda::tile_config("flash2h",
 
 void clear() {
     for (const char* v : {"FLASHSIM_FLASH2H_GRID", "FLASHSIM_FLASH2H", "FLASHSIM_FLASH2H_ORDER", "FLASHSIM_FLASH2H_STAGES",
-                          "FLASHSIM_FLASH2H_EXP", "FLASHSIM_FLASH2H_PINGPONG"})
+                          "FLASHSIM_FLASH2H_EXP", "FLASHSIM_FLASH2H_PINGPONG", "FLASHSIM_FLASH2H_WG"})
         unsetenv(v);
 }
 
@@ -57,6 +57,10 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config
     CHECK(has(layout(d64c), ", in turn)"));
     d64c.seq = 22 * 192 + 1;
     CHECK_FALSE(has(layout(d64c), "persistent"));
+    // d = 64 with two consumer warpgroups (not measured in the static order): one block a tile
+    setenv("FLASHSIM_FLASH2H_WG", "2", 1);
+    CHECK_FALSE(has(layout(d64), "persistent"));
+    unsetenv("FLASHSIM_FLASH2H_WG");
     // with another schedule or the heavy-first order: one block a tile
     setenv("FLASHSIM_FLASH2H", "plain", 1);
     CHECK_FALSE(has(layout(full), "persistent"));
