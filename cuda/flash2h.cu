@@ -552,15 +552,15 @@ int consumer_groups(int64_t d) {
 // FLASHSIM_FLASH2H_GRID=static|persistent|tiles: one thread block an SM looping over units of
 // tiles, in turn (static) or the next unit from a counter (persistent), or one thread block a tile
 // (tiles). The persistent grids run with the default schedule, ring and exponentials and the heads
-// order; asked for with any of those changed, they are refused. By default (unset or "default"):
-// the static order at d = 128 with those defaults, but causal at N > 12,160 (T_r >= 96); the tiles
-// grid otherwise. On the H200, with turns, the static order ran 0-14% faster than the tiles grid at
-// d = 128 but for N = 8,192 unmasked (0.4% slower) and N = 16,384 causal (3.3% slower: the last round's
-// idle blocks cost more than the tile starts save on long tiles; the threshold sits between 8,192,
-// where the static order gained 2.4%, and 16,384); cuda/NOTES.md, "the static order with turns".
-// At d = 64 (three consumer warpgroups, no turns) the static order unmasked at every N and causal
-// up to N = 4,224 (T_r = ceil(N / 192) <= 22), the tiles grid causal beyond; cuda/NOTES.md, "the
-// static order where its blocks are short" and the measurement after it.
+// order; asked for with any of those changed, they are refused. By default (unset or "default"),
+// with those defaults: the static order, causal only up to kStaticCausalMaxTr query blocks at d = 128
+// and kStaticCausalMaxTr64 at d = 64 (three consumer warpgroups; with two, not measured in the static
+// order, the tiles grid); the tiles grid otherwise. On the H200, with turns, the static order ran
+// 0-14% faster than the tiles grid at d = 128 but for N = 8,192 unmasked (0.4% slower) and N = 16,384
+// causal (3.3% slower: the last round's idle blocks cost more than the tile starts save on long
+// tiles; the threshold sits between 8,192, where the static order gained 2.4%, and 16,384);
+// cuda/NOTES.md, "the static order with turns"; at d = 64, "the static order where its blocks are
+// short" and the measurement after it.
 enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
 // The schedule, ring and exponentials all as by default (overlapped at d = 128, plain at 64; 2
 // stages; ex2.approx.ftz): what the persistent grids and the turns run with.
@@ -586,12 +586,9 @@ GridMode grid_mode(const sim::Problem& p) {
                                  "FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP and "
                                  "FLASHSIM_FLASH2H_ORDER, or set FLASHSIM_FLASH2H_GRID=tiles");
     if (explicit_ask) return v == "static" ? GRID_STATIC : GRID_PERSISTENT;
-    // d = 128 (B_r = 128): the static order, causal up to kStaticCausalMaxTr query blocks; d = 64
-    // (B_r = 192, three consumer warpgroups): the static order unmasked at every N, causal up to
-    // kStaticCausalMaxTr64 query blocks (cuda/NOTES.md, "the static order where its blocks are short");
-    // d = 64 with two warpgroups (FLASHSIM_FLASH2H_WG=2), not measured in the static order, keeps the tiles grid
-    const int64_t br = 64 * consumer_groups(d), T_r = (p.seq + br - 1) / br;
-    const bool measured = d == 128 || consumer_groups(d) == 3;
+    const int groups = consumer_groups(d);  // B_r = 64 a consumer warpgroup
+    const int64_t br = 64 * groups, T_r = (p.seq + br - 1) / br;
+    const bool measured = d == 128 || groups == 3;  // the configurations the default's rule was measured on
     const int64_t causal_max = d == 128 ? kStaticCausalMaxTr : kStaticCausalMaxTr64;
     const bool by_default = measured && defaults && !heavy && (!p.causal || T_r <= causal_max);
     return by_default ? GRID_STATIC : GRID_TILES;

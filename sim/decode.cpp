@@ -77,15 +77,14 @@ DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const Decode
                                      std::to_string(c.tile_keys) + " keys) allows " + std::to_string(by_len) +
                                      " splits of >= " + std::to_string(c.min_tiles_per_split) + " tiles"
                                : std::string());
-        // Whole waves: with `fill` splits the last wave of blocks may run nearly empty (B = 8, H_kv = 8:
-        // 5 splits make 320 blocks for 264 slots, a full wave and one of 56). Add splits, while the
-        // cache allows, until the waves keep at least 90% of the slots busy (measured on the H200:
-        // 8 splits read B = 8, L = 32,768 at 3.13 TB/s against 2.43 with 5;
-        // cuda/results/h200_decode_splits.json).
-        // One wave first: when the splits that still fit one wave (all blocks running at once) keep
-        // at least 90% of the slots busy, take them: a second wave pays the ramp of its first tiles
-        // again (measured on the H200: B = 8, L = 32,768, 4 splits against 8; cuda/NOTES.md,
-        // "one wave of longer blocks").
+        // With `fill` splits the last wave of blocks may run nearly empty (B = 8, H_kv = 8: 5 splits
+        // make 320 blocks for 264 slots, a full wave and one of 56). One wave first: when the splits
+        // that still fit one wave (all blocks running at once) keep at least 90% of the slots busy,
+        // take them, since a second wave pays the ramp of its first tiles again (measured on the
+        // H200: B = 8, L = 32,768, 4 splits 2% faster than 8; cuda/NOTES.md, "one wave of longer
+        // blocks"). Otherwise whole waves: add splits, while the cache allows, until the waves keep
+        // at least 90% of the slots busy (measured: 8 splits read B = 8 at 3.13 TB/s against 2.43
+        // with 5; cuda/results/h200_decode_splits.json).
         if (want == fill && fill > 1) {
             auto busy = [&](int64_t S) {  // blocks over the slots of the waves they take
                 const int64_t blocks = base * S, waves = (blocks + s.target_blocks - 1) / s.target_blocks;
