@@ -62,6 +62,11 @@
 //      over after the next step's dS^T fence, so none of them waits for its tile stores to land or
 //      for the others of its warpgroup, and none waits for the reduction to read the tile.
 //      Every step builds its wgmma descriptors from the stage's by adding offsets.
+//      Query rows a step (FLASHSIM_FLASH2H_BWD_BR=64|128; 128 with bulk-sum only): at 128, S^T and
+//      dP^T are 64 x 128 a warpgroup, dV and dK take 8 k-steps of 16 queries (the same steps in the
+//      same order as two steps of 64, so dK and dV keep their bits), dQ_i goes out in two 64-query
+//      halves (two summed tiles a step; the second half issued once dV and dK are done, so that
+//      P^T's and dS^T's registers are free), the ring has 2 stages of 128 rows and dS^T one buffer.
 //   3. post: dQ = scale * accumulator, rounded to the storage type (bulk schedules: from the tiles).
 //
 // Launch shape: main grid (T_c = ceil(N / 128), B * H) (causal, FLASHSIM_FLASH2H_ORDER=heavy: taken
@@ -121,17 +126,21 @@ constexpr int PRODUCER_REGS = 24;
 constexpr int SUM_BUFFERS = 4;  // bulk-sum's ring of summed dQ tiles (below)
 constexpr float LOG2E = 1.4426950408889634f;
 
-template <int D, int STAGES = 2>
+// QB: query rows a step (B_r): 64, or 128 (FLASHSIM_FLASH2H_BWD_BR=128, bulk-sum at d = 64 only)
+template <int D, int STAGES = 2, int QB = BR>
 struct BwdSizes {
     static constexpr int BC = Warps::BC;
     static constexpr int PANELS = D / 64;
     static constexpr int KV_BYTES = BC * D * 2;   // K_j or V_j (B_c, d)
-    static constexpr int QI_BYTES = BR * D * 2;   // Q_i or dO_i (B_r, d)
-    static constexpr int DS_BYTES = BC * BR * 2;  // dS^T (B_c, B_r)
-    static constexpr int ROW_BYTES = BR * 4;      // LSE_i or D_i (B_r) fp32
+    static constexpr int QI_BYTES = QB * D * 2;   // Q_i or dO_i (B_r, d)
+    static constexpr int DS_BYTES = BC * QB * 2;  // dS^T (B_c, B_r)
+    static constexpr int ROW_BYTES = QB * 4;      // LSE_i or D_i (B_r) fp32
+    // dS^T buffers: two by step parity; one at B_r = 128 (bulk-sum: a warpgroup reads back only its
+    // own key rows, in its own dQ products, which it waits for before the next step's stores)
+    static constexpr int DS_BUFS = QB == BR ? 2 : 1;
     // offsets from the 1024-aligned base (every swizzled tile starts on 1024 bytes)
     static constexpr int OFF_K = 0, OFF_V = KV_BYTES, OFF_Q = 2 * KV_BYTES, OFF_DO = OFF_Q + STAGES * QI_BYTES;
-    static constexpr int OFF_DS = OFF_DO + STAGES * QI_BYTES, OFF_L = OFF_DS + 2 * DS_BYTES;
+    static constexpr int OFF_DS = OFF_DO + STAGES * QI_BYTES, OFF_L = OFF_DS + DS_BUFS * DS_BYTES;
     static constexpr int OFF_D = OFF_L + STAGES * ROW_BYTES;
     static constexpr int SMEM = OFF_D + STAGES * ROW_BYTES + 1024;  // + room to align to 1024
     // schedules "bulk*": each consumer warpgroup's dQ_i part (B_r x 64 fp32) in fragment order
@@ -288,15 +297,20 @@ __device__ __forceinline__ int load_acquire(const int* p) {
 
 // ---- the main kernel -----------------------------------------------------------------------------
 
-template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, bool WRITER>
+template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, bool WRITER, int QB>
 __global__ void __launch_bounds__(Warps::THREADS, 1)
     flash2h_bwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
                        const float* __restrict__ Lp, const float* __restrict__ Dp, float* __restrict__ dQacc,
                        int* __restrict__ counters, T* __restrict__ dK, T* __restrict__ dV, int N, int Tpad, float scale,
                        float scale_log2, int row0_alone, int heavy) {
-    using Z = BwdSizes<D, STAGES>;
+    using Z = BwdSizes<D, STAGES, QB>;
     constexpr int BC = Z::BC;
+    // query rows a step in 64-row halves: the summed dQ tiles (and the accumulator's tiles) stay
+    // 64 rows, so a step of B_r = 128 hands two tiles to the writer
+    constexpr int HALVES = QB / BR;
+    static_assert(QB == BR || (QB == 2 * BR && DQM == DQ_SUM && !DETERMINISTIC && !PIPE),
+                  "B_r = 128 is written for bulk-sum (d = 64) only");
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
     static_assert((SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
@@ -321,8 +335,8 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     const GridPlace place = grid_place(heavy);  // key block 0 is a causal head's heaviest
     const int j = place.block, bh = place.head;
     const int kv0 = j * BC;
-    const int T_r = (N + BR - 1) / BR;
-    const int i_first = CAUSAL ? kv0 / BR : 0;  // the first query block with a row >= kv0
+    const int T_r = (N + QB - 1) / QB;
+    const int i_first = CAUSAL ? kv0 / QB : 0;  // the first query block with a row >= kv0
     const int steps = T_r - i_first;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
@@ -353,27 +367,28 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                 if (n >= STAGES) mbar_wait(empty(s), ((n / STAGES) & 1) ^ 1);
                 mbar_arrive_expect_tx(full(s), 2 * Z::QI_BYTES + 2 * Z::ROW_BYTES);
                 for (int p = 0; p < Z::PANELS; ++p) {
-                    tma_load_3d(sQ + s * Z::QI_BYTES + p * BR * 128, &tmQ, full(s), 64 * p, i * BR, bh);
-                    tma_load_3d(sdO + s * Z::QI_BYTES + p * BR * 128, &tmdO, full(s), 64 * p, i * BR, bh);
+                    tma_load_3d(sQ + s * Z::QI_BYTES + p * QB * 128, &tmQ, full(s), 64 * p, i * QB, bh);
+                    tma_load_3d(sdO + s * Z::QI_BYTES + p * QB * 128, &tmdO, full(s), 64 * p, i * QB, bh);
                 }
-                bulk_load(sL + s * Z::ROW_BYTES, Lh + i * BR, Z::ROW_BYTES, full(s));
-                bulk_load(sD + s * Z::ROW_BYTES, Dh + i * BR, Z::ROW_BYTES, full(s));
+                bulk_load(sL + s * Z::ROW_BYTES, Lh + i * QB, Z::ROW_BYTES, full(s));
+                bulk_load(sD + s * Z::ROW_BYTES, Dh + i * QB, Z::ROW_BYTES, full(s));
             }
         } else if (SUM && warp == 1) {
-            // bulk-sum's writer: step n's summed tile (buffer n % SUM_BUFFERS) into query block
-            // i's one accumulator tile; every buffer starts free
-            for (int b = 0; b < SUM_BUFFERS && b < steps; ++b) named_arrive(bar_tile_free(b), 160);
-            for (int n = 0; n < steps; ++n) {
-                const int b = n % SUM_BUFFERS;
+            // bulk-sum's writer: tile f (step f / HALVES, its 64-row half f % HALVES; buffer
+            // f % SUM_BUFFERS) into its 64-row block's one accumulator tile; every buffer starts free
+            const int tiles = steps * HALVES;
+            for (int b = 0; b < SUM_BUFFERS && b < tiles; ++b) named_arrive(bar_tile_free(b), 160);
+            for (int f = 0; f < tiles; ++f) {
+                const int b = f % SUM_BUFFERS;
                 named_sync(bar_summed(b), 160);
                 if (lane == 0) {
-                    float* dst = dQacc + (static_cast<size_t>(bh) * T_r + i_first + n) * DQ_TILE;
+                    float* dst = dQacc + (static_cast<size_t>(bh) * T_r * HALVES + i_first * HALVES + f) * DQ_TILE;
                     bulk_reduce_add_f32(dst, base + Z::OFF_DQ + b * Z::DQ_BYTES, Z::DQ_BYTES);
                     bulk_commit();
                     bulk_wait_read_all();
                 }
                 __syncwarp();
-                if (n + SUM_BUFFERS < steps) named_arrive(bar_tile_free(b), 160);
+                if (f + SUM_BUFFERS < tiles) named_arrive(bar_tile_free(b), 160);
             }
             if (lane == 0) bulk_wait_all();  // the additions done before the block ends
         } else if (WRITER && !SUM && warp >= 1 && warp <= NWG) {
@@ -411,18 +426,21 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     float dk[NA], dv[NA];
 #pragma unroll
     for (int k = 0; k < NA; ++k) dk[k] = dv[k] = 0.0f;
-    uint32_t pa[4][4], da[4][4];  // P^T and dS^T as A fragments, 16 query columns each
+    constexpr int KQ = QB / 16, NQ = QB / 8;  // 16-query k steps, 8-query accumulator column blocks
+    uint32_t pa[KQ][4], da[KQ][4];            // P^T and dS^T as A fragments, 16 query columns each
 
     // K-major A: this warpgroup's 64 rows of K_j (V_j); step kk = 16 of d
     const Desc ka_k(sK + wg * 64 * 128, 16), ka_v(sV + wg * 64 * 128, 16);
     auto descKa = [&](const Desc& tile, int kk) { return tile.at((kk / 4) * BC * 128 + (kk % 4) * 32); };
     // K-major B: Q_i (dO_i) of a stage, 64 rows (stage: Desc(stage start, 16)); kk = 16 of d
-    auto descQb = [&](const Desc& stage, int kk) { return stage.at((kk / 4) * BR * 128 + (kk % 4) * 32); };
+    auto descQb = [&](const Desc& stage, int kk) { return stage.at((kk / 4) * QB * 128 + (kk % 4) * 32); };
     // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows (stage: Desc(stage
     // start, B_r 128)); kk = 16 rows
     auto descQt = [&](const Desc& stage, int kk) { return stage.at(kk * 16 * 128); };
-    // MN-major A: dS^T (B_c, B_r) of buffer b read transposed (M = 64 queries = one panel); kk = 16 keys
-    auto descdS = [&](int b, int kk) { return Desc(sdS + b * Z::DS_BYTES, BC * 128).at(kk * 16 * 128); };
+    // MN-major A: dS^T (B_c, B_r) of buffer b read transposed (M = 64 queries = panel h); kk = 16 keys
+    auto descdS = [&](int b, int kk, int h = 0) {
+        return Desc(sdS + b * Z::DS_BYTES + h * BC * 128, BC * 128).at(kk * 16 * 128);
+    };
     // MN-major B: K_j read transposed, panel p (64 columns of d); kk = 16 keys
     auto descKt = [&](int p, int kk) { return desc_sw128(sK + p * BC * 128 + kk * 16 * 128, BC * 128); };
 
@@ -498,31 +516,31 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     // that buffer's last tile; warpgroup 1 adds its part into the same float4s (same fragment order, so each
     // thread reads back what its twin of warpgroup 0 wrote) and hands the tile to the writer after
     // the next step's dS^T fence (which orders these stores before the bulk reduction reads them)
-    auto flush_dq_sum = [&](int n) {
+    auto flush_dq_sum = [&](int n, const float (&part)[32]) {
         const int b = n % SUM_BUFFERS;
         float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + b * Z::DQ_BYTES);
         if (wg == 0) {
             named_sync(bar_tile_free(b), 160);
 #pragma unroll
             for (int k = 0; k < 8; ++k)
-                tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+                tile[k * 128 + wtid] = make_float4(part[4 * k], part[4 * k + 1], part[4 * k + 2], part[4 * k + 3]);
             named_arrive(bar_part_written(b), 256);
         } else {
             named_sync(bar_part_written(b), 256);
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
                 float4 v = tile[k * 128 + wtid];
-                v.x += dq[4 * k];
-                v.y += dq[4 * k + 1];
-                v.z += dq[4 * k + 2];
-                v.w += dq[4 * k + 3];
+                v.x += part[4 * k];
+                v.y += part[4 * k + 1];
+                v.z += part[4 * k + 2];
+                v.w += part[4 * k + 3];
                 tile[k * 128 + wtid] = v;
             }
         }
     };
     auto issue_dv = [&](const Desc& dot) {
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
+        for (int kk = 0; kk < KQ; ++kk) {
             if constexpr (D == 128)
                 Ops<T>::rs128(dv, pa[kk], descQt(dot, kk), 1);
             else
@@ -537,28 +555,36 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     if constexpr (KEYS)
         if (wg > 0) named_sync(7 + wg, 256);
     for (int n = 0; n < steps; ++n) {
-        const int i = i_first + n, s = n % STAGES, q0 = i * BR;
+        const int i = i_first + n, s = n % STAGES, q0 = i * QB;
         mbar_wait(full(s), (n / STAGES) & 1);
         const uint32_t qs = sQ + s * Z::QI_BYTES, dos = sdO + s * Z::QI_BYTES;
-        const Desc dot(dos, BR * 128), qt(qs, BR * 128);
+        const Desc dot(dos, QB * 128), qt(qs, QB * 128);
 
         // S^T = K_j Q_i^T and dP^T = V_j dO_i^T, two groups in flight. The accumulators are
         // fresh each step (the first wgmma ignores them): declared here, so that they are not
         // kept alive across steps.
-        float st[32], dpt[32];
+        float st[4 * NQ], dpt[4 * NQ];
         wgmma_fence();
         {
             const Desc qb(qs, 16);
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk)
-                Ops<T>::template ss64<0, 0>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
+            for (int kk = 0; kk < D / 16; ++kk) {
+                if constexpr (QB == 64)
+                    Ops<T>::template ss64<0, 0>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
+                else
+                    Ops<T>::ss128(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
+            }
         }
         wgmma_commit();
         {
             const Desc dob(dos, 16);
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk)
-                Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
+            for (int kk = 0; kk < D / 16; ++kk) {
+                if constexpr (QB == 64)
+                    Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
+                else
+                    Ops<T>::ss128(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
+            }
         }
         wgmma_commit();
         // LSE_i and D_i are read from shared memory where they are used (reading them into 32
@@ -571,7 +597,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         // P^T (accumulator element nb*4+e: key row kr + 8 (e>>1), query column nb*8 + 2t + (e&1))
         const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
 #pragma unroll
-        for (int nb = 0; nb < 8; ++nb)
+        for (int nb = 0; nb < NQ; ++nb)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const int qc = nb * 8 + 2 * t + (e & 1);
@@ -582,13 +608,17 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                 }
                 st[nb * 4 + e] = p;
             }
-            // P^T as 16-bit A fragments (same places as the accumulators)
+        // P^T as 16-bit A fragments (same places as the accumulators); at B_r = 128 after dS^T,
+        // so that P^T's fp32 and 16-bit copies are not both held beside S^T and dP^T
+        auto pack_p = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
+            for (int kk = 0; kk < KQ; ++kk)
 #pragma unroll
-            for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
-        if constexpr (KEYS)
-            if (wg < NWG - 1 && n == 0) named_arrive(8 + wg, 256);
+                for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+            if constexpr (KEYS)
+                if (wg < NWG - 1 && n == 0) named_arrive(8 + wg, 256);
+        };
+        if constexpr (QB == BR) pack_p();
         if constexpr (PIPE) {  // dV_j += P^T dO_i runs while dS^T is computed
             fence_regs(dv);
             wgmma_fence();
@@ -600,10 +630,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         }
         fence_regs(dpt);
 #pragma unroll
-        for (int nb = 0; nb < 8; ++nb)
+        for (int nb = 0; nb < NQ; ++nb)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 dpt[nb * 4 + e] = st[nb * 4 + e] * (dpt[nb * 4 + e] - Ds[nb * 8 + 2 * t + (e & 1)]);
+        if constexpr (QB != BR) pack_p();
         // Query row 0 has one key when N = 1 or under the causal mask: its softmax is the constant 1,
         // so its dS is exactly 0 (dP - D would leave the rounding of two sums taken in other orders).
         // Row 0 is query column 0 of block 0: elements e = 0, 2 of nb = 0 in the threads with t = 0.
@@ -613,22 +644,26 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             dpt[2] = 0.0f;
         }
         // dS^T as A fragments, and into shared memory
-        unsigned char* dsb = gbase + Z::OFF_DS + (n & 1) * Z::DS_BYTES;
+        const int dsbuf = Z::DS_BUFS == 2 ? (n & 1) : 0;
+        unsigned char* dsb = gbase + Z::OFF_DS + dsbuf * Z::DS_BYTES;
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
+        for (int kk = 0; kk < KQ; ++kk) {
 #pragma unroll
             for (int q = 0; q < 4; ++q) da[kk][q] = pack2<T>(dpt[8 * kk + 2 * q], dpt[8 * kk + 2 * q + 1]);
-                // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1
+                // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1; panel nb / 8
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 const int nb = 2 * kk + (q >> 1), r = kr_local + (q & 1) * 8;
-                *reinterpret_cast<uint32_t*>(dsb + r * 128 + ((nb ^ (r & 7)) << 4) + 4 * t) = da[kk][q];
+                *reinterpret_cast<uint32_t*>(dsb + (nb >> 3) * BC * 128 + r * 128 + (((nb & 7) ^ (r & 7)) << 4) +
+                                             4 * t) = da[kk][q];
             }
         }
         fence_proxy_async();
         // (writers) this fence also ordered the last step's dQ tile stores: hand that tile over
         if constexpr (SUM) {
-            if (n > 0 && wg == 1) named_arrive(bar_summed((n - 1) % SUM_BUFFERS), 160);
+            if (n > 0 && wg == 1)
+#pragma unroll
+                for (int h = 0; h < HALVES; ++h) named_arrive(bar_summed(((n - 1) * HALVES + h) % SUM_BUFFERS), 160);
         } else if constexpr (WRITER) {
             if (n > 0) named_arrive(10 + wg, 160);
         }
@@ -639,7 +674,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         wgmma_fence();
         if constexpr (!PIPE) issue_dv(dot);
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
+        for (int kk = 0; kk < KQ; ++kk) {
             if constexpr (D == 128)
                 Ops<T>::rs128(dk, da[kk], descQt(qt, kk), 1);
             else
@@ -651,6 +686,38 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if constexpr (BULK && !WRITER)
             if (wtid == 0) bulk_wait_read_all();  // the last step's tile is free again
         ds_sync();
+        if constexpr (HALVES == 2) {
+            // bulk-sum at B_r = 128: the two 64-query halves of dQ_i over this warpgroup's keys,
+            // each summed and handed over as its own tile; the second half is issued once dV and dK
+            // are done (P^T and dS^T's registers free), while the first runs
+            float dq2[32];
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk)
+                Ops<T>::template ss64<1, 1>(dq, descdS(0, wg * 4 + kk, 0), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+            wgmma_commit();
+            wgmma_wait<1>();  // dV and dK done (the first dQ half may run on)
+            fence_regs(dv);
+            fence_regs(dk);
+#pragma unroll
+            for (int kk = 0; kk < KQ; ++kk) {
+                fence_regs(pa[kk]);
+                fence_regs(da[kk]);
+            }
+            mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk)
+                Ops<T>::template ss64<1, 1>(dq2, descdS(0, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+            wgmma_commit();
+            wgmma_wait<1>();
+            fence_regs(dq);
+            flush_dq_sum(n * HALVES, dq);
+            wgmma_wait<0>();
+            fence_regs(dq2);
+            flush_dq_sum(n * HALVES + 1, dq2);
+            continue;
+        }
         wgmma_fence();
         if constexpr (D == 128 && !KEYS) {
 #pragma unroll
@@ -674,7 +741,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         wgmma_wait<0>();
         fence_regs(dq);
         if constexpr (SUM)
-            flush_dq_sum(n);
+            flush_dq_sum(n, dq);
         else if constexpr (BULK)
             flush_dq_bulk(i, 0);
         else
@@ -690,10 +757,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             flush_dq_bulk(i, 1);
         }
     }
-    if constexpr (SUM) {  // the last step's tile
+    if constexpr (SUM) {  // the last step's tiles
         if (wg == 1) {
             fence_proxy_async();
-            named_arrive(bar_summed((steps - 1) % SUM_BUFFERS), 160);
+#pragma unroll
+            for (int h = 0; h < HALVES; ++h) named_arrive(bar_summed(((steps - 1) * HALVES + h) % SUM_BUFFERS), 160);
         }
     } else if constexpr (WRITER) {  // the last step's tile
         fence_proxy_async();
@@ -743,6 +811,7 @@ struct Schedule {
     bool sum = false;  // bulk-sum: keys, the two parts summed in shared memory (d = 64)
     bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
     bool writers = false;  // FLASHSIM_FLASH2H_BWD_FLUSH=writers: dQ tiles added by producer warps
+    int qb = BR;           // FLASHSIM_FLASH2H_BWD_BR=64|128: query rows a step (128: bulk-sum only)
 };
 // Whether the bulk schedules hand their dQ tiles to writer warps unless told (cuda/NOTES.md)
 constexpr bool kWritersByDefault = true;
@@ -797,6 +866,20 @@ Schedule schedule(int64_t head_dim) {
         throw std::runtime_error(
             "FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-sum hands its summed tiles to a writer warp: unset "
             "FLASHSIM_FLASH2H_BWD_FLUSH or set it to writers");
+    const char* b = std::getenv("FLASHSIM_FLASH2H_BWD_BR");
+    const std::string bv = b != nullptr ? b : "";
+    if (bv == "128") {
+        // two query halves a step: written for bulk-sum's summed tiles, with 2 ring stages of 128 rows
+        if (!c.sum || deterministic() || sv == "deep")
+            throw std::runtime_error(
+                "FLASHSIM_FLASH2H_BWD_BR=128 is written for d = 64's default schedule (bulk-sum, 2 ring stages of 128 "
+                "query rows) and not deterministic mode; unset FLASHSIM_FLASH2H_BWD_SCHEDULE, "
+                "FLASHSIM_FLASH2H_BWD_STAGES and FLASHSIM_FLASH2H_BWD, or set FLASHSIM_FLASH2H_BWD_BR=64");
+        c.qb = 128;
+        c.deep = false;  // 2 stages of 128 rows: the bytes of 4 stages of 64
+    } else if (!bv.empty() && bv != "64" && bv != "default") {
+        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_BR must be 64 or 128 (got '" + bv + "')");
+    }
     return c;
 }
 
@@ -815,18 +898,20 @@ int64_t dq_copies(int64_t head_dim, bool det, const Schedule& sc) {
 
 int64_t workspace_bytes(const sim::Problem& p, bool det, const Schedule& sc) {
     const int64_t N = p.seq, D = p.head_dim, BH = p.heads_total();
-    const int64_t T_r = (N + BR - 1) / BR, padded = BH * T_r * BR;
+    const int64_t T_r = (N + sc.qb - 1) / sc.qb, padded = BH * T_r * sc.qb;
     const bool bulk = !det && sc.bulk;
     const int64_t acc = bulk ? padded * dq_copies(D, det, sc) * D * 4 : BH * N * D * 4;
     return acc + padded * 8 + BH * T_r * 4 + 4;
 }
 
-template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, bool WRITER = false>
+template <typename T, int D, bool CAUSAL, bool DET, bool PIPE, int DQM, int STAGES = 2, bool WRITER = false,
+          int QB = BR>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     constexpr int BC = Warps::BC;
     const int N = static_cast<int>(p.seq);
     const int BH = static_cast<int>(p.heads_total());
-    const int T_r = (N + BR - 1) / BR, T_c = (N + BC - 1) / BC, Tpad = T_r * BR;
+    // T_r query blocks of QB rows; the padded rows (LSE_i, D_i, the tiled accumulator) a multiple of QB
+    const int T_r = (N + QB - 1) / QB, T_c = (N + BC - 1) / BC, Tpad = T_r * QB;
     const size_t elems = static_cast<size_t>(BH) * N * D, padded = static_cast<size_t>(BH) * Tpad;
     // dQ accumulator (fp32): row-major, or (bulk) two B_r x 64 tiles a (head, query block)
     constexpr bool BULK = DQM != DQ_ATOMIC;
@@ -843,12 +928,12 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
         Tpad, BH);
     LAUNCH_CHECK();
 
-    using Z = BwdSizes<D, STAGES>;
+    using Z = BwdSizes<D, STAGES, QB>;
     constexpr int smem = DQM == DQ_SUM ? Z::SMEM_SUM : DQM == DQ_KEYS ? Z::SMEM_KEYS : BULK ? Z::SMEM_BULK : Z::SMEM;
-    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, WRITER>;
+    auto kernel = flash2h_bwd_kernel<T, D, CAUSAL, DET, PIPE, DQM, STAGES, WRITER, QB>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const CUtensorMap mq = make_map<T>(t.Q, p, BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
-                      mdo = make_map<T>(t.dO, p, BR);
+    const CUtensorMap mq = make_map<T>(t.Q, p, QB), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
+                      mdo = make_map<T>(t.dO, p, QB);
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<dim3(T_c, BH), Warps::THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
                                                 static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
@@ -857,7 +942,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
     if constexpr (BULK)
         flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
-                                                              static_cast<T*>(t.dQ), N, T_r, BH, scale);
+                                                              static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
     else
         flash2h_bwd_post<T>
             <<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), elems / 4, scale);
@@ -892,7 +977,12 @@ void launch_c(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
             launch_w<T, D, CAUSAL, true, DQ_BULK, deep_stages<D>()>(p, t, ws, s, w);
         }
     } else if (sc.sum) {
-        if constexpr (D == 64) launch_bwd<T, D, CAUSAL, false, false, DQ_SUM, 2, true>(p, t, ws, s);
+        if constexpr (D == 64) {
+            if (sc.qb == 128)
+                launch_bwd<T, D, CAUSAL, false, false, DQ_SUM, 2, true, 128>(p, t, ws, s);
+            else
+                launch_bwd<T, D, CAUSAL, false, false, DQ_SUM, 2, true>(p, t, ws, s);
+        }
     } else if (sc.keys)
         launch_w<T, D, CAUSAL, false, DQ_KEYS>(p, t, ws, s, w);
     else if (sc.bulk && sc.pipe)
@@ -926,7 +1016,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const bool det = deterministic();
     const Schedule sc = schedule(p.head_dim);
     c.stages = sc.deep ? (p.head_dim == 64 ? deep_stages<64>() : deep_stages<128>()) : 2;
-    c.block_rows = BR;
+    c.block_rows = sc.qb;
     c.block_cols = Warps::BC;
     c.threads = Warps::THREADS;
     static const char* const layouts[8] = {
@@ -952,6 +1042,8 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
                                                : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
     else if (p.head_dim == 128)
         c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
+    else if (sc.qb == 128)
+        c.smem_bytes = BwdSizes<64, 2, 128>::SMEM_SUM;
     else
         c.smem_bytes = sum    ? BwdSizes<64>::SMEM_SUM
                        : keys ? BwdSizes<64>::SMEM_KEYS
@@ -959,7 +1051,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
                               : BwdSizes<64>::SMEM;
     const int d = static_cast<int>(p.head_dim), bc = c.block_cols;
     // registers hold dK_j, dV_j (B_c, d) and S^T, dP^T (B_c, B_r) in fp32, and the dQ_i part (B_r, d)
-    c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * BR + BR * d) * 4;
+    c.sram_bytes = c.smem_bytes + (2 * bc * d + 2 * bc * sc.qb + sc.qb * d) * 4;
     return c;
 }
 

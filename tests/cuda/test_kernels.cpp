@@ -398,6 +398,42 @@ TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
     unsetenv("FLASHSIM_FLASH2H_BWD_FLUSH");
 }
 
+// flash2h's backward at d = 64 with 128 query rows a step (FLASHSIM_FLASH2H_BWD_BR=128: bulk-sum's
+// products twice as wide, two summed dQ tiles a step): dK_j and dV_j run through the same 16-query
+// wgmma steps in the same order as at 64 rows a step, so they keep their bits; dQ (added by bulk
+// reductions in whatever order blocks finish) against the float64 reference. Sizes off both block
+// edges, a single row, and enough query blocks that the ring and the summed tiles wrap many times;
+// and the knob refused where it is not written to run.
+TEST_CASE("flash2h backward: 128 query rows a step at d = 64") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (sim::DType dt : kTypes)
+        for (int64_t n : {1, 63, 130, 257, 1000, 1153})
+            for (bool causal : {false, true}) {
+                const sim::Problem p = make(2, 2, n, 64, dt, causal, 61 + n);
+                INFO(describe(p));
+                unsetenv("FLASHSIM_FLASH2H_BWD_BR");
+                const fcuda::Outputs rows64 = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                setenv("FLASHSIM_FLASH2H_BWD_BR", "128", 1);
+                const fcuda::Outputs rows128 = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
+                CHECK(same_bits(rows128.dK.data, rows64.dK.data));
+                CHECK(same_bits(rows128.dV.data, rows64.dV.data));
+                check_backward(p, "flash2h", backward_reference(p));
+            }
+    const sim::Problem p64 = make(1, 2, 200, 64, sim::DType::bf16, true, 9);
+    setenv("FLASHSIM_FLASH2H_BWD_BR", "96", 1);
+    check_refused(p64, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_BR must be 64 or 128");
+    setenv("FLASHSIM_FLASH2H_BWD_BR", "128", 1);
+    setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
+    check_refused(p64, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_BR=128 is written for d = 64's default");
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    setenv("FLASHSIM_FLASH2H_BWD_SCHEDULE", "bulk-keys", 1);
+    check_refused(p64, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_BR=128 is written for d = 64's default");
+    unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    check_refused(make(1, 2, 200, 128, sim::DType::bf16, false, 9), fcuda::Pass::backward,
+                  "FLASHSIM_FLASH2H_BWD_BR=128 is written for d = 64's default");
+    unsetenv("FLASHSIM_FLASH2H_BWD_BR");
+}
+
 // Bad values of the two knobs are refused with a message naming the variable, and the deep ring
 // with a schedule whose tiles leave it no room (or deterministic mode) is refused, not run.
 TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they cannot do") {
