@@ -19,7 +19,7 @@ void draw_exercise(const LessonDoc& L, ViewState& v) {
     ui::wrapped("%s", ex.predict ? (st.answered || st.skipped ? "Your prediction" : "Predict first: the next steps show the answer")
                                  : "Exercise");
     ImGui::PopStyleColor();
-    ui::wrapped("%s", ex.prompt.c_str());
+    ui::lesson_text(ex.prompt);
     char buf[256] = {};
     st.typed.copy(buf, sizeof buf - 1);
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("  Check  Skip  ").x - 16);
@@ -119,7 +119,7 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         ImGui::PopStyleColor();
         if (ImGui::SmallButton("Back to the lesson's setup")) go = v.lesson_step;
     }
-    ui::wrapped("%s", s.text.c_str());
+    ui::lesson_text(s.text);
     if (ex && v.lesson_step == exercise_step(*ex, n)) draw_exercise(L, v);
     return go;
 }

@@ -145,6 +145,36 @@ void wrapped(const char* fmt, ...) {
     }
 }
 
+void lesson_text(const std::string& text) {
+    const float max_w = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+    const auto lines = lay_out_text(
+        text, max_w, [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; });
+    const float x0 = ImGui::GetCursorPosX();
+    bool clipped = false;
+    ImGui::BeginGroup();
+    for (const auto& l : lines) {
+        if (l.cells.empty()) {  // a blank line
+            ImGui::TextUnformatted("");
+            continue;
+        }
+        for (size_t c = 0; c < l.cells.size(); ++c) {
+            const auto& cell = l.cells[c];
+            if (c == 0)
+                ImGui::SetCursorPosX(x0 + cell.x);
+            else
+                ImGui::SameLine(x0 + cell.x);
+            ImGui::TextUnformatted(cell.text.c_str(), cell.text.c_str() + cell.text.size());
+            clipped = clipped || cell.x + ImGui::CalcTextSize(cell.text.c_str()).x > max_w;
+        }
+    }
+    ImGui::EndGroup();
+    if (clipped && ImGui::IsItemHovered()) {  // a table wider than the pane: the whole text, fixed-width
+        ImGui::BeginTooltip();
+        ImGui::TextUnformatted(text.c_str());
+        ImGui::EndTooltip();
+    }
+}
+
 void text_clipped(const std::string& s) {
     const float avail = ImGui::GetContentRegionAvail().x;
     ImGui::TextUnformatted(s.c_str());

@@ -46,6 +46,9 @@ std::string fixed(double x, int digits);
 // ImGui::TextWrapped, but lines break at spaces only (never inside "168.6" or "8,192"); a word
 // wider than the region is clipped and the whole text shows in a tooltip on hover.
 void wrapped(const char* fmt, ...) IM_FMTARGS(1);
+// A lesson's text: prose wrapped as `wrapped` does, its preformatted blocks (lines that start with a
+// space) kept as written and its tables' columns placed at measured widths (text_wrap.hpp).
+void lesson_text(const std::string& text);
 // A line that may be clipped (a fixed-width column, a narrow window): the full text on hover.
 void text_clipped(const std::string& s);
 

@@ -24,3 +24,58 @@ TEST_CASE("wrap at spaces: long words stand alone, newlines break, nothing is lo
     CHECK(wrap_at_spaces("x y", 0, chars) == std::vector<std::string>{"x", "y"});
     CHECK(wrap_at_spaces("x  y", 100, chars) == std::vector<std::string>{"x y"});
 }
+
+// The app's lesson pane: a table written with runs of spaces (lessons/lib/render.cpp lines its
+// columns up for a fixed-width font) is laid out by measured widths, so its columns stay apart in
+// a proportional font; one space inside a cell does not split it; prose around it still wraps.
+TEST_CASE("lesson text: a preformatted table keeps its columns apart") {
+    const std::string text =
+        "Decode, measured:\n"
+        "    B   L        kernel\n"
+        "    1   32768    2.70 TB/s\n"
+        "    64  8192     4.20 TB/s\n"
+        "words after the table wrap";
+    const auto lines = lay_out_text(text, 12, chars);
+    REQUIRE(lines.size() == 8);  // "Decode," "measured:", 3 rows, 3 wrapped lines
+    CHECK(lines[0].cells[0].text == "Decode,");
+    CHECK_FALSE(lines[0].pre);
+    // columns: indent 4, "B" / "1" / "64" 2 wide + gap 3 -> x = 9; "L" / "32768" / "8192" 5 wide -> x = 17
+    for (int r = 2; r <= 4; ++r) {
+        CAPTURE(r);
+        CHECK(lines[r].pre);
+        REQUIRE(lines[r].cells.size() == 3);
+        CHECK(lines[r].cells[0].x == 4);
+        CHECK(lines[r].cells[1].x == 9);
+        CHECK(lines[r].cells[2].x == 17);
+    }
+    CHECK(lines[3].cells[2].text == "2.70 TB/s");  // one space stays inside the cell
+    CHECK(lines[4].cells[0].text == "64");
+    CHECK(lines[5].cells[0].text == "words after");
+    CHECK(lines[6].cells[0].text == "the table");
+    CHECK(lines[7].cells[0].text == "wrap");
+}
+
+TEST_CASE("lesson text: a single preformatted line, a continuation row, and widths in pixels") {
+    // one line with cells is not a table: kept whole (a formula) at its indentation
+    const auto f = lay_out_text("  O = P V  (the second product)", 100, chars);
+    REQUIRE(f.size() == 1);
+    REQUIRE(f[0].cells.size() == 1);
+    CHECK(f[0].cells[0].text == "O = P V  (the second product)");
+    CHECK(f[0].cells[0].x == 2);
+    // a row indented further than its block starts under the second column
+    const auto c = lay_out_text("  a  bb  c\n  dd  e  f\n      more", 100, chars);
+    REQUIRE(c.size() == 3);
+    REQUIRE(c[2].cells.size() == 1);
+    CHECK(c[2].cells[0].text == "more");
+    CHECK(c[2].cells[0].x == c[0].cells[1].x);
+    // a proportional width: a column is as wide as its widest cell, measured
+    auto wide_digits = [](std::string_view s) {
+        float w = 0;
+        for (char ch : s) w += ch >= '0' && ch <= '9' ? 2.0f : 1.0f;
+        return w;
+    };
+    const auto p = lay_out_text(" 1  x\n 22  y", 100, wide_digits);
+    REQUIRE(p.size() == 2);
+    CHECK(p[0].cells[1].x == p[1].cells[1].x);
+    CHECK(p[0].cells[1].x == 1 + 4 + 3);  // indent 1, "22" 4 wide, gap of three spaces
+}
