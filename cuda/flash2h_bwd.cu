@@ -62,7 +62,8 @@
 //      over after the next step's dS^T fence, so none of them waits for its tile stores to land or
 //      for the others of its warpgroup, and none waits for the reduction to read the tile.
 //      Every step builds its wgmma descriptors from the stage's by adding offsets.
-//      Query rows a step (FLASHSIM_FLASH2H_BWD_BR=64|128; 128 with bulk-sum only): at 128, S^T and
+//      Query rows a step (FLASHSIM_FLASH2H_BWD_BR=64|128; 128 with bulk-sum only, and its default
+//      there: 4-10% faster than 64 on every d = 64 row measured, cuda/NOTES.md): at 128, S^T and
 //      dP^T are 64 x 128 a warpgroup, dV and dK take 8 k-steps of 16 queries (the same steps in the
 //      same order as two steps of 64, so dK and dV keep their bits), dQ_i goes out in two 64-query
 //      halves (two summed tiles a step; the second half issued once dV and dK are done, so that
@@ -811,7 +812,7 @@ struct Schedule {
     bool sum = false;  // bulk-sum: keys, the two parts summed in shared memory (d = 64)
     bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
     bool writers = false;  // FLASHSIM_FLASH2H_BWD_FLUSH=writers: dQ tiles added by producer warps
-    int qb = BR;           // FLASHSIM_FLASH2H_BWD_BR=64|128: query rows a step (128: bulk-sum only)
+    int qb = BR;           // FLASHSIM_FLASH2H_BWD_BR=64|128: query rows a step (128: bulk-sum only, the default there)
 };
 // Whether the bulk schedules hand their dQ tiles to writer warps unless told (cuda/NOTES.md)
 constexpr bool kWritersByDefault = true;
@@ -868,7 +869,10 @@ Schedule schedule(int64_t head_dim) {
             "FLASHSIM_FLASH2H_BWD_FLUSH or set it to writers");
     const char* b = std::getenv("FLASHSIM_FLASH2H_BWD_BR");
     const std::string bv = b != nullptr ? b : "";
-    if (bv == "128") {
+    // default: 128 where it runs (bulk-sum, not deterministic) unless the deep ring of 64-row stages
+    // was asked for; measured 4-10% faster than 64 on all ten d = 64 rows (cuda/NOTES.md)
+    const bool br128_default = (bv.empty() || bv == "default") && c.sum && !deterministic() && sv != "deep";
+    if (bv == "128" || br128_default) {
         // two query halves a step: written for bulk-sum's summed tiles, with 2 ring stages of 128 rows
         if (!c.sum || deterministic() || sv == "deep")
             throw std::runtime_error(

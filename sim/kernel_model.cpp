@@ -158,7 +158,8 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
         k.tensor = TensorPath::wgmma;
         k.threads = 384;
         k.ctas_per_sm = 1;
-        k.block_rows = fwd ? 128 : 64;
+        // backward: B_r = 128 query rows a step at d = 64 (bulk-sum's default since 2026-12-03), 64 at d = 128
+        k.block_rows = fwd ? 128 : d == 64 ? 128 : 64;
         k.block_cols = 128;
         if (fwd && d == 64) {  // three consumer warpgroups at d = 64, causal or not (cuda/flash2h.cu)
             k.block_rows = 192;
@@ -183,7 +184,8 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
                     "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
                     "the products), at d = 64 it does not overlap";
         } else {
-            // d = 64: 4 Q_i / dO_i stages and a ring of 4 summed dQ tiles (cuda/flash2h_bwd.cu)
+            // d = 64: 2 Q_i / dO_i stages of 128 rows, one dS^T buffer and a ring of 4 summed 64-row dQ
+            // tiles (two a step) (cuda/flash2h_bwd.cu)
             k.smem_bytes = d == 128 ? 198656 : 199680;
             k.overlap = Overlap::copy_behind_compute;
             k.dq = DqAccumulation::bulk_reduction;
@@ -198,10 +200,10 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
             // before the product, warpgroup 1 starts once warpgroup 0 has its first P^T and adds its
             // dQ part onto warpgroup 0's, which is then half a step ahead
             k.lock_step = d == 128;
-            // a step's waits (wgmma.wait_group): S^T; dP^T; dV and dK; dQ_i
-            k.wgmma_waits = 4;
-            // dS^T (B_c x B_r, storage type) and each warpgroup's 64 x 64 fp32 dQ part a step
-            k.smem_store_bytes = 128 * 64 * 2 + 2 * 64 * 64 * 4;
+            // a step's waits (wgmma.wait_group): S^T; dP^T; dV and dK; dQ_i (d = 64: its two halves)
+            k.wgmma_waits = d == 64 ? 5 : 4;
+            // dS^T (B_c x B_r, storage type) and each warpgroup's B_r x 64 fp32 dQ part a step
+            k.smem_store_bytes = 128 * k.block_rows * 2 + 2 * k.block_rows * 64 * 4;
             k.layout = d == 128 ? "2 consumer warpgroups x 64 key rows (wgmma); pipelined, dQ by bulk reduction"
                                 : "2 consumer warpgroups x 64 key rows (wgmma); dQ over own keys, the two parts summed "
                                   "in shared memory, one bulk reduction";
@@ -437,8 +439,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 out.uncertain_why =
                     "flash2h backward at d = 64: the dQ reduction's path no longer bounds the step (halving its bytes "
                     "changed the measured time by under 5%), and the model's chain of products, exponentials, stores "
-                    "and waits comes to about 0.6 of the measured step; what else holds it (the n = 64 products' "
-                    "shared-memory operand reads are a candidate) is not modelled";
+                    "and waits comes to about 0.6 of the measured step, with 64 query rows a step and with 128 alike "
+                    "(twice the rows cut the measured time by 4-10% and the model's by under 1%); what else holds a "
+                    "step is not modelled";
             }
             out.notes.push_back(std::string("step bound: ") +
                                 (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));

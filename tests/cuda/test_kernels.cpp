@@ -398,7 +398,7 @@ TEST_CASE("flash2h backward: dQ tiles by the consumers or by writer warps") {
     unsetenv("FLASHSIM_FLASH2H_BWD_FLUSH");
 }
 
-// flash2h's backward at d = 64 with 128 query rows a step (FLASHSIM_FLASH2H_BWD_BR=128: bulk-sum's
+// flash2h's backward at d = 64 with 128 query rows a step (the default; FLASHSIM_FLASH2H_BWD_BR=64|128: bulk-sum's
 // products twice as wide, two summed dQ tiles a step): dK_j and dV_j run through the same 16-query
 // wgmma steps in the same order as at 64 rows a step, so they keep their bits; dQ (added by bulk
 // reductions in whatever order blocks finish) against the float64 reference. Sizes off both block
@@ -411,9 +411,9 @@ TEST_CASE("flash2h backward: 128 query rows a step at d = 64") {
             for (bool causal : {false, true}) {
                 const sim::Problem p = make(2, 2, n, 64, dt, causal, 61 + n);
                 INFO(describe(p));
-                unsetenv("FLASHSIM_FLASH2H_BWD_BR");
+                setenv("FLASHSIM_FLASH2H_BWD_BR", "64", 1);
                 const fcuda::Outputs rows64 = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
-                setenv("FLASHSIM_FLASH2H_BWD_BR", "128", 1);
+                unsetenv("FLASHSIM_FLASH2H_BWD_BR");  // the default at d = 64: 128
                 const fcuda::Outputs rows128 = fcuda::compute(p, "flash2h", fcuda::Pass::backward);
                 CHECK(same_bits(rows128.dK.data, rows64.dK.data));
                 CHECK(same_bits(rows128.dV.data, rows64.dV.data));

@@ -157,3 +157,54 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
     CHECK_THROWS_WITH_AS(layout(p64), doctest::Contains("(got 'static')"), std::runtime_error);
     clear();
 }
+
+// flash2h's backward at d = 64: 128 query rows a step by default (bulk-sum, 2 ring stages of 128
+// rows), 64 with FLASHSIM_FLASH2H_BWD_BR=64 or with the deep ring of 64-row stages asked for, 64 in
+// deterministic mode and at d = 128; bad values and impossible pairings refused with the fix.
+TEST_CASE("flash2h backward: FLASHSIM_FLASH2H_BWD_BR picks the query rows a step the tile config names") {
+    clear();
+    for (const char* v : {"FLASHSIM_FLASH2H_BWD_BR", "FLASHSIM_FLASH2H_BWD", "FLASHSIM_FLASH2H_BWD_STAGES",
+                          "FLASHSIM_FLASH2H_BWD_SCHEDULE", "FLASHSIM_FLASH2H_BWD_FLUSH"})
+        unsetenv(v);
+    sim::Problem d64 = shape(false), d128 = shape(true);
+    d64.head_dim = 64;
+    auto bwd = [](const sim::Problem& p) { return fcuda::tile_config("flash2h", p, fcuda::Pass::backward); };
+    CHECK(bwd(d64).block_rows == 128);
+    CHECK(bwd(d64).stages == 2);
+    CHECK(bwd(d64).block_cols == 128);
+    CHECK(bwd(d128).block_rows == 64);  // d = 128's default (bulk-pipelined) keeps 64
+    setenv("FLASHSIM_FLASH2H_BWD_BR", "64", 1);
+    CHECK(bwd(d64).block_rows == 64);
+    CHECK(bwd(d64).stages == 4);  // the deep ring of 64-row stages, d = 64's default before
+    unsetenv("FLASHSIM_FLASH2H_BWD_BR");
+    setenv("FLASHSIM_FLASH2H_BWD_STAGES", "deep", 1);
+    CHECK(bwd(d64).block_rows == 64);
+    CHECK(bwd(d64).stages == 4);
+    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
+    CHECK(bwd(d64).block_rows == 64);
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    // the step's tile config is its backward's
+    CHECK(fcuda::tile_config("flash2h", d64, fcuda::Pass::step).block_rows == 128);
+    auto refused = [&](const sim::Problem& p, const std::string& part) {
+        std::string msg;
+        try {
+            (void)bwd(p);
+        } catch (const std::exception& e) {
+            msg = e.what();
+        }
+        CAPTURE(msg);
+        CHECK(has(msg, part));
+    };
+    setenv("FLASHSIM_FLASH2H_BWD_BR", "96", 1);
+    refused(d64, "FLASHSIM_FLASH2H_BWD_BR must be 64 or 128 (got '96')");
+    setenv("FLASHSIM_FLASH2H_BWD_BR", "128", 1);
+    refused(d128, "is written for d = 64's default schedule");
+    setenv("FLASHSIM_FLASH2H_BWD_STAGES", "deep", 1);
+    refused(d64, "set FLASHSIM_FLASH2H_BWD_BR=64");
+    unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    setenv("FLASHSIM_FLASH2H_BWD", "deterministic", 1);
+    refused(d64, "not deterministic mode");
+    unsetenv("FLASHSIM_FLASH2H_BWD");
+    unsetenv("FLASHSIM_FLASH2H_BWD_BR");
+}
