@@ -74,7 +74,8 @@ constexpr int fwd_deep_stages() {
     return D == 64 ? 4 : 3;
 }
 
-template <int D, int NC, int STAGES = 2>
+// BCK: keys a K_j / V_j block (B_c): 128, or 176 (FLASHSIM_FLASH2H_BC=176: d = 128, unmasked)
+template <int D, int NC, int STAGES = 2, int BCK = BC>
 struct Sizes {
     static_assert(NC == 2 || (NC == 3 && D == 64), "three consumer warpgroups only at d = 64 (registers)");
     static constexpr int BR = 64 * NC;
@@ -83,7 +84,7 @@ struct Sizes {
     static constexpr int CONSUMER_REGS = NC == 2 ? 240 : 160;
     static constexpr int PANELS = D / 64;
     static constexpr int Q_BYTES = BR * D * 2;
-    static constexpr int KV_BYTES = BC * D * 2;
+    static constexpr int KV_BYTES = BCK * D * 2;
     static constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + room to align to 1024
 };
 
@@ -149,13 +150,15 @@ __device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
 // launch's last (the requests number exactly `units`: one a unit past the first G, one a block
 // to learn there are no more). Otherwise one tile a thread block (grid_place).
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ, bool PERSIST = false,
-          bool PP = false>
+          bool PP = false, int BC = fcuda::BC>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
                        float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
-    using Z = Sizes<D, NC, STAGES>;
+    using Z = Sizes<D, NC, STAGES, BC>;
     static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
+    static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2), "B_c = 176 only at d = 128 with two consumer warpgroups");
+    constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[2 + 4 * STAGES];
@@ -257,11 +260,11 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     int r0 = 0, wg_first_row = 0, T_c = 0, bh = 0, it0 = 0;
     constexpr int NO = D / 2;  // O accumulator registers a thread
     float o[NO];
-    float s_acc[64];
+    float s_acc[NS];
 #pragma unroll
-    for (int k = 0; k < 64; ++k) s_acc[k] = 0.0f;
+    for (int k = 0; k < NS; ++k) s_acc[k] = 0.0f;
     float m[2], l[2];
-    uint32_t pa[8][4];
+    uint32_t pa[KS][4];
 
     auto descQ = [&](int kk) { return desc_sw128(sQ + (kk / 4) * BR * 128 + wg * 64 * 128 + (kk % 4) * 32, 16); };
     auto descK = [&](int s, int kk) {
@@ -272,7 +275,12 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     // S = Q_i K_j^T, issued (not waited for)
     auto issue_s = [&](int s) {
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) Ops<T>::ss128(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
+        for (int kk = 0; kk < D / 16; ++kk) {
+            if constexpr (BC == 176)
+                Ops<T>::ss176(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
+            else
+                Ops<T>::ss128(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
+        }
         wgmma_commit();
     };
     // O += P V_j, issued
@@ -292,7 +300,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         const int c0 = j * BC;
         if (c0 + BC > N || (CAUSAL && c0 + BC - 1 > wg_first_row)) {
 #pragma unroll
-            for (int nb = 0; nb < 16; ++nb)
+            for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int col = c0 + nb * 8 + 2 * t + (e & 1);
@@ -304,7 +312,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         for (int h = 0; h < 2; ++h) {
             float mx = -INFINITY;
 #pragma unroll
-            for (int nb = 0; nb < 16; ++nb) mx = fmaxf(mx, fmaxf(s_acc[nb * 4 + 2 * h], s_acc[nb * 4 + 2 * h + 1]));
+            for (int nb = 0; nb < NB; ++nb) mx = fmaxf(mx, fmaxf(s_acc[nb * 4 + 2 * h], s_acc[nb * 4 + 2 * h + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             const float m_new = fmaxf(m[h], mx);
@@ -313,7 +321,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             m[h] = m_new;
             float sum = 0.0f;
 #pragma unroll
-            for (int nb = 0; nb < 16; ++nb)
+            for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
                     const float x = fmaf(s_acc[nb * 4 + 2 * h + e], scale_log2, -shift);
@@ -329,7 +337,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     // P of block j in 16 bits, laid out as wgmma's A fragments (same places as S's accumulators)
     auto to_p = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < 8; ++kk) {
+        for (int kk = 0; kk < KS; ++kk) {
             pa[kk][0] = pack2<T>(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);
             pa[kk][1] = pack2<T>(s_acc[8 * kk + 2], s_acc[8 * kk + 3]);
             pa[kk][2] = pack2<T>(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);
@@ -625,15 +633,36 @@ bool pingpong(const sim::Problem& p) {
     return explicit_on || (d == 128 && defaults && grid_ok);
 }
 
+// FLASHSIM_FLASH2H_BC=128|176: keys a K_j / V_j block. 176 (as FlashAttention-3 takes for d = 128
+// without a mask: S is 64 x 176 a warpgroup, 88 registers) only with d = 128, no mask, and the
+// default kernel (overlapped, 2 stages of 44 KiB K_j and V_j: 209 KiB, turns, the static order);
+// asked for elsewhere, refused with what to change.
+int key_block_cols(const sim::Problem& p) {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_BC");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "default" || v == "128") return BC;
+    if (v != "176") throw std::runtime_error("FLASHSIM_FLASH2H_BC must be 128 or 176 (got '" + v + "')");
+    if (p.head_dim != 128 || p.causal)
+        throw std::runtime_error("FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = " +
+                                 std::to_string(p.head_dim) + (p.causal ? ", causal" : "") +
+                                 "); unset it or set FLASHSIM_FLASH2H_BC=128");
+    if (!default_kernel(128) || grid_mode(p) != GRID_STATIC || !pingpong(p))
+        throw std::runtime_error("FLASHSIM_FLASH2H_BC=176 runs with flash2h's default kernel at d = 128 (overlapped, "
+                                 "2 stages, ex2.approx.ftz, the static order, turns); unset FLASHSIM_FLASH2H, "
+                                 "FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP, FLASHSIM_FLASH2H_GRID and "
+                                 "FLASHSIM_FLASH2H_PINGPONG, or set FLASHSIM_FLASH2H_BC=128");
+    return 176;
+}
+
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false,
-          bool PP = false>
+          bool PP = false, int BCK = BC>
 void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
-    using Z = Sizes<D, NC, STAGES>;
+    using Z = Sizes<D, NC, STAGES, BCK>;
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST, PP>;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST, PP, BCK>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC);
+    const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BCK), mv = make_map<T>(t.V, p, BCK);
     const int T_r = (N + Z::BR - 1) / Z::BR;
     const dim3 grid = PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
                               : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
@@ -668,6 +697,9 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
     // exp_mode and deep_ring): overlapped at d = 128, plain at d = 64
     constexpr bool OV = D == 128;
     const int ex = exp_mode(D);
+    if constexpr (D == 128)
+        if (key_block_cols(p) == 176)  // the default kernel on 176-key blocks (static order, turns)
+            return launch<T, 128, false, true, 2, 2, EXP_FTZ, true, true, 176>(p, t, ws, s, false);
     if (ex == EXP_IEEE)
         launch_mask<T, D, OV, NC, 2, EXP_IEEE>(p, t, ws, s);
     else if (ex == EXP_POLY)
@@ -721,7 +753,8 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     c.stages = deep ? (p.head_dim == 64 ? fwd_deep_stages<64>() : fwd_deep_stages<128>()) : 2;
     const int nc = consumer_groups(p.head_dim);
     c.block_rows = 64 * nc;
-    c.block_cols = BC;
+    const int bc = key_block_cols(p);
+    c.block_cols = bc;
     c.threads = 128 * (nc + 1);
     const bool ov = overlapped(p.head_dim);
     std::string layout = std::to_string(nc) + " consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
@@ -742,12 +775,14 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
         c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2, fwd_deep_stages<128>()>::SMEM
                        : nc == 3         ? Sizes<64, 3, fwd_deep_stages<64>()>::SMEM
                                          : Sizes<64, 2, fwd_deep_stages<64>()>::SMEM;
+    else if (bc == 176)
+        c.smem_bytes = Sizes<128, 2, 2, 176>::SMEM;
     else
         c.smem_bytes = p.head_dim == 128 ? Sizes<128, 2>::SMEM : nc == 3 ? Sizes<64, 3>::SMEM : Sizes<64, 2>::SMEM;
     const int d = static_cast<int>(p.head_dim);
     const int BR = c.block_rows;
     // registers hold O_i (B_r, d) and S_ij / P_ij (B_r, B_c) in fp32, and m_i, l_i
-    c.sram_bytes = c.smem_bytes + (BR * d + BR * BC + 2 * BR) * 4;
+    c.sram_bytes = c.smem_bytes + (BR * d + BR * bc + 2 * BR) * 4;
     return c;
 }
 

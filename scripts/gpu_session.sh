@@ -449,10 +449,10 @@ if has knob; then
   # any knob side by side on the same inputs: KNOB_VAR over KNOB_VALUES (KNOB_VAR=ENV: each value
   # A=x+B=y sets several variables at once) for KNOB_VARIANT, KNOB_PASS,
   # KNOB_SEQS x DIMS, in KNOB_ROUNDS rounds (A B A B: the rounds' spread shows the call's drift),
-  # not causal and causal; the SDPA anchors of the same shapes added to every row (knob.json; the
+  # KNOB_MASKS (default: none causal); the SDPA anchors of the same shapes added to every row (knob.json; the
   # value in each row's knob field, its round and mask in mask_tag)
   stamp knob
-  for m in none causal; do
+  for m in ${KNOB_MASKS:-none causal}; do
     flag=""; [ "$m" = causal ] && flag="--causal"
     for r in $(seq 1 "${KNOB_ROUNDS:-2}"); do
       side_by_side "knob_${m}${r}_f.json" "${KNOB_VAR:?KNOB_VAR names the variable to compare}" knob "${KNOB_VALUES:?}" \

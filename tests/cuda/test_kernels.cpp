@@ -536,6 +536,35 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
 // one key block and many, sizes off the block edges, causal and not; the static order with turns
 // (d = 128, many units a block: the turns run on from tile to tile); then repeated timed launches
 // (a barrier left unbalanced by one launch would hang or misorder the next).
+// flash2h's forward at d = 128 without a mask on 176-key blocks (FLASHSIM_FLASH2H_BC=176): against
+// the float64 reference at sizes off both block edges (176 and 128 query rows), a single key, and
+// enough key blocks that the ring wraps; many heads so that every block of the static order runs
+// several tiles; and the knob refused where it is not written to run.
+TEST_CASE("flash2h forward: 176-key blocks at d = 128") {
+    if (runnable({"flash2h"}).empty()) return;
+    for (sim::DType dt : kTypes)
+        for (int64_t n : {1, 130, 177, 353, 1000, 2048}) {
+            setenv("FLASHSIM_FLASH2H_BC", "176", 1);
+            const sim::Problem p = make(2, n >= 1000 ? 3 : 40, n, 128, dt, false, 83 + n);
+            CHECK(fcuda::tile_config("flash2h", p).block_cols == 176);
+            check_forward(p, "flash2h");
+            unsetenv("FLASHSIM_FLASH2H_BC");
+        }
+    const sim::Problem causal = make(1, 2, 300, 128, sim::DType::bf16, true, 3);
+    const sim::Problem d64 = make(1, 2, 300, 64, sim::DType::bf16, false, 3);
+    sim::Problem full = causal;
+    full.causal = false;
+    setenv("FLASHSIM_FLASH2H_BC", "176", 1);
+    check_refused(causal, fcuda::Pass::forward, "FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask");
+    check_refused(d64, fcuda::Pass::forward, "FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask");
+    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+    check_refused(full, fcuda::Pass::forward, "FLASHSIM_FLASH2H_BC=176 runs with flash2h's default kernel");
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    setenv("FLASHSIM_FLASH2H_BC", "160", 1);
+    check_refused(full, fcuda::Pass::forward, "FLASHSIM_FLASH2H_BC must be 128 or 176");
+    unsetenv("FLASHSIM_FLASH2H_BC");
+}
+
 TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward without") {
     if (runnable({"flash2h"}).empty()) return;
     for (sim::DType dt : kTypes)

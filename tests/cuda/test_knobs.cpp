@@ -208,3 +208,36 @@ TEST_CASE("flash2h backward: FLASHSIM_FLASH2H_BWD_BR picks the query rows a step
     unsetenv("FLASHSIM_FLASH2H_BWD");
     unsetenv("FLASHSIM_FLASH2H_BWD_BR");
 }
+
+// flash2h's forward on 176-key blocks (FLASHSIM_FLASH2H_BC=176): named by the tile config at d = 128
+// without a mask (the default kernel: the static order, turns), refused with the fix elsewhere.
+TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_BC picks the keys a block the tile config names") {
+    clear();
+    unsetenv("FLASHSIM_FLASH2H_BC");
+    const sim::Problem full = shape(false), causal = shape(true);
+    CHECK(fcuda::tile_config("flash2h", full).block_cols == 128);
+    setenv("FLASHSIM_FLASH2H_BC", "176", 1);
+    CHECK(fcuda::tile_config("flash2h", full).block_cols == 176);
+    CHECK(has(layout(full), "ping-pong"));
+    CHECK(has(layout(full), ", in turn)"));
+    auto refused = [](const sim::Problem& p, const std::string& part) {
+        std::string msg;
+        try {
+            (void)fcuda::tile_config("flash2h", p);
+        } catch (const std::exception& e) {
+            msg = e.what();
+        }
+        CAPTURE(msg);
+        CHECK(has(msg, part));
+    };
+    refused(causal, "FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = 128, causal)");
+    sim::Problem d64 = full;
+    d64.head_dim = 64;
+    refused(d64, "set FLASHSIM_FLASH2H_BC=128");
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
+    refused(full, "runs with flash2h's default kernel at d = 128");
+    unsetenv("FLASHSIM_FLASH2H_PINGPONG");
+    setenv("FLASHSIM_FLASH2H_BC", "96", 1);
+    refused(full, "FLASHSIM_FLASH2H_BC must be 128 or 176 (got '96')");
+    unsetenv("FLASHSIM_FLASH2H_BC");
+}
