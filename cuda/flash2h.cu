@@ -26,6 +26,8 @@
 //     about as long as its products). Every row meets the same 128-key blocks in the same order:
 //     O and LSE are bit-identical to two warpgroups'.
 //
+// Key blocks: B_c = 128, or 176 at d = 128 without a mask (the default there: S 64 x 176 a warpgroup,
+//   K_j and V_j 44 KiB a stage; FLASHSIM_FLASH2H_BC=128|176).
 // Launch shape: by default the static order (causal only up to N = 12,160 at d = 128 and N = 4,224
 //   at d = 64) and the tiles grid otherwise (grid_mode); persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
@@ -41,7 +43,8 @@
 //   K_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
 //   V_j  2 stages x (128, d)    d=128: 64 KiB   d=64: 32 KiB
 //   total (+1 KiB alignment)    d=128: 161 KiB  d=64: 81 KiB (three warpgroups: Q_i 24 KiB, 89 KiB)
-//   Registers per consumer thread: O (64 x d / 128 fp32), S (64 fp32), P (32 x 32-bit).
+//   B_c = 176 (d = 128, no mask): K_j, V_j 2 stages x (176, 128) each, 88 KiB each: 209 KiB
+//   Registers per consumer thread: O (64 x d / 128 fp32), S (B_c / 2 fp32), P (B_c / 4 x 32-bit).
 // HBM traffic (per head): the simulator's flash2 with B_r = B_c = 128: read Q once, K and V once
 //   per query block (2 T_r N d e; causal about half), write O once and LSE (4 N bytes).
 // Rows beyond N (last query block) and keys beyond N (last K/V block) come from TMA as zeros;
@@ -635,12 +638,17 @@ bool pingpong(const sim::Problem& p) {
 
 // FLASHSIM_FLASH2H_BC=128|176: keys a K_j / V_j block. 176 (as FlashAttention-3 takes for d = 128
 // without a mask: S is 64 x 176 a warpgroup, 88 registers) only with d = 128, no mask, and the
-// default kernel (overlapped, 2 stages of 44 KiB K_j and V_j: 209 KiB, turns, the static order);
-// asked for elsewhere, refused with what to change.
+// default kernel (overlapped, 2 stages of 44 KiB K_j and V_j: 209 KiB, turns, the static order),
+// where it is the default: measured 0.8-3.4% faster than 128 at N = 1024-16384 side by side
+// (cuda/NOTES.md); asked for elsewhere, refused with what to change.
 int key_block_cols(const sim::Problem& p) {
     const char* e = std::getenv("FLASHSIM_FLASH2H_BC");
     const std::string v = e != nullptr ? e : "";
-    if (v.empty() || v == "default" || v == "128") return BC;
+    if (v == "128") return BC;
+    if (v.empty() || v == "default")
+        return p.head_dim == 128 && !p.causal && default_kernel(128) && grid_mode(p) == GRID_STATIC && pingpong(p)
+                   ? 176
+                   : BC;
     if (v != "176") throw std::runtime_error("FLASHSIM_FLASH2H_BC must be 128 or 176 (got '" + v + "')");
     if (p.head_dim != 128 || p.causal)
         throw std::runtime_error("FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = " +

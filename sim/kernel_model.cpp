@@ -85,7 +85,7 @@ double flash2_bwd_operand_bytes(int64_t d) {
 
 std::vector<std::string> kernel_names() { return {"standard", "flash1", "flash2", "flash2h"}; }
 
-KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[maybe_unused]] bool causal) {
+KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
     if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
     if (d != 64 && d != 128)
         throw Error("the CUDA kernels run head_dim 64 or 128 (got " + std::to_string(d) + "); --kernel needs one of them");
@@ -176,7 +176,9 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, [[
                     "the other two warpgroups' products, credited as half a tile's products (the overlapped "
                     "schedule's window; the three softmaxes share the exponential unit)";
         } else if (fwd) {
-            k.smem_bytes = 128 * d * 2 + 2 * 2 * 128 * d * 2 + 1024;
+            // d = 128 without a mask: 176-key blocks (the kernel's default there since 2026-12-03)
+            if (d == 128 && !causal) k.block_cols = 176;
+            k.smem_bytes = 128 * d * 2 + 2 * 2 * k.block_cols * d * 2 + 1024;
             k.overlap = d == 128 ? Overlap::softmax_behind_product : Overlap::copy_behind_compute;
             k.layout = "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup" +
                        std::string(d == 128 ? "; S_{j+1} overlaps P_j V_j" : "");

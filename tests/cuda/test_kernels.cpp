@@ -317,6 +317,9 @@ TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 1
 // wraps several times at N = 1000.
 TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
     if (runnable({"flash2h"}).empty()) return;
+    // 128-key blocks throughout: what is compared is the same block computed in another order (the
+    // default's 176-key blocks at d = 128 without a mask run on the static order only)
+    setenv("FLASHSIM_FLASH2H_BC", "128", 1);
     for (sim::DType dt : kTypes)
         for (int64_t d : {64, 128})
             for (int64_t n : {1, 130, 1000})
@@ -348,6 +351,7 @@ TEST_CASE("flash2h: heaviest-first order and the ring depths keep the bits") {
     unsetenv("FLASHSIM_FLASH2H_ORDER");
     unsetenv("FLASHSIM_FLASH2H_BWD_STAGES");
     unsetenv("FLASHSIM_FLASH2H_STAGES");
+    unsetenv("FLASHSIM_FLASH2H_BC");
 }
 
 // flash2h's backward with its dQ tiles added by the consumer warpgroups themselves or handed to
@@ -475,6 +479,9 @@ TEST_CASE("flash2h: FLASHSIM_FLASH2H_ORDER and the ring depths refuse what they 
 // one block) and an even one, and sizes off the block edges.
 TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
     if (runnable({"flash2h"}).empty()) return;
+    // 128-key blocks throughout: what is compared is the same block computed in another order (the
+    // default's 176-key blocks at d = 128 without a mask run on the static order only)
+    setenv("FLASHSIM_FLASH2H_BC", "128", 1);
     for (sim::DType dt : kTypes)
         for (int64_t d : {64, 128})
             for (int64_t n : {1, 130, 1000, 1300})
@@ -527,6 +534,7 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent") == std::string::npos);
     unsetenv("FLASHSIM_FLASH2H_ORDER");
     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find(", in turn)") != std::string::npos);  // d = 128's default
+    unsetenv("FLASHSIM_FLASH2H_BC");
 }
 
 // flash2h's forward with its consumer warpgroups taking turns to issue their products
@@ -536,7 +544,7 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
 // one key block and many, sizes off the block edges, causal and not; the static order with turns
 // (d = 128, many units a block: the turns run on from tile to tile); then repeated timed launches
 // (a barrier left unbalanced by one launch would hang or misorder the next).
-// flash2h's forward at d = 128 without a mask on 176-key blocks (FLASHSIM_FLASH2H_BC=176): against
+// flash2h's forward at d = 128 without a mask on 176-key blocks (the default; FLASHSIM_FLASH2H_BC): against
 // the float64 reference at sizes off both block edges (176 and 128 query rows), a single key, and
 // enough key blocks that the ring wraps; many heads so that every block of the static order runs
 // several tiles; and the knob refused where it is not written to run.
@@ -544,11 +552,9 @@ TEST_CASE("flash2h forward: 176-key blocks at d = 128") {
     if (runnable({"flash2h"}).empty()) return;
     for (sim::DType dt : kTypes)
         for (int64_t n : {1, 130, 177, 353, 1000, 2048}) {
-            setenv("FLASHSIM_FLASH2H_BC", "176", 1);
             const sim::Problem p = make(2, n >= 1000 ? 3 : 40, n, 128, dt, false, 83 + n);
-            CHECK(fcuda::tile_config("flash2h", p).block_cols == 176);
+            CHECK(fcuda::tile_config("flash2h", p).block_cols == 176);  // the default here
             check_forward(p, "flash2h");
-            unsetenv("FLASHSIM_FLASH2H_BC");
         }
     const sim::Problem causal = make(1, 2, 300, 128, sim::DType::bf16, true, 3);
     const sim::Problem d64 = make(1, 2, 300, 64, sim::DType::bf16, false, 3);
@@ -567,6 +573,9 @@ TEST_CASE("flash2h forward: 176-key blocks at d = 128") {
 
 TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward without") {
     if (runnable({"flash2h"}).empty()) return;
+    // 128-key blocks throughout: what is compared is the same block computed in another order (the
+    // default's 176-key blocks at d = 128 without a mask run on the static order only)
+    setenv("FLASHSIM_FLASH2H_BC", "128", 1);
     for (sim::DType dt : kTypes)
         for (int64_t d : {64, 128})
             for (int64_t n : {1, 130, 1000})
@@ -613,6 +622,7 @@ TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward witho
     check_refused(p, fcuda::Pass::forward, "runs on the tiles grid, or at d = 128 the static order");
     unsetenv("FLASHSIM_FLASH2H_GRID");
     unsetenv("FLASHSIM_FLASH2H_PINGPONG");
+    unsetenv("FLASHSIM_FLASH2H_BC");
 }
 
 TEST_CASE("run(): flash2h backward leaves no poisoned output and agrees with standard") {

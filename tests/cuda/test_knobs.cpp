@@ -209,12 +209,27 @@ TEST_CASE("flash2h backward: FLASHSIM_FLASH2H_BWD_BR picks the query rows a step
     unsetenv("FLASHSIM_FLASH2H_BWD_BR");
 }
 
-// flash2h's forward on 176-key blocks (FLASHSIM_FLASH2H_BC=176): named by the tile config at d = 128
-// without a mask (the default kernel: the static order, turns), refused with the fix elsewhere.
+// flash2h's forward on 176-key blocks (FLASHSIM_FLASH2H_BC=128|176): the default at d = 128 without a
+// mask (the default kernel: the static order, turns), named by the tile config; asked for
+// elsewhere, refused with the fix.
 TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_BC picks the keys a block the tile config names") {
     clear();
     unsetenv("FLASHSIM_FLASH2H_BC");
     const sim::Problem full = shape(false), causal = shape(true);
+    // the default: 176 at d = 128 without a mask on the default kernel; 128 causal, at d = 64, on the
+    // tiles grid, without turns, or asked for
+    CHECK(fcuda::tile_config("flash2h", full).block_cols == 176);
+    CHECK(fcuda::tile_config("flash2h", causal).block_cols == 128);
+    sim::Problem small_d = full;
+    small_d.head_dim = 64;
+    CHECK(fcuda::tile_config("flash2h", small_d).block_cols == 128);
+    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+    CHECK(fcuda::tile_config("flash2h", full).block_cols == 128);
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
+    CHECK(fcuda::tile_config("flash2h", full).block_cols == 128);
+    unsetenv("FLASHSIM_FLASH2H_PINGPONG");
+    setenv("FLASHSIM_FLASH2H_BC", "128", 1);
     CHECK(fcuda::tile_config("flash2h", full).block_cols == 128);
     setenv("FLASHSIM_FLASH2H_BC", "176", 1);
     CHECK(fcuda::tile_config("flash2h", full).block_cols == 176);
