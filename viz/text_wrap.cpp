@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lessons/lib/lesson.hpp"
+
 namespace viz {
 
 std::vector<std::string> wrap_at_spaces(std::string_view text, float max_width,
@@ -44,20 +46,6 @@ size_t leading_blanks(std::string_view line) {
     const size_t at = line.find_first_not_of(" \t");
     return at == std::string_view::npos ? line.size() : at;
 }
-// cells of a table row: separated by runs of two or more spaces (a row indented further than its
-// block starts with one empty cell, as the terminal's layout reads it)
-std::vector<std::string> cells_of(std::string_view body) {
-    std::vector<std::string> cells;
-    size_t at = 0;
-    while (at < body.size()) {
-        size_t gap = body.find("  ", at);
-        if (gap == std::string_view::npos) gap = body.size();
-        cells.emplace_back(body.substr(at, gap - at));
-        at = body.find_first_not_of(' ', gap);
-        if (at == std::string_view::npos) break;
-    }
-    return cells;
-}
 }  // namespace
 
 std::vector<LaidLine> lay_out_text(std::string_view text, float max_width,
@@ -85,7 +73,7 @@ std::vector<LaidLine> lay_out_text(std::string_view text, float max_width,
         for (size_t r = k; r < end; ++r) {
             std::string_view body = lines[r].substr(indent);
             while (!body.empty() && (body.back() == ' ' || body.back() == '\t')) body.remove_suffix(1);
-            rows.push_back(cells_of(body));
+            rows.push_back(lessons::table_cells(body));
             multi += rows.back().size() >= 2;
         }
         if (multi < 2) {  // a formula, a single line: kept whole

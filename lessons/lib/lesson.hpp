@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/machine.hpp"
@@ -166,6 +167,10 @@ std::vector<std::string> check_expectations(const Lesson& lesson);
 double evaluate(const Lesson& lesson, const std::string& expr);
 // Render text with {{ expr | filter }} placeholders in the lesson's context ("MiB", "fixed:2", ...).
 std::string render(const Lesson& lesson, const std::string& text);
+// The cells of one row of a table in a lesson's preformatted lines (its indentation removed): text
+// separated by runs of two or more spaces; one space stays inside a cell, and a row indented further
+// than its block starts with one empty cell. The terminal's layout (render) and the app's use it.
+std::vector<std::string> table_cells(std::string_view row);
 
 // The simulator result of one of the lesson's configurations (what the app's panels draw).
 // Throws LoadError when the name is unknown.

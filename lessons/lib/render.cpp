@@ -29,19 +29,6 @@ std::string num_text(double x) {
 }
 
 namespace {
-// A cell of a preformatted line: text separated from its neighbours by two or more spaces.
-std::vector<std::string> split_cells(const std::string& line) {
-    std::vector<std::string> cells;
-    size_t at = 0;
-    while (at < line.size()) {
-        size_t gap = line.find("  ", at);
-        if (gap == std::string::npos) gap = line.size();
-        cells.push_back(line.substr(at, gap - at));
-        at = line.find_first_not_of(' ', gap);
-        if (at == std::string::npos) break;
-    }
-    return cells;
-}
 size_t display_width(const std::string& s) {
     size_t w = 0;
     for (unsigned char c : s) w += (c & 0xC0) != 0x80;  // UTF-8 code points
@@ -64,7 +51,7 @@ std::string align_columns(const std::vector<std::string>& block) {
         while (!body.empty() && (body.back() == ' ' || body.back() == '\t')) body.pop_back();
         // A row indented further than the block starts with one empty cell (a continuation row
         // under the previous row's second column).
-        rows.push_back(split_cells(body));
+        rows.push_back(table_cells(body));
         multi += rows.back().size() >= 2;
     }
     if (multi < 2 || block.empty()) {
@@ -233,6 +220,19 @@ std::string render(const Lesson& lesson, const std::string& text) {
     if (!lesson.context) throw LoadError(lesson.file, 0, 0, "the lesson was not loaded");
     const Source s(lesson.file + " (text)", text);
     return render_node_text(s, *lesson.context, text, {1, 1});
+}
+
+std::vector<std::string> table_cells(std::string_view row) {
+    std::vector<std::string> cells;
+    size_t at = 0;
+    while (at < row.size()) {
+        size_t gap = row.find("  ", at);
+        if (gap == std::string_view::npos) gap = row.size();
+        cells.emplace_back(row.substr(at, gap - at));
+        at = row.find_first_not_of(' ', gap);
+        if (at == std::string_view::npos) break;
+    }
+    return cells;
 }
 
 }  // namespace lessons
