@@ -13,7 +13,8 @@
 //        block i the block visits (causal: only i whose rows reach key block j) Q_i, dO_i (TMA),
 //        LSE_i, D_i (bulk copies) into a ring of 4 stages at d = 64 in the default schedule, else 2
 //        (FLASHSIM_FLASH2H_BWD_STAGES=2|deep; deep: 4 at d = 64, 3 at d = 128); mbarriers say full / empty;
-//      * warpgroups 1 and 2 (consumers) own 64 key rows each; per query block (B_r = 64 rows):
+//      * warpgroups 1 and 2 (consumers) own 64 key rows each; per query block (B_r = 64 rows; 128 at
+//        d = 64 by default, below):
 //          S^T  = K_j Q_i^T   (64, B_r)  wgmma, both operands in shared memory
 //          dP^T = V_j dO_i^T  (64, B_r)  wgmma, issued with S^T, finishing while P^T is computed
 //          P^T  = exp2(S^T scale log2e - LSE_i log2e) (masked: keys >= N, causal key > query)
@@ -80,8 +81,9 @@
 //   LSE_i, D_i 2 stages x B_r fp32       1 KiB
 //   total (+1 KiB alignment)             d=128: 162 KiB  d=64: 98 KiB
 //   the defaults add: d = 128 (bulk-pipelined) two dQ tiles (B_r x 64 fp32), 32 KiB: 194 KiB;
-//   d = 64 (bulk-sum) 4 ring stages (+32 KiB, +1 KiB of LSE_i, D_i) and the ring of 4 summed
-//   dQ tiles (64 KiB): 195 KiB
+//   d = 64 (bulk-sum, B_r = 128): Q_i, dO_i 2 stages x (128, 64) (64 KiB), dS^T one buffer
+//   (128 x 128, 32 KiB), LSE_i, D_i 2 KiB and the ring of 4 summed 64-row dQ tiles (64 KiB): 194 KiB
+//   (with B_r = 64: 4 ring stages and 2 dS^T buffers, 195 KiB)
 //   Registers per consumer thread: dK_j, dV_j (d / 2 fp32 each), S^T, dP^T, dQ part (32 fp32
 //   each), P^T and dS^T as 16-bit A fragments (16 x 32-bit each).
 // HBM traffic (per head, e bytes an element): pre: read O, dO (2 N d e), write D, LSE (8 N) and
