@@ -689,29 +689,35 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if constexpr (BULK && !WRITER)
             if (wtid == 0) bulk_wait_read_all();  // the last step's tile is free again
         ds_sync();
+        wgmma_fence();
+        if constexpr (D == 128 && !KEYS) {
+#pragma unroll
+            for (int kk = 0; kk < BC / 16; ++kk)
+                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
+        } else {  // over this warpgroup's keys (B_r = 128: the first 64-query half)
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk)
+                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // dV and dK done (dQ may run on)
+        fence_regs(dv);
+        fence_regs(dk);
+#pragma unroll
+        for (int kk = 0; kk < KQ; ++kk) {
+            fence_regs(pa[kk]);
+            fence_regs(da[kk]);
+        }
+        mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
         if constexpr (HALVES == 2) {
-            // bulk-sum at B_r = 128: the two 64-query halves of dQ_i over this warpgroup's keys,
-            // each summed and handed over as its own tile; the second half is issued once dV and dK
-            // are done (P^T and dS^T's registers free), while the first runs
+            // bulk-sum at B_r = 128: the second 64-query half, issued only now that dV and dK are done
+            // (P^T's and dS^T's registers free; issued beside them, ptxas serialized every wgmma,
+            // C7512), runs while the first half is summed and handed over as its own tile
             float dq2[32];
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(0, wg * 4 + kk, 0), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
-            wgmma_commit();
-            wgmma_wait<1>();  // dV and dK done (the first dQ half may run on)
-            fence_regs(dv);
-            fence_regs(dk);
-#pragma unroll
-            for (int kk = 0; kk < KQ; ++kk) {
-                fence_regs(pa[kk]);
-                fence_regs(da[kk]);
-            }
-            mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq2, descdS(0, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+                Ops<T>::template ss64<1, 1>(dq2, descdS(dsbuf, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
             wgmma_commit();
             wgmma_wait<1>();
             fence_regs(dq);
@@ -719,41 +725,21 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             wgmma_wait<0>();
             fence_regs(dq2);
             flush_dq_sum(n * HALVES + 1, dq2);
-            continue;
-        }
-        wgmma_fence();
-        if constexpr (D == 128 && !KEYS) {
-#pragma unroll
-            for (int kk = 0; kk < BC / 16; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
         } else {
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+            wgmma_wait<0>();
+            fence_regs(dq);
+            if constexpr (SUM)
+                flush_dq_sum(n, dq);
+            else if constexpr (BULK)
+                flush_dq_bulk(i, 0);
+            else
+                flush_dq(i);
         }
-        wgmma_commit();
-        wgmma_wait<1>();  // dV and dK done (dQ may run on)
-        fence_regs(dv);
-        fence_regs(dk);
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-            fence_regs(pa[kk]);
-            fence_regs(da[kk]);
-        }
-        mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
-        wgmma_wait<0>();
-        fence_regs(dq);
-        if constexpr (SUM)
-            flush_dq_sum(n, dq);
-        else if constexpr (BULK)
-            flush_dq_bulk(i, 0);
-        else
-            flush_dq(i);
         if constexpr (KEYS && D == 128) {  // this warpgroup's keys, columns 64..127
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(n & 1, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
+                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(dq);
