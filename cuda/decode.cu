@@ -20,9 +20,9 @@
 //     for the second product, as in the flash kernels.
 //   Tile order (FLASHSIM_DECODE_ORDER=plain|steal; the kernel's template parameter kSteal): plain,
 //     each block reads its split's tiles in order; steal, each block reads steal_own tiles of its
-//     own (the first 3/4 of a fair share), then one tile at a time from the head's common pool (the
-//     tiles after splits x steal_own), claimed on an atomic counter per (b, KV head, chunk) two
-//     loop steps before it is loaded, so that no warp waits on the atomic: a block that DRAM serves
+//     own (the first 3/4 of a fair share), then chunks of 64 KiB (2 tiles at d = 128, 4 at d = 64)
+//     from the head's common pool (the tiles after splits x steal_own), each claimed on an atomic
+//     counter per (b, KV head, chunk) a chunk's steps before it is loaded: a block that DRAM serves
 //     faster reads more, and the blocks of a head finish together. The keys then fall to the blocks
 //     differently from run to run, so O and LSE differ by rounding between runs.
 //   Fused merge (splits <= 1024): each block then counts itself on an atomic counter per
@@ -65,6 +65,7 @@ constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
 constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
+constexpr int kStealChunkBytes = 64 * 1024;  // steal: a pool chunk, K and V (2 tiles at d = 128, 4 at d = 64)
 constexpr float kLog2e = 1.4426950408889634f;
 
 // A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
@@ -141,24 +142,27 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileKeys - 1) / kTileKeys) : 0;
 
     // steal (kSteal): the tile at position q of this block's sequence is split * steal_own + q for
-    // q < steal_own (its own), then pool0 + c, c the pool's counter as thread 0 claimed it for q
-    // (-1 once c passes the pool's end). Thread 0 issues the claim for position q at loop step
-    // q - kStages - 1 (into `pending`), publishes it at step q - kStages (sm_claim[(q - kStages + 1) & 1]),
-    // and every thread reads it at step q - kStages + 1, where position q is loaded. steal_own >=
-    // kStages + 1 (decode_plan), so the first claim is issued at a step >= 0 and the ring's first
-    // fill is the block's own. sm_tile holds the tile each stage holds (-1: none).
+    // q < steal_own (its own), then pool tiles in chunks of kStealChunk: thread 0 claims a chunk
+    // (atomicAdd of kStealChunk on the pool's counter) when it starts taking tiles from the one
+    // before, so an atomic has a whole chunk's steps to come back before its first tile is needed.
+    // At loop step p thread 0 publishes the tile of position p + kStages (sm_claim[(p + 1) & 1];
+    // -1 once the pool is spent), and every thread reads it at step p + 1, where that position is
+    // loaded. steal_own >= kStages + kStealChunk (decode_plan): the first claim is issued at a step
+    // >= 0 and the ring's first fill is the block's own. sm_tile holds each stage's tile (-1: none).
     [[maybe_unused]] const int head_tiles = static_cast<int>((L + kTileKeys - 1) / kTileKeys);
     [[maybe_unused]] const int pool0 = splits * steal_own;
     [[maybe_unused]] unsigned* pool =
         counters + size_t(gridDim.y) * gridDim.z + blockIdx.z * gridDim.y + blockIdx.y;
     __shared__ int sm_tile[kSteal ? R::kStages : 1];
     __shared__ int sm_claim[2];
-    [[maybe_unused]] unsigned pending = 0;  // thread 0: the claim in flight
-    [[maybe_unused]] bool spent = false;     // thread 0: a claim came back past the pool's end
-    // the tile for position q >= steal_own, from the claim published for it (the same for every thread)
+    constexpr int kStealChunk = kStealChunkBytes / (2 * R::kTileElems * int(sizeof(T)));  // 2 at d = 128, 4 at 64
+    [[maybe_unused]] unsigned pending = 0;  // thread 0: the next chunk's claim, in flight
+    [[maybe_unused]] int cur = 0, left = 0;  // thread 0: the chunk being taken, its tiles not yet published
+    [[maybe_unused]] bool spent = false;     // thread 0: the pool ran out
+    // the tile for position q >= steal_own, as thread 0 published it (the same for every thread)
     [[maybe_unused]] auto pool_tile = [&](int slot) -> int {
         const int c = sm_claim[slot];
-        return c >= 0 && c < head_tiles - pool0 ? pool0 + c : -1;
+        return c >= 0 ? pool0 + c : -1;
     };
 
     // fill all stages but one before anything else, so the first bytes are on their way
@@ -210,10 +214,23 @@ __global__ void __launch_bounds__(kThreads, 2)
             const int ld = q < steal_own ? split * steal_own + q : pool_tile(tile_i & 1);
             if (threadIdx.x == 0) {
                 sm_tile[next] = ld;  // that stage's old tile was read before this step's barrier
-                // publish the claim for position q + 1 (read at the next step), claim q + 2
-                if (q + 1 >= steal_own) sm_claim[(tile_i + 1) & 1] = spent ? -1 : static_cast<int>(pending);
-                if (q + 1 >= steal_own && !spent && pending >= unsigned(head_tiles - pool0)) spent = true;
-                if (q + 2 >= steal_own && !spent) pending = atomicAdd(pool, 1u);
+                // the first chunk's claim, kStealChunk steps before its first tile is published
+                if (q + 1 + kStealChunk == steal_own) pending = atomicAdd(pool, unsigned(kStealChunk));
+                // publish the pool tile of position q + 1 (read at the next step)
+                if (q + 1 >= steal_own) {
+                    int v = -1;
+                    if (!spent && left == 0) {  // the claimed chunk begins: claim the one after it
+                        cur = static_cast<int>(min(pending, unsigned(head_tiles)));
+                        left = kStealChunk;
+                        pending = atomicAdd(pool, unsigned(kStealChunk));
+                    }
+                    if (!spent) {
+                        v = cur + kStealChunk - left--;
+                        if (v >= head_tiles - pool0) v = -1;
+                        spent = v < 0;
+                    }
+                    sm_claim[(tile_i + 1) & 1] = v;
+                }
             }
             if (ld >= 0)
                 load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
@@ -510,8 +527,8 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
                        !(merge && std::strcmp(merge, "separate") == 0);
     // FLASHSIM_DECODE_ORDER=plain|steal (decode_split's comment). steal needs the fused merge (its last
-    // block resets the pool's counter) and an own share of >= kStages + 1 tiles a block (the ring's
-    // first fill and the first claim's two steps); elsewhere the plain order runs and `why` says so.
+    // block resets the pool's counter) and an own share of >= kStages + kStealChunk tiles a block (the ring's
+    // first fill and the first chunk's claim); elsewhere the plain order runs and `why` says so.
     const char* order = std::getenv("FLASHSIM_DECODE_ORDER");
     const std::string ord = order ? order : "";
     if (!ord.empty() && ord != "plain" && ord != "steal")
@@ -519,16 +536,18 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
                                  " is not an order: use plain or steal (or leave it unset for plain)");
     if (ord == "steal") {
         const int64_t head_tiles = (p.kv_len + kTileKeys - 1) / kTileKeys;
-        const int64_t stages = kRingBytes / (2 * kTileKeys * p.head_dim * sim::dtype_bytes(p.dtype));
+        const int64_t tile_bytes = 2 * kTileKeys * p.head_dim * sim::dtype_bytes(p.dtype);
+        const int64_t stages = kRingBytes / tile_bytes, chunk = kStealChunkBytes / tile_bytes;
         const int64_t own = head_tiles * 3 / (4 * plan.splits);
-        if (plan.splits == 1 || !plan.fused_merge || own < stages + 1) {
+        if (plan.splits == 1 || !plan.fused_merge || own < stages + chunk) {
             plan.why += "; FLASHSIM_DECODE_ORDER=steal needs splits > 1 with the fused merge and >= " +
-                        std::to_string(stages + 1) + " tiles of a block's own (has " + std::to_string(own) +
+                        std::to_string(stages + chunk) + " tiles of a block's own (has " + std::to_string(own) +
                         "): the plain order runs";
         } else {
             plan.steal = true;
             plan.steal_own = own;
-            plan.why += "; steal: " + std::to_string(own) + " tiles a block's own, then one at a time from the head's pool of " +
+            plan.why += "; steal: " + std::to_string(own) + " tiles a block's own, then chunks of " +
+                        std::to_string(chunk) + " from the head's pool of " +
                         std::to_string(head_tiles - plan.splits * own) + " tiles";
         }
     }

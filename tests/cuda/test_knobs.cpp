@@ -264,12 +264,12 @@ TEST_CASE("decode: FLASHSIM_DECODE_ORDER=steal runs where a block's own share co
     const fcuda::DecodePlanSummary one = fcuda::describe_decode_plan(p, 132, 1);
     CHECK_FALSE(one.steal);
     CHECK(has(one.why, "the plain order runs"));
-    // 1000 keys in 4 splits at d = 64: 16 tiles, 3 of a block's own, fewer than the 6-stage ring's fill + 1
+    // 1000 keys in 4 splits at d = 64: 16 tiles, 3 of a block's own, fewer than the 6-stage ring + a 4-tile chunk
     p.kv_len = 1000;
     p.head_dim = 64;
     const fcuda::DecodePlanSummary short_cache = fcuda::describe_decode_plan(p, 132, 4);
     CHECK_FALSE(short_cache.steal);
-    CHECK(has(short_cache.why, ">= 7 tiles of a block's own (has 3)"));
+    CHECK(has(short_cache.why, ">= 10 tiles of a block's own (has 3)"));
     setenv("FLASHSIM_DECODE_ORDER", "plain", 1);
     CHECK_FALSE(fcuda::describe_decode_plan(p, 132, 4).steal);
     setenv("FLASHSIM_DECODE_ORDER", "sometimes", 1);
