@@ -543,7 +543,6 @@ int run_decode_bench(const BenchArgs& a) {
                 const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o, a.splits);
                 row["splits"] = m.splits;
                 row["splits_why"] = m.splits_why;
-                row["order"] = m.order;
                 row["blocks"] = m.blocks;
                 row["tile_keys"] = m.tile_keys;
                 row["ms_median"] = m.ms_median;

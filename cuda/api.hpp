@@ -244,7 +244,6 @@ struct DecodeMeasurement {
     int repeats = 0;
     int64_t splits = 0, blocks = 0, tile_keys = 0;
     std::string splits_why;
-    std::string order = "plain";  // how blocks take their tiles (FLASHSIM_DECODE_ORDER: plain, steal)
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
     int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
     double kv_tbps = 0;       // kv_bytes / median time, TB/s
@@ -256,18 +255,6 @@ struct DecodeMeasurement {
     DecodeTrace trace;  // runs == 0: not traced
 };
 DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt, int64_t splits = 0);
-// The decode kernel's plan for p on a GPU with sm_count SMs, on the host (no GPU needed): the split
-// count (splits = 0: the rule's), whether the steal order runs (FLASHSIM_DECODE_ORDER=steal, where it
-// can; why says when it cannot), a block's own tiles under it, whether the last block merges. Throws
-// on what the kernel does not take and on a FLASHSIM_DECODE_ORDER other than plain or steal.
-struct DecodePlanSummary {
-    int64_t splits = 1;
-    bool steal = false;
-    int64_t steal_own = 0;
-    bool fused_merge = false;
-    std::string why;
-};
-DecodePlanSummary describe_decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits = 0);
 struct DecodeOutputs {
     sim::TensorF O;          // (B, H_q, 1, d)
     std::vector<float> LSE;  // (B, H_q)

@@ -18,17 +18,10 @@
 //     through shared memory. With one split the block writes O (storage type) and LSE; otherwise a
 //     partial O_s (fp32, normalised) and LSE_s = m_s + log l_s. P is rounded to the storage type
 //     for the second product, as in the flash kernels.
-//   Tile order (FLASHSIM_DECODE_ORDER=plain|steal; the kernel's template parameter kSteal): plain,
-//     each block reads its split's tiles in order; steal, each block reads steal_own tiles of its
-//     own (the first 3/4 of a fair share), then chunks of 64 KiB (2 tiles at d = 128, 4 at d = 64)
-//     from the head's common pool (the tiles after splits x steal_own), each claimed on an atomic
-//     counter per (b, KV head, chunk) a chunk's steps before it is loaded: a block that DRAM serves
-//     faster reads more, and the blocks of a head finish together. The keys then fall to the blocks
-//     differently from run to run, so O and LSE differ by rounding between runs.
 //   Fused merge (splits <= 1024): each block then counts itself on an atomic counter per
 //     (b, h, chunk); the last one reads every split's LSE_s and O_s back (from L2) and writes
-//     LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s, and resets the counter (and the
-//     steal pool's) to 0 for the next launch. One launch instead of two (at B = 1, L = 32k the whole decode is ~35 us).
+//     LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s, and resets the counter to 0 for
+//     the next launch. One launch instead of two (at B = 1, L = 32k the whole decode is ~35 us).
 //   decode_merge (more splits, or FLASHSIM_DECODE_MERGE=separate): the same merge as a second
 //     kernel, one block per (b, query head), d threads.
 // Split count: sim::choose_splits with this GPU's SM count (enough blocks for 2 per SM, splits of
@@ -65,7 +58,6 @@ constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
 constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
-constexpr int kStealChunkBytes = 64 * 1024;  // steal: a pool chunk, K and V (2 tiles at d = 128, 4 at d = 64)
 constexpr float kLog2e = 1.4426950408889634f;
 
 // A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
@@ -112,14 +104,13 @@ __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64
 }
 
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
-// O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks), then
-// under steal the pools' (B, H_kv * chunks).
-template <typename T, int D, int G, bool kSteal>
+// O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
+template <typename T, int D, int G>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
-                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace, int steal_own) {
+                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
     using R = Ring<T, D>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
@@ -141,42 +132,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t k_begin = int64_t(split) * keys_per_split, k_end = min(L, k_begin + keys_per_split);
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileKeys - 1) / kTileKeys) : 0;
 
-    // steal (kSteal): the tile at position q of this block's sequence is split * steal_own + q for
-    // q < steal_own (its own), then pool tiles in chunks of kStealChunk: thread 0 claims a chunk
-    // (atomicAdd of kStealChunk on the pool's counter) when it starts taking tiles from the one
-    // before, so an atomic has a whole chunk's steps to come back before its first tile is needed.
-    // At loop step p thread 0 publishes the tile of position p + kStages (sm_claim[(p + 1) & 1];
-    // -1 once the pool is spent), and every thread reads it at step p + 1, where that position is
-    // loaded. steal_own >= kStages + kStealChunk (decode_plan): the first claim is issued at a step
-    // >= 0 and the ring's first fill is the block's own. sm_tile holds each stage's tile (-1: none).
-    [[maybe_unused]] const int head_tiles = static_cast<int>((L + kTileKeys - 1) / kTileKeys);
-    [[maybe_unused]] const int pool0 = splits * steal_own;
-    [[maybe_unused]] unsigned* pool =
-        counters + size_t(gridDim.y) * gridDim.z + blockIdx.z * gridDim.y + blockIdx.y;
-    __shared__ int sm_tile[kSteal ? R::kStages : 1];
-    __shared__ int sm_claim[2];
-    constexpr int kStealChunk = kStealChunkBytes / (2 * R::kTileElems * int(sizeof(T)));  // 2 at d = 128, 4 at 64
-    [[maybe_unused]] unsigned pending = 0;  // thread 0: the next chunk's claim, in flight
-    [[maybe_unused]] int cur = 0, left = 0;  // thread 0: the chunk being taken, its tiles not yet published
-    [[maybe_unused]] bool spent = false;     // thread 0: the pool ran out
-    // the tile for position q >= steal_own, as thread 0 published it (the same for every thread)
-    [[maybe_unused]] auto pool_tile = [&](int slot) -> int {
-        const int c = sm_claim[slot];
-        return c >= 0 ? pool0 + c : -1;
-    };
-
     // fill all stages but one before anything else, so the first bytes are on their way
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
-        if constexpr (kSteal) {
-            const int tile = split * steal_own + st;  // own (steal_own > kStages)
-            if (threadIdx.x == 0) sm_tile[st] = tile;
-            load_tile<T, D>(ring + (2 * st) * R::kTileElems, ring + (2 * st + 1) * R::kTileElems, Kh, Vh,
-                            int64_t(tile) * kTileKeys, L);
-        } else if (st < tiles) {
+        if (st < tiles)
             load_tile<T, D>(ring + (2 * st) * R::kTileElems, ring + (2 * st + 1) * R::kTileElems, Kh, Vh,
                             k_begin + int64_t(st) * kTileKeys, k_end);
-        }
         cp_async_commit();
     }
 
@@ -201,44 +162,13 @@ __global__ void __launch_bounds__(kThreads, 2)
     // ldmatrix row addresses: lanes 8j..8j+7 give rows (keys) 8 warp + 0..7 of the matrix at d = 32c + 8j
     const int lrow = warp * 8 + (lane & 7), lcol = 8 * (lane >> 3);
     int stage = 0, next = R::kStages - 1;  // the stage tile t sits in; the stage tile t + kStages - 1 goes to
-    for (int tile_i = 0; kSteal || tile_i < tiles; ++tile_i) {
+    for (int tile_i = 0; tile_i < tiles; ++tile_i) {
         cp_async_wait<R::kStages - 2>();  // this thread's copies of tile t have landed
         __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
         if (tile_i == 0) trace_stamp(rec, 1);
-        [[maybe_unused]] int64_t tile_key0 = 0;
-        if constexpr (kSteal) {
-            const int tile = sm_tile[stage];
-            if (tile < 0) break;  // the same for every thread: the block's sequence has ended
-            tile_key0 = int64_t(tile) * kTileKeys;
-            const int q = tile_i + R::kStages - 1;  // the position this step loads
-            const int ld = q < steal_own ? split * steal_own + q : pool_tile(tile_i & 1);
-            if (threadIdx.x == 0) {
-                sm_tile[next] = ld;  // that stage's old tile was read before this step's barrier
-                // the first chunk's claim, kStealChunk steps before its first tile is published
-                if (q + 1 + kStealChunk == steal_own) pending = atomicAdd(pool, unsigned(kStealChunk));
-                // publish the pool tile of position q + 1 (read at the next step)
-                if (q + 1 >= steal_own) {
-                    int v = -1;
-                    if (!spent && left == 0) {  // the claimed chunk begins: claim the one after it
-                        cur = static_cast<int>(min(pending, unsigned(head_tiles)));
-                        left = kStealChunk;
-                        pending = atomicAdd(pool, unsigned(kStealChunk));
-                    }
-                    if (!spent) {
-                        v = cur + kStealChunk - left--;
-                        if (v >= head_tiles - pool0) v = -1;
-                        spent = v < 0;
-                    }
-                    sm_claim[(tile_i + 1) & 1] = v;
-                }
-            }
-            if (ld >= 0)
-                load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
-                                int64_t(ld) * kTileKeys, L);
-        } else if (tile_i + R::kStages - 1 < tiles) {
+        if (tile_i + R::kStages - 1 < tiles)
             load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
                             k_begin + int64_t(tile_i + R::kStages - 1) * kTileKeys, k_end);
-        }
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_j = ring + (2 * stage) * R::kTileElems;  // (64, D)
@@ -257,16 +187,9 @@ __global__ void __launch_bounds__(kThreads, 2)
             mma16816<T>(s, a1, kb[2], kb[3]);
         }
         // online softmax in base 2 for head g over keys 2t, 2t + 1 of this warp's eight
-        float s0, s1;
-        if constexpr (kSteal) {
-            const int64_t key = tile_key0 + warp * 8 + 2 * t;
-            s0 = key < L ? s[0] * scale_log2 : -INFINITY;
-            s1 = key + 1 < L ? s[1] * scale_log2 : -INFINITY;
-        } else {
-            const int64_t key = k_begin + int64_t(tile_i) * kTileKeys + warp * 8 + 2 * t;
-            s0 = key < k_end ? s[0] * scale_log2 : -INFINITY;
-            s1 = key + 1 < k_end ? s[1] * scale_log2 : -INFINITY;
-        }
+        const int64_t key = k_begin + int64_t(tile_i) * kTileKeys + warp * 8 + 2 * t;
+        const float s0 = key < k_end ? s[0] * scale_log2 : -INFINITY;
+        const float s1 = key + 1 < k_end ? s[1] * scale_log2 : -INFINITY;
         float mx = fmaxf(s0, s1);
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
@@ -413,10 +336,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         out[3] = StorageTraits<T>::from_float(o.w);
     }
     if (threadIdx.x < G && LSE) LSE[b * H_q + qh0 + threadIdx.x] = sm_lse[threadIdx.x];
-    if (threadIdx.x == 0) {  // ready for the next launch (every block has counted itself: none claims any more)
-        *counter = 0;
-        if constexpr (kSteal) *pool = 0;
-    }
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
     trace_stamp(rec, 4);
 }
 
@@ -437,9 +357,9 @@ __global__ void decode_merge(const float* __restrict__ O_part, const float* __re
     if (threadIdx.x == 0 && LSE) LSE[qh] = lse;
 }
 
-template <typename T, int D, int G, bool kSteal>
+template <typename T, int D, int G>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    auto kernel = decode_split<T, D, G, kSteal>;
+    auto kernel = decode_split<T, D, G>;
     static const bool configured = [&] {  // the ring is dynamic shared memory above the 48 KiB default
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -456,7 +376,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2, t.trace, static_cast<int>(plan.steal_own));
+        plan.fused_merge ? 1 : 0, scale_log2, t.trace);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -465,25 +385,18 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     }
 }
 
-template <typename T, int D, bool kSteal>
-void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    switch (plan.group_chunk) {
-        case 8:
-            return launch_split<T, D, 8, kSteal>(p, plan, t, s);
-        case 4:
-            return launch_split<T, D, 4, kSteal>(p, plan, t, s);
-        case 2:
-            return launch_split<T, D, 2, kSteal>(p, plan, t, s);
-        default:
-            return launch_split<T, D, 1, kSteal>(p, plan, t, s);
-    }
-}
 template <typename T, int D>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    if (plan.steal)
-        launch_g<T, D, true>(p, plan, t, s);
-    else
-        launch_g<T, D, false>(p, plan, t, s);
+    switch (plan.group_chunk) {
+        case 8:
+            return launch_split<T, D, 8>(p, plan, t, s);
+        case 4:
+            return launch_split<T, D, 4>(p, plan, t, s);
+        case 2:
+            return launch_split<T, D, 2>(p, plan, t, s);
+        default:
+            return launch_split<T, D, 1>(p, plan, t, s);
+    }
 }
 
 }  // namespace
@@ -526,43 +439,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
                        !(merge && std::strcmp(merge, "separate") == 0);
-    // FLASHSIM_DECODE_ORDER=plain|steal (decode_split's comment). steal needs the fused merge (its last
-    // block resets the pool's counter) and an own share of >= kStages + kStealChunk tiles a block (the ring's
-    // first fill and the first chunk's claim); elsewhere the plain order runs and `why` says so.
-    const char* order = std::getenv("FLASHSIM_DECODE_ORDER");
-    const std::string ord = order ? order : "";
-    if (!ord.empty() && ord != "plain" && ord != "steal")
-        throw std::runtime_error("FLASHSIM_DECODE_ORDER=" + ord +
-                                 " is not an order: use plain or steal (or leave it unset for plain)");
-    if (ord == "steal") {
-        const int64_t head_tiles = (p.kv_len + kTileKeys - 1) / kTileKeys;
-        const int64_t tile_bytes = 2 * kTileKeys * p.head_dim * sim::dtype_bytes(p.dtype);
-        const int64_t stages = kRingBytes / tile_bytes, chunk = kStealChunkBytes / tile_bytes;
-        const int64_t own = head_tiles * 3 / (4 * plan.splits);
-        if (plan.splits == 1 || !plan.fused_merge || own < stages + chunk) {
-            plan.why += "; FLASHSIM_DECODE_ORDER=steal needs splits > 1 with the fused merge and >= " +
-                        std::to_string(stages + chunk) + " tiles of a block's own (has " + std::to_string(own) +
-                        "): the plain order runs";
-        } else {
-            plan.steal = true;
-            plan.steal_own = own;
-            plan.why += "; steal: " + std::to_string(own) + " tiles a block's own, then chunks of " +
-                        std::to_string(chunk) + " from the head's pool of " +
-                        std::to_string(head_tiles - plan.splits * own) + " tiles";
-        }
-    }
     return plan;
-}
-
-DecodePlanSummary describe_decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
-    const DecodePlan plan = decode_plan(p, sm_count, splits);
-    DecodePlanSummary out;
-    out.splits = plan.splits;
-    out.steal = plan.steal;
-    out.steal_own = plan.steal_own;
-    out.fused_merge = plan.fused_merge;
-    out.why = plan.why;
-    return out;
 }
 
 void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {

@@ -830,7 +830,7 @@ DecodeSet make_decode_set(const sim::DecodeProblem& p, const DecodePlan& plan) {
     if (plan.splits > 1) {
         s.O_part = DeviceBuffer(static_cast<size_t>(q_elems * plan.splits * 4));
         s.LSE_part = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * plan.splits * 4));
-        s.counters = DeviceBuffer(static_cast<size_t>(2 * p.batch * p.q_heads * 4));  // the kernel leaves them at 0
+        s.counters = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));  // the kernel leaves them at 0
         CUDA_CHECK(cudaMemset(s.counters.get(), 0, s.counters.bytes()));
     }
     generate_on_device(s.Q.get(), p.dtype, p.seed, sim::InputTensor::Q, q_elems);
@@ -931,7 +931,6 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     DecodeMeasurement out;
     out.splits = plan.splits;
     out.splits_why = plan.why;
-    out.order = plan.steal ? "steal" : "plain";
     out.tile_keys = decode_kernel_config().tile_keys;
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;

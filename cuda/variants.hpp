@@ -61,9 +61,7 @@ struct DecodePlan {
     int64_t splits = 1, keys_per_split = 0;
     int group_chunk = 1;  // query heads one block carries (8, 4, 2 or 1; a larger group runs in chunks)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
-    bool steal = false;        // FLASHSIM_DECODE_ORDER=steal where it can run: own tiles, then the head's pool
-    int64_t steal_own = 0;     // steal: the tiles a block reads of its own
-    std::string why;      // why this split count (sim::choose_splits), and the order
+    std::string why;      // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {
     const void* Q = nullptr;  // (B, H_q, 1, d)
@@ -73,7 +71,7 @@ struct DecodeTensors {
     float* LSE = nullptr;       // (B, H_q), natural log; may be null
     float* O_part = nullptr;    // (B, H_q, splits, d) fp32, when splits > 1
     float* LSE_part = nullptr;  // (B, H_q, splits)
-    unsigned* counters = nullptr;  // 2 x (B, H_q) zeros, when splits > 1: the fused merge's, the steal pools'; left at zero
+    unsigned* counters = nullptr;  // (B, H_q) zeros, when splits > 1: the fused merge's; left at zero
     unsigned long long* trace = nullptr;  // null, or kDecodeTraceWords a block of the split kernel's grid
 };
 // a block's trace record: {global timer ns, SM clock} at start, first tile landed, last tile done,

@@ -13,8 +13,7 @@
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
 # CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
-# --decode with its SDPA anchors), decode_orders (the decode kernel's FLASHSIM_DECODE_ORDER values side
-# by side), probe (bench --counters-probe), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# --decode with its SDPA anchors), probe (bench --counters-probe), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
@@ -168,13 +167,6 @@ if has sanitize; then
             --batch 2 -d "$d" --splits "$([ "$sp" = separate ] && echo 0 || echo "$sp")" --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
           echo "rc=$?" >> "$SAN"
         done
-        # the steal order (FLASHSIM_DECODE_ORDER=steal): 314 tiles a head in 5 splits, 47 a block's own
-        # and a pool of 79 whose last tile is partial
-        echo "--- $tool decode d=$d order=steal" >> "$SAN"
-        FLASHSIM_DECODE_ORDER=steal timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          "$BIN/flashsim-bench" bench --decode --cache 20037 --batch 2 -d "$d" --splits 5 --repeats 2 --warmup 0 \
-          --no-check >> "$SAN" 2>&1
-        echo "rc=$?" >> "$SAN"
       done
     done
   fi
@@ -640,24 +632,6 @@ if has decode; then
     --out "$OUT/decode_anchored.json" --repeats "$REPEATS"
   echo "decode anchor rc=$?"
   [ -s "$OUT/decode_anchored.json" ] && mv "$OUT/decode_anchored.json" "$dj"
-fi
-
-if has decode_orders; then
-  # the decode kernel's tile orders side by side (FLASHSIM_DECODE_ORDER over DECODE_ORDERS, default
-  # plain steal), DECODE_ROUNDS rounds (2) alternating, on the decode stage's rows (DECODE_ARGS,
-  # DECODE_TRACE as there); one file decode_orders.json, each row's order and round in order_round,
-  # SDPA's anchors and the copy added
-  stamp decode_orders
-  for r in $(seq "${DECODE_ROUNDS:-2}"); do
-    for o in ${DECODE_ORDERS:-plain steal}; do
-      # shellcheck disable=SC2086  # DECODE_ARGS is a list of arguments
-      FLASHSIM_DECODE_ORDER=$o timeout "${DECODE_TIMEOUT:-120}" "$BIN/flashsim-bench" bench --decode \
-        -d "${DECODE_DIMS:-128,64}" --repeats "$REPEATS" --trace "${DECODE_TRACE:-0}" ${DECODE_ARGS:-} \
-        --json "$OUT/decode_orders_${o}r${r}_x.json"
-      echo "decode order $o round $r rc=$?"
-    done
-  done
-  merge_tagged decode_orders order_round 0
 fi
 
 if has fit; then

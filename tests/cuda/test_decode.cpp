@@ -7,8 +7,6 @@
 //     count, one split and forced splits (the fused merge);
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
-//   * the steal order (FLASHSIM_DECODE_ORDER=steal) vs the reference, and over repeated launches on
-//     one set (a pool counter left non-zero would leave the next launch's pool tiles unread);
 //   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
 //   * a traced run (bench --decode --trace): every block stamped, the stamps in the kernel's order,
 //     the blocks inside the events' time, the merge stamped where the splits are merged;
@@ -17,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "cuda/api.hpp"
@@ -110,40 +107,6 @@ TEST_CASE("decode: repeated launches with the fused merge (its counters return t
     CHECK(m.unwritten == 0);
     CHECK(m.vs_reference.count > 0);
     CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
-}
-
-TEST_CASE("decode, steal order: vs the float64 reference at odd L, both d, and over repeated launches") {
-    setenv("FLASHSIM_DECODE_ORDER", "steal", 1);
-    struct Case {
-        int64_t b, hq, hkv, L, splits;
-    };
-    // GQA with the rule's splits; forced splits with a partial last tile in the pool; MHA; a group of
-    // 16 in two chunks (each chunk its own pool)
-    for (const Case c : {Case{1, 32, 8, 32768, 0}, Case{2, 32, 8, 20000 + 37, 5}, Case{3, 8, 8, 9000 + 1, 3},
-                         Case{1, 32, 2, 12345, 4}})
-        for (int64_t d : {64, 128}) {
-            const sim::DecodeProblem p = decode_shape(c.b, c.hq, c.hkv, c.L, d, sim::DType::bf16);
-            CAPTURE(c.b);
-            CAPTURE(c.hq);
-            CAPTURE(c.hkv);
-            CAPTURE(c.L);
-            CAPTURE(d);
-            const fcuda::DecodePlanSummary plan = fcuda::describe_decode_plan(p, 132, c.splits);
-            CAPTURE(plan.why);
-            CHECK(plan.steal);
-            check_decode_vs_reference(p, c.splits, plan.splits);
-        }
-    // the timed runs reuse one set of counters launch after launch: nothing unwritten, O still right
-    const sim::DecodeProblem p = decode_shape(2, 32, 8, 3000, 64, sim::DType::bf16);
-    fcuda::RunOptions o;
-    o.repeats = 4;
-    o.warmup = 2;
-    o.input_copies = 1;
-    const fcuda::DecodeMeasurement m = fcuda::run_decode(p, o, 2);
-    CHECK(m.order == "steal");
-    CHECK(m.unwritten == 0);
-    CHECK(m.vs_reference.rel_frobenius < decode_tolerance(p.dtype));
-    unsetenv("FLASHSIM_DECODE_ORDER");
 }
 
 TEST_CASE("decode: run_decode writes every output, times it, and reads K and V once per KV head") {
