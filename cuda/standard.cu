@@ -6,19 +6,28 @@
 //   backward: dV = P^T dO, dP = dO V^T (GEMMs); dS = P o (dP - rowsum(P o dP)) (kernel);
 //             dQ = scale dS K, dK = scale dS^T Q (GEMMs).
 //
-// Launch shape: GEMMs as cuBLAS picks them (batch = B*H); softmax: one block of 256 threads a row,
-//   grid (N, B*H).
-// SRAM: cuBLAS's own tiles; the softmax kernel keeps 2 x 8 floats of reduction scratch.
+// Launch shape: GEMMs as cuBLAS picks them (batch = B*H). Softmax, forward and backward: when
+//   N % 8 == 0 (and N <= 32768 forward, 16384 backward) a group of tpr threads a row (a power of two,
+//   8-512: 8 16-byte vectors a thread forward, 4 of P and 4 of dP backward), blocks of max(256, tpr),
+//   the row held in registers: one DRAM read of S (P, dP) and one write of P (dS). Other N: one
+//   block of 256 threads a row, grid (N, B*H), two passes (the second re-reads the row from L1/L2).
+//   FLASHSIM_STANDARD_SOFTMAX=rows forces the two-pass kernels (for side-by-side timing).
+// SRAM: cuBLAS's own tiles; the softmax kernels keep at most 16 floats of reduction scratch.
 // HBM traffic (forward, e = bytes per element, the simulator's standard):
 //   S = QK^T: read Q, K (2 N d e), write S (N^2 e); softmax: read S, write P (2 N^2 e);
 //   O = PV: read P, V (N^2 e + N d e), write O (N d e)            -- per head, times B*H.
-//   (The softmax pass may read S twice; the second read is of a row it just read, 2 N e bytes,
+//   (The two-pass softmax reads S twice; the second read is of a row it just read, 2 N e bytes,
 //   which stays in L1/L2.)
 // Run/check: flashsim bench --variant standard --seq 1024 ; ctest -L gpu (tests/cuda)
 #include <cublas_v2.h>
 
 #include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
+#include "cuda/mma.cuh"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -133,6 +142,186 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// ---- the vector path: one DRAM pass, a row held in registers ------------------------------------
+// Rows of N % 8 == 0 columns (so every row starts on a 16-byte boundary), N <= kVecMaxCols: a group
+// of `tpr` threads (a power of two, 8 to 512) takes a row, each thread 8 vectors of 8 elements
+// (16-byte loads and stores), thread t vectors t, t + tpr, ... (a group's loads are contiguous).
+// The row stays in registers between the reductions, so S (or P and dP) is read from DRAM once and
+// P (or dS) written once: the bytes the simulator's standard counts. Blocks of max(256, tpr) threads.
+constexpr int kVecFwd = 8;  // 16-byte vectors a thread, forward (S: 32 registers, 64 as floats)
+constexpr int kVecBwd = 4;  // backward: 4 of P and 4 of dP (8 vectors held: more spill at 128 registers)
+constexpr int kVecElems = 8;     // 2-byte elements a vector
+constexpr int kVecMaxTpr = 512;  // threads a row at most
+
+// Threads a row: the smallest power of two >= 8 that covers N with `per_thread` vectors a thread.
+int vec_threads_per_row(int N, int per_thread) {
+    int tpr = 8;
+    while (tpr * per_thread * kVecElems < N) tpr *= 2;
+    return tpr;
+}
+// FLASHSIM_STANDARD_SOFTMAX: "vec" (default) or "rows" (the two-pass kernels everywhere, for a
+// side-by-side timing); anything else is refused.
+bool softmax_rows_forced() {
+    const char* e = std::getenv("FLASHSIM_STANDARD_SOFTMAX");
+    if (e == nullptr || std::string(e) == "vec") return false;
+    if (std::string(e) == "rows") return true;
+    throw std::runtime_error(std::string("FLASHSIM_STANDARD_SOFTMAX=") + e +
+                             ": unknown softmax kernel for standard; use vec (one DRAM pass, the default) or rows "
+                             "(two passes, one block a row), or unset it");
+}
+// Forward N <= 32768, backward N <= 16384; longer or ragged rows take the two-pass kernels.
+bool vec_path(int N, int per_thread) {
+    return N % kVecElems == 0 && N <= kVecMaxTpr * per_thread * kVecElems && !softmax_rows_forced();
+}
+
+__device__ __forceinline__ float2 unpack2(uint32_t w, __nv_bfloat16) {
+    return __bfloat1622float2(__halves2bfloat162(__ushort_as_bfloat16(static_cast<unsigned short>(w & 0xffffu)),
+                                                 __ushort_as_bfloat16(static_cast<unsigned short>(w >> 16))));
+}
+__device__ __forceinline__ float2 unpack2(uint32_t w, __half) {
+    return __half22float2(__halves2half2(__ushort_as_half(static_cast<unsigned short>(w & 0xffffu)),
+                                         __ushort_as_half(static_cast<unsigned short>(w >> 16))));
+}
+template <typename T>
+__device__ __forceinline__ void unpack8(const uint4& raw, float (&x)[kVecElems]) {
+    const float2 a = unpack2(raw.x, T{}), b = unpack2(raw.y, T{}), c = unpack2(raw.z, T{}), d = unpack2(raw.w, T{});
+    x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y, x[4] = c.x, x[5] = c.y, x[6] = d.x, x[7] = d.y;
+}
+template <typename T>
+__device__ __forceinline__ uint4 pack8(const float (&x)[kVecElems]) {
+    return make_uint4(pack2<T>(x[0], x[1]), pack2<T>(x[2], x[3]), pack2<T>(x[4], x[5]), pack2<T>(x[6], x[7]));
+}
+
+// Reduces v over the `tpr` threads of this thread's row group (max when kMax, else sum); every
+// thread of the group gets the result. All threads of the block must call it (it may synchronise).
+template <bool kMax>
+__device__ __forceinline__ float group_reduce(float v, int tpr, float* scratch /* 16 floats */) {
+    const int width = tpr < 32 ? tpr : 32;
+    for (int off = width / 2; off > 0; off >>= 1) {
+        const float o = __shfl_xor_sync(0xffffffffu, v, off);
+        v = kMax ? fmaxf(v, o) : v + o;
+    }
+    if (tpr <= 32) return v;
+    const int warp = threadIdx.x / 32, per = tpr / 32, first = warp / per * per;
+    __syncthreads();  // scratch free (an earlier reduction's readers are done)
+    if (threadIdx.x % 32 == 0) scratch[warp] = v;
+    __syncthreads();
+    v = scratch[first];
+    for (int w = 1; w < per; ++w) v = kMax ? fmaxf(v, scratch[first + w]) : v + scratch[first + w];
+    return v;
+}
+
+// P = softmax(scale S) row by row, keys > n masked (P = 0 there) when causal.
+template <typename T, int kVecPerThread>
+__global__ void __launch_bounds__(kVecMaxTpr)
+    softmax_rows_vec(const T* __restrict__ S, T* __restrict__ P, int N, long long rows, int tpr, float scale_log2,
+                     bool causal) {
+    __shared__ float scratch[16];
+    const int t = threadIdx.x % tpr;
+    const long long r = static_cast<long long>(blockIdx.x) * (blockDim.x / tpr) + threadIdx.x / tpr;
+    const bool live = r < rows;
+    const int n = live ? static_cast<int>(r % N) : 0;
+    const int visible = causal ? n + 1 : N;  // columns [0, visible) take part
+    const int nvec = N / kVecElems;
+    const uint4* s = reinterpret_cast<const uint4*>(S + (live ? r : 0) * N);
+    uint4* p = reinterpret_cast<uint4*>(P + (live ? r : 0) * N);
+    float x[kVecPerThread][kVecElems];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i) {
+        const int v = t + i * tpr, c0 = v * kVecElems;
+        if (live && v < nvec && c0 < visible) {
+            unpack8<T>(__ldcs(s + v), x[i]);
+#pragma unroll
+            for (int k = 0; k < kVecElems; ++k) {
+                x[i][k] = c0 + k < visible ? x[i][k] * scale_log2 : -INFINITY;
+                m = fmaxf(m, x[i][k]);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < kVecElems; ++k) x[i][k] = -INFINITY;
+        }
+    }
+    m = group_reduce<true>(m, tpr, scratch);
+    float l = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i)
+#pragma unroll
+        for (int k = 0; k < kVecElems; ++k) {
+            x[i][k] = fast_exp2(x[i][k] - m);  // exp2(-inf) = 0: masked and absent columns
+            l += x[i][k];
+        }
+    l = group_reduce<false>(l, tpr, scratch);
+    const float inv_l = 1.0f / l;
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i) {
+        const int v = t + i * tpr;
+        if (live && v < nvec) {
+#pragma unroll
+            for (int k = 0; k < kVecElems; ++k) x[i][k] *= inv_l;
+            p[v] = pack8<T>(x[i]);
+        }
+    }
+}
+
+// dS = P o (dP - D), D = sum_c P[c] dP[c], row by row; P and dP read once.
+template <typename T, int kVecPerThread>
+__global__ void __launch_bounds__(kVecMaxTpr)
+    softmax_backward_rows_vec(const T* __restrict__ P, const T* __restrict__ dP, T* __restrict__ dS, int N,
+                              long long rows, int tpr) {
+    __shared__ float scratch[16];
+    const int t = threadIdx.x % tpr;
+    const long long r = static_cast<long long>(blockIdx.x) * (blockDim.x / tpr) + threadIdx.x / tpr;
+    const bool live = r < rows;
+    const int nvec = N / kVecElems;
+    const size_t base = static_cast<size_t>(live ? r : 0) * N;
+    const uint4* pp = reinterpret_cast<const uint4*>(P + base);
+    const uint4* dpp = reinterpret_cast<const uint4*>(dP + base);
+    uint4* ds = reinterpret_cast<uint4*>(dS + base);
+    uint4 praw[kVecPerThread], dpraw[kVecPerThread];
+    float acc = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i) {
+        const int v = t + i * tpr;
+        const bool in = live && v < nvec;
+        praw[i] = in ? __ldcs(pp + v) : make_uint4(0, 0, 0, 0);
+        dpraw[i] = in ? __ldcs(dpp + v) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i) {
+        float a[kVecElems], b[kVecElems];
+        unpack8<T>(praw[i], a);
+        unpack8<T>(dpraw[i], b);
+#pragma unroll
+        for (int k = 0; k < kVecElems; ++k) acc += a[k] * b[k];
+    }
+    const float D = group_reduce<false>(acc, tpr, scratch);
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i) {
+        const int v = t + i * tpr;
+        if (live && v < nvec) {
+            float a[kVecElems], b[kVecElems];
+            unpack8<T>(praw[i], a);
+            unpack8<T>(dpraw[i], b);
+#pragma unroll
+            for (int k = 0; k < kVecElems; ++k) a[k] *= b[k] - D;
+            ds[v] = pack8<T>(a);
+        }
+    }
+}
+
+// Grid of the vector path: blocks of max(256, tpr) threads, 256 / tpr rows a block when tpr < 256.
+struct VecLaunch {
+    int tpr, threads;
+    unsigned blocks;
+};
+VecLaunch vec_launch(int N, long long rows, int per_thread) {
+    const int tpr = vec_threads_per_row(N, per_thread);
+    const int threads = tpr < kThreads ? kThreads : tpr;
+    const long long per_block = threads / tpr;
+    return {tpr, threads, static_cast<unsigned>((rows + per_block - 1) / per_block)};
+}
+
 }  // namespace
 
 TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
@@ -146,6 +335,7 @@ TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
     t.stages = 0;
     t.sram_bytes = 0;
     t.threads = kThreads;
+    if (softmax_rows_forced()) t.layout = "softmax: two passes, one block of 256 threads a row (FLASHSIM_STANDARD_SOFTMAX=rows)";
     return t;
 }
 
@@ -159,8 +349,15 @@ void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
     // Row-major S (queries x keys) is column-major S^T = K Q^T.
     gemm(s, p.dtype, true, false, N, N, d, 1.0f, t.K, d, nd, t.Q, d, nd, ws.a.get(), N, nn, BH);
     dispatch_dtype(p.dtype, [&]<typename T>() {
-        softmax_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.a.as<T>(), ws.b.as<T>(), N,
-                                                         static_cast<float>(p.softmax_scale()), p.causal);
+        if (vec_path(N, kVecFwd)) {
+            const long long rows = static_cast<long long>(BH) * N;
+            const VecLaunch g = vec_launch(N, rows, kVecFwd);
+            softmax_rows_vec<T, kVecFwd><<<g.blocks, g.threads, 0, s>>>(
+                ws.a.as<T>(), ws.b.as<T>(), N, rows, g.tpr, static_cast<float>(p.softmax_scale() * M_LOG2E), p.causal);
+        } else {
+            softmax_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.a.as<T>(), ws.b.as<T>(), N,
+                                                             static_cast<float>(p.softmax_scale()), p.causal);
+        }
         LAUNCH_CHECK();
     });
     // Row-major O (N x d) is column-major O^T = V^T P^T.
@@ -182,7 +379,14 @@ void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, c
     // dP (row-major) = column-major dP^T = V dO^T
     gemm(s, p.dtype, true, false, N, N, d, 1.0f, t.V, d, nd, t.dO, d, nd, ws.c.get(), N, nn, BH);
     dispatch_dtype(p.dtype, [&]<typename T>() {
-        softmax_backward_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N);
+        if (vec_path(N, kVecBwd)) {
+            const long long rows = static_cast<long long>(BH) * N;
+            const VecLaunch g = vec_launch(N, rows, kVecBwd);
+            softmax_backward_rows_vec<T, kVecBwd><<<g.blocks, g.threads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N,
+                                                                        rows, g.tpr);
+        } else {
+            softmax_backward_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N);
+        }
         LAUNCH_CHECK();
     });
     // dQ^T = scale K^T dS^T ; dK^T = scale Q^T dS

@@ -30,7 +30,7 @@
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
-# sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = 130 and memcheck at SAN_ODD_SEQS.
+# sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = SAN_SEQ (130) and memcheck at SAN_ODD_SEQS.
 # CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
 # names, * wildcards), when device time is short.
@@ -117,7 +117,7 @@ if has sanitize; then
             [ "$m" = none ] && m=""
             echo "--- $tool $v $p d=$d $m" >> "$SAN"
             timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" \
-              --seq 130 --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
+              --seq "${SAN_SEQ:-130}" --head-dim "$d" --batch 1 --heads 2 $m --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
             echo "rc=$?" >> "$SAN"
           done
         done

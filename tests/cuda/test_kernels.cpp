@@ -154,6 +154,53 @@ TEST_CASE("forward: every variant vs the float64 reference") {
                     }
 }
 
+// standard's softmax kernels (cuda/standard.cu): rows of N % 8 == 0 take the one-pass kernels, a
+// group of 8-512 threads a row (forward 8 vectors of 8 a thread, backward 4 of P and 4 of dP); other
+// N, or FLASHSIM_STANDARD_SOFTMAX=rows, the two-pass ones. Row lengths where a group is part of a warp
+// (N = 520: 16 threads), two warps (2056 forward, 1032 backward: the last vectors of a thread
+// partly past the row's end), and, against the two-pass kernels only (the float64 reference costs
+// too much there), eight (8200) warps forward and four (4104) backward.
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double num = 0, den = 0;
+    for (size_t k = 0; k < a.size(); ++k) {
+        num += (double(a[k]) - b[k]) * (double(a[k]) - b[k]);
+        den += double(b[k]) * b[k];
+    }
+    return std::sqrt(num / std::max(den, 1e-300));
+}
+
+TEST_CASE("standard: the one-pass softmax kernels against the float64 reference and the two-pass kernels") {
+    if (runnable({"standard"}).empty()) return;
+    unsetenv("FLASHSIM_STANDARD_SOFTMAX");
+    for (sim::DType dt : kTypes)
+        for (bool causal : {false, true}) {
+            for (int64_t n : {520, 2056}) check_forward(make(1, 2, n, 64, dt, causal, 11 + n), "standard");
+            for (int64_t n : {520, 1032}) check_backward(make(1, 1, n, 64, dt, causal, 13 + n), "standard");
+            for (int64_t n : {8200, 4104}) {
+                const sim::Problem p = make(1, 2, n, 64, dt, causal, 17 + n);
+                const fcuda::Pass pass = n == 8200 ? fcuda::Pass::forward : fcuda::Pass::backward;
+                INFO(describe(p) << (n == 8200 ? " forward" : " backward"));
+                const fcuda::Outputs one = fcuda::compute(p, "standard", pass);
+                setenv("FLASHSIM_STANDARD_SOFTMAX", "rows", 1);
+                const fcuda::Outputs two = fcuda::compute(p, "standard", pass);
+                unsetenv("FLASHSIM_STANDARD_SOFTMAX");
+                // the same products; P (or dS) rounded from an exponential computed two ways
+                if (pass == fcuda::Pass::forward) {
+                    CHECK(rel_diff(one.O.data, two.O.data) <= tolerance(dt) / 4);
+                } else {
+                    CHECK(rel_diff(one.dQ.data, two.dQ.data) <= tolerance(dt) / 2);
+                    CHECK(rel_diff(one.dK.data, two.dK.data) <= tolerance(dt) / 2);
+                    CHECK(rel_diff(one.dV.data, two.dV.data) <= tolerance(dt) / 4);
+                }
+            }
+        }
+    setenv("FLASHSIM_STANDARD_SOFTMAX", "bogus", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute(make(1, 1, 64, 64, sim::DType::bf16, false), "standard", fcuda::Pass::forward),
+                         doctest::Contains("FLASHSIM_STANDARD_SOFTMAX=bogus"), std::runtime_error);
+    unsetenv("FLASHSIM_STANDARD_SOFTMAX");
+}
+
 TEST_CASE("flash2h: both schedules, many K/V blocks, against the float64 reference") {
     if (runnable({"flash2h"}).empty()) return;
     for (const char* schedule : {"overlapped", "plain"}) {

@@ -242,3 +242,16 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_BC picks the keys a block the tile 
     check_refused(full, fcuda::Pass::forward, "FLASHSIM_FLASH2H_BC must be 128 or 176 (got '96')");
     unsetenv("FLASHSIM_FLASH2H_BC");
 }
+
+TEST_CASE("standard: FLASHSIM_STANDARD_SOFTMAX picks the softmax kernels, and a bad value is refused") {
+    const sim::Problem p = shape(false);
+    unsetenv("FLASHSIM_STANDARD_SOFTMAX");
+    CHECK(std::string(fcuda::tile_config("standard", p).layout).empty());  // the one-pass kernels where N allows
+    setenv("FLASHSIM_STANDARD_SOFTMAX", "vec", 1);
+    CHECK(std::string(fcuda::tile_config("standard", p).layout).empty());
+    setenv("FLASHSIM_STANDARD_SOFTMAX", "rows", 1);
+    CHECK(has(fcuda::tile_config("standard", p).layout, "two passes"));
+    setenv("FLASHSIM_STANDARD_SOFTMAX", "fast", 1);
+    CHECK_THROWS_WITH_AS(fcuda::tile_config("standard", p), doctest::Contains("use vec"), std::runtime_error);
+    unsetenv("FLASHSIM_STANDARD_SOFTMAX");
+}
