@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kThreads)
 // (16-byte loads and stores), thread t vectors t, t + tpr, ... (a group's loads are contiguous).
 // The row stays in registers between the reductions, so S (or P and dP) is read from DRAM once and
 // P (or dS) written once: the bytes the simulator's standard counts. Blocks of max(256, tpr) threads.
-constexpr int kVecFwd = 8;  // 16-byte vectors a thread, forward (S: 32 registers, 64 as floats)
+constexpr int kVecFwd = 8;  // 16-byte vectors a thread, forward (S: 32 registers as loaded)
 constexpr int kVecBwd = 4;  // backward: 4 of P and 4 of dP (8 vectors held: more spill at 128 registers)
 constexpr int kVecElems = 8;     // 2-byte elements a vector
 constexpr int kVecMaxTpr = 512;  // threads a row at most
@@ -211,7 +211,11 @@ __device__ __forceinline__ float group_reduce(float v, int tpr, float* scratch /
     return v;
 }
 
-// P = softmax(scale S) row by row, keys > n masked (P = 0 there) when causal.
+// P = softmax(scale S) row by row, keys > n masked (P = 0 there) when causal. The row stays in
+// registers as loaded (2-byte values, 32 registers); every load is issued before the first is used
+// (a use between two loads would make each wait for the one before), and the exponential is taken
+// twice (for the sum, then for P) rather than kept as 64 floats: fewer registers, more blocks an SM,
+// more bytes in flight.
 template <typename T, int kVecPerThread>
 __global__ void __launch_bounds__(kVecMaxTpr)
     softmax_rows_vec(const T* __restrict__ S, T* __restrict__ P, int N, long long rows, int tpr, float scale_log2,
@@ -225,41 +229,47 @@ __global__ void __launch_bounds__(kVecMaxTpr)
     const int nvec = N / kVecElems;
     const uint4* s = reinterpret_cast<const uint4*>(S + (live ? r : 0) * N);
     uint4* p = reinterpret_cast<uint4*>(P + (live ? r : 0) * N);
-    float x[kVecPerThread][kVecElems];
+    uint4 raw[kVecPerThread];
+#pragma unroll
+    for (int i = 0; i < kVecPerThread; ++i) {
+        const int v = t + i * tpr;
+        raw[i] = live && v < nvec && v * kVecElems < visible ? __ldcs(s + v) : make_uint4(0, 0, 0, 0);
+    }
+    // x_k of vector i, scaled to log2 units, or -inf past the visible columns
+    auto scores = [&](int i, float (&x)[kVecElems]) {
+        const int c0 = (t + i * tpr) * kVecElems;
+        unpack8<T>(raw[i], x);
+#pragma unroll
+        for (int k = 0; k < kVecElems; ++k) x[k] = c0 + k < visible && c0 < N ? x[k] * scale_log2 : -INFINITY;
+    };
     float m = -INFINITY;
 #pragma unroll
     for (int i = 0; i < kVecPerThread; ++i) {
-        const int v = t + i * tpr, c0 = v * kVecElems;
-        if (live && v < nvec && c0 < visible) {
-            unpack8<T>(__ldcs(s + v), x[i]);
+        float x[kVecElems];
+        scores(i, x);
 #pragma unroll
-            for (int k = 0; k < kVecElems; ++k) {
-                x[i][k] = c0 + k < visible ? x[i][k] * scale_log2 : -INFINITY;
-                m = fmaxf(m, x[i][k]);
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < kVecElems; ++k) x[i][k] = -INFINITY;
-        }
+        for (int k = 0; k < kVecElems; ++k) m = fmaxf(m, x[k]);
     }
     m = group_reduce<true>(m, tpr, scratch);
     float l = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kVecPerThread; ++i)
+    for (int i = 0; i < kVecPerThread; ++i) {
+        float x[kVecElems];
+        scores(i, x);
 #pragma unroll
-        for (int k = 0; k < kVecElems; ++k) {
-            x[i][k] = fast_exp2(x[i][k] - m);  // exp2(-inf) = 0: masked and absent columns
-            l += x[i][k];
-        }
+        for (int k = 0; k < kVecElems; ++k) l += fast_exp2(x[k] - m);  // exp2(-inf) = 0: masked, absent
+    }
     l = group_reduce<false>(l, tpr, scratch);
     const float inv_l = 1.0f / l;
 #pragma unroll
     for (int i = 0; i < kVecPerThread; ++i) {
         const int v = t + i * tpr;
         if (live && v < nvec) {
+            float x[kVecElems];
+            scores(i, x);
 #pragma unroll
-            for (int k = 0; k < kVecElems; ++k) x[i][k] *= inv_l;
-            p[v] = pack8<T>(x[i]);
+            for (int k = 0; k < kVecElems; ++k) x[k] = fast_exp2(x[k] - m) * inv_l;
+            p[v] = pack8<T>(x);
         }
     }
 }
