@@ -6,7 +6,10 @@
 // events). Inputs are random (never zeros: the tensor cores draw less power on zeros and run
 // faster). What each one counts:
 //   hbm_copy       device-to-device copy of 1 GiB: (bytes read + bytes written) / time
-//   l2_read        every block re-reads a 24 MiB buffer (fits in the 60 MB L2) with 16-byte
+//   hbm_read       1 GiB read by 16-byte loads, 4 in flight a thread: bytes read / time
+//   hbm_write      1 GiB written by 16-byte stores: bytes written / time (a write stream alone, as
+//                  a GEMM writing an N x N output is)
+//   l2_read        every block//   l2_read        every block re-reads a 24 MiB buffer (fits in the 60 MB L2) with 16-byte
 //                  L2-only loads (ld.global.cg): bytes loaded / time
 //   smem_read      16-byte shared-memory loads, conflict-free, every thread of every SM: bytes / time
 //   mma_sync_bf16  mma.sync.m16n8k16 (bf16 in, fp32 accumulate), 4 independent accumulators a
@@ -64,6 +67,31 @@ __global__ void fill_random(uint32_t* x, size_t n, uint32_t seed) {
         // two 16-bit values in [-1, 1) whatever the type (bf16 and fp16 both read 0x3Cxx / 0xBCxx as ~±1)
         x[i] = (h & 0x80008000u) | 0x3C003C00u | (h & 0x00FF00FFu);
     }
+}
+
+// HBM streams one way: every thread 4 independent 16-byte loads (or stores) in flight a turn,
+// grid-stride over the buffer (1 GiB, 16x the L2), 4 blocks of 512 threads an SM.
+__global__ void hbm_read_kernel(const uint4* __restrict__ buf, size_t n16, float* sink) {
+    uint32_t acc = 0;
+    const size_t stride = size_t(gridDim.x) * blockDim.x;
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n16; i += 4 * stride) {
+        uint4 v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = i + k * stride < n16 ? __ldcs(buf + i + k * stride) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+    }
+    if (acc == 0x12345678u) *sink = float(acc);  // keeps the loads
+}
+__global__ void hbm_write_kernel(uint4* __restrict__ buf, size_t n16, uint32_t seed) {
+    const size_t stride = size_t(gridDim.x) * blockDim.x;
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n16; i += 4 * stride)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+            if (i + k * stride < n16) {
+                const uint32_t h = static_cast<uint32_t>(i + k * stride) * 2654435761u ^ seed;
+                __stcs(buf + i + k * stride, make_uint4(h, h ^ 0x9E3779B9u, h + 0x7F4A7C15u, ~h));
+            }
 }
 
 __global__ void l2_read_kernel(const float4* __restrict__ buf, size_t n4, int passes, float* sink) {
@@ -149,7 +177,27 @@ std::vector<Ceiling> measure_ceilings() {
         out.push_back({"hbm_copy", 2.0 * bytes / (ms * 1e-3), "B/s",
                        "cudaMemcpyAsync device to device, 1 GiB; bytes read + bytes written over the median time"});
     }
-    {  // L2: re-reading 24 MiB
+    {  // HBM one way: a 1 GiB read stream and a 1 GiB write stream
+        const size_t bytes = size_t{1} << 30, n16 = bytes / 16;
+        DeviceBuffer a(bytes);
+        fill_random<<<4 * sms, 256>>>(a.as<uint32_t>(), bytes / 4, 3);
+        LAUNCH_CHECK();
+        const double ms_read = ceiling_median_ms([&] {
+            hbm_read_kernel<<<4 * sms, 512>>>(a.as<uint4>(), n16, sink.as<float>());
+            LAUNCH_CHECK();
+        });
+        out.push_back({"hbm_read", double(bytes) / (ms_read * 1e-3), "B/s",
+                       "16-byte loads (ld.global.cs, 4 in flight a thread) of 1 GiB, 4 blocks of 512 threads an SM; "
+                       "bytes read over the median time"});
+        const double ms_write = ceiling_median_ms([&] {
+            hbm_write_kernel<<<4 * sms, 512>>>(a.as<uint4>(), n16, 4);
+            LAUNCH_CHECK();
+        });
+        out.push_back({"hbm_write", double(bytes) / (ms_write * 1e-3), "B/s",
+                       "16-byte stores (st.global.cs, 4 a thread a turn) of 1 GiB, 4 blocks of 512 threads an SM; "
+                       "bytes written over the median time"});
+    }
+    {  // L2: re-reading 24 MiB    {  // L2: re-reading 24 MiB
         const size_t bytes = size_t{24} << 20, n4 = bytes / 16;
         DeviceBuffer a(bytes);
         fill_random<<<4 * sms, 256>>>(a.as<uint32_t>(), bytes / 4, 2);

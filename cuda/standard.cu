@@ -235,40 +235,58 @@ __global__ void __launch_bounds__(kVecMaxTpr)
         const int v = t + i * tpr;
         raw[i] = live && v < nvec && v * kVecElems < visible ? __ldcs(s + v) : make_uint4(0, 0, 0, 0);
     }
-    // x_k of vector i, scaled to log2 units, or -inf past the visible columns
-    auto scores = [&](int i, float (&x)[kVecElems]) {
-        const int c0 = (t + i * tpr) * kVecElems;
-        unpack8<T>(raw[i], x);
-#pragma unroll
-        for (int k = 0; k < kVecElems; ++k) x[k] = c0 + k < visible && c0 < N ? x[k] * scale_log2 : -INFINITY;
-    };
-    float m = -INFINITY;
+    // Vectors wholly inside [0, visible) take the plain path; the one the diagonal cuts masks its
+    // columns >= visible; vectors wholly past it (causal) skip the arithmetic and write zeros.
+    // The scale is positive, so the row maximum is taken on the raw scores and scaled once.
+    float mraw = -INFINITY;
 #pragma unroll
     for (int i = 0; i < kVecPerThread; ++i) {
-        float x[kVecElems];
-        scores(i, x);
+        const int c0 = (t + i * tpr) * kVecElems;
+        if (c0 < visible) {
+            float x[kVecElems];
+            unpack8<T>(raw[i], x);
+            const bool cut = c0 + kVecElems > visible;
 #pragma unroll
-        for (int k = 0; k < kVecElems; ++k) m = fmaxf(m, x[k]);
+            for (int k = 0; k < kVecElems; ++k) mraw = fmaxf(mraw, cut && c0 + k >= visible ? -INFINITY : x[k]);
+        }
     }
-    m = group_reduce<true>(m, tpr, scratch);
+    const float m = group_reduce<true>(mraw, tpr, scratch) * scale_log2;
+    // 2^(x scale_log2 - m) of vector i (0 for a masked column), one FFMA and one ex2 an element
+    auto exps = [&](int i, int c0, float (&x)[kVecElems]) {
+        unpack8<T>(raw[i], x);
+        const bool cut = c0 + kVecElems > visible;
+#pragma unroll
+        for (int k = 0; k < kVecElems; ++k) {
+            const float e = fast_exp2(fmaf(x[k], scale_log2, -m));
+            x[k] = cut && c0 + k >= visible ? 0.0f : e;
+        }
+    };
     float l = 0.0f;
 #pragma unroll
     for (int i = 0; i < kVecPerThread; ++i) {
-        float x[kVecElems];
-        scores(i, x);
+        const int c0 = (t + i * tpr) * kVecElems;
+        if (c0 < visible) {
+            float x[kVecElems];
+            exps(i, c0, x);
 #pragma unroll
-        for (int k = 0; k < kVecElems; ++k) l += fast_exp2(x[k] - m);  // exp2(-inf) = 0: masked, absent
+            for (int k = 0; k < kVecElems; ++k) l += x[k];
+        }
     }
     l = group_reduce<false>(l, tpr, scratch);
     const float inv_l = 1.0f / l;
 #pragma unroll
     for (int i = 0; i < kVecPerThread; ++i) {
-        const int v = t + i * tpr;
+        const int v = t + i * tpr, c0 = v * kVecElems;
         if (live && v < nvec) {
             float x[kVecElems];
-            scores(i, x);
+            if (c0 < visible) {
+                exps(i, c0, x);
 #pragma unroll
-            for (int k = 0; k < kVecElems; ++k) x[k] = fast_exp2(x[k] - m) * inv_l;
+                for (int k = 0; k < kVecElems; ++k) x[k] *= inv_l;
+            } else {
+#pragma unroll
+                for (int k = 0; k < kVecElems; ++k) x[k] = 0.0f;
+            }
             p[v] = pack8<T>(x);
         }
     }

@@ -47,6 +47,8 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     };
     r.bulk_reduce = optional("l2_bulk_reduce_f32");
     r.wgmma_wait_s = optional("wgmma_wait");
+    r.hbm_read = optional("hbm_read");
+    r.hbm_write = optional("hbm_write");
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
     std::string date = doc.contains("date") && doc["date"].is_string() ? doc["date"].get<std::string>() : "";
     std::string commit =

@@ -47,6 +47,9 @@ struct KernelRates {
     // seconds a wgmma group costs beyond its throughput when a warpgroup waits on it at once (its
     // latency: the last instruction's result reaching the registers); 0: not measured
     double wgmma_wait_s = 0;
+    // B/s of HBM streams one way: a read stream alone, a write stream alone (a GEMM writing an N x N
+    // output is one); 0: not measured (the copy rate stands in)
+    double hbm_read = 0, hbm_write = 0;
     std::string source;   // where the numbers come from
 };
 // The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).

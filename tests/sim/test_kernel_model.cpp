@@ -3,6 +3,7 @@
 // made effectively infinite, the prediction must be that one resource's time, placed in waves.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/kernel_model.hpp"
@@ -137,28 +138,50 @@ TEST_CASE("kernel model: a backward pays a launch for its passes before and afte
 
 TEST_CASE("kernel model: standard's forward moves S and P through HBM twice each, kernel after kernel") {
     // S written by the first GEMM and read by the softmax, P written by it and read by the second
-    // GEMM: 4 N^2 B H e bytes; with only HBM finite (and launches), that is the time.
+    // GEMM: 4 N^2 B H e bytes; Q, K, V read and O written: 4 N d B H e. With only HBM finite (and
+    // launches), and no one-way rates measured (the copy rate bounds every kernel), that is the time.
     Problem p = with_heads(shape(2048, 64), 2, 8);
     p.dtype = DType::bf16;
     KernelRates r = free_rates();
     r.hbm = 2e12;
     r.launch_s = 1e-6;
     const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
-    const double bytes = 4.0 * 2048 * 2048 * 16 * 2;
+    const double bytes = (4.0 * 2048 * 2048 + 4.0 * 2048 * 64) * 16 * 2;
     CHECK(k.predicted_ms == doctest::Approx((bytes / 2e12 + 3 * 1e-6) * 1e3).epsilon(1e-9));
-    CHECK(k.uncertain);  // its row kernels run below the copy rate on the GPU; the model says so
 }
 
 TEST_CASE("kernel model: standard's causal softmax reads only the visible columns of S") {
-    // cuda/standard.cu's softmax_rows reads columns [0, n] of row n under the mask (both passes)
-    // and writes the whole row of P: S written N^2, read N (N + 1) / 2, P written and read N^2 a head.
+    // cuda/standard.cu's softmax reads columns [0, n] of row n under the mask and writes the whole
+    // row of P: S written N^2, read N (N + 1) / 2, P written and read N^2 a head; Q, K, V, O 4 N d.
     Problem p = with_heads(shape(2048, 64, true), 2, 8);
     p.dtype = DType::bf16;
     KernelRates r = free_rates();
     r.hbm = 2e12;
     const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64, true), r, find_machine("H200"));
-    const double head = 2048.0 * 2048 * 2, visible = 2048.0 * 2049 / 2 * 2;
-    CHECK(k.predicted_ms == doctest::Approx(16 * (3 * head + visible) / 2e12 * 1e3).epsilon(1e-9));
+    const double head = 2048.0 * 2048 * 2, visible = 2048.0 * 2049 / 2 * 2, nd = 2048.0 * 64 * 2;
+    CHECK(k.predicted_ms == doctest::Approx(16 * (3 * head + visible + 4 * nd) / 2e12 * 1e3).epsilon(1e-9));
+}
+
+TEST_CASE("kernel model: standard's kernels are bounded by the one-way HBM rates where they are measured") {
+    // A write stream slower than the copy: the GEMM that writes S (reads Q, K) and the softmax (reads
+    // S, writes P) each take their written bytes at the write rate when that exceeds the copy's time
+    // for both ways; the second GEMM (reads P and V, writes O) its reads at the read rate.
+    Problem p = with_heads(shape(2048, 64), 2, 8);
+    p.dtype = DType::bf16;
+    KernelRates r = free_rates();
+    r.hbm = 4e12;
+    r.hbm_write = 1e12;
+    r.hbm_read = 3e12;
+    const double bh = 16, nn = bh * 2048.0 * 2048 * 2, nd = bh * 2048.0 * 64 * 2;
+    const double gemm_s = std::max({2 * nd / 3e12, nn / 1e12, (2 * nd + nn) / 4e12});     // nn / 1e12
+    const double softmax = std::max({nn / 3e12, nn / 1e12, 2 * nn / 4e12});              // nn / 1e12
+    const double gemm_o = std::max({(nn + nd) / 3e12, nd / 1e12, (nn + 2 * nd) / 4e12});  // (nn + nd) / 3e12
+    const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
+    CHECK(k.predicted_ms == doctest::Approx((gemm_s + softmax + gemm_o) * 1e3).epsilon(1e-9));
+    // unmeasured one-way rates: the copy rate alone
+    r.hbm_write = r.hbm_read = 0;
+    const auto c = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
+    CHECK(c.predicted_ms == doctest::Approx((2 * nn + 2 * nn + 4 * nd) / 4e12 * 1e3).epsilon(1e-9));
 }
 
 TEST_CASE("kernel model: flash1 is uncertain where its per-step DRAM round trip is a large part of a step") {
