@@ -142,7 +142,8 @@ def step_table(R):
             speed = f"{std['ms_median'] / r['ms_median']:.2f}x" if std else "–"
             mark = ""
             if std and r.get("run") != std.get("run"):
-                later[(r.get("run") or {}).get("date", "?")[:10]] = True
+                run = r.get("run") or {}
+                later[f"{run.get('date', '?')[:10]}, {run.get('git_commit', '?')}"] = True
                 mark = "†"
             print(f"| {names[v]} | {same_call(f, r)} | {same_call(b, r)} | {r['ms_median']:.2f}{mark} | {speed} |")
         for name, label in (("sdpa_flash", "SDPA flash (FlashAttention-2)"), ("sdpa_cudnn", "SDPA cuDNN")):
@@ -157,8 +158,10 @@ def step_table(R):
             print(f"\n\\* measured in another call ({', '.join(sorted(others))}) than the steps "
                   f"({(any_row.get('run') or {}).get('date', '?')[:10]}).")
         if later:
-            print(f"\n† step re-recorded in a later call ({', '.join(sorted(later))}) than standard's and the SDPA "
-                  f"steps: its ratio to standard is across calls; the row's own anchors are in h200.json.")
+            srun = (std.get("run") or {}) if std else {}
+            std_date = f"{srun.get('date', '?')[:10]}, {srun.get('git_commit', '?')}"
+            print(f"\n† step measured in another call ({'; '.join(sorted(later))}) than standard's and the SDPA "
+                  f"steps ({std_date}): its ratio to standard is across calls; the row's own anchors are in h200.json.")
         print()
 
 
@@ -207,7 +210,9 @@ def ceilings():
         if c["unit"] == "s" and 0 < c["value"] < 1e-6:
             scale, name = 1e-9, "ns"
         value = f"{c['value'] / scale:.2f} {name}" if c["value"] else "–"
-        print(f"| {c['name']} | {value} | {c['method']} |")
+        run = c.get("run")  # a ceiling added in a later call than the file's
+        when = f" (measured {run.get('date', '?')[:10]}, {run.get('git_commit', '?')})" if run else ""
+        print(f"| {c['name']} | {value} | {c['method']}{when} |")
 
 
 def decode():
