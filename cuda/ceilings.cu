@@ -9,7 +9,7 @@
 //   hbm_read       1 GiB read by 16-byte loads, 4 in flight a thread: bytes read / time
 //   hbm_write      1 GiB written by 16-byte stores: bytes written / time (a write stream alone, as
 //                  a GEMM writing an N x N output is)
-//   l2_read        every block//   l2_read        every block re-reads a 24 MiB buffer (fits in the 60 MB L2) with 16-byte
+//   l2_read        every block re-reads a 24 MiB buffer (fits in the 60 MB L2) with 16-byte
 //                  L2-only loads (ld.global.cg): bytes loaded / time
 //   smem_read      16-byte shared-memory loads, conflict-free, every thread of every SM: bytes / time
 //   mma_sync_bf16  mma.sync.m16n8k16 (bf16 in, fp32 accumulate), 4 independent accumulators a
@@ -197,7 +197,7 @@ std::vector<Ceiling> measure_ceilings() {
                        "16-byte stores (st.global.cs, 4 a thread a turn) of 1 GiB, 4 blocks of 512 threads an SM; "
                        "bytes written over the median time"});
     }
-    {  // L2: re-reading 24 MiB    {  // L2: re-reading 24 MiB
+    {  // L2: re-reading 24 MiB
         const size_t bytes = size_t{24} << 20, n4 = bytes / 16;
         DeviceBuffer a(bytes);
         fill_random<<<4 * sms, 256>>>(a.as<uint32_t>(), bytes / 4, 2);

@@ -124,7 +124,7 @@ def step_table(R):
         print("|---|---|---|---|---|")
         any_row = None
         others = {}  # a pass row measured in another call than the steps: its date, marked with *
-        later = {}  # a step measured in another call than standard's step: its date, marked with †
+        other_call = {}  # a step measured in another call than standard's step: its date and commit, marked with †
 
         def same_call(row, step_row):
             if row is None or step_row is None or row.get("run") == step_row.get("run"):
@@ -143,7 +143,7 @@ def step_table(R):
             mark = ""
             if std and r.get("run") != std.get("run"):
                 run = r.get("run") or {}
-                later[f"{run.get('date', '?')[:10]}, {run.get('git_commit', '?')}"] = True
+                other_call[f"{run.get('date', '?')[:10]}, {run.get('git_commit', '?')}"] = True
                 mark = "†"
             print(f"| {names[v]} | {same_call(f, r)} | {same_call(b, r)} | {r['ms_median']:.2f}{mark} | {speed} |")
         for name, label in (("sdpa_flash", "SDPA flash (FlashAttention-2)"), ("sdpa_cudnn", "SDPA cuDNN")):
@@ -157,10 +157,10 @@ def step_table(R):
         if others:
             print(f"\n\\* measured in another call ({', '.join(sorted(others))}) than the steps "
                   f"({(any_row.get('run') or {}).get('date', '?')[:10]}).")
-        if later:
+        if other_call:
             srun = (std.get("run") or {}) if std else {}
             std_date = f"{srun.get('date', '?')[:10]}, {srun.get('git_commit', '?')}"
-            print(f"\n† step measured in another call ({'; '.join(sorted(later))}) than standard's and the SDPA "
+            print(f"\n† step measured in another call ({'; '.join(sorted(other_call))}) than standard's and the SDPA "
                   f"steps ({std_date}): its ratio to standard is across calls; the row's own anchors are in h200.json.")
         print()
 
