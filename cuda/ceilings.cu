@@ -20,6 +20,16 @@
 //   ex2            ex2.approx.f32 (the special-function unit, MUFU), 8 independent chains a
 //                  thread: exponentials / time
 //   launch         back-to-back launches of an empty kernel: time per launch
+//   hbm_rmw_f32_d64   flash1's per-step round trip of O_i (cuda/flash1.cu): one block of 8 warps
+//   hbm_rmw_f32_d128  an SM walks 128-row fp32 tiles of a 1 GiB buffer (rows of d floats), each
+//                  warp 16 rows read by float2 loads (all in flight), one added, written back by
+//                  float2 stores: (bytes read + bytes written) / time
+//   l2_red_f32x2   flash2's backward dQ accumulation (cuda/flash2_bwd.cu): float2 atomic adds
+//                  (red.global.add.v2.f32) of 64 x 128 fp32 tiles, each warp a 16-row strip; the
+//                  128 blocks of a head walk the same tiles in the same order (so they add into
+//                  one tile at a time, as the kernel's key blocks do), 2 heads, 2 blocks an SM:
+//                  bytes added / time
+//   l2_red_f32x2_distinct  the same adds, each block into two tiles of its own (no two blocks on a line)
 // Run: flashsim bench --ceilings [--json cuda/results/h200_ceilings.json]
 #include <algorithm>
 #include <cmath>
@@ -160,6 +170,58 @@ __global__ void ex2_kernel(float* sink) {
 
 __global__ void empty_kernel() {}
 
+// flash1's step without its products: the O_i tile's fp32 round trip, in the kernel's own access
+// pattern (lane g, t of a warp: rows g and g + 8 of its 16-row strip, columns 8 nb + 2 t).
+constexpr int kRmwRows = 128, kRmwThreads = 256;
+template <int D>
+__global__ void __launch_bounds__(kRmwThreads, 1) hbm_rmw_kernel(float* __restrict__ buf, size_t tiles) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        float* ra = buf + (tile * kRmwRows + warp * 16 + g) * D;
+        float* rb = ra + 8 * D;
+        float2 o[D / 8][2];
+#pragma unroll
+        for (int nb = 0; nb < D / 8; ++nb) {
+            o[nb][0] = *reinterpret_cast<const float2*>(ra + nb * 8 + 2 * t);
+            o[nb][1] = *reinterpret_cast<const float2*>(rb + nb * 8 + 2 * t);
+        }
+#pragma unroll
+        for (int nb = 0; nb < D / 8; ++nb) {
+            *reinterpret_cast<float2*>(ra + nb * 8 + 2 * t) = make_float2(o[nb][0].x + 1.0f, o[nb][0].y);
+            *reinterpret_cast<float2*>(rb + nb * 8 + 2 * t) = make_float2(o[nb][1].x + 1.0f, o[nb][1].y);
+        }
+    }
+}
+
+// flash2's backward dQ phase without its products: 4 warps (B_c = 64 key rows at d = 128), warp w
+// adds rows 16 w .. 16 w + 15 of a 64 x 128 fp32 tile by float2 atomics; block (j, h) walks the
+// tiles i = 0 .. steps - 1 of head h (shared: all j add into the same tile i) or two of its own in turn.
+constexpr int kRedD = 128, kRedRows = 64, kRedThreads = 128;
+__device__ __forceinline__ void red_add2(float* p, float a, float b) {  // as flash2_bwd.cu's add2
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(reinterpret_cast<float2*>(p), make_float2(a, b));
+#else
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+#endif
+}
+__global__ void __launch_bounds__(kRedThreads) l2_red_kernel(float* __restrict__ acc, int steps, bool distinct) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    // shared: head h's steps tiles; distinct: the block's own two tiles, used in turn (16 MiB in all)
+    const size_t region = distinct ? size_t(blockIdx.y) * gridDim.x + blockIdx.x : blockIdx.y;
+    float* base = acc + region * size_t(distinct ? 2 : steps) * kRedRows * kRedD;
+    const float a = 1e-3f * (lane + 1), b = 2e-3f * (warp + 1);
+    for (int i = 0; i < steps; ++i) {
+        float* ra = base + (size_t(distinct ? i % 2 : i) * kRedRows + warp * 16 + g) * kRedD;
+        float* rb = ra + 8 * kRedD;
+#pragma unroll
+        for (int nb = 0; nb < kRedD / 8; ++nb) {
+            red_add2(ra + nb * 8 + 2 * t, a, b);
+            red_add2(rb + nb * 8 + 2 * t, b, a);
+        }
+    }
+}
+
 }  // namespace
 
 std::vector<Ceiling> measure_ceilings() {
@@ -255,6 +317,45 @@ std::vector<Ceiling> measure_ceilings() {
             LAUNCH_CHECK();
         });
         out.push_back({"launch", ms * 1e-3 / n, "s", "2000 back-to-back launches of an empty kernel; time per launch"});
+    }
+    {  // flash1's O_i round trip: one block of 8 warps an SM, 1 GiB of fp32 rows
+        const size_t bytes = size_t{1} << 30;
+        DeviceBuffer a(bytes);
+        fill_random<<<4 * sms, 256>>>(a.as<uint32_t>(), bytes / 4, 5);
+        LAUNCH_CHECK();
+        for (int t = 0; t < 2; ++t) {
+            const int d = t == 0 ? 64 : 128;
+            const size_t tiles = bytes / (size_t(kRmwRows) * d * 4);
+            const double ms = ceiling_median_ms([&] {
+                if (t == 0)
+                    hbm_rmw_kernel<64><<<sms, kRmwThreads>>>(a.as<float>(), tiles);
+                else
+                    hbm_rmw_kernel<128><<<sms, kRmwThreads>>>(a.as<float>(), tiles);
+                LAUNCH_CHECK();
+            });
+            out.push_back({t == 0 ? "hbm_rmw_f32_d64" : "hbm_rmw_f32_d128", 2.0 * bytes / (ms * 1e-3), "B/s",
+                           "flash1's O_i round trip: one block of 8 warps an SM walks 128 x " + std::to_string(d) +
+                               " fp32 tiles of 1 GiB, each warp 16 rows read by float2 loads (all in flight) and "
+                               "written back by float2 stores; bytes read + written over the median time"});
+        }
+    }
+    {  // flash2 backward's dQ atomics: float2 adds of 64 x 128 fp32 tiles, 2 heads x 128 blocks
+        const int heads = 2, blocks = 128, steps = 128;
+        const double added = double(heads) * blocks * steps * kRedRows * kRedD * 4;
+        DeviceBuffer acc(size_t(heads) * std::max(steps, 2 * blocks) * kRedRows * kRedD * 4);
+        CUDA_CHECK(cudaMemset(acc.get(), 0, acc.bytes()));
+        for (int t = 0; t < 2; ++t) {
+            const double ms = ceiling_median_ms([&] {
+                l2_red_kernel<<<dim3(blocks, heads), kRedThreads>>>(acc.as<float>(), steps, t == 1);
+                LAUNCH_CHECK();
+            });
+            out.push_back({t == 0 ? "l2_red_f32x2" : "l2_red_f32x2_distinct", added / (ms * 1e-3), "B/s",
+                           t == 0 ? "float2 atomic adds (red.global.add.v2.f32) of 64 x 128 fp32 tiles, a warp a "
+                                    "16-row strip, 4 warps a block; the 128 blocks of each of 2 heads add into the "
+                                    "same tile at a time, 128 tiles in order (4 MiB a head, in L2); bytes added / time"
+                                  : "float2 atomic adds of 64 x 128 fp32 tiles as l2_red_f32x2, each of the 256 "
+                                    "blocks into two tiles of its own in turn (16 MiB, in L2); bytes added / time"});
+        }
     }
     std::string why;
     if (flash2h_available(&why)) {
