@@ -49,6 +49,9 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.wgmma_wait_s = optional("wgmma_wait");
     r.hbm_read = optional("hbm_read");
     r.hbm_write = optional("hbm_write");
+    r.hbm_rmw_d64 = optional("hbm_rmw_f32_d64");
+    r.hbm_rmw_d128 = optional("hbm_rmw_f32_d128");
+    r.l2_red = optional("l2_red_f32x2");
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
     std::string date = doc.contains("date") && doc["date"].is_string() ? doc["date"].get<std::string>() : "";
     std::string commit =

@@ -462,17 +462,30 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                                     "(an ordering the model does not simulate)";
             }
             const double tile_dq = dq_bytes / l2 * bw;
-            // Charged in series with the step (the warps that compute issue the atomics, or wait on the
-            // bulk reduction): an upper bound. When it is a quarter of the step or more, how much of it
-            // really runs beside the products decides the time, and the model does not know that.
+            // Charged in series with the step at the L2 read rate (the warps that compute issue the
+            // atomics): a stand-in. When it is a quarter of the step or more, how much of it really runs
+            // beside the products decides the time, and the model does not know that.
             if (k.dq != DqAccumulation::ordered && tile_dq >= 0.25 * (tile_compute + tile_dq)) {
                 out.uncertain = true;
-                char buf[400];
-                std::snprintf(buf, sizeof buf,
-                              "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged in "
-                              "series, as here (an upper bound); how much of it runs beside the products is not "
-                              "modelled",
-                              dq_bytes / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq));
+                char buf[900];
+                const double added = dq_bytes / 2;  // bytes of fp32 added a step (the charge counts read + write)
+                if (rates.l2_red > 0 && k.dq == DqAccumulation::atomics)
+                    std::snprintf(buf, sizeof buf,
+                                  "the dQ accumulation (%.0f B of fp32 added a score by float2 atomics) is charged in "
+                                  "series at the L2 read rate, %.0f%% of a step here. Measured, the atomics add %.2f TB/s "
+                                  "(l2_red_f32x2), at which in series they would be %.0f%% of it; but the H200's d = 128 "
+                                  "rows, which add twice d = 64's bytes a score, run as fast as d = 64's, and its profile "
+                                  "puts 2%% of the stall samples on the atomics: most of them run beside the products, "
+                                  "by an amount the model does not know (the profile's largest stalls are the mma.sync "
+                                  "chains' fixed latencies, and the kernel spills registers at d = 128)",
+                                  added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
+                                  rates.l2_red / 1e12,
+                                  100 * (added / rates.l2_red * bw) / (tile_compute + added / rates.l2_red * bw));
+                else
+                    std::snprintf(buf, sizeof buf,
+                                  "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged "
+                                  "in series, as here; how much of it runs beside the products is not modelled",
+                                  dq_bytes / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq));
                 out.uncertain_why = buf;
             }
             tile_compute += tile_dq;
@@ -488,30 +501,38 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         if (k.one_launch_per_kv_block) {
             // flash1: launch j runs G x B*H blocks; block g walks the visited query blocks g, g + G, ...;
             // a step reads and writes O_i (fp32), l_i, m_i and reads the next Q_i, under its arithmetic.
-            const double io = (2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4 +
-                               static_cast<double>(br) * d * e) / hbm * bw;
+            // The round trip moves at the rate measured for the kernel's own access pattern (hbm_rmw:
+            // float2 loads all in flight, then float2 stores, one block an SM) where it was measured.
+            const double rmw = d == 64 ? rates.hbm_rmw_d64 : d == 128 ? rates.hbm_rmw_d128 : 0;
+            const double trip = 2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4;
+            const double io = (trip / (rmw > 0 ? rmw : hbm) + static_cast<double>(br) * d * e / hbm) * bw;
             const double step = std::max(tile_tensor + tile_soft, io);
-            // The step hides its round trip under its arithmetic entirely (the max). Nothing measures
-            // at what rate one block an SM, its 8 warps nearly in step, gets O_i, l_i, m_i back from
-            // DRAM and writes them again (no DRAM latency or read-modify-write ceiling): charged in
-            // series the step would be compute + io. When io is a quarter of that or more (the rule
-            // the backward's dQ accumulation uses), the two schedules differ by a third or more and
-            // the model cannot say which one the kernel runs: uncertain.
-            const double io_share = io / (tile_tensor + tile_soft + io);
-            if (io_share >= 0.25) {
-                out.uncertain = true;
-                char buf[700];
+            // The step hides its round trip under its arithmetic (the max): the loads are issued before
+            // the products and used after them. The model's arithmetic is a chain in series: products,
+            // their operands staged by ldmatrix, then the softmax. But each of a block's 8 warps walks its
+            // own strip, so one warp's softmax can run beside another's products, by an amount the model
+            // does not know; and at d = 128 the kernel spills registers, which it does not charge.
+            out.uncertain = true;
+            char buf[900];
+            if (rmw > 0)
                 std::snprintf(buf, sizeof buf,
-                              "flash1's per-step round trip of O_i (fp32), l_i, m_i through DRAM is %.0f%% of a step "
-                              "when charged in series; the model hides it under the step's arithmetic, but on the "
-                              "H200 the rows at d = 64 and d = 128 moved the same DRAM bytes in the same time at "
-                              "about half the copy rate (N = 8192: 11.48 and 11.40 GB in 5.07 ms), a rate that no "
-                              "measured ceiling gives (a DRAM latency, or the rate of a read-modify-write stream "
-                              "with one block an SM), so which of the arithmetic and the round trip sets the step "
-                              "is not known",
-                              100 * io_share);
-                out.uncertain_why = buf;
-            }
+                              "flash1's step is its arithmetic: the round trip of O_i (fp32), l_i, m_i in the kernel's "
+                              "access pattern runs at %.2f TB/s here (hbm_rmw, one block an SM) and takes %.0f%% of "
+                              "the step's arithmetic, hidden under it (the H200's profile at d = 64 puts 5%% of the "
+                              "warps' stall samples on long-scoreboard waits). What the model does not know is how "
+                              "much of the softmax runs beside other warps' products (8 warps a block, each on its own "
+                              "strip; the largest stalls are the mma.sync chains' fixed latencies), charged here in "
+                              "series, and what the register spills at d = 128 cost (255 registers, 279,552 "
+                              "local-memory requests a launch at N = 8192), not charged",
+                              rmw / 1e12, 100 * io / (tile_tensor + tile_soft));
+            else
+                std::snprintf(buf, sizeof buf,
+                              "flash1's per-step round trip of O_i (fp32), l_i, m_i is %.0f%% of a step when charged "
+                              "in series at the copy rate; the model hides it under the step's arithmetic, and the "
+                              "rate of the kernel's own access pattern (hbm_rmw) is not measured for this GPU, so "
+                              "which of the two sets the step is not known",
+                              100 * io / (tile_tensor + tile_soft + io));
+            out.uncertain_why = buf;
             const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
             const int64_t sms = std::max(1, m.sm_count);
             double steady = 0;

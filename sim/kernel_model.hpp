@@ -50,6 +50,13 @@ struct KernelRates {
     // B/s of HBM streams one way: a read stream alone, a write stream alone (a GEMM writing an N x N
     // output is one); 0: not measured (the copy rate stands in)
     double hbm_read = 0, hbm_write = 0;
+    // B/s (read + written) of flash1's per-step round trip of an fp32 O_i tile in the kernel's own
+    // access pattern (float2 loads all in flight, then float2 stores; one block of 8 warps an SM), at
+    // d = 64 and 128; 0: not measured (the copy rate stands in)
+    double hbm_rmw_d64 = 0, hbm_rmw_d128 = 0;
+    // B/s of fp32 added by float2 atomics (red.global.add.v2.f32) into L2-resident tiles, as flash2's
+    // backward adds dQ; 0: not measured
+    double l2_red = 0;
     std::string source;   // where the numbers come from
 };
 // The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).
