@@ -197,14 +197,6 @@ __global__ void __launch_bounds__(kRmwThreads, 1) hbm_rmw_kernel(float* __restri
 // adds rows 16 w .. 16 w + 15 of a 64 x 128 fp32 tile by float2 atomics; block (j, h) walks the
 // tiles i = 0 .. steps - 1 of head h (shared: all j add into the same tile i) or two of its own in turn.
 constexpr int kRedD = 128, kRedRows = 64, kRedThreads = 128;
-__device__ __forceinline__ void red_add2(float* p, float a, float b) {  // as flash2_bwd.cu's add2
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    atomicAdd(reinterpret_cast<float2*>(p), make_float2(a, b));
-#else
-    atomicAdd(p, a);
-    atomicAdd(p + 1, b);
-#endif
-}
 __global__ void __launch_bounds__(kRedThreads) l2_red_kernel(float* __restrict__ acc, int steps, bool distinct) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     // shared: head h's steps tiles; distinct: the block's own two tiles, used in turn (16 MiB in all)
@@ -216,8 +208,8 @@ __global__ void __launch_bounds__(kRedThreads) l2_red_kernel(float* __restrict__
         float* rb = ra + 8 * kRedD;
 #pragma unroll
         for (int nb = 0; nb < kRedD / 8; ++nb) {
-            red_add2(ra + nb * 8 + 2 * t, a, b);
-            red_add2(rb + nb * 8 + 2 * t, b, a);
+            atomic_add2(ra + nb * 8 + 2 * t, a, b);
+            atomic_add2(rb + nb * 8 + 2 * t, b, a);
         }
     }
 }

@@ -100,6 +100,17 @@ struct StorageTraits<__nv_bfloat16> {
     __device__ static __nv_bfloat162 pack(float a, float b) { return __floats2bfloat162_rn(a, b); }
 };
 
+// dst[0] += a, dst[1] += b by atomics: one float2 atomic (red.global.add.v2.f32) on sm_90, two
+// float atomics before it. flash2's backward adds dQ this way; cuda/ceilings.cu measures its rate.
+__device__ __forceinline__ void atomic_add2(float* p, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(reinterpret_cast<float2*>(p), make_float2(a, b));
+#else
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+#endif
+}
+
 // Calls f.template operator()<T>() with T the storage type of `dt` (fp16 or bf16).
 template <typename F>
 void dispatch_dtype(sim::DType dt, F&& f) {

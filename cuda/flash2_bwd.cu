@@ -75,15 +75,6 @@ __global__ void flash2_bwd_post(const float* __restrict__ acc, T* __restrict__ d
         dQ[k] = StorageTraits<T>::from_float(acc[k] * scale);
 }
 
-__device__ __forceinline__ void add2(float* p, float a, float b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    atomicAdd(reinterpret_cast<float2*>(p), make_float2(a, b));
-#else
-    atomicAdd(p, a);
-    atomicAdd(p + 1, b);
-#endif
-}
-
 template <typename T, typename Tl, bool CAUSAL>
 __global__ void __launch_bounds__(Tl::THREADS)
     flash2_bwd_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
@@ -249,8 +240,8 @@ __global__ void __launch_bounds__(Tl::THREADS)
 #pragma unroll
             for (int nb = 0; nb < NB_W; ++nb) {
                 const int col = (cb0 + nb) * 8 + 2 * t;
-                if (qr < N) add2(base + static_cast<size_t>(qr) * D + col, dq[nb][0], dq[nb][1]);
-                if (qr + 8 < N) add2(base + static_cast<size_t>(qr + 8) * D + col, dq[nb][2], dq[nb][3]);
+                if (qr < N) atomic_add2(base + static_cast<size_t>(qr) * D + col, dq[nb][0], dq[nb][1]);
+                if (qr + 8 < N) atomic_add2(base + static_cast<size_t>(qr + 8) * D + col, dq[nb][2], dq[nb][3]);
             }
         }
         __syncthreads();  // stage and dS^T are overwritten next iteration
