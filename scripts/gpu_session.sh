@@ -9,7 +9,7 @@
 # sanitize (compute-sanitizer memcheck + racecheck on small shapes of every kernel), ab (flash2
 # tilings side by side), schedules (flash2h with and without its GEMM/softmax overlap), bwdsched
 # (flash2h backward's schedules side by side, not causal and causal), bwdab
-# (flash2 backward at d = 64 with B_c = 128 against the first B_c = 64), bench
+# (flash2 backward with B_c = 128 against B_c = 64 at DIMS, FLASHSIM_FLASH2_BWD_BC), bench
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
 # CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
@@ -310,9 +310,9 @@ if has schedules; then
 fi
 
 if has bwdab; then
-  # flash2 backward at d = 64: B_c = 128 (default) against the first B_c = 64
+  # flash2 backward: B_c = 128 keys a block against 64 (FLASHSIM_FLASH2_BWD_BC) at DIMS
   stamp bwdab
-  side_by_side bwd_ab.json FLASHSIM_FLASH2_BWD_D64 tiling "bc128 bc64" --variant flash2 --pass backward --seq 4096,8192,16384 --head-dim 64
+  side_by_side bwd_ab.json FLASHSIM_FLASH2_BWD_BC tiling "128 64" --variant flash2 --pass backward --seq 4096,8192,16384 --head-dim "$DIMS"
 fi
 
 if has bwdsched; then

@@ -80,6 +80,16 @@ double flash2_bwd_operand_bytes(int64_t d) {
     return (4 * staged_bytes_per_flop(16, 0, 2, true) + staged_bytes_per_flop(16, static_cast<double>(d), 2, false)) /
            5;
 }
+// flash2's backward block of B_c keys (16 a warp): its threads, shared memory (K_j, V_j; two stages
+// of Q_i, dO_i of 64 rows; dS^T; two stages of LSE_i, D_i) and how many fit an SM: two at B_c = 64
+// (105 KiB at d = 128), one at B_c = 128 and d = 128 (145 KiB). B_c = 128 at d = 64 (81 KiB) fits
+// two by shared memory, but its 256 threads of ~220 registers fit one.
+void flash2_bwd_shape(KernelProfile& k) {
+    const int64_t bc = k.block_cols, d = k.head_dim;
+    k.threads = static_cast<int>(bc / 16 * 32);
+    k.smem_bytes = (2 * bc * d + 4 * 64 * d + bc * 64) * 2 + 4 * 64 * 4;
+    k.ctas_per_sm = bc == 64 ? 2 : 1;
+}
 
 }  // namespace
 
@@ -140,15 +150,13 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
         } else {
             k.block_rows = 64;
             k.block_cols = d == 128 ? 64 : 128;
-            k.threads = static_cast<int>(k.block_cols / 16 * 32);
-            k.smem_bytes = (2 * k.block_cols * d + 4 * 64 * d + k.block_cols * 64) * 2 + 4 * 64 * 4;
-            k.ctas_per_sm = 2;
+            flash2_bwd_shape(k);
             k.operand_bytes_per_flop = flash2_bwd_operand_bytes(d);
             k.overlap = Overlap::softmax_behind_product;
             k.dq = DqAccumulation::atomics;
             k.side_launches = 2;  // the pre pass (D, the accumulator zeroed), the conversion
             k.layout = "each warp 16 key rows; dQ by float2 atomics into an fp32 accumulator";
-            k.why = "two blocks an SM by shared memory (as the forward: one block's softmax under the other's "
+            k.why = "8 warps an SM: two blocks of 64 keys or one of 128 (a warp's softmax under other warps' "
                     "products, at most half of them); every product stages its shared-memory operand through "
                     "ldmatrix in series with it; each step's dQ_i (B_r x d fp32) read and written in L2 by atomics "
                     "that the same warps issue, in series";
@@ -271,6 +279,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     if (block_rows > 0) k.block_rows = block_rows;
     if (block_cols > 0) k.block_cols = block_cols;
     if (k.kernel == "flash2" && k.pass == Pass::forward) k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
+    if (k.kernel == "flash2" && k.pass == Pass::backward) flash2_bwd_shape(k);  // the block the row ran
     out.rates_source = rates.source;
     const bool fwd = k.pass == Pass::forward;
     const double e = static_cast<double>(p.elem_bytes()), d = static_cast<double>(p.head_dim);
@@ -469,6 +478,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 out.uncertain = true;
                 char buf[900];
                 const double added = dq_bytes / 2;  // bytes of fp32 added a step (the charge counts read + write)
+                const double tile_red = rates.l2_red > 0 ? added / rates.l2_red * bw : 0;  // at the measured rate
                 if (rates.l2_red > 0 && k.dq == DqAccumulation::atomics)
                     std::snprintf(buf, sizeof buf,
                                   "the dQ accumulation (%.0f B of fp32 added a score by float2 atomics) is charged in "
@@ -480,7 +490,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                                   "chains' fixed latencies, and the kernel spills registers at d = 128)",
                                   added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
                                   rates.l2_red / 1e12,
-                                  100 * (added / rates.l2_red * bw) / (tile_compute + added / rates.l2_red * bw));
+                                  100 * tile_red / (tile_compute + tile_red));
                 else
                     std::snprintf(buf, sizeof buf,
                                   "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged "

@@ -295,6 +295,31 @@ TEST_CASE("backward: standard and flash2 vs the float64 backward reference") {
                     }
 }
 
+// flash2's backward with 64 or 128 keys a block (FLASHSIM_FLASH2_BWD_BC) at both head dims: each
+// warp owns the same 16 key rows and walks the same query blocks in the same order either way (a
+// 128-key block under the causal mask visits one query block more for its upper half, where every
+// product adds exact zeros), so dK and dV keep their bits; dQ (float2 atomics in whatever order the
+// blocks run) against the float64 reference. Sizes off both block edges and a single row.
+TEST_CASE("flash2 backward: 64 or 128 keys a block give dK, dV the same bits") {
+    for (sim::DType dt : kTypes)
+        for (int64_t d : {64, 128})
+            for (int64_t n : {1, 77, 200, 1000})
+                for (bool causal : {false, true}) {
+                    const sim::Problem p = make(2, 2, n, d, dt, causal, 31 + n);
+                    INFO(describe(p));
+                    setenv("FLASHSIM_FLASH2_BWD_BC", "64", 1);
+                    CHECK(fcuda::tile_config("flash2", p, fcuda::Pass::backward).block_cols == 64);
+                    const fcuda::Outputs narrow = fcuda::compute(p, "flash2", fcuda::Pass::backward);
+                    setenv("FLASHSIM_FLASH2_BWD_BC", "128", 1);
+                    CHECK(fcuda::tile_config("flash2", p, fcuda::Pass::backward).block_cols == 128);
+                    const fcuda::Outputs wide = fcuda::compute(p, "flash2", fcuda::Pass::backward);
+                    CHECK(same_bits(wide.dK.data, narrow.dK.data));
+                    CHECK(same_bits(wide.dV.data, narrow.dV.data));
+                    check_backward(p, "flash2", backward_reference(p));
+                }
+    unsetenv("FLASHSIM_FLASH2_BWD_BC");
+}
+
 // flash2h's backward schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE); "default" is what runs when the
 // variable is unset (bulk-sum at d = 64, bulk-pipelined at d = 128); bulk-sum is written for d = 64
 constexpr const char* kBwdSchedules[] = {"default",        "plain",     "pipelined", "bulk",
