@@ -12,8 +12,8 @@
 //      dQ_i += dS K_j and adds them into the fp32 dQ accumulator in HBM with float2 atomics.
 //      At the end dK_j (times scale) and dV_j are written once.
 //   3. postprocess: dQ = scale * accumulator, rounded to the storage type.
-// B_r = 64 query rows; B_c = 64 key rows (4 warps) at d = 128, 128 key rows (8 warps) at d = 64
-// (FLASHSIM_FLASH2_BWD_BC=64|128 picks either at either d: at d = 64, 64 is the first version).
+// B_r = 64 query rows; B_c = 128 key rows (8 warps) at both head dims (FLASHSIM_FLASH2_BWD_BC=64
+// picks the first version's 64 key rows, 4 warps: 2-10% slower at d = 128, 4-11% at d = 64).
 //
 // Launch shape: main grid (T_c = ceil(N / B_c), B * H), 32 B_c / 16 threads (128 or 256).
 // SRAM (dynamic shared memory, e = 2 bytes):          d=128, B_c=64   d=64, B_c=128   d=128, B_c=128
@@ -22,7 +22,7 @@
 //   dS^T (B_c, B_r)                B_c B_r e          8 KiB           16 KiB          16 KiB
 //   LSE_i, D_i 2 stages x B_r fp32 16 B_r             1 KiB           1 KiB           1 KiB
 //   total                                             105 KiB         81 KiB          145 KiB
-// (two blocks an SM at 105 and 81 KiB, one at 145: 8 warps an SM either way)
+// (two blocks an SM at B_c = 64; one at B_c = 128, held by registers at d = 64: 8 warps an SM either way)
 // HBM traffic (per head, e = bytes per element): pre: read O, dO (2 N d e), write D (4 N);
 //   main: read K, V once (2 N d e); per step read Q_i, dO_i (2 B_r d e), LSE_i, D_i (8 B_r), so
 //   T_c (2 N d e + 8 N) in all (causal about half); dQ accumulator: T_c N d 4 bytes of atomic
@@ -48,8 +48,8 @@ struct BwdTiling {
     static_assert(WARPS % STRIPS == 0 && (D / 8) % (2 * SPLIT) == 0, "dQ strips must divide among warps");
     static constexpr int smem_bytes() { return (2 * BC * D + 4 * BR * D + BC * BR) * 2 + 4 * BR * 4; }
 };
-// B_c by head dim: 64 at d = 128; 128 at d = 64 (half the K/V blocks, so half the dQ atomics
-// and Q_i / dO_i loads a key). FLASHSIM_FLASH2_BWD_BC=64|128 picks either, for comparison.
+// B_c = 128 (half the K/V blocks of B_c = 64, so half the dQ atomics and Q_i / dO_i loads a key);
+// FLASHSIM_FLASH2_BWD_BC=64|128 picks either, for comparison.
 
 template <typename T>
 __global__ void flash2_bwd_pre(const T* __restrict__ O, const T* __restrict__ dO, float* __restrict__ Dsum,
@@ -293,15 +293,15 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     LAUNCH_CHECK();
 }
 
-// The keys a block (B_c): FLASHSIM_FLASH2_BWD_BC=64|128, else the default of the head dim.
-int block_cols(int64_t d) {
+// The keys a block (B_c): FLASHSIM_FLASH2_BWD_BC=64|128, else 128.
+int block_cols() {
     const char* e = std::getenv("FLASHSIM_FLASH2_BWD_BC");
-    if (e == nullptr || *e == 0) return d == 64 ? 128 : 64;
+    if (e == nullptr || *e == 0) return 128;
     const std::string v = e;
     if (v == "64") return 64;
     if (v == "128") return 128;
     throw std::runtime_error("FLASHSIM_FLASH2_BWD_BC must be 64 or 128 (got '" + v +
-                             "'): the keys a block of flash2's backward; unset it for the default of the head dim");
+                             "'): the keys a block of flash2's backward; unset it for the default, 128");
 }
 
 template <typename Tl>
@@ -331,7 +331,7 @@ using Bwd64n = BwdTiling<64, 64>;    // d = 64, B_c = 64
 
 TileConfig flash2_bwd_tiles(const sim::Problem& p) {
     if (p.head_dim != 64 && p.head_dim != 128) throw std::runtime_error("flash2 backward: head_dim must be 64 or 128");
-    const bool wide = block_cols(p.head_dim) == 128;
+    const bool wide = block_cols() == 128;
     if (p.head_dim == 128) return wide ? bwd_tiles_of<Bwd128w>() : bwd_tiles_of<Bwd128>();
     return wide ? bwd_tiles_of<Bwd64>() : bwd_tiles_of<Bwd64n>();
 }

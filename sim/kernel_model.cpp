@@ -149,7 +149,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
                     "operands staged through ldmatrix in series with the products";
         } else {
             k.block_rows = 64;
-            k.block_cols = d == 128 ? 64 : 128;
+            k.block_cols = 128;  // cuda/flash2_bwd.cu's default at both d (FLASHSIM_FLASH2_BWD_BC=64: the first version)
             flash2_bwd_shape(k);
             k.operand_bytes_per_flop = flash2_bwd_operand_bytes(d);
             k.overlap = Overlap::softmax_behind_product;
@@ -487,7 +487,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                                   "rows, which add twice d = 64's bytes a score, run as fast as d = 64's, and its profile "
                                   "puts 2%% of the stall samples on the atomics: most of them run beside the products, "
                                   "by an amount the model does not know (the profile's largest stalls are the mma.sync "
-                                  "chains' fixed latencies, and the kernel spills registers at d = 128)",
+                                  "chains' fixed latencies)",
                                   added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
                                   rates.l2_red / 1e12,
                                   100 * tile_red / (tile_compute + tile_red));
@@ -521,7 +521,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             // the products and used after them. The model's arithmetic is a chain in series: products,
             // their operands staged by ldmatrix, then the softmax. But each of a block's 8 warps walks its
             // own strip, so one warp's softmax can run beside another's products, by an amount the model
-            // does not know; and at d = 128 the kernel spills registers, which it does not charge.
+            // does not know; and at d = 128 the kernel spills a few registers, which it does not charge.
             out.uncertain = true;
             char buf[900];
             if (rmw > 0)
@@ -532,8 +532,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                               "warps' stall samples on long-scoreboard waits). What the model does not know is how "
                               "much of the softmax runs beside other warps' products (8 warps a block, each on its own "
                               "strip; the largest stalls are the mma.sync chains' fixed latencies), charged here in "
-                              "series, and what the register spills at d = 128 cost (255 registers, 279,552 "
-                              "local-memory requests a launch at N = 8192), not charged",
+                              "series, and what the register spills at d = 128 cost (255 registers and 36 bytes "
+                              "spilled, 204 causal: 279,552 local-memory requests a launch at N = 8192, 4%% of the "
+                              "stall samples on their stores), not charged",
                               rmw / 1e12, 100 * io / (tile_tensor + tile_soft));
             else
                 std::snprintf(buf, sizeof buf,

@@ -176,8 +176,8 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
     {"flash2h",
      "The project's FA2 kernels for Hopper (H100, H200): the same loop orders as flash2, written with TMA "
      "copies and wgmma products instead of mma.sync. The forward uses the same 128-row query blocks as "
-     "flash2, so it moves the same bytes; the backward uses key blocks of 128 rows (flash2's: 64 at d = 128), "
-     "so at d = 128 it re-reads Q and dO half as often."},
+     "flash2, so it moves the same bytes; the backward, like flash2's, uses key blocks of 128 rows, so it "
+     "reads Q and dO once for every 128 keys."},
     {"mma.sync",
      "A warp-level tensor-core instruction (the one the project's flash1 and flash2 kernels use, on any GPU "
      "from the A100 on): each warp multiplies small tiles whose operands it must first copy from shared "

@@ -256,19 +256,21 @@ TEST_CASE("standard: FLASHSIM_STANDARD_SOFTMAX picks the softmax kernels, and a 
     unsetenv("FLASHSIM_STANDARD_SOFTMAX");
 }
 
-// flash2's backward: 128 keys a block at d = 64 and 64 at d = 128 unless FLASHSIM_FLASH2_BWD_BC
-// says otherwise (threads and shared memory follow: 16 keys a warp); a bad value is refused.
+// flash2's backward: 128 keys a block at both head dims unless FLASHSIM_FLASH2_BWD_BC says otherwise
+// (threads and shared memory follow: 16 keys a warp); a bad value is refused.
 TEST_CASE("flash2 backward: FLASHSIM_FLASH2_BWD_BC picks the keys a block the tile config names") {
     unsetenv("FLASHSIM_FLASH2_BWD_BC");
     sim::Problem d64 = shape(false), d128 = shape(true);
     d64.head_dim = 64;
     auto bwd = [](const sim::Problem& p) { return fcuda::tile_config("flash2", p, fcuda::Pass::backward); };
     CHECK(bwd(d64).block_cols == 128);
+    CHECK(bwd(d128).block_cols == 128);
+    CHECK(bwd(d128).threads == 256);
+    setenv("FLASHSIM_FLASH2_BWD_BC", "64", 1);
     CHECK(bwd(d128).block_cols == 64);
     CHECK(bwd(d128).threads == 128);
     setenv("FLASHSIM_FLASH2_BWD_BC", "128", 1);
     CHECK(bwd(d128).block_cols == 128);
-    CHECK(bwd(d128).threads == 256);
     // K_j, V_j (128 x 128 each), two stages of Q_i and dO_i (64 x 128), dS^T (128 x 64), all 2 bytes,
     // and two stages of LSE_i, D_i (64 fp32 each)
     CHECK(bwd(d128).smem_bytes == (2 * 128 * 128 + 4 * 64 * 128 + 128 * 64) * 2 + 4 * 64 * 4);

@@ -211,18 +211,25 @@ TEST_CASE("kernel model: flash1's round trip moves at the measured rate of its a
 }
 
 TEST_CASE("kernel model: the backward's dQ accumulation is a read and a write of the fp32 tile per step in L2") {
-    // flash2 backward at d = 128: B_r = B_c = 64; N = 1024 gives T_r = T_c = 16, 256 steps a head.
+    // flash2 backward at d = 128, B_r = 64, N = 1024: T_r = 16 query blocks; B_c = 128 (the default)
+    // gives T_c = 8 key blocks, 128 steps a head; B_c = 64 (FLASHSIM_FLASH2_BWD_BC=64) 16, 256 steps.
     const int64_t n = 1024, d = 128, heads = 4;
     KernelRates r = free_rates();
     r.l2 = 5e12;
-    const auto k = predict_kernel(with_heads(shape(n, d), 1, heads), kernel_profile("flash2", Pass::backward, d), r,
-                                  find_machine("H200"));
-    double t_l2 = -1;
-    for (const auto& c : k.components)
-        if (c.name == "l2") t_l2 = c.seconds;
-    const double steps = 16.0 * 16 * heads;
-    CHECK(t_l2 == doctest::Approx(steps * 2 * 64 * d * 4 / 5e12).epsilon(1e-12));
-    CHECK(k.uncertain);  // all of the step: the serial charge decides the time, and the model says so
+    for (const int64_t bc : {int64_t{0}, int64_t{64}}) {
+        CAPTURE(bc);
+        const auto k = predict_kernel(with_heads(shape(n, d), 1, heads), kernel_profile("flash2", Pass::backward, d),
+                                      r, find_machine("H200"), 0, bc);
+        double t_l2 = -1;
+        for (const auto& c : k.components)
+            if (c.name == "l2") t_l2 = c.seconds;
+        const double steps = 16.0 * (bc == 64 ? 16 : 8) * heads;
+        CHECK(t_l2 == doctest::Approx(steps * 2 * 64 * d * 4 / 5e12).epsilon(1e-12));
+        CHECK(k.uncertain);  // all of the step: the serial charge decides the time, and the model says so
+        // the block the kernel runs: 16 key rows a warp; one block an SM at 128 keys, two at 64
+        CHECK(k.profile.threads == (bc == 64 ? 128 : 256));
+        CHECK(k.profile.ctas_per_sm == (bc == 64 ? 2 : 1));
+    }
 }
 
 TEST_CASE("kernel model: refusals name what is wrong") {
