@@ -162,6 +162,19 @@ std::vector<CounterProbe> probe_counters(int repeats) {
                       }});
     probes.push_back({"read_192MiB_noflush", "no flush, then a kernel reading 192 MiB (the last range read it too)",
                       double(mid), 0, read(mid), false});
+    // the L2 capacity a re-read sees: the same S MiB read twice in one range, by the same grid (block
+    // b reads the same addresses both times, on whatever SM it lands); DRAM reads between S (the
+    // second read served by L2) and 2 S (none of it)
+    for (const size_t mib : {8, 16, 24, 32, 40, 48, 56, 64}) {
+        const size_t bytes = mib << 20;
+        probes.push_back({"reread_" + std::to_string(mib) + "MiB",
+                          "the flush, then two kernels each reading the same " + std::to_string(mib) +
+                              " MiB (1024 blocks of 256 threads, grid-stride 16-byte loads)",
+                          double(2 * bytes), 0, [&, bytes] {
+                              read(bytes)();
+                              read(bytes)();
+                          }});
+    }
     std::vector<CounterProbe> res;
     for (const Probe& p : probes) {
         CounterProbe c;
