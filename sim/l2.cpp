@@ -214,7 +214,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
     const auto t_start = std::chrono::steady_clock::now();
     L2Replay out;
     L2Stats& st = out.stats;
-    st.capacity_bytes = m.l2_bytes;
+    st.capacity_bytes = m.l2_walk_bytes();
     st.concurrent_blocks = slots;
     st.heads_walked = heads_walked;
     st.exact = heads_walked >= heads_total;
@@ -229,7 +229,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
     // that share starts filled with lines no walked block asks for.
     const double frac = std::min(1.0, static_cast<double>(heads_walked) / static_cast<double>(heads_total));
     const int64_t full_slots = std::max<int64_t>(1, slots);
-    Lru l2(static_cast<int64_t>(m.l2_bytes * frac));
+    Lru l2(static_cast<int64_t>(m.l2_walk_bytes() * frac));
     const int64_t n = proto.p.seq;
     const int64_t W = std::max<int64_t>(1, seg_cols);
     out.timeline.resize(static_cast<size_t>(std::max(0, timeline_blocks)));
@@ -241,8 +241,8 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
         slots = std::max({int64_t{1}, static_cast<int64_t>(std::llround(static_cast<double>(full_slots) * frac)),
                           std::min(std::max<int64_t>(1, nb), full_slots)});
         slots = std::min(slots, full_slots);
-        const auto share = static_cast<int64_t>(m.l2_bytes * frac);
-        const auto capacity = std::max(share, static_cast<int64_t>(static_cast<double>(m.l2_bytes) *
+        const auto share = static_cast<int64_t>(m.l2_walk_bytes() * frac);
+        const auto capacity = std::max(share, static_cast<int64_t>(m.l2_walk_bytes() *
                                                                    static_cast<double>(slots) /
                                                                    static_cast<double>(full_slots)));
         l2.set_capacity(share);

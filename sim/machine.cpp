@@ -65,6 +65,14 @@ const std::vector<Machine>& machine_presets() {
          "32 banks x 4 B per clock per SM x 128 x 2.52 GHz"},
     };
     set_interconnect(list);
+    // The H200's L2 as a re-read sees it: the same S MiB read twice by one grid under the DRAM
+    // counters (cuda/results/h200_counters_probe_reread.json, 2026-12-04): the second read found
+    // all of 8 and 16 MiB, 86% of 24, 45% of 32, 17% of 40, none of 48 or more. Half of it at
+    // about 31 MiB: about half the 60 MiB cudaGetDeviceProperties reports.
+    list[0].l2_reuse_bytes = 31 * MiB;
+    list[0].l2_reuse_source =
+        "measured: the same S MiB read twice by one grid; the second read half served by L2 at S = 31 MiB "
+        "(all at 16, none at 48; bench --counters-probe, reread_S, 2026-12-04)";
     return list;
     }();
     return presets;

@@ -375,7 +375,7 @@ L2Blocks replay_through_l2(const Plan& plan, const Machine& m, const Config& cfg
     const Problem& p = res.problem;
     const int64_t heads = p.heads_total();
     L2Stats& l2 = res.l2;
-    l2.capacity_bytes = m.l2_bytes;
+    l2.capacity_bytes = m.l2_walk_bytes();
     l2.concurrent_blocks = rates.slots;
     L2Blocks out;
     if (cfg.l2 == L2Mode::off) {

@@ -310,8 +310,13 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         std::string t;
         if (r.l2.simulated) {  // the simulator's LRU model of the L2 (whole run)
             const std::string hit = ui::fixed(100.0 * r.l2.hit_rate, 0) + "%";
-            t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes) + ": " + hit + " hits"
-                        : "L2 (" + ui::bytes(r.machine.l2_bytes) + ", LRU model): " + hit +
+            // the walk replays the capacity a re-read finds (measured on the H200), not always the datasheet's
+            const double walk = static_cast<double>(r.l2.capacity_bytes);
+            const std::string size = walk > 0 && walk < r.machine.l2_bytes
+                                         ? ui::bytes(walk) + " of " + ui::bytes(r.machine.l2_bytes)
+                                         : ui::bytes(r.machine.l2_bytes);
+            t = compact ? "L2 " + size + ": " + hit + " hits"
+                        : "L2 (" + size + ", LRU model): " + hit +
                               " of loads hit; HBM after L2 " + ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
         } else {
             t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run"

@@ -210,6 +210,8 @@ TEST_CASE("a quantity stated by several lessons has one value") {
           {9, "machine.H200.l2_bytes", 1},
           {10, "machine.H200.l2_bytes", 1},
           {13, "machine.H200.l2_bytes", 1}}},
+        {"the L2 capacity the simulator's walk replays for the H200 (measured: what a re-read finds)",
+         {{9, "machine.H200.l2_reuse_bytes", 1}, {10, "machine.H200.l2_reuse_bytes", 1}}},
     };
     for (const auto& q : quantities) {
         INFO(q.what);

@@ -3,9 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "report/results.hpp"
+#include "sim/machine.hpp"
 
 using nlohmann::json;
 
@@ -46,4 +51,34 @@ TEST_CASE("run_dates of cuda/results/h200.json names each of its days once") {
     const std::string text = report::run_dates(doc);
     for (const auto& d : days) CHECK(text.find(d) != std::string::npos);
     CHECK(text.size() == days.size() * 10 + (days.size() - 1) * 5);  // "YYYY-MM-DD" and " and " between
+}
+
+// The H200 preset's L2 walk capacity (sim::Machine::l2_reuse_bytes) is the measured one: where the
+// recorded re-read probe (the same S MiB read twice in one counted range) found half of its second
+// read in L2, interpolated here between the two sizes around it. Presets without a measurement
+// replay their datasheet capacity.
+TEST_CASE("the H200's L2 walk capacity is where the recorded re-read finds half its second read") {
+    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results/h200_counters_probe_reread.json");
+    REQUIRE(f);
+    const json doc = json::parse(f);
+    std::vector<std::pair<double, double>> hit;  // (S bytes, share of the second read served by L2)
+    for (const auto& p : doc["counters_probe"]) {
+        const std::string name = p["name"];
+        if (name.rfind("reread_", 0) != 0) continue;
+        const double s = p["work_read_bytes"].get<double>() / 2;
+        hit.emplace_back(s, (2 * s - p["dram_read_bytes"].get<double>()) / s);
+    }
+    REQUIRE(hit.size() >= 4);
+    std::sort(hit.begin(), hit.end());
+    double half = -1;
+    for (size_t k = 1; k < hit.size() && half < 0; ++k)
+        if (hit[k - 1].second >= 0.5 && hit[k].second < 0.5)
+            half = hit[k - 1].first + (hit[k].first - hit[k - 1].first) * (hit[k - 1].second - 0.5) /
+                                          (hit[k - 1].second - hit[k].second);
+    REQUIRE(half > 0);
+    const sim::Machine& h200 = sim::find_machine("H200");
+    CHECK(std::abs(h200.l2_walk_bytes() - half) <= 1.0 * (1 << 20));
+    CHECK(h200.l2_walk_bytes() < h200.l2_bytes);
+    const sim::Machine& a100 = sim::find_machine("A100-40GB");
+    CHECK(a100.l2_walk_bytes() == a100.l2_bytes);
 }
