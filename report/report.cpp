@@ -570,6 +570,7 @@ nlohmann::json machine_json(const sim::Machine& m) {
             {"scalar_flops", m.scalar_flops},
             {"l2_bytes", m.l2_bytes},
             {"l2_reuse_bytes", m.l2_walk_bytes()},  // the capacity the L2 walk replays (measured where known)
+            {"l2_reuse_source", m.l2_reuse_source.empty() ? "the datasheet's L2 (not measured)" : m.l2_reuse_source},
             {"l2_bandwidth", m.l2_bandwidth},
             {"measured_hbm_bandwidth", m.measured_hbm_bandwidth},
             {"measured_matmul_flops", m.measured_matmul_flops},
