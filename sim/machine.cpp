@@ -67,7 +67,7 @@ const std::vector<Machine>& machine_presets() {
     set_interconnect(list);
     // The H200's L2 as a re-read sees it: the same S MiB read twice by one grid under the DRAM
     // counters (cuda/results/h200_counters_probe_reread.json, 2026-12-04): the second read found
-    // all of 8 and 16 MiB, 86% of 24, 45% of 32, 17% of 40, none of 48 or more. Half of it at
+    // all of 8 and 16 MiB, 84% of 24, 45% of 32, 17% of 40, none of 48 or more. Half of it at
     // about 31 MiB: about half the 60 MiB cudaGetDeviceProperties reports.
     list[0].l2_reuse_bytes = 31 * MiB;
     list[0].l2_reuse_source =

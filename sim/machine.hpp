@@ -38,10 +38,11 @@ struct Machine {
     double link_latency_s = 0;   // seconds a message costs before its first byte arrives (an assumption)
     std::string link_source{};   // where the two figures come from
     // The L2 capacity the walk replays (sim/l2.cpp): what a re-read finds, measured where known
-    // (`flashsim bench --counters-probe`, reread_S); 0: the datasheet's l2_bytes.
+    // (`flashsim bench --counters-probe`, reread_S); 0: the datasheet's l2_bytes. Never more than
+    // l2_bytes, so a copy of a preset given a smaller L2 replays that.
     double l2_reuse_bytes = 0;
     std::string l2_reuse_source{};
-    double l2_walk_bytes() const { return l2_reuse_bytes > 0 ? l2_reuse_bytes : l2_bytes; }
+    double l2_walk_bytes() const { return l2_reuse_bytes > 0 && l2_reuse_bytes < l2_bytes ? l2_reuse_bytes : l2_bytes; }
 };
 
 const std::vector<Machine>& machine_presets();

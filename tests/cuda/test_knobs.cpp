@@ -1,6 +1,6 @@
-// tests/cuda/test_knobs.cpp — the kernels' knobs (flash2h's forward grid and others), read on the host: the tile config names
-// the grid, the step's workspace counts the counter, and bad values are refused with the fix. No
-// GPU needed (tile_config and step_workspace_bytes only read the environment), so CI runs these.
+// tests/cuda/test_knobs.cpp — the kernels' knobs (flash2h's forward grid, flash2's backward blocks and
+// others), read on the host: the tile config names what each picks, the step's workspace counts the
+// counter, and bad values are refused with the fix. No GPU needed (tile_config and step_workspace_bytes only read the environment), so CI runs these.
 #include <doctest/doctest.h>
 
 #include <cstdlib>

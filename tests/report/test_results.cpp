@@ -79,6 +79,9 @@ TEST_CASE("the H200's L2 walk capacity is where the recorded re-read finds half 
     const sim::Machine& h200 = sim::find_machine("H200");
     CHECK(std::abs(h200.l2_walk_bytes() - half) <= 1.0 * (1 << 20));
     CHECK(h200.l2_walk_bytes() < h200.l2_bytes);
+    sim::Machine small = h200;  // a copy given an L2 smaller than the measured capacity replays its own
+    small.l2_bytes = 1 << 20;
+    CHECK(small.l2_walk_bytes() == small.l2_bytes);
     const sim::Machine& a100 = sim::find_machine("A100-40GB");
     CHECK(a100.l2_walk_bytes() == a100.l2_bytes);
 }

@@ -51,8 +51,7 @@ TEST_CASE("L2: flash2's backward in a cache that holds everything: each input re
 
 TEST_CASE("L2: standard attention far larger than L2 approaches the no-L2 count") {
     Machine m = find_machine("H200");
-    m.l2_bytes = 256 * 1024;  // S is 32 MiB a head here, 128x the cache
-    m.l2_reuse_bytes = 0;     // the walk replays l2_bytes
+    m.l2_bytes = 256 * 1024;  // S is 32 MiB a head here, 128x the cache (the walk replays it: below l2_reuse_bytes)
     const Result r = simulate(shape(4096, 64), m, counting(Algo::standard, 0, 0, Pass::forward, L2Mode::on));
     REQUIRE(r.l2.simulated);
     const double with = static_cast<double>(r.l2.hbm_total().total());
@@ -71,7 +70,6 @@ TEST_CASE("L2: blocks running side by side share K/V tiles; one block at a time 
     const Problem p = shape(4096, 64);
     Machine many = find_machine("H200");
     many.l2_bytes = 768 * 1024;
-    many.l2_reuse_bytes = 0;  // the walk replays l2_bytes
     Machine one = many;
     one.sm_count = 1;
     const Config c = counting(Algo::flash2, 64, 64, Pass::forward, L2Mode::on);
