@@ -545,6 +545,7 @@ int run_decode_bench(const BenchArgs& a) {
                 row["splits_why"] = m.splits_why;
                 row["blocks"] = m.blocks;
                 row["tile_keys"] = m.tile_keys;
+                row["stage_keys"] = m.stage_keys;
                 row["ms_median"] = m.ms_median;
                 row["ms_min"] = m.ms_min;
                 row["ms_max"] = m.ms_max;

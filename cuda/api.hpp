@@ -243,6 +243,7 @@ struct DecodeMeasurement {
     double ms_median = 0, ms_min = 0, ms_max = 0;
     int repeats = 0;
     int64_t splits = 0, blocks = 0, tile_keys = 0;
+    int64_t stage_keys = 0;  // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
     std::string splits_why;
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
     int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
@@ -259,8 +260,12 @@ struct DecodeOutputs {
     sim::TensorF O;          // (B, H_q, 1, d)
     std::vector<float> LSE;  // (B, H_q)
     int64_t splits = 0;
+    int64_t stage_keys = 0;  // keys a ring stage held
 };
 DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
+// Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
+// else 64; 128 only at d = 64. Bad values throw with the fix. Reads the environment only (no GPU).
+int decode_stage_keys(int64_t head_dim);
 
 // ---- how long a sequence fits (flashsim bench --fit) --------------------------------------------
 // A training step (forward then backward) of `variant` at shape (B, H, d, dtype; seq ignored):

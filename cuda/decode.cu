@@ -81,20 +81,25 @@ __device__ inline void trace_stamp(unsigned long long* rec, int k) {
     }
 }
 
-template <typename T, int D>
+// A ring stage holds SUB tiles of 64 keys (SUB = 1, or 2 at d = 64: FLASHSIM_DECODE_STAGE_KEYS=128),
+// landed and published together by one wait and one barrier; the warps then work through its tiles
+// in order, so the arithmetic (and every bit of the output) is the same at either stage size.
+template <typename T, int D, int SUB>
 struct Ring {
     static constexpr int kTileElems = kTileKeys * D;                           // one K (or V) tile, (64, D)
-    static constexpr int kStages = kRingBytes / (2 * kTileElems * int(sizeof(T)));  // 3 at d = 128, 6 at d = 64
-    static constexpr int kChunks = kTileElems * int(sizeof(T)) / 16 / kThreads;  // 16-byte copies a thread, a tile
-    static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kTileElems * int(sizeof(T)), "ring");
+    static constexpr int kStageKeys = kTileKeys * SUB;
+    static constexpr int kStageElems = kStageKeys * D;                         // one K (or V) stage
+    static constexpr int kStages = kRingBytes / (2 * kStageElems * int(sizeof(T)));  // 3 at d = 128; d = 64: 6, or 3 of 128 keys
+    static constexpr int kChunks = kStageElems * int(sizeof(T)) / 16 / kThreads;  // 16-byte copies a thread, a stage
+    static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kStageElems * int(sizeof(T)), "ring");
 };
 
-// Enqueue the copies of keys [key0, key0 + 64) of K and V into one ring stage (K_s, V_s: (64, D));
-// keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
-template <typename T, int D>
+// Enqueue the copies of keys [key0, key0 + 64 SUB) of K and V into one ring stage (K_s, V_s:
+// (64 SUB, D)); keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
+template <typename T, int D, int SUB>
 __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end) {
 #pragma unroll
-    for (int c = 0; c < Ring<T, D>::kChunks; ++c) {
+    for (int c = 0; c < Ring<T, D, SUB>::kChunks; ++c) {
         const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
         const int64_t key = key0 + row;
         const bool valid = key < k_end;
@@ -105,13 +110,13 @@ __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64
 
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
 // O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
-template <typename T, int D, int G>
+template <typename T, int D, int G, int SUB>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
                  int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
-    using R = Ring<T, D>;
+    using R = Ring<T, D, SUB>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
               : nullptr;
@@ -130,14 +135,15 @@ __global__ void __launch_bounds__(kThreads, 2)
     const T* Kh = K + (b * H_kv + h_kv) * L * D;
     const T* Vh = V + (b * H_kv + h_kv) * L * D;
     const int64_t k_begin = int64_t(split) * keys_per_split, k_end = min(L, k_begin + keys_per_split);
-    const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileKeys - 1) / kTileKeys) : 0;
+    // ring stages of this split (64 SUB keys each; the last one's keys past k_end are zeros)
+    const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + R::kStageKeys - 1) / R::kStageKeys) : 0;
 
     // fill all stages but one before anything else, so the first bytes are on their way
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
         if (st < tiles)
-            load_tile<T, D>(ring + (2 * st) * R::kTileElems, ring + (2 * st + 1) * R::kTileElems, Kh, Vh,
-                            k_begin + int64_t(st) * kTileKeys, k_end);
+            load_tile<T, D, SUB>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
+                                 k_begin + int64_t(st) * R::kStageKeys, k_end);
         cp_async_commit();
     }
 
@@ -161,61 +167,65 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int i = 0; i < KD; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
     // ldmatrix row addresses: lanes 8j..8j+7 give rows (keys) 8 warp + 0..7 of the matrix at d = 32c + 8j
     const int lrow = warp * 8 + (lane & 7), lcol = 8 * (lane >> 3);
-    int stage = 0, next = R::kStages - 1;  // the stage tile t sits in; the stage tile t + kStages - 1 goes to
-    for (int tile_i = 0; tile_i < tiles; ++tile_i) {
-        cp_async_wait<R::kStages - 2>();  // this thread's copies of tile t have landed
+    int stage = 0, next = R::kStages - 1;  // the ring stage t sits in; the one stage t + kStages - 1 goes to
+    for (int tile_i = 0; tile_i < tiles; ++tile_i) {  // tile_i: a ring stage of 64 SUB keys
+        cp_async_wait<R::kStages - 2>();  // this thread's copies of stage t have landed
         __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
         if (tile_i == 0) trace_stamp(rec, 1);
         if (tile_i + R::kStages - 1 < tiles)
-            load_tile<T, D>(ring + (2 * next) * R::kTileElems, ring + (2 * next + 1) * R::kTileElems, Kh, Vh,
-                            k_begin + int64_t(tile_i + R::kStages - 1) * kTileKeys, k_end);
+            load_tile<T, D, SUB>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
+                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
-        const T* K_j = ring + (2 * stage) * R::kTileElems;  // (64, D)
-        const T* V_j = K_j + R::kTileElems;                  // (64, D)
+        const T* K_st = ring + (2 * stage) * R::kStageElems;  // (64 SUB, D)
+        const T* V_st = K_st + R::kStageElems;                 // (64 SUB, D)
         stage = stage + 1 == R::kStages ? 0 : stage + 1;
-
-        // S (16 heads x 8 keys) = Q K_w^T on tensor cores; K_w as the "col" B operand straight from ldmatrix
-        float s[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int c = 0; c < D / 32; ++c) {
-            uint32_t kb[4];
-            ldmatrix_x4(kb, K_j + swz<D>(lrow, 32 * c + lcol));
-            const uint32_t a0[4] = {qa[2 * c][0], 0u, qa[2 * c][1], 0u};
-            const uint32_t a1[4] = {qa[2 * c + 1][0], 0u, qa[2 * c + 1][1], 0u};
-            mma16816<T>(s, a0, kb[0], kb[1]);
-            mma16816<T>(s, a1, kb[2], kb[3]);
-        }
-        // online softmax in base 2 for head g over keys 2t, 2t + 1 of this warp's eight
-        const int64_t key = k_begin + int64_t(tile_i) * kTileKeys + warp * 8 + 2 * t;
-        const float s0 = key < k_end ? s[0] * scale_log2 : -INFINITY;
-        const float s1 = key + 1 < k_end ? s[1] * scale_log2 : -INFINITY;
-        float mx = fmaxf(s0, s1);
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m, mx);
-        const float m_use = m_new == -INFINITY ? 0.f : m_new;  // no key yet: keep everything at 0, not NaN
-        const float alpha = fast_exp2(m - m_use);              // m = -inf: 0
-        const float p0 = fast_exp2(s0 - m_use), p1 = fast_exp2(s1 - m_use);
-        l = l * alpha + p0 + p1;
-        m = m_new;
-        // P^T as the B operand of O^T += V_w^T P^T (m16n8k8): (keys 2t, 2t + 1; head g) is this lane's pair already
-        const uint32_t pb = pack2<T>(p0, p1);
-        // rescale O^T: its columns are heads 2t and 2t + 1, whose alpha live in lanes 8t and 8t + 4
-        const float a_lo = __shfl_sync(0xffffffffu, alpha, 8 * t), a_hi = __shfl_sync(0xffffffffu, alpha, 8 * t + 4);
+        for (int sub = 0; sub < SUB; ++sub) {
+            const T* K_j = K_st + sub * R::kTileElems;  // (64, D): rows 64 sub.. keep their swizzle (row & 7)
+            const T* V_j = V_st + sub * R::kTileElems;
+            // S (16 heads x 8 keys) = Q K_w^T on tensor cores; K_w as the "col" B operand straight from ldmatrix
+            float s[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int i = 0; i < KD; ++i) {
-            acc[i][0] *= a_lo;
-            acc[i][1] *= a_hi;
-            acc[i][2] *= a_lo;
-            acc[i][3] *= a_hi;
-        }
+            for (int c = 0; c < D / 32; ++c) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, K_j + swz<D>(lrow, 32 * c + lcol));
+                const uint32_t a0[4] = {qa[2 * c][0], 0u, qa[2 * c][1], 0u};
+                const uint32_t a1[4] = {qa[2 * c + 1][0], 0u, qa[2 * c + 1][1], 0u};
+                mma16816<T>(s, a0, kb[0], kb[1]);
+                mma16816<T>(s, a1, kb[2], kb[3]);
+            }
+            // online softmax in base 2 for head g over keys 2t, 2t + 1 of this warp's eight
+            const int64_t key = k_begin + int64_t(tile_i) * R::kStageKeys + sub * kTileKeys + warp * 8 + 2 * t;
+            const float s0 = key < k_end ? s[0] * scale_log2 : -INFINITY;
+            const float s1 = key + 1 < k_end ? s[1] * scale_log2 : -INFINITY;
+            float mx = fmaxf(s0, s1);
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m, mx);
+            const float m_use = m_new == -INFINITY ? 0.f : m_new;  // no key yet: keep everything at 0, not NaN
+            const float alpha = fast_exp2(m - m_use);              // m = -inf: 0
+            const float p0 = fast_exp2(s0 - m_use), p1 = fast_exp2(s1 - m_use);
+            l = l * alpha + p0 + p1;
+            m = m_new;
+            // P^T as the B operand of O^T += V_w^T P^T (m16n8k8): (keys 2t, 2t + 1; head g) is this lane's pair already
+            const uint32_t pb = pack2<T>(p0, p1);
+            // rescale O^T: its columns are heads 2t and 2t + 1, whose alpha live in lanes 8t and 8t + 4
+            const float a_lo = __shfl_sync(0xffffffffu, alpha, 8 * t), a_hi = __shfl_sync(0xffffffffu, alpha, 8 * t + 4);
 #pragma unroll
-        for (int c = 0; c < D / 32; ++c) {
-            uint32_t va[4];  // V_w^T (d x keys) by ldmatrix.trans: a0, a1 of d tile 2c, then of 2c + 1
-            ldmatrix_x4_trans(va, V_j + swz<D>(lrow, 32 * c + lcol));
-            mma1688<T>(acc[2 * c], va[0], va[1], pb);
-            mma1688<T>(acc[2 * c + 1], va[2], va[3], pb);
+            for (int i = 0; i < KD; ++i) {
+                acc[i][0] *= a_lo;
+                acc[i][1] *= a_hi;
+                acc[i][2] *= a_lo;
+                acc[i][3] *= a_hi;
+            }
+#pragma unroll
+            for (int c = 0; c < D / 32; ++c) {
+                uint32_t va[4];  // V_w^T (d x keys) by ldmatrix.trans: a0, a1 of d tile 2c, then of 2c + 1
+                ldmatrix_x4_trans(va, V_j + swz<D>(lrow, 32 * c + lcol));
+                mma1688<T>(acc[2 * c], va[0], va[1], pb);
+                mma1688<T>(acc[2 * c + 1], va[2], va[3], pb);
+            }
         }
     }
     cp_async_wait<0>();  // only empty groups remain
@@ -357,9 +367,9 @@ __global__ void decode_merge(const float* __restrict__ O_part, const float* __re
     if (threadIdx.x == 0 && LSE) LSE[qh] = lse;
 }
 
-template <typename T, int D, int G>
+template <typename T, int D, int G, int SUB>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    auto kernel = decode_split<T, D, G>;
+    auto kernel = decode_split<T, D, G, SUB>;
     static const bool configured = [&] {  // the ring is dynamic shared memory above the 48 KiB default
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -385,17 +395,17 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     }
 }
 
-template <typename T, int D>
+template <typename T, int D, int SUB>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     switch (plan.group_chunk) {
         case 8:
-            return launch_split<T, D, 8>(p, plan, t, s);
+            return launch_split<T, D, 8, SUB>(p, plan, t, s);
         case 4:
-            return launch_split<T, D, 4>(p, plan, t, s);
+            return launch_split<T, D, 4, SUB>(p, plan, t, s);
         case 2:
-            return launch_split<T, D, 2>(p, plan, t, s);
+            return launch_split<T, D, 2, SUB>(p, plan, t, s);
         default:
-            return launch_split<T, D, 1>(p, plan, t, s);
+            return launch_split<T, D, 1, SUB>(p, plan, t, s);
     }
 }
 
@@ -422,6 +432,24 @@ void check_decode(const sim::DecodeProblem& p) {
     if (p.batch > 65535) throw std::runtime_error("the decode kernel takes a batch of at most 65535");
 }
 
+// Keys a ring stage holds: FLASHSIM_DECODE_STAGE_KEYS=64|128, else 64. 128 only at d = 64 (a
+// 128-key stage of K and V is 32 KiB there, three in the ring; at d = 128 it would be 64 KiB, one).
+int decode_stage_keys(int64_t head_dim) {
+    const char* e = std::getenv("FLASHSIM_DECODE_STAGE_KEYS");
+    if (e == nullptr || *e == 0) return kTileKeys;
+    const std::string v = e;
+    if (v == "64") return kTileKeys;
+    if (v == "128") {
+        if (head_dim != 64)
+            throw std::runtime_error("FLASHSIM_DECODE_STAGE_KEYS=128 needs head_dim 64 (got " +
+                                     std::to_string(head_dim) +
+                                     "): at d = 128 a 128-key stage is 64 KiB and the 96 KiB ring holds one; unset it");
+        return 2 * kTileKeys;
+    }
+    throw std::runtime_error("FLASHSIM_DECODE_STAGE_KEYS must be 64 or 128 (got '" + v +
+                             "'): the keys a ring stage of the decode kernel holds; unset it for the default, 64");
+}
+
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
     check_decode(p);
     sim::Machine m;
@@ -435,6 +463,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.why = sp.why;
     const int64_t g = p.group();
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
+    plan.stage_keys = decode_stage_keys(p.head_dim);
     // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
@@ -445,10 +474,12 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
 void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     check_decode(p);
     dispatch_dtype(p.dtype, [&]<typename T>() {
-        if (p.head_dim == 64)
-            launch_d<T, 64>(p, plan, t, s);
+        if (p.head_dim == 64 && plan.stage_keys == 2 * kTileKeys)
+            launch_d<T, 64, 2>(p, plan, t, s);
+        else if (p.head_dim == 64)
+            launch_d<T, 64, 1>(p, plan, t, s);
         else
-            launch_d<T, 128>(p, plan, t, s);
+            launch_d<T, 128, 1>(p, plan, t, s);
     });
 }
 

@@ -945,6 +945,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.splits = plan.splits;
     out.splits_why = plan.why;
     out.tile_keys = decode_kernel_config().tile_keys;
+    out.stage_keys = plan.stage_keys;
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;
     {  // the simulator's count for the same splits (K and V read once per KV head and chunk)
@@ -1041,6 +1042,7 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
     o.LSE.resize(static_cast<size_t>(p.batch * p.q_heads));
     copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
     o.splits = plan.splits;
+    o.stage_keys = plan.stage_keys;
     return o;
 }
 

@@ -60,6 +60,7 @@ std::vector<Ceiling> measure_wgmma_ceilings(int sms);
 struct DecodePlan {
     int64_t splits = 1, keys_per_split = 0;
     int group_chunk = 1;  // query heads one block carries (8, 4, 2 or 1; a larger group runs in chunks)
+    int stage_keys = 64;  // keys a ring stage holds: 64, or 128 at d = 64 (FLASHSIM_DECODE_STAGE_KEYS)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
     std::string why;      // why this split count (sim::choose_splits)
 };

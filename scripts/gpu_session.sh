@@ -168,6 +168,14 @@ if has sanitize; then
           echo "rc=$?" >> "$SAN"
         done
       done
+      # d = 64 with 128-key ring stages (FLASHSIM_DECODE_STAGE_KEYS=128): 6 splits end mid-stage
+      for sp in 0 6 1; do
+        echo "--- $tool decode d=64 stage_keys=128 splits=$sp" >> "$SAN"
+        FLASHSIM_DECODE_STAGE_KEYS=128 timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          "$BIN/flashsim-bench" bench --decode --cache 1001 --batch 2 -d 64 --splits "$sp" --repeats 1 --warmup 0 \
+          --no-check >> "$SAN" 2>&1
+        echo "rc=$?" >> "$SAN"
+      done
     done
   fi
   grep -c "^rc=0" "$SAN" | sed 's/^/sanitizer runs clean: /'

@@ -5,6 +5,7 @@
 //     and the 6-stage one at d = 64, many times round it), d 64 and 128, bf16 and fp16, groups of
 //     4 (GQA 32/8), 1 (MHA), 8, 2 and 16 (which runs in two chunks of 8), with the chosen split
 //     count, one split and forced splits (the fused merge);
+//   * 128-key ring stages at d = 64 (FLASHSIM_DECODE_STAGE_KEYS=128): the same bits as 64-key ones;
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
 //   * fcuda::run_decode leaves nothing unwritten, times something and counts K and V once per KV head;
@@ -15,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cuda/api.hpp"
@@ -92,6 +95,47 @@ TEST_CASE("decode: many splits, fused in the last block and as a second kernel (
         // 1100 one-tile splits: more than the fused merge takes, so the merge kernel runs (MQA, 4 heads)
         check_decode_vs_reference(decode_shape(1, 4, 1, 1099 * 64 + 5, d, sim::DType::fp16), 1100, 1100);
     }
+}
+
+// FLASHSIM_DECODE_STAGE_KEYS=128 at d = 64: the ring's stages hold two 64-key tiles and the warps
+// walk them in the same order, so O and LSE must match the 64-key stages bit for bit, including
+// splits that end mid-stage (the second tile all past the split's end: an all-masked tile).
+TEST_CASE("decode: 128-key ring stages at d = 64 give the bits of 64-key stages") {
+    struct Heads {
+        int64_t q, kv;
+    };
+    for (const Heads h : {Heads{32, 8}, Heads{16, 2}, Heads{32, 2}})
+        for (int64_t L : {1, 7, 65, 130, 193, 385, 1000, 4097, 199 * 64 + 61})
+            for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
+                for (int64_t splits : {0, 1, 3, 200}) {
+                    if (splits == 200 && L < 199 * 64) continue;
+                    const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, 64, dt);
+                    CAPTURE(h.q);
+                    CAPTURE(h.kv);
+                    CAPTURE(L);
+                    CAPTURE(std::string(sim::dtype_name(dt)));
+                    CAPTURE(splits);
+                    setenv("FLASHSIM_DECODE_STAGE_KEYS", "64", 1);
+                    const fcuda::DecodeOutputs a = fcuda::compute_decode(p, splits);
+                    setenv("FLASHSIM_DECODE_STAGE_KEYS", "128", 1);
+                    const fcuda::DecodeOutputs b = fcuda::compute_decode(p, splits);
+                    unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
+                    CHECK(a.stage_keys == 64);
+                    CHECK(b.stage_keys == 128);
+                    CHECK(a.splits == b.splits);
+                    REQUIRE(a.O.data.size() == b.O.data.size());
+                    int64_t differ = 0;
+                    for (size_t k = 0; k < a.O.data.size(); ++k)
+                        differ += std::memcmp(&a.O.data[k], &b.O.data[k], sizeof(float)) != 0;
+                    CHECK(differ == 0);
+                    CHECK(std::memcmp(a.LSE.data(), b.LSE.data(), a.LSE.size() * sizeof(float)) == 0);
+                    // and the 128-key stages against the float64 reference, as every kernel
+                    const sim::DecodeInputs in = sim::generate_decode_inputs(p);
+                    const sim::ErrorStats e = sim::validate(b.O, sim::decode_reference(p, in), dt);
+                    CHECK(e.nonfinite == 0);
+                    CHECK(e.rel_frobenius < decode_tolerance(dt));
+                }
+    unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
 }
 
 TEST_CASE("decode: repeated launches with the fused merge (its counters return to zero)") {
