@@ -244,6 +244,8 @@ struct DecodeMeasurement {
     int repeats = 0;
     int64_t splits = 0, blocks = 0, tile_keys = 0;
     int64_t stage_keys = 0;  // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
+    std::string l2_policy;   // the K/V reads' L2 policy (FLASHSIM_DECODE_L2)
+    std::string l2_flush;    // how L2 was emptied between timed calls: write (the method) or read (FLASHSIM_L2_FLUSH)
     std::string splits_why;
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
     int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
@@ -264,8 +266,11 @@ struct DecodeOutputs {
 };
 DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
-// else 64; 128 only at d = 64. Bad values throw with the fix. Reads the environment only (no GPU).
+// else 128 at d = 64 and 64 at d = 128; 128 only at d = 64. Bad values throw with the fix. Reads the environment only (no GPU).
 int decode_stage_keys(int64_t head_dim);
+// The L2 policy of the decode kernel's K and V reads: FLASHSIM_DECODE_L2=normal|evict_first, else
+// normal (true: evict_first). Bad values throw with the fix. Reads the environment only.
+bool decode_evict_first();
 
 // ---- how long a sequence fits (flashsim bench --fit) --------------------------------------------
 // A training step (forward then backward) of `variant` at shape (B, H, d, dtype; seq ignored):

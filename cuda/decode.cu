@@ -5,10 +5,12 @@
 //   decode_split: one thread block per (split s, KV head h, batch b); it carries the G query rows
 //     of h (up to 8 in one block; a larger G runs in chunks of 8, 4, 2 or 1, each chunk re-reading
 //     the K/V of its head) and streams the split's keys through a ring of shared-memory stages,
-//     64 keys of K and of V a stage, by cp.async (16 bytes a copy, swizzled, zeros past the split's
-//     end): kStages - 1 tiles are in flight while the block works on the oldest one, so that HBM
-//     sees ~64 KiB outstanding per block, ~128 KiB per SM, whatever the arithmetic is doing. One
-//     __syncthreads a tile both publishes the landed stage and frees the one consumed before it.
+//     32 KiB of K and V a stage (64 keys at d = 128, 128 at d = 64), by cp.async (16 bytes a copy,
+//     swizzled, zeros past the split's end): kStages - 1 stages are in flight while the block works
+//     on the oldest one, so that HBM sees ~64 KiB outstanding per block, ~128 KiB per SM, whatever
+//     the arithmetic is doing. One __syncthreads a stage both publishes the landed stage and frees
+//     the one consumed before it. (FLASHSIM_DECODE_STAGE_KEYS=64 gives d = 64 six 64-key stages,
+//     the first version; FLASHSIM_DECODE_L2=evict_first reads K and V with L2's evict-first policy.)
 //     Both products run on tensor cores (mma.sync), each of the 8 warps taking 8 keys of a tile:
 //     S = Q K_w^T (m16n8k16; the G query heads are rows of a 16-row A operand kept in registers,
 //     K_w the B operand by ldmatrix), then O^T += V_w^T P^T (m16n8k8; V_w^T the A operand by
@@ -30,8 +32,8 @@
 // Launch shape: split kernel grid (splits, H_kv * chunks, B), 256 threads, at most 128 registers,
 //   96 KiB of dynamic shared memory (2 blocks per SM on the H200's 228 KiB); merge kernel, when
 //   used, grid (B * H_q), d threads.
-// SRAM per block: the ring, 96 KiB = kStages x (K_j + V_j) x 64 keys x d x 2 B (3 stages at
-//   d = 128, 6 at d = 64); the warps' combine (8 x G x d fp32, <= 32 KiB) and the fused merge's
+// SRAM per block: the ring, 96 KiB = kStages x (K_j + V_j) x stage keys x d x 2 B (3 stages at
+//   either d; 6 at d = 64 with 64-key stages); the warps' combine (8 x G x d fp32, <= 32 KiB) and the fused merge's
 //   weights (G x splits fp32) reuse the ring; 2 x 8 x 8 floats static.
 // HBM traffic (the simulator's sim::simulate_decode with the same splits):
 //   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 8), Q once per block
@@ -81,7 +83,7 @@ __device__ inline void trace_stamp(unsigned long long* rec, int k) {
     }
 }
 
-// A ring stage holds SUB tiles of 64 keys (SUB = 1, or 2 at d = 64: FLASHSIM_DECODE_STAGE_KEYS=128),
+// A ring stage holds SUB tiles of 64 keys (SUB = 2 at d = 64, 1 at d = 128 or with FLASHSIM_DECODE_STAGE_KEYS=64),
 // landed and published together by one wait and one barrier; the warps then work through its tiles
 // in order, so the arithmetic (and every bit of the output) is the same at either stage size.
 template <typename T, int D, int SUB>
@@ -96,15 +98,31 @@ struct Ring {
 
 // Enqueue the copies of keys [key0, key0 + 64 SUB) of K and V into one ring stage (K_s, V_s:
 // (64 SUB, D)); keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
+// cp.async of 16 bytes with an L2 cache policy (createpolicy): K and V are read once, so the
+// kernel may mark their lines first to go (FLASHSIM_DECODE_L2=evict_first) and leave what L2 held
+// before the call (the lines others wrote and not yet written back) in place.
+__device__ __forceinline__ void cp_async16_policy(void* smem, const void* gmem, bool valid, uint64_t policy) {
+    const int src_bytes = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem_u32(smem)),
+                 "l"(gmem), "r"(src_bytes), "l"(policy));
+}
+__device__ __forceinline__ uint64_t l2_policy(bool evict_first) {
+    uint64_t first, normal;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(first));
+    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(normal));
+    return evict_first ? first : normal;
+}
+
 template <typename T, int D, int SUB>
-__device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end) {
+__device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end,
+                                 uint64_t policy) {
 #pragma unroll
     for (int c = 0; c < Ring<T, D, SUB>::kChunks; ++c) {
         const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
         const int64_t key = key0 + row;
         const bool valid = key < k_end;
-        cp_async16(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid);
-        cp_async16(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid);
+        cp_async16_policy(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid, policy);
+        cp_async16_policy(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid, policy);
     }
 }
 
@@ -115,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
-                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
+                 int splits, int fused, float scale_log2, int evict_first, unsigned long long* __restrict__ trace) {
     using R = Ring<T, D, SUB>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
@@ -138,12 +156,13 @@ __global__ void __launch_bounds__(kThreads, 2)
     // ring stages of this split (64 SUB keys each; the last one's keys past k_end are zeros)
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + R::kStageKeys - 1) / R::kStageKeys) : 0;
 
+    const uint64_t policy = l2_policy(evict_first != 0);
     // fill all stages but one before anything else, so the first bytes are on their way
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
         if (st < tiles)
             load_tile<T, D, SUB>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(st) * R::kStageKeys, k_end);
+                                 k_begin + int64_t(st) * R::kStageKeys, k_end, policy);
         cp_async_commit();
     }
 
@@ -174,7 +193,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (tile_i == 0) trace_stamp(rec, 1);
         if (tile_i + R::kStages - 1 < tiles)
             load_tile<T, D, SUB>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end);
+                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end, policy);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_st = ring + (2 * stage) * R::kStageElems;  // (64 SUB, D)
@@ -386,7 +405,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2, t.trace);
+        plan.fused_merge ? 1 : 0, scale_log2, plan.evict_first ? 1 : 0, t.trace);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -432,11 +451,12 @@ void check_decode(const sim::DecodeProblem& p) {
     if (p.batch > 65535) throw std::runtime_error("the decode kernel takes a batch of at most 65535");
 }
 
-// Keys a ring stage holds: FLASHSIM_DECODE_STAGE_KEYS=64|128, else 64. 128 only at d = 64 (a
-// 128-key stage of K and V is 32 KiB there, three in the ring; at d = 128 it would be 64 KiB, one).
+// Keys a ring stage holds: FLASHSIM_DECODE_STAGE_KEYS=64|128, else 128 at d = 64 (1-3% faster on
+// the four rows, cuda/NOTES.md) and 64 at d = 128. 128 only at d = 64 (a 128-key stage of K and V is
+// 32 KiB there, three in the ring; at d = 128 it would be 64 KiB, one).
 int decode_stage_keys(int64_t head_dim) {
     const char* e = std::getenv("FLASHSIM_DECODE_STAGE_KEYS");
-    if (e == nullptr || *e == 0) return kTileKeys;
+    if (e == nullptr || *e == 0) return head_dim == 64 ? 2 * kTileKeys : kTileKeys;
     const std::string v = e;
     if (v == "64") return kTileKeys;
     if (v == "128") {
@@ -447,7 +467,18 @@ int decode_stage_keys(int64_t head_dim) {
         return 2 * kTileKeys;
     }
     throw std::runtime_error("FLASHSIM_DECODE_STAGE_KEYS must be 64 or 128 (got '" + v +
-                             "'): the keys a ring stage of the decode kernel holds; unset it for the default, 64");
+                             "'): the keys a ring stage of the decode kernel holds; unset it for the default (128 at d = 64, 64 at d = 128)");
+}
+
+// How the kernel asks L2 to keep K and V: FLASHSIM_DECODE_L2=normal|evict_first, else normal.
+bool decode_evict_first() {
+    const char* e = std::getenv("FLASHSIM_DECODE_L2");
+    if (e == nullptr || *e == 0) return false;
+    const std::string v = e;
+    if (v == "normal") return false;
+    if (v == "evict_first") return true;
+    throw std::runtime_error("FLASHSIM_DECODE_L2 must be normal or evict_first (got '" + v +
+                             "'): the L2 policy of the decode kernel's K and V reads; unset it for the default, normal");
 }
 
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
@@ -464,6 +495,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const int64_t g = p.group();
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     plan.stage_keys = decode_stage_keys(p.head_dim);
+    plan.evict_first = decode_evict_first();
     // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&

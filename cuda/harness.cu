@@ -109,13 +109,40 @@ static double median_of(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// FLASHSIM_L2_FLUSH=write|read (a diagnosis, not the method): write (the default, METHOD.md) fills L2
+// with a memset's lines, part of them dirty, which the timed kernel's own misses then write back;
+// read leaves L2 full of clean lines (a buffer written once, read through twice at first use).
+static bool flush_by_reading() {
+    const char* e = std::getenv("FLASHSIM_L2_FLUSH");
+    if (e == nullptr || *e == 0 || std::string(e) == "write") return false;
+    if (std::string(e) == "read") return true;
+    throw std::runtime_error(std::string("FLASHSIM_L2_FLUSH must be write or read (got '") + e +
+                             "'): how the timed runs empty L2; unset it for the method's memset (write)");
+}
+
 void flush_l2(cudaStream_t s) {
     // one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
-    static std::map<int, DeviceBuffer> bufs;
+    static std::map<int, DeviceBuffer> bufs, read_bufs;
+    static DeviceBuffer sink(sizeof(unsigned));
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
+    const size_t bytes = static_cast<size_t>(2 * l2_bytes());
+    if (flush_by_reading()) {
+        DeviceBuffer& rb = read_bufs[dev];
+        const bool fresh = rb.bytes() < bytes;
+        rb.ensure(bytes);
+        const int64_t words = static_cast<int64_t>(rb.bytes() / 16);
+        if (fresh) {  // written once, then read through twice so that none of its lines stays dirty
+            harness_write_words<<<1024, 256, 0, s>>>(rb.as<uint4>(), words);
+            for (int k = 0; k < 2; ++k)
+                harness_read_through<<<1024, 256, 0, s>>>(rb.as<const uint4>(), words, sink.as<unsigned>());
+        }
+        harness_read_through<<<1024, 256, 0, s>>>(rb.as<const uint4>(), words, sink.as<unsigned>());
+        LAUNCH_CHECK();
+        return;
+    }
     DeviceBuffer& buf = bufs[dev];
-    buf.ensure(static_cast<size_t>(2 * l2_bytes()));
+    buf.ensure(bytes);
     CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5a, buf.bytes(), s));
 }
 
@@ -946,6 +973,8 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.splits_why = plan.why;
     out.tile_keys = decode_kernel_config().tile_keys;
     out.stage_keys = plan.stage_keys;
+    out.l2_policy = plan.evict_first ? "evict_first" : "normal";
+    out.l2_flush = flush_by_reading() ? "read" : "write";
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;
     {  // the simulator's count for the same splits (K and V read once per KV head and chunk)

@@ -168,12 +168,14 @@ if has sanitize; then
           echo "rc=$?" >> "$SAN"
         done
       done
-      # d = 64 with 128-key ring stages (FLASHSIM_DECODE_STAGE_KEYS=128): 6 splits end mid-stage
-      for sp in 0 6 1; do
-        echo "--- $tool decode d=64 stage_keys=128 splits=$sp" >> "$SAN"
-        FLASHSIM_DECODE_STAGE_KEYS=128 timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          "$BIN/flashsim-bench" bench --decode --cache 1001 --batch 2 -d 64 --splits "$sp" --repeats 1 --warmup 0 \
-          --no-check >> "$SAN" 2>&1
+      # d = 64: 6 splits end mid-stage (128-key stages, the default), and the 64-key stages
+      # (FLASHSIM_DECODE_STAGE_KEYS=64); d = 128 with K and V read evict-first (FLASHSIM_DECODE_L2)
+      for cfg in "64 6 128 normal" "64 0 64 normal" "64 1 64 normal" "128 0 64 evict_first"; do
+        read -r cd csp csk cl2 <<< "$cfg"
+        echo "--- $tool decode d=$cd splits=$csp stage_keys=$csk l2=$cl2" >> "$SAN"
+        FLASHSIM_DECODE_STAGE_KEYS=$csk FLASHSIM_DECODE_L2=$cl2 timeout 120 compute-sanitizer --tool "$tool" \
+          --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 --batch 2 -d "$cd" --splits "$csp" \
+          --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
         echo "rc=$?" >> "$SAN"
       done
     done

@@ -283,12 +283,15 @@ TEST_CASE("flash2 backward: FLASHSIM_FLASH2_BWD_BC picks the keys a block the ti
     unsetenv("FLASHSIM_FLASH2_BWD_BC");
 }
 
-// the decode kernel's ring stages: 64 keys unless FLASHSIM_DECODE_STAGE_KEYS says 128, which only
-// d = 64 takes (at d = 128 the 96 KiB ring would hold one 64 KiB stage); bad values are refused
+// the decode kernel's ring stages: 128 keys at d = 64 and 64 at d = 128 unless FLASHSIM_DECODE_STAGE_KEYS
+// says otherwise; 128 only at d = 64 (at d = 128 the 96 KiB ring would hold one 64 KiB stage); bad
+// values are refused
 TEST_CASE("decode: FLASHSIM_DECODE_STAGE_KEYS picks 64 or 128 keys a ring stage, 128 at d = 64 only") {
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
-    CHECK(fcuda::decode_stage_keys(64) == 64);
+    CHECK(fcuda::decode_stage_keys(64) == 128);
     CHECK(fcuda::decode_stage_keys(128) == 64);
+    setenv("FLASHSIM_DECODE_STAGE_KEYS", "64", 1);
+    CHECK(fcuda::decode_stage_keys(64) == 64);
     setenv("FLASHSIM_DECODE_STAGE_KEYS", "128", 1);
     CHECK(fcuda::decode_stage_keys(64) == 128);
     CHECK_THROWS_WITH_AS(fcuda::decode_stage_keys(128), doctest::Contains("needs head_dim 64 (got 128)"),
@@ -300,4 +303,19 @@ TEST_CASE("decode: FLASHSIM_DECODE_STAGE_KEYS picks 64 or 128 keys a ring stage,
                          doctest::Contains("FLASHSIM_DECODE_STAGE_KEYS must be 64 or 128 (got '256')"),
                          std::runtime_error);
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
+}
+
+// the decode kernel's L2 policy for K and V: normal unless FLASHSIM_DECODE_L2 says evict_first
+TEST_CASE("decode: FLASHSIM_DECODE_L2 picks the K/V reads' L2 policy; a bad value is refused") {
+    unsetenv("FLASHSIM_DECODE_L2");
+    CHECK_FALSE(fcuda::decode_evict_first());
+    setenv("FLASHSIM_DECODE_L2", "evict_first", 1);
+    CHECK(fcuda::decode_evict_first());
+    setenv("FLASHSIM_DECODE_L2", "normal", 1);
+    CHECK_FALSE(fcuda::decode_evict_first());
+    setenv("FLASHSIM_DECODE_L2", "evict_last", 1);
+    CHECK_THROWS_WITH_AS(fcuda::decode_evict_first(),
+                         doctest::Contains("FLASHSIM_DECODE_L2 must be normal or evict_first (got 'evict_last')"),
+                         std::runtime_error);
+    unsetenv("FLASHSIM_DECODE_L2");
 }
