@@ -268,8 +268,8 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
 // else 128 at d = 64 and 64 at d = 128; 128 only at d = 64. Bad values throw with the fix. Reads the environment only (no GPU).
 int decode_stage_keys(int64_t head_dim);
-// The L2 policy of the decode kernel's K and V reads: FLASHSIM_DECODE_L2=normal|evict_first, else
-// normal (true: evict_first). Bad values throw with the fix. Reads the environment only.
+// The L2 policy of the decode kernel's K and V reads: FLASHSIM_DECODE_L2=default|evict_first, else
+// default, plain cp.async with no policy (true: evict_first). Bad values throw with the fix. Reads the environment only.
 bool decode_evict_first();
 
 // ---- how long a sequence fits (flashsim bench --fit) --------------------------------------------

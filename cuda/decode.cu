@@ -106,23 +106,29 @@ __device__ __forceinline__ void cp_async16_policy(void* smem, const void* gmem, 
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem_u32(smem)),
                  "l"(gmem), "r"(src_bytes), "l"(policy));
 }
-__device__ __forceinline__ uint64_t l2_policy(bool evict_first) {
-    uint64_t first, normal;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(first));
-    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(normal));
-    return evict_first ? first : normal;
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
 }
 
 template <typename T, int D, int SUB>
 __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end,
-                                 uint64_t policy) {
+                                 bool hinted, uint64_t policy) {
 #pragma unroll
     for (int c = 0; c < Ring<T, D, SUB>::kChunks; ++c) {
         const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
         const int64_t key = key0 + row;
         const bool valid = key < k_end;
-        cp_async16_policy(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid, policy);
-        cp_async16_policy(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid, policy);
+        const T* k_src = valid ? Kh + key * D + col : Kh;
+        const T* v_src = valid ? Vh + key * D + col : Vh;
+        if (hinted) {  // uniform across the block
+            cp_async16_policy(K_s + swz<D>(row, col), k_src, valid, policy);
+            cp_async16_policy(V_s + swz<D>(row, col), v_src, valid, policy);
+        } else {
+            cp_async16(K_s + swz<D>(row, col), k_src, valid);
+            cp_async16(V_s + swz<D>(row, col), v_src, valid);
+        }
     }
 }
 
@@ -156,13 +162,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     // ring stages of this split (64 SUB keys each; the last one's keys past k_end are zeros)
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + R::kStageKeys - 1) / R::kStageKeys) : 0;
 
-    const uint64_t policy = l2_policy(evict_first != 0);
+    const bool hinted = evict_first != 0;
+    const uint64_t policy = hinted ? l2_evict_first_policy() : 0;
     // fill all stages but one before anything else, so the first bytes are on their way
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
         if (st < tiles)
             load_tile<T, D, SUB>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(st) * R::kStageKeys, k_end, policy);
+                                 k_begin + int64_t(st) * R::kStageKeys, k_end, hinted, policy);
         cp_async_commit();
     }
 
@@ -193,7 +200,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (tile_i == 0) trace_stamp(rec, 1);
         if (tile_i + R::kStages - 1 < tiles)
             load_tile<T, D, SUB>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end, policy);
+                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end, hinted,
+                                 policy);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_st = ring + (2 * stage) * R::kStageElems;  // (64 SUB, D)
@@ -470,15 +478,16 @@ int decode_stage_keys(int64_t head_dim) {
                              "'): the keys a ring stage of the decode kernel holds; unset it for the default (128 at d = 64, 64 at d = 128)");
 }
 
-// How the kernel asks L2 to keep K and V: FLASHSIM_DECODE_L2=normal|evict_first, else normal.
+// How the kernel asks L2 to keep K and V: FLASHSIM_DECODE_L2=default|evict_first, else default
+// (plain cp.async.cg, no policy).
 bool decode_evict_first() {
     const char* e = std::getenv("FLASHSIM_DECODE_L2");
     if (e == nullptr || *e == 0) return false;
     const std::string v = e;
-    if (v == "normal") return false;
+    if (v == "default") return false;
     if (v == "evict_first") return true;
-    throw std::runtime_error("FLASHSIM_DECODE_L2 must be normal or evict_first (got '" + v +
-                             "'): the L2 policy of the decode kernel's K and V reads; unset it for the default, normal");
+    throw std::runtime_error("FLASHSIM_DECODE_L2 must be default or evict_first (got '" + v +
+                             "'): the L2 policy of the decode kernel's K and V reads; unset it for the default");
 }
 
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {

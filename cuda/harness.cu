@@ -973,7 +973,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.splits_why = plan.why;
     out.tile_keys = decode_kernel_config().tile_keys;
     out.stage_keys = plan.stage_keys;
-    out.l2_policy = plan.evict_first ? "evict_first" : "normal";
+    out.l2_policy = plan.evict_first ? "evict_first" : "default";
     out.l2_flush = flush_by_reading() ? "read" : "write";
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;

@@ -3,7 +3,8 @@
 
 For every distinct configuration in a `flashsim bench --json` file (B, H, N, d, dtype, causal,
 pass) this times, with the bench's method (CUDA events, warm-up, median of repeats, L2 flushed
-before each repeat by writing a buffer twice the L2 size):
+before each repeat by writing a buffer twice the L2 size, or by reading one where the rows say
+"l2_flush": "read", FLASHSIM_L2_FLUSH=read):
   * sdpa_flash  — torch SDPA restricted to the FLASH_ATTENTION backend (FlashAttention-2),
   * sdpa_cudnn  — torch SDPA restricted to the CUDNN_ATTENTION backend,
   * torch_matmul — plain q @ k^T * scale, mask, softmax, @ v (S and P materialised, like `standard`).
@@ -34,10 +35,18 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def l2_flusher():
+def l2_flusher(mode="write"):
+    """write (the method): fill a buffer twice L2; read: sum one (written once, read twice first), which
+    leaves L2 full of clean lines: the bench's FLASHSIM_L2_FLUSH=read, so that the anchors of such
+    rows are timed the same way."""
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
-    return lambda: buf.fill_(0x5A)
+    buf = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
+    if mode == "read":
+        buf.fill_(1)
+        for _ in range(2):
+            buf.sum()
+        return lambda: buf.sum()
+    return lambda: buf.fill_(0x5A5A5A5A)
 
 
 def time_it(fn, flush, warmup, repeats):
@@ -145,7 +154,7 @@ def measure_decode(cfg, flush, warmup, repeats):
     return out
 
 
-def decode_rows(doc, a, flush):
+def decode_rows(doc, a, flush, method):
     key = lambda r: (r["batch"], r["q_heads"], r["kv_heads"], r["kv_len"], r["head_dim"], r["dtype"])
     rows = [r for r in doc["rows"] if r.get("pass") == "decode" and "ms_median" in r]
     for cfg in sorted({key(r) for r in rows}):
@@ -159,7 +168,7 @@ def decode_rows(doc, a, flush):
                 ms = an.get(name, {}).get("ms_median")
                 r["ratio_vs_" + name] = ms / r["ms_median"] if ms and r["ms_median"] > 0 else None
             r["fraction_of_copy"] = r["tbps"] / an["copy"]["copy_tbps"] if an["copy"]["copy_tbps"] > 0 else None
-        doc["anchor"] = {"torch": torch.__version__, "method": "events, warm-up, median, 2xL2 flush before each repeat"}
+        doc["anchor"] = {"torch": torch.__version__, "method": method}
         json.dump(doc, open(a.out, "w"), indent=1)
     print(f"{'B':>3} {'L':>7} {'d':>4} {'ms':>9} {'TB/s':>6} {'flash':>6} {'cudnn':>6} {'copy':>6} {'vs_flash':>8} {'vs_cudnn':>8}")
     for r in rows:
@@ -185,9 +194,14 @@ def main():
     doc = json.load(open(a.bench))
     if not doc or not doc.get("rows"):
         sys.exit("anchor: no bench rows in " + a.bench)
-    flush = l2_flusher()
+    modes = {r.get("l2_flush", "write") for r in doc["rows"]}
+    if len(modes) > 1:
+        sys.exit("anchor: the rows were timed with different L2 flushes (%s): anchor each file alone" % sorted(modes))
+    flush_mode = modes.pop()
+    flush = l2_flusher(flush_mode)
+    method = "events, warm-up, median, 2xL2 flush before each repeat" + (" (by reading: FLASHSIM_L2_FLUSH=read)" if flush_mode == "read" else "")
     if any(r.get("pass") == "decode" for r in doc["rows"]):
-        decode_rows(doc, a, flush)
+        decode_rows(doc, a, flush, method)
     doc_rows = [r for r in doc["rows"] if r.get("pass") not in ("decode", "fit")]
     if not doc_rows:
         return
@@ -205,7 +219,7 @@ def main():
             r["ratio_vs_sdpa_flash"] = fl / r["ms_median"] if fl and r["ms_median"] > 0 else None
             cu = an.get("sdpa_cudnn", {}).get("ms_median")
             r["ratio_vs_sdpa_cudnn"] = cu / r["ms_median"] if cu and r["ms_median"] > 0 else None
-        doc["anchor"] = {"torch": torch.__version__, "method": "events, warm-up, median, 2xL2 flush before each repeat"}
+        doc["anchor"] = {"torch": torch.__version__, "method": method}
         json.dump(doc, open(a.out, "w"), indent=1)
 
     for cfg in configs:

@@ -170,7 +170,7 @@ if has sanitize; then
       done
       # d = 64: 6 splits end mid-stage (128-key stages, the default), and the 64-key stages
       # (FLASHSIM_DECODE_STAGE_KEYS=64); d = 128 with K and V read evict-first (FLASHSIM_DECODE_L2)
-      for cfg in "64 6 128 normal" "64 0 64 normal" "64 1 64 normal" "128 0 64 evict_first"; do
+      for cfg in "64 6 128 default" "64 0 64 default" "64 1 64 default" "128 0 64 evict_first"; do
         read -r cd csp csk cl2 <<< "$cfg"
         echo "--- $tool decode d=$cd splits=$csp stage_keys=$csk l2=$cl2" >> "$SAN"
         FLASHSIM_DECODE_STAGE_KEYS=$csk FLASHSIM_DECODE_L2=$cl2 timeout 120 compute-sanitizer --tool "$tool" \

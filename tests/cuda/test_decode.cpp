@@ -147,7 +147,7 @@ TEST_CASE("decode: the K/V reads' L2 policy changes no bit; the read flush is re
             const sim::DecodeProblem p = decode_shape(2, 32, 8, 3001, d, sim::DType::bf16);
             CAPTURE(d);
             CAPTURE(splits);
-            setenv("FLASHSIM_DECODE_L2", "normal", 1);
+            setenv("FLASHSIM_DECODE_L2", "default", 1);
             const fcuda::DecodeOutputs a = fcuda::compute_decode(p, splits);
             setenv("FLASHSIM_DECODE_L2", "evict_first", 1);
             const fcuda::DecodeOutputs b = fcuda::compute_decode(p, splits);

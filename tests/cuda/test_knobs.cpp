@@ -305,17 +305,17 @@ TEST_CASE("decode: FLASHSIM_DECODE_STAGE_KEYS picks 64 or 128 keys a ring stage,
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
 }
 
-// the decode kernel's L2 policy for K and V: normal unless FLASHSIM_DECODE_L2 says evict_first
+// the decode kernel's L2 policy for K and V: none (plain cp.async) unless FLASHSIM_DECODE_L2 says evict_first
 TEST_CASE("decode: FLASHSIM_DECODE_L2 picks the K/V reads' L2 policy; a bad value is refused") {
     unsetenv("FLASHSIM_DECODE_L2");
     CHECK_FALSE(fcuda::decode_evict_first());
     setenv("FLASHSIM_DECODE_L2", "evict_first", 1);
     CHECK(fcuda::decode_evict_first());
-    setenv("FLASHSIM_DECODE_L2", "normal", 1);
+    setenv("FLASHSIM_DECODE_L2", "default", 1);
     CHECK_FALSE(fcuda::decode_evict_first());
     setenv("FLASHSIM_DECODE_L2", "evict_last", 1);
     CHECK_THROWS_WITH_AS(fcuda::decode_evict_first(),
-                         doctest::Contains("FLASHSIM_DECODE_L2 must be normal or evict_first (got 'evict_last')"),
+                         doctest::Contains("FLASHSIM_DECODE_L2 must be default or evict_first (got 'evict_last')"),
                          std::runtime_error);
     unsetenv("FLASHSIM_DECODE_L2");
 }
