@@ -444,6 +444,7 @@ int run_bench(const BenchArgs& a) {
                                         {"threads", k.threads},       {"layout", k.layout},
                                         {"dq_copies", k.dq_copies}};
                         };
+                        row["l2_flush"] = m.l2_flush;
                         row["ms_median"] = m.ms_median;
                         row["ms_min"] = m.ms_min;
                         row["ms_max"] = m.ms_max;
@@ -546,7 +547,6 @@ int run_decode_bench(const BenchArgs& a) {
                 row["blocks"] = m.blocks;
                 row["tile_keys"] = m.tile_keys;
                 row["stage_keys"] = m.stage_keys;
-                row["l2_policy"] = m.l2_policy;
                 row["l2_flush"] = m.l2_flush;
                 row["ms_median"] = m.ms_median;
                 row["ms_min"] = m.ms_min;

@@ -80,6 +80,7 @@ struct RunOptions {
 
 struct Measurement {
     std::string variant;
+    std::string l2_flush;  // how L2 was emptied before each timed call: write (memset) or read (FLASHSIM_L2_FLUSH)
     Pass pass = Pass::forward;
     double ms_median = 0, ms_min = 0, ms_max = 0;
     int repeats = 0;
@@ -244,8 +245,7 @@ struct DecodeMeasurement {
     int repeats = 0;
     int64_t splits = 0, blocks = 0, tile_keys = 0;
     int64_t stage_keys = 0;  // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
-    std::string l2_policy;   // the K/V reads' L2 policy (FLASHSIM_DECODE_L2)
-    std::string l2_flush;    // how L2 was emptied between timed calls: write (the method) or read (FLASHSIM_L2_FLUSH)
+    std::string l2_flush;    // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
     std::string splits_why;
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
     int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
@@ -268,9 +268,9 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
 // else 128 at d = 64 and 64 at d = 128; 128 only at d = 64. Bad values throw with the fix. Reads the environment only (no GPU).
 int decode_stage_keys(int64_t head_dim);
-// The L2 policy of the decode kernel's K and V reads: FLASHSIM_DECODE_L2=default|evict_first, else
-// default, plain cp.async with no policy (true: evict_first). Bad values throw with the fix. Reads the environment only.
-bool decode_evict_first();
+// How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
+// else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.
+std::string l2_flush_setting(bool decode);
 
 // ---- how long a sequence fits (flashsim bench --fit) --------------------------------------------
 // A training step (forward then backward) of `variant` at shape (B, H, d, dtype; seq ignored):

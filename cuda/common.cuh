@@ -152,7 +152,13 @@ struct Workspace {
 
 int64_t l2_bytes();             // of the current device
 int sm_count();                 // streaming multiprocessors of the current device
-void flush_l2(cudaStream_t s);  // writes a buffer twice the L2 size
+// How the timed runs empty L2 between calls: write a buffer twice its size (memset; the lines it
+// leaves dirty are written back inside the next call: ~6-9 us of a decode call, measured) or read
+// one (clean lines). FLASHSIM_L2_FLUSH=write|read overrides the caller's choice for every bench.
+enum class L2Flush { write, read };
+L2Flush l2_flush_mode(L2Flush fallback);
+const char* l2_flush_name(L2Flush m);
+void flush_l2(cudaStream_t s, L2Flush fallback = L2Flush::write);
 // Fill `count` elements of `out` (dtype dt) with sim::input_value(seed, which, first + i) rounded.
 void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count);
 // Every byte 0xFF: NaN in fp16, bf16 and fp32.

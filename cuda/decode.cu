@@ -10,7 +10,7 @@
 //     on the oldest one, so that HBM sees ~64 KiB outstanding per block, ~128 KiB per SM, whatever
 //     the arithmetic is doing. One __syncthreads a stage both publishes the landed stage and frees
 //     the one consumed before it. (FLASHSIM_DECODE_STAGE_KEYS=64 gives d = 64 six 64-key stages,
-//     the first version; FLASHSIM_DECODE_L2=evict_first reads K and V with L2's evict-first policy.)
+//     the first version.)
 //     Both products run on tensor cores (mma.sync), each of the 8 warps taking 8 keys of a tile:
 //     S = Q K_w^T (m16n8k16; the G query heads are rows of a 16-row A operand kept in registers,
 //     K_w the B operand by ldmatrix), then O^T += V_w^T P^T (m16n8k8; V_w^T the A operand by
@@ -98,37 +98,15 @@ struct Ring {
 
 // Enqueue the copies of keys [key0, key0 + 64 SUB) of K and V into one ring stage (K_s, V_s:
 // (64 SUB, D)); keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
-// cp.async of 16 bytes with an L2 cache policy (createpolicy): K and V are read once, so the
-// kernel may mark their lines first to go (FLASHSIM_DECODE_L2=evict_first) and leave what L2 held
-// before the call (the lines others wrote and not yet written back) in place.
-__device__ __forceinline__ void cp_async16_policy(void* smem, const void* gmem, bool valid, uint64_t policy) {
-    const int src_bytes = valid ? 16 : 0;
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem_u32(smem)),
-                 "l"(gmem), "r"(src_bytes), "l"(policy));
-}
-__device__ __forceinline__ uint64_t l2_evict_first_policy() {
-    uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-
 template <typename T, int D, int SUB>
-__device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end,
-                                 bool hinted, uint64_t policy) {
+__device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end) {
 #pragma unroll
     for (int c = 0; c < Ring<T, D, SUB>::kChunks; ++c) {
         const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
         const int64_t key = key0 + row;
         const bool valid = key < k_end;
-        const T* k_src = valid ? Kh + key * D + col : Kh;
-        const T* v_src = valid ? Vh + key * D + col : Vh;
-        if (hinted) {  // uniform across the block
-            cp_async16_policy(K_s + swz<D>(row, col), k_src, valid, policy);
-            cp_async16_policy(V_s + swz<D>(row, col), v_src, valid, policy);
-        } else {
-            cp_async16(K_s + swz<D>(row, col), k_src, valid);
-            cp_async16(V_s + swz<D>(row, col), v_src, valid);
-        }
+        cp_async16(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid);
+        cp_async16(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid);
     }
 }
 
@@ -139,7 +117,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
-                 int splits, int fused, float scale_log2, int evict_first, unsigned long long* __restrict__ trace) {
+                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
     using R = Ring<T, D, SUB>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
@@ -162,14 +140,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     // ring stages of this split (64 SUB keys each; the last one's keys past k_end are zeros)
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + R::kStageKeys - 1) / R::kStageKeys) : 0;
 
-    const bool hinted = evict_first != 0;
-    const uint64_t policy = hinted ? l2_evict_first_policy() : 0;
     // fill all stages but one before anything else, so the first bytes are on their way
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
         if (st < tiles)
             load_tile<T, D, SUB>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(st) * R::kStageKeys, k_end, hinted, policy);
+                                 k_begin + int64_t(st) * R::kStageKeys, k_end);
         cp_async_commit();
     }
 
@@ -200,8 +176,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (tile_i == 0) trace_stamp(rec, 1);
         if (tile_i + R::kStages - 1 < tiles)
             load_tile<T, D, SUB>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end, hinted,
-                                 policy);
+                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_st = ring + (2 * stage) * R::kStageElems;  // (64 SUB, D)
@@ -413,7 +388,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2, plan.evict_first ? 1 : 0, t.trace);
+        plan.fused_merge ? 1 : 0, scale_log2, t.trace);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -478,18 +453,6 @@ int decode_stage_keys(int64_t head_dim) {
                              "'): the keys a ring stage of the decode kernel holds; unset it for the default (128 at d = 64, 64 at d = 128)");
 }
 
-// How the kernel asks L2 to keep K and V: FLASHSIM_DECODE_L2=default|evict_first, else default
-// (plain cp.async.cg, no policy).
-bool decode_evict_first() {
-    const char* e = std::getenv("FLASHSIM_DECODE_L2");
-    if (e == nullptr || *e == 0) return false;
-    const std::string v = e;
-    if (v == "default") return false;
-    if (v == "evict_first") return true;
-    throw std::runtime_error("FLASHSIM_DECODE_L2 must be default or evict_first (got '" + v +
-                             "'): the L2 policy of the decode kernel's K and V reads; unset it for the default");
-}
-
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
     check_decode(p);
     sim::Machine m;
@@ -504,7 +467,6 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const int64_t g = p.group();
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     plan.stage_keys = decode_stage_keys(p.head_dim);
-    plan.evict_first = decode_evict_first();
     // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&

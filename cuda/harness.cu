@@ -109,25 +109,33 @@ static double median_of(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// FLASHSIM_L2_FLUSH=write|read (a diagnosis, not the method): write (the default, METHOD.md) fills L2
-// with a memset's lines, part of them dirty, which the timed kernel's own misses then write back;
-// read leaves L2 full of clean lines (a buffer written once, read through twice at first use).
-static bool flush_by_reading() {
+// write fills L2 with a memset's lines, part of them dirty, which the timed kernel's own misses then
+// write back (the training rows' flush); read leaves L2 full of clean lines (a buffer written once,
+// read through twice at first use; the decode rows' flush). FLASHSIM_L2_FLUSH=write|read overrides.
+L2Flush l2_flush_mode(L2Flush fallback) {
     const char* e = std::getenv("FLASHSIM_L2_FLUSH");
-    if (e == nullptr || *e == 0 || std::string(e) == "write") return false;
-    if (std::string(e) == "read") return true;
+    if (e == nullptr || *e == 0) return fallback;
+    if (std::string(e) == "write") return L2Flush::write;
+    if (std::string(e) == "read") return L2Flush::read;
     throw std::runtime_error(std::string("FLASHSIM_L2_FLUSH must be write or read (got '") + e +
-                             "'): how the timed runs empty L2; unset it for the method's memset (write)");
+                             "'): how the timed runs empty L2 between calls; unset it for each bench's own "
+                             "(write for the training passes, read for decode)");
 }
 
-void flush_l2(cudaStream_t s) {
+const char* l2_flush_name(L2Flush m) { return m == L2Flush::read ? "read" : "write"; }
+
+std::string l2_flush_setting(bool decode) {
+    return l2_flush_name(l2_flush_mode(decode ? L2Flush::read : L2Flush::write));
+}
+
+void flush_l2(cudaStream_t s, L2Flush fallback) {
     // one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
     static std::map<int, DeviceBuffer> bufs, read_bufs;
     static DeviceBuffer sink(sizeof(unsigned));
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     const size_t bytes = static_cast<size_t>(2 * l2_bytes());
-    if (flush_by_reading()) {
+    if (l2_flush_mode(fallback) == L2Flush::read) {
         DeviceBuffer& rb = read_bufs[dev];
         const bool fresh = rb.bytes() < bytes;
         rb.ensure(bytes);
@@ -552,6 +560,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     check_problem(p);
     Measurement out;
     out.variant = variant;
+    out.l2_flush = l2_flush_name(l2_flush_mode(L2Flush::write));
     out.pass = opt.pass;
     out.tiles = tile_config(variant, p, opt.pass);
     const auto [fwd_variant, bwd_variant] = step_pair(variant);
@@ -897,7 +906,7 @@ DecodeTrace trace_decode(const sim::DecodeProblem& p, const DecodePlan& plan, co
     double step = 0;
     for (int r = 0; r < runs; ++r) {
         CUDA_CHECK(cudaMemset(buf.get(), 0, buf.bytes()));
-        flush_l2(0);
+        flush_l2(0, L2Flush::read);
         DecodeTensors t = set.tensors();
         t.trace = buf.as<unsigned long long>();
         CUDA_CHECK(cudaEventRecord(start, 0));
@@ -973,8 +982,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.splits_why = plan.why;
     out.tile_keys = decode_kernel_config().tile_keys;
     out.stage_keys = plan.stage_keys;
-    out.l2_policy = plan.evict_first ? "evict_first" : "default";
-    out.l2_flush = flush_by_reading() ? "read" : "write";
+    out.l2_flush = l2_flush_name(l2_flush_mode(L2Flush::read));
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;
     {  // the simulator's count for the same splits (K and V read once per KV head and chunk)
@@ -1031,7 +1039,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     for (int r = 0; r < opt.repeats; ++r) {
         last = r % copies;
         poison_o(sets[last]);
-        if (opt.flush_l2) flush_l2(s);
+        if (opt.flush_l2) flush_l2(s, L2Flush::read);
         CUDA_CHECK(cudaEventRecord(start, s));
         decode_forward(p, plan, sets[last].tensors(), s);
         CUDA_CHECK(cudaEventRecord(stop, s));

@@ -169,11 +169,11 @@ if has sanitize; then
         done
       done
       # d = 64: 6 splits end mid-stage (128-key stages, the default), and the 64-key stages
-      # (FLASHSIM_DECODE_STAGE_KEYS=64); d = 128 with K and V read evict-first (FLASHSIM_DECODE_L2)
-      for cfg in "64 6 128 default" "64 0 64 default" "64 1 64 default" "128 0 64 evict_first"; do
-        read -r cd csp csk cl2 <<< "$cfg"
-        echo "--- $tool decode d=$cd splits=$csp stage_keys=$csk l2=$cl2" >> "$SAN"
-        FLASHSIM_DECODE_STAGE_KEYS=$csk FLASHSIM_DECODE_L2=$cl2 timeout 120 compute-sanitizer --tool "$tool" \
+      # (FLASHSIM_DECODE_STAGE_KEYS=64)
+      for cfg in "64 6 128" "64 0 64" "64 1 64"; do
+        read -r cd csp csk <<< "$cfg"
+        echo "--- $tool decode d=$cd splits=$csp stage_keys=$csk" >> "$SAN"
+        FLASHSIM_DECODE_STAGE_KEYS=$csk timeout 120 compute-sanitizer --tool "$tool" \
           --error-exitcode 9 "$BIN/flashsim-bench" bench --decode --cache 1001 --batch 2 -d "$cd" --splits "$csp" \
           --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
         echo "rc=$?" >> "$SAN"

@@ -305,17 +305,18 @@ TEST_CASE("decode: FLASHSIM_DECODE_STAGE_KEYS picks 64 or 128 keys a ring stage,
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
 }
 
-// the decode kernel's L2 policy for K and V: none (plain cp.async) unless FLASHSIM_DECODE_L2 says evict_first
-TEST_CASE("decode: FLASHSIM_DECODE_L2 picks the K/V reads' L2 policy; a bad value is refused") {
-    unsetenv("FLASHSIM_DECODE_L2");
-    CHECK_FALSE(fcuda::decode_evict_first());
-    setenv("FLASHSIM_DECODE_L2", "evict_first", 1);
-    CHECK(fcuda::decode_evict_first());
-    setenv("FLASHSIM_DECODE_L2", "default", 1);
-    CHECK_FALSE(fcuda::decode_evict_first());
-    setenv("FLASHSIM_DECODE_L2", "evict_last", 1);
-    CHECK_THROWS_WITH_AS(fcuda::decode_evict_first(),
-                         doctest::Contains("FLASHSIM_DECODE_L2 must be default or evict_first (got 'evict_last')"),
-                         std::runtime_error);
-    unsetenv("FLASHSIM_DECODE_L2");
+// how the timed runs empty L2: a memset for the training passes, a read for decode, unless
+// FLASHSIM_L2_FLUSH says otherwise; a bad value is refused with the fix
+TEST_CASE("FLASHSIM_L2_FLUSH: write for training rows and read for decode by default; either when asked") {
+    unsetenv("FLASHSIM_L2_FLUSH");
+    CHECK(fcuda::l2_flush_setting(false) == "write");
+    CHECK(fcuda::l2_flush_setting(true) == "read");
+    setenv("FLASHSIM_L2_FLUSH", "read", 1);
+    CHECK(fcuda::l2_flush_setting(false) == "read");
+    setenv("FLASHSIM_L2_FLUSH", "write", 1);
+    CHECK(fcuda::l2_flush_setting(true) == "write");
+    setenv("FLASHSIM_L2_FLUSH", "clean", 1);
+    CHECK_THROWS_WITH_AS(fcuda::l2_flush_setting(true),
+                         doctest::Contains("FLASHSIM_L2_FLUSH must be write or read (got 'clean')"), std::runtime_error);
+    unsetenv("FLASHSIM_L2_FLUSH");
 }
