@@ -266,7 +266,8 @@ struct DecodeOutputs {
 };
 DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
-// else 128 at d = 64 and 64 at d = 128; 128 only at d = 64. Bad values throw with the fix. Reads the environment only (no GPU).
+// else 128 at d = 64 and 64 at d = 128; 128 only at d = 64. Bad values throw with the fix. Reads the
+// environment only (no GPU).
 int decode_stage_keys(int64_t head_dim);
 // How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
 // else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.

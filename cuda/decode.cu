@@ -33,8 +33,8 @@
 //   96 KiB of dynamic shared memory (2 blocks per SM on the H200's 228 KiB); merge kernel, when
 //   used, grid (B * H_q), d threads.
 // SRAM per block: the ring, 96 KiB = kStages x (K_j + V_j) x stage keys x d x 2 B (3 stages at
-//   either d; 6 at d = 64 with 64-key stages); the warps' combine (8 x G x d fp32, <= 32 KiB) and the fused merge's
-//   weights (G x splits fp32) reuse the ring; 2 x 8 x 8 floats static.
+//   either d; 6 at d = 64 with 64-key stages); the warps' combine (8 x G x d fp32, <= 32 KiB) and
+//   the fused merge's weights (G x splits fp32) reuse the ring; 2 x 8 x 8 floats static.
 // HBM traffic (the simulator's sim::simulate_decode with the same splits):
 //   read K, V once per KV head (2 B H_kv L d e; x chunks when G > 8), Q once per block
 //   (B H_kv splits G d e); with splits > 1 write and re-read the partials (B H_q splits (4d + 4)),
@@ -83,9 +83,10 @@ __device__ inline void trace_stamp(unsigned long long* rec, int k) {
     }
 }
 
-// A ring stage holds SUB tiles of 64 keys (SUB = 2 at d = 64, 1 at d = 128 or with FLASHSIM_DECODE_STAGE_KEYS=64),
-// landed and published together by one wait and one barrier; the warps then work through its tiles
-// in order, so the arithmetic (and every bit of the output) is the same at either stage size.
+// A ring stage holds SUB tiles of 64 keys (SUB = 2 at d = 64, 1 at d = 128 or with
+// FLASHSIM_DECODE_STAGE_KEYS=64), landed and published together by one wait and one barrier; the
+// warps then work through its tiles in order, so the arithmetic (and every bit of the output) is
+// the same at either stage size.
 template <typename T, int D, int SUB>
 struct Ring {
     static constexpr int kTileElems = kTileKeys * D;                           // one K (or V) tile, (64, D)
@@ -450,7 +451,8 @@ int decode_stage_keys(int64_t head_dim) {
         return 2 * kTileKeys;
     }
     throw std::runtime_error("FLASHSIM_DECODE_STAGE_KEYS must be 64 or 128 (got '" + v +
-                             "'): the keys a ring stage of the decode kernel holds; unset it for the default (128 at d = 64, 64 at d = 128)");
+                             "'): the keys a ring stage of the decode kernel holds; unset it for the default "
+                             "(128 at d = 64, 64 at d = 128)");
 }
 
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {

@@ -130,13 +130,13 @@ std::string l2_flush_setting(bool decode) {
 
 void flush_l2(cudaStream_t s, L2Flush fallback) {
     // one buffer a GPU, twice its L2, on the current one (the ring over NCCL flushes each GPU's L2)
-    static std::map<int, DeviceBuffer> bufs, read_bufs;
-    static DeviceBuffer sink(sizeof(unsigned));
+    static std::map<int, DeviceBuffer> bufs, read_bufs, sinks;
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     const size_t bytes = static_cast<size_t>(2 * l2_bytes());
     if (l2_flush_mode(fallback) == L2Flush::read) {
-        DeviceBuffer& rb = read_bufs[dev];
+        DeviceBuffer &rb = read_bufs[dev], &sink = sinks[dev];
+        sink.ensure(sizeof(unsigned));
         const bool fresh = rb.bytes() < bytes;
         rb.ensure(bytes);
         const int64_t words = static_cast<int64_t>(rb.bytes() / 16);
