@@ -156,9 +156,11 @@ int sm_count();                 // streaming multiprocessors of the current devi
 // leaves dirty are written back inside the next call: ~6-9 us of a decode call, measured) or read
 // one (clean lines). FLASHSIM_L2_FLUSH=write|read overrides the caller's choice for every bench.
 enum class L2Flush { write, read };
-L2Flush l2_flush_mode(L2Flush fallback);
+constexpr L2Flush kTrainingFlush = L2Flush::write;  // run(): the training passes' rows
+constexpr L2Flush kDecodeFlush = L2Flush::read;     // run_decode(), trace_decode()
+L2Flush l2_flush_mode(L2Flush fallback);  // FLASHSIM_L2_FLUSH, else fallback
 const char* l2_flush_name(L2Flush m);
-void flush_l2(cudaStream_t s, L2Flush fallback = L2Flush::write);
+void flush_l2(cudaStream_t s, L2Flush fallback = kTrainingFlush);
 // Fill `count` elements of `out` (dtype dt) with sim::input_value(seed, which, first + i) rounded.
 void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count);
 // Every byte 0xFF: NaN in fp16, bf16 and fp32.

@@ -125,7 +125,7 @@ L2Flush l2_flush_mode(L2Flush fallback) {
 const char* l2_flush_name(L2Flush m) { return m == L2Flush::read ? "read" : "write"; }
 
 std::string l2_flush_setting(bool decode) {
-    return l2_flush_name(l2_flush_mode(decode ? L2Flush::read : L2Flush::write));
+    return l2_flush_name(l2_flush_mode(decode ? kDecodeFlush : kTrainingFlush));
 }
 
 void flush_l2(cudaStream_t s, L2Flush fallback) {
@@ -560,7 +560,7 @@ Measurement run(const sim::Problem& p, const std::string& variant, const RunOpti
     check_problem(p);
     Measurement out;
     out.variant = variant;
-    out.l2_flush = l2_flush_name(l2_flush_mode(L2Flush::write));
+    out.l2_flush = l2_flush_name(l2_flush_mode(kTrainingFlush));
     out.pass = opt.pass;
     out.tiles = tile_config(variant, p, opt.pass);
     const auto [fwd_variant, bwd_variant] = step_pair(variant);
@@ -906,7 +906,7 @@ DecodeTrace trace_decode(const sim::DecodeProblem& p, const DecodePlan& plan, co
     double step = 0;
     for (int r = 0; r < runs; ++r) {
         CUDA_CHECK(cudaMemset(buf.get(), 0, buf.bytes()));
-        flush_l2(0, L2Flush::read);
+        flush_l2(0, kDecodeFlush);
         DecodeTensors t = set.tensors();
         t.trace = buf.as<unsigned long long>();
         CUDA_CHECK(cudaEventRecord(start, 0));
@@ -982,7 +982,8 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.splits_why = plan.why;
     out.tile_keys = decode_kernel_config().tile_keys;
     out.stage_keys = plan.stage_keys;
-    out.l2_flush = l2_flush_name(l2_flush_mode(L2Flush::read));
+    const L2Flush flush = l2_flush_mode(kDecodeFlush);  // resolved once: the row records what the runs did
+    out.l2_flush = l2_flush_name(flush);
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;
     {  // the simulator's count for the same splits (K and V read once per KV head and chunk)
@@ -1039,7 +1040,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     for (int r = 0; r < opt.repeats; ++r) {
         last = r % copies;
         poison_o(sets[last]);
-        if (opt.flush_l2) flush_l2(s, L2Flush::read);
+        if (opt.flush_l2) flush_l2(s, flush);
         CUDA_CHECK(cudaEventRecord(start, s));
         decode_forward(p, plan, sets[last].tensors(), s);
         CUDA_CHECK(cudaEventRecord(stop, s));
