@@ -99,21 +99,21 @@ struct Ring {
 
 // Enqueue the copies of keys [key0, key0 + 64 SUB) of K and V into one ring stage (K_s, V_s:
 // (64 SUB, D)); keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
-template <typename T, int D, int SUB>
+template <typename T, int D, int SUB, int PF>
 __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64_t key0, int64_t k_end) {
 #pragma unroll
     for (int c = 0; c < Ring<T, D, SUB>::kChunks; ++c) {
         const int idx = threadIdx.x + c * kThreads, row = idx / (D / 8), col = idx % (D / 8) * 8;
         const int64_t key = key0 + row;
         const bool valid = key < k_end;
-        cp_async16(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid);
-        cp_async16(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid);
+        cp_async16_pf<PF>(K_s + swz<D>(row, col), valid ? Kh + key * D + col : Kh, valid);
+        cp_async16_pf<PF>(V_s + swz<D>(row, col), valid ? Vh + key * D + col : Vh, valid);
     }
 }
 
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
 // O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
-template <typename T, int D, int G, int SUB>
+template <typename T, int D, int G, int SUB, int PF>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int st = 0; st < R::kStages - 1; ++st) {
         if (st < tiles)
-            load_tile<T, D, SUB>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
+            load_tile<T, D, SUB, PF>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
                                  k_begin + int64_t(st) * R::kStageKeys, k_end);
         cp_async_commit();
     }
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
         if (tile_i == 0) trace_stamp(rec, 1);
         if (tile_i + R::kStages - 1 < tiles)
-            load_tile<T, D, SUB>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
+            load_tile<T, D, SUB, PF>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
                                  k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end);
         cp_async_commit();  // (an empty group near the end keeps the wait count right)
         next = next + 1 == R::kStages ? 0 : next + 1;
@@ -370,9 +370,9 @@ __global__ void decode_merge(const float* __restrict__ O_part, const float* __re
     if (threadIdx.x == 0 && LSE) LSE[qh] = lse;
 }
 
-template <typename T, int D, int G, int SUB>
+template <typename T, int D, int G, int SUB, int PF>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    auto kernel = decode_split<T, D, G, SUB>;
+    auto kernel = decode_split<T, D, G, SUB, PF>;
     static const bool configured = [&] {  // the ring is dynamic shared memory above the 48 KiB default
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -398,17 +398,29 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     }
 }
 
-template <typename T, int D, int SUB>
-void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
+template <typename T, int D, int SUB, int PF>
+void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     switch (plan.group_chunk) {
         case 8:
-            return launch_split<T, D, 8, SUB>(p, plan, t, s);
+            return launch_split<T, D, 8, SUB, PF>(p, plan, t, s);
         case 4:
-            return launch_split<T, D, 4, SUB>(p, plan, t, s);
+            return launch_split<T, D, 4, SUB, PF>(p, plan, t, s);
         case 2:
-            return launch_split<T, D, 2, SUB>(p, plan, t, s);
+            return launch_split<T, D, 2, SUB, PF>(p, plan, t, s);
         default:
-            return launch_split<T, D, 1, SUB>(p, plan, t, s);
+            return launch_split<T, D, 1, SUB, PF>(p, plan, t, s);
+    }
+}
+
+template <typename T, int D, int SUB>
+void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
+    switch (plan.l2_prefetch) {
+        case 128:
+            return launch_g<T, D, SUB, 128>(p, plan, t, s);
+        case 256:
+            return launch_g<T, D, SUB, 256>(p, plan, t, s);
+        default:
+            return launch_g<T, D, SUB, 0>(p, plan, t, s);
     }
 }
 
@@ -455,6 +467,19 @@ int decode_stage_keys(int64_t head_dim) {
                              "(128 at d = 64, 64 at d = 128)");
 }
 
+// L2 prefetch size of the K/V copies: FLASHSIM_DECODE_PREFETCH=0|128|256 (bytes), else 0 (no hint).
+int decode_l2_prefetch() {
+    const char* e = std::getenv("FLASHSIM_DECODE_PREFETCH");
+    if (e == nullptr || *e == 0) return 0;
+    const std::string v = e;
+    if (v == "0") return 0;
+    if (v == "128") return 128;
+    if (v == "256") return 256;
+    throw std::runtime_error("FLASHSIM_DECODE_PREFETCH must be 0, 128 or 256 (got '" + v +
+                             "'): the L2 prefetch size, in bytes, of the decode kernel's K/V copies; unset it for "
+                             "the default (0, no hint)");
+}
+
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
     check_decode(p);
     sim::Machine m;
@@ -469,6 +494,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const int64_t g = p.group();
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     plan.stage_keys = decode_stage_keys(p.head_dim);
+    plan.l2_prefetch = decode_l2_prefetch();
     // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&

@@ -982,6 +982,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.splits_why = plan.why;
     out.tile_keys = decode_kernel_config().tile_keys;
     out.stage_keys = plan.stage_keys;
+    out.l2_prefetch = plan.l2_prefetch;
     const L2Flush flush = l2_flush_mode(kDecodeFlush);  // resolved once: the row records what the runs did
     out.l2_flush = l2_flush_name(flush);
     const int64_t chunks = p.group() / plan.group_chunk;
@@ -1081,6 +1082,7 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
     copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
     o.splits = plan.splits;
     o.stage_keys = plan.stage_keys;
+    o.l2_prefetch = plan.l2_prefetch;
     return o;
 }
 

@@ -34,6 +34,25 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool va
     const int src_bytes = valid ? 16 : 0;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(src_bytes));
 }
+// The same copy with an L2 prefetch-size hint: on a miss, L2 fetches PF bytes (64, 128 or 256)
+// around the line instead of the sectors asked for. PF = 0 is the plain copy above.
+template <int PF>
+__device__ __forceinline__ void cp_async16_pf(void* smem, const void* gmem, bool valid) {
+    const int src_bytes = valid ? 16 : 0;
+    if constexpr (PF == 0) {
+        cp_async16(smem, gmem, valid);
+    } else if constexpr (PF == 64) {
+        asm volatile("cp.async.cg.shared.global.L2::64B [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
+                     "r"(src_bytes));
+    } else if constexpr (PF == 128) {
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
+                     "r"(src_bytes));
+    } else {
+        static_assert(PF == 256, "L2 prefetch size: 0, 64, 128 or 256 bytes");
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
+                     "r"(src_bytes));
+    }
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {

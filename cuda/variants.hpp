@@ -61,6 +61,7 @@ struct DecodePlan {
     int64_t splits = 1, keys_per_split = 0;
     int group_chunk = 1;  // query heads one block carries (8, 4, 2 or 1; a larger group runs in chunks)
     int stage_keys = 64;  // keys a ring stage holds: 64 at d = 128, 128 at d = 64 (FLASHSIM_DECODE_STAGE_KEYS)
+    int l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
     std::string why;      // why this split count (sim::choose_splits)
 };

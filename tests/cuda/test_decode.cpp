@@ -6,6 +6,7 @@
 //     4 (GQA 32/8), 1 (MHA), 8, 2 and 16 (which runs in two chunks of 8), with the chosen split
 //     count, one split and forced splits (the fused merge);
 //   * 128-key ring stages at d = 64 (FLASHSIM_DECODE_STAGE_KEYS=128): the same bits as 64-key ones;
+//   * the L2 prefetch hints (FLASHSIM_DECODE_PREFETCH=128|256): the same bits as the plain copies;
 //   * decode is timed after a read flush unless FLASHSIM_L2_FLUSH=write, and says which;
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
@@ -137,6 +138,36 @@ TEST_CASE("decode: 128-key ring stages at d = 64 give the bits of 64-key stages"
                     CHECK(e.rel_frobenius < decode_tolerance(dt));
                 }
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
+}
+
+// An L2 prefetch-size hint changes how much L2 fetches on a miss, not what lands in shared memory:
+// every hint gives the plain copies' bits (both d, both dtypes, a split ending mid-tile)
+TEST_CASE("decode: the L2 prefetch hints on the K/V copies give the bits of the plain copies") {
+    for (int64_t d : {64, 128})
+        for (int64_t L : {7, 193, 4097, 199 * 64 + 61})
+            for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
+                for (int64_t splits : {0, 3}) {
+                    const sim::DecodeProblem p = decode_shape(2, 32, 8, L, d, dt);
+                    CAPTURE(d);
+                    CAPTURE(L);
+                    CAPTURE(std::string(sim::dtype_name(dt)));
+                    CAPTURE(splits);
+                    unsetenv("FLASHSIM_DECODE_PREFETCH");
+                    const fcuda::DecodeOutputs plain = fcuda::compute_decode(p, splits);
+                    CHECK(plain.l2_prefetch == 0);
+                    for (const char* pf : {"128", "256"}) {
+                        CAPTURE(std::string(pf));
+                        setenv("FLASHSIM_DECODE_PREFETCH", pf, 1);
+                        const fcuda::DecodeOutputs hinted = fcuda::compute_decode(p, splits);
+                        unsetenv("FLASHSIM_DECODE_PREFETCH");
+                        CHECK(hinted.l2_prefetch == std::atoi(pf));
+                        REQUIRE(hinted.O.data.size() == plain.O.data.size());
+                        CHECK(std::memcmp(hinted.O.data.data(), plain.O.data.data(),
+                                          plain.O.data.size() * sizeof(float)) == 0);
+                        CHECK(std::memcmp(hinted.LSE.data(), plain.LSE.data(), plain.LSE.size() * sizeof(float)) == 0);
+                    }
+                }
+    unsetenv("FLASHSIM_DECODE_PREFETCH");
 }
 
 // the decode rows are timed after a read flush (L2 left clean), unless FLASHSIM_L2_FLUSH=write asks

@@ -305,6 +305,25 @@ TEST_CASE("decode: FLASHSIM_DECODE_STAGE_KEYS picks 64 or 128 keys a ring stage,
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
 }
 
+// the decode kernel's L2 prefetch hint: none unless FLASHSIM_DECODE_PREFETCH names 128 or 256 bytes
+// (0 names none); anything else is refused with the fix
+TEST_CASE("decode: FLASHSIM_DECODE_PREFETCH picks no hint, 128 or 256 bytes") {
+    unsetenv("FLASHSIM_DECODE_PREFETCH");
+    CHECK(fcuda::decode_l2_prefetch() == 0);
+    setenv("FLASHSIM_DECODE_PREFETCH", "0", 1);
+    CHECK(fcuda::decode_l2_prefetch() == 0);
+    setenv("FLASHSIM_DECODE_PREFETCH", "128", 1);
+    CHECK(fcuda::decode_l2_prefetch() == 128);
+    setenv("FLASHSIM_DECODE_PREFETCH", "256", 1);
+    CHECK(fcuda::decode_l2_prefetch() == 256);
+    for (const char* bad : {"64", "512", "256B", "-1"}) {
+        setenv("FLASHSIM_DECODE_PREFETCH", bad, 1);
+        const std::string want = "FLASHSIM_DECODE_PREFETCH must be 0, 128 or 256 (got '" + std::string(bad) + "')";
+        CHECK_THROWS_WITH_AS(fcuda::decode_l2_prefetch(), doctest::Contains(want.c_str()), std::runtime_error);
+    }
+    unsetenv("FLASHSIM_DECODE_PREFETCH");
+}
+
 // how the timed runs empty L2: a memset for the training passes, a read for decode, unless
 // FLASHSIM_L2_FLUSH says otherwise; a bad value is refused with the fix
 TEST_CASE("FLASHSIM_L2_FLUSH: write for training rows and read for decode by default; either when asked") {
