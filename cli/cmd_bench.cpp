@@ -548,6 +548,7 @@ int run_decode_bench(const BenchArgs& a) {
                 row["tile_keys"] = m.tile_keys;
                 row["stage_keys"] = m.stage_keys;
                 row["l2_prefetch"] = m.l2_prefetch;
+                row["kv_load"] = m.kv_load;
                 row["l2_flush"] = m.l2_flush;
                 row["ms_median"] = m.ms_median;
                 row["ms_min"] = m.ms_min;

@@ -246,6 +246,7 @@ struct DecodeMeasurement {
     int64_t splits = 0, blocks = 0, tile_keys = 0;
     int64_t stage_keys = 0;  // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
     int64_t l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
+    std::string kv_load;      // how K and V reached shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
     std::string l2_flush;    // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
     std::string splits_why;
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
@@ -265,6 +266,7 @@ struct DecodeOutputs {
     int64_t splits = 0;
     int64_t stage_keys = 0;  // keys a ring stage held
     int64_t l2_prefetch = 0;  // L2 prefetch size hinted on the K/V copies (bytes; 0: none)
+    std::string kv_load;      // cp.async or tma
 };
 DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
@@ -274,6 +276,9 @@ int decode_stage_keys(int64_t head_dim);
 // The L2 prefetch size (bytes) the decode kernel hints on its K/V copies: FLASHSIM_DECODE_PREFETCH=0|128|256,
 // else 0 (no hint). Bad values throw with the fix. Reads the environment only (no GPU).
 int decode_l2_prefetch();
+// How the decode kernel's K/V tiles reach shared memory: FLASHSIM_DECODE_LOAD=cp.async|tma, else
+// cp.async (tma needs sm_90: refused at launch elsewhere). Bad values throw with the fix. No GPU needed.
+std::string decode_kv_load();
 // How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
 // else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.
 std::string l2_flush_setting(bool decode);

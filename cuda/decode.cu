@@ -50,6 +50,7 @@
 #include <cstring>
 
 #include "cuda/mma.cuh"
+#include "cuda/tma.cuh"
 #include "cuda/variants.hpp"
 #include "sim/decode.hpp"
 
@@ -61,6 +62,9 @@ constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
 constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
 constexpr float kLog2e = 1.4426950408889634f;
+// How K and V reach the ring: 16-byte cp.async copies by every thread, or TMA boxes issued by one
+// thread and completing on a per-stage mbarrier (sm_90; FLASHSIM_DECODE_LOAD=tma)
+constexpr int kLoadCpAsync = 0, kLoadTma = 1;
 
 // A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
 // that saw no key (LSE_s = -inf) weighs 0. Both merges (the last block's and the merge kernel) use it.
@@ -97,6 +101,17 @@ struct Ring {
     static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kStageElems * int(sizeof(T)), "ring");
 };
 
+// Where element (row, col) of a (ROWS, D) K or V stage sits in the ring. cp.async writes swz<D>: each
+// row's 16-byte chunks XOR (row & 7). TMA's 128-byte swizzle writes boxes 64 columns (128 bytes) wide,
+// so at d = 128 a stage is two (ROWS, 64) panels, each laid out as swz<64>; at d = 64 the two agree.
+template <int D, int ROWS, int LOAD>
+__device__ __forceinline__ int kv_off(int row, int col) {
+    if constexpr (LOAD == kLoadTma && D > 64)
+        return (col >> 6) * (ROWS * 64) + swz<64>(row, col & 63);
+    else
+        return swz<D>(row, col);
+}
+
 // Enqueue the copies of keys [key0, key0 + 64 SUB) of K and V into one ring stage (K_s, V_s:
 // (64 SUB, D)); keys >= k_end become zeros. Every thread of the block copies kChunks 16-byte pieces of each.
 template <typename T, int D, int SUB, int PF>
@@ -111,14 +126,36 @@ __device__ inline void load_tile(T* K_s, T* V_s, const T* Kh, const T* Vh, int64
     }
 }
 
+// TMA: thread 0 asks for keys [key0, key0 + 64 SUB) of K and V as boxes of (64 SUB keys, 64 columns),
+// all completing on the stage's mbarrier. Keys past L arrive as zeros; keys past the split's end but
+// inside the cache arrive as they are (the scores mask them, and P = 0 times a finite V adds zero).
+template <typename T, int D, int SUB>
+__device__ inline void load_tile_tma(T* K_s, T* V_s, const CUtensorMap* mapK, const CUtensorMap* mapV, uint64_t* bar,
+                                     int64_t key0, int bh) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using R = Ring<T, D, SUB>;
+    const uint32_t b = hopper::smem_addr(bar);
+    hopper::mbar_arrive_expect_tx(b, 2u * R::kStageElems * sizeof(T));
+#pragma unroll
+    for (int p = 0; p < D / 64; ++p) {
+        hopper::tma_load_3d(hopper::smem_addr(K_s + p * R::kStageKeys * 64), mapK, b, 64 * p, static_cast<int>(key0), bh);
+        hopper::tma_load_3d(hopper::smem_addr(V_s + p * R::kStageKeys * 64), mapV, b, 64 * p, static_cast<int>(key0), bh);
+    }
+#else
+    (void)K_s, (void)V_s, (void)mapK, (void)mapV, (void)bar, (void)key0, (void)bh;
+    __trap();  // the host launches the TMA kernels on sm_90 and later only
+#endif
+}
+
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
 // O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
-template <typename T, int D, int G, int SUB, int PF>
+template <typename T, int D, int G, int SUB, int PF, int LOAD>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
-                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace) {
+                 int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace,
+                 const __grid_constant__ CUtensorMap mapK, const __grid_constant__ CUtensorMap mapV) {
     using R = Ring<T, D, SUB>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
@@ -127,8 +164,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     constexpr int kWarps = kThreads / 32;
     constexpr int KD = D / 16;  // k-steps of S = Q K^T; also the 16-row d tiles of O^T
     static_assert(kWarps * 8 == kTileKeys && G <= 8, "one warp takes 8 keys of a tile; up to 8 query heads");
-    extern __shared__ __align__(16) unsigned char ring_raw[];  // kStages x {K_j (64, D), V_j (64, D)}, swizzled
+    extern __shared__ __align__(16) unsigned char ring_dyn[];  // kStages x {K_j (64, D), V_j (64, D)}, swizzled
+    // TMA's 128-byte swizzle repeats every 1024 bytes and is taken from the shared address: the ring
+    // starts on a 1024-byte boundary (the launch gives it 1 KiB more)
+    unsigned char* ring_raw =
+        LOAD == kLoadTma ? reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(ring_dyn) + 1023) & ~uintptr_t(1023))
+                         : ring_dyn;
     T* ring = reinterpret_cast<T*>(ring_raw);
+    __shared__ __align__(8) uint64_t stage_bar[LOAD == kLoadTma ? R::kStages : 1];  // TMA: a stage's bytes landed
     const int split = blockIdx.x, chunks = group / G;
     const int h_kv = blockIdx.y / chunks, chunk = blockIdx.y % chunks;
     const int64_t b = blockIdx.z;
@@ -142,12 +185,27 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + R::kStageKeys - 1) / R::kStageKeys) : 0;
 
     // fill all stages but one before anything else, so the first bytes are on their way
+    const int bh = static_cast<int>(b * H_kv + h_kv);  // TMA: the (B H_kv) coordinate of K and V
+    if constexpr (LOAD == kLoadTma) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        if (threadIdx.x == 0) {
+            for (int st = 0; st < R::kStages; ++st) hopper::mbar_init(hopper::smem_addr(&stage_bar[st]), 1);
+            hopper::mbar_fence_init();
+        }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int st = 0; st < R::kStages - 1 && st < tiles; ++st)
+                load_tile_tma<T, D, SUB>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, &mapK,
+                                         &mapV, &stage_bar[st], k_begin + int64_t(st) * R::kStageKeys, bh);
+#endif
+    } else {
 #pragma unroll
-    for (int st = 0; st < R::kStages - 1; ++st) {
-        if (st < tiles)
-            load_tile<T, D, SUB, PF>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(st) * R::kStageKeys, k_end);
-        cp_async_commit();
+        for (int st = 0; st < R::kStages - 1; ++st) {
+            if (st < tiles)
+                load_tile<T, D, SUB, PF>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh,
+                                         Vh, k_begin + int64_t(st) * R::kStageKeys, k_end);
+            cp_async_commit();
+        }
     }
 
     // Q as the A operand of S = Q K^T (16 rows: the G query heads, zeros below): a0 and a2 of each
@@ -172,13 +230,26 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int lrow = warp * 8 + (lane & 7), lcol = 8 * (lane >> 3);
     int stage = 0, next = R::kStages - 1;  // the ring stage t sits in; the one stage t + kStages - 1 goes to
     for (int tile_i = 0; tile_i < tiles; ++tile_i) {  // tile_i: a ring stage of 64 SUB keys
-        cp_async_wait<R::kStages - 2>();  // this thread's copies of stage t have landed
-        __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
-        if (tile_i == 0) trace_stamp(rec, 1);
-        if (tile_i + R::kStages - 1 < tiles)
-            load_tile<T, D, SUB, PF>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh, Vh,
-                                 k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end);
-        cp_async_commit();  // (an empty group near the end keeps the wait count right)
+        if constexpr (LOAD == kLoadTma) {
+            __syncthreads();  // everyone is done with tile t - 1's stage: thread 0 refills it at once
+            if (threadIdx.x == 0 && tile_i + R::kStages - 1 < tiles)
+                load_tile_tma<T, D, SUB>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems,
+                                         &mapK, &mapV, &stage_bar[next],
+                                         k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, bh);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            // stage t's bytes have landed: its (tile_i / kStages)-th use completes that phase
+            hopper::mbar_wait(hopper::smem_addr(&stage_bar[stage]), static_cast<uint32_t>(tile_i / R::kStages) & 1u);
+#endif
+            if (tile_i == 0) trace_stamp(rec, 1);
+        } else {
+            cp_async_wait<R::kStages - 2>();  // this thread's copies of stage t have landed
+            __syncthreads();                  // everyone's have; and everyone is done with tile t - 1's stage
+            if (tile_i == 0) trace_stamp(rec, 1);
+            if (tile_i + R::kStages - 1 < tiles)
+                load_tile<T, D, SUB, PF>(ring + (2 * next) * R::kStageElems, ring + (2 * next + 1) * R::kStageElems, Kh,
+                                         Vh, k_begin + int64_t(tile_i + R::kStages - 1) * R::kStageKeys, k_end);
+            cp_async_commit();  // (an empty group near the end keeps the wait count right)
+        }
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_st = ring + (2 * stage) * R::kStageElems;  // (64 SUB, D)
         const T* V_st = K_st + R::kStageElems;                 // (64 SUB, D)
@@ -192,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
             for (int c = 0; c < D / 32; ++c) {
                 uint32_t kb[4];
-                ldmatrix_x4(kb, K_j + swz<D>(lrow, 32 * c + lcol));
+                ldmatrix_x4(kb, K_j + kv_off<D, R::kStageKeys, LOAD>(lrow, 32 * c + lcol));
                 const uint32_t a0[4] = {qa[2 * c][0], 0u, qa[2 * c][1], 0u};
                 const uint32_t a1[4] = {qa[2 * c + 1][0], 0u, qa[2 * c + 1][1], 0u};
                 mma16816<T>(s, a0, kb[0], kb[1]);
@@ -225,13 +296,13 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
             for (int c = 0; c < D / 32; ++c) {
                 uint32_t va[4];  // V_w^T (d x keys) by ldmatrix.trans: a0, a1 of d tile 2c, then of 2c + 1
-                ldmatrix_x4_trans(va, V_j + swz<D>(lrow, 32 * c + lcol));
+                ldmatrix_x4_trans(va, V_j + kv_off<D, R::kStageKeys, LOAD>(lrow, 32 * c + lcol));
                 mma1688<T>(acc[2 * c], va[0], va[1], pb);
                 mma1688<T>(acc[2 * c + 1], va[2], va[3], pb);
             }
         }
     }
-    cp_async_wait<0>();  // only empty groups remain
+    if constexpr (LOAD == kLoadCpAsync) cp_async_wait<0>();  // only empty groups remain (TMA: every stage was waited on)
     __syncthreads();     // every warp is done with the ring: it holds the combine from here on
     trace_stamp(rec, 2);
 
@@ -370,11 +441,53 @@ __global__ void decode_merge(const float* __restrict__ O_part, const float* __re
     if (threadIdx.x == 0 && LSE) LSE[qh] = lse;
 }
 
-template <typename T, int D, int G, int SUB, int PF>
+// The TMA maps of K and V, (B H_kv, L, D) read in boxes of (stage keys, 64 columns), 128-byte swizzled,
+// L2 told to fetch 128 bytes a miss (256 made the cp.async copies 8-10% slower, cuda/NOTES.md). The last
+// pair is kept: encoding takes host time that a timed launch would otherwise pay on every call.
+template <typename T>
+void kv_maps(const sim::DecodeProblem& p, const DecodeTensors& t, int stage_keys, CUtensorMap& mk, CUtensorMap& mv) {
+    struct Key {
+        const void *K = nullptr, *V = nullptr;
+        int64_t L = 0, bh = 0, d = 0;
+        int rows = 0, dt = 0;
+        bool operator==(const Key&) const = default;
+    };
+    static thread_local Key last;
+    static thread_local CUtensorMap last_k{}, last_v{};
+    const Key key{t.K, t.V, p.kv_len, p.batch * p.kv_heads, p.head_dim, stage_keys, static_cast<int>(p.dtype)};
+    if (!(key == last)) {
+        auto encode = [&](const void* ptr, CUtensorMap& map) {
+            const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.kv_len),
+                                        static_cast<cuuint64_t>(p.batch * p.kv_heads)};
+            const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.head_dim) * sizeof(T),
+                                           static_cast<cuuint64_t>(p.kv_len * p.head_dim) * sizeof(T)};
+            const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(stage_keys), 1};
+            const cuuint32_t elem_strides[3] = {1, 1, 1};
+            const CUtensorMapDataType dt = StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+            const CUresult r = hopper::encode_fn()(&map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            if (r != CUDA_SUCCESS)
+                throw std::runtime_error("decode: cuTensorMapEncodeTiled failed (CUresult " +
+                                         std::to_string(static_cast<int>(r)) + ") for a (" +
+                                         std::to_string(p.batch * p.kv_heads) + ", " + std::to_string(p.kv_len) + ", " +
+                                         std::to_string(p.head_dim) + ") cache; unset FLASHSIM_DECODE_LOAD");
+        };
+        encode(t.K, last_k);
+        encode(t.V, last_v);
+        last = key;
+    }
+    mk = last_k;
+    mv = last_v;
+}
+
+template <typename T, int D, int G, int SUB, int PF, int LOAD>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    auto kernel = decode_split<T, D, G, SUB, PF>;
+    auto kernel = decode_split<T, D, G, SUB, PF, LOAD>;
+    constexpr int smem = kRingBytes + (LOAD == kLoadTma ? 1024 : 0);  // TMA: room to align the ring to 1 KiB
     static const bool configured = [&] {  // the ring is dynamic shared memory above the 48 KiB default
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
         return true;
@@ -385,11 +498,13 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(p.kv_heads * (p.group() / G)),
                     static_cast<unsigned>(p.batch));
     const float scale_log2 = static_cast<float>(p.softmax_scale()) * kLog2e;
-    kernel<<<grid, kThreads, kRingBytes, s>>>(
+    CUtensorMap mk{}, mv{};
+    if constexpr (LOAD == kLoadTma) kv_maps<T>(p, t, Ring<T, D, SUB>::kStageKeys, mk, mv);
+    kernel<<<grid, kThreads, smem, s>>>(
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2, t.trace);
+        plan.fused_merge ? 1 : 0, scale_log2, t.trace, mk, mv);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -398,29 +513,30 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     }
 }
 
-template <typename T, int D, int SUB, int PF>
+template <typename T, int D, int SUB, int PF, int LOAD>
 void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     switch (plan.group_chunk) {
         case 8:
-            return launch_split<T, D, 8, SUB, PF>(p, plan, t, s);
+            return launch_split<T, D, 8, SUB, PF, LOAD>(p, plan, t, s);
         case 4:
-            return launch_split<T, D, 4, SUB, PF>(p, plan, t, s);
+            return launch_split<T, D, 4, SUB, PF, LOAD>(p, plan, t, s);
         case 2:
-            return launch_split<T, D, 2, SUB, PF>(p, plan, t, s);
+            return launch_split<T, D, 2, SUB, PF, LOAD>(p, plan, t, s);
         default:
-            return launch_split<T, D, 1, SUB, PF>(p, plan, t, s);
+            return launch_split<T, D, 1, SUB, PF, LOAD>(p, plan, t, s);
     }
 }
 
 template <typename T, int D, int SUB>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
+    if (plan.kv_load == "tma") return launch_g<T, D, SUB, 0, kLoadTma>(p, plan, t, s);  // (no prefetch hint: the map says)
     switch (plan.l2_prefetch) {
         case 128:
-            return launch_g<T, D, SUB, 128>(p, plan, t, s);
+            return launch_g<T, D, SUB, 128, kLoadCpAsync>(p, plan, t, s);
         case 256:
-            return launch_g<T, D, SUB, 256>(p, plan, t, s);
+            return launch_g<T, D, SUB, 256, kLoadCpAsync>(p, plan, t, s);
         default:
-            return launch_g<T, D, SUB, 0>(p, plan, t, s);
+            return launch_g<T, D, SUB, 0, kLoadCpAsync>(p, plan, t, s);
     }
 }
 
@@ -480,6 +596,17 @@ int decode_l2_prefetch() {
                              "the default (0, no hint)");
 }
 
+// How K and V reach the ring: FLASHSIM_DECODE_LOAD=cp.async|tma, else cp.async.
+std::string decode_kv_load() {
+    const char* e = std::getenv("FLASHSIM_DECODE_LOAD");
+    if (e == nullptr || *e == 0) return "cp.async";
+    const std::string v = e;
+    if (v == "cp.async" || v == "tma") return v;
+    throw std::runtime_error("FLASHSIM_DECODE_LOAD must be cp.async or tma (got '" + v +
+                             "'): how the decode kernel's K/V tiles reach shared memory; unset it for the default "
+                             "(cp.async)");
+}
+
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
     check_decode(p);
     sim::Machine m;
@@ -495,6 +622,10 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     plan.stage_keys = decode_stage_keys(p.head_dim);
     plan.l2_prefetch = decode_l2_prefetch();
+    plan.kv_load = decode_kv_load();
+    if (plan.kv_load == "tma" && plan.l2_prefetch != 0)
+        throw std::runtime_error("FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
+                                 "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
     // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
     const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
@@ -504,6 +635,17 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
 
 void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     check_decode(p);
+    if (plan.kv_load == "tma") {
+        int dev = 0, major = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        if (major < 9)
+            throw std::runtime_error("FLASHSIM_DECODE_LOAD=tma needs a GPU of compute capability 9.0 or later (this one is " +
+                                     std::to_string(major) + ".x); unset it for the cp.async copies");
+        if (p.batch * p.kv_heads > INT32_MAX || p.kv_len > INT32_MAX)
+            throw std::runtime_error("FLASHSIM_DECODE_LOAD=tma: TMA coordinates are 32-bit; this cache is too large, "
+                                     "unset it");
+    }
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 64 && plan.stage_keys == 2 * kTileKeys)
             launch_d<T, 64, 2>(p, plan, t, s);

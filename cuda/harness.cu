@@ -983,6 +983,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.tile_keys = decode_kernel_config().tile_keys;
     out.stage_keys = plan.stage_keys;
     out.l2_prefetch = plan.l2_prefetch;
+    out.kv_load = plan.kv_load;
     const L2Flush flush = l2_flush_mode(kDecodeFlush);  // resolved once: the row records what the runs did
     out.l2_flush = l2_flush_name(flush);
     const int64_t chunks = p.group() / plan.group_chunk;
@@ -1083,6 +1084,7 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
     o.splits = plan.splits;
     o.stage_keys = plan.stage_keys;
     o.l2_prefetch = plan.l2_prefetch;
+    o.kv_load = plan.kv_load;
     return o;
 }
 

@@ -1,7 +1,6 @@
 // cuda/hopper.cuh — the Hopper (sm_90a) instructions flash2h.cu and flash2h_bwd.cu use, as thin inline-PTX wrappers:
-//   * mbarrier (init, arrive, arrive with expected transaction bytes, wait on a phase parity);
-//   * TMA: cp.async.bulk.tensor (a 3-D box from a CUtensorMap into shared memory, completing
-//     on an mbarrier);
+//   * mbarrier and TMA's cp.async.bulk.tensor: cuda/tma.cuh (sm_90, shared with the decode kernel);
+//   * 1-D bulk copies and bulk reductions, named barriers, register budgets;
 //   * wgmma: warpgroup (128-thread) matrix multiply-accumulate, fp32 accumulators in registers,
 //     operands from shared memory via 64-bit descriptors (or A from registers), plus its fence,
 //     commit and wait.
@@ -30,37 +29,9 @@
 #include <string>
 
 #include "cuda/common.cuh"
+#include "cuda/tma.cuh"
 
 namespace fcuda::hopper {
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarrier ----------------------------------------------------------------------------------
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-// Returns once the phase with this parity has completed (phases alternate 0, 1, 0, ...).
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done = 0;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (!done);
-}
 
 // ---- register budget of a warpgroup (all its threads execute it) ---------------------------------
 template <int R>
@@ -70,21 +41,6 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 template <int R>
 __device__ __forceinline__ void setmaxnreg_dec() {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
-}
-
-// ---- TMA -----------------------------------------------------------------------------------------
-// One box of the 3-D tensor map at coordinates (c0 innermost, c1, c2) into shared memory at dst;
-// the bytes count toward bar's expected transactions. Elements outside the tensor arrive as zeros.
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
-                                            int c2) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::
-            "r"(dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
-        : "memory");
-}
-__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
-    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
 // 1-D bulk copy (no tensor map): `bytes` (a multiple of 16, both addresses 16-byte aligned) from
@@ -404,18 +360,6 @@ struct Ops<__half> {
 };
 
 // ---- host side: tensor maps -----------------------------------------------------------------------
-
-inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult q{};
-        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || f == nullptr)
-            throw std::runtime_error("flash2h: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12+ driver)");
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-    }();
-    return fn;
-}
 
 // A (B*H, N, d) tensor read in boxes of `rows` rows x 64 columns, 128-byte swizzled.
 template <typename T>

@@ -62,6 +62,7 @@ struct DecodePlan {
     int group_chunk = 1;  // query heads one block carries (8, 4, 2 or 1; a larger group runs in chunks)
     int stage_keys = 64;  // keys a ring stage holds: 64 at d = 128, 128 at d = 64 (FLASHSIM_DECODE_STAGE_KEYS)
     int l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
+    std::string kv_load = "cp.async";  // how K and V reach shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
     std::string why;      // why this split count (sim::choose_splits)
 };

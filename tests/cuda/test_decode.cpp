@@ -6,6 +6,7 @@
 //     4 (GQA 32/8), 1 (MHA), 8, 2 and 16 (which runs in two chunks of 8), with the chosen split
 //     count, one split and forced splits (the fused merge);
 //   * 128-key ring stages at d = 64 (FLASHSIM_DECODE_STAGE_KEYS=128): the same bits as 64-key ones;
+//   * TMA loads (FLASHSIM_DECODE_LOAD=tma): the same bits as the cp.async copies;
 //   * the L2 prefetch hints (FLASHSIM_DECODE_PREFETCH=128|256): the same bits as the plain copies;
 //   * decode is timed after a read flush unless FLASHSIM_L2_FLUSH=write, and says which;
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
@@ -138,6 +139,66 @@ TEST_CASE("decode: 128-key ring stages at d = 64 give the bits of 64-key stages"
                     CHECK(e.rel_frobenius < decode_tolerance(dt));
                 }
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
+}
+
+// TMA loads (FLASHSIM_DECODE_LOAD=tma, sm_90): the same tiles in the ring, another layout at d = 128
+// (two 64-column panels) and real keys instead of zeros past a split's end (masked), so the same bits
+// as the cp.async copies: both d, both stage sizes at d = 64, both dtypes, head groups carried whole
+// and in chunks, caches shorter than a box, splits ending mid-stage, and the float64 reference
+TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
+    if (!fcuda::variant_available("flash2h")) {  // the Hopper kernels run where TMA does
+        MESSAGE("SKIP: TMA needs compute capability 9.0");
+        return;
+    }
+    struct Heads {
+        int64_t q, kv;
+    };
+    struct Shape {
+        int64_t d;
+        const char* stage_keys;
+    };
+    for (const Shape sh : {Shape{128, "64"}, Shape{64, "128"}, Shape{64, "64"}})
+        for (const Heads h : {Heads{32, 8}, Heads{16, 2}, Heads{32, 2}})
+            for (int64_t L : {1, 7, 65, 193, 1000, 4097, 199 * 64 + 61})
+                for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
+                    for (int64_t splits : {0, 1, 3, 200}) {
+                        if (splits == 200 && L < 199 * 64) continue;
+                        const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, sh.d, dt);
+                        CAPTURE(sh.d);
+                        CAPTURE(std::string(sh.stage_keys));
+                        CAPTURE(h.q);
+                        CAPTURE(h.kv);
+                        CAPTURE(L);
+                        CAPTURE(std::string(sim::dtype_name(dt)));
+                        CAPTURE(splits);
+                        setenv("FLASHSIM_DECODE_STAGE_KEYS", sh.stage_keys, 1);
+                        unsetenv("FLASHSIM_DECODE_LOAD");
+                        const fcuda::DecodeOutputs a = fcuda::compute_decode(p, splits);
+                        setenv("FLASHSIM_DECODE_LOAD", "tma", 1);
+                        const fcuda::DecodeOutputs b = fcuda::compute_decode(p, splits);
+                        unsetenv("FLASHSIM_DECODE_LOAD");
+                        unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
+                        CHECK(a.kv_load == "cp.async");
+                        CHECK(b.kv_load == "tma");
+                        CHECK(a.splits == b.splits);
+                        REQUIRE(a.O.data.size() == b.O.data.size());
+                        int64_t differ = 0;
+                        for (size_t k = 0; k < a.O.data.size(); ++k)
+                            differ += std::memcmp(&a.O.data[k], &b.O.data[k], sizeof(float)) != 0;
+                        CHECK(differ == 0);
+                        CHECK(std::memcmp(a.LSE.data(), b.LSE.data(), a.LSE.size() * sizeof(float)) == 0);
+                        const sim::DecodeInputs in = sim::generate_decode_inputs(p);
+                        const sim::ErrorStats e = sim::validate(b.O, sim::decode_reference(p, in), dt);
+                        CHECK(e.nonfinite == 0);
+                        CHECK(e.rel_frobenius < decode_tolerance(dt));
+                    }
+    // the prefetch hint belongs to the cp.async copies: asking for both is refused with the fix
+    setenv("FLASHSIM_DECODE_LOAD", "tma", 1);
+    setenv("FLASHSIM_DECODE_PREFETCH", "128", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute_decode(decode_shape(1, 32, 8, 100, 128, sim::DType::bf16)),
+                         doctest::Contains("FLASHSIM_DECODE_PREFETCH applies to the cp.async copies"), std::runtime_error);
+    unsetenv("FLASHSIM_DECODE_PREFETCH");
+    unsetenv("FLASHSIM_DECODE_LOAD");
 }
 
 // An L2 prefetch-size hint changes how much L2 fetches on a miss, not what lands in shared memory:

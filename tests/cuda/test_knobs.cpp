@@ -324,6 +324,23 @@ TEST_CASE("decode: FLASHSIM_DECODE_PREFETCH picks no hint, 128 or 256 bytes") {
     unsetenv("FLASHSIM_DECODE_PREFETCH");
 }
 
+// how the decode kernel's K/V tiles reach shared memory: cp.async unless FLASHSIM_DECODE_LOAD=tma;
+// anything else is refused with the fix
+TEST_CASE("decode: FLASHSIM_DECODE_LOAD picks cp.async or tma") {
+    unsetenv("FLASHSIM_DECODE_LOAD");
+    CHECK(fcuda::decode_kv_load() == "cp.async");
+    setenv("FLASHSIM_DECODE_LOAD", "tma", 1);
+    CHECK(fcuda::decode_kv_load() == "tma");
+    setenv("FLASHSIM_DECODE_LOAD", "cp.async", 1);
+    CHECK(fcuda::decode_kv_load() == "cp.async");
+    for (const char* bad : {"TMA", "bulk", "cpasync"}) {
+        setenv("FLASHSIM_DECODE_LOAD", bad, 1);
+        const std::string want = "FLASHSIM_DECODE_LOAD must be cp.async or tma (got '" + std::string(bad) + "')";
+        CHECK_THROWS_WITH_AS(fcuda::decode_kv_load(), doctest::Contains(want.c_str()), std::runtime_error);
+    }
+    unsetenv("FLASHSIM_DECODE_LOAD");
+}
+
 // how the timed runs empty L2: a memset for the training passes, a read for decode, unless
 // FLASHSIM_L2_FLUSH says otherwise; a bad value is refused with the fix
 TEST_CASE("FLASHSIM_L2_FLUSH: write for training rows and read for decode by default; either when asked") {
