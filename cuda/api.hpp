@@ -277,8 +277,9 @@ int decode_stage_keys(int64_t head_dim);
 // else 0 (no hint). Bad values throw with the fix. Reads the environment only (no GPU).
 int decode_l2_prefetch();
 // How the decode kernel's K/V tiles reach shared memory: FLASHSIM_DECODE_LOAD=cp.async|tma, else
-// cp.async (tma needs sm_90: refused at launch elsewhere). Bad values throw with the fix. No GPU needed.
-std::string decode_kv_load();
+// tma when tma_default (the kernel passes: sm_90 or later and no cp.async prefetch hint asked for),
+// cp.async otherwise; tma on an older GPU is refused at launch. Bad values throw with the fix. No GPU needed.
+std::string decode_kv_load(bool tma_default);
 // How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
 // else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.
 std::string l2_flush_setting(bool decode);

@@ -11,6 +11,11 @@
 //     the arithmetic is doing. One __syncthreads a stage both publishes the landed stage and frees
 //     the one consumed before it. (FLASHSIM_DECODE_STAGE_KEYS=64 gives d = 64 six 64-key stages,
 //     the first version.)
+//     On sm_90 the stages arrive by TMA instead (the default there; FLASHSIM_DECODE_LOAD=cp.async|tma):
+//     thread 0 asks for each stage as boxes of (stage keys, 64 columns) of K and V, 128-byte swizzled
+//     (at d = 128 a stage is two 64-column panels), completing on the stage's mbarrier; the warps wait
+//     on it, and the stage's barrier frees the one before for thread 0 to refill. 2-4% faster than the
+//     copies on the recorded rows (cuda/NOTES.md), the same bits.
 //     Both products run on tensor cores (mma.sync), each of the 8 warps taking 8 keys of a tile:
 //     S = Q K_w^T (m16n8k16; the G query heads are rows of a 16-row A operand kept in registers,
 //     K_w the B operand by ldmatrix), then O^T += V_w^T P^T (m16n8k8; V_w^T the A operand by
@@ -596,15 +601,16 @@ int decode_l2_prefetch() {
                              "the default (0, no hint)");
 }
 
-// How K and V reach the ring: FLASHSIM_DECODE_LOAD=cp.async|tma, else cp.async.
-std::string decode_kv_load() {
+// How K and V reach the ring: FLASHSIM_DECODE_LOAD=cp.async|tma, else tma where the GPU has it (and no
+// cp.async prefetch hint is asked for), cp.async before sm_90.
+std::string decode_kv_load(bool tma_default) {
     const char* e = std::getenv("FLASHSIM_DECODE_LOAD");
-    if (e == nullptr || *e == 0) return "cp.async";
+    if (e == nullptr || *e == 0) return tma_default ? "tma" : "cp.async";
     const std::string v = e;
     if (v == "cp.async" || v == "tma") return v;
     throw std::runtime_error("FLASHSIM_DECODE_LOAD must be cp.async or tma (got '" + v +
                              "'): how the decode kernel's K/V tiles reach shared memory; unset it for the default "
-                             "(cp.async)");
+                             "(tma on sm_90 and later, cp.async before)");
 }
 
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
@@ -622,7 +628,11 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     plan.stage_keys = decode_stage_keys(p.head_dim);
     plan.l2_prefetch = decode_l2_prefetch();
-    plan.kv_load = decode_kv_load();
+    int dev = 0, major = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    // TMA by default on sm_90 (faster on all eight recorded rows, cuda/NOTES.md), unless a cp.async hint is asked for
+    plan.kv_load = decode_kv_load(major >= 9 && plan.l2_prefetch == 0);
     if (plan.kv_load == "tma" && plan.l2_prefetch != 0)
         throw std::runtime_error("FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
                                  "(its tensor map asks L2 for 128 bytes a miss); unset one of them");

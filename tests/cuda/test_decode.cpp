@@ -172,7 +172,7 @@ TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
                         CAPTURE(std::string(sim::dtype_name(dt)));
                         CAPTURE(splits);
                         setenv("FLASHSIM_DECODE_STAGE_KEYS", sh.stage_keys, 1);
-                        unsetenv("FLASHSIM_DECODE_LOAD");
+                        setenv("FLASHSIM_DECODE_LOAD", "cp.async", 1);
                         const fcuda::DecodeOutputs a = fcuda::compute_decode(p, splits);
                         setenv("FLASHSIM_DECODE_LOAD", "tma", 1);
                         const fcuda::DecodeOutputs b = fcuda::compute_decode(p, splits);
@@ -192,6 +192,9 @@ TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
                         CHECK(e.nonfinite == 0);
                         CHECK(e.rel_frobenius < decode_tolerance(dt));
                     }
+    // unasked, a Hopper GPU gets the TMA loads
+    unsetenv("FLASHSIM_DECODE_LOAD");
+    CHECK(fcuda::compute_decode(decode_shape(1, 32, 8, 100, 128, sim::DType::bf16)).kv_load == "tma");
     // the prefetch hint belongs to the cp.async copies: asking for both is refused with the fix
     setenv("FLASHSIM_DECODE_LOAD", "tma", 1);
     setenv("FLASHSIM_DECODE_PREFETCH", "128", 1);
@@ -214,14 +217,18 @@ TEST_CASE("decode: the L2 prefetch hints on the K/V copies give the bits of the 
                     CAPTURE(std::string(sim::dtype_name(dt)));
                     CAPTURE(splits);
                     unsetenv("FLASHSIM_DECODE_PREFETCH");
+                    setenv("FLASHSIM_DECODE_LOAD", "cp.async", 1);  // (the default on sm_90 is tma, which takes no hint)
                     const fcuda::DecodeOutputs plain = fcuda::compute_decode(p, splits);
+                    unsetenv("FLASHSIM_DECODE_LOAD");
                     CHECK(plain.l2_prefetch == 0);
+                    CHECK(plain.kv_load == "cp.async");
                     for (const char* pf : {"128", "256"}) {
                         CAPTURE(std::string(pf));
                         setenv("FLASHSIM_DECODE_PREFETCH", pf, 1);
                         const fcuda::DecodeOutputs hinted = fcuda::compute_decode(p, splits);
                         unsetenv("FLASHSIM_DECODE_PREFETCH");
                         CHECK(hinted.l2_prefetch == std::atoi(pf));
+                        CHECK(hinted.kv_load == "cp.async");  // a hint asked for picks the copies it applies to
                         REQUIRE(hinted.O.data.size() == plain.O.data.size());
                         CHECK(std::memcmp(hinted.O.data.data(), plain.O.data.data(),
                                           plain.O.data.size() * sizeof(float)) == 0);

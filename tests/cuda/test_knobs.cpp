@@ -324,19 +324,20 @@ TEST_CASE("decode: FLASHSIM_DECODE_PREFETCH picks no hint, 128 or 256 bytes") {
     unsetenv("FLASHSIM_DECODE_PREFETCH");
 }
 
-// how the decode kernel's K/V tiles reach shared memory: cp.async unless FLASHSIM_DECODE_LOAD=tma;
-// anything else is refused with the fix
-TEST_CASE("decode: FLASHSIM_DECODE_LOAD picks cp.async or tma") {
+// how the decode kernel's K/V tiles reach shared memory: tma on sm_90 and later, cp.async before,
+// unless FLASHSIM_DECODE_LOAD says; anything else is refused with the fix
+TEST_CASE("decode: FLASHSIM_DECODE_LOAD picks cp.async or tma, tma by default where the GPU has it") {
     unsetenv("FLASHSIM_DECODE_LOAD");
-    CHECK(fcuda::decode_kv_load() == "cp.async");
+    CHECK(fcuda::decode_kv_load(true) == "tma");
+    CHECK(fcuda::decode_kv_load(false) == "cp.async");
     setenv("FLASHSIM_DECODE_LOAD", "tma", 1);
-    CHECK(fcuda::decode_kv_load() == "tma");
+    CHECK(fcuda::decode_kv_load(false) == "tma");  // asked for: refused at launch on an older GPU, not here
     setenv("FLASHSIM_DECODE_LOAD", "cp.async", 1);
-    CHECK(fcuda::decode_kv_load() == "cp.async");
+    CHECK(fcuda::decode_kv_load(true) == "cp.async");
     for (const char* bad : {"TMA", "bulk", "cpasync"}) {
         setenv("FLASHSIM_DECODE_LOAD", bad, 1);
         const std::string want = "FLASHSIM_DECODE_LOAD must be cp.async or tma (got '" + std::string(bad) + "')";
-        CHECK_THROWS_WITH_AS(fcuda::decode_kv_load(), doctest::Contains(want.c_str()), std::runtime_error);
+        CHECK_THROWS_WITH_AS(fcuda::decode_kv_load(true), doctest::Contains(want.c_str()), std::runtime_error);
     }
     unsetenv("FLASHSIM_DECODE_LOAD");
 }
