@@ -222,7 +222,7 @@ TEST_CASE("the bench's shape and its measured rows") {
     CHECK(b.heads == 16);  // 2,048 / 128
     const MeasuredSet ms = load_measurements(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results");
     const auto rows = rows_at(ms, "forward", 8192, 128, false, 2, 16);
-    // README's forward table, N = 8192, d = 128, no mask: flash2 3.34 ms, standard 4.88 ms
+    // README's forward table, N = 8192, d = 128, no mask: flash2 3.34 ms, standard 5.05 ms (re-recorded 2026-12-04)
     auto find = [&](const char* v) -> const MeasuredRow* {
         for (const auto* r : rows)
             if (r->variant == v) return r;
@@ -231,7 +231,7 @@ TEST_CASE("the bench's shape and its measured rows") {
     REQUIRE(find("flash2") != nullptr);
     CHECK(*find("flash2")->ms == doctest::Approx(3.34).epsilon(0.01));
     REQUIRE(find("standard") != nullptr);
-    CHECK(*find("standard")->ms == doctest::Approx(4.88).epsilon(0.01));
+    CHECK(*find("standard")->ms == doctest::Approx(5.05).epsilon(0.01));
     CHECK(rows_at(ms, "forward", 8192, 128, false, 1, 1).empty());
 }
 
