@@ -282,6 +282,60 @@ __global__ void flash2h_bwd_post_tiled(const float4* __restrict__ acc, T* __rest
     }
 }
 
+// The same conversion staged through shared memory, one block a 64 x 64 tile (its KH key parts summed):
+// the float4s read as above (coalesced), packed to the storage type into a padded (64, 64) tile (a
+// row of 32 words plus 4, so a warp's pairs, 8 rows x 4 columns, fall in 32 distinct banks), then
+// written out as whole 128-byte rows, 16 bytes a thread. The per-thread stores above write 4 bytes
+// into each of 16 rows a warp instruction, and measured 1.8 TB/s (cuda/NOTES.md); the arithmetic and
+// so the bits are the same.
+template <typename T, int D, int KH>
+__global__ void __launch_bounds__(256) flash2h_bwd_post_staged(const float4* __restrict__ acc, T* __restrict__ dQ,
+                                                               int N, int T_r, int heads, float scale) {
+    constexpr int TILES_OUT = D / 64;
+    constexpr int F4 = DQ_TILE / 4;  // float4s a tile (1024)
+    constexpr int STRIDE = 36;       // words a staged row: 32 + 4 of padding
+    static_assert(BR == 64 && F4 % 256 == 0, "post: a 64-row tile, whole float4s a thread");
+    __shared__ __align__(16) uint32_t tile[64 * STRIDE];
+    const size_t per_block4 = KH * TILES_OUT * F4;
+    const size_t tiles = static_cast<size_t>(heads) * T_r * TILES_OUT;
+    for (size_t tl = blockIdx.x; tl < tiles; tl += gridDim.x) {
+        const int w = static_cast<int>(tl % TILES_OUT);
+        const size_t hb = tl / TILES_OUT;  // head * T_r + i
+        const int i = static_cast<int>(hb % T_r);
+        const size_t bh = hb / T_r;
+        const float4* src = acc + hb * per_block4 + w * F4;
+#pragma unroll
+        for (int j = 0; j < F4 / 256; ++j) {
+            const int f = threadIdx.x + 256 * j;
+            float4 a = src[f];
+#pragma unroll
+            for (int kh = 1; kh < KH; ++kh) {
+                const float4 b = src[kh * TILES_OUT * F4 + f];
+                a.x += b.x;
+                a.y += b.y;
+                a.z += b.z;
+                a.w += b.w;
+            }
+            const int x = f % 128, nb = f / 128;
+            const int wq = x / 32, g = (x % 32) / 4, t = x % 4;
+            const int lr = wq * 16 + g, lw = nb * 4 + t;  // local row, word (column pair) of the tile
+            tile[lr * STRIDE + lw] = pack2<T>(a.x * scale, a.y * scale);
+            tile[(lr + 8) * STRIDE + lw] = pack2<T>(a.z * scale, a.w * scale);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {  // 64 rows x 8 chunks of 16 bytes
+            const int q = threadIdx.x + 256 * j, row = q / 8, c = q % 8;
+            const int r = i * BR + row;
+            if (r < N) {
+                const uint4 v = *reinterpret_cast<const uint4*>(&tile[row * STRIDE + 4 * c]);
+                *reinterpret_cast<uint4*>(dQ + (bh * static_cast<size_t>(N) + r) * D + w * 64 + c * 8) = v;
+            }
+        }
+        __syncthreads();  // the tile is read before the next one overwrites it
+    }
+}
+
 // A wgmma descriptor of a swizzled tile, and of the tile moved by `off` bytes: the tile's plus
 // off >> 4 (the start address field holds (address & 0x3FFFF) >> 4 and no tile crosses 256 KiB,
 // so this is the same as encoding the moved address, in one add instead of a mask, a shift and a
@@ -785,6 +839,18 @@ bool deterministic() {
     return e != nullptr && std::string(e) == "deterministic";
 }
 
+// FLASHSIM_FLASH2H_BWD_POST=staged|plain: how the bulk schedules' tiled fp32 dQ becomes dQ: through
+// a shared-memory tile written out as whole rows (staged, the default) or by each thread's own
+// 4-byte stores (plain, the first version). Same bits either way.
+bool post_staged() {
+    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_POST");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "staged") return true;
+    if (v == "plain") return false;
+    throw std::runtime_error("FLASHSIM_FLASH2H_BWD_POST must be staged or plain (got '" + v +
+                             "'): how flash2h's backward converts its tiled dQ accumulator; unset it for staged");
+}
+
 // FLASHSIM_FLASH2H_BWD_SCHEDULE=plain|pipelined|bulk|bulk-pipelined: "pipelined" issues
 // dV += P^T dO before dS^T is computed; "plain" (v1) issues it with dK. "bulk" and
 // "bulk-pipelined" are these two with dQ_i's parts added into HBM by one bulk reduction a
@@ -908,6 +974,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     // dQ accumulator (fp32): row-major, or (bulk) two B_r x 64 tiles a (head, query block)
     constexpr bool BULK = DQM != DQ_ATOMIC;
     constexpr int KH = key_parts<D, DQM>();
+    const bool staged = post_staged();  // (read before any launch: a bad value stops the call here)
     const size_t acc_bytes = BULK ? padded * KH * D * 4 : elems * 4;
     ws.a.ensure(acc_bytes);
     ws.b.ensure(padded * 8);                             // D, then LSE log2(e), padded rows
@@ -932,10 +999,14 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
                                                 scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0,
                                                 heavy_first(CAUSAL));
     LAUNCH_CHECK();
-    if constexpr (BULK)
-        flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
-                                                              static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
-    else
+    if constexpr (BULK) {
+        if (staged)
+            flash2h_bwd_post_staged<T, D, KH><<<132 * 8, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
+                                                                      static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
+        else
+            flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
+                                                                  static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
+    } else
         flash2h_bwd_post<T>
             <<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), elems / 4, scale);
     LAUNCH_CHECK();
@@ -1007,6 +1078,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.loop_order = "kv_outer";
     const bool det = deterministic();
     const Schedule sc = schedule(p.head_dim);
+    (void)post_staged();  // a bad FLASHSIM_FLASH2H_BWD_POST is refused here, before anything runs
     c.stages = sc.deep ? (p.head_dim == 64 ? deep_stages<64>() : deep_stages<128>()) : 2;
     c.block_rows = sc.qb;
     c.block_cols = Warps::BC;

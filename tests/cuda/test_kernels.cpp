@@ -351,11 +351,20 @@ TEST_CASE("flash2h backward vs the float64 backward reference") {
                             setenv("FLASHSIM_FLASH2H_BWD", mode, 1);
                             CAPTURE(schedule);
                             CAPTURE(mode);
-                            check_backward(p, "flash2h", g);
+                            // the bulk schedules' dQ through both conversions of the tiled accumulator
+                            for (const char* post : {"staged", "plain"}) {
+                                if (std::string(post) == "plain" && !bulk_schedule(schedule) &&
+                                    std::string(schedule) != "default")
+                                    continue;
+                                setenv("FLASHSIM_FLASH2H_BWD_POST", post, 1);
+                                CAPTURE(post);
+                                check_backward(p, "flash2h", g);
+                            }
                         }
                 }
     unsetenv("FLASHSIM_FLASH2H_BWD");
     unsetenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    unsetenv("FLASHSIM_FLASH2H_BWD_POST");
 }
 
 TEST_CASE("flash2h backward, deterministic mode: dQ, dK, dV bit-identical over 10 runs") {

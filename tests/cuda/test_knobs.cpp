@@ -167,6 +167,20 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
 // flash2h's backward at d = 64: 128 query rows a step by default (bulk-sum, 2 ring stages of 128
 // rows), 64 with FLASHSIM_FLASH2H_BWD_BR=64 or with the deep ring of 64-row stages asked for, 64 in
 // deterministic mode and at d = 128; bad values and impossible pairings refused with the fix.
+// flash2h's backward converts its tiled dQ accumulator through a shared-memory tile unless
+// FLASHSIM_FLASH2H_BWD_POST=plain; anything else is refused when the tiles are asked for
+TEST_CASE("flash2h backward: FLASHSIM_FLASH2H_BWD_POST takes staged or plain") {
+    clear();
+    const sim::Problem d128 = shape(false);
+    for (const char* ok : {"staged", "plain"}) {
+        setenv("FLASHSIM_FLASH2H_BWD_POST", ok, 1);
+        CHECK_NOTHROW(fcuda::tile_config("flash2h", d128, fcuda::Pass::backward));
+    }
+    setenv("FLASHSIM_FLASH2H_BWD_POST", "tiled", 1);
+    check_refused(d128, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_POST must be staged or plain (got 'tiled')");
+    unsetenv("FLASHSIM_FLASH2H_BWD_POST");
+}
+
 TEST_CASE("flash2h backward: FLASHSIM_FLASH2H_BWD_BR picks the query rows a step the tile config names") {
     clear();
     for (const char* v : {"FLASHSIM_FLASH2H_BWD_BR", "FLASHSIM_FLASH2H_BWD", "FLASHSIM_FLASH2H_BWD_STAGES",
