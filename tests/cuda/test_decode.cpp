@@ -40,6 +40,22 @@ sim::DecodeProblem decode_shape(int64_t b, int64_t hq, int64_t hkv, int64_t L, i
     return p;
 }
 double decode_tolerance(sim::DType dt) { return dt == sim::DType::bf16 ? 1.5e-2 : 4e-3; }
+
+// Two runs of the kernel that must agree to the bit (O and LSE), the second also checked against
+// the float64 reference as every kernel is
+void check_same_bits(const fcuda::DecodeOutputs& a, const fcuda::DecodeOutputs& b, const sim::DecodeProblem& p) {
+    CHECK(a.splits == b.splits);
+    REQUIRE(a.O.data.size() == b.O.data.size());
+    int64_t differ = 0;
+    for (size_t k = 0; k < a.O.data.size(); ++k) differ += std::memcmp(&a.O.data[k], &b.O.data[k], sizeof(float)) != 0;
+    CHECK(differ == 0);
+    REQUIRE(a.LSE.size() == b.LSE.size());
+    CHECK(std::memcmp(a.LSE.data(), b.LSE.data(), a.LSE.size() * sizeof(float)) == 0);
+    const sim::DecodeInputs in = sim::generate_decode_inputs(p);
+    const sim::ErrorStats e = sim::validate(b.O, sim::decode_reference(p, in), p.dtype);
+    CHECK(e.nonfinite == 0);
+    CHECK(e.rel_frobenius < decode_tolerance(p.dtype));
+}
 }  // namespace
 
 TEST_CASE("decode kernel vs the float64 reference: odd L, both d, both dtypes, groups of 1, 2, 4, 8 and 16") {
@@ -125,18 +141,7 @@ TEST_CASE("decode: 128-key ring stages at d = 64 give the bits of 64-key stages"
                     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
                     CHECK(a.stage_keys == 64);
                     CHECK(b.stage_keys == 128);
-                    CHECK(a.splits == b.splits);
-                    REQUIRE(a.O.data.size() == b.O.data.size());
-                    int64_t differ = 0;
-                    for (size_t k = 0; k < a.O.data.size(); ++k)
-                        differ += std::memcmp(&a.O.data[k], &b.O.data[k], sizeof(float)) != 0;
-                    CHECK(differ == 0);
-                    CHECK(std::memcmp(a.LSE.data(), b.LSE.data(), a.LSE.size() * sizeof(float)) == 0);
-                    // and the 128-key stages against the float64 reference, as every kernel
-                    const sim::DecodeInputs in = sim::generate_decode_inputs(p);
-                    const sim::ErrorStats e = sim::validate(b.O, sim::decode_reference(p, in), dt);
-                    CHECK(e.nonfinite == 0);
-                    CHECK(e.rel_frobenius < decode_tolerance(dt));
+                    check_same_bits(a, b, p);
                 }
     unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
 }
@@ -180,17 +185,7 @@ TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
                         unsetenv("FLASHSIM_DECODE_STAGE_KEYS");
                         CHECK(a.kv_load == "cp.async");
                         CHECK(b.kv_load == "tma");
-                        CHECK(a.splits == b.splits);
-                        REQUIRE(a.O.data.size() == b.O.data.size());
-                        int64_t differ = 0;
-                        for (size_t k = 0; k < a.O.data.size(); ++k)
-                            differ += std::memcmp(&a.O.data[k], &b.O.data[k], sizeof(float)) != 0;
-                        CHECK(differ == 0);
-                        CHECK(std::memcmp(a.LSE.data(), b.LSE.data(), a.LSE.size() * sizeof(float)) == 0);
-                        const sim::DecodeInputs in = sim::generate_decode_inputs(p);
-                        const sim::ErrorStats e = sim::validate(b.O, sim::decode_reference(p, in), dt);
-                        CHECK(e.nonfinite == 0);
-                        CHECK(e.rel_frobenius < decode_tolerance(dt));
+                        check_same_bits(a, b, p);
                     }
     // unasked, a Hopper GPU gets the TMA loads
     unsetenv("FLASHSIM_DECODE_LOAD");
