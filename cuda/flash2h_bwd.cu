@@ -195,42 +195,50 @@ constexpr int DQ_TILE = BR * 64;  // floats a tile
 
 // ---- pre and post passes -------------------------------------------------------------------------
 
-// One warp a padded row r of a head (T_r B_r rows): D = sum_c dO[c] O[c] and LSE log2(e); past N
-// D = 0 and LSE = +inf (P = 0 for those rows). The warp zeroes the row's share of the dQ
-// accumulator: tiled (bulk schedules), floats [r, r + 1) x KH d of the flat array (a query block's
-// tiles are its B_r padded rows' shares, in order); row-major (atomics), row bh N + q when q < N.
+// D/8 lanes a padded row r of a head (T_r B_r rows; 16 bytes of O and of dO a lane, so a warp takes
+// 4 rows at d = 64 and 2 at d = 128): D = sum_c dO[c] O[c] and LSE log2(e); past N D = 0 and LSE =
+// +inf (P = 0 for those rows). The lanes zero the row's share of the dQ accumulator: tiled (bulk
+// schedules), floats [r, r + 1) x KH d of the flat array (a query block's tiles are its B_r padded
+// rows' shares, in order); row-major (atomics), row bh N + q when q < N. (The first version took a
+// warp a row, 2-byte loads: at d = 64, twice the rows of d = 128 for the same bytes, it took 101 us
+// where d = 128 took 72, cuda/NOTES.md.)
 template <typename T, int D, int KH>
 __global__ void flash2h_bwd_pre(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ LSE,
                                 float* __restrict__ Dp, float* __restrict__ Lp, float4* __restrict__ dq_acc, int tiled,
                                 int N, int Tpad, int heads) {
-    const int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (r >= Tpad * heads) return;
-    const int bh = r / Tpad, q = r % Tpad;
-    {
+    constexpr int LPR = D / 8, RPW = 32 / LPR;  // lanes a row, rows a warp
+    static_assert(LPR >= 1 && LPR <= 32 && 32 % LPR == 0, "pre: whole rows a warp");
+    const int lane = threadIdx.x % 32, sub = lane % LPR;
+    const int r = (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * RPW + lane / LPR;
+    const bool in = r < Tpad * heads;  // (no early return: the row's lanes meet in the shuffles below)
+    const int bh = in ? r / Tpad : 0, q = in ? r % Tpad : 0;
+    if (in) {
         constexpr int ROW4 = KH * D / 4;  // float4s of a padded row's share (tiled)
         const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
         if (tiled) {
 #pragma unroll
-            for (int k = lane; k < ROW4; k += 32) dq_acc[static_cast<size_t>(r) * ROW4 + k] = zero;
+            for (int k = sub; k < ROW4; k += LPR) dq_acc[static_cast<size_t>(r) * ROW4 + k] = zero;
         } else if (q < N) {
 #pragma unroll
-            for (int k = lane; k < D / 4; k += 32) dq_acc[(static_cast<size_t>(bh) * N + q) * (D / 4) + k] = zero;
+            for (int k = sub; k < D / 4; k += LPR) dq_acc[(static_cast<size_t>(bh) * N + q) * (D / 4) + k] = zero;
         }
     }
-    float acc = 0.0f, lse2 = INFINITY;
-    if (q < N) {
-        const size_t row = static_cast<size_t>(bh) * N + q;
-        constexpr int PER = D / 32;  // contiguous elements a lane
-        const T* o = O + row * D + lane * PER;
-        const T* g = dO + row * D + lane * PER;
+    const bool live = in && q < N;
+    const size_t row = static_cast<size_t>(bh) * N + q;
+    float acc = 0.0f;
+    if (live) {
+        const uint4 ov = *reinterpret_cast<const uint4*>(O + row * D + sub * 8);
+        const uint4 gv = *reinterpret_cast<const uint4*>(dO + row * D + sub * 8);
+        const T* oe = reinterpret_cast<const T*>(&ov);
+        const T* ge = reinterpret_cast<const T*>(&gv);
 #pragma unroll
-        for (int c = 0; c < PER; ++c) acc += StorageTraits<T>::to_float(o[c]) * StorageTraits<T>::to_float(g[c]);
-        for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-        lse2 = LSE[row] * LOG2E;
+        for (int c = 0; c < 8; ++c) acc += StorageTraits<T>::to_float(oe[c]) * StorageTraits<T>::to_float(ge[c]);
     }
-    if (lane == 0) {
-        Dp[r] = acc;
-        Lp[r] = lse2;
+#pragma unroll
+    for (int off = LPR / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (in && sub == 0) {
+        Dp[r] = live ? acc : 0.0f;
+        Lp[r] = live ? LSE[row] * LOG2E : INFINITY;
     }
 }
 
@@ -982,7 +990,8 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     float* Dp = ws.b.as<float>();
     float* Lp = Dp + padded;
     if (DET) CUDA_CHECK(cudaMemsetAsync(ws.c.get(), 0, static_cast<size_t>(BH) * T_r * 4, s));
-    flash2h_bwd_pre<T, D, KH><<<static_cast<unsigned>((padded + 7) / 8), 256, 0, s>>>(
+    constexpr int kPreRows = 8 * (32 / (D / 8));  // rows a block of 8 warps (pre pass)
+    flash2h_bwd_pre<T, D, KH><<<static_cast<unsigned>((padded + kPreRows - 1) / kPreRows), 256, 0, s>>>(
         static_cast<const T*>(t.O), static_cast<const T*>(t.dO), t.LSE, Dp, Lp, ws.a.as<float4>(), BULK ? 1 : 0, N,
         Tpad, BH);
     LAUNCH_CHECK();
