@@ -590,13 +590,15 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 // flash2h's backward at d = 128 (bulk reductions, one dQ tile): what a key block pays
                 // besides its steps was measured on the H200 (cuda/NOTES.md, "flash2h backward's fixed
                 // cost a block"): 2,048 blocks at N = 128-1024 lived 23.2 us + 2.03 us a step, on one
-                // line, with the first post pass (114 us a call); the staged post pass takes 47 us
-                // (Nsight Compute, same rows), 67 us over 15.5 waves less: 18.9 us a block. The model's fixed part of a block is its prologue (first tiles, last dK_j, dV_j)
-                // and its share of the side passes and launches; what it lacks of the 23.2 us it does
-                // not know the source of, and where that would move the time by more than 10% (two
-                // thirds of the band a certain prediction claims) the prediction is uncertain.
+                // line, with the first post pass (114 us a call) and pre pass (72 us); the staged post
+                // pass takes 47 us and the pre pass at 16 bytes a lane 65.5 (Nsight Compute, same rows),
+                // 73.5 us over 15.5 waves less: 18.5 us a block. The model's fixed part of a block is
+                // its prologue (first tiles, last dK_j, dV_j) and its share of the side passes and
+                // launches; what it lacks of the 18.5 us it does not know the source of, and where
+                // that would move the time by more than 10% (two thirds of the band a certain
+                // prediction claims) the prediction is uncertain.
                 if (bulk_model && k.dq_ring <= 1 && !out.uncertain && out.ctas > 0) {
-                    constexpr double kMeasuredBlockFixed_s = 18.9e-6;  // H200, 2026-12-04: 7d24783's line, 81ab491's post
+                    constexpr double kMeasuredBlockFixed_s = 18.5e-6;  // H200, 2026-12-04: 7d24783's line, d1f9481's passes
                     const double waves = static_cast<double>(out.ctas) / sl;
                     const double model_fixed = prologue + (zero + pre + post + launches * rates.launch_s) / waves;
                     const double missing = std::max(0.0, kMeasuredBlockFixed_s - model_fixed);
@@ -606,8 +608,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                         char buf[700];
                         std::snprintf(buf, sizeof buf,
                                       "flash2h backward, short walks: a key block's fixed cost (besides its steps) "
-                                      "is 18.9 us on the H200 (2,048 blocks at N = 128-1024 lay on 23.2 us + 2.03 us "
-                                      "a step; the staged dQ conversion then saved 4.3 us a block), where the model "
+                                      "is 18.5 us on the H200 (2,048 blocks at N = 128-1024 lay on 23.2 us + 2.03 us "
+                                      "a step; faster side passes then saved 4.7 us a block), where the model "
                                       "charges %.1f us (its first tiles, last dK_j, dV_j and share of the side "
                                       "passes); the %.1f us it does not know the source of would add %.0f%% here",
                                       model_fixed * 1e6, missing * 1e6, 100 * share);
