@@ -613,6 +613,30 @@ std::string decode_kv_load(bool tma_default) {
                              "(tma on sm_90 and later, cp.async before)");
 }
 
+// Who merges the splits: FLASHSIM_DECODE_MERGE=fused|separate, else fused (the last block of a head).
+bool decode_merge_fused() {
+    const char* e = std::getenv("FLASHSIM_DECODE_MERGE");
+    if (!e || !*e) return true;
+    const std::string v = e;
+    if (v == "fused" || v == "separate") return v == "fused";
+    throw std::runtime_error("FLASHSIM_DECODE_MERGE must be fused or separate (got '" + v +
+                             "'): whether the last block of a head merges the splits or a second kernel does; unset it "
+                             "for the default (fused)");
+}
+
+namespace {
+
+// The current device's compute capability (major): the decode plan picks TMA by it, and the launch refuses
+// TMA below 9 for plans made elsewhere.
+int device_cc_major() {
+    int dev = 0, major = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    return major;
+}
+
+}  // namespace
+
 DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits) {
     check_decode(p);
     sim::Machine m;
@@ -628,27 +652,19 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
     plan.stage_keys = decode_stage_keys(p.head_dim);
     plan.l2_prefetch = decode_l2_prefetch();
-    int dev = 0, major = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     // TMA by default on sm_90 (faster on all eight recorded rows, cuda/NOTES.md), unless a cp.async hint is asked for
-    plan.kv_load = decode_kv_load(major >= 9 && plan.l2_prefetch == 0);
+    plan.kv_load = decode_kv_load(device_cc_major() >= 9 && plan.l2_prefetch == 0);
     if (plan.kv_load == "tma" && plan.l2_prefetch != 0)
         throw std::runtime_error("FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
                                  "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
-    // FLASHSIM_DECODE_MERGE=separate: the merge as its own kernel (for side-by-side timing)
-    const char* merge = std::getenv("FLASHSIM_DECODE_MERGE");
-    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits &&
-                       !(merge && std::strcmp(merge, "separate") == 0);
+    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && decode_merge_fused();
     return plan;
 }
 
 void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     check_decode(p);
     if (plan.kv_load == "tma") {
-        int dev = 0, major = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        const int major = device_cc_major();
         if (major < 9)
             throw std::runtime_error("FLASHSIM_DECODE_LOAD=tma needs a GPU of compute capability 9.0 or later (this one is " +
                                      std::to_string(major) + ".x); unset it for the cp.async copies");
