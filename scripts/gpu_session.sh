@@ -527,8 +527,9 @@ fi
 if has profile; then
   # one launch of a kernel under Nsight Compute's full set, for each PROFILE_CONFIGS entry
   # (variant:pass:N:d:mask[:VAR=VALUE], the last one an environment setting for the run): the
-  # details page (throughputs, occupancy, warp-state stalls) and the source page (SASS with its
-  # stall samples per instruction) as CSV, profile_<k>_details.csv / profile_<k>_sass.csv.gz;
+  # details page (throughputs, occupancy, warp-state stalls), every raw metric (pipe utilisations
+  # among them) and the source page (SASS with its stall samples per instruction) as CSV,
+  # profile_<k>_details.csv / profile_<k>_raw.csv.gz / profile_<k>_sass.csv.gz;
   # the card's clocks are left alone (--clock-control none)
   stamp profile
   k=0
@@ -542,6 +543,7 @@ if has profile; then
         $flag --nvtx --warmup 0 --repeats 0 --no-check > "$OUT/profile_$k.log" 2>&1
     echo "profile $k $c rc=$?"
     ncu -i "$OUT/profile_$k.ncu-rep" --page details --csv > "$OUT/profile_${k}_details.csv" 2>&1
+    ncu -i "$OUT/profile_$k.ncu-rep" --page raw --csv --print-units base 2>&1 | gzip > "$OUT/profile_${k}_raw.csv.gz"
     ncu -i "$OUT/profile_$k.ncu-rep" --page source --csv --print-source sass 2> "$OUT/profile_${k}_sass.err" |
       gzip > "$OUT/profile_${k}_sass.csv.gz"
     rm -f "$OUT/profile_$k.ncu-rep"

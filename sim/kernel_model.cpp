@@ -91,9 +91,14 @@ void flash2_bwd_shape(KernelProfile& k) {
     k.ctas_per_sm = bc == 64 ? 2 : 1;
 }
 
+// flash2h backward's shared-memory stores a step at its B_r: dS^T (128 keys x B_r, storage type) and
+// each warpgroup's B_r x 64 fp32 dQ part
+void flash2h_bwd_stores(KernelProfile& k) { k.smem_store_bytes = 128 * k.block_rows * 2 + 2 * k.block_rows * 64 * 4; }
+
 }  // namespace
 
 std::vector<std::string> kernel_names() { return {"standard", "flash1", "flash2", "flash2h"}; }
+
 
 KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
     if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
@@ -213,7 +218,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             // a step's waits (wgmma.wait_group): S^T; dP^T; dV and dK; dQ_i (d = 64: its two halves)
             k.wgmma_waits = d == 64 ? 5 : 4;
             // dS^T (B_c x B_r, storage type) and each warpgroup's B_r x 64 fp32 dQ part a step
-            k.smem_store_bytes = 128 * k.block_rows * 2 + 2 * k.block_rows * 64 * 4;
+            flash2h_bwd_stores(k);
             k.layout = d == 128 ? "2 consumer warpgroups x 64 key rows (wgmma); pipelined, dQ by bulk reduction"
                                 : "2 consumer warpgroups x 64 key rows (wgmma); dQ over own keys, the two parts summed "
                                   "in shared memory, one bulk reduction";
@@ -280,6 +285,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     if (block_cols > 0) k.block_cols = block_cols;
     if (k.kernel == "flash2" && k.pass == Pass::forward) k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
     if (k.kernel == "flash2" && k.pass == Pass::backward) flash2_bwd_shape(k);  // the block the row ran
+    if (k.kernel == "flash2h" && k.pass == Pass::backward) flash2h_bwd_stores(k);  // its B_r's stores
     out.rates_source = rates.source;
     const bool fwd = k.pass == Pass::forward;
     const double e = static_cast<double>(p.elem_bytes()), d = static_cast<double>(p.head_dim);
@@ -411,10 +417,14 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             // flash2h's backward (cuda/flash2h_bwd.cu): W consumer warpgroups share the SM's tensor
             // cores. Each warpgroup's step is a chain: its products, the exponentials and dS between
             // them, its dS^T and dQ-tile stores to shared memory, and the wgmma groups it waits on at
-            // once (their latency). In lock step (a barrier every step) the warpgroups run the same
-            // phase together: the chain is the sum of all of it. Offset, one's softmax and stores run
-            // under the other's products: the chain is its own share of the work at the SM's rates,
-            // and the tensor cores cannot do better than all the products.
+            // once (their latency). The step is the sum of all of it, at either d. In lock step
+            // (d = 128: a barrier every step) the warpgroups run the same phase together, so nothing
+            // overlaps by construction. At d = 64 the kernel offsets them by half a step, meant to
+            // run one's softmax and stores under the other's products; measured, it does not: with
+            // the offset charged as overlap the model came to 0.58-0.74 of every d = 64 row, as a sum
+            // to 0.92-1.03, and the sum alone foresaw the B_r = 64 -> 128 change it was not fitted to
+            // (4-6% faster, measured 4-9%; the overlapped chain moved under 1%) (cuda/NOTES.md,
+            // "flash2h backward at d = 64: the step is the sum of its parts").
             const double W = k.consumer_warpgroups;
             const double added = k.dq_tiles * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
             const double red_rate = rates.bulk_reduce > 0 ? rates.bulk_reduce : l2;
@@ -425,9 +435,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             bulk_model = true;
             t_stores = static_cast<double>(k.smem_store_bytes) * all_tiles / rates.smem;
             t_waits = tile_wait * all_tiles / sl;
-            const double chain = k.lock_step
-                                     ? tile_tensor + tile_soft + tile_st + tile_wait
-                                     : std::max(tile_tensor, (tile_tensor + tile_soft + tile_st) / W + tile_wait);
+            const double chain = tile_tensor + tile_soft + tile_st + tile_wait;
             // The dQ tile a warpgroup adds is reused one step later: its bulk reduction must have read
             // it before the next dQ product may write it back (the kernel waits before ds_sync). So the
             // reduction (at the SM's share of the measured rate), then that warpgroup's dQ product,
@@ -447,18 +455,6 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             if (rates.wgmma_wait_s <= 0) {
                 out.uncertain = true;
                 out.uncertain_why = "no measured wgmma latency: the waits of the warpgroups' serial chains cost 0 here";
-            } else if (k.dq_ring > 1) {
-                // Measured (cuda/NOTES.md, bulk-sum): halving the dQ reduction's bytes (bulk-keys ->
-                // bulk-sum) halved the L2's load (79% -> 40%) and changed the time by under 5%, so
-                // the reduction path that used to bound this kernel's step was not its limit, and
-                // without it the model has nothing that reaches the measured step.
-                out.uncertain = true;
-                out.uncertain_why =
-                    "flash2h backward at d = 64: the dQ reduction's path no longer bounds the step (halving its bytes "
-                    "changed the measured time by under 5%), and the model's chain of products, exponentials, stores "
-                    "and waits comes to about 0.6 of the measured step, with 64 query rows a step and with 128 alike "
-                    "(twice the rows cut the measured time by 4-10% and the model's by under 1%); what else holds a "
-                    "step is not modelled";
             }
             out.notes.push_back(std::string("step bound: ") +
                                 (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
