@@ -144,7 +144,7 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
         std::snprintf(buf, sizeof buf,
                       "  %d consumer warpgroups, %s; %d wgmma waits and %lld bytes of shared-memory stores a step\n",
                       p.consumer_warpgroups,
-                      p.lock_step ? "in lock step" : "offset (one's softmax under the other's products)", p.wgmma_waits,
+                      p.lock_step ? "in lock step" : "offset by half a step (measured: no overlap; the step sums its parts)", p.wgmma_waits,
                       static_cast<long long>(p.smem_store_bytes));
         s += buf;
     }

@@ -229,7 +229,8 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
                       "each dQ tile's bulk reduction (issued by a writer warp of the producer warpgroup) runs under "
                       "the next step until that warpgroup stores its next tile, which waits for it"
                     : "1 block an SM; two consumer warpgroups offset by half a step (warpgroup 1 adds its dQ part "
-                      "onto warpgroup 0's, which is ahead): one's softmax and stores under the other's products; "
+                      "onto warpgroup 0's, which is ahead), meant to put one's softmax and stores under the other's products, "
+                      "which measured it does not: the step is the sum of its parts, as at d = 128; "
                       "each summed dQ tile's bulk reduction (issued by a writer warp of the producer warpgroup) "
                       "runs under the next steps, the ring holding 4";
         }

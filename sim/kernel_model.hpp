@@ -98,7 +98,9 @@ struct KernelProfile {
     // Consumer warpgroups that share the SM's tensor cores (wgmma kernels; 0: not modelled per
     // warpgroup). With lock_step they meet at a barrier every step, so their softmax and their
     // shared-memory stores run at the same time, with the tensor cores idle; otherwise they are
-    // offset and one's softmax runs under the other's products.
+    // offset by half a step, meant to run one's softmax under the other's products (measured on the
+    // H200, it does not: the model sums a step's parts either way; lock_step still decides whether a
+    // dQ reduction waits on both warpgroups' parts or on one's).
     int consumer_warpgroups = 0;
     bool lock_step = false;
     int wgmma_waits = 0;                   // wgmma groups each consumer warpgroup waits on at once, a step
