@@ -584,18 +584,20 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 const double pre = 2.0 * N * BH * d * e / hbm;
                 const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
                 total_s += zero + pre + post;
-                // flash2h's backward at d = 128 (bulk reductions, one dQ tile): what a key block pays
-                // besides its steps was measured on the H200 (cuda/NOTES.md, "flash2h backward's fixed
-                // cost a block"): 2,048 blocks at N = 128-1024 lived 23.2 us + 2.03 us a step, on one
-                // line, with the first post pass (114 us a call) and pre pass (72 us); the staged post
+                // flash2h's backward: what a key block pays besides its steps was measured on the H200
+                // (cuda/NOTES.md, "flash2h backward's fixed cost a block" and "... at d = 64"): 2,048
+                // blocks at N = 128-1024 lie on one line in the steps. d = 128: 23.2 us + 2.03 us a
+                // step with the first post pass (114 us a call) and pre pass (72 us); the staged post
                 // pass takes 47 us and the pre pass at 16 bytes a lane 65.5 (Nsight Compute, same rows),
-                // 73.5 us over 15.5 waves less: 18.5 us a block. The model's fixed part of a block is
-                // its prologue (first tiles, last dK_j, dV_j) and its share of the side passes and
-                // launches; what it lacks of the 18.5 us it does not know the source of, and where
-                // that would move the time by more than 10% (two thirds of the band a certain
-                // prediction claims) the prediction is uncertain.
-                if (bulk_model && k.dq_ring <= 1 && !out.uncertain && out.ctas > 0) {
-                    constexpr double kMeasuredBlockFixed_s = 18.5e-6;  // H200, 2026-12-04: 7d24783's line, d1f9481's passes
+                // 73.5 us over 15.5 waves less: 18.5 us a block. d = 64, with those passes: 10.1 us +
+                // 2.67 us a step. The model's fixed part of a block is its prologue (first tiles, last
+                // dK_j, dV_j) and its share of the side passes and launches; what it lacks of the
+                // measured figure it does not know the source of, and where that would move the time by
+                // more than 10% (two thirds of the band a certain prediction claims) the prediction is
+                // uncertain.
+                if (bulk_model && !out.uncertain && out.ctas > 0 && (d == 64 || d == 128)) {
+                    // H200, 2026-12-04: d = 128 7d24783's line with d1f9481's passes; d = 64 1b253b8's line
+                    const double kMeasuredBlockFixed_s = d == 128 ? 18.5e-6 : 10.1e-6;
                     const double waves = static_cast<double>(out.ctas) / sl;
                     const double model_fixed = prologue + (zero + pre + post + launches * rates.launch_s) / waves;
                     const double missing = std::max(0.0, kMeasuredBlockFixed_s - model_fixed);
@@ -605,10 +607,12 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                         char buf[700];
                         std::snprintf(buf, sizeof buf,
                                       "flash2h backward, short walks: a key block's fixed cost (besides its steps) "
-                                      "is 18.5 us on the H200 (2,048 blocks at N = 128-1024 lay on 23.2 us + 2.03 us "
-                                      "a step; faster side passes then saved 4.7 us a block), where the model "
+                                      "is %s on the H200 (2,048 blocks at N = 128-1024 lay on %s), where the model "
                                       "charges %.1f us (its first tiles, last dK_j, dV_j and share of the side "
                                       "passes); the %.1f us it does not know the source of would add %.0f%% here",
+                                      d == 128 ? "18.5 us at d = 128" : "10.1 us at d = 64",
+                                      d == 128 ? "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"
+                                               : "10.1 us + 2.67 us a step",
                                       model_fixed * 1e6, missing * 1e6, 100 * share);
                         out.uncertain_why = buf;
                     }

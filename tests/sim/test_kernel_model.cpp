@@ -301,7 +301,7 @@ TEST_CASE("kernel model: flash2h's backward sums a step's parts, its warpgroups 
     }
 }
 
-TEST_CASE("kernel model: flash2h's backward at d = 128 is uncertain where its measured fixed cost a block would move it by a tenth") {
+TEST_CASE("kernel model: flash2h's backward is uncertain where its measured fixed cost a block would move it by a tenth") {
     // One head on 8 SMs, HBM and launches free: the model charges a block no fixed work at all, so all
     // of the 18.5 us measured on the H200 (a key block's cost besides its steps) is what it lacks.
     // N = 1024: 8 key blocks, one wave, 16 steps a block.
@@ -326,7 +326,17 @@ TEST_CASE("kernel model: flash2h's backward at d = 128 is uncertain where its me
     const double share_long = 16 * 18.5e-6 / (long_walk.predicted_ms * 1e-3);
     REQUIRE(share_long < 0.10);
     CHECK_FALSE(long_walk.uncertain);
-    // d = 64 (the summed dQ tiles in a ring) is uncertain for its own reason, not this one
+    // d = 64 has its own measured figure, 10.1 us a block: N = 1024 is 8 key blocks of 8 steps (B_r =
+    // 128), one wave, and the model charges no fixed work here either
     const auto d64 = predict_kernel(shape(1024, 64), kernel_profile("flash2h", Pass::backward, 64), r, m);
-    CHECK(d64.uncertain_why.find("short walks") == std::string::npos);
+    const double share64 = 10.1e-6 / (d64.predicted_ms * 1e-3);
+    REQUIRE(share64 > 0.10);
+    CHECK(d64.uncertain);
+    CHECK(d64.uncertain_why.find("10.1 us at d = 64") != std::string::npos);
+    const std::string pct64 = "would add " + std::to_string(static_cast<int>(std::lround(100 * share64))) + "%";
+    CHECK(d64.uncertain_why.find(pct64) != std::string::npos);
+    // and at N = 16384 (16 waves of 128-step blocks) it is under a tenth: certain
+    const auto d64_long = predict_kernel(shape(16384, 64), kernel_profile("flash2h", Pass::backward, 64), r, m);
+    REQUIRE(16 * 10.1e-6 / (d64_long.predicted_ms * 1e-3) < 0.10);
+    CHECK_FALSE(d64_long.uncertain);
 }
