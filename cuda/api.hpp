@@ -280,11 +280,10 @@ int decode_l2_prefetch();
 // tma when tma_default (the kernel passes: sm_90 or later and no cp.async prefetch hint asked for),
 // cp.async otherwise; tma on an older GPU is refused at launch. Bad values throw with the fix. No GPU needed.
 std::string decode_kv_load(bool tma_default);
-// How the decode splits are merged: FLASHSIM_DECODE_MERGE=fused (the default: the last block of a head,
-// online), weights (the last block, the weights first) or separate (a second kernel); the last two are for
-// side-by-side timing, and more splits than the fused merge takes always use the kernel. Bad values throw
-// with the fix. Reads the environment only (no GPU).
-std::string decode_merge();
+// Whether the last block of a head merges the splits (true, the default) or a second kernel does:
+// FLASHSIM_DECODE_MERGE=fused|separate (separate is for side-by-side timing; more splits than the fused
+// merge takes always use the kernel). Bad values throw with the fix. Reads the environment only (no GPU).
+bool decode_merge_fused();
 // How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
 // else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.
 std::string l2_flush_setting(bool decode);

@@ -29,10 +29,6 @@
 //     (b, h, chunk); the last one reads every split's LSE_s and O_s back (from L2) and writes
 //     LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s, and resets the counter to 0 for
 //     the next launch. One launch instead of two (at B = 1, L = 32k the whole decode is ~35 us).
-//     Online (the default): each thread loads LSE_s and O_s of 16 of its splits in one trip and folds
-//     them into a running (max, sum, weighted sum), as the splits' own softmax did; the RS threads
-//     sharing an output slot combine theirs by shuffles. FLASHSIM_DECODE_MERGE=weights: the LSEs
-//     first, LSE and the weights, then the weighted partials (three trips to L2).
 //   decode_merge (more splits, or FLASHSIM_DECODE_MERGE=separate): the same merge as a second
 //     kernel, one block per (b, query head), d threads.
 // Split count: sim::choose_splits with this GPU's SM count (enough blocks for 2 per SM, splits of
@@ -74,10 +70,6 @@ constexpr float kLog2e = 1.4426950408889634f;
 // How K and V reach the ring: 16-byte cp.async copies by every thread, or TMA boxes issued by one
 // thread and completing on a per-stage mbarrier (sm_90; FLASHSIM_DECODE_LOAD=tma)
 constexpr int kLoadCpAsync = 0, kLoadTma = 1;
-// The split kernel's `fused` argument: no merge in the kernel (one split, or the merge kernel), the
-// weights-first merge, or the online one (the default); kMergeBatch splits a thread loads a trip
-constexpr int kMergeNone = 0, kMergeWeights = 1, kMergeOnline = 2;
-constexpr int kMergeBatch = 16;
 
 // A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
 // that saw no key (LSE_s = -inf) weighs 0. Both merges (the last block's and the merge kernel) use it.
@@ -382,77 +374,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();
     if (!sm_last) return;
     __threadfence();
-    // the G x D outputs as float4 slots, RS adjacent threads a slot sharing the splits
-    constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
-    static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
-    const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
-    const int gm = slot / (D / 4), x4 = slot % (D / 4);
-    const int64_t qh = b * H_q + qh0 + gm;
-    const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
-    if (fused == kMergeOnline) {
-        // Online, as the splits' own softmax was: each thread loads LSE_s and O_s of up to kMergeBatch
-        // of its splits in one trip to L2 and folds them into a running (max, sum, sum of weighted
-        // O_s); the RS threads of a slot then combine theirs by shuffles. One trip for splits <= RS x
-        // kMergeBatch (32 splits at G = 4, d = 128), where the weights-first order takes three.
-        const float* lp = LSE_part + qh * splits;
-        float M = -INFINITY, sum = 0.f;
-        float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s0 = r; s0 < splits; s0 += RS * kMergeBatch) {
-            float l[kMergeBatch];
-            float4 v[kMergeBatch];
-#pragma unroll
-            for (int k = 0; k < kMergeBatch; ++k) {
-                const int sk = s0 + k * RS;
-                l[k] = sk < splits ? __ldcg(lp + sk) : -INFINITY;
-                v[k] = sk < splits ? __ldcg(op + int64_t(sk) * (D / 4)) : make_float4(0.f, 0.f, 0.f, 0.f);
-            }
-            float cm = M;
-#pragma unroll
-            for (int k = 0; k < kMergeBatch; ++k) cm = fmaxf(cm, l[k]);
-            if (cm == -INFINITY) continue;  // no split with keys yet
-            const float f = split_weight(M, cm);
-            sum *= f;
-            o.x *= f, o.y *= f, o.z *= f, o.w *= f;
-#pragma unroll
-            for (int k = 0; k < kMergeBatch; ++k) {
-                const float wk = split_weight(l[k], cm);
-                sum += wk;
-                o.x = fmaf(wk, v[k].x, o.x);
-                o.y = fmaf(wk, v[k].y, o.y);
-                o.z = fmaf(wk, v[k].z, o.z);
-                o.w = fmaf(wk, v[k].w, o.w);
-            }
-            M = cm;
-        }
-#pragma unroll
-        for (int off = RS / 2; off > 0; off /= 2) {
-            const float Mp = __shfl_xor_sync(0xffffffffu, M, off), sp = __shfl_xor_sync(0xffffffffu, sum, off);
-            const float4 opp = make_float4(__shfl_xor_sync(0xffffffffu, o.x, off), __shfl_xor_sync(0xffffffffu, o.y, off),
-                                           __shfl_xor_sync(0xffffffffu, o.z, off), __shfl_xor_sync(0xffffffffu, o.w, off));
-            const float Mn = fmaxf(M, Mp);
-            if (Mn == -INFINITY) continue;  // neither saw a key (uniform across the pair)
-            const float fa = split_weight(M, Mn), fb = split_weight(Mp, Mn);
-            sum = sum * fa + sp * fb;
-            o.x = o.x * fa + opp.x * fb;
-            o.y = o.y * fa + opp.y * fb;
-            o.z = o.z * fa + opp.z * fb;
-            o.w = o.w * fa + opp.w * fb;
-            M = Mn;
-        }
-        if (r == 0) {
-            const float inv = sum > 0.f ? 1.f / sum : 0.f;
-            T* out = O + qh * D + x4 * 4;
-            out[0] = StorageTraits<T>::from_float(o.x * inv);
-            out[1] = StorageTraits<T>::from_float(o.y * inv);
-            out[2] = StorageTraits<T>::from_float(o.z * inv);
-            out[3] = StorageTraits<T>::from_float(o.w * inv);
-            if (x4 == 0 && LSE) LSE[qh] = sum > 0.f ? M + logf(sum) : -INFINITY;
-        }
-        if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
-        trace_stamp(rec, 4);
-        return;
-    }
-    // Weights first (FLASHSIM_DECODE_MERGE=weights): the LSEs, then LSE and the weights, then the partials
     float* w = reinterpret_cast<float*>(ring_raw);  // (G, splits): LSE_s, then w_s = exp(LSE_s - LSE); in the ring
     for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
         w[k] = __ldcg(LSE_part + (b * H_q + qh0) * splits + k);
@@ -472,7 +393,13 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (lane == 0) sm_lse[warp] = lse;
     }
     __syncthreads();
-    // O = sum_s w_s O_s
+    // O = sum_s w_s O_s: the G x D outputs as float4 slots, RS adjacent threads a slot sharing the splits
+    constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
+    static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
+    const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
+    const int gm = slot / (D / 4), x4 = slot % (D / 4);
+    const int64_t qh = b * H_q + qh0 + gm;
+    const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 8
     for (int s = r; s < splits; s += RS) {
@@ -582,7 +509,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
         t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
         static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        !plan.fused_merge ? kMergeNone : plan.merge_online ? kMergeOnline : kMergeWeights, scale_log2, t.trace, mk, mv);
+        plan.fused_merge ? 1 : 0, scale_log2, t.trace, mk, mv);
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -686,17 +613,15 @@ std::string decode_kv_load(bool tma_default) {
                              "(tma on sm_90 and later, cp.async before)");
 }
 
-// Who merges the splits, and how: FLASHSIM_DECODE_MERGE=fused|weights|separate, else fused (the last
-// block of a head, online).
-std::string decode_merge() {
+// Who merges the splits: FLASHSIM_DECODE_MERGE=fused|separate, else fused (the last block of a head).
+bool decode_merge_fused() {
     const char* e = std::getenv("FLASHSIM_DECODE_MERGE");
-    if (!e || !*e) return "fused";
+    if (!e || !*e) return true;
     const std::string v = e;
-    if (v == "fused" || v == "weights" || v == "separate") return v;
-    throw std::runtime_error("FLASHSIM_DECODE_MERGE must be fused, weights or separate (got '" + v +
-                             "'): how the decode splits are merged (fused: the last block of a head, online; weights: "
-                             "the last block, the weights first; separate: a second kernel); unset it for the default "
-                             "(fused)");
+    if (v == "fused" || v == "separate") return v == "fused";
+    throw std::runtime_error("FLASHSIM_DECODE_MERGE must be fused or separate (got '" + v +
+                             "'): whether the last block of a head merges the splits or a second kernel does; unset it "
+                             "for the default (fused)");
 }
 
 namespace {
@@ -732,9 +657,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     if (plan.kv_load == "tma" && plan.l2_prefetch != 0)
         throw std::runtime_error("FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
                                  "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
-    const std::string merge = decode_merge();
-    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && merge != "separate";
-    plan.merge_online = merge == "fused";
+    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && decode_merge_fused();
     return plan;
 }
 

@@ -64,8 +64,6 @@ struct DecodePlan {
     int l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     std::string kv_load = "cp.async";  // how K and V reach shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
-    bool merge_online = true;  // that merge folds the splits online (one L2 trip per 16 of a thread's), else
-                               // the weights first (FLASHSIM_DECODE_MERGE=weights)
     std::string why;      // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {
