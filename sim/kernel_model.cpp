@@ -99,7 +99,6 @@ void flash2h_bwd_stores(KernelProfile& k) { k.smem_store_bytes = 128 * k.block_r
 
 std::vector<std::string> kernel_names() { return {"standard", "flash1", "flash2", "flash2h"}; }
 
-
 KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
     if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
     if (d != 64 && d != 128)
@@ -217,7 +216,6 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.lock_step = d == 128;
             // a step's waits (wgmma.wait_group): S^T; dP^T; dV and dK; dQ_i (d = 64: its two halves)
             k.wgmma_waits = d == 64 ? 5 : 4;
-            // dS^T (B_c x B_r, storage type) and each warpgroup's B_r x 64 fp32 dQ part a step
             flash2h_bwd_stores(k);
             k.layout = d == 128 ? "2 consumer warpgroups x 64 key rows (wgmma); pipelined, dQ by bulk reduction"
                                 : "2 consumer warpgroups x 64 key rows (wgmma); dQ over own keys, the two parts summed "
