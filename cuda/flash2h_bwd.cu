@@ -616,7 +616,9 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     mbar_wait(barKV, 0);
     // bulk-keys: no barrier joins the warpgroups in a step; warpgroup w > 0 starts once warpgroup
     // w - 1 has its first P^T (named barrier 7 + w), so that their exponentials are offset and one's
-    // run under the others' products
+    // could run under the others' products. Measured on the H200 (bulk-sum, d = 64) they do not:
+    // the tensor pipe is busy 50.8% of the cycles, the products' share of the step's parts summed
+    // (cuda/NOTES.md, "flash2h backward at d = 64: the step is the sum of its parts")
     if constexpr (KEYS)
         if (wg > 0) named_sync(7 + wg, 256);
     for (int n = 0; n < steps; ++n) {
