@@ -595,22 +595,26 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 // uncertain.
                 if (bulk_model && !out.uncertain && out.ctas > 0 && (d == 64 || d == 128)) {
                     // H200, 2026-12-04: d = 128 7d24783's line with d1f9481's passes; d = 64 1b253b8's line
-                    const double kMeasuredBlockFixed_s = d == 128 ? 18.5e-6 : 10.1e-6;
+                    struct BlockFixed {
+                        double s;          // seconds a key block pays besides its steps
+                        const char* line;  // the measured line it comes from
+                    };
+                    const BlockFixed measured =
+                        d == 128 ? BlockFixed{18.5e-6, "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"}
+                                 : BlockFixed{10.1e-6, "10.1 us + 2.67 us a step"};
                     const double waves = static_cast<double>(out.ctas) / sl;
                     const double model_fixed = prologue + (zero + pre + post + launches * rates.launch_s) / waves;
-                    const double missing = std::max(0.0, kMeasuredBlockFixed_s - model_fixed);
+                    const double missing = std::max(0.0, measured.s - model_fixed);
                     const double share = missing * waves / (total_s + launches * rates.launch_s);
                     if (share > 0.10) {
                         out.uncertain = true;
                         char buf[700];
                         std::snprintf(buf, sizeof buf,
                                       "flash2h backward, short walks: a key block's fixed cost (besides its steps) "
-                                      "is %s on the H200 (2,048 blocks at N = 128-1024 lay on %s), where the model "
+                                      "is %.1f us at d = %d on the H200 (2,048 blocks at N = 128-1024 lay on %s), where the model "
                                       "charges %.1f us (its first tiles, last dK_j, dV_j and share of the side "
                                       "passes); the %.1f us it does not know the source of would add %.0f%% here",
-                                      d == 128 ? "18.5 us at d = 128" : "10.1 us at d = 64",
-                                      d == 128 ? "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"
-                                               : "10.1 us + 2.67 us a step",
+                                      measured.s * 1e6, static_cast<int>(d), measured.line,
                                       model_fixed * 1e6, missing * 1e6, 100 * share);
                         out.uncertain_why = buf;
                     }
