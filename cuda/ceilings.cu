@@ -30,7 +30,15 @@
 //                  one tile at a time, as the kernel's key blocks do), 2 heads, 2 blocks an SM:
 //                  bytes added / time
 //   l2_red_f32x2_distinct  the same adds, each block into two tiles of its own (no two blocks on a line)
+//   gemm_write_bf16_d64   cuBLAS writing a GEMM's N x N output, as cuda/standard.cu's S = Q K^T (and
+//   gemm_write_bf16_d128  dP = dO V^T) calls it: cublasGemmStridedBatchedEx, op(K)^T op(Q), depth d,
+//   gemm_write_fp16_d64   fp32 accumulate, N = 8192, the recorded rows' batch at N = 8192 (B N = 16384,
+//   gemm_write_fp16_d128  H d = 2048: 64 heads at d = 64, 32 at d = 128; 8 and 4 GiB written), halved
+//                  until it fits in free memory: bytes of the output / time. The library's own
+//                  write rate, which the model charges for those two GEMMs' output
 // Run: flashsim bench --ceilings [--json cuda/results/h200_ceilings.json]
+#include <cublas_v2.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -348,6 +356,42 @@ std::vector<Ceiling> measure_ceilings() {
                                   : "float2 atomic adds of 64 x 128 fp32 tiles as l2_red_f32x2, each of the 256 "
                                     "blocks into two tiles of its own in turn (16 MiB, in L2); bytes added / time"});
         }
+    }
+    {  // cuBLAS writing S = Q K^T: N = 8192, depth d, the rows' batch (halved until it fits)
+        const auto check = [](cublasStatus_t st, const char* what) {
+            if (st != CUBLAS_STATUS_SUCCESS) fail(what, __FILE__, __LINE__, cublasGetStatusString(st));
+        };
+        cublasHandle_t h = nullptr;
+        check(cublasCreate(&h), "cublasCreate");
+        const int N = 8192;
+        for (const int d : {64, 128})
+            for (const bool bf16 : {true, false}) {
+                const size_t nn = size_t(N) * N, nd = size_t(N) * d;
+                int batch = 4096 / d;  // B N = 16384, H d = 2048 at N = 8192
+                size_t free_b = 0, total_b = 0;
+                CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+                while (batch > 1 && (nn + 2 * nd) * 2 * size_t(batch) + (size_t{256} << 20) > free_b) batch /= 2;
+                DeviceBuffer qk(2 * nd * 2 * size_t(batch)), out_s(nn * 2 * size_t(batch));
+                fill_random<<<4 * sms, 256>>>(qk.as<uint32_t>(), qk.bytes() / 4, 7 + d);
+                LAUNCH_CHECK();
+                const cudaDataType_t t = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+                const float one = 1.0f, zero = 0.0f;
+                const char* K = static_cast<const char*>(qk.get());
+                const char* Q = K + nd * 2 * size_t(batch);
+                const double ms = ceiling_median_ms([&] {
+                    check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, N, d, &one, K, t, d, nd, Q, t, d,
+                                                     nd, &zero, out_s.get(), t, N, nn, batch, CUBLAS_COMPUTE_32F,
+                                                     CUBLAS_GEMM_DEFAULT),
+                          "cublasGemmStridedBatchedEx");
+                });
+                out.push_back({std::string("gemm_write_") + (bf16 ? "bf16" : "fp16") + "_d" + std::to_string(d),
+                               double(nn) * 2 * batch / (ms * 1e-3), "B/s",
+                               "cuBLAS S = Q K^T as cuda/standard.cu calls it (cublasGemmStridedBatchedEx, fp32 "
+                               "accumulate), N = 8192, depth " +
+                                   std::to_string(d) + ", " + std::to_string(batch) +
+                                   " heads; bytes of S written over the median time"});
+            }
+        check(cublasDestroy(h), "cublasDestroy");
     }
     std::string why;
     if (flash2h_available(&why)) {

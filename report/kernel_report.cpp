@@ -49,6 +49,8 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.wgmma_wait_s = optional("wgmma_wait");
     r.hbm_read = optional("hbm_read");
     r.hbm_write = optional("hbm_write");
+    r.gemm_write_d64 = optional("gemm_write" + suffix + "_d64");
+    r.gemm_write_d128 = optional("gemm_write" + suffix + "_d128");
     r.hbm_rmw_d64 = optional("hbm_rmw_f32_d64");
     r.hbm_rmw_d128 = optional("hbm_rmw_f32_d128");
     r.l2_red = optional("l2_red_f32x2");

@@ -339,25 +339,31 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     if (k.algo == Algo::standard) {
         // Each kernel: max(its DRAM time, FLOPs at the GEMM rate, exponentials at the exp rate). Its DRAM
         // time is bounded three ways: reads at the read-stream rate, writes at the write-stream rate,
-        // and both at the copy rate (R and W are the copy rate where not measured).
+        // and both at the copy rate (R and W are the copy rate where not measured). The two GEMMs that
+        // write an N x N output (S = Q K^T, dP = dO V^T) write it at the library's own measured rate for
+        // their depth d where there is one (cuBLAS writes below a plain write stream), else at W.
         const double nn = BH * N * N, g = 2 * nn * d, nd = BH * N * d * e;  // nd: one N x d tensor's bytes
         const double R = rates.hbm_read > 0 ? rates.hbm_read : hbm, W = rates.hbm_write > 0 ? rates.hbm_write : hbm;
+        const double gemm_w = d == 64 ? rates.gemm_write_d64 : d == 128 ? rates.gemm_write_d128 : 0;
+        const double Wg = gemm_w > 0 ? gemm_w : W;
         // The softmax kernel (cuda/standard.cu) reads only a row's visible columns, [0, n] under the
         // causal mask (N (N + 1) / 2 of the N^2 a head), writes the whole row of P, and takes two
         // exponentials a visible score.
         const double vis = p.causal ? nn * (N + 1) / (2 * N) : nn;
-        struct K3 { double r, w, f, x; };  // bytes read, bytes written, FLOPs, exponentials
-        const std::vector<K3> ks =
-            fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0},          // S = Q K^T
-                                  {vis * e, nn * e, 0, 2 * vis},   // P = softmax(S)
-                                  {nn * e + nd, nd, g, 0}}         // O = P V
-                : std::vector<K3>{{nn * e + nd, nd, g, 0},         // dV = P^T dO
-                                  {2 * nd, nn * e, g, 0},          // dP = dO V^T
-                                  {2 * nn * e, nn * e, 0, 0},      // dS = P o (dP - D)
-                                  {nn * e + nd, nd, g, 0},         // dQ = dS K
-                                  {nn * e + nd, nd, g, 0}};        // dK = dS^T Q
+        // bytes read, bytes written, FLOPs, exponentials, the rate its writes go at
+        struct K3 {
+            double r, w, f, x, wrate;
+        };
+        const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},        // S = Q K^T
+                                                         {vis * e, nn * e, 0, 2 * vis, W},  // P = softmax(S)
+                                                         {nn * e + nd, nd, g, 0, W}}        // O = P V
+                                       : std::vector<K3>{{nn * e + nd, nd, g, 0, W},        // dV = P^T dO
+                                                         {2 * nd, nn * e, g, 0, Wg},        // dP = dO V^T
+                                                         {2 * nn * e, nn * e, 0, 0, W},     // dS = P o (dP - D)
+                                                         {nn * e + nd, nd, g, 0, W},        // dQ = dS K
+                                                         {nn * e + nd, nd, g, 0, W}};       // dK = dS^T Q
         for (const auto& q : ks) {
-            const double t_bytes = std::max({q.r / R, q.w / W, (q.r + q.w) / hbm});
+            const double t_bytes = std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
             total_s += std::max({t_bytes, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
         }
         launches = static_cast<int>(ks.size());

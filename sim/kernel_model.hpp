@@ -50,6 +50,10 @@ struct KernelRates {
     // B/s of HBM streams one way: a read stream alone, a write stream alone (a GEMM writing an N x N
     // output is one); 0: not measured (the copy rate stands in)
     double hbm_read = 0, hbm_write = 0;
+    // B/s at which a library GEMM (cuBLAS, as cuda/standard.cu calls it) of depth d = 64 and 128 writes
+    // an N x N output far larger than L2 (S = Q K^T, dP = dO V^T): its own write rate, below a plain
+    // write stream's; 0: not measured (the write-stream rate stands in)
+    double gemm_write_d64 = 0, gemm_write_d128 = 0;
     // B/s (read + written) of flash1's per-step round trip of an fp32 O_i tile in the kernel's own
     // access pattern (float2 loads all in flight, then float2 stores; one block of 8 warps an SM), at
     // d = 64 and 128; 0: not measured (the copy rate stands in)

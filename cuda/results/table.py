@@ -212,6 +212,8 @@ def ceilings():
         value = f"{c['value'] / scale:.2f} {name}" if c["value"] else "–"
         run = c.get("run")  # a ceiling added in a later call than the file's
         when = f" (measured {run.get('date', '?')[:10]}, {run.get('git_commit', '?')})" if run else ""
+        if run and run.get("recorded_from"):  # a figure taken from a probe before the microbenchmark ran
+            when = f" (recorded {run.get('date', '?')[:10]} from {run['recorded_from']})"
         print(f"| {c['name']} | {value} | {c['method']}{when} |")
 
 

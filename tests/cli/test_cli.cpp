@@ -435,6 +435,38 @@ TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the m
     CHECK(t.text.find("kernel model, forward + backward") != std::string::npos);
 }
 
+TEST_CASE("--ceilings measured: cuBLAS's measured write rate for its d and dtype slows standard's S and nothing else") {
+    // The same ceilings with and without gemm_write_bf16_d128 = 1 TB/s (a quarter of the copy): the bf16
+    // forward at d = 128 takes S's 4 GiB (B H N^2 2 bytes) at it; fp16 and d = 64 do not read it.
+    const std::string base_c =
+        R"({"name": "hbm_copy", "unit": "B/s", "value": 4e12}, {"name": "l2_read", "unit": "B/s", "value": 8e12},)"
+        R"({"name": "smem_read", "unit": "B/s", "value": 3e13}, {"name": "mma_sync_bf16", "unit": "FLOP/s", "value": 6e14},)"
+        R"({"name": "mma_sync_fp16", "unit": "FLOP/s", "value": 6e14}, {"name": "wgmma_bf16", "unit": "FLOP/s", "value": 9e14},)"
+        R"({"name": "wgmma_fp16", "unit": "FLOP/s", "value": 9e14}, {"name": "ex2", "unit": "op/s", "value": 4e12},)"
+        R"({"name": "launch", "unit": "s", "value": 4e-6})";
+    const std::string plain = tmp("plain_ceilings.json"), slow = tmp("slow_gemm_ceilings.json");
+    for (const auto& [path, extra] :
+         {std::pair{plain, std::string()},
+          std::pair{slow, std::string(R"(, {"name": "gemm_write_bf16_d128", "unit": "B/s", "value": 1e12})")}}) {
+        FILE* f = std::fopen(path.c_str(), "w");
+        std::fputs((R"({"device": "NVIDIA H200", "ceilings": [)" + base_c + extra + "]}").c_str(), f);
+        std::fclose(f);
+    }
+    auto ms = [&](const std::string& file, const std::string& dtype, int d) {
+        const Out o = sh("simulate --kernel standard --seq 8192 --head-dim " + std::to_string(d) +
+                         " --batch 2 --heads " + std::to_string(2048 / d) + " --dtype " + dtype +
+                         " --ceilings measured --ceilings-file " + file + " --json");
+        REQUIRE(o.rc == 0);
+        return nlohmann::json::parse(o.text)["kernel_model"][0]["predicted_ms"].get<double>();
+    };
+    const double s_bytes = 2.0 * 16 * 8192 * 8192 * 2;
+    // S at 1 TB/s instead of the copy rate 4 TB/s for S and Q, K both ways (Q, K: 2 x 32 MiB)
+    const double extra_s = s_bytes / 1e12 - (s_bytes + 2.0 * 2 * 16 * 8192 * 128 * 2) / 4e12;
+    CHECK(ms(slow, "bf16", 128) - ms(plain, "bf16", 128) == doctest::Approx(extra_s * 1e3).epsilon(1e-6));
+    CHECK(ms(slow, "fp16", 128) == ms(plain, "fp16", 128));
+    CHECK(ms(slow, "bf16", 64) == ms(plain, "bf16", 64));
+}
+
 TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused in one line") {
     const std::string bad = tmp("bad_ceilings.json"), partial = tmp("partial_ceilings.json"),
                       other = tmp("other_ceilings.json");

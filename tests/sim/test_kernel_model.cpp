@@ -186,6 +186,37 @@ TEST_CASE("kernel model: standard's kernels are bounded by the one-way HBM rates
     CHECK(c.predicted_ms == doctest::Approx((2 * nn + 2 * nn + 4 * nd) / 4e12 * 1e3).epsilon(1e-9));
 }
 
+TEST_CASE("kernel model: standard's S and dP are written at the library GEMM's own rate for their d") {
+    // Everything free but HBM: the copy rate 4e12, reads and writes one way 4e12, and the GEMM of
+    // depth 64 writing its N x N output at 1e12. Forward: S = Q K^T reads Q, K (2 nd) and writes S
+    // (nn) at the GEMM's rate; the softmax reads S and writes P (both nn) and O = P V reads P and V
+    // and writes O, neither at the GEMM's rate.
+    Problem p = with_heads(shape(1024, 64), 1, 8);
+    p.dtype = DType::bf16;
+    KernelRates r = free_rates();
+    r.hbm = r.hbm_read = r.hbm_write = 4e12;
+    r.gemm_write_d64 = 1e12;
+    r.gemm_write_d128 = 1e15;  // another d's rate must not be taken
+    const double nn = 8 * 1024.0 * 1024 * 2, nd = 8 * 1024.0 * 64 * 2;
+    const double s_gemm = nn / 1e12;       // > (2 nd + nn) / 4e12
+    const double softmax = 2 * nn / 4e12;  // both ways at the copy rate
+    const double o_gemm = (nn + 2 * nd) / 4e12;
+    const auto f = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
+    CHECK(f.predicted_ms == doctest::Approx((s_gemm + softmax + o_gemm) * 1e3).epsilon(1e-9));
+    // Backward: dP = dO V^T is the same call (reads dO, V; writes dP) at the GEMM's rate; dV, dQ, dK
+    // read an N x N tensor and an N x d one and write N x d; dS reads P and dP and writes dS.
+    const double dp_gemm = nn / 1e12, small_gemm = (nn + 2 * nd) / 4e12, ds = 3 * nn / 4e12;
+    const auto b = predict_kernel(p, kernel_profile("standard", Pass::backward, 64), r, find_machine("H200"));
+    CHECK(b.predicted_ms == doctest::Approx((dp_gemm + ds + 3 * small_gemm) * 1e3).epsilon(1e-9));
+    // at d = 128 with no rate measured for it, the write-stream rate stands in
+    r.gemm_write_d128 = 0;
+    Problem q = with_heads(shape(1024, 128), 1, 8);
+    q.dtype = DType::bf16;
+    const double nd128 = 8 * 1024.0 * 128 * 2;
+    const auto g = predict_kernel(q, kernel_profile("standard", Pass::forward, 128), r, find_machine("H200"));
+    CHECK(g.predicted_ms == doctest::Approx(((nn + 2 * nd128) + 2 * nn + (nn + 2 * nd128)) / 4e12 * 1e3).epsilon(1e-9));
+}
+
 TEST_CASE("kernel model: flash1's round trip moves at the measured rate of its access pattern, and flash1 stays uncertain") {
     // N = 4096, d = 64: B_r = 128, B_c = 256, so 32 x 16 = 512 steps a head, 32 heads. A step reads
     // and writes O_i (128 x 64 fp32) and l_i, m_i (128 fp32 each): 2 (128 * 64 * 4 + 2 * 128 * 4) bytes.
