@@ -28,6 +28,17 @@ void DecodeProblem::validate() const {
         throw Error("q_len (" + std::to_string(q_len) + ") cannot exceed the cache length L (" +
                     std::to_string(kv_len) + "): the new tokens are part of the cache");
     if (!(scale >= 0) || !std::isfinite(scale)) throw Error("scale must be >= 0 (0: 1/sqrt(d))");
+    // the counts are int64 bytes: the cache (B H_kv L d, K and V, fp32 at most) under 2^60
+    if (static_cast<double>(batch) * static_cast<double>(kv_heads) * static_cast<double>(kv_len) *
+            static_cast<double>(head_dim) * 8.0 >
+        static_cast<double>(int64_t{1} << 60))
+        throw Error("a KV cache of B x H_kv x L x d = " + std::to_string(batch) + " x " + std::to_string(kv_heads) +
+                    " x " + std::to_string(kv_len) + " x " + std::to_string(head_dim) +
+                    " is above what flashsim counts (1 EiB); lower --batch, --kv-heads or --kv-len");
+    if (static_cast<double>(q_heads) * static_cast<double>(q_len) * static_cast<double>(batch) >
+        static_cast<double>(int64_t{1} << 40))
+        throw Error("B x H_q x q_len = " + std::to_string(batch) + " x " + std::to_string(q_heads) + " x " +
+                    std::to_string(q_len) + " query rows is above what flashsim counts (2^40)");
 }
 
 Problem DecodeProblem::q_shape() const {
@@ -123,29 +134,30 @@ DecodeResult simulate_decode(const DecodeProblem& p, const Machine& m, const Dec
     r.split = choose_splits(p, m, c);
     const int64_t e = dtype_bytes(p.dtype), d = p.head_dim, g = p.group(), S = r.split.splits;
     const int64_t rows = g * p.q_len;  // query rows a block carries
-    // the split kernel, one block per (b, KV head, split)
-    for (int64_t b = 0; b < p.batch; ++b)
-        for (int64_t h = 0; h < p.kv_heads; ++h)
-            for (int64_t s = 0; s < S; ++s) {
-                r.q_read_bytes += rows * d * e;  // the group's Q rows, once
-                const int64_t t0 = s * r.split.tiles_per_split,
-                              t1 = std::min(r.split.tiles, t0 + r.split.tiles_per_split);
-                for (int64_t t = t0; t < t1; ++t) {
-                    const int64_t keys = std::min(p.kv_len, (t + 1) * c.tile_keys) - t * c.tile_keys;
-                    r.kv_read_bytes += 2 * keys * d * e;  // K_j and V_j
-                }
-                if (S > 1)
-                    r.partial_write_bytes += rows * (d * 4 + 4);  // O_s (fp32) and LSE_s
-                else
-                    r.o_write_bytes += rows * d * e;
-            }
+    // the split kernel, one block per (b, KV head, split): every (b, KV head) moves the same bytes,
+    // counted once over its splits and tiles and multiplied
+    const int64_t groups = p.batch * p.kv_heads;
+    for (int64_t s = 0; s < S; ++s) {
+        r.q_read_bytes += rows * d * e;  // the group's Q rows, once
+        const int64_t t0 = s * r.split.tiles_per_split, t1 = std::min(r.split.tiles, t0 + r.split.tiles_per_split);
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t keys = std::min(p.kv_len, (t + 1) * c.tile_keys) - t * c.tile_keys;
+            r.kv_read_bytes += 2 * keys * d * e;  // K_j and V_j
+        }
+        if (S > 1)
+            r.partial_write_bytes += rows * (d * 4 + 4);  // O_s (fp32) and LSE_s
+        else
+            r.o_write_bytes += rows * d * e;
+    }
+    r.q_read_bytes *= groups;
+    r.kv_read_bytes *= groups;
+    r.partial_write_bytes *= groups;
+    r.o_write_bytes *= groups;
     // the merge, one block per (b, query head)
-    if (S > 1)
-        for (int64_t b = 0; b < p.batch; ++b)
-            for (int64_t h = 0; h < p.q_heads; ++h) {
-                r.merge_read_bytes += S * p.q_len * (d * 4 + 4);
-                r.o_write_bytes += p.q_len * d * e;
-            }
+    if (S > 1) {
+        r.merge_read_bytes = p.batch * p.q_heads * S * p.q_len * (d * 4 + 4);
+        r.o_write_bytes += p.batch * p.q_heads * p.q_len * d * e;
+    }
     r.kv_bytes_per_query_head = r.kv_read_bytes * g;
     // time
     const bool measured = c.measured_bandwidth && m.measured_hbm_bandwidth > 0;

@@ -17,6 +17,18 @@ void Problem::validate() const {
     if (seq > (int64_t{1} << 24))
         throw Error("sequence length N = " + std::to_string(seq) + " is above the supported 16,777,216");
     if (head_dim > 1024) throw Error("head dimension d = " + std::to_string(head_dim) + " is above the supported 1024");
+    // Sizes the counts can hold: B H heads at most 2^24 (each is walked or scheduled), and the
+    // largest tensor counted, B H N^2 fp32 scores, under 2^60 bytes (int64 byte counts, with room
+    // for the sums of several such tensors).
+    constexpr int64_t kMaxHeads = int64_t{1} << 24;
+    if (batch > kMaxHeads || heads > kMaxHeads || batch * heads > kMaxHeads)
+        throw Error("batch B x heads H = " + std::to_string(batch) + " x " + std::to_string(heads) +
+                    " is above the supported 16,777,216 heads in one problem; every head does the same work, so "
+                    "simulate fewer (the bytes and time scale with B H)");
+    if (static_cast<double>(batch * heads) * static_cast<double>(seq) * static_cast<double>(seq) * 4.0 >
+        static_cast<double>(int64_t{1} << 60))
+        throw Error("B H N^2 = " + std::to_string(batch * heads) + " x " + std::to_string(seq) + "^2 scores is above " +
+                    "what flashsim counts (2^58 scores, 1 EiB of fp32); lower --batch, --heads or --seq");
     if (!(scale >= 0.0) || std::isinf(scale))
         throw Error("softmax scale must be a finite positive number (or 0 for 1/sqrt(d))");
     if (window < 0) throw Error("--window must be 0 (off) or a positive number of keys");

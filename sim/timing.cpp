@@ -1,6 +1,7 @@
 // sim/timing.cpp — the timing model's last stage: each kernel's blocks, in launch order, go to the
 // slot (SM x blocks-per-SM) that frees first; kernels run one after another. Also the per-SM
 // timeline of the first blocks' first steps, for the app.
+#include <algorithm>
 #include <functional>
 #include <queue>
 
@@ -28,6 +29,20 @@ double makespan(int64_t total, int64_t slots, const std::function<double(int64_t
     return end;
 }
 
+// The makespan of `total` blocks that repeat head after head (nb a head). Up to kExactBlocks it is
+// the list schedule itself; beyond, the schedule of the first 2 h heads is run (h heads of about
+// kExactBlocks / 2 blocks) and the rest extrapolated at the rate of its second half, where the
+// slots are long past their first wave: a very large problem (millions of heads) then costs
+// seconds, not hours, and moves the makespan by the tail of one wave at most.
+constexpr int64_t kExactBlocks = int64_t{1} << 23;
+double makespan_of_heads(int64_t total, int64_t nb, int64_t slots, const std::function<double(int64_t)>& dur) {
+    if (total <= kExactBlocks || nb <= 0 || nb > kExactBlocks / 4) return makespan(total, slots, dur);
+    const int64_t h = std::max<int64_t>(1, kExactBlocks / 2 / nb), heads = total / nb;
+    if (2 * h >= heads) return makespan(total, slots, dur);
+    const double m1 = makespan(h * nb, slots, dur), m2 = makespan(2 * h * nb, slots, dur);
+    return m2 + (m2 - m1) * static_cast<double>(heads - 2 * h) / static_cast<double>(h);
+}
+
 }  // namespace
 
 void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
@@ -49,8 +64,8 @@ void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
         KernelTime kt;
         kt.name = kernels[k].name;
         kt.blocks = total;
-        kt.serial_s = makespan(total, slots, [&](int64_t g) { return pick(g).serial; });
-        kt.overlapped_s = makespan(total, slots, [&](int64_t g) { return pick(g).overlapped; });
+        kt.serial_s = makespan_of_heads(total, nb, slots, [&](int64_t g) { return pick(g).serial; });
+        kt.overlapped_s = makespan_of_heads(total, nb, slots, [&](int64_t g) { return pick(g).overlapped; });
         out.serial_s += kt.serial_s;
         out.overlapped_s += kt.overlapped_s;
         out.kernels.push_back(std::move(kt));

@@ -1,6 +1,8 @@
 // Counted traffic == closed forms, derived here independently of the simulator's loops.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "sim/simulate.hpp"
 #include "support.hpp"
 
@@ -230,6 +232,20 @@ TEST_CASE("bad problems are refused with a clear message") {
     p.head_dim = 0;
     CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("--head-dim"), Error);
     CHECK_THROWS_WITH_AS(find_machine("Z80"), doctest::Contains("known presets: H200"), Error);
+    // sizes past what the int64 byte counts hold, or heads past what is walked, are refused, not
+    // wrapped into negative bytes (the CLI saturates an out-of-range --batch to INT64_MAX)
+    p.head_dim = 64;
+    p.seq = 1024;
+    p.batch = std::numeric_limits<int64_t>::max();
+    CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("above the supported 16,777,216 heads"), Error);
+    p.batch = 4096;
+    p.heads = 4097;  // each alone is fine, their product is not
+    CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("heads in one problem"), Error);
+    p.batch = p.heads = 1;
+    p.seq = int64_t{1} << 24;
+    CHECK_NOTHROW(p.validate());  // one head at the longest N: 2^48 scores
+    p.batch = 4096;               // 2^60 scores
+    CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("lower --batch, --heads or --seq"), Error);
 }
 
 TEST_CASE("totals add and subtract; the trace sums to the head's totals") {

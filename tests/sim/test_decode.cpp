@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "sim/decode.hpp"
 #include "sim/reference.hpp"
@@ -214,4 +215,24 @@ TEST_CASE("decode refuses bad shapes with a message") {
     DecodeConfig c;
     c.splits = -1;
     CHECK_THROWS_AS(simulate_decode(make(1, 32, 8, 1, 4, 128, DType::bf16), m, c), Error);
+    // a cache past what int64 bytes count is refused (the CLI saturates an out-of-range --batch)
+    CHECK_THROWS_WITH_AS(
+        simulate_decode(make(std::numeric_limits<int64_t>::max(), 32, 8, 1, 32768, 128, DType::bf16), m, {}),
+        doctest::Contains("above what flashsim counts"), Error);
+}
+
+TEST_CASE("decode: the bytes of B sequences are B times one sequence's, and a huge batch is counted at once") {
+    // every (sequence, KV head) block moves the same bytes, so the counts scale exactly with B;
+    // a batch of 10^8 (3.2 billion query heads) comes back without walking each one
+    const Machine& m = find_machine("H200");
+    DecodeConfig c;
+    c.splits = 4;
+    const DecodeResult one = simulate_decode(make(1, 32, 8, 1, 32768, 128, DType::bf16), m, c);
+    const DecodeResult many = simulate_decode(make(100000000, 32, 8, 1, 32768, 128, DType::bf16), m, c);
+    CHECK(many.kv_read_bytes == one.kv_read_bytes * 100000000);
+    CHECK(many.partial_write_bytes == one.partial_write_bytes * 100000000);
+    CHECK(many.merge_read_bytes == one.merge_read_bytes * 100000000);
+    CHECK(many.o_write_bytes == one.o_write_bytes * 100000000);
+    // one sequence by hand: K and V, 32768 keys x 128 x 2 bytes each, for each of 8 KV heads
+    CHECK(one.kv_read_bytes == 2LL * 32768 * 128 * 2 * 8);
 }

@@ -172,6 +172,30 @@ TEST_CASE("timing: on one SM the serial time is bytes / bandwidth + matmul / rat
     }
 }
 
+TEST_CASE("timing: a problem of a million heads is scheduled at once, linear in its heads") {
+    // flash2, N = 1024: 16 query blocks a head, so 2^20 heads launch 2^24 blocks, past the 2^23 the
+    // list schedule runs block by block; the rest is extrapolated from the schedule's steady state.
+    // On one SM nothing overlaps and the serial time is the closed form exactly.
+    Machine one = find_machine("H200");
+    one.sm_count = 1;
+    const Problem big = with_heads(shape(1024, 64), 1024, 1024);
+    const Result r = simulate(big, one, counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
+    REQUIRE(r.timing.computed);
+    const auto& f = r.totals.flops;
+    CHECK(r.timing.serial_s == doctest::Approx(static_cast<double>(r.totals.hbm_total().total()) / one.hbm_bandwidth +
+                                               static_cast<double>(f.matmul) / one.matmul_flops +
+                                               static_cast<double>(f.exp + f.other) / one.scalar_flops)
+                                   .epsilon(1e-9));
+    // On the whole GPU: twice the heads of a problem scheduled block by block (2^19 heads, 2^23
+    // blocks), twice the time, to a wave's tail
+    const Machine& m = find_machine("H200");
+    const Result half =
+        simulate(with_heads(shape(1024, 64), 512, 1024), m, counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
+    const Result full = simulate(big, m, counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
+    CHECK(full.timing.overlapped_s == doctest::Approx(2 * half.timing.overlapped_s).epsilon(1e-4));
+    CHECK(full.timing.serial_s == doctest::Approx(2 * half.timing.serial_s).epsilon(1e-4));
+}
+
 TEST_CASE("timing: more bandwidth, more FLOP/s or more SMs is never slower") {
     const Problem p = with_heads(shape(512, 64, true), 2, 2);
     for (Algo a : {Algo::standard, Algo::flash1, Algo::flash2})
