@@ -149,7 +149,25 @@ void register_simulate(CLI::App& app, int& rc) {
                     c.bwd_block_cols = kp.block_cols;
                 }
             }
-            if (args->check) c.numerics = sim::Numerics::on;
+            if (args->check) {
+                // The float64 reference holds N x N matrices a head (2 forward, 4 backward: 16 or 32 N^2
+                // bytes), and runs about a second per 2^30 of B H N^2 d.
+                const int64_t max_n = c.pass == sim::Pass::forward ? 16384 : 8192;
+                if (p.seq > max_n)
+                    throw sim::Error(
+                        "--check compares with a float64 reference that holds N x N matrices a head (" +
+                        std::to_string(static_cast<int64_t>((c.pass == sim::Pass::forward ? 16.0 : 32.0) *
+                                                            double(p.seq) * double(p.seq) / double(1 << 30))) +
+                        " GiB at N = " + std::to_string(p.seq) + "); it runs up to N = 16384 forward and " +
+                        "8192 backward: check a shorter --seq, or run without --check");
+                if (double(p.heads_total()) * double(p.seq) * double(p.seq) * double(p.head_dim) >
+                    double(int64_t{1} << 35))
+                    throw sim::Error("--check at B H N^2 d = " + std::to_string(p.heads_total()) + " x " +
+                                     std::to_string(p.seq) + "^2 x " + std::to_string(p.head_dim) +
+                                     " would take minutes on the CPU (the limit is 2^35, e.g. N = 16384, d = 128, one "
+                                     "head); lower --batch, --heads or --seq");
+                c.numerics = sim::Numerics::on;
+            }
             const sim::Result r = sim::simulate(p, m, c);
             std::unique_ptr<sim::Result> base;
             if (r.algo != sim::Algo::standard) {

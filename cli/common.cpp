@@ -1,4 +1,5 @@
 #include <iostream>
+#include <new>
 
 #include "cli/commands.hpp"
 
@@ -68,6 +69,10 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
     } catch (const CLI::ParseError& e) {
         std::cerr << "flashsim: " << e.what() << " (see flashsim --help)\n";
         return 2;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "flashsim: out of memory: the problem is larger than this machine's memory holds; lower --seq, "
+                     "--batch or --heads (or run without --check, which keeps a float64 reference)\n";
+        return 1;
     }
     return rc;
 }

@@ -130,7 +130,8 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
         note << "standard: GEMM tiles of B_r x B_c = " << br << " x " << bc;
     } else {
         const int64_t m_elems = sram / e;
-        const int64_t rule = ceil_div(m_elems, 4 * d);
+        const int64_t rule =
+            std::max<int64_t>(1, ceil_div(m_elems, 4 * d));  // M under one element: 1 x 1, refused below
         if (!bc) bc = rule;
         if (!br) br = std::min(rule, d);
         note << "paper rule with M = " << group(sram) << " B / " << e << " B = " << group(m_elems)

@@ -62,9 +62,11 @@ Problem DecodeProblem::kv_shape() const {
 
 DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const DecodeConfig& c) {
     p.validate();
-    if (c.tile_keys <= 0) throw Error("tile_keys (--tile-keys) must be >= 1");
+    if (c.tile_keys <= 0 || c.tile_keys > (int64_t{1} << 20))
+        throw Error("tile_keys (--tile-keys) must be between 1 and 1,048,576, got " + std::to_string(c.tile_keys));
     if (c.min_tiles_per_split <= 0) throw Error("min_tiles_per_split must be >= 1");
-    if (c.blocks_per_sm <= 0) throw Error("blocks_per_sm must be >= 1");
+    if (c.blocks_per_sm <= 0 || c.blocks_per_sm > 64)
+        throw Error("blocks_per_sm (--blocks-per-sm) must be between 1 and 64, got " + std::to_string(c.blocks_per_sm));
     if (c.fused_merge_max_splits < 0) throw Error("fused_merge_max_splits must be >= 0 (0: a separate merge)");
     if (c.splits < 0) throw Error("splits must be >= 1 (0: choose)");
     DecodeSplit s;

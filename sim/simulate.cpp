@@ -66,6 +66,12 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
         cfg.numerics == Numerics::on ||
         (cfg.numerics == Numerics::automatic && (given_inputs || work <= static_cast<double>(cfg.numerics_auto_limit)));
     if (given_inputs && cfg.numerics == Numerics::off) plan.numerics = false;
+    // Computing the real numbers walks every head on the CPU: about a second per 2^30 of B H N^2 d.
+    if (plan.numerics && work > static_cast<double>(int64_t{1} << 36))
+        throw Error("computing the real output (numerics) at B H N^2 d = " + std::to_string(p.heads_total()) + " x " +
+                    std::to_string(p.seq) + "^2 x " + std::to_string(p.head_dim) +
+                    " would take minutes on the CPU (the limit is 2^36, e.g. N = 32768, d = 64, one head); lower "
+                    "--seq, --batch or --heads, or count without numerics");
     const int64_t std_limit = plan.want_bwd ? 16384 : 32768;
     if (plan.numerics && cfg.algo == Algo::standard && p.seq > std_limit)
         throw Error("numerics for standard attention at N = " + std::to_string(p.seq) +

@@ -482,15 +482,27 @@ TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused 
         std::fclose(f);
     }
     const std::string base = "simulate --kernel flash2 --seq 1024 --head-dim 64 --ceilings measured ";
-    expect_refusals(sh, {
-                            {(base + "--ceilings-file /nonexistent/c.json").c_str(), "cannot read the ceilings file"},
-                            {(base + "--ceilings-file " + bad).c_str(), "is not valid JSON"},
-                            {(base + "--ceilings-file " + partial).c_str(), "ceiling 'l2_read' is missing"},
-                            {(base + "--ceilings-file " + other).c_str(), "not on the H200 preset's GPU"},
-                            {"simulate --seq 1024 --head-dim 64 --ceilings-file x.json", "goes with --ceilings measured"},
-                            {"simulate --kernel flash9 --seq 1024 --head-dim 64", "unknown kernel 'flash9'"},
-                            {"simulate --kernel flash2 --seq 1024 --head-dim 80", "64 or 128"},
-                            {"simulate --kernel flash2 --seq 1024 --head-dim 64 --block-rows 32", "own tiles"},
-                            {"simulate --kernel flash1 --seq 1024 --head-dim 64 --pass backward", "no backward"},
-                        });
+    expect_refusals(sh,
+                    {
+                        {(base + "--ceilings-file /nonexistent/c.json").c_str(), "cannot read the ceilings file"},
+                        {(base + "--ceilings-file " + bad).c_str(), "is not valid JSON"},
+                        {(base + "--ceilings-file " + partial).c_str(), "ceiling 'l2_read' is missing"},
+                        {(base + "--ceilings-file " + other).c_str(), "not on the H200 preset's GPU"},
+                        {"simulate --seq 1024 --head-dim 64 --ceilings-file x.json", "goes with --ceilings measured"},
+                        {"simulate --kernel flash9 --seq 1024 --head-dim 64", "unknown kernel 'flash9'"},
+                        // sizes past what the counts, the CPU or its memory can take: refused, not wrapped,
+                        // hung or aborted (an out-of-range integer reaches the command as INT64_MAX)
+                        {"simulate --seq 1024 --head-dim 64 --batch 99999999999999999999", "16,777,216 heads"},
+                        {"simulate --seq 4096 --head-dim 64 --sram 1", "the SRAM budget M is 1 B"},
+                        {"simulate --seq 100000 --head-dim 16 --check", "runs up to N = 16384 forward"},
+                        {"simulate --seq 16384 --head-dim 16 --check --pass both", "8192 backward"},
+                        {"simulate --seq 8192 --head-dim 64 --batch 64 --check", "the limit is 2^35"},
+                        {"simulate --seq 100000 --head-dim 64 --numerics on", "the limit is 2^36"},
+                        {"decode --kv-len 32768 --tile-keys 99999999999999999999", "between 1 and 1,048,576"},
+                        {"decode --kv-len 32768 --blocks-per-sm 1000", "between 1 and 64"},
+                        {"decode --kv-len 16777216 --head-dim 64 --check", "limit is B*H_kv*L*d <= 2^28"},
+                        {"simulate --kernel flash2 --seq 1024 --head-dim 80", "64 or 128"},
+                        {"simulate --kernel flash2 --seq 1024 --head-dim 64 --block-rows 32", "own tiles"},
+                        {"simulate --kernel flash1 --seq 1024 --head-dim 64 --pass backward", "no backward"},
+                    });
 }
