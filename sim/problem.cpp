@@ -5,18 +5,7 @@
 namespace sim {
 
 void Problem::validate() const {
-    auto need_positive = [](int64_t v, const char* what, const char* flag) {
-        if (v <= 0)
-            throw Error(std::string(what) + " must be a positive integer, got " + std::to_string(v) + " (set it with " +
-                        flag + ")");
-    };
-    need_positive(seq, "sequence length N", "--seq");
-    need_positive(head_dim, "head dimension d", "--head-dim");
-    need_positive(batch, "batch B", "--batch");
-    need_positive(heads, "heads H", "--heads");
-    if (seq > (int64_t{1} << 24))
-        throw Error("sequence length N = " + std::to_string(seq) + " is above the supported 16,777,216");
-    if (head_dim > 1024) throw Error("head dimension d = " + std::to_string(head_dim) + " is above the supported 1024");
+    validate_shape();
     // Sizes the counts can hold: B H heads at most 2^24 (each is walked or scheduled), and the
     // largest tensor counted, B H N^2 fp32 scores, under 2^60 bytes (int64 byte counts, with room
     // for the sums of several such tensors).
@@ -29,6 +18,21 @@ void Problem::validate() const {
         static_cast<double>(int64_t{1} << 60))
         throw Error("B H N^2 = " + std::to_string(batch * heads) + " x " + std::to_string(seq) + "^2 scores is above " +
                     "what flashsim counts (2^58 scores, 1 EiB of fp32); lower --batch, --heads or --seq");
+}
+
+void Problem::validate_shape() const {
+    auto need_positive = [](int64_t v, const char* what, const char* flag) {
+        if (v <= 0)
+            throw Error(std::string(what) + " must be a positive integer, got " + std::to_string(v) + " (set it with " +
+                        flag + ")");
+    };
+    need_positive(seq, "sequence length N", "--seq");
+    need_positive(head_dim, "head dimension d", "--head-dim");
+    need_positive(batch, "batch B", "--batch");
+    need_positive(heads, "heads H", "--heads");
+    if (seq > (int64_t{1} << 24))
+        throw Error("sequence length N = " + std::to_string(seq) + " is above the supported 16,777,216");
+    if (head_dim > 1024) throw Error("head dimension d = " + std::to_string(head_dim) + " is above the supported 1024");
     if (!(scale >= 0.0) || std::isinf(scale))
         throw Error("softmax scale must be a finite positive number (or 0 for 1/sqrt(d))");
     if (window < 0) throw Error("--window must be 0 (off) or a positive number of keys");

@@ -32,7 +32,8 @@ struct Problem {
     int64_t elem_bytes() const { return dtype_bytes(dtype); }
 
     // Throws sim::Error naming the bad field; call before simulating.
-    void validate() const;
+    void validate() const;        // the shape, and sizes the walk's int64 counts and its schedule hold
+    void validate_shape() const;  // the shape alone (closed forms in doubles, e.g. the footprint)
 };
 
 }  // namespace sim
