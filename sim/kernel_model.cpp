@@ -463,19 +463,37 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             }
             out.notes.push_back(std::string("step bound: ") +
                                 (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
+        } else if (!fwd && k.dq == DqAccumulation::ordered) {
+            // Deterministic mode (flash2h, FLASHSIM_FLASH2H_BWD=deterministic): a warpgroup waits for its
+            // turn at dQ_i, adds its part by float2 atomics, fences until they are done, and passes the
+            // turn on. The fence puts the atomics in series with the step: at d = 64 each warpgroup adds
+            // a whole B_r x d part over its own keys (two a step), at d = 128 each adds half the columns
+            // over all keys (one tile a step); either way at the SM's share of the measured atomic rate.
+            const double parts = k.kernel == "flash2h" && p.head_dim == 64 ? 2.0 : static_cast<double>(k.dq_tiles);
+            const double added = parts * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
+            const double red_rate =
+                rates.l2_red > 0 ? rates.l2_red : l2 / 2;  // unmeasured: a read and a write at L2's rate
+            t_l2 = added * all_tiles / red_rate;
+            const double tile_dq = added / red_rate * bw;
+            out.uncertain = true;
+            char buf[700];
+            std::snprintf(buf, sizeof buf,
+                          "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s) are in series with "
+                          "its step, since it fences before passing dQ_i's turn on (%.0f%% of the step here); the "
+                          "fence's and the turn's round trips through L2, each step, are not measured and not "
+                          "charged, so the model is a lower bound",
+                          added / 1024, rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
+                          100 * tile_dq / (tile_compute + tile_dq));
+            out.uncertain_why = buf;
+            tile_compute += tile_dq;
         } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
             const double dq_bytes = 2.0 * k.dq_tiles * static_cast<double>(br) * d * 4;
             t_l2 = dq_bytes * all_tiles / l2;
-            if (k.dq == DqAccumulation::ordered) {
-                out.uncertain = true;
-                out.uncertain_why = "deterministic mode: each key block waits for the previous one's dQ additions "
-                                    "(an ordering the model does not simulate)";
-            }
             const double tile_dq = dq_bytes / l2 * bw;
             // Charged in series with the step at the L2 read rate (the warps that compute issue the
             // atomics): a stand-in. When it is a quarter of the step or more, how much of it really runs
             // beside the products decides the time, and the model does not know that.
-            if (k.dq != DqAccumulation::ordered && tile_dq >= 0.25 * (tile_compute + tile_dq)) {
+            if (tile_dq >= 0.25 * (tile_compute + tile_dq)) {
                 out.uncertain = true;
                 char buf[900];
                 const double added = dq_bytes / 2;  // bytes of fp32 added a step (the charge counts read + write)

@@ -217,6 +217,28 @@ TEST_CASE("kernel model: standard's S and dP are written at the library GEMM's o
     CHECK(g.predicted_ms == doctest::Approx(((nn + 2 * nd128) + 2 * nn + (nn + 2 * nd128)) / 4e12 * 1e3).epsilon(1e-9));
 }
 
+TEST_CASE(
+    "kernel model: the deterministic backward's dQ atomics lie in series with each step, and it stays uncertain") {
+    // flash2h backward, dQ in block order, N = 1024, B_r = 64, B_c = 128: 8 key blocks a head of 16
+    // steps; 33 heads give 264 blocks, two full rounds of the 132 SMs' one block each. Everything free
+    // but the atomics: a step adds 32 KiB of fp32 at either d (d = 64: each warpgroup a 64 x 64 part
+    // over its own keys, two a step; d = 128: each half the columns, one 64 x 128 tile a step), at the
+    // SM's 1/132 share of the measured rate, so the time is all the bytes added over that rate.
+    KernelRates r = free_rates();
+    r.l2_red = 1e12;
+    for (const int64_t d : {int64_t{64}, int64_t{128}}) {
+        CAPTURE(d);
+        KernelProfile k = kernel_profile("flash2h", Pass::backward, d);
+        k.dq = DqAccumulation::ordered;
+        const auto kp = predict_kernel(with_heads(shape(1024, d), 1, 33), k, r, find_machine("H200"), 64, 128);
+        const double added = 264.0 * 16 * 32768;
+        CHECK(kp.predicted_ms == doctest::Approx(added / 1e12 * 1e3).epsilon(1e-6));
+        CHECK(kp.uncertain);  // the fence's and the turn's round trips are not charged
+        CHECK(kp.uncertain_why.find("32 KiB a step") != std::string::npos);
+        CHECK(kp.uncertain_why.find("lower bound") != std::string::npos);
+    }
+}
+
 TEST_CASE("kernel model: flash1's round trip moves at the measured rate of its access pattern, and flash1 stays uncertain") {
     // N = 4096, d = 64: B_r = 128, B_c = 256, so 32 x 16 = 512 steps a head, 32 heads. A step reads
     // and writes O_i (128 x 64 fp32) and l_i, m_i (128 fp32 each): 2 (128 * 64 * 4 + 2 * 128 * 4) bytes.
