@@ -30,6 +30,8 @@
 //                  one tile at a time, as the kernel's key blocks do), 2 heads, 2 blocks an SM:
 //                  bytes added / time
 //   l2_red_f32x2_distinct  the same adds, each block into two tiles of its own (no two blocks on a line)
+//   l2_red_fence   the deterministic backward's fence: rounds of a warpgroup's 16 KiB of float2 atomics,
+//                  each fenced before the next, against the same rounds unfenced: seconds a fence adds
 //   gemm_write_bf16_d64   cuBLAS writing a GEMM's N x N output, as cuda/standard.cu's S = Q K^T (and
 //   gemm_write_bf16_d128  dP = dO V^T) calls it: cublasGemmStridedBatchedEx, op(K)^T op(Q), depth d,
 //   gemm_write_fp16_d64   fp32 accumulate, N = 8192, the recorded rows' batch at N = 8192 (B N = 16384,
@@ -222,6 +224,25 @@ __global__ void __launch_bounds__(kRedThreads) l2_red_kernel(float* __restrict__
     }
 }
 
+// The deterministic backward's fence (cuda/flash2h_bwd.cu, flush_dq): one warpgroup a block, one
+// block an SM, each round adds a 64 x 64 fp32 part (16 KiB: 16 float2 atomics a thread) into the
+// block's own tile and, with `fence`, waits for them (__threadfence, then the warpgroup's barrier)
+// before the next round. The time a round takes with the fence beyond the same rounds without it
+// is what the fence exposes: the atomics' round trip through L2.
+constexpr int kFenceThreads = 128, kFenceRounds = 2000;
+__global__ void __launch_bounds__(kFenceThreads) red_fence_kernel(float* __restrict__ acc, bool fence) {
+    float* tile = acc + size_t(blockIdx.x) * 64 * 64;
+    const float a = 1e-3f * (threadIdx.x + 1), b = 2e-3f;
+    for (int r = 0; r < kFenceRounds; ++r) {
+#pragma unroll
+        for (int nb = 0; nb < 16; ++nb) atomic_add2(tile + (nb * kFenceThreads + threadIdx.x) * 2, a, b);
+        if (fence) {
+            __threadfence();
+            __syncthreads();
+        }
+    }
+}
+
 }  // namespace
 
 std::vector<Ceiling> measure_ceilings() {
@@ -356,6 +377,21 @@ std::vector<Ceiling> measure_ceilings() {
                                   : "float2 atomic adds of 64 x 128 fp32 tiles as l2_red_f32x2, each of the 256 "
                                     "blocks into two tiles of its own in turn (16 MiB, in L2); bytes added / time"});
         }
+    }
+    {  // the fence after a warpgroup's dQ atomics (the deterministic backward's turn)
+        DeviceBuffer acc(size_t(sms) * 64 * 64 * 4);
+        CUDA_CHECK(cudaMemset(acc.get(), 0, acc.bytes()));
+        double ms[2];
+        for (int f = 0; f < 2; ++f)
+            ms[f] = ceiling_median_ms([&] {
+                red_fence_kernel<<<sms, kFenceThreads>>>(acc.as<float>(), f == 1);
+                LAUNCH_CHECK();
+            });
+        out.push_back({"l2_red_fence", std::max(0.0, ms[1] - ms[0]) * 1e-3 / kFenceRounds, "s",
+                       "one warpgroup a block, one block an SM: rounds of 16 KiB of float2 atomics into the block's "
+                       "own 64 x 64 fp32 tile, each round fenced (__threadfence, barrier) before the next; the time "
+                       "a round takes beyond the same rounds unfenced (" +
+                           std::to_string(ms[0] * 1e3 / kFenceRounds) + " us a round unfenced)"});
     }
     {  // cuBLAS writing S = Q K^T: N = 8192, depth d, the rows' batch (halved until it fits)
         const auto check = [](cublasStatus_t st, const char* what) {

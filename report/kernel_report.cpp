@@ -54,6 +54,7 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.hbm_rmw_d64 = optional("hbm_rmw_f32_d64");
     r.hbm_rmw_d128 = optional("hbm_rmw_f32_d128");
     r.l2_red = optional("l2_red_f32x2");
+    r.red_fence_s = optional("l2_red_fence");
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
     std::string date = doc.contains("date") && doc["date"].is_string() ? doc["date"].get<std::string>() : "";
     std::string commit =

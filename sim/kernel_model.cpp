@@ -474,16 +474,28 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             const double red_rate =
                 rates.l2_red > 0 ? rates.l2_red : l2 / 2;  // unmeasured: a read and a write at L2's rate
             t_l2 = added * all_tiles / red_rate;
-            const double tile_dq = added / red_rate * bw;
+            // and the fence's own round trip once a step, where measured (l2_red_fence)
+            const double tile_dq = added / red_rate * bw + rates.red_fence_s;
             out.uncertain = true;
             char buf[700];
-            std::snprintf(buf, sizeof buf,
-                          "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s) are in series with "
-                          "its step, since it fences before passing dQ_i's turn on (%.0f%% of the step here); the "
-                          "fence's and the turn's round trips through L2, each step, are not measured and not "
-                          "charged, so the model is a lower bound",
-                          added / 1024, rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
-                          100 * tile_dq / (tile_compute + tile_dq));
+            if (rates.red_fence_s > 0)
+                std::snprintf(buf, sizeof buf,
+                              "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s) and the fence "
+                              "after them (%.2f us, measured, once a step) are in series with its step (%.0f%% of "
+                              "it here); the turn's round trip between key blocks is not measured, and one fence a "
+                              "step is an assumption at d = 64, where the two warpgroups take turns",
+                              added / 1024,
+                              rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
+                              rates.red_fence_s * 1e6, 100 * tile_dq / (tile_compute + tile_dq));
+            else
+                std::snprintf(buf, sizeof buf,
+                              "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s) are in series "
+                              "with its step, since it fences before passing dQ_i's turn on (%.0f%% of the step "
+                              "here); the fence's and the turn's round trips through L2, each step, are not measured "
+                              "and not charged, so the model is a lower bound",
+                              added / 1024,
+                              rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
+                              100 * tile_dq / (tile_compute + tile_dq));
             out.uncertain_why = buf;
             tile_compute += tile_dq;
         } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2

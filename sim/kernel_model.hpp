@@ -61,6 +61,9 @@ struct KernelRates {
     // B/s of fp32 added by float2 atomics (red.global.add.v2.f32) into L2-resident tiles, as flash2's
     // backward adds dQ; 0: not measured
     double l2_red = 0;
+    // seconds a fence after a warpgroup's float2 atomics (16 KiB) adds beyond their throughput: their
+    // round trip through L2, paid every step by the deterministic backward; 0: not measured
+    double red_fence_s = 0;
     std::string source;   // where the numbers come from
 };
 // The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).

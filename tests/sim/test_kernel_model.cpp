@@ -236,6 +236,12 @@ TEST_CASE(
         CHECK(kp.uncertain);  // the fence's and the turn's round trips are not charged
         CHECK(kp.uncertain_why.find("32 KiB a step") != std::string::npos);
         CHECK(kp.uncertain_why.find("lower bound") != std::string::npos);
+        // a measured fence adds its round trip once a step: 16 steps of each of the 2 rounds
+        KernelRates f = r;
+        f.red_fence_s = 1e-6;
+        const auto kf = predict_kernel(with_heads(shape(1024, d), 1, 33), k, f, find_machine("H200"), 64, 128);
+        CHECK(kf.predicted_ms == doctest::Approx((added / 1e12 + 2 * 16 * 1e-6) * 1e3).epsilon(1e-6));
+        CHECK(kf.uncertain_why.find("1.00 us, measured") != std::string::npos);
     }
 }
 
