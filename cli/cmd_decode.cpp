@@ -57,12 +57,11 @@ void register_decode(CLI::App& app, int& rc) {
                 throw sim::Error(
                     "--check on this shape would take minutes on the CPU (B*H_q*q_len*L*d > 4e10); "
                     "check a smaller L or batch");
-            if (a->check && double(a->p.batch) * double(a->p.kv_heads) * double(a->p.kv_len) * double(a->p.head_dim) >
-                                double(int64_t{1} << 28))
+            const double cache =
+                double(a->p.batch) * double(a->p.kv_heads) * double(a->p.kv_len) * double(a->p.head_dim);
+            if (a->check && cache > double(int64_t{1} << 28))
                 throw sim::Error("--check holds the cache's K and V as fp32 on the CPU (" +
-                                 std::to_string(static_cast<int64_t>(double(a->p.batch) * double(a->p.kv_heads) *
-                                                                     double(a->p.kv_len) * double(a->p.head_dim) * 8 /
-                                                                     double(int64_t{1} << 30))) +
+                                 std::to_string(static_cast<int64_t>(cache * 8 / double(int64_t{1} << 30))) +
                                  " GiB here; the limit is B*H_kv*L*d <= 2^28, 2 GiB): check a smaller L or batch");
             const sim::DecodeResult r = sim::simulate_decode(a->p, m, a->c);
             sim::ErrorStats vs;

@@ -39,8 +39,6 @@
 //                  until it fits in free memory: bytes of the output / time. The library's own
 //                  write rate, which the model charges for those two GEMMs' output
 // Run: flashsim bench --ceilings [--json cuda/results/h200_ceilings.json]
-#include <cublas_v2.h>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -393,15 +391,10 @@ std::vector<Ceiling> measure_ceilings() {
                        "a round takes beyond the same rounds unfenced (" +
                            std::to_string(ms[0] * 1e3 / kFenceRounds) + " us a round unfenced)"});
     }
-    {  // cuBLAS writing S = Q K^T: N = 8192, depth d, the rows' batch (halved until it fits)
-        const auto check = [](cublasStatus_t st, const char* what) {
-            if (st != CUBLAS_STATUS_SUCCESS) fail(what, __FILE__, __LINE__, cublasGetStatusString(st));
-        };
-        cublasHandle_t h = nullptr;
-        check(cublasCreate(&h), "cublasCreate");
+    {  // cuBLAS writing S = Q K^T (standard's own call): N = 8192, depth d, the rows' batch (halved until it fits)
         const int N = 8192;
         for (const int d : {64, 128})
-            for (const bool bf16 : {true, false}) {
+            for (const sim::DType dt : {sim::DType::bf16, sim::DType::fp16}) {
                 const size_t nn = size_t(N) * N, nd = size_t(N) * d;
                 int batch = 4096 / d;  // B N = 16384, H d = 2048 at N = 8192
                 size_t free_b = 0, total_b = 0;
@@ -410,24 +403,16 @@ std::vector<Ceiling> measure_ceilings() {
                 DeviceBuffer qk(2 * nd * 2 * size_t(batch)), out_s(nn * 2 * size_t(batch));
                 fill_random<<<4 * sms, 256>>>(qk.as<uint32_t>(), qk.bytes() / 4, 7 + d);
                 LAUNCH_CHECK();
-                const cudaDataType_t t = bf16 ? CUDA_R_16BF : CUDA_R_16F;
-                const float one = 1.0f, zero = 0.0f;
-                const char* K = static_cast<const char*>(qk.get());
-                const char* Q = K + nd * 2 * size_t(batch);
-                const double ms = ceiling_median_ms([&] {
-                    check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, N, d, &one, K, t, d, nd, Q, t, d,
-                                                     nd, &zero, out_s.get(), t, N, nn, batch, CUBLAS_COMPUTE_32F,
-                                                     CUBLAS_GEMM_DEFAULT),
-                          "cublasGemmStridedBatchedEx");
-                });
-                out.push_back({std::string("gemm_write_") + (bf16 ? "bf16" : "fp16") + "_d" + std::to_string(d),
+                const char* Q = static_cast<const char*>(qk.get());
+                const char* K = Q + nd * 2 * size_t(batch);
+                const double ms = ceiling_median_ms([&] { standard_scores(dt, N, d, batch, Q, K, out_s.get(), 0); });
+                out.push_back({std::string("gemm_write_") + std::string(sim::dtype_name(dt)) + "_d" + std::to_string(d),
                                double(nn) * 2 * batch / (ms * 1e-3), "B/s",
                                "cuBLAS S = Q K^T as cuda/standard.cu calls it (cublasGemmStridedBatchedEx, fp32 "
                                "accumulate), N = 8192, depth " +
                                    std::to_string(d) + ", " + std::to_string(batch) +
                                    " heads; bytes of S written over the median time"});
             }
-        check(cublasDestroy(h), "cublasDestroy");
     }
     std::string why;
     if (flash2h_available(&why)) {

@@ -352,6 +352,12 @@ VecLaunch vec_launch(int N, long long rows, int per_thread) {
 
 }  // namespace
 
+void standard_scores(sim::DType dt, int N, int d, int heads, const void* A, const void* B, void* S, cudaStream_t s) {
+    // Row-major S = A B^T (queries x keys) is column-major S^T = B A^T.
+    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
+    gemm(s, dt, true, false, N, N, d, 1.0f, B, d, nd, A, d, nd, S, N, nn, heads);
+}
+
 TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
     (void)p;
     TileConfig t;
@@ -374,8 +380,7 @@ void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
     const size_t e = static_cast<size_t>(p.elem_bytes());
     ws.a.ensure(static_cast<size_t>(BH) * nn * e);  // S (B, H, N, N)
     ws.b.ensure(static_cast<size_t>(BH) * nn * e);  // P (B, H, N, N)
-    // Row-major S (queries x keys) is column-major S^T = K Q^T.
-    gemm(s, p.dtype, true, false, N, N, d, 1.0f, t.K, d, nd, t.Q, d, nd, ws.a.get(), N, nn, BH);
+    standard_scores(p.dtype, N, d, BH, t.Q, t.K, ws.a.get(), s);  // S = Q K^T
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (vec_path(N, kVecFwd)) {
             const long long rows = static_cast<long long>(BH) * N;
@@ -404,8 +409,7 @@ void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, c
     const float scale = static_cast<float>(p.softmax_scale());
     // dV^T (d x N, col-major) = dO^T P
     gemm(s, p.dtype, false, true, d, N, N, 1.0f, t.dO, d, nd, ws.b.get(), N, nn, t.dV, d, nd, BH);
-    // dP (row-major) = column-major dP^T = V dO^T
-    gemm(s, p.dtype, true, false, N, N, d, 1.0f, t.V, d, nd, t.dO, d, nd, ws.c.get(), N, nn, BH);
+    standard_scores(p.dtype, N, d, BH, t.dO, t.V, ws.c.get(), s);  // dP = dO V^T, the same call as S
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (vec_path(N, kVecBwd)) {
             const long long rows = static_cast<long long>(BH) * N;

@@ -22,6 +22,9 @@ TileConfig standard_tiles(const sim::Problem& p, Pass pass);
 void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
 // Uses the P that standard_forward left in the workspace (call forward first, same workspace).
 void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
+// The cuBLAS call that writes an N x N output, S = A B^T (A, B: heads x N x d, row-major; S: heads
+// x N x N), fp32 accumulate: standard's S = Q K^T and dP = dO V^T, and the gemm_write ceilings.
+void standard_scores(sim::DType dt, int N, int d, int heads, const void* A, const void* B, void* S, cudaStream_t s);
 
 // flash1.cu: Algorithm 1, one launch per key/value block j.
 TileConfig flash1_tiles(const sim::Problem& p);

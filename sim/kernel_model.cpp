@@ -466,36 +466,36 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         } else if (!fwd && k.dq == DqAccumulation::ordered) {
             // Deterministic mode (flash2h, FLASHSIM_FLASH2H_BWD=deterministic): a warpgroup waits for its
             // turn at dQ_i, adds its part by float2 atomics, fences until they are done, and passes the
-            // turn on. The fence puts the atomics in series with the step: at d = 64 each warpgroup adds
-            // a whole B_r x d part over its own keys (two a step), at d = 128 each adds half the columns
-            // over all keys (one tile a step); either way at the SM's share of the measured atomic rate.
+            // turn on. The fence puts the atomics in series with the step, at the SM's share of the
+            // measured atomic rate, and its own round trip once a step where measured (l2_red_fence).
+            // At d = 64 each warpgroup adds a whole B_r x d part over its own keys (two a step), at
+            // d = 128 each half the columns over all keys (one tile a step). (The profile's dq_tiles
+            // counts the accumulator's tiles, one here: both warpgroups add into the same.)
             const double parts = k.kernel == "flash2h" && p.head_dim == 64 ? 2.0 : static_cast<double>(k.dq_tiles);
             const double added = parts * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
             const double red_rate =
                 rates.l2_red > 0 ? rates.l2_red : l2 / 2;  // unmeasured: a read and a write at L2's rate
             t_l2 = added * all_tiles / red_rate;
-            // and the fence's own round trip once a step, where measured (l2_red_fence)
             const double tile_dq = added / red_rate * bw + rates.red_fence_s;
             out.uncertain = true;
-            char buf[700];
+            char fence[160];
             if (rates.red_fence_s > 0)
-                std::snprintf(buf, sizeof buf,
-                              "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s) and the fence "
-                              "after them (%.2f us, measured, once a step) are in series with its step (%.0f%% of "
-                              "it here); the turn's round trip between key blocks is not measured, and one fence a "
-                              "step is an assumption at d = 64, where the two warpgroups take turns",
-                              added / 1024,
-                              rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
-                              rates.red_fence_s * 1e6, 100 * tile_dq / (tile_compute + tile_dq));
+                std::snprintf(fence, sizeof fence,
+                              " and the fence after them (%.2f us, measured, once a step; one fence a step is an "
+                              "assumption at d = 64, where the two warpgroups take turns)",
+                              rates.red_fence_s * 1e6);
             else
-                std::snprintf(buf, sizeof buf,
-                              "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s) are in series "
-                              "with its step, since it fences before passing dQ_i's turn on (%.0f%% of the step "
-                              "here); the fence's and the turn's round trips through L2, each step, are not measured "
-                              "and not charged, so the model is a lower bound",
-                              added / 1024,
-                              rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
-                              100 * tile_dq / (tile_compute + tile_dq));
+                fence[0] = '\0';
+            char buf[700];
+            std::snprintf(buf, sizeof buf,
+                          "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s)%s are in series "
+                          "with its step, since it fences before passing dQ_i's turn on (%.0f%% of the step here); "
+                          "%s, so the model is a lower bound",
+                          added / 1024, rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
+                          fence, 100 * tile_dq / (tile_compute + tile_dq),
+                          rates.red_fence_s > 0 ? "the turn's round trip between key blocks is not measured"
+                                                : "the fence's and the turn's round trips through L2, each step, "
+                                                  "are not measured and not charged");
             out.uncertain_why = buf;
             tile_compute += tile_dq;
         } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2

@@ -12,14 +12,18 @@ namespace sim {
 namespace detail {
 namespace {
 
-// Greedy list scheduling: block g starts on the slot that is free first. Returns the makespan.
-double makespan(int64_t total, int64_t slots, const std::function<double(int64_t)>& dur) {
+// Greedy list scheduling: block g starts on the slot that is free first. Returns the makespan of
+// the `total` blocks; with `at` > 0, also the makespan of the first `at` of them (*at_end), which
+// the same pass reaches on its way.
+double makespan(int64_t total, int64_t slots, const std::function<double(int64_t)>& dur, int64_t at = 0,
+                double* at_end = nullptr) {
     if (total <= 0) return 0;
     if (slots <= 0) slots = 1;
     std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
     for (int64_t s = 0; s < std::min(slots, total); ++s) free_at.push(0.0);
     double end = 0;
     for (int64_t g = 0; g < total; ++g) {
+        if (g == at && at_end) *at_end = end;
         const double t0 = free_at.top();
         free_at.pop();
         const double t1 = t0 + dur(g);
@@ -39,7 +43,8 @@ double makespan_of_heads(int64_t total, int64_t nb, int64_t slots, const std::fu
     if (total <= kExactBlocks || nb <= 0 || nb > kExactBlocks / 4) return makespan(total, slots, dur);
     const int64_t h = std::max<int64_t>(1, kExactBlocks / 2 / nb), heads = total / nb;
     if (2 * h >= heads) return makespan(total, slots, dur);
-    const double m1 = makespan(h * nb, slots, dur), m2 = makespan(2 * h * nb, slots, dur);
+    double m1 = 0;
+    const double m2 = makespan(2 * h * nb, slots, dur, h * nb, &m1);
     return m2 + (m2 - m1) * static_cast<double>(heads - 2 * h) / static_cast<double>(h);
 }
 

@@ -242,6 +242,7 @@ TEST_CASE(
         const auto kf = predict_kernel(with_heads(shape(1024, d), 1, 33), k, f, find_machine("H200"), 64, 128);
         CHECK(kf.predicted_ms == doctest::Approx((added / 1e12 + 2 * 16 * 1e-6) * 1e3).epsilon(1e-6));
         CHECK(kf.uncertain_why.find("1.00 us, measured") != std::string::npos);
+        CHECK(kf.uncertain_why.find("lower bound") != std::string::npos);
     }
 }
 
