@@ -2,12 +2,17 @@
 """cuda/results/merge.py — fold the rows of a newer bench JSON into a recorded one (h200.json).
 
 usage: python3 cuda/results/merge.py NEW.json INTO.json
+       python3 cuda/results/merge.py --ceilings NEW_CEILINGS.json INTO_CEILINGS.json
 
 A row of NEW replaces the row of INTO with the same configuration (variant, pass, N, d, B, H,
 dtype, mask, mode); the others are added. Rows measured in different calls keep their own
 provenance: every row carries "run" (device, driver, date, commit of the call that measured it;
 rows recorded before this field existed get the file's own), and the file lists its runs.
 Anchors (SDPA) always come from the row's own call, so ratios stay same-call ratios.
+
+With --ceilings, the files are `bench --ceilings` outputs: a ceiling of NEW replaces the one of
+INTO with the same name (a figure recorded from a probe included) and carries NEW's provenance in
+"run"; the others are added, and INTO's ceilings that NEW lacks stay as they were.
 """
 import json
 import sys
@@ -22,7 +27,30 @@ def provenance(doc):
     return {k: doc.get(k) for k in ("device", "driver", "date", "git_commit")}
 
 
+def merge_ceilings(new_path, into_path):
+    new, into = json.load(open(new_path)), json.load(open(into_path))
+    run = provenance(new)
+    index = {c["name"]: i for i, c in enumerate(into["ceilings"])}
+    replaced = added = 0
+    for c in new["ceilings"]:
+        c = dict(c, run=run)
+        if c["name"] in index:
+            into["ceilings"][index[c["name"]]] = c
+            replaced += 1
+        else:
+            index[c["name"]] = len(into["ceilings"])
+            into["ceilings"].append(c)
+            added += 1
+    json.dump(into, open(into_path, "w"), indent=1)
+    open(into_path, "a").write("\n")
+    print(f"merge: {replaced} ceilings replaced, {added} added; {len(into['ceilings'])} in {into_path}", file=sys.stderr)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--ceilings":
+        return merge_ceilings(sys.argv[2], sys.argv[3])
+    if len(sys.argv) != 3 or sys.argv[1].startswith("-"):
+        sys.exit("usage: merge.py NEW.json INTO.json | merge.py --ceilings NEW.json INTO.json")
     new, into = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
     for r in into["rows"]:
         r.setdefault("run", provenance(into))
