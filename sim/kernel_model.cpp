@@ -564,10 +564,11 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                     "warps' stall samples on long-scoreboard waits). Its products run at the measured mma.sync "
                     "rate: Nsight Compute has the tensor pipe busy 35.0%% (d = 64) and 33.8%% (d = 128) of a "
                     "step launch's cycles at N = 8192, the share the model's products take of the measured "
-                    "time there (34%%). What the model does not know is how much of the rest, the operands' "
-                    "staging and the softmax, runs beside other warps' products (8 warps a block, each on its "
-                    "own strip; the largest stalls are the mma.sync chains' fixed latencies), charged here in "
-                    "series, and what the register spills at d = 128 cost (255 registers and 36 bytes "
+                    "time there (34%%). The units overlap: at d = 64 the same launch keeps the tensor pipe "
+                    "busy 34.6%%, shared memory's ldmatrix wavefronts 49%%, the exponential unit 25%% of the "
+                    "cycles, 109%% together, where the model's chain charges products, staging and softmax in "
+                    "series. How much overlaps is what the model does not know (8 warps a block, each on its "
+                    "own strip; the largest stalls are the mma.sync chains' fixed latencies), and what the register spills at d = 128 cost (255 registers and 36 bytes "
                     "spilled, 204 causal: 279,552 local-memory requests a launch at N = 8192, 4%% of the "
                     "stall samples on their stores), not charged",
                     rmw / 1e12, 100 * io / (tile_tensor + tile_soft));
