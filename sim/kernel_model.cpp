@@ -554,7 +554,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             // own strip, so one warp's softmax can run beside another's products, by an amount the model
             // does not know; and at d = 128 the kernel spills a few registers, which it does not charge.
             out.uncertain = true;
-            char buf[1200];
+            char buf[1600];
             if (rmw > 0)
                 std::snprintf(
                     buf, sizeof buf,
@@ -564,13 +564,15 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                     "warps' stall samples on long-scoreboard waits). Its products run at the measured mma.sync "
                     "rate: Nsight Compute has the tensor pipe busy 35.0%% (d = 64) and 33.8%% (d = 128) of a "
                     "step launch's cycles at N = 8192, the share the model's products take of the measured "
-                    "time there (34%%). The units overlap: at d = 64 the same launch keeps the tensor pipe "
-                    "busy 34.6%%, shared memory's ldmatrix wavefronts 49%%, the exponential unit 25%% of the "
-                    "cycles, 109%% together, where the model's chain charges products, staging and softmax in "
-                    "series. How much overlaps is what the model does not know (8 warps a block, each on its "
-                    "own strip; the largest stalls are the mma.sync chains' fixed latencies), and what the register spills at d = 128 cost (255 registers and 36 bytes "
-                    "spilled, 204 causal: 279,552 local-memory requests a launch at N = 8192, 4%% of the "
-                    "stall samples on their stores), not charged",
+                    "time there (34%%). The units overlap: the raw counters of one launch (2026-12-05) put the "
+                    "tensor pipe, shared memory's ldmatrix wavefronts and the exponential unit at 34.6%%, 49%% "
+                    "and 25%% of the cycles at d = 64, 109%% together, and at 33.8%%, 48%% and 12%%, 94%%, at "
+                    "d = 128, where the model's chain charges products, staging and softmax in series. How "
+                    "much overlaps is what the model does not know (8 warps a block, each on its own strip; "
+                    "the largest stalls are the mma.sync chains' fixed latencies), and what the register "
+                    "spills at d = 128 cost (255 registers and 36 bytes spilled, 204 causal: 279,552 "
+                    "local-memory requests a launch at N = 8192, 4%% of the stall samples on their stores), "
+                    "not charged",
                     rmw / 1e12, 100 * io / (tile_tensor + tile_soft));
             else
                 std::snprintf(buf, sizeof buf,
