@@ -27,6 +27,11 @@ def provenance(doc):
     return {k: doc.get(k) for k in ("device", "driver", "date", "git_commit")}
 
 
+def write(doc, path):
+    json.dump(doc, open(path, "w"), indent=1)
+    open(path, "a").write("\n")
+
+
 def merge_ceilings(new_path, into_path):
     new, into = json.load(open(new_path)), json.load(open(into_path))
     run = provenance(new)
@@ -41,8 +46,7 @@ def merge_ceilings(new_path, into_path):
             index[c["name"]] = len(into["ceilings"])
             into["ceilings"].append(c)
             added += 1
-    json.dump(into, open(into_path, "w"), indent=1)
-    open(into_path, "a").write("\n")
+    write(into, into_path)
     print(f"merge: {replaced} ceilings replaced, {added} added; {len(into['ceilings'])} in {into_path}", file=sys.stderr)
 
 
@@ -71,8 +75,7 @@ def main():
         runs.append(run)
     if "anchor" in new:
         into["anchor"] = new["anchor"]
-    json.dump(into, open(sys.argv[2], "w"), indent=1)
-    open(sys.argv[2], "a").write("\n")
+    write(into, sys.argv[2])
     print(f"merge: {replaced} rows replaced, {added} added; {len(into['rows'])} rows in {sys.argv[2]}", file=sys.stderr)
 
 
