@@ -47,6 +47,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <iostream>
 #include <sstream>
@@ -113,6 +114,19 @@ sim::Problem problem_of(const json& row) {
     return p;
 }
 
+// How a row's forward kernel handed its query blocks to the SMs: tiles.grid ("static": a persistent
+// grid taking units in turn; "tiles", "counter": in launch order). Rows recorded before that field
+// say it in their layout, which names a persistent grid's units taken "in turn".
+sim::GridOrder grid_of(const json& tiles) {
+    if (tiles.contains("grid") && tiles["grid"].is_string())
+        return tiles["grid"] == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
+    const std::string layout =
+        tiles.contains("layout") && tiles["layout"].is_string() ? tiles["layout"].get<std::string>() : "";
+    return layout.find("persistent grid") != std::string::npos && layout.find(", in turn)") != std::string::npos
+               ? sim::GridOrder::static_units
+               : sim::GridOrder::launch;
+}
+
 void simulate_row(json& row, const sim::Machine& machine) {
     for (const char* k :
          {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
@@ -141,6 +155,27 @@ void simulate_row(json& row, const sim::Machine& machine) {
     }
     c.pass = step ? sim::Pass::both : bwd ? sim::Pass::backward : sim::Pass::forward;
     c.launch_per_kv_block = c.algo == sim::Algo::flash1;  // cuda/flash1.cu: one launch per K/V block
+    if (!bwd && c.algo == sim::Algo::flash2) c.grid_order = grid_of(tf);
+    // each pass's kernel holds as many blocks an SM as its profile says for the row's tiles (flash2's
+    // forward two); the L2 walk runs that many side by side
+    {
+        const std::string variant = row["variant"];
+        const auto plus = variant.find('+');
+        const std::string fk = variant.substr(0, plus),
+                          bk = plus == std::string::npos ? variant : variant.substr(plus + 1);
+        try {
+            if (!bwd)
+                c.fwd_blocks_per_sm = sim::with_tiles(sim::kernel_profile(fk, sim::Pass::forward, p.head_dim, p.causal),
+                                                      tf.value("block_rows", 0), tf.value("block_cols", 0))
+                                          .ctas_per_sm;
+            if (bwd || step)
+                c.bwd_blocks_per_sm =
+                    sim::with_tiles(sim::kernel_profile(bk, sim::Pass::backward, p.head_dim, p.causal),
+                                    t.value("block_rows", 0), t.value("block_cols", 0))
+                        .ctas_per_sm;
+        } catch (const sim::Error&) {  // a kernel without a profile: the machine's blocks an SM
+        }
+    }
     c.block_rows = tf["block_rows"];
     c.block_cols = tf["block_cols"];
     if (bwd || step) {
@@ -236,6 +271,11 @@ void predict_row(json& row, const sim::Machine& machine) {
             const std::string layout = t.contains("layout") && t["layout"].is_string() ? t["layout"].get<std::string>() : "";
             if (part.pass == sim::Pass::backward && layout.find("dQ in block order") != std::string::npos)
                 k.dq = sim::DqAccumulation::ordered;
+            if (part.pass == sim::Pass::forward) {  // the order the row's kernel ran, not the profile's rule
+                const bool in_turn = grid_of(t) == sim::GridOrder::static_units;
+                k.grid = in_turn ? sim::GridOrder::static_units : sim::GridOrder::launch;
+                if (in_turn) k.static_causal_max_tr = std::numeric_limits<int64_t>::max();
+            }
             const sim::KernelPrediction kp =
                 sim::predict_kernel(p, k, rates, m, t.value("block_rows", 0), t.value("block_cols", 0));
             ms += kp.predicted_ms;
@@ -442,7 +482,7 @@ int run_bench(const BenchArgs& a) {
                                         {"loop_order", k.loop_order}, {"stages", k.stages},
                                         {"sram_bytes", k.sram_bytes}, {"smem_bytes", k.smem_bytes},
                                         {"threads", k.threads},       {"layout", k.layout},
-                                        {"dq_copies", k.dq_copies}};
+                                        {"dq_copies", k.dq_copies},   {"grid", k.grid}};
                         };
                         row["l2_flush"] = m.l2_flush;
                         row["ms_median"] = m.ms_median;

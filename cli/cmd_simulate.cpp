@@ -1,5 +1,6 @@
 // flashsim simulate / compare — count one algorithm's traffic (simulate) or all three (compare).
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "cli/ceilings.hpp"
@@ -78,7 +79,7 @@ struct SimulateArgs {
     ProblemArgs prob;
     SimFlags flags;
     bool json = false, check = false, timeline = false;
-    std::string kernel, ceilings_file;
+    std::string kernel, ceilings_file, grid = "auto";
 };
 
 std::string check_line(const char* what, const sim::ErrorStats& st, sim::DType dt) {
@@ -105,6 +106,12 @@ void register_simulate(CLI::App& app, int& rc) {
     cmd->add_option("--kernel", args->kernel,
                     "Predict a CUDA kernel (standard, flash1, flash2, flash2h) with its own tiles, instruction path "
                     "and schedule, and say where the time goes (replaces --algo and the block options)");
+    cmd->add_option(
+           "--grid", args->grid,
+           "How flash2's forward hands query blocks to the SMs: launch (one block each, in launch order), "
+           "static (a persistent grid taking units in turn, as flash2h does), auto (launch; with --kernel, the "
+           "kernel's own rule)")
+        ->capture_default_str();
     cmd->add_option("--ceilings-file", args->ceilings_file,
                     "With --ceilings measured: the `flashsim bench --ceilings --json` file to read (default: the "
                     "preset's recorded one, cuda/results/h200_ceilings.json for the H200)");
@@ -136,6 +143,17 @@ void register_simulate(CLI::App& app, int& rc) {
             }
             sim::Config c = args->flags.config(algo_or_throw(algo));
             c.sram_bytes = args->prob.sram;  // 0: the GPU's shared memory per block
+            if (args->grid != "auto" && args->grid != "launch" && args->grid != "static")
+                throw sim::Error("--grid must be auto, launch or static, got '" + args->grid + "'");
+            if (args->grid != "auto")
+                for (auto& kp : profiles)  // the asked-for order, whatever the kernel's rule
+                    if (kp.pass == sim::Pass::forward) {
+                        kp.grid = args->grid == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
+                        kp.static_causal_max_tr = std::numeric_limits<int64_t>::max();
+                    }
+            if (args->grid == "static") c.grid_order = sim::GridOrder::static_units;
+            for (const auto& kp : profiles)
+                if (kp.pass == sim::Pass::forward && args->grid == "auto") c.grid_order = sim::grid_order(kp, p);
             // the kernel's launches: cuda/flash1.cu runs one per K/V block
             c.launch_per_kv_block = !profiles.empty() && profiles.front().one_launch_per_kv_block;
             for (const auto& kp : profiles) {
@@ -173,6 +191,8 @@ void register_simulate(CLI::App& app, int& rc) {
             if (r.algo != sim::Algo::standard) {
                 sim::Config sc = c;
                 sc.algo = sim::Algo::standard;
+                sc.grid_order = sim::GridOrder::launch;
+                sc.fwd_blocks_per_sm = sc.bwd_blocks_per_sm = 0;
                 sc.block_rows = sc.block_cols = sc.bwd_block_rows = sc.bwd_block_cols = 0;
                 sc.numerics = sim::Numerics::off;
                 sc.l2 = sim::L2Mode::off;

@@ -40,6 +40,11 @@ struct TileConfig {
     int threads = 0;          // per thread block
     const char* layout = "";  // how warps split the tile, in words
     int dq_copies = 1;        // backward: fp32 dQ accumulators (one a warpgroup's keys, summed after)
+    // How the thread blocks meet the tiles: "tiles" (one block a tile, in launch order), "static" (a
+    // persistent grid, one block an SM taking units in turn) or "counter" (one taking the next unit
+    // from a counter); the simulator walks "static" as sim::GridOrder::static_units, the others in
+    // launch order.
+    const char* grid = "tiles";
 };
 
 // step: a training step, the forward then the backward, timed as one (as a training loop calls

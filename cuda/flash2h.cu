@@ -769,6 +769,7 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
     if (pingpong(p)) layout += "; warpgroups take turns to issue their products (ping-pong)";
     const GridMode gm = grid_mode(p);
+    c.grid = gm == GRID_STATIC ? "static" : gm == GRID_PERSISTENT ? "counter" : "tiles";
     if (gm != GRID_TILES)
         layout += std::string("; persistent grid (a block an SM; ") +
                   (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks" : "units of one query block") +

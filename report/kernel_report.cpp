@@ -109,6 +109,8 @@ nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k) {
               {"overlap", std::string(sim::overlap_name(p.overlap))},
               {"dq", std::string(sim::dq_name(p.dq))},
               {"one_launch_per_kv_block", p.one_launch_per_kv_block},
+              {"grid", std::string(sim::name_of(p.grid))},
+              {"static_causal_max_tr", p.static_causal_max_tr},
               {"side_launches", p.side_launches},
               {"consumer_warpgroups", p.consumer_warpgroups},
               {"lock_step", p.lock_step},
@@ -125,6 +127,7 @@ nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k) {
             {"ctas", k.ctas},
             {"slots", k.slots},
             {"waves", k.waves},
+            {"grid", std::string(sim::name_of(k.grid))},
             {"uncertain", k.uncertain},
             {"uncertain_why", k.uncertain_why},
             {"rates_source", k.rates_source},
@@ -162,6 +165,10 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
                   k.steady_s * 1e3, k.prologue_s * 1e3, static_cast<long long>(k.ctas), static_cast<long long>(k.slots),
                   k.waves);
     s += buf;
+    if (k.grid == sim::GridOrder::static_units)
+        s += std::string("  grid: the static order, a persistent grid of one block a slot taking units in turn (") +
+             "a unit: one query block, or under the causal mask a head's p-th heaviest and p-th lightest); the "
+             "blocks above are its tiles\n";
     std::snprintf(buf, sizeof buf, "  predicted %.4f ms (%.0f TFLOP/s); largest part: %s\n", k.predicted_ms, k.tflops,
                   k.bound.c_str());
     s += buf;

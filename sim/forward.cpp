@@ -391,12 +391,22 @@ std::vector<KernelDef> forward_kernels(const Ctx& ctx, Algo a) {
             ks.push_back({{"flash1: O converted from fp32", 0, 1, "(B*H)", true}, flash1_convert_block, true});
             return ks;
         }
-        case Algo::flash2:
-            return {
-                {{"flash2 forward (one block per query block, K/V streamed)", 0, t.tr, "(T_r, B*H), row block fastest"},
-                 flash2_forward_block,
-                 true,
-                 key_rows_unmasked}};
+        case Algo::flash2: {
+            KernelDef k{
+                {"flash2 forward (one block per query block, K/V streamed)", 0, t.tr, "(T_r, B*H), row block fastest"},
+                flash2_forward_block,
+                true,
+                key_rows_unmasked};
+            if (t.static_units) {
+                k.info.static_units = true;
+                k.info.unit_pairs = ctx.p.causal;
+                k.info.grid = ctx.p.causal ? "persistent, min(SMs, units) blocks taking units in turn; a unit is a "
+                                             "head's p-th heaviest and p-th lightest query blocks"
+                                           : "persistent, min(SMs, units) blocks taking units in turn; a unit is "
+                                             "one query block";
+            }
+            return {std::move(k)};
+        }
     }
     return {};
 }

@@ -11,6 +11,7 @@
 #include <queue>
 
 #include "sim/mask.hpp"
+#include "sim/program.hpp"
 
 namespace sim {
 
@@ -99,6 +100,26 @@ void flash2h_bwd_stores(KernelProfile& k) { k.smem_store_bytes = 128 * k.block_r
 
 std::vector<std::string> kernel_names() { return {"standard", "flash1", "flash2", "flash2h"}; }
 
+KernelProfile with_tiles(KernelProfile k, int64_t block_rows, int64_t block_cols) {
+    if (block_rows > 0) k.block_rows = block_rows;
+    if (block_cols > 0) k.block_cols = block_cols;
+    if (k.kernel == "flash2" && k.pass == Pass::forward)
+        k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
+    if (k.kernel == "flash2" && k.pass == Pass::backward) flash2_bwd_shape(k);     // the block the row ran
+    if (k.kernel == "flash2h" && k.pass == Pass::backward) flash2h_bwd_stores(k);  // its B_r's stores
+    return k;
+}
+
+GridOrder grid_order(const KernelProfile& k, const Problem& p) {
+    if (k.grid != GridOrder::static_units || k.pass != Pass::forward || k.algo != Algo::flash2)
+        return GridOrder::launch;
+    if (!p.causal && p.window == 0 && p.pad_left == 0) return GridOrder::static_units;
+    // the kernel pairs a head's heavy and light blocks under the plain causal mask only
+    const int64_t br = std::max<int64_t>(1, k.block_rows), tr = (p.seq + br - 1) / br;
+    return p.causal && p.window == 0 && p.pad_left == 0 && tr <= k.static_causal_max_tr ? GridOrder::static_units
+                                                                                        : GridOrder::launch;
+}
+
 KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
     if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
     if (d != 64 && d != 128)
@@ -173,6 +194,8 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
         // backward: B_r = 128 query rows a step at d = 64 (bulk-sum's default since 2026-12-03), 64 at d = 128
         k.block_rows = fwd ? 128 : d == 64 ? 128 : 64;
         k.block_cols = 128;
+        // the forward's default grid: the static order, under the causal mask up to a T_r set below
+        if (fwd) k.grid = GridOrder::static_units;
         if (fwd && d == 64) {  // three consumer warpgroups at d = 64, causal or not (cuda/flash2h.cu)
             k.block_rows = 192;
             k.threads = 512;
@@ -183,6 +206,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             // softmaxes use the same exponential unit and FP32 pipes.
             k.overlap = Overlap::softmax_behind_product;
             k.layout = "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
+            k.static_causal_max_tr = 22;  // N <= 4,224
             k.why = "1 block an SM (registers: 160 a consumer thread x 384 + 24 x 128 = 64,512 of 65,536); TMA "
                     "copies behind compute; each warpgroup's softmax in series with its own products but under "
                     "the other two warpgroups' products, credited as half a tile's products (the overlapped "
@@ -194,6 +218,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.overlap = d == 128 ? Overlap::softmax_behind_product : Overlap::copy_behind_compute;
             k.layout = "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup" +
                        std::string(d == 128 ? "; S_{j+1} overlaps P_j V_j" : "");
+            k.static_causal_max_tr = 95;  // N <= 12,160
             k.why = "1 block an SM (registers: 240 a consumer thread x 256 + 24 x 128 = 64,512 of 65,536); TMA "
                     "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
                     "the products), at d = 64 it does not overlap";
@@ -278,13 +303,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     if (p.dtype == DType::fp32)
         throw Error("the CUDA kernels store fp16 or bf16 (tensor-core inputs); the kernel model has no fp32 path");
     KernelPrediction out;
-    out.profile = prof;
+    out.profile = with_tiles(prof, block_rows, block_cols);
     KernelProfile& k = out.profile;
-    if (block_rows > 0) k.block_rows = block_rows;
-    if (block_cols > 0) k.block_cols = block_cols;
-    if (k.kernel == "flash2" && k.pass == Pass::forward) k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
-    if (k.kernel == "flash2" && k.pass == Pass::backward) flash2_bwd_shape(k);  // the block the row ran
-    if (k.kernel == "flash2h" && k.pass == Pass::backward) flash2h_bwd_stores(k);  // its B_r's stores
     out.rates_source = rates.source;
     const bool fwd = k.pass == Pass::forward;
     const double e = static_cast<double>(p.elem_bytes()), d = static_cast<double>(p.head_dim);
@@ -305,6 +325,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     c.record_row = -1;
     c.timing = false;
     c.l2_budget = int64_t{1} << 20;  // the library default: a sample of the heads beyond it (said in notes)
+    out.grid = grid_order(k, p);
+    c.grid_order = out.grid;
     if (k.block_rows > 0) {
         c.block_rows = c.bwd_block_rows = k.block_rows;
         c.block_cols = c.bwd_block_cols = k.block_cols;
@@ -612,7 +634,20 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                     steady += static_cast<double>(n) * tile;
                 }
             out.ctas = static_cast<int64_t>(durations.size());
-            total_s = makespan(durations, slots);
+            if (out.grid == GridOrder::static_units) {
+                // a persistent grid: G = min(slots, units) blocks, block s running units s, s + G, ...
+                // (durations are numbered head * T_r + i, as StaticUnits names them)
+                const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal};
+                const int64_t G = std::max<int64_t>(1, std::min(slots, su.count()));
+                std::vector<double> busy(static_cast<size_t>(G), 0.0);
+                int64_t b[2];
+                for (int64_t u = 0; u < su.count(); ++u)
+                    for (int x = 0, nbk = su.blocks(u, b); x < nbk; ++x)
+                        busy[static_cast<size_t>(u % G)] += durations[static_cast<size_t>(b[x])];
+                total_s = *std::max_element(busy.begin(), busy.end());
+            } else {
+                total_s = makespan(durations, slots);
+            }
             out.steady_s = steady / sl;
             launches = 1 + k.side_launches;
             if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after

@@ -113,6 +113,12 @@ struct KernelProfile {
     int wgmma_waits = 0;                   // wgmma groups each consumer warpgroup waits on at once, a step
     int64_t smem_store_bytes = 0;          // bytes the consumers store to shared memory a step (dS^T, dQ tiles)
     bool one_launch_per_kv_block = false;  // flash1: a grid per K/V block j
+    // How the forward's query blocks go to the SMs: the static order (a persistent grid, one block an
+    // SM, walking units in turn: GridOrder::static_units) without a mask, and under the causal mask
+    // while T_r <= static_causal_max_tr (flash2h's default rule, cuda/flash2h.cu's grid_mode); launch
+    // order otherwise (one thread block a query block).
+    GridOrder grid = GridOrder::launch;
+    int64_t static_causal_max_tr = 0;
     // Kernels the pass launches besides its main one (flash1's are counted from its K/V blocks): the
     // backwards' pass before (D = rowsum(dO o O), the fp32 dQ accumulator zeroed) and after (dQ fp32
     // -> the storage type)
@@ -125,6 +131,13 @@ struct KernelProfile {
 // without a mask; two with one), as cuda/flash2h.cu does by default.
 KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t head_dim, bool causal = false);
 std::vector<std::string> kernel_names();
+// The profile with other tiles (a recorded row's own; 0 keeps the profile's), and what follows from
+// them: flash2's operand staging, its backward block's threads, shared memory and blocks an SM,
+// flash2h backward's shared-memory stores.
+KernelProfile with_tiles(KernelProfile k, int64_t block_rows, int64_t block_cols);
+// The grid order the kernel runs the problem with (its block_rows sets T_r): the profile's static
+// order where its rule allows it, launch order otherwise.
+GridOrder grid_order(const KernelProfile& k, const Problem& p);
 
 // One component of the predicted time: seconds the whole GPU spends on it (as if nothing else
 // ran), and whether it sits on the critical path of the profile's schedule.
@@ -144,6 +157,7 @@ struct KernelPrediction {
     std::string bound;      // the largest component
     int64_t ctas = 0, slots = 0;
     double waves = 0;  // ctas / slots of the main kernel
+    GridOrder grid = GridOrder::launch;  // the order the blocks were placed in (grid_order)
     bool uncertain = false;
     std::string uncertain_why;
     std::string rates_source;

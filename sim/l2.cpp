@@ -204,18 +204,20 @@ struct Slot {
     int64_t id = -1;
     int64_t head = 0;
     bool active = false;
+    int64_t unit = -1;  // the static order: the unit this slot runs, and how many of its blocks it took
+    int part = 0;
 };
 
 }  // namespace
 
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
-                   int64_t heads_total, int64_t slots, const std::vector<SlotRates>& krates, int timeline_blocks,
-                   int timeline_steps, int64_t seg_cols, size_t timeline_kernel) {
+                   int64_t heads_total, const std::vector<int64_t>& kernel_slots, const std::vector<SlotRates>& krates,
+                   int timeline_blocks, int timeline_steps, int64_t seg_cols, size_t timeline_kernel) {
     const auto t_start = std::chrono::steady_clock::now();
     L2Replay out;
     L2Stats& st = out.stats;
     st.capacity_bytes = m.l2_walk_bytes();
-    st.concurrent_blocks = slots;
+    st.concurrent_blocks = kernel_slots.empty() ? 0 : *std::max_element(kernel_slots.begin(), kernel_slots.end());
     st.heads_walked = heads_walked;
     st.exact = heads_walked >= heads_total;
     // The walked heads stand for all of them with their share of the slots and of L2 (frac), so that
@@ -228,7 +230,6 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
     // most recent of it: in the full run the rest holds the other heads' lines); the capacity beyond
     // that share starts filled with lines no walked block asks for.
     const double frac = std::min(1.0, static_cast<double>(heads_walked) / static_cast<double>(heads_total));
-    const int64_t full_slots = std::max<int64_t>(1, slots);
     Lru l2(static_cast<int64_t>(m.l2_walk_bytes() * frac));
     const int64_t n = proto.p.seq;
     const int64_t W = std::max<int64_t>(1, seg_cols);
@@ -238,8 +239,10 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
         const KernelDef& k = kernels[ki];
         const SlotRates& rates = krates[ki];
         const int64_t nb = k.info.blocks_per_head, total = heads_walked * nb;
-        slots = std::max({int64_t{1}, static_cast<int64_t>(std::llround(static_cast<double>(full_slots) * frac)),
-                          std::min(std::max<int64_t>(1, nb), full_slots)});
+        const int64_t full_slots = std::max<int64_t>(1, ki < kernel_slots.size() ? kernel_slots[ki] : 1);
+        int64_t slots =
+            std::max({int64_t{1}, static_cast<int64_t>(std::llround(static_cast<double>(full_slots) * frac)),
+                      std::min(std::max<int64_t>(1, nb), full_slots)});
         slots = std::min(slots, full_slots);
         const auto share = static_cast<int64_t>(m.l2_walk_bytes() * frac);
         const auto capacity = std::max(share, static_cast<int64_t>(m.l2_walk_bytes() *
@@ -251,11 +254,28 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
             if (ki > 0) l2.fill_with_others(int64_t{256} << 10);
         }
         std::vector<BlockTime> times(static_cast<size_t>(total));
-        std::vector<Slot> sl(static_cast<size_t>(std::min<int64_t>(slots, total)));
+        // Launch order: a slot that frees takes the next block. The static order (a persistent grid):
+        // slot s takes the blocks of units s, s + G, s + 2G, ... (StaticUnits), however long they run.
+        const bool in_turn = k.info.static_units;
+        const StaticUnits su{nb, heads_walked, k.info.unit_pairs};
+        const int64_t G = std::min<int64_t>(slots, in_turn ? su.count() : total);
+        std::vector<Slot> sl(static_cast<size_t>(G));
         int64_t next = 0, active = 0;
-        auto launch = [&](Slot& s) {
-            while (next < total) {
-                s.id = next++;
+        auto take = [&](int64_t si, Slot& s) -> int64_t {
+            if (!in_turn) return next < total ? next++ : -1;
+            if (s.unit < 0) s.unit = si;
+            int64_t b[2];
+            while (s.unit < su.count()) {
+                if (s.part < su.blocks(s.unit, b)) return b[s.part++];
+                s.unit += G;
+                s.part = 0;
+            }
+            return -1;
+        };
+        auto launch = [&](int64_t si) {
+            Slot& s = sl[static_cast<size_t>(si)];
+            for (int64_t id = take(si, s); id >= 0; id = take(si, s)) {
+                s.id = id;
                 s.head = s.id / nb;
                 const int64_t b = s.id % nb;
                 s.log.clear();
@@ -278,10 +298,11 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
             s.active = false;
             return false;
         };
-        for (auto& s : sl)
-            if (launch(s)) ++active;
+        for (int64_t si = 0; si < G; ++si)
+            if (launch(si)) ++active;
         while (active > 0) {
-            for (auto& s : sl) {
+            for (int64_t si = 0; si < G; ++si) {
+                Slot& s = sl[static_cast<size_t>(si)];
                 if (!s.active) continue;
                 const StepRec& sr = s.log.steps[s.step];
                 double hbm_b = 0, l2_b = 0;
@@ -333,7 +354,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                               static_cast<double>(sr.scalar) * rates.s_per_scalar});
                 if (++s.step == s.log.steps.size()) {
                     times[static_cast<size_t>(s.id)] = s.timer.finish();
-                    if (!launch(s)) --active;
+                    if (!launch(si)) --active;
                 }
             }
         }
@@ -355,8 +376,9 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
     st.simulated = true;
     st.policy =
         "LRU over whole tiles keyed (tensor, head, tile), N x N tensors by row segments of B_c columns; "
-        "write-allocate, write-back (dirty tiles reach HBM when evicted or at the end); blocks in launch order, "
-        "SMs x blocks-per-SM at once, round-robin one step each; L2 starts empty";
+        "write-allocate, write-back (dirty tiles reach HBM when evicted or at the end); blocks in launch order "
+        "(a persistent grid's static order: each slot its own units in turn), SMs x blocks-per-SM at once, "
+        "round-robin one step each; L2 starts empty";
     st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     return out;
 }

@@ -51,6 +51,27 @@ struct KernelDef {
     int64_t launch = -1;  // one of several launches of the same body (flash1's K/V block j), else -1
 };
 
+// The units of the static grid order (GridOrder::static_units) of a kernel whose block b of a head
+// is query block b, over `heads` heads; a block is named head * nb + b. Unit u is one block, nb - 1 -
+// u mod nb of head u / nb (a head's heavy blocks first, as the kernel takes them), or with pairs
+// (causal) a head's p-th heaviest and p-th lightest, nb - 1 - p then p (p = u mod ceil(nb / 2)), one
+// block when the two are the same (the middle block of an odd nb). G persistent blocks: block s runs
+// units s, s + G, s + 2G, ...
+struct StaticUnits {
+    int64_t nb = 0, heads = 0;
+    bool pairs = false;
+    int64_t per_head() const { return pairs ? (nb + 1) / 2 : nb; }
+    int64_t count() const { return heads * per_head(); }
+    // the unit's blocks in the order it runs them; returns how many (1 or 2)
+    int blocks(int64_t u, int64_t out[2]) const {
+        const int64_t ph = per_head(), h = u / ph, q = u % ph;
+        out[0] = h * nb + (nb - 1 - q);
+        if (!pairs || nb - 1 - q == q) return 1;
+        out[1] = h * nb + q;
+        return 2;
+    }
+};
+
 inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0; }
 inline int64_t key_rows(const Ctx& ctx, int64_t i) { return ctx.t.rows(i); }
 inline int64_t key_rows_unmasked(const Ctx& ctx, int64_t i) { return has_mask(ctx.p) ? -1 : ctx.t.rows(i); }
@@ -127,7 +148,7 @@ MatF stored_gemm_cols(Ctx& ctx, const Tiling& t, int64_t j, Walker& w, Tensor st
 namespace sim::detail {
 
 // The L2 walk (sim/l2.cpp): the counted kernels' blocks, over `heads_walked` heads, in launch order,
-// `slots` at a time, round-robin one step each, through an LRU cache. When only some heads are walked
+// kernel_slots[k] at a time, round-robin one step each, through an LRU cache. When only some heads are walked
 // (a sample), the cache and the slots shrink in proportion, so each head sees the share of L2 and
 // the company it would have with all heads running.
 struct L2Replay {
@@ -136,14 +157,15 @@ struct L2Replay {
     std::vector<std::vector<StepCost>> timeline;        // steps of the first blocks of kernel timeline_kernel
 };
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
-                   int64_t heads_total, int64_t slots, const std::vector<SlotRates>& rates, int timeline_blocks,
-                   int timeline_steps, int64_t seg_cols, size_t timeline_kernel = 0);
+                   int64_t heads_total, const std::vector<int64_t>& kernel_slots, const std::vector<SlotRates>& rates,
+                   int timeline_blocks, int timeline_steps, int64_t seg_cols, size_t timeline_kernel = 0);
 
 // The timing model's last stage (sim/timing.cpp): blocks scheduled on slots, kernel after kernel.
 // kernel_blocks[k] holds the times of the first heads_known heads' blocks (launch order); the rest
 // of the B*H heads repeat the last known head's.
 void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
               const std::vector<std::vector<BlockTime>>& kernel_blocks, int64_t heads_known, int64_t heads_total,
-              int64_t slots, int blocks_per_sm, const std::vector<std::vector<StepCost>>& timeline, double flops);
+              const std::vector<int64_t>& kernel_slots, int blocks_per_sm,
+              const std::vector<std::vector<StepCost>>& timeline, double flops);
 
 }  // namespace sim::detail

@@ -60,6 +60,12 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
         plan.bwd.dq_copies = cfg.algo == Algo::flash2 ? cfg.dq_copies : 1;
     }
     plan.fwd.launch_per_kv_block = cfg.launch_per_kv_block && cfg.algo == Algo::flash1;
+    if (cfg.grid_order == GridOrder::static_units && cfg.algo != Algo::flash2)
+        throw Error(
+            "the static grid order (a persistent grid walking units of query blocks in turn) is flash2's "
+            "forward's, as flash2h runs it; " +
+            std::string(algo_name(cfg.algo)) + " launches its blocks in order: use --grid launch");
+    plan.fwd.static_units = cfg.grid_order == GridOrder::static_units;
 
     const double work = static_cast<double>(p.heads_total()) * p.seq * p.seq * p.head_dim;
     plan.numerics =
@@ -122,9 +128,11 @@ Result start_result(const Problem& p, const Machine& m, const Config& cfg, const
 // ---------------------------------------------------------------- [rates]
 // Seconds per byte and per FLOP at one block slot, as the walk times its steps.
 struct Rates {
-    SlotRates full;                 // one slot's share of the whole GPU
-    std::vector<SlotRates> kernel;  // per counted kernel: the bandwidth share its resident blocks get
-    int64_t slots = 0;              // SMs x blocks per SM
+    SlotRates full;                     // one slot's share of the whole GPU
+    std::vector<SlotRates> kernel;      // per counted kernel: the bandwidth share its resident blocks get
+    std::vector<int64_t> kernel_slots;  // per counted kernel: SMs x its blocks per SM
+    std::vector<int> kernel_per_sm;     // per counted kernel: its blocks per SM
+    int64_t slots = 0;                  // SMs x blocks per SM (the machine's)
 };
 
 SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
@@ -167,8 +175,24 @@ Rates rates_for(const Plan& plan, const Problem& p, const Machine& m, const Conf
     Rates r;
     r.full = slot_rates(m, cfg.ceilings, timing);
     r.slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, m.blocks_per_sm);
-    for (const auto& k : plan.counted)
-        r.kernel.push_back(kernel_rates(r.full, r.slots, k.info.blocks_per_head * p.heads_total()));
+    if (cfg.fwd_blocks_per_sm < 0 || cfg.bwd_blocks_per_sm < 0)
+        throw Error("blocks an SM must be 1 or more (0: the machine's); got " + std::to_string(cfg.fwd_blocks_per_sm) +
+                    " forward, " + std::to_string(cfg.bwd_blocks_per_sm) + " backward");
+    for (const auto& k : plan.counted) {
+        // a kernel's own occupancy: its slots each get 1 / slots of the GPU's rates
+        const int own = k.info.pass == 0 ? cfg.fwd_blocks_per_sm : cfg.bwd_blocks_per_sm;
+        const int per_sm = own > 0 ? own : std::max(1, m.blocks_per_sm);
+        const int64_t slots = static_cast<int64_t>(std::max(1, m.sm_count)) * per_sm;
+        SlotRates full = r.full;
+        const double f = static_cast<double>(slots) / static_cast<double>(r.slots);
+        full.s_per_hbm_byte *= f;
+        full.s_per_l2_byte *= f;
+        full.s_per_matmul *= f;
+        full.s_per_scalar *= f;
+        r.kernel.push_back(kernel_rates(full, slots, k.info.blocks_per_head * p.heads_total()));
+        r.kernel_slots.push_back(slots);
+        r.kernel_per_sm.push_back(per_sm);
+    }
     return r;
 }
 
@@ -404,7 +428,7 @@ L2Blocks replay_through_l2(const Plan& plan, const Machine& m, const Config& cfg
         return out;
     }
     const Ctx proto(p, plan.fwd, plan.bwd, plan.sram);
-    L2Replay rp = replay_l2(proto, plan.counted, m, walk_heads, heads, rates.slots, rates.kernel, walk.tl_blocks,
+    L2Replay rp = replay_l2(proto, plan.counted, m, walk_heads, heads, rates.kernel_slots, rates.kernel, walk.tl_blocks,
                             cfg.timeline_steps, plan.fwd.bc, plan.timeline_kernel);
     const double cost = rp.stats.seconds;
     const std::string policy = rp.stats.policy;
@@ -423,7 +447,7 @@ L2Blocks replay_through_l2(const Plan& plan, const Machine& m, const Config& cfg
 
 // ---------------------------------------------------------------- [timing]
 // The blocks' times (the L2 replay's when it ran, else the walk's) scheduled on the SMs.
-void schedule_blocks(const Plan& plan, const Machine& m, const Config& cfg, const Rates& rates, const Walk& walk,
+void schedule_blocks(const Plan& plan, const Config& cfg, const Rates& rates, const Walk& walk,
                      const L2Blocks& l2_blocks, Result& res) {
     if (!cfg.timing || plan.counted.empty()) return;
     Timing& timing = res.timing;
@@ -433,11 +457,11 @@ void schedule_blocks(const Plan& plan, const Machine& m, const Config& cfg, cons
     const int64_t heads = res.problem.heads_total();
     const double flops = static_cast<double>(res.totals.flops.total());
     if (res.l2.simulated)
-        schedule(timing, res.kernels, l2_blocks.kernel_blocks, l2_blocks.heads, heads, rates.slots, m.blocks_per_sm,
-                 walk.timeline, flops);
+        schedule(timing, res.kernels, l2_blocks.kernel_blocks, l2_blocks.heads, heads, rates.kernel_slots,
+                 rates.kernel_per_sm[plan.timeline_kernel], walk.timeline, flops);
     else
-        schedule(timing, res.kernels, walk.w.kernel_blocks, 1, heads, rates.slots, m.blocks_per_sm, walk.timeline,
-                 flops);
+        schedule(timing, res.kernels, walk.w.kernel_blocks, 1, heads, rates.kernel_slots,
+                 rates.kernel_per_sm[plan.timeline_kernel], walk.timeline, flops);
 }
 
 // ---------------------------------------------------------------- [simulate()]
@@ -452,7 +476,7 @@ Result simulate_impl(const Problem& p, const Machine& m, const Config& cfg, cons
         walk_counts(plan, p, cfg, rates, walk);
     collect_counts(walk, res);
     const L2Blocks l2_blocks = replay_through_l2(plan, m, cfg, rates, walk, res);
-    schedule_blocks(plan, m, cfg, rates, walk, l2_blocks, res);
+    schedule_blocks(plan, cfg, rates, walk, l2_blocks, res);
     return res;
 }
 }  // namespace

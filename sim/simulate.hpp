@@ -61,6 +61,20 @@ enum class L2Mode { automatic, on, off };
 // Which arithmetic and bandwidth ceilings the timing model uses.
 enum class Ceilings { datasheet, measured };
 
+// How flash2's forward hands its query blocks to the SMs (the L2 walk and the schedule follow it).
+//   launch: one thread block a query block; a slot that frees takes the next block in launch order
+//     (the hardware's block scheduler, or a persistent grid taking units from a counter);
+//   static_units: a persistent grid of G = min(slots, units) blocks, block s taking units s, s + G,
+//     s + 2G, ... in turn, however long each runs; a unit is one query block, or under the causal
+//     mask a head's p-th heaviest block with its p-th lightest (the middle block alone when T_r is
+//     odd). cuda/flash2h.cu's static order.
+enum class GridOrder { launch, static_units };
+template <>
+struct EnumNames<GridOrder> {
+    static constexpr std::array<EnumName<GridOrder>, 2> table{
+        {{GridOrder::launch, "launch"}, {GridOrder::static_units, "static"}}};
+};
+
 struct Config {
     Algo algo = Algo::flash2;
     int64_t block_rows = 0;                   // B_r; 0: the algorithm's rule
@@ -82,6 +96,13 @@ struct Config {
     // the L2 model sees O_i, l_i, m_i leave and come back between launches; false: as FA1 and the
     // paper run Algorithm 1, one thread block per head walking the whole loop.
     bool launch_per_kv_block = false;
+    // flash2 forward: how its query blocks go to the SMs (other algorithms and passes: launch order)
+    GridOrder grid_order = GridOrder::launch;
+    // Thread blocks an SM holds at once in the forward's and the backward's kernels (a kernel's own
+    // occupancy, as cuda/'s kernels record it: flash2's forward holds two); 0: the machine's
+    // blocks_per_sm. The L2 walk runs that many blocks side by side, and the schedule places them.
+    int fwd_blocks_per_sm = 0;
+    int bwd_blocks_per_sm = 0;
     L2Mode l2 = L2Mode::automatic;
     int64_t l2_budget = int64_t{1} << 20;  // L2 lookups the automatic mode may spend (the CLI allows 2^22)
     Ceilings ceilings = Ceilings::datasheet;
@@ -129,6 +150,10 @@ struct KernelInfo {
     // A short pass before or after the pass's main kernel (flash2's D pre-pass, its dQ conversion):
     // the timeline shows the first kernel that is not one.
     bool helper = false;
+    // Config::grid_order = static_units on a kernel whose block b of a head is query block b: a
+    // persistent grid walking units in turn; unit_pairs: a unit is a heavy and a light block (causal)
+    bool static_units = false;
+    bool unit_pairs = false;
 };
 
 // HBM traffic as an L2 of the preset's capacity filters it (Config::l2).

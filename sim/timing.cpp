@@ -1,5 +1,6 @@
 // sim/timing.cpp — the timing model's last stage: each kernel's blocks, in launch order, go to the
-// slot (SM x blocks-per-SM) that frees first; kernels run one after another. Also the per-SM
+// slot (SM x blocks-per-SM) that frees first (a persistent grid's static order: each slot its own
+// units in turn); kernels run one after another. Also the per-SM
 // timeline of the first blocks' first steps, for the app.
 #include <algorithm>
 #include <functional>
@@ -48,17 +49,34 @@ double makespan_of_heads(int64_t total, int64_t nb, int64_t slots, const std::fu
     return m2 + (m2 - m1) * static_cast<double>(heads - 2 * h) / static_cast<double>(h);
 }
 
+// The static order's makespan (GridOrder::static_units): G = min(slots, units) slots, slot s
+// running units s, s + G, ... one after another; the longest slot's sum.
+double makespan_in_turn(const StaticUnits& su, int64_t slots, const std::function<double(int64_t)>& dur) {
+    const int64_t units = su.count();
+    if (units <= 0) return 0;
+    const int64_t G = std::max<int64_t>(1, std::min(slots, units));
+    std::vector<double> busy(static_cast<size_t>(G), 0.0);
+    int64_t b[2];
+    for (int64_t u = 0; u < units; ++u) {
+        const int n = su.blocks(u, b);
+        for (int i = 0; i < n; ++i) busy[static_cast<size_t>(u % G)] += dur(b[i]);
+    }
+    return *std::max_element(busy.begin(), busy.end());
+}
+
 }  // namespace
 
 void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
               const std::vector<std::vector<BlockTime>>& kernel_blocks, int64_t heads_known, int64_t heads_total,
-              int64_t slots, int blocks_per_sm, const std::vector<std::vector<StepCost>>& timeline, double flops) {
-    out.slots = slots;
+              const std::vector<int64_t>& kernel_slots, int blocks_per_sm,
+              const std::vector<std::vector<StepCost>>& timeline, double flops) {
+    out.slots = kernel_slots.empty() ? 0 : *std::max_element(kernel_slots.begin(), kernel_slots.end());
     out.serial_s = out.overlapped_s = 0;
     out.kernels.clear();
     for (size_t k = 0; k < kernels.size() && k < kernel_blocks.size(); ++k) {
         const auto& v = kernel_blocks[k];
         const int64_t nb = kernels[k].blocks_per_head, total = nb * heads_total;
+        const int64_t slots = k < kernel_slots.size() ? kernel_slots[k] : 1;
         if (nb <= 0 || v.empty()) continue;
         const int64_t known = static_cast<int64_t>(v.size());
         const int64_t last_head0 = std::max<int64_t>(0, (std::min(heads_known, known / nb) - 1) * nb);
@@ -69,8 +87,14 @@ void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
         KernelTime kt;
         kt.name = kernels[k].name;
         kt.blocks = total;
-        kt.serial_s = makespan_of_heads(total, nb, slots, [&](int64_t g) { return pick(g).serial; });
-        kt.overlapped_s = makespan_of_heads(total, nb, slots, [&](int64_t g) { return pick(g).overlapped; });
+        if (kernels[k].static_units) {
+            const StaticUnits su{nb, heads_total, kernels[k].unit_pairs};
+            kt.serial_s = makespan_in_turn(su, slots, [&](int64_t g) { return pick(g).serial; });
+            kt.overlapped_s = makespan_in_turn(su, slots, [&](int64_t g) { return pick(g).overlapped; });
+        } else {
+            kt.serial_s = makespan_of_heads(total, nb, slots, [&](int64_t g) { return pick(g).serial; });
+            kt.overlapped_s = makespan_of_heads(total, nb, slots, [&](int64_t g) { return pick(g).overlapped; });
+        }
         out.serial_s += kt.serial_s;
         out.overlapped_s += kt.overlapped_s;
         out.kernels.push_back(std::move(kt));

@@ -10,6 +10,8 @@ key-block step at a time, round robin (every step the same time), each step read
 (128 keys) of its head and a block's first step its Q_i, through an LRU cache of the L2 capacity
 that the H200's re-read probe measured (31 MiB, cuda/NOTES.md). It prints the reads beyond the
 compulsory Q, K and V and the makespan in steps, for the rows' shapes (B * H = 16384 * 32 / N).
+The simulator walks this order itself since 2026-12-05 (sim::GridOrder::static_units, `flashsim
+simulate --grid static`); this first sketch is kept for the note that used it.
 
 usage: python3 cuda/results/static_units_l2.py
 """

@@ -54,3 +54,30 @@ for (v, p, d), r in sorted(newest.items()):
 print(f"{len(newest)} kernel profiles checked against their recorded TileConfigs: {bad} mismatch(es)")
 sys.exit(1 if bad else 0)
 PY
+# 4. flash2h forward's grid rule in its profile (the static order, under the causal mask up to a T_r)
+#    is the one the kernel ran each recorded row with: its layout names a persistent grid's units
+#    taken "in turn" exactly where the model walks the static order
+python3 - "$bin" "$src/cuda/results/h200.json" <<'PY'
+import json, subprocess, sys
+bin_, path = sys.argv[1], sys.argv[2]
+rows = [r for r in json.load(open(path))["rows"] if r["variant"] == "flash2h" and r["pass"] == "forward"
+        and "ms_median" in r]
+bad, seen = 0, set()
+for r in rows:
+    key = (r["seq"], r["head_dim"], r["causal"])
+    if key in seen:
+        continue
+    seen.add(key)
+    args = [bin_, "simulate", "--kernel", "flash2h", "--pass", "forward", "--seq", str(r["seq"]), "--head-dim",
+            str(r["head_dim"]), "--batch", "1", "--heads", "1", "--l2", "off", "--json"]
+    if r["causal"]:
+        args.append("--causal")
+    model = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)["kernel_model"][0]["grid"]
+    ran = "static" if ", in turn)" in r["tiles"].get("layout", "") else "launch"
+    if model != ran:
+        print(f"flash2h forward N={r['seq']} d={r['head_dim']} causal={r['causal']}: the model's grid is {model}, "
+              f"the kernel ran {ran} (run {r['run']['git_commit']})", file=sys.stderr)
+        bad += 1
+print(f"{len(seen)} flash2h forward shapes: the profile's grid rule against the recorded layouts, {bad} mismatch(es)")
+sys.exit(1 if bad else 0)
+PY

@@ -400,3 +400,36 @@ TEST_CASE("kernel model: flash2h's backward is uncertain where its measured fixe
     REQUIRE(16 * 10.1e-6 / (d64_long.predicted_ms * 1e-3) < 0.10);
     CHECK_FALSE(d64_long.uncertain);
 }
+
+TEST_CASE("kernel model: flash2h's forward grid follows the kernel's rule, and its static order places units in turn") {
+    // cuda/flash2h.cu (grid_mode): the static order without a mask at any N; under the causal mask
+    // while T_r = ceil(N / B_r) <= 95 at d = 128 (B_r = 128: N <= 12,160) and <= 22 at d = 64 (B_r =
+    // 192: N <= 4,224); one block a tile beyond. Backward kernels have no such order.
+    auto order = [](int64_t n, int64_t d, bool causal) {
+        return grid_order(kernel_profile("flash2h", Pass::forward, d, causal), shape(n, d, causal));
+    };
+    CHECK(order(12160, 128, true) == GridOrder::static_units);
+    CHECK(order(12161, 128, true) == GridOrder::launch);
+    CHECK(order(4224, 64, true) == GridOrder::static_units);
+    CHECK(order(4225, 64, true) == GridOrder::launch);
+    CHECK(order(65536, 64, false) == GridOrder::static_units);
+    CHECK(order(65536, 128, false) == GridOrder::static_units);
+    CHECK(grid_order(kernel_profile("flash2h", Pass::backward, 128), shape(1024, 128)) == GridOrder::launch);
+    CHECK(grid_order(kernel_profile("flash2", Pass::forward, 128), shape(1024, 128)) == GridOrder::launch);
+
+    // 2 heads of N = 384 at d = 128, causal (B_r = B_c = 128): query block i walks i + 1 tiles. On two
+    // SMs, only the tensor cores finite: in turn, slot 0 runs units 0 and 2 (blocks 2 and 0 of each
+    // head, 4 tiles a unit), 8 tiles; launch order would give the blocks (1, 2, 3, 1, 2, 3 tiles) to
+    // whichever SM frees first, 7 tiles.
+    const int64_t n = 384, d = 128;
+    KernelRates r = free_rates();
+    r.wgmma = 500e12;
+    const double tile_s = 4.0 * 128 * 128 * d / (500e12 / 2);
+    auto k = kernel_profile("flash2h", Pass::forward, d, true);
+    const auto in_turn = predict_kernel(with_heads(shape(n, d, true), 1, 2), k, r, sms(2));
+    CHECK(in_turn.grid == GridOrder::static_units);
+    CHECK(in_turn.predicted_ms == doctest::Approx(8 * tile_s * 1e3).epsilon(1e-9));
+    k.grid = GridOrder::launch;
+    const auto launch = predict_kernel(with_heads(shape(n, d, true), 1, 2), k, r, sms(2));
+    CHECK(launch.predicted_ms == doctest::Approx(7 * tile_s * 1e3).epsilon(1e-9));
+}

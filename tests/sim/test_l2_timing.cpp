@@ -2,6 +2,9 @@
 // nothing does, K/V sharing by blocks that run side by side; timing monotone in every rate.
 #include <doctest/doctest.h>
 
+#include <string>
+
+#include "sim/program.hpp"
 #include "sim/simulate.hpp"
 #include "support.hpp"
 
@@ -346,4 +349,111 @@ TEST_CASE("flash1 as cuda/flash1.cu launches it: the same steps and numbers; O, 
     CHECK(o_paper < 0.1 * o_all);
     CHECK(o_launch >= 0.9 * 5 * o_all);  // what the last writer leaves in L2 is at most 60 of 128 MiB
     CHECK(o_launch <= 5 * o_all);
+}
+
+// ---------------------------------------------------------------- the static grid order (flash2h)
+TEST_CASE("static order: a head's units are its blocks heaviest first, paired heavy with light under the mask") {
+    // cuda/flash2h.cu: unit u of a causal head pairs query blocks T_r - 1 - p and p (p = u mod
+    // ceil(T_r / 2)); the middle block of an odd T_r is a unit alone. Unmasked, one block a unit.
+    const detail::StaticUnits causal{11, 2, true};
+    CHECK(causal.per_head() == 6);
+    CHECK(causal.count() == 12);
+    int64_t b[2];
+    REQUIRE(causal.blocks(0, b) == 2);
+    CHECK((b[0] == 10 && b[1] == 0));
+    REQUIRE(causal.blocks(4, b) == 2);
+    CHECK((b[0] == 6 && b[1] == 4));
+    REQUIRE(causal.blocks(5, b) == 1);  // the middle block
+    CHECK(b[0] == 5);
+    REQUIRE(causal.blocks(6, b) == 2);  // the second head: blocks 11 .. 21
+    CHECK((b[0] == 21 && b[1] == 11));
+    const detail::StaticUnits even{4, 1, true};
+    CHECK(even.count() == 2);
+    CHECK((even.blocks(1, b) == 2 && b[0] == 2 && b[1] == 1));
+    const detail::StaticUnits plain{4, 2, false};
+    CHECK(plain.count() == 8);
+    CHECK((plain.blocks(0, b) == 1 && b[0] == 3));
+    CHECK((plain.blocks(5, b) == 1 && b[0] == 6));
+}
+
+TEST_CASE("static order: in a cache that holds everything it reads Q, K, V once, as launch order does") {
+    const Problem p = with_heads(shape(1024, 64, true), 2, 3);
+    Config c = counting(Algo::flash2, 64, 64, Pass::forward, L2Mode::on);
+    c.grid_order = GridOrder::static_units;
+    const Result r = simulate(p, find_machine("H200"), c);
+    REQUIRE(r.l2.simulated);
+    const int64_t tensor = 6 * 1024 * 64 * 2;
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V}) CHECK(r.l2.hbm[static_cast<size_t>(t)] == Traffic{tensor, 0});
+    CHECK(r.kernels.front().static_units);
+    CHECK(r.kernels.front().unit_pairs);
+    // another algorithm has no such order: refused, with the way out
+    c.algo = Algo::standard;
+    try {
+        simulate(p, find_machine("H200"), c);
+        FAIL("standard with the static order was not refused");
+    } catch (const Error& e) { CHECK(std::string(e.what()).find("--grid launch") != std::string::npos); }
+}
+
+TEST_CASE("static order on the H200: the lone middle blocks run ahead and re-read K, V as the counters saw") {
+    // flash2h forward, d = 64 (B_r = 192, B_c = 128), causal, the bench's shape (Q, K, V 64 MiB
+    // each). At N = 2048 a head has 11 query blocks: 5 pairs and the middle block, 6 units, and 132 =
+    // 22 x 6 slots: every sixth slot holds only middle blocks. The H200's DRAM counters read 248.4
+    // MiB there, 56 beyond Q, K, V (cuda/results/h200.json, re-measured 2026-12-05 at 1.287), and
+    // 192.1 MiB at N = 4096.
+    auto reads = [](int64_t n, GridOrder g) {
+        const Problem p = with_heads(shape(n, 64, true), 1, (int64_t{1} << 19) / n);
+        Config c = counting(Algo::flash2, 192, 128, Pass::forward, L2Mode::on);
+        c.sram_bytes = int64_t{1} << 20;
+        c.grid_order = g;
+        const Result r = simulate(p, find_machine("H200"), c);
+        REQUIRE(r.l2.simulated);
+        return static_cast<double>(r.l2.hbm_total().read_bytes) / (1 << 20) - 192.0;  // MiB beyond Q, K, V
+    };
+    const double in_turn = reads(2048, GridOrder::static_units), launch = reads(2048, GridOrder::launch);
+    CHECK(in_turn > 40);  // measured 56
+    CHECK(in_turn < 80);
+    CHECK(launch < 2);                                 // blocks handed out as they free: K, V shared
+    CHECK(reads(4096, GridOrder::static_units) < 15);  // measured 0.1
+}
+
+TEST_CASE("static order: the schedule runs each slot's units back to back, however unequal") {
+    // 2 heads of 3 query blocks (B_r = B_c), causal: block i walks i + 1 key blocks. Two slots.
+    // A block of i + 1 steps of s seconds costs (i + 1) s + a, a its first copy and last store. In
+    // turn: slot 0 gets units 0 and 2 (blocks 2 and 0 of each head), 8 s + 4 a; slot 1 the middle
+    // blocks, 4 s + 2 a. In launch order the blocks (s, 2 s, 3 s, s, 2 s, 3 s, each + a) go to
+    // whichever slot frees first: 7 s + 3 a. So in turn over launch lies between 8/7 (a = 0) and
+    // 4/3 (s = 0).
+    Machine m = find_machine("H200");
+    m.sm_count = 2;
+    m.blocks_per_sm = 1;
+    const Problem p = with_heads(shape(192, 64, true), 1, 2);
+    Config c = counting(Algo::flash2, 64, 64, Pass::forward, L2Mode::off);
+    c.timing = true;
+    const double launch = simulate(p, m, c).timing.kernels.front().serial_s;
+    c.grid_order = GridOrder::static_units;
+    const double in_turn = simulate(p, m, c).timing.kernels.front().serial_s;
+    CHECK(in_turn / launch > 8.0 / 7.0);
+    CHECK(in_turn / launch < 4.0 / 3.0);
+}
+
+TEST_CASE("a kernel's own blocks an SM: flash2's forward holds two, and its K, V then outgrow L2 at long N") {
+    // flash2 forward (B_r = 128, B_c = 64), d = 128, N = 16384, 16 heads: K and V are 8 MiB a head. One
+    // block an SM runs 132 blocks, about one head, at once; two (the kernel's occupancy) about two,
+    // and a head split between two waves is read again. The H200's counters read 222.5 MiB there
+    // for 192 of Q, K, V (cuda/results/h200.json, flash2 forward, 2026-12-02).
+    const Problem p = with_heads(shape(16384, 128), 1, 16);
+    Config c = counting(Algo::flash2, 128, 64, Pass::forward, L2Mode::on);
+    c.sram_bytes = int64_t{1} << 20;
+    const Machine m = find_machine("H200");
+    const Result one = simulate(p, m, c);
+    c.fwd_blocks_per_sm = 2;
+    const Result two = simulate(p, m, c);
+    CHECK(one.l2.concurrent_blocks == m.sm_count);
+    CHECK(two.l2.concurrent_blocks == 2 * m.sm_count);
+    const double mib = 1 << 20;
+    CHECK(static_cast<double>(one.l2.hbm_total().read_bytes) / mib < 193);
+    CHECK(static_cast<double>(two.l2.hbm_total().read_bytes) / mib > 200);
+    CHECK(static_cast<double>(two.l2.hbm_total().read_bytes) / mib < 260);
+    c.fwd_blocks_per_sm = -1;
+    CHECK_THROWS_AS(simulate(p, m, c), Error);
 }
