@@ -182,6 +182,10 @@ void simulate_row(json& row, const sim::Machine& machine) {
         c.bwd_block_rows = t["block_rows"];
         c.bwd_block_cols = t["block_cols"];
         c.dq_copies = t.value("dq_copies", 1);
+        // the deterministic mode adds dQ in block order: its key blocks wait for each other
+        const std::string layout =
+            t.contains("layout") && t["layout"].is_string() ? t["layout"].get<std::string>() : "";
+        c.dq_in_block_order = c.algo == sim::Algo::flash2 && layout.find("dQ in block order") != std::string::npos;
     }
     c.sram_bytes = std::max(t["sram_bytes"].get<int64_t>(), tf["sram_bytes"].get<int64_t>());
     c.numerics = sim::Numerics::off;

@@ -330,22 +330,28 @@ std::vector<KernelDef> backward_kernels(const Ctx& ctx, Algo a) {
                       "(B*H): one block per head"},
                      flash1_backward_block,
                      true}};
-        case Algo::flash2:
-            return {{{"flash2 backward pre: D = rowsum(dO o O), dQ accumulator zeroed", 1, t.tr,
-                      "(T_r, B*H), row block fastest", true},
-                     flash2_backward_pre_block,
-                     true,
-                     key_bwd_rows},
-                    {{"flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM", 1, t.tc,
-                      "(T_c, B*H), column block fastest"},
-                     flash2_backward_dkdv_block,
-                     true,
-                     key_bwd_cols_unmasked},
-                    {{"flash2 backward post: dQ float32 -> storage type", 1, t.tr, "(T_r, B*H), row block fastest",
-                      true},
-                     flash2_backward_dq_block,
-                     true,
-                     key_bwd_rows}};
+        case Algo::flash2: {
+            std::vector<KernelDef> ks{
+                {{"flash2 backward pre: D = rowsum(dO o O), dQ accumulator zeroed", 1, t.tr,
+                  "(T_r, B*H), row block fastest", true},
+                 flash2_backward_pre_block,
+                 true,
+                 key_bwd_rows},
+                {{"flash2 backward: dK, dV (K/V blocks outer), dQ accumulated in HBM", 1, t.tc,
+                  "(T_c, B*H), column block fastest"},
+                 flash2_backward_dkdv_block,
+                 true,
+                 key_bwd_cols_unmasked},
+                {{"flash2 backward post: dQ float32 -> storage type", 1, t.tr, "(T_r, B*H), row block fastest", true},
+                 flash2_backward_dq_block,
+                 true,
+                 key_bwd_rows}};
+            if (t.dq_in_block_order) {
+                ks[1].info.name = "flash2 backward: dK, dV (K/V blocks outer), dQ added in block order";
+                ks[1].info.dq_in_order = true;
+            }
+            return ks;
+        }
     }
     return {};
 }

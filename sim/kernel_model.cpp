@@ -327,6 +327,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     c.l2_budget = int64_t{1} << 20;  // the library default: a sample of the heads beyond it (said in notes)
     out.grid = grid_order(k, p);
     c.grid_order = out.grid;
+    c.dq_in_block_order = k.algo == Algo::flash2 && k.pass == Pass::backward && k.dq == DqAccumulation::ordered;
     if (k.block_rows > 0) {
         c.block_rows = c.bwd_block_rows = k.block_rows;
         c.block_cols = c.bwd_block_cols = k.block_cols;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <unordered_map>
 
 #include "sim/generator.hpp"
 #include "sim/program.hpp"
@@ -300,11 +301,41 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
         };
         for (int64_t si = 0; si < G; ++si)
             if (launch(si)) ++active;
+        // dQ in block order: how many blocks of a head have added into the dQ_i at a row (key: head,
+        // first row); block b's step there waits until that count is b. A step adds where it stores
+        // into the fp32 accumulator.
+        const bool in_order = k.info.dq_in_order;
+        std::unordered_map<uint64_t, int64_t> added;
+        auto dq_row = [&](const Slot& s, const StepRec& sr) -> int64_t {
+            for (uint32_t a = sr.first; a < sr.first + sr.count; ++a) {
+                const Access& x = s.log.acc[a];
+                if (x.tensor == Tensor::dQ && x.store) return x.r0;
+            }
+            return -1;
+        };
+        auto dq_key = [](const Slot& s, int64_t row) {
+            return (static_cast<uint64_t>(s.head) << 32) | static_cast<uint64_t>(row);
+        };
+        std::vector<uint64_t> done_adding;
+        bool moved = true;  // a round in which no waiting block may go lets them all go (never expected)
         while (active > 0) {
+            const bool force = !moved;
+            moved = false;
+            for (uint64_t key : done_adding) ++added[key];
+            done_adding.clear();
             for (int64_t si = 0; si < G; ++si) {
                 Slot& s = sl[static_cast<size_t>(si)];
                 if (!s.active) continue;
                 const StepRec& sr = s.log.steps[s.step];
+                if (in_order) {
+                    const int64_t row = dq_row(s, sr);
+                    if (row >= 0) {
+                        const uint64_t key = dq_key(s, row);
+                        if (added[key] < s.id % nb && !force) continue;  // the blocks before it have not added yet
+                        done_adding.push_back(key);  // seen by the next block from the next round on
+                    }
+                }
+                moved = true;
                 double hbm_b = 0, l2_b = 0;
                 l2.wb_bytes = 0;
                 // one lookup of `bytes` under key (k1, k2): a hit is served by L2, a miss by HBM

@@ -58,6 +58,10 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
             throw Error("dq_copies must be 1 or more (got " + std::to_string(cfg.dq_copies) +
                         "): the number of fp32 dQ accumulators the backward keeps");
         plan.bwd.dq_copies = cfg.algo == Algo::flash2 ? cfg.dq_copies : 1;
+        if (cfg.dq_in_block_order && cfg.algo != Algo::flash2)
+            throw Error("dQ in block order is flash2's backward's deterministic mode; " +
+                        std::string(algo_name(cfg.algo)) + " does not accumulate dQ that way");
+        plan.bwd.dq_in_block_order = cfg.dq_in_block_order;
     }
     plan.fwd.launch_per_kv_block = cfg.launch_per_kv_block && cfg.algo == Algo::flash1;
     if (cfg.grid_order == GridOrder::static_units && cfg.algo != Algo::flash2)

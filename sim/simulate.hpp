@@ -91,6 +91,10 @@ struct Config {
     // their keys' part of dQ_i into a copy of their own (flash2h at d = 64) zeroes, adds into and
     // reads back every copy; the walk counts each at its own place.
     int64_t dq_copies = 1;
+    // flash2 backward: the key blocks add into each dQ_i one after another, in block order (a
+    // deterministic mode, as flash2h's FLASHSIM_FLASH2H_BWD=deterministic runs it): in the L2 walk a
+    // block's step at query block i waits until the block before it has added its part there.
+    bool dq_in_block_order = false;
     // flash1: walk it as cuda/flash1.cu launches it (after a launch that initialises O, l, m, one
     // kernel per K/V block j over every head's query blocks, then O converted from fp32), so that
     // the L2 model sees O_i, l_i, m_i leave and come back between launches; false: as FA1 and the
@@ -154,6 +158,9 @@ struct KernelInfo {
     // persistent grid walking units in turn; unit_pairs: a unit is a heavy and a light block (causal)
     bool static_units = false;
     bool unit_pairs = false;
+    // Config::dq_in_block_order on the backward's main kernel: its blocks of a head add into dQ_i in
+    // turn (block b's step waits for block b - 1's at the same dQ_i)
+    bool dq_in_order = false;
 };
 
 // HBM traffic as an L2 of the preset's capacity filters it (Config::l2).

@@ -285,6 +285,7 @@ struct Tiling {
     // backward (flash2): copies of the fp32 dQ accumulator a kernel keeps, each added into by its
     // own part of a key block and summed by the post pass (Config::dq_copies)
     int64_t dq_copies = 1;
+    bool dq_in_block_order = false;  // Config::dq_in_block_order
     // flash1 forward: one kernel per K/V block (Config::launch_per_kv_block)
     bool launch_per_kv_block = false;
     // flash2 forward: a persistent grid walking units in turn (Config::grid_order = static_units)

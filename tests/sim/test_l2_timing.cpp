@@ -457,3 +457,32 @@ TEST_CASE("a kernel's own blocks an SM: flash2's forward holds two, and its K, V
     c.fwd_blocks_per_sm = -1;
     CHECK_THROWS_AS(simulate(p, m, c), Error);
 }
+
+TEST_CASE(
+    "dQ in block order: the key blocks' turns keep a head's blocks together, and the walk reads what the counters "
+    "read") {
+    // flash2h's deterministic backward, d = 128, N = 8192, B H = 32 (B_r = 64, B_c = 128, one block an
+    // SM): each key block adds into dQ_i after the one before it. The H200's counters read 645.8 MiB
+    // there (cuda/results/h200.json, the "dQ in block order" row). Walked without the turns, the
+    // blocks of a head that a wave boundary splits run a whole wave apart and read Q_i, dO_i and the
+    // accumulator again (760 MiB in the walk before it knew the turns).
+    const Problem p = with_heads(shape(8192, 128), 2, 16);
+    Config c = counting(Algo::flash2, 64, 128, Pass::backward, L2Mode::on);
+    c.block_rows = 128;  // the forward's tiles do not matter to a backward pass
+    c.sram_bytes = int64_t{1} << 20;
+    const Machine m = find_machine("H200");
+    const double mib = 1 << 20;
+    c.dq_in_block_order = true;
+    const Result turns = simulate(p, m, c);
+    REQUIRE(turns.l2.simulated);
+    CHECK(turns.kernels[1].dq_in_order);
+    const double in_order = static_cast<double>(turns.l2.hbm_total().read_bytes) / mib;
+    CHECK(in_order > 645.8 * 0.95);
+    CHECK(in_order < 645.8 * 1.05);
+    c.dq_in_block_order = false;
+    CHECK(static_cast<double>(simulate(p, m, c).l2.hbm_total().read_bytes) / mib > 645.8 * 1.1);
+    // standard has no dQ accumulator to add in order: refused
+    c.dq_in_block_order = true;
+    c.algo = Algo::standard;
+    CHECK_THROWS_AS(simulate(p, m, c), Error);
+}
