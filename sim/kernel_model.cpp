@@ -649,6 +649,38 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             } else {
                 total_s = makespan(durations, slots);
             }
+            if (!fwd && k.dq == DqAccumulation::ordered) {
+                // dQ in block order: key block j's step at query block i waits until block j - 1 has
+                // added there, so a head's blocks form a chain. The first blocks to run (one head's, all
+                // resident at once) fill it: block j starts when block j - 1 has passed its first query
+                // block. Later heads' blocks start as the chain's blocks finish, one after another,
+                // already in step; so the fill is paid once, as the chain's end beyond its longest
+                // block. (Steps of one tile each; the chain from the walk's visited tiles.)
+                std::vector<double> prev_done(static_cast<size_t>(tr), 0.0), done(static_cast<size_t>(tr), 0.0);
+                double chain_end = 0;
+                int64_t longest = 0;
+                for (int64_t j = 0; j < tc; ++j) {
+                    double t = 0;
+                    int64_t len = 0;
+                    for (int64_t i = 0; i < tr; ++i) {
+                        if (!visited(i, j)) continue;
+                        t = std::max(t, j > 0 ? prev_done[static_cast<size_t>(i)] : 0.0) + 1;
+                        done[static_cast<size_t>(i)] = t;
+                        ++len;
+                    }
+                    chain_end = std::max(chain_end, t);
+                    longest = std::max(longest, len);
+                    prev_done.swap(done);
+                }
+                const double fill = (chain_end - static_cast<double>(longest)) * tile;
+                total_s += fill;
+                char buf[200];
+                std::snprintf(
+                    buf, sizeof buf,
+                    "dQ in block order: the chain of a head's %lld key blocks fills once, %.0f steps (%.4f ms)",
+                    static_cast<long long>(tc), chain_end - static_cast<double>(longest), fill * 1e3);
+                out.notes.push_back(buf);
+            }
             out.steady_s = steady / sl;
             launches = 1 + k.side_launches;
             if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after

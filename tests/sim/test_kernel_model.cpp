@@ -433,3 +433,24 @@ TEST_CASE("kernel model: flash2h's forward grid follows the kernel's rule, and i
     const auto launch = predict_kernel(with_heads(shape(n, d, true), 1, 2), k, r, sms(2));
     CHECK(launch.predicted_ms == doctest::Approx(7 * tile_s * 1e3).epsilon(1e-9));
 }
+
+TEST_CASE("kernel model: dQ in block order pays the chain of a head's key blocks filling, once") {
+    // flash2h backward, d = 128 (B_r = 64, B_c = 128), one head of N = 1024: 8 key blocks of 16 steps
+    // each, all resident at once, only the tensor cores finite. Each block adds into dQ_i after the
+    // one before it, so block j takes its first step when block j - 1 has taken its own at that
+    // query block: the last of 8 starts 7 steps late and ends at 16 + 7 = 23 steps. Causal, block j
+    // walks query blocks 2j .. 15 (16 - 2j steps) and waits for block j - 1 to pass 2j, which that
+    // block reaches at its third step: block j starts 3 steps after block j - 1 and ends at 3j + 16 -
+    // 2j = 16 + j steps, again 23 for the last. A step: the five 64 x 128 x 128 products.
+    const int64_t n = 1024, d = 128;
+    KernelRates r = free_rates();
+    r.wgmma = 500e12;
+    const double step_s = 5 * 2.0 * 64 * 128 * d / (500e12 / 132);
+    auto k = kernel_profile("flash2h", Pass::backward, d);
+    k.dq = DqAccumulation::ordered;
+    for (bool causal : {false, true}) {
+        CAPTURE(causal);
+        const auto kp = predict_kernel(shape(n, d, causal), k, r, sms(132));
+        CHECK(kp.predicted_ms == doctest::Approx(23 * step_s * 1e3).epsilon(1e-6));
+    }
+}
