@@ -134,8 +134,14 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in,
             std::max<int64_t>(1, ceil_div(m_elems, 4 * d));  // M under one element: 1 x 1, refused below
         if (!bc) bc = rule;
         if (!br) br = std::min(rule, d);
-        note << "paper rule with M = " << group(sram) << " B / " << e << " B = " << group(m_elems)
-             << " elements: B_c = ceil(M/4d) = " << rule << ", B_r = min(B_c, d) = " << std::min(rule, d);
+        if (br_in && bc_in) {
+            note << "given: B_r = " << br_in << ", B_c = " << bc_in;
+        } else {
+            note << "paper rule with M = " << group(sram) << " B / " << e << " B = " << group(m_elems)
+                 << " elements: B_c = ceil(M/4d) = " << rule << ", B_r = min(B_c, d) = " << std::min(rule, d);
+            if (br_in) note << "; B_r = " << br_in << " given";
+            if (bc_in) note << "; B_c = " << bc_in << " given";
+        }
     }
     // The paper's rule sizes Q_i, K_j, V_j, O_i to a quarter of M each and leaves out the score
     // tile and the float32 accumulator; when that overflows, halve the rule-chosen blocks until

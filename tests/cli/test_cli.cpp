@@ -16,6 +16,10 @@
 namespace {
 using Out = CliOut;
 Out sh(const std::string& args) { return run_cli(std::string(FLASHSIM_BIN) + " " + args); }
+nlohmann::json parse_ok(const Out& o) {
+    REQUIRE(o.rc == 0);
+    return nlohmann::json::parse(o.text);
+}
 std::string tmp(const std::string& name) {
     const auto dir = std::filesystem::temp_directory_path() / ("flashsim_cli_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
@@ -103,6 +107,8 @@ TEST_CASE("bad input: one clear line and a non-zero exit") {
                 {"simulate --seq 4096 --head-dim 128 --block-rows 512 --block-cols 512", "tiles do not fit in SRAM"},
                 {"simulate --seq 128 --head-dim 64 --frobnicate", "frobnicate"},
                 {"simulate --head-dim 64", "--seq"},
+                {"simulate --seq 128 --head-dim 64 --grid sideways", "--grid must be auto, launch or static"},
+                {"simulate --seq 128 --head-dim 64 --algo standard --grid static", "use --grid launch"},
                 {"softmax --scores 1,x,3", "'x' is not a number"},
                 {"softmax --block 0", "--block must be at least 1"},
                 {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
@@ -505,4 +511,22 @@ TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused 
                         {"simulate --kernel flash2 --seq 1024 --head-dim 64 --block-rows 32", "own tiles"},
                         {"simulate --kernel flash1 --seq 1024 --head-dim 64 --pass backward", "no backward"},
                     });
+}
+
+TEST_CASE("simulate --grid static walks flash2's forward as a persistent grid; --kernel flash2h takes its own rule") {
+    // causal, N = 2048, d = 64 on the H200: the static order pairs a head's 11 query blocks (B_r = 192)
+    const auto j =
+        parse_ok(sh("simulate --seq 2048 --head-dim 64 --causal --batch 1 --heads 4 --block-rows 192 "
+                    "--block-cols 128 --sram 1048576 --numerics off --grid static --json"));
+    CHECK(j["kernels"][0]["grid"].get<std::string>().find("units in turn") != std::string::npos);
+    const auto k =
+        parse_ok(sh("simulate --kernel flash2h --seq 2048 --head-dim 64 --causal --batch 1 --heads 4 "
+                    "--numerics off --json"));
+    CHECK(k["kernel_model"][0]["grid"] == "static");
+    CHECK(k["kernels"][0]["grid"].get<std::string>().find("units in turn") != std::string::npos);
+    // beyond the kernel's rule (T_r > 22 at d = 64), one block a tile
+    const auto far =
+        parse_ok(sh("simulate --kernel flash2h --seq 8192 --head-dim 64 --causal --batch 1 --heads 1 "
+                    "--numerics off --l2 off --json"));
+    CHECK(far["kernel_model"][0]["grid"] == "launch");
 }
