@@ -113,11 +113,11 @@ KernelProfile with_tiles(KernelProfile k, int64_t block_rows, int64_t block_cols
 GridOrder grid_order(const KernelProfile& k, const Problem& p) {
     if (k.grid != GridOrder::static_units || k.pass != Pass::forward || k.algo != Algo::flash2)
         return GridOrder::launch;
-    if (!p.causal && p.window == 0 && p.pad_left == 0) return GridOrder::static_units;
-    // the kernel pairs a head's heavy and light blocks under the plain causal mask only
+    if (p.window > 0 || p.pad_left > 0) return GridOrder::launch;  // masks the kernel does not run
+    if (!p.causal) return GridOrder::static_units;
+    // causal: a head's heavy and light blocks paired, up to the kernel's T_r
     const int64_t br = std::max<int64_t>(1, k.block_rows), tr = (p.seq + br - 1) / br;
-    return p.causal && p.window == 0 && p.pad_left == 0 && tr <= k.static_causal_max_tr ? GridOrder::static_units
-                                                                                        : GridOrder::launch;
+    return tr <= k.static_causal_max_tr ? GridOrder::static_units : GridOrder::launch;
 }
 
 KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
@@ -639,13 +639,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 // a persistent grid: G = min(slots, units) blocks, block s running units s, s + G, ...
                 // (durations are numbered head * T_r + i, as StaticUnits names them)
                 const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal};
-                const int64_t G = std::max<int64_t>(1, std::min(slots, su.count()));
-                std::vector<double> busy(static_cast<size_t>(G), 0.0);
-                int64_t b[2];
-                for (int64_t u = 0; u < su.count(); ++u)
-                    for (int x = 0, nbk = su.blocks(u, b); x < nbk; ++x)
-                        busy[static_cast<size_t>(u % G)] += durations[static_cast<size_t>(b[x])];
-                total_s = *std::max_element(busy.begin(), busy.end());
+                total_s =
+                    detail::makespan_in_turn(su, slots, [&](int64_t g) { return durations[static_cast<size_t>(g)]; });
             } else {
                 total_s = makespan(durations, slots);
             }

@@ -4,6 +4,7 @@
 // sim/program.cpp; sim/simulate.cpp walks them.
 #pragma once
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,10 @@ struct StaticUnits {
         return 2;
     }
 };
+
+// The static order's makespan: G = min(slots, units) slots, slot s running units s, s + G, ... one
+// after another, block g taking dur(g); the longest slot's sum (sim/timing.cpp).
+double makespan_in_turn(const StaticUnits& su, int64_t slots, const std::function<double(int64_t)>& dur);
 
 inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0; }
 inline int64_t key_rows(const Ctx& ctx, int64_t i) { return ctx.t.rows(i); }

@@ -49,6 +49,8 @@ double makespan_of_heads(int64_t total, int64_t nb, int64_t slots, const std::fu
     return m2 + (m2 - m1) * static_cast<double>(heads - 2 * h) / static_cast<double>(h);
 }
 
+}  // namespace
+
 // The static order's makespan (GridOrder::static_units): G = min(slots, units) slots, slot s
 // running units s, s + G, ... one after another; the longest slot's sum.
 double makespan_in_turn(const StaticUnits& su, int64_t slots, const std::function<double(int64_t)>& dur) {
@@ -63,8 +65,6 @@ double makespan_in_turn(const StaticUnits& su, int64_t slots, const std::functio
     }
     return *std::max_element(busy.begin(), busy.end());
 }
-
-}  // namespace
 
 void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
               const std::vector<std::vector<BlockTime>>& kernel_blocks, int64_t heads_known, int64_t heads_total,
