@@ -114,14 +114,17 @@ sim::Problem problem_of(const json& row) {
     return p;
 }
 
+// A row's tiles.layout, in words (empty when not recorded).
+std::string layout_of(const json& tiles) {
+    return tiles.contains("layout") && tiles["layout"].is_string() ? tiles["layout"].get<std::string>() : "";
+}
 // How a row's forward kernel handed its query blocks to the SMs: tiles.grid ("static": a persistent
 // grid taking units in turn; "tiles", "counter": in launch order). Rows recorded before that field
 // say it in their layout, which names a persistent grid's units taken "in turn".
 sim::GridOrder grid_of(const json& tiles) {
     if (tiles.contains("grid") && tiles["grid"].is_string())
         return tiles["grid"] == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
-    const std::string layout =
-        tiles.contains("layout") && tiles["layout"].is_string() ? tiles["layout"].get<std::string>() : "";
+    const std::string layout = layout_of(tiles);
     return layout.find("persistent grid") != std::string::npos && layout.find(", in turn)") != std::string::npos
                ? sim::GridOrder::static_units
                : sim::GridOrder::launch;
@@ -183,9 +186,8 @@ void simulate_row(json& row, const sim::Machine& machine) {
         c.bwd_block_cols = t["block_cols"];
         c.dq_copies = t.value("dq_copies", 1);
         // the deterministic mode adds dQ in block order: its key blocks wait for each other
-        const std::string layout =
-            t.contains("layout") && t["layout"].is_string() ? t["layout"].get<std::string>() : "";
-        c.dq_in_block_order = c.algo == sim::Algo::flash2 && layout.find("dQ in block order") != std::string::npos;
+        c.dq_in_block_order =
+            c.algo == sim::Algo::flash2 && layout_of(t).find("dQ in block order") != std::string::npos;
     }
     c.sram_bytes = std::max(t["sram_bytes"].get<int64_t>(), tf["sram_bytes"].get<int64_t>());
     c.numerics = sim::Numerics::off;
@@ -272,8 +274,7 @@ void predict_row(json& row, const sim::Machine& machine) {
         for (const auto& part : parts) {
             sim::KernelProfile k = sim::kernel_profile(part.kernel, part.pass, p.head_dim, p.causal);
             const json& t = *part.tiles;
-            const std::string layout = t.contains("layout") && t["layout"].is_string() ? t["layout"].get<std::string>() : "";
-            if (part.pass == sim::Pass::backward && layout.find("dQ in block order") != std::string::npos)
+            if (part.pass == sim::Pass::backward && layout_of(t).find("dQ in block order") != std::string::npos)
                 k.dq = sim::DqAccumulation::ordered;
             if (part.pass == sim::Pass::forward) {  // the order the row's kernel ran, not the profile's rule
                 const bool in_turn = grid_of(t) == sim::GridOrder::static_units;

@@ -156,6 +156,8 @@ void register_simulate(CLI::App& app, int& rc) {
                 if (kp.pass == sim::Pass::forward && args->grid == "auto") c.grid_order = sim::grid_order(kp, p);
             // the kernel's launches: cuda/flash1.cu runs one per K/V block
             c.launch_per_kv_block = !profiles.empty() && profiles.front().one_launch_per_kv_block;
+            for (const auto& kp : profiles)  // each pass's kernel holds its own blocks an SM
+                (kp.pass == sim::Pass::forward ? c.fwd_blocks_per_sm : c.bwd_blocks_per_sm) = kp.ctas_per_sm;
             for (const auto& kp : profiles) {
                 if (kp.block_rows <= 0) continue;
                 c.sram_bytes = std::max<int64_t>(m.sram_bytes, int64_t{1} << 20);  // the kernel's tiles (they compiled)
