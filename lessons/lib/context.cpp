@@ -48,7 +48,8 @@ sim::Result simulate_at_load(const Source& s, Pos pos, const ConfigSpec& c) {
         for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{"--block-rows", "block_rows"},
                                                                                        {"--block-cols", "block_cols"},
                                                                                        {"--sram", "sram"},
-                                                                                       {"--window", "window"}}) {
+                                                                                       {"--window", "window"},
+                                                                                       {"--grid", "grid ="}}) {
             for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
                 msg.replace(at, from.size(), to);
         }

@@ -134,11 +134,11 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     c.config.numerics = sim::Numerics::off;  // lessons compute numbers only when asked
     c.config.l2 = sim::L2Mode::off;          // the L2 replay costs time at load; on when asked
     const std::string where = "[config." + name + "]";
-    check_keys(
-        s, t, {"algo",   "seq",   "head_dim", "batch",      "heads",          "dtype",         "gpu",      "causal",
-               "window", "scale", "seed",     "block_rows", "block_cols",     "sram",          "numerics", "record_row",
-               "pass",   "l2",    "ceilings", "timing",     "bwd_block_rows", "bwd_block_cols"},
-        where);
+    check_keys(s, t, {"algo",       "seq",    "head_dim",       "batch",          "heads", "dtype",
+                      "gpu",        "causal", "window",         "scale",          "seed",  "block_rows",
+                      "block_cols", "sram",   "numerics",       "record_row",     "pass",  "l2",
+                      "ceilings",   "timing", "bwd_block_rows", "bwd_block_cols", "grid"},
+               where);
     for (const char* req : {"algo", "seq", "head_dim"})
         if (!t.contains(req))
             s.fail(out.pos, where + " needs '" + req + "' (e.g. algo = \"flash2\", seq = 1024, head_dim = 64)");
@@ -219,6 +219,9 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     if (t.contains("timing")) c.config.timing = get_bool(s, *t.get("timing"), "timing");
     if (t.contains("bwd_block_rows")) c.config.bwd_block_rows = pos_int("bwd_block_rows", 1);
     if (t.contains("bwd_block_cols")) c.config.bwd_block_cols = pos_int("bwd_block_cols", 1);
+    if (t.contains("grid"))
+        c.config.grid_order =
+            choice("grid", {"launch", "static"}) == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
     // Keep lesson loading fast: numerics (real arithmetic on every element) only for small problems.
     const double work =
         static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;

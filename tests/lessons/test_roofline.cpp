@@ -51,7 +51,7 @@ std::vector<std::string> cells(const std::string& line) {
 }
 }  // namespace
 
-TEST_CASE("10.8: each kernel on the roofline, from the results file and the preset") {
+TEST_CASE("10.9: each kernel on the roofline, from the results file and the preset") {
     const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/10-measured.toml");
     const Step* step = nullptr;
     for (const auto& s : l.steps)
