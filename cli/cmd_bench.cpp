@@ -47,7 +47,6 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <limits>
 #include <optional>
 #include <iostream>
 #include <sstream>
@@ -114,6 +113,13 @@ sim::Problem problem_of(const json& row) {
     return p;
 }
 
+// A row's forward and backward kernels: "A+B" -> {A, B}; "A" -> {A, A}.
+std::pair<std::string, std::string> kernels_of(const json& row) {
+    const std::string variant = row["variant"];
+    const auto plus = variant.find('+');
+    return {variant.substr(0, plus), plus == std::string::npos ? variant : variant.substr(plus + 1)};
+}
+
 // A row's tiles.layout, in words (empty when not recorded).
 std::string layout_of(const json& tiles) {
     return tiles.contains("layout") && tiles["layout"].is_string() ? tiles["layout"].get<std::string>() : "";
@@ -162,10 +168,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
     // each pass's kernel holds as many blocks an SM as its profile says for the row's tiles (flash2's
     // forward two); the L2 walk runs that many side by side
     {
-        const std::string variant = row["variant"];
-        const auto plus = variant.find('+');
-        const std::string fk = variant.substr(0, plus),
-                          bk = plus == std::string::npos ? variant : variant.substr(plus + 1);
+        const auto [fk, bk] = kernels_of(row);
         try {
             if (!bwd)
                 c.fwd_blocks_per_sm = sim::with_tiles(sim::kernel_profile(fk, sim::Pass::forward, p.head_dim, p.causal),
@@ -249,11 +252,8 @@ void predict_row(json& row, const sim::Machine& machine) {
         const std::optional<sim::KernelRates> measured = measured_rates(machine, p.dtype, "");
         const sim::KernelRates rates = measured ? *measured : sim::datasheet_rates(machine);
         const sim::Machine m = machine;
-        const std::string variant = row["variant"];
         const std::string pass = row["pass"];
-        const auto plus = variant.find('+');
-        const std::string fwd_kernel = variant.substr(0, plus);
-        const std::string bwd_kernel = plus == std::string::npos ? variant : variant.substr(plus + 1);
+        const auto [fwd_kernel, bwd_kernel] = kernels_of(row);
         struct Part {
             std::string kernel;
             sim::Pass pass;
@@ -276,11 +276,7 @@ void predict_row(json& row, const sim::Machine& machine) {
             const json& t = *part.tiles;
             if (part.pass == sim::Pass::backward && layout_of(t).find("dQ in block order") != std::string::npos)
                 k.dq = sim::DqAccumulation::ordered;
-            if (part.pass == sim::Pass::forward) {  // the order the row's kernel ran, not the profile's rule
-                const bool in_turn = grid_of(t) == sim::GridOrder::static_units;
-                k.grid = in_turn ? sim::GridOrder::static_units : sim::GridOrder::launch;
-                if (in_turn) k.static_causal_max_tr = std::numeric_limits<int64_t>::max();
-            }
+            if (part.pass == sim::Pass::forward) k = sim::with_grid(k, grid_of(t));  // as the row's kernel ran
             const sim::KernelPrediction kp =
                 sim::predict_kernel(p, k, rates, m, t.value("block_rows", 0), t.value("block_cols", 0));
             ms += kp.predicted_ms;

@@ -1,6 +1,5 @@
 // flashsim simulate / compare — count one algorithm's traffic (simulate) or all three (compare).
 #include <iostream>
-#include <limits>
 #include <memory>
 
 #include "cli/ceilings.hpp"
@@ -147,10 +146,9 @@ void register_simulate(CLI::App& app, int& rc) {
                 throw sim::Error("--grid must be auto, launch or static, got '" + args->grid + "'");
             if (args->grid != "auto")
                 for (auto& kp : profiles)  // the asked-for order, whatever the kernel's rule
-                    if (kp.pass == sim::Pass::forward) {
-                        kp.grid = args->grid == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
-                        kp.static_causal_max_tr = std::numeric_limits<int64_t>::max();
-                    }
+                    if (kp.pass == sim::Pass::forward)
+                        kp = sim::with_grid(
+                            kp, args->grid == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch);
             if (args->grid == "static") c.grid_order = sim::GridOrder::static_units;
             for (const auto& kp : profiles)
                 if (kp.pass == sim::Pass::forward && args->grid == "auto") c.grid_order = sim::grid_order(kp, p);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <queue>
 
 #include "sim/mask.hpp"
@@ -107,6 +108,12 @@ KernelProfile with_tiles(KernelProfile k, int64_t block_rows, int64_t block_cols
         k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
     if (k.kernel == "flash2" && k.pass == Pass::backward) flash2_bwd_shape(k);     // the block the row ran
     if (k.kernel == "flash2h" && k.pass == Pass::backward) flash2h_bwd_stores(k);  // its B_r's stores
+    return k;
+}
+
+KernelProfile with_grid(KernelProfile k, GridOrder g) {
+    k.grid = g;
+    k.static_causal_max_tr = g == GridOrder::static_units ? std::numeric_limits<int64_t>::max() : 0;
     return k;
 }
 
@@ -315,8 +322,6 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     const double issue = rates.issue > 0 ? rates.issue : 8 * ex;
 
     // The simulator's walk of the kernel's tiles: the work and the HBM bytes through its L2 model.
-    Machine mk = m;
-    mk.blocks_per_sm = k.ctas_per_sm;
     Config c;
     c.algo = k.algo;
     c.pass = k.pass;
@@ -328,12 +333,13 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     out.grid = grid_order(k, p);
     c.grid_order = out.grid;
     c.dq_in_block_order = k.algo == Algo::flash2 && k.pass == Pass::backward && k.dq == DqAccumulation::ordered;
+    (k.pass == Pass::forward ? c.fwd_blocks_per_sm : c.bwd_blocks_per_sm) = k.ctas_per_sm;
     if (k.block_rows > 0) {
         c.block_rows = c.bwd_block_rows = k.block_rows;
         c.block_cols = c.bwd_block_cols = k.block_cols;
         c.sram_bytes = std::max<int64_t>(m.sram_bytes, 1 << 20);  // the kernel's tiles, held however it holds them
     }
-    const Result r = simulate(p, mk, c);
+    const Result r = simulate(p, m, c);
     const Totals& tot = r.totals;
     const double mm = static_cast<double>(tot.flops.matmul), n_exp = static_cast<double>(tot.flops.exp),
                  n_other = static_cast<double>(tot.flops.other);

@@ -135,6 +135,8 @@ std::vector<std::string> kernel_names();
 // them: flash2's operand staging, its backward block's threads, shared memory and blocks an SM,
 // flash2h backward's shared-memory stores.
 KernelProfile with_tiles(KernelProfile k, int64_t block_rows, int64_t block_cols);
+// The profile with its forward's grid order given (a recorded row's, or asked for), whatever its rule.
+KernelProfile with_grid(KernelProfile k, GridOrder g);
 // The grid order the kernel runs the problem with (its block_rows sets T_r): the profile's static
 // order where its rule allows it, launch order otherwise.
 GridOrder grid_order(const KernelProfile& k, const Problem& p);
