@@ -32,7 +32,8 @@
 //   decode_merge (more splits, or FLASHSIM_DECODE_MERGE=separate): the same merge as a second
 //     kernel, one block per (b, query head), d threads.
 // Split count: sim::choose_splits with this GPU's SM count (enough blocks for 2 per SM, splits of
-// >= 4 tiles), the same rule `flashsim decode` prints with its reason.
+// >= 256 keys), the same rule `flashsim decode` prints with its reason, cut in whole ring stages
+// (128 keys at d = 64) so that no split reads keys past its end.
 //
 // Launch shape: split kernel grid (splits, H_kv * chunks, B), 256 threads, at most 128 registers,
 //   96 KiB of dynamic shared memory (2 blocks per SM on the H200's 228 KiB); merge kernel, when
@@ -64,8 +65,8 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
-constexpr int kRingBytes = 96 * 1024;   // the K/V ring of one block (two blocks an SM on the H200)
-constexpr int kMaxFusedSplits = 1024;   // the last block merges when splits <= this (weights fit the ring)
+constexpr int kRingBytes = 96 * 1024;  // the K/V ring of one block (two blocks an SM on the H200)
+constexpr int kMaxFusedSplits = 1024;  // the last block merges when splits <= this (weights fit the ring)
 constexpr float kLog2e = 1.4426950408889634f;
 // How K and V reach the ring: 16-byte cp.async copies by every thread, or TMA boxes issued by one
 // thread and completing on a per-stage mbarrier (sm_90; FLASHSIM_DECODE_LOAD=tma)
@@ -98,10 +99,11 @@ __device__ inline void trace_stamp(unsigned long long* rec, int k) {
 // the same at either stage size.
 template <typename T, int D, int SUB>
 struct Ring {
-    static constexpr int kTileElems = kTileKeys * D;                           // one K (or V) tile, (64, D)
+    static constexpr int kTileElems = kTileKeys * D;  // one K (or V) tile, (64, D)
     static constexpr int kStageKeys = kTileKeys * SUB;
-    static constexpr int kStageElems = kStageKeys * D;                         // one K (or V) stage
-    static constexpr int kStages = kRingBytes / (2 * kStageElems * int(sizeof(T)));  // 3 at d = 128; d = 64: 6, or 3 of 128 keys
+    static constexpr int kStageElems = kStageKeys * D;  // one K (or V) stage
+    static constexpr int kStages =
+        kRingBytes / (2 * kStageElems * int(sizeof(T)));  // 3 at d = 128; d = 64: 6, or 3 of 128 keys
     static constexpr int kChunks = kStageElems * int(sizeof(T)) / 16 / kThreads;  // 16-byte copies a thread, a stage
     static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kStageElems * int(sizeof(T)), "ring");
 };
@@ -143,8 +145,10 @@ __device__ inline void load_tile_tma(T* K_s, T* V_s, const CUtensorMap* mapK, co
     hopper::mbar_arrive_expect_tx(b, 2u * R::kStageElems * sizeof(T));
 #pragma unroll
     for (int p = 0; p < D / 64; ++p) {
-        hopper::tma_load_3d(hopper::smem_addr(K_s + p * R::kStageKeys * 64), mapK, b, 64 * p, static_cast<int>(key0), bh);
-        hopper::tma_load_3d(hopper::smem_addr(V_s + p * R::kStageKeys * 64), mapV, b, 64 * p, static_cast<int>(key0), bh);
+        hopper::tma_load_3d(hopper::smem_addr(K_s + p * R::kStageKeys * 64), mapK, b, 64 * p, static_cast<int>(key0),
+                            bh);
+        hopper::tma_load_3d(hopper::smem_addr(V_s + p * R::kStageKeys * 64), mapV, b, 64 * p, static_cast<int>(key0),
+                            bh);
     }
 #else
     (void)K_s, (void)V_s, (void)mapK, (void)mapV, (void)bar, (void)key0, (void)bh;
@@ -173,8 +177,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     // TMA's 128-byte swizzle repeats every 1024 bytes and is taken from the shared address: the ring
     // starts on a 1024-byte boundary (the launch gives it 1 KiB more)
     unsigned char* ring_raw =
-        LOAD == kLoadTma ? reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(ring_dyn) + 1023) & ~uintptr_t(1023))
-                         : ring_dyn;
+        LOAD == kLoadTma
+            ? reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(ring_dyn) + 1023) & ~uintptr_t(1023))
+            : ring_dyn;
     T* ring = reinterpret_cast<T*>(ring_raw);
     __shared__ __align__(8) uint64_t stage_bar[LOAD == kLoadTma ? R::kStages : 1];  // TMA: a stage's bytes landed
     const int split = blockIdx.x, chunks = group / G;
@@ -207,8 +212,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
         for (int st = 0; st < R::kStages - 1; ++st) {
             if (st < tiles)
-                load_tile<T, D, SUB, PF>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh,
-                                         Vh, k_begin + int64_t(st) * R::kStageKeys, k_end);
+                load_tile<T, D, SUB, PF>(ring + (2 * st) * R::kStageElems, ring + (2 * st + 1) * R::kStageElems, Kh, Vh,
+                                         k_begin + int64_t(st) * R::kStageKeys, k_end);
             cp_async_commit();
         }
     }
@@ -233,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int i = 0; i < KD; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
     // ldmatrix row addresses: lanes 8j..8j+7 give rows (keys) 8 warp + 0..7 of the matrix at d = 32c + 8j
     const int lrow = warp * 8 + (lane & 7), lcol = 8 * (lane >> 3);
-    int stage = 0, next = R::kStages - 1;  // the ring stage t sits in; the one stage t + kStages - 1 goes to
+    int stage = 0, next = R::kStages - 1;             // the ring stage t sits in; the one stage t + kStages - 1 goes to
     for (int tile_i = 0; tile_i < tiles; ++tile_i) {  // tile_i: a ring stage of 64 SUB keys
         if constexpr (LOAD == kLoadTma) {
             __syncthreads();  // everyone is done with tile t - 1's stage: thread 0 refills it at once
@@ -257,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
         next = next + 1 == R::kStages ? 0 : next + 1;
         const T* K_st = ring + (2 * stage) * R::kStageElems;  // (64 SUB, D)
-        const T* V_st = K_st + R::kStageElems;                 // (64 SUB, D)
+        const T* V_st = K_st + R::kStageElems;                // (64 SUB, D)
         stage = stage + 1 == R::kStages ? 0 : stage + 1;
 #pragma unroll
         for (int sub = 0; sub < SUB; ++sub) {
@@ -290,7 +295,8 @@ __global__ void __launch_bounds__(kThreads, 2)
             // P^T as the B operand of O^T += V_w^T P^T (m16n8k8): (keys 2t, 2t + 1; head g) is this lane's pair already
             const uint32_t pb = pack2<T>(p0, p1);
             // rescale O^T: its columns are heads 2t and 2t + 1, whose alpha live in lanes 8t and 8t + 4
-            const float a_lo = __shfl_sync(0xffffffffu, alpha, 8 * t), a_hi = __shfl_sync(0xffffffffu, alpha, 8 * t + 4);
+            const float a_lo = __shfl_sync(0xffffffffu, alpha, 8 * t),
+                        a_hi = __shfl_sync(0xffffffffu, alpha, 8 * t + 4);
 #pragma unroll
             for (int i = 0; i < KD; ++i) {
                 acc[i][0] *= a_lo;
@@ -307,8 +313,9 @@ __global__ void __launch_bounds__(kThreads, 2)
             }
         }
     }
-    if constexpr (LOAD == kLoadCpAsync) cp_async_wait<0>();  // only empty groups remain (TMA: every stage was waited on)
-    __syncthreads();     // every warp is done with the ring: it holds the combine from here on
+    if constexpr (LOAD == kLoadCpAsync)
+        cp_async_wait<0>();  // only empty groups remain (TMA: every stage was waited on)
+    __syncthreads();         // every warp is done with the ring: it holds the combine from here on
     trace_stamp(rec, 2);
 
     // combine the 8 warps: each one's (m, l, O^T) per head, rescaled to the block's maximum
@@ -468,11 +475,12 @@ void kv_maps(const sim::DecodeProblem& p, const DecodeTensors& t, int stage_keys
                                            static_cast<cuuint64_t>(p.kv_len * p.head_dim) * sizeof(T)};
             const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(stage_keys), 1};
             const cuuint32_t elem_strides[3] = {1, 1, 1};
-            const CUtensorMapDataType dt = StorageTraits<T>::dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-            const CUresult r = hopper::encode_fn()(&map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            const CUtensorMapDataType dt = StorageTraits<T>::dtype == sim::DType::bf16
+                                               ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+            const CUresult r = hopper::encode_fn()(
+                &map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
             if (r != CUDA_SUCCESS)
                 throw std::runtime_error("decode: cuTensorMapEncodeTiled failed (CUresult " +
                                          std::to_string(static_cast<int>(r)) + ") for a (" +
@@ -534,7 +542,8 @@ void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeT
 
 template <typename T, int D, int SUB>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    if (plan.kv_load == "tma") return launch_g<T, D, SUB, 0, kLoadTma>(p, plan, t, s);  // (no prefetch hint: the map says)
+    if (plan.kv_load == "tma")
+        return launch_g<T, D, SUB, 0, kLoadTma>(p, plan, t, s);  // (no prefetch hint: the map says)
     switch (plan.l2_prefetch) {
         case 128:
             return launch_g<T, D, SUB, 128, kLoadCpAsync>(p, plan, t, s);
@@ -643,20 +652,31 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     m.sm_count = sm_count;
     sim::DecodeConfig c = decode_kernel_config();
     c.splits = splits;
-    const sim::DecodeSplit sp = sim::choose_splits(p, m, c);
     DecodePlan plan;
+    plan.stage_keys = decode_stage_keys(p.head_dim);
+    // The kernel loads whole ring stages, so a split is cut in whole stages: a split ending inside a
+    // stage would still read that stage's keys past its end (they belong to the next split, read again
+    // there). At d = 64 with 128-key stages and L = 131,072 the 64-key rule gave 33 splits of 4,032 keys,
+    // each reading 64 keys more than it owns (1.6% more bytes); cut in stages it is 32 splits of 4,096.
+    // The minimum a split holds stays 4 x 64 keys.
+    const int64_t tile_keys = c.tile_keys;
+    c.tile_keys = plan.stage_keys;
+    c.min_tiles_per_split = std::max<int64_t>(1, c.min_tiles_per_split * tile_keys / plan.stage_keys);
+    const sim::DecodeSplit sp = sim::choose_splits(p, m, c);
     plan.splits = sp.splits;
     plan.keys_per_split = sp.keys_per_split;
-    plan.why = sp.why;
+    plan.why = sp.why + (plan.stage_keys != tile_keys
+                             ? "; splits cut in whole ring stages of " + std::to_string(plan.stage_keys) + " keys"
+                             : std::string());
     const int64_t g = p.group();
     plan.group_chunk = g % 8 == 0 ? 8 : g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
-    plan.stage_keys = decode_stage_keys(p.head_dim);
     plan.l2_prefetch = decode_l2_prefetch();
     // TMA by default on sm_90 (faster on all eight recorded rows, cuda/NOTES.md), unless a cp.async hint is asked for
     plan.kv_load = decode_kv_load(device_cc_major() >= 9 && plan.l2_prefetch == 0);
     if (plan.kv_load == "tma" && plan.l2_prefetch != 0)
-        throw std::runtime_error("FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
-                                 "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
+        throw std::runtime_error(
+            "FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
+            "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
     plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && decode_merge_fused();
     return plan;
 }
@@ -666,11 +686,13 @@ void decode_forward(const sim::DecodeProblem& p, const DecodePlan& plan, const D
     if (plan.kv_load == "tma") {
         const int major = device_cc_major();
         if (major < 9)
-            throw std::runtime_error("FLASHSIM_DECODE_LOAD=tma needs a GPU of compute capability 9.0 or later (this one is " +
-                                     std::to_string(major) + ".x); unset it for the cp.async copies");
+            throw std::runtime_error(
+                "FLASHSIM_DECODE_LOAD=tma needs a GPU of compute capability 9.0 or later (this one is " +
+                std::to_string(major) + ".x); unset it for the cp.async copies");
         if (p.batch * p.kv_heads > INT32_MAX || p.kv_len > INT32_MAX)
-            throw std::runtime_error("FLASHSIM_DECODE_LOAD=tma: TMA coordinates are 32-bit; this cache is too large, "
-                                     "unset it");
+            throw std::runtime_error(
+                "FLASHSIM_DECODE_LOAD=tma: TMA coordinates are 32-bit; this cache is too large, "
+                "unset it");
     }
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (p.head_dim == 64 && plan.stage_keys == 2 * kTileKeys)
