@@ -128,8 +128,8 @@ std::vector<Ceiling> measure_ceilings();
 // counters add to every row (the flush's residue, or what the range counts besides the kernel).
 struct CounterProbe {
     std::string name, method;
-    double work_read = 0, work_write = 0;     // bytes the kernel itself reads / writes
-    double dram_read = -1, dram_write = -1;   // counters, median; -1 when not read (why)
+    double work_read = 0, work_write = 0;    // bytes the kernel itself reads / writes
+    double dram_read = -1, dram_write = -1;  // counters, median; -1 when not read (why)
     std::string why;
 };
 std::vector<CounterProbe> probe_counters(int repeats = 3);
@@ -200,9 +200,9 @@ struct StudyEntry {
 struct StudyResult {
     StudyShape shape;
     std::vector<StudyEntry> entries;
-    double lse_max = -1e300;            // the largest LSE of the reference (scores reach about this)
-    double reference_ms = 0;            // the float64 reference's time on the GPU
-    double gpu_vs_cpu_reference = -1;   // max relative difference, GPU float64 vs CPU float64 (-1: not checked)
+    double lse_max = -1e300;           // the largest LSE of the reference (scores reach about this)
+    double reference_ms = 0;           // the float64 reference's time on the GPU
+    double gpu_vs_cpu_reference = -1;  // max relative difference, GPU float64 vs CPU float64 (-1: not checked)
 };
 // Every available kernel (standard, flash1, flash2, flash2h; forward and backward) on the shape's
 // inputs, against the float64 reference computed on the GPU (cuda/reference64.hpp); with
@@ -233,8 +233,8 @@ ScaleCheck scale_check(const sim::Problem& p, const std::string& variant, Pass p
 // from the first block's start, each the median over the traced calls.
 struct DecodeTrace {
     int runs = 0;
-    double event_us = 0;       // the traced call by CUDA events around its launch
-    double span_us = 0;        // first block's start to the last stamp (merge done, or last partial)
+    double event_us = 0;                        // the traced call by CUDA events around its launch
+    double span_us = 0;                         // first block's start to the last stamp (merge done, or last partial)
     double start_med_us = 0, start_max_us = 0;  // blocks' starts: median, last
     double first_tile_med_us = 0, first_tile_max_us = 0;  // first tile landed
     double stream_med_us = 0, stream_max_us = 0;          // last tile done
@@ -249,10 +249,11 @@ struct DecodeMeasurement {
     double ms_median = 0, ms_min = 0, ms_max = 0;
     int repeats = 0;
     int64_t splits = 0, blocks = 0, tile_keys = 0;
-    int64_t stage_keys = 0;  // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
+    int64_t stage_keys = 0;   // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
     int64_t l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     std::string kv_load;      // how K and V reached shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
-    std::string l2_flush;    // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
+    std::string
+        l2_flush;  // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
     std::string splits_why;
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
     int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
@@ -269,9 +270,10 @@ struct DecodeOutputs {
     sim::TensorF O;          // (B, H_q, 1, d)
     std::vector<float> LSE;  // (B, H_q)
     int64_t splits = 0;
-    int64_t stage_keys = 0;  // keys a ring stage held
-    int64_t l2_prefetch = 0;  // L2 prefetch size hinted on the K/V copies (bytes; 0: none)
-    std::string kv_load;      // cp.async or tma
+    int64_t keys_per_split = 0;  // keys a split owns (whole ring stages; the last split may own fewer)
+    int64_t stage_keys = 0;      // keys a ring stage held
+    int64_t l2_prefetch = 0;     // L2 prefetch size hinted on the K/V copies (bytes; 0: none)
+    std::string kv_load;         // cp.async or tma
 };
 DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
@@ -330,12 +332,12 @@ std::string nccl_version();  // "2.28.3"; empty when NCCL cannot be loaded
 int gpu_count();             // visible CUDA devices (0 without a driver)
 
 struct RingOutputs {
-    sim::TensorF O;          // (B, H, N, d), as stored
-    std::vector<float> LSE;  // (B, H, N)
-    sim::TensorF dQ, dK, dV;  // p.pass != forward
+    sim::TensorF O;                          // (B, H, N, d), as stored
+    std::vector<float> LSE;                  // (B, H, N)
+    sim::TensorF dQ, dK, dV;                 // p.pass != forward
     int64_t blocks = 0, blocks_forward = 0;  // kernel calls of the last pass, of the forward
-    int64_t sends = 0;       // device-to-device sends of the last pass, all devices
-    int64_t link_bytes = 0;  // bytes over each link, one way, in the last pass
+    int64_t sends = 0;                       // device-to-device sends of the last pass, all devices
+    int64_t link_bytes = 0;                  // bytes over each link, one way, in the last pass
 };
 // The ring's forward (and with p.pass backward or both, its backward) once. Throws
 // std::runtime_error on what it cannot run (a kernel other than flash2/flash2h, N not a multiple

@@ -181,20 +181,20 @@ std::vector<CounterProbe> probe_counters(int repeats) {
         probes.push_back({"read_" + std::to_string(mib) + "MiB",
                           "the flush, then a kernel reading " + std::to_string(mib) + " MiB that writes nothing",
                           double(mib << 20), 0, read(mib << 20)});
-    probes.push_back({"write_64MiB", "the flush, then a kernel writing 64 MiB (a forward row's O)", 0,
-                      double(out_bytes), [&] {
-                          harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
-                          LAUNCH_CHECK();
-                      }});
+    probes.push_back(
+        {"write_64MiB", "the flush, then a kernel writing 64 MiB (a forward row's O)", 0, double(out_bytes), [&] {
+             harness_write_words<<<1024, 256>>>(out.as<uint4>(), int64_t(out_bytes / 16));
+             LAUNCH_CHECK();
+         }});
     // where the reads' bounded extra writes come from: two reads in one range (a residue present
     // when the range begins is written once; a share of every read, twice), and a read with no
     // flush before its range (the last repeat's range read the same buffer and wrote nothing)
     const size_t mid = size_t{192} << 20;
-    probes.push_back({"read_192MiB_twice", "the flush, then two kernels each reading the same 192 MiB", double(2 * mid),
-                      0, [&] {
-                          read(mid)();
-                          read(mid)();
-                      }});
+    probes.push_back(
+        {"read_192MiB_twice", "the flush, then two kernels each reading the same 192 MiB", double(2 * mid), 0, [&] {
+             read(mid)();
+             read(mid)();
+         }});
     probes.push_back({"read_192MiB_noflush", "no flush, then a kernel reading 192 MiB (the last range read it too)",
                       double(mid), 0, read(mid), false});
     // the L2 capacity a re-read sees: the same S MiB read twice in one range, by the same grid (block
@@ -760,7 +760,7 @@ int64_t device_bytes_needed(const sim::Problem& p, const std::string& variant, P
     if (bwd) return n + step_workspace_bytes(bwd_variant, p);
     const int64_t BH = p.heads_total(), N = p.seq;
     if (fwd_variant == "standard") n += 2 * BH * N * N * p.elem_bytes();  // S, P
-    if (fwd_variant == "flash1") n += z.elems * 4 + 2 * z.rows * 4;         // O (fp32), l, m
+    if (fwd_variant == "flash1") n += z.elems * 4 + 2 * z.rows * 4;       // O (fp32), l, m
     return n;
 }
 
@@ -862,7 +862,8 @@ struct DecodeSet {
     }
     int64_t bytes() const {
         int64_t n = 0;
-        for (const DeviceBuffer* b : {&Q, &K, &V, &O, &LSE, &O_part, &LSE_part, &counters}) n += static_cast<int64_t>(b->bytes());
+        for (const DeviceBuffer* b : {&Q, &K, &V, &O, &LSE, &O_part, &LSE_part, &counters})
+            n += static_cast<int64_t>(b->bytes());
         return n;
     }
 };
@@ -1082,6 +1083,7 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
     o.LSE.resize(static_cast<size_t>(p.batch * p.q_heads));
     copy_to_host_float(set.LSE.get(), sim::DType::fp32, static_cast<int64_t>(o.LSE.size()), o.LSE.data());
     o.splits = plan.splits;
+    o.keys_per_split = plan.keys_per_split;
     o.stage_keys = plan.stage_keys;
     o.l2_prefetch = plan.l2_prefetch;
     o.kv_load = plan.kv_load;
@@ -1093,8 +1095,8 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
 int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p) {
     check_problem(p);
     const int64_t BH = p.heads_total(), n = p.seq, e = p.elem_bytes(), elems = BH * n * p.head_dim;
-    if (variant == "standard") return 4 * BH * n * n * e;             // S, P (forward); dP, dS (backward): standard.cu
-    if (variant == "flash2") return elems * 4 + BH * n * 4;           // dQ accumulator, D: flash2_bwd.cu
+    if (variant == "standard") return 4 * BH * n * n * e;    // S, P (forward); dP, dS (backward): standard.cu
+    if (variant == "flash2") return elems * 4 + BH * n * 4;  // dQ accumulator, D: flash2_bwd.cu
     if (variant == "flash2h")  // its schedule's dQ accumulator, D, LSE, counters; the forward's unit counter
         return flash2h_bwd_workspace_bytes(p) + flash2h_fwd_workspace_bytes(p);
     throw std::runtime_error("variant '" + variant + "' has no training step to fit (standard, flash2, flash2h)");
