@@ -110,10 +110,14 @@ void check_decode_vs_reference(const sim::DecodeProblem& p, int64_t splits, int6
 TEST_CASE("decode: many splits, fused in the last block and as a second kernel (MQA, GQA)") {
     for (int64_t d : {64, 128}) {
         CAPTURE(d);
-        // 200 splits of one tile, the last one 61 keys: the last block merges 200 partials
-        check_decode_vs_reference(decode_shape(1, 8, 2, 199 * 64 + 61, d, sim::DType::bf16), 200, 200);
-        // 1100 one-tile splits: more than the fused merge takes, so the merge kernel runs (MQA, 4 heads)
-        check_decode_vs_reference(decode_shape(1, 4, 1, 1099 * 64 + 5, d, sim::DType::fp16), 1100, 1100);
+        // splits are cut in whole ring stages (128 keys at d = 64, 64 at d = 128), so a split is at
+        // least one stage: 200 splits of one stage, the last one 61 keys: the last block merges 200 partials
+        const int64_t sk = fcuda::decode_stage_keys(d);
+        check_decode_vs_reference(decode_shape(1, 8, 2, 199 * sk + 61, d, sim::DType::bf16), 200, 200);
+        // asking for more splits than stages gets one a stage
+        check_decode_vs_reference(decode_shape(1, 8, 2, 99 * sk + 61, d, sim::DType::bf16), 200, 100);
+        // 1100 one-stage splits: more than the fused merge takes, so the merge kernel runs (MQA, 4 heads)
+        check_decode_vs_reference(decode_shape(1, 4, 1, 1099 * sk + 5, d, sim::DType::fp16), 1100, 1100);
     }
 }
 
@@ -275,7 +279,8 @@ TEST_CASE("decode: timed after a read flush unless FLASHSIM_L2_FLUSH says write;
 TEST_CASE("decode: repeated launches with the fused merge (its counters return to zero)") {
     // a counter left non-zero would make no block the last one on the next launch, and the timed
     // runs would leave O poisoned (unwritten > 0)
-    const sim::DecodeProblem p = decode_shape(2, 32, 8, 3000, 64, sim::DType::bf16);
+    // 3,500 keys: 28 stages of 128, 4 a split for the 7 splits asked
+    const sim::DecodeProblem p = decode_shape(2, 32, 8, 3500, 64, sim::DType::bf16);
     fcuda::RunOptions o;
     o.repeats = 4;
     o.warmup = 2;
