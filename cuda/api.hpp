@@ -252,8 +252,8 @@ struct DecodeMeasurement {
     int64_t stage_keys = 0;   // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
     int64_t l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     std::string kv_load;      // how K and V reached shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
-    std::string
-        l2_flush;  // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
+    // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
+    std::string l2_flush;
     std::string splits_why;
     int64_t kv_bytes = 0;     // K and V read (once per KV head; x chunks when H_q/H_kv > 4)
     int64_t total_bytes = 0;  // all HBM bytes as sim::simulate_decode counts them with these splits
