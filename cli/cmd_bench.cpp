@@ -136,6 +136,13 @@ sim::GridOrder grid_of(const json& tiles) {
                : sim::GridOrder::launch;
 }
 
+// Whether a row's static order left each head's middle block a unit alone at odd T_r: flash2h's
+// forward did until 2026-12-05; since then its causal layout names "two heads' middle blocks".
+bool lone_middles_of(const json& tiles) {
+    return grid_of(tiles) == sim::GridOrder::static_units &&
+           layout_of(tiles).find("two heads' middle blocks") == std::string::npos;
+}
+
 void simulate_row(json& row, const sim::Machine& machine) {
     for (const char* k :
          {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
@@ -164,7 +171,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
     }
     c.pass = step ? sim::Pass::both : bwd ? sim::Pass::backward : sim::Pass::forward;
     c.launch_per_kv_block = c.algo == sim::Algo::flash1;  // cuda/flash1.cu: one launch per K/V block
-    if (!bwd && c.algo == sim::Algo::flash2) c.grid_order = grid_of(tf);
+    if (!bwd && c.algo == sim::Algo::flash2) c.grid_order = grid_of(tf), c.lone_middles = lone_middles_of(tf);
     // each pass's kernel holds as many blocks an SM as its profile says for the row's tiles (flash2's
     // forward two); the L2 walk runs that many side by side
     {
@@ -276,7 +283,10 @@ void predict_row(json& row, const sim::Machine& machine) {
             const json& t = *part.tiles;
             if (part.pass == sim::Pass::backward && layout_of(t).find("dQ in block order") != std::string::npos)
                 k.dq = sim::DqAccumulation::ordered;
-            if (part.pass == sim::Pass::forward) k = sim::with_grid(k, grid_of(t));  // as the row's kernel ran
+            if (part.pass == sim::Pass::forward) {  // as the row's kernel ran
+                k = sim::with_grid(k, grid_of(t));
+                k.lone_middles = lone_middles_of(t);
+            }
             const sim::KernelPrediction kp =
                 sim::predict_kernel(p, k, rates, m, t.value("block_rows", 0), t.value("block_cols", 0));
             ms += kp.predicted_ms;

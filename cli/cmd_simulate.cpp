@@ -78,7 +78,7 @@ struct SimulateArgs {
     ProblemArgs prob;
     SimFlags flags;
     bool json = false, check = false, timeline = false;
-    std::string kernel, ceilings_file, grid = "auto";
+    std::string kernel, ceilings_file, grid = "auto", middles = "paired";
 };
 
 std::string check_line(const char* what, const sim::ErrorStats& st, sim::DType dt) {
@@ -110,6 +110,11 @@ void register_simulate(CLI::App& app, int& rc) {
            "How flash2's forward hands query blocks to the SMs: launch (one block each, in launch order), "
            "static (a persistent grid taking units in turn, as flash2h does), auto (launch; with --kernel, the "
            "kernel's own rule)")
+        ->capture_default_str();
+    cmd->add_option("--middles", args->middles,
+                    "The static order under the causal mask at an odd count of query blocks: paired (two heads' "
+                    "middle blocks as one unit, as flash2h runs it) or alone (each head's middle block a unit of "
+                    "its own, as flash2h ran until 2026-12-05)")
         ->capture_default_str();
     cmd->add_option("--ceilings-file", args->ceilings_file,
                     "With --ceilings measured: the `flashsim bench --ceilings --json` file to read (default: the "
@@ -150,6 +155,10 @@ void register_simulate(CLI::App& app, int& rc) {
                         kp = sim::with_grid(
                             kp, args->grid == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch);
             if (args->grid == "static") c.grid_order = sim::GridOrder::static_units;
+            if (args->middles != "paired" && args->middles != "alone")
+                throw sim::Error("--middles must be paired or alone, got '" + args->middles + "'");
+            c.lone_middles = args->middles == "alone";
+            for (auto& kp : profiles) kp.lone_middles = c.lone_middles;
             for (const auto& kp : profiles)
                 if (kp.pass == sim::Pass::forward && args->grid == "auto") c.grid_order = sim::grid_order(kp, p);
             // the kernel's launches: cuda/flash1.cu runs one per K/V block

@@ -31,7 +31,8 @@
 // Launch shape: by default the static order (causal only up to N = 12,160 at d = 128 and N = 4,224
 //   at d = 64) and the tiles grid otherwise (grid_mode); persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
-//   p-th heaviest and p-th lightest blocks, so that units cost about the same), in turn (static) or
+//   p-th heaviest and p-th lightest blocks, and at odd T_r two heads' middle blocks, so that units
+//   cost about the same: cuda/units.hpp), in turn (static) or
 //   the next one from a counter in the workspace (persistent); the producer loads the next tile's Q_i,
 //   K_j, V_j while the consumers finish the current one. tiles: grid (T_r = ceil(N / 128),
 //   B * H), one tile a block, a head's heavy causal blocks (large i) first (FLASHSIM_FLASH2H_ORDER=heavy:
@@ -59,6 +60,7 @@
 
 #include "cuda/hopper.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/units.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -116,27 +118,12 @@ __device__ __forceinline__ float poly_exp2(float x) {
 // poly_exp2 on the FMA units, the rest as EXP_FTZ (FLASHSIM_FLASH2H_EXP=ftz|ieee|poly).
 enum ExpMode { EXP_FTZ = 0, EXP_IEEE = 1, EXP_POLY = 2 };
 
-// The persistent grid's work units (PERSIST): a unit is one query block (T_r - 1 - u mod T_r of head
-// u / T_r, heads together so that the blocks running at once share their K_j, V_j in L2), or, causal,
-// two: a head's p-th heaviest block and its p-th lightest (T_r - 1 - p, then p), so that every unit
-// costs about T_r + 1 key blocks and handing units out in turn balances the blocks.
+// The persistent grids' work units (PERSIST): cuda/units.hpp (one query block, or causal two of
+// about T_r + 1 key blocks together, a head's heaviest with its lightest and at odd T_r two heads'
+// middle blocks).
+using FwdTile = units::Tile;
 __host__ __device__ constexpr int persistent_units(bool causal, int T_r, int BH) {
-    return causal ? BH * ((T_r + 1) / 2) : BH * T_r;
-}
-struct FwdTile {
-    int i, bh;
-};
-template <bool CAUSAL>
-__device__ __forceinline__ int unit_tiles(int u, int T_r) {
-    if (!CAUSAL) return 1;
-    const int p = u % ((T_r + 1) / 2);
-    return T_r - 1 - p == p ? 1 : 2;
-}
-template <bool CAUSAL>
-__device__ __forceinline__ FwdTile unit_tile(int u, int half, int T_r) {
-    if (!CAUSAL) return {T_r - 1 - u % T_r, u / T_r};
-    const int per_head = (T_r + 1) / 2, p = u % per_head;
-    return {half == 0 ? T_r - 1 - p : p, u / per_head};
+    return units::count(causal, T_r, BH);
 }
 
 // PERSIST: one thread block an SM (grid G = min(SMs, units)); block b starts with unit b and then
@@ -180,10 +167,10 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
     const int G = PERSIST ? static_cast<int>(gridDim.x) : 1;
     const int u_end = PERSIST ? persistent_units(CAUSAL, T_r, BH) : 1;
-    auto tiles_of = [&](int u) { return PERSIST ? unit_tiles<CAUSAL>(u, T_r) : 1; };
+    auto tiles_of = [&](int u) { return PERSIST ? units::tiles(CAUSAL, u, T_r, BH) : 1; };
     auto tile_at = [&](int u, int half) -> FwdTile {
         if constexpr (PERSIST) {
-            return unit_tile<CAUSAL>(u, half, T_r);
+            return units::tile(CAUSAL, u, half, T_r);
         } else {
             const GridPlace place = grid_place(heavy);
             return {static_cast<int>(gridDim.x) - 1 - place.block, place.head};  // a head's heavy causal blocks first
@@ -771,9 +758,11 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     const GridMode gm = grid_mode(p);
     c.grid = gm == GRID_STATIC ? "static" : gm == GRID_PERSISTENT ? "counter" : "tiles";
     if (gm != GRID_TILES)
-        layout += std::string("; persistent grid (a block an SM; ") +
-                  (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks" : "units of one query block") +
-                  (gm == GRID_STATIC ? ", in turn)" : ", the next from a counter)");
+        layout +=
+            std::string("; persistent grid (a block an SM; ") +
+            (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks, or two heads' middle blocks"
+                      : "units of one query block") +
+            (gm == GRID_STATIC ? ", in turn)" : ", the next from a counter)");
     static std::mutex mu;
     static std::set<std::string> layouts;  // TileConfig holds C strings: every layout text, kept for good
     {

@@ -20,8 +20,8 @@
 # at d = 64 with two and three consumer warpgroups side by side, SDPA anchors added), order (flash2h's
 # causal grid order and the backward's ring depth side by side, SDPA anchors added), exp (flash2h
 # forward's exponentials, FLASHSIM_FLASH2H_EXP, side by side, SDPA anchors added), grid (flash2h
-# forward on one block a tile or its persistent grids, FLASHSIM_FLASH2H_GRID, side by side, SDPA
-# anchors added), knob (any KNOB_VAR (or ENV: A=x+B=y) over KNOB_VALUES side by side in KNOB_ROUNDS rounds, SDPA
+# forward on one block a tile or its persistent grids, FLASHSIM_FLASH2H_GRID, side by side at GRIDS x
+# GRID_SEQS x DIMS x GRID_MASKS (default none causal), SDPA anchors added), knob (any KNOB_VAR (or ENV: A=x+B=y) over KNOB_VALUES side by side in KNOB_ROUNDS rounds, SDPA
 # anchors added), bwdflush (flash2h
 # backward's dQ tiles by the consumers or by writer warps, FLASHSIM_FLASH2H_BWD_FLUSH, side by side,
 # SDPA anchors added; d = 64's default, bulk-sum, runs with the writers only: the consumers there are
@@ -447,7 +447,7 @@ if has grid; then
   # side by side on the same inputs, not causal and causal; the SDPA anchors of the same shapes
   # added to every row (grid.json)
   stamp grid
-  for m in none causal; do
+  for m in ${GRID_MASKS:-none causal}; do
     flag=""; [ "$m" = causal ] && flag="--causal"
     side_by_side "grid_${m}_f.json" FLASHSIM_FLASH2H_GRID grid "${GRIDS:-tiles static persistent}" --variant flash2h \
       --seq "${GRID_SEQS:-1024,2048,4096,8192,16384}" --head-dim "$DIMS" $flag

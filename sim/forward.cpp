@@ -400,8 +400,13 @@ std::vector<KernelDef> forward_kernels(const Ctx& ctx, Algo a) {
             if (t.static_units) {
                 k.info.static_units = true;
                 k.info.unit_pairs = ctx.p.causal;
-                k.info.grid = ctx.p.causal ? "persistent, min(SMs, units) blocks taking units in turn; a unit is a "
-                                             "head's p-th heaviest and p-th lightest query blocks"
+                k.info.lone_middles = t.lone_middles;
+                k.info.grid = ctx.p.causal ? std::string(
+                                                 "persistent, min(SMs, units) blocks taking units in turn; "
+                                                 "a unit is a head's p-th heaviest and p-th lightest query "
+                                                 "blocks") +
+                                                 (t.lone_middles ? ", or its middle block alone"
+                                                                 : ", or two heads' middle blocks")
                                            : "persistent, min(SMs, units) blocks taking units in turn; a unit is "
                                              "one query block";
             }

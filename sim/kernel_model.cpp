@@ -332,6 +332,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     c.l2_budget = int64_t{1} << 20;  // the library default: a sample of the heads beyond it (said in notes)
     out.grid = grid_order(k, p);
     c.grid_order = out.grid;
+    c.lone_middles = k.lone_middles;
     c.dq_in_block_order = k.algo == Algo::flash2 && k.pass == Pass::backward && k.dq == DqAccumulation::ordered;
     (k.pass == Pass::forward ? c.fwd_blocks_per_sm : c.bwd_blocks_per_sm) = k.ctas_per_sm;
     if (k.block_rows > 0) {
@@ -644,7 +645,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             if (out.grid == GridOrder::static_units) {
                 // a persistent grid: G = min(slots, units) blocks, block s running units s, s + G, ...
                 // (durations are numbered head * T_r + i, as StaticUnits names them)
-                const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal};
+                const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal,
+                                             k.lone_middles};
                 total_s =
                     detail::makespan_in_turn(su, slots, [&](int64_t g) { return durations[static_cast<size_t>(g)]; });
             } else {

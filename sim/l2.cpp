@@ -258,7 +258,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
         // Launch order: a slot that frees takes the next block. The static order (a persistent grid):
         // slot s takes the blocks of units s, s + G, s + 2G, ... (StaticUnits), however long they run.
         const bool in_turn = k.info.static_units;
-        const StaticUnits su{nb, heads_walked, k.info.unit_pairs};
+        const StaticUnits su{nb, heads_walked, k.info.unit_pairs, k.info.lone_middles};
         const int64_t G = std::min<int64_t>(slots, in_turn ? su.count() : total);
         std::vector<Slot> sl(static_cast<size_t>(G));
         int64_t next = 0, active = 0;

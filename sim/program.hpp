@@ -53,18 +53,40 @@ struct KernelDef {
 };
 
 // The units of the static grid order (GridOrder::static_units) of a kernel whose block b of a head
-// is query block b, over `heads` heads; a block is named head * nb + b. Unit u is one block, nb - 1 -
-// u mod nb of head u / nb (a head's heavy blocks first, as the kernel takes them), or with pairs
-// (causal) a head's p-th heaviest and p-th lightest, nb - 1 - p then p (p = u mod ceil(nb / 2)), one
-// block when the two are the same (the middle block of an odd nb). G persistent blocks: block s runs
-// units s, s + G, s + 2G, ...
+// is query block b, over `heads` heads; a block is named head * nb + b. Without pairs (unmasked) unit
+// u is one block, nb - 1 - u mod nb of head u / nb (a head's heavy blocks first, as the kernel takes
+// them). With pairs (causal) a unit is two blocks: a head's p-th heaviest and p-th lightest, nb - 1 -
+// p then p. At even nb that is every block, nb / 2 units a head. At odd nb each head keeps a middle
+// block m = (nb - 1) / 2: the heads go in twos, a two's nb units being the two middle blocks (head
+// 2g's, then 2g + 1's), then head 2g's m pairs, then head 2g + 1's; an odd last head has its middle
+// block alone, then its pairs (cuda/units.hpp, as flash2h runs them). lone_middles: each head's
+// middle block a unit alone after its pairs (flash2h until 2026-12-05: the rows recorded then).
+// G persistent blocks: block s runs units s, s + G, s + 2G, ...
 struct StaticUnits {
     int64_t nb = 0, heads = 0;
     bool pairs = false;
-    int64_t per_head() const { return pairs ? (nb + 1) / 2 : nb; }
-    int64_t count() const { return heads * per_head(); }
+    bool lone_middles = false;
+    bool odd_twos() const { return pairs && !lone_middles && nb % 2 == 1; }
+    int64_t per_head() const { return pairs ? (nb + 1) / 2 : nb; }  // lone middles: a head's units
+    int64_t count() const {
+        if (!odd_twos()) return heads * per_head();
+        return (heads / 2) * nb + (heads % 2) * (nb / 2 + 1);
+    }
     // the unit's blocks in the order it runs them; returns how many (1 or 2)
     int blocks(int64_t u, int64_t out[2]) const {
+        if (odd_twos()) {
+            const int64_t g = u / nb, r = u % nb, m = nb / 2;
+            if (r == 0) {  // the middle blocks of heads 2g and 2g + 1
+                out[0] = 2 * g * nb + m;
+                if (2 * g + 1 >= heads) return 1;
+                out[1] = (2 * g + 1) * nb + m;
+                return 2;
+            }
+            const int64_t h = r <= m ? 2 * g : 2 * g + 1, q = r <= m ? r - 1 : r - 1 - m;
+            out[0] = h * nb + (nb - 1 - q);
+            out[1] = h * nb + q;
+            return 2;
+        }
         const int64_t ph = per_head(), h = u / ph, q = u % ph;
         out[0] = h * nb + (nb - 1 - q);
         if (!pairs || nb - 1 - q == q) return 1;

@@ -70,6 +70,7 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
             "forward's, as flash2h runs it; " +
             std::string(algo_name(cfg.algo)) + " launches its blocks in order: use --grid launch");
     plan.fwd.static_units = cfg.grid_order == GridOrder::static_units;
+    plan.fwd.lone_middles = cfg.lone_middles;
 
     const double work = static_cast<double>(p.heads_total()) * p.seq * p.seq * p.head_dim;
     plan.numerics =

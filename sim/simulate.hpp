@@ -66,8 +66,8 @@ enum class Ceilings { datasheet, measured };
 //     (the hardware's block scheduler, or a persistent grid taking units from a counter);
 //   static_units: a persistent grid of G = min(slots, units) blocks, block s taking units s, s + G,
 //     s + 2G, ... in turn, however long each runs; a unit is one query block, or under the causal
-//     mask a head's p-th heaviest block with its p-th lightest (the middle block alone when T_r is
-//     odd). cuda/flash2h.cu's static order.
+//     mask a head's p-th heaviest block with its p-th lightest, and at odd T_r two heads' middle
+//     blocks (Config::lone_middles: each head's alone). cuda/flash2h.cu's static order.
 enum class GridOrder { launch, static_units };
 template <>
 struct EnumNames<GridOrder> {
@@ -102,6 +102,9 @@ struct Config {
     bool launch_per_kv_block = false;
     // flash2 forward: how its query blocks go to the SMs (other algorithms and passes: launch order)
     GridOrder grid_order = GridOrder::launch;
+    // the static order under the causal mask at odd T_r: each head's middle block a unit alone
+    // (flash2h until 2026-12-05) instead of two heads' middle blocks as one unit
+    bool lone_middles = false;
     // Thread blocks an SM holds at once in the forward's and the backward's kernels (a kernel's own
     // occupancy, as cuda/'s kernels record it: flash2's forward holds two); 0: the machine's
     // blocks_per_sm. The L2 walk runs that many blocks side by side, and the schedule places them.
@@ -155,9 +158,11 @@ struct KernelInfo {
     // the timeline shows the first kernel that is not one.
     bool helper = false;
     // Config::grid_order = static_units on a kernel whose block b of a head is query block b: a
-    // persistent grid walking units in turn; unit_pairs: a unit is a heavy and a light block (causal)
+    // persistent grid walking units in turn; unit_pairs: a unit is a heavy and a light block (causal);
+    // lone_middles: as Config::lone_middles
     bool static_units = false;
     bool unit_pairs = false;
+    bool lone_middles = false;
     // Config::dq_in_block_order on the backward's main kernel: its blocks of a head add into dQ_i in
     // turn (block b's step waits for block b - 1's at the same dQ_i)
     bool dq_in_order = false;

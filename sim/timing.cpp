@@ -88,7 +88,7 @@ void schedule(Timing& out, const std::vector<KernelInfo>& kernels,
         kt.name = kernels[k].name;
         kt.blocks = total;
         if (kernels[k].static_units) {
-            const StaticUnits su{nb, heads_total, kernels[k].unit_pairs};
+            const StaticUnits su{nb, heads_total, kernels[k].unit_pairs, kernels[k].lone_middles};
             kt.serial_s = makespan_in_turn(su, slots, [&](int64_t g) { return pick(g).serial; });
             kt.overlapped_s = makespan_in_turn(su, slots, [&](int64_t g) { return pick(g).overlapped; });
         } else {

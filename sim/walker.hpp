@@ -290,6 +290,7 @@ struct Tiling {
     bool launch_per_kv_block = false;
     // flash2 forward: a persistent grid walking units in turn (Config::grid_order = static_units)
     bool static_units = false;
+    bool lone_middles = false;  // Config::lone_middles
     int64_t r0(int64_t i) const { return i * br; }
     int64_t rows(int64_t i) const { return std::min(n, (i + 1) * br) - i * br; }
     int64_t c0(int64_t j) const { return j * bc; }

@@ -137,7 +137,7 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     check_keys(s, t, {"algo",       "seq",    "head_dim",       "batch",          "heads", "dtype",
                       "gpu",        "causal", "window",         "scale",          "seed",  "block_rows",
                       "block_cols", "sram",   "numerics",       "record_row",     "pass",  "l2",
-                      "ceilings",   "timing", "bwd_block_rows", "bwd_block_cols", "grid"},
+                      "ceilings",   "timing", "bwd_block_rows", "bwd_block_cols", "grid",  "middles"},
                where);
     for (const char* req : {"algo", "seq", "head_dim"})
         if (!t.contains(req))
@@ -222,6 +222,9 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     if (t.contains("grid"))
         c.config.grid_order =
             choice("grid", {"launch", "static"}) == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
+    // the static order's middle blocks at odd T_r: "paired" (two heads' as one unit, the kernel now)
+    // or "alone" (each head's its own unit, as flash2h ran until 2026-12-05)
+    if (t.contains("middles")) c.config.lone_middles = choice("middles", {"paired", "alone"}) == "alone";
     // Keep lesson loading fast: numerics (real arithmetic on every element) only for small problems.
     const double work =
         static_cast<double>(c.problem.heads_total()) * c.problem.seq * c.problem.seq * c.problem.head_dim;

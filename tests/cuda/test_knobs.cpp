@@ -8,6 +8,8 @@
 #include <string>
 
 #include "cuda/api.hpp"
+#include "cuda/units.hpp"
+#include "sim/program.hpp"
 
 namespace {
 
@@ -76,7 +78,8 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config
     CHECK(has(layout(full), ", in turn)"));  // the order reorders causal grids only
     unsetenv("FLASHSIM_FLASH2H_ORDER");
     setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
-    CHECK(has(layout(causal), "units of a head's p-th heaviest and p-th lightest query blocks, in turn)"));
+    CHECK(has(layout(causal),
+              "units of a head's p-th heaviest and p-th lightest query blocks, or two heads' middle blocks, in turn)"));
     CHECK(has(layout(full), "units of one query block, in turn)"));
     setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
     CHECK(has(layout(full), "the next from a counter)"));
@@ -389,4 +392,26 @@ TEST_CASE("FLASHSIM_L2_FLUSH: write for training rows and read for decode by def
     CHECK_THROWS_WITH_AS(fcuda::l2_flush_setting(true),
                          doctest::Contains("FLASHSIM_L2_FLUSH must be write or read (got 'clean')"), std::runtime_error);
     unsetenv("FLASHSIM_L2_FLUSH");
+}
+
+TEST_CASE("flash2h forward: the persistent grids run the units the simulator's static order walks") {
+    // cuda/units.hpp (compiled into the kernel) against sim/program.hpp's StaticUnits (the L2 walk
+    // and the schedule): the same units, the same blocks in the same order, for both masks, odd and
+    // even T_r and odd and even heads. A block is named head * T_r + i on both sides.
+    namespace u = fcuda::units;
+    for (bool causal : {false, true})
+        for (int T_r = 1; T_r <= 23; ++T_r)
+            for (int BH = 1; BH <= 6; ++BH) {
+                const sim::detail::StaticUnits su{T_r, BH, causal};
+                REQUIRE(u::count(causal, T_r, BH) == su.count());
+                for (int unit = 0; unit < u::count(causal, T_r, BH); ++unit) {
+                    int64_t b[2];
+                    const int n = su.blocks(unit, b);
+                    REQUIRE(u::tiles(causal, unit, T_r, BH) == n);
+                    for (int half = 0; half < n; ++half) {
+                        const u::Tile t = u::tile(causal, unit, half, T_r);
+                        CHECK(int64_t{t.bh} * T_r + t.i == b[half]);
+                    }
+                }
+            }
 }

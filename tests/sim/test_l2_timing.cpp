@@ -2,7 +2,9 @@
 // nothing does, K/V sharing by blocks that run side by side; timing monotone in every rate.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "sim/program.hpp"
 #include "sim/simulate.hpp"
@@ -353,12 +355,46 @@ TEST_CASE("flash1 as cuda/flash1.cu launches it: the same steps and numbers; O, 
 
 // ---------------------------------------------------------------- the static grid order (flash2h)
 TEST_CASE("static order: a head's units are its blocks heaviest first, paired heavy with light under the mask") {
-    // cuda/flash2h.cu: unit u of a causal head pairs query blocks T_r - 1 - p and p (p = u mod
-    // ceil(T_r / 2)); the middle block of an odd T_r is a unit alone. Unmasked, one block a unit.
-    const detail::StaticUnits causal{11, 2, true};
+    // cuda/units.hpp: a causal unit pairs a head's query blocks T_r - 1 - p and p. At odd T_r the
+    // heads go in twos: first the two middle blocks as one unit, then the first head's pairs, then
+    // the second's (an odd last head: its middle block alone, then its pairs). Unmasked, one block
+    // a unit. Blocks are named head * T_r + i.
+    const detail::StaticUnits two{11, 2, true};
+    CHECK(two.count() == 11);  // 5 pairs a head and one unit of both middles
+    int64_t b[2];
+    REQUIRE(two.blocks(0, b) == 2);
+    CHECK((b[0] == 5 && b[1] == 16));  // block 5 of head 0, then of head 1
+    REQUIRE(two.blocks(1, b) == 2);
+    CHECK((b[0] == 10 && b[1] == 0));
+    REQUIRE(two.blocks(5, b) == 2);
+    CHECK((b[0] == 6 && b[1] == 4));
+    REQUIRE(two.blocks(6, b) == 2);  // the second head's heaviest and lightest
+    CHECK((b[0] == 21 && b[1] == 11));
+    REQUIRE(two.blocks(10, b) == 2);
+    CHECK((b[0] == 17 && b[1] == 15));
+    const detail::StaticUnits three{11, 3, true};
+    CHECK(three.count() == 17);  // the third head: its middle block alone, then 5 pairs
+    REQUIRE(three.blocks(11, b) == 1);
+    CHECK(b[0] == 27);
+    REQUIRE(three.blocks(12, b) == 2);
+    CHECK((b[0] == 32 && b[1] == 22));
+    const detail::StaticUnits one_block{1, 4, true};  // T_r = 1: the middle is the only block
+    CHECK(one_block.count() == 2);
+    CHECK((one_block.blocks(1, b) == 2 && b[0] == 2 && b[1] == 3));
+    // every block of every head in exactly one unit, whatever T_r and the heads
+    for (int64_t nb = 1; nb <= 24; ++nb)
+        for (int64_t heads = 1; heads <= 5; ++heads)
+            for (bool lone : {false, true}) {
+                const detail::StaticUnits su{nb, heads, true, lone};
+                std::vector<int> seen(static_cast<size_t>(nb * heads), 0);
+                for (int64_t u = 0; u < su.count(); ++u)
+                    for (int k = 0, n = su.blocks(u, b); k < n; ++k) ++seen[static_cast<size_t>(b[k])];
+                CHECK(std::count(seen.begin(), seen.end(), 1) == nb * heads);
+            }
+    // flash2h until 2026-12-05 (lone_middles): each head's middle block a unit of its own
+    const detail::StaticUnits causal{11, 2, true, true};
     CHECK(causal.per_head() == 6);
     CHECK(causal.count() == 12);
-    int64_t b[2];
     REQUIRE(causal.blocks(0, b) == 2);
     CHECK((b[0] == 10 && b[1] == 0));
     REQUIRE(causal.blocks(4, b) == 2);
@@ -394,17 +430,19 @@ TEST_CASE("static order: in a cache that holds everything it reads Q, K, V once,
     } catch (const Error& e) { CHECK(std::string(e.what()).find("--grid launch") != std::string::npos); }
 }
 
-TEST_CASE("static order on the H200: the lone middle blocks run ahead and re-read K, V as the counters saw") {
+TEST_CASE("static order on the H200: lone middle blocks run ahead and re-read K, V as the counters saw") {
     // flash2h forward, d = 64 (B_r = 192, B_c = 128), causal, the bench's shape (Q, K, V 64 MiB
     // each). At N = 2048 a head has 11 query blocks: 5 pairs and the middle block, 6 units, and 132 =
-    // 22 x 6 slots: every sixth slot holds only middle blocks. The H200's DRAM counters read 248.4
-    // MiB there, 56 beyond Q, K, V (cuda/results/h200.json, re-measured 2026-12-05 at 1.287), and
-    // 192.1 MiB at N = 4096.
-    auto reads = [](int64_t n, GridOrder g) {
+    // 22 x 6 slots: every sixth slot holds only middle blocks. With each head's middle block alone
+    // (the kernel until 2026-12-05) the H200's DRAM counters read 248.4 MiB there, 56 beyond Q, K, V
+    // (cuda/results/h200.json, re-measured 2026-12-05 at 1.287), and 192.1 MiB at N = 4096. Two
+    // heads' middle blocks to a unit, every unit is a pair's work and the slots stay level.
+    auto reads = [](int64_t n, GridOrder g, bool lone = true) {
         const Problem p = with_heads(shape(n, 64, true), 1, (int64_t{1} << 19) / n);
         Config c = counting(Algo::flash2, 192, 128, Pass::forward, L2Mode::on);
         c.sram_bytes = int64_t{1} << 20;
         c.grid_order = g;
+        c.lone_middles = lone;
         const Result r = simulate(p, find_machine("H200"), c);
         REQUIRE(r.l2.simulated);
         return static_cast<double>(r.l2.hbm_total().read_bytes) / (1 << 20) - 192.0;  // MiB beyond Q, K, V
@@ -414,6 +452,7 @@ TEST_CASE("static order on the H200: the lone middle blocks run ahead and re-rea
     CHECK(in_turn < 80);
     CHECK(launch < 2);                                 // blocks handed out as they free: K, V shared
     CHECK(reads(4096, GridOrder::static_units) < 15);  // measured 0.1
+    CHECK(reads(2048, GridOrder::static_units, false) < 15);  // middle blocks paired
 }
 
 TEST_CASE("static order: the schedule runs each slot's units back to back, however unequal") {
