@@ -98,22 +98,24 @@ TEST_CASE("softmax defaults to the seed's worked example") {
 
 TEST_CASE("bad input: one clear line and a non-zero exit") {
     expect_refusals(
-        sh, {
-                {"simulate --seq 0 --head-dim 64", "sequence length N must be a positive integer"},
-                {"simulate --seq 128 --head-dim 0", "head dimension d must be a positive integer"},
-                {"simulate --seq 128 --head-dim 64 --gpu Z80", "unknown GPU preset 'Z80'"},
-                {"simulate --seq 128 --head-dim 64 --algo flash9", "unknown --algo 'flash9'"},
-                {"simulate --seq 128 --head-dim 64 --dtype int8", "unknown --dtype 'int8'"},
-                {"simulate --seq 4096 --head-dim 128 --block-rows 512 --block-cols 512", "tiles do not fit in SRAM"},
-                {"simulate --seq 128 --head-dim 64 --frobnicate", "frobnicate"},
-                {"simulate --head-dim 64", "--seq"},
-                {"simulate --seq 128 --head-dim 64 --grid sideways", "--grid must be auto, launch or static"},
-                {"simulate --seq 128 --head-dim 64 --algo standard --grid static", "use --grid launch"},
-                {"softmax --scores 1,x,3", "'x' is not a number"},
-                {"softmax --block 0", "--block must be at least 1"},
-                {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
-                 "cannot open '/nonexistent/q.npy'"},
-            });
+        sh,
+        {
+            {"simulate --seq 0 --head-dim 64", "sequence length N must be a positive integer"},
+            {"simulate --seq 128 --head-dim 0", "head dimension d must be a positive integer"},
+            {"simulate --seq 128 --head-dim 64 --gpu Z80", "unknown GPU preset 'Z80'"},
+            {"simulate --seq 128 --head-dim 64 --algo flash9", "unknown --algo 'flash9'"},
+            {"simulate --seq 128 --head-dim 64 --dtype int8", "unknown --dtype 'int8'"},
+            {"simulate --seq 4096 --head-dim 128 --block-rows 512 --block-cols 512", "tiles do not fit in SRAM"},
+            {"simulate --seq 128 --head-dim 64 --frobnicate", "frobnicate"},
+            {"simulate --head-dim 64", "--seq"},
+            {"simulate --seq 128 --head-dim 64 --grid sideways", "--grid must be auto, launch or static"},
+            {"simulate --seq 128 --head-dim 64 --algo standard --grid static", "use --grid launch"},
+            {"simulate --seq 128 --head-dim 64 --grid static --middles sideways", "--middles must be paired or alone"},
+            {"softmax --scores 1,x,3", "'x' is not a number"},
+            {"softmax --block 0", "--block must be at least 1"},
+            {"attend --q /nonexistent/q.npy --k /nonexistent/k.npy --v /nonexistent/v.npy --out /tmp/o.npy",
+             "cannot open '/nonexistent/q.npy'"},
+        });
 }
 
 TEST_CASE("attend: .npy in, .npy out, equal to the reference; bad files refused") {
@@ -519,6 +521,12 @@ TEST_CASE("simulate --grid static walks flash2's forward as a persistent grid; -
         parse_ok(sh("simulate --seq 2048 --head-dim 64 --causal --batch 1 --heads 4 --block-rows 192 "
                     "--block-cols 128 --sram 1048576 --numerics off --grid static --json"));
     CHECK(j["kernels"][0]["grid"].get<std::string>().find("units in turn") != std::string::npos);
+    CHECK(j["kernels"][0]["grid"].get<std::string>().find("two heads' middle blocks") != std::string::npos);
+    // --middles alone: each head's middle block its own unit (flash2h before 2026-12-05)
+    const auto alone =
+        parse_ok(sh("simulate --seq 2048 --head-dim 64 --causal --batch 1 --heads 4 --block-rows 192 "
+                    "--block-cols 128 --sram 1048576 --numerics off --grid static --middles alone --json"));
+    CHECK(alone["kernels"][0]["grid"].get<std::string>().find("its middle block alone") != std::string::npos);
     const auto k =
         parse_ok(sh("simulate --kernel flash2h --seq 2048 --head-dim 64 --causal --batch 1 --heads 4 "
                     "--numerics off --json"));
