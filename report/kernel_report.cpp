@@ -167,8 +167,9 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
     s += buf;
     if (k.grid == sim::GridOrder::static_units)
         s += std::string("  grid: the static order, a persistent grid of one block a slot taking units in turn (") +
-             "a unit: one query block, or under the causal mask a head's p-th heaviest and p-th lightest); the "
-             "blocks above are its tiles\n";
+             "a unit: one query block, or under the causal mask a head's p-th heaviest and p-th lightest, " +
+             (k.profile.lone_middles ? "or its middle block alone" : "or two heads' middle blocks") +
+             "); the blocks above are its tiles\n";
     std::snprintf(buf, sizeof buf, "  predicted %.4f ms (%.0f TFLOP/s); largest part: %s\n", k.predicted_ms, k.tflops,
                   k.bound.c_str());
     s += buf;
