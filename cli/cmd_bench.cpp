@@ -171,7 +171,10 @@ void simulate_row(json& row, const sim::Machine& machine) {
     }
     c.pass = step ? sim::Pass::both : bwd ? sim::Pass::backward : sim::Pass::forward;
     c.launch_per_kv_block = c.algo == sim::Algo::flash1;  // cuda/flash1.cu: one launch per K/V block
-    if (!bwd && c.algo == sim::Algo::flash2) c.grid_order = grid_of(tf), c.lone_middles = lone_middles_of(tf);
+    if (!bwd && c.algo == sim::Algo::flash2) {
+        c.grid_order = grid_of(tf);
+        c.lone_middles = lone_middles_of(tf);
+    }
     // each pass's kernel holds as many blocks an SM as its profile says for the row's tiles (flash2's
     // forward two); the L2 walk runs that many side by side
     {
