@@ -27,6 +27,11 @@
 // runs known work after the bench's L2 flush under the in-process DRAM counters (a warp, reads of
 // 64, 192 and 576 MiB, a 64 MiB write) and prints what they counted.
 //
+//   flashsim bench --launch-probe [--repeats R] [--json F]
+// times what a short call holds besides its work: an empty kernel with and without the most shared
+// memory, a copy and the decode kernel at B = 1, L = 32k, each after the decode rows' L2 flush, and
+// after that flush plus a kernel that leaves the SMs set to the most shared memory or to the default.
+//
 //   flashsim bench --fit [--variant standard,flash2,flash2h] [--batch 1 --heads 16 -d 128]
 // finds the longest N (grid of 1/8 of a power of two) whose training step (forward + backward)
 // the GPU can allocate, by allocation only (no kernel runs), beside the simulator's answer for
@@ -68,7 +73,7 @@ struct BenchArgs {
     std::vector<std::string> passes{"forward"};
     int64_t batch = 0, heads = 0;  // 0: B*N = 16384, H*d = 2048
     std::string dtype = "bf16", json, gpu = "H200";
-    bool causal = false, no_check = false, nvtx = false, ceilings = false, counters_probe = false;
+    bool causal = false, no_check = false, nvtx = false, ceilings = false, counters_probe = false, launch_probe = false;
     int repeats = 20, warmup = 3;
     uint64_t seed = 42;
     // --decode: one new token against a KV cache; --fit: the longest N a step fits
@@ -432,10 +437,32 @@ int run_counters_probe(const BenchArgs& a) {
     return 0;
 }
 
+// flashsim bench --launch-probe: what an event-timed call pays besides its work, and whether the SMs'
+// shared-memory carve-out, left by the kernel before, is part of it (fcuda::probe_launch).
+int run_launch_probe(const BenchArgs& a) {
+    const std::time_t started = std::time(nullptr);
+    json rows = json::array();
+    std::printf("%-20s %9s %9s %9s  %s\n", "work", "us med", "us min", "us max", "before the timed call");
+    for (const fcuda::LaunchProbe& p : fcuda::probe_launch(a.repeats)) {
+        rows.push_back({{"name", p.name},
+                        {"method", p.method},
+                        {"before", p.before},
+                        {"repeats", p.repeats},
+                        {"us_median", p.us_median},
+                        {"us_min", p.us_min},
+                        {"us_max", p.us_max}});
+        std::printf("%-20s %9.2f %9.2f %9.2f  %s\n", p.name.c_str(), p.us_median, p.us_min, p.us_max, p.before.c_str());
+    }
+    if (!write_doc(a.json, rows, started, "launch_probe")) return 1;
+    if (!a.json.empty()) std::cerr << "bench: wrote " << a.json << "\n";
+    return 0;
+}
+
 int run_bench(const BenchArgs& a) {
     if (const int rc = check_device_and_dtype(a)) return rc;
     if (a.ceilings) return run_ceilings(a);
     if (a.counters_probe) return run_counters_probe(a);
+    if (a.launch_probe) return run_launch_probe(a);
     const auto dt = sim::parse_dtype(a.dtype);
     // by default every variant this GPU can run (flash2h needs Hopper); one asked for by name
     // and not runnable here fails its rows with the reason
@@ -1093,6 +1120,10 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_flag("--counters-probe", args->counters_probe,
                   "What the in-process DRAM counters see for known work after the L2 flush (a warp, reads of 64, "
                   "192 and 576 MiB, a 64 MiB write), beside the work's own bytes");
+    cmd->add_flag("--launch-probe", args->launch_probe,
+                  "Time an empty kernel, a copy and the decode kernel (B = 1, L = 32k) after the decode rows' L2 "
+                  "flush, with the SMs left set to the most shared memory or to the default: what a short call "
+                  "pays besides its work");
     cmd->add_flag("--ceilings", args->ceilings,
                   "Measure this GPU's ceilings instead (HBM copy, L2, shared memory, mma.sync, wgmma, exp unit, "
                   "launch) with microbenchmarks; --json writes them");
@@ -1178,10 +1209,11 @@ void register_bench(CLI::App& app, int& rc) {
                     }
             }
             if (int(args->decode) + int(args->fit) + int(args->study > 0) + int(args->scale) + int(args->ring != 0) +
-                    int(args->ceilings) + int(args->counters_probe) >
+                    int(args->ceilings) + int(args->counters_probe) + int(args->launch_probe) >
                 1)
                 throw std::runtime_error(
-                    "--decode, --fit, --study, --scale, --ring, --ceilings and --counters-probe are separate runs");
+                    "--decode, --fit, --study, --scale, --ring, --ceilings, --counters-probe and --launch-probe are "
+                    "separate runs");
             if (args->ring < 0) throw std::runtime_error("--ring takes a device count P >= 1");
             if (args->study < 0) throw std::runtime_error("--study takes a count of shapes >= 1");
             if (!slice->empty()) {

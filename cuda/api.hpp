@@ -134,6 +134,17 @@ struct CounterProbe {
 };
 std::vector<CounterProbe> probe_counters(int repeats = 3);
 
+// What a call's time holds besides its work (bench --launch-probe): an empty kernel with and without
+// shared memory, a copy and the decode kernel (B = 1, L = 32k), each timed by events after the decode
+// rows' read flush and after that flush plus a kernel that leaves the SMs set to the most shared memory
+// or to the default carve-out. Medians over `repeats` rounds that interleave every case.
+struct LaunchProbe {
+    std::string name, method, before;
+    int repeats = 0;
+    double us_median = 0, us_min = 0, us_max = 0;
+};
+std::vector<LaunchProbe> probe_launch(int repeats = 30);
+
 // One untimed run, outputs copied back. For backward, the forward of the same variant (flash2)
 // or of standard provides O and LSE; dO comes from the generator (InputTensor::dO).
 struct Outputs {

@@ -130,9 +130,10 @@ __host__ __device__ constexpr int persistent_units(bool causal, int T_r, int BH)
 // takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
 // b + 2G, ... in turn. In turn, the consumers walk the same units as the producer; with the
-// counter the producer thread tells them through a shared-memory word written before it arms the
-// Q_i barrier (2 u + half, or -1: no more; compute-sanitizer's racecheck reports that word, as it
-// does not follow the mbarriers that order it: cuda/NOTES.md, "the tile handed over"). It loads
+// counter the producer thread tells them through a shared-memory word (2 u + half, or -1: no more)
+// that it stores through the async proxy as 4 of the Q_i barrier's transaction bytes (st.async), so
+// the barrier alone orders it (a plain store, which the mbarriers order just as well, drew
+// compute-sanitizer racecheck's reports: it does not follow mbarriers; cuda/NOTES.md). It loads
 // the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
 // and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
 // store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
@@ -214,8 +215,12 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                     const FwdTile tl = tile_at(u, half);
                     const int T_c = key_blocks(tl.i), bh = tl.bh;
                     if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
-                    if (PERSIST && next_unit != nullptr) tile_code = 2 * u + half;  // read after the Q_i barrier
-                    mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                    if (PERSIST && next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
+                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES + 4);
+                        st_async_u32(smem_addr(&tile_code), static_cast<uint32_t>(2 * u + half), barQ);
+                    } else {
+                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
+                    }
                     for (int p = 0; p < Z::PANELS; ++p)
                         tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
                     for (int j = 0; j < T_c; ++j, ++it) {
@@ -235,8 +240,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             }
             if (PERSIST && next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
                 mbar_wait(emptyQ, (n - 1) & 1);
-                tile_code = -1;
-                mbar_arrive(barQ);
+                mbar_arrive_expect_tx(barQ, 4);
+                st_async_u32(smem_addr(&tile_code), ~0u, barQ);  // -1
             }
         }
         return;
@@ -408,7 +413,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             }
             mbar_wait(barQ, n & 1);
             if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
-                code = tile_code;
+                code = *static_cast<volatile int*>(&tile_code);
                 if (code < 0) break;
             }
             const FwdTile tl = tile_at(code >> 1, code & 1);

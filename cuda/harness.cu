@@ -241,6 +241,37 @@ std::vector<CounterProbe> probe_counters(int repeats) {
     return res;
 }
 
+// bench --launch-probe's block that only holds shared memory: the SM must be set to the carve-out that
+// holds it before the block starts. The store never happens (sink is null); the compiler cannot know.
+__global__ void harness_hold_smem(unsigned* sink) {
+    extern __shared__ unsigned held[];
+    if (sink != nullptr && threadIdx.x == 0) {
+        held[0] = blockIdx.x;
+        *sink = held[0];
+    }
+}
+
+namespace {
+
+// Launches harness_hold_smem on every SM with `bytes` of dynamic shared memory a block (0: none) and
+// the carve-out preference `carveout` (percent of the SM's memory as shared; -1: the default).
+void hold_smem(cudaStream_t s, int bytes, int carveout) {
+    static int configured = -2;
+    if (carveout != configured) {
+        int dev = 0, optin = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        CUDA_CHECK(cudaFuncSetAttribute(harness_hold_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        CUDA_CHECK(cudaFuncSetAttribute(harness_hold_smem, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        carveout < 0 ? cudaSharedmemCarveoutDefault : carveout));
+        configured = carveout;
+    }
+    harness_hold_smem<<<sm_count(), 128, bytes, s>>>(nullptr);
+    LAUNCH_CHECK();
+}
+
+}  // namespace
+
 void generate_on_device(void* out, sim::DType dt, uint64_t seed, sim::InputTensor which, int64_t count) {
     dispatch_dtype(dt, [&]<typename T>() {
         harness_generate<T><<<1024, 256>>>(static_cast<T*>(out), seed, which, count);
@@ -1196,6 +1227,99 @@ int64_t step_workspace_after_run(const std::string& variant, const sim::Problem&
     backward_of(variant, p, t, ws, 0);
     CUDA_CHECK(cudaDeviceSynchronize());
     return workspace_bytes(ws);
+}
+
+std::vector<LaunchProbe> probe_launch(int repeats) {
+    if (repeats < 1)
+        throw std::runtime_error("--launch-probe needs --repeats >= 1 (got " + std::to_string(repeats) + ")");
+    int dev = 0, optin = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    // the decode rows' B = 1, L = 32k problems (GQA 32/8, bf16), their split plan, and a copy of as many bytes
+    auto decode_problem = [](int64_t d) {
+        sim::DecodeProblem p;
+        p.kv_len = 32768;
+        p.head_dim = d;
+        return p;
+    };
+    const sim::DecodeProblem p128 = decode_problem(128), p64 = decode_problem(64);
+    const DecodePlan plan128 = decode_plan(p128, sm_count(), 0), plan64 = decode_plan(p64, sm_count(), 0);
+    std::vector<DecodeSet> set128, set64;  // enough copies that no call finds its K, V in L2
+    for (int c = 0; c < 2; ++c) set128.push_back(make_decode_set(p128, plan128));
+    for (int c = 0; c < 3; ++c) set64.push_back(make_decode_set(p64, plan64));
+    const size_t copy_bytes = set128[0].K.bytes() + set128[0].V.bytes();
+    DeviceBuffer src(copy_bytes), dst(copy_bytes);
+    CUDA_CHECK(cudaMemset(src.get(), 1, copy_bytes));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const int max_smem = optin;
+    struct Work {
+        std::string name, method;
+        std::function<void(int)> run;  // argument: the repeat
+    };
+    cudaStream_t s = 0;
+    std::vector<Work> works = {
+        {"empty", "a block an SM, 128 threads, no shared memory", [&](int) { hold_smem(s, 0, -1); }},
+        {"empty_max_smem",
+         "a block an SM holding the most dynamic shared memory a block may (" + std::to_string(max_smem / 1024) +
+             " KiB), carve-out all shared",
+         [&](int) { hold_smem(s, max_smem, 100); }},
+        {"copy_kv_32k_d128",
+         "cudaMemcpyAsync of the d = 128 row's K and V bytes (" + std::to_string(copy_bytes >> 20) + " MiB)",
+         [&](int) { CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), copy_bytes, cudaMemcpyDeviceToDevice, s)); }},
+        {"decode_1_32k_d128",
+         "the decode kernel, B = 1, L = 32,768, GQA 32/8, d = 128, bf16, the plan's " + std::to_string(plan128.splits) +
+             " splits",
+         [&](int r) { decode_forward(p128, plan128, set128[r % set128.size()].tensors(), s); }},
+        {"decode_1_32k_d64", "the same at d = 64 (" + std::to_string(plan64.splits) + " splits)",
+         [&](int r) { decode_forward(p64, plan64, set64[r % set64.size()].tensors(), s); }},
+    };
+    // Before each timed call: the decode rows' read flush, then (a) nothing, or a block on every SM that
+    // holds (b) the most shared memory, (c) none with the default carve-out: what the SMs were last set
+    // to when the call starts.
+    struct Before {
+        std::string name;
+        std::function<void()> run;
+    };
+    const std::vector<Before> befores = {
+        {"the read flush", [] {}},
+        {"the read flush, then a kernel holding the most shared memory", [&] { hold_smem(s, max_smem, 100); }},
+        {"the read flush, then a kernel holding none (default carve-out)", [&] { hold_smem(s, 0, -1); }},
+    };
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    std::vector<std::vector<double>> us(works.size() * befores.size());
+    for (int r = -3; r < repeats; ++r)  // three warm-up rounds; rounds interleave every case
+        for (size_t w = 0; w < works.size(); ++w)
+            for (size_t b = 0; b < befores.size(); ++b) {
+                flush_l2(s, kDecodeFlush);
+                befores[b].run();
+                CUDA_CHECK(cudaEventRecord(start, s));
+                works[w].run(r < 0 ? 0 : r);
+                CUDA_CHECK(cudaEventRecord(stop, s));
+                CUDA_CHECK(cudaEventSynchronize(stop));
+                float ms = 0;
+                CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+                if (r >= 0) us[w * befores.size() + b].push_back(ms * 1e3);
+            }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    std::vector<LaunchProbe> out;
+    for (size_t w = 0; w < works.size(); ++w)
+        for (size_t b = 0; b < befores.size(); ++b) {
+            std::vector<double>& v = us[w * befores.size() + b];
+            LaunchProbe lp;
+            lp.name = works[w].name;
+            lp.method = works[w].method;
+            lp.before = befores[b].name;
+            lp.repeats = static_cast<int>(v.size());
+            lp.us_median = median_of(v);
+            std::sort(v.begin(), v.end());
+            lp.us_min = v.front();
+            lp.us_max = v.back();
+            out.push_back(lp);
+        }
+    return out;
 }
 
 }  // namespace fcuda

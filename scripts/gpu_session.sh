@@ -13,7 +13,8 @@
 # (flashsim bench over SEQS x DIMS x {none, causal} x PASSES, where PASSES may hold step: the
 # pairings VARIANTS_STEP over STEP_SEQS; DRAM/L2 bytes in process through
 # CUPTI), det (flash2h's deterministic backward), ceilings (bench --ceilings), decode (bench
-# --decode with its SDPA anchors), probe (bench --counters-probe), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
+# --decode with its SDPA anchors), probe (bench --counters-probe), launch (bench --launch-probe:
+# what a short call pays besides its work, with the SMs' carve-out left at most shared or default), fit (bench --fit), ncu (DRAM bytes of NCU_CONFIGS by Nsight Compute, set beside the in-process ones as a
 # cross-check, or filling them where CUPTI could not read them), anchor (scripts/anchor_sdpa.py: SDPA flash / cuDNN / matmul),
 # trust (attend --backend cuda on numpy files with --compare, a NaN file refused, bench --scale),
 # study (bench --study: STUDY_SHAPES random shapes, at most STUDY_SECONDS), wg (flash2h forward
@@ -619,6 +620,16 @@ if has probe; then
   stamp probe
   timeout "${PROBE_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --counters-probe --json "$OUT/counters_probe.json"
   echo "probe rc=$?"
+fi
+
+if has launch; then
+  # an empty kernel with and without the most shared memory, a copy and the decode kernel at B = 1,
+  # L = 32k, each after the decode rows' read flush, and after the flush plus a kernel that leaves the
+  # SMs set to the most shared memory or to the default carve-out (issue 14's ~10 us a call)
+  stamp launch
+  timeout "${LAUNCH_TIMEOUT:-120}" "$BIN/flashsim-bench" bench --launch-probe --repeats "${LAUNCH_REPEATS:-40}" \
+    --json "$OUT/launch_probe.json"
+  echo "launch rc=$?"
 fi
 
 if has ceilings; then

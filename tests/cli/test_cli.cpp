@@ -250,6 +250,7 @@ TEST_CASE("bench refuses flags that do not go together, before it looks for a GP
         {"bench --decode --trace -1", "--trace takes a count of traced calls from 1 to 1000, got -1"},
         {"bench --decode --counters-probe", "are separate runs"},
         {"bench --ceilings --counters-probe", "are separate runs"},
+        {"bench --decode --launch-probe", "are separate runs"},
     };
     for (const auto& [args, want] : cases) {
         const std::string line = args;
