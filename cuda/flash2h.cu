@@ -131,9 +131,10 @@ __host__ __device__ constexpr int persistent_units(bool causal, int T_r, int BH)
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
 // b + 2G, ... in turn. In turn, the consumers walk the same units as the producer; with the
 // counter the producer thread tells them through a shared-memory word (2 u + half, or -1: no more)
-// that it stores through the async proxy as 4 of the Q_i barrier's transaction bytes (st.async), so
-// the barrier alone orders it (a plain store, which the mbarriers order just as well, drew
-// compute-sanitizer racecheck's reports: it does not follow mbarriers; cuda/NOTES.md). It loads
+// that it stores through the async proxy as 4 of the Q_i barrier's transaction bytes (st.async,
+// which needs the grid launched in clusters: of one block here), so the barrier alone orders it (a
+// plain store, which the mbarriers order just as well, drew compute-sanitizer racecheck's reports:
+// it does not follow mbarriers; cuda/NOTES.md). It loads
 // the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
 // and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
 // store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
@@ -217,7 +218,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                     if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
                     if (PERSIST && next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
                         mbar_arrive_expect_tx(barQ, Z::Q_BYTES + 4);
-                        st_async_u32(smem_addr(&tile_code), static_cast<uint32_t>(2 * u + half), barQ);
+                        st_async_u32(own_cluster_addr(smem_addr(&tile_code)), static_cast<uint32_t>(2 * u + half),
+                                     own_cluster_addr(barQ));
                     } else {
                         mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
                     }
@@ -241,7 +243,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             if (PERSIST && next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
                 mbar_wait(emptyQ, (n - 1) & 1);
                 mbar_arrive_expect_tx(barQ, 4);
-                st_async_u32(smem_addr(&tile_code), ~0u, barQ);  // -1
+                st_async_u32(own_cluster_addr(smem_addr(&tile_code)), ~0u, own_cluster_addr(barQ));  // -1
             }
         }
         return;
@@ -677,8 +679,26 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
         }
         counter = ws.d.as<unsigned>();
     }
-    kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                          scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH, counter);
+    if (counter != nullptr) {  // st.async hands the tile word over: a launch in clusters (of one block)
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = grid;
+        cfg.blockDim = dim3(Z::THREADS);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = s;
+        cudaLaunchAttribute cluster[1];
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = 1;
+        cluster[0].val.clusterDim.y = 1;
+        cluster[0].val.clusterDim.z = 1;
+        cfg.attrs = cluster;
+        cfg.numAttrs = 1;
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
+                                      scale * 1.4426950408889634f, 0, BH, counter));
+    } else {
+        kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
+                                              scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH,
+                                              counter);
+    }
     LAUNCH_CHECK();
 }
 
