@@ -57,7 +57,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <vector>
 
 #include "cuda/hopper.cuh"
 #include "cuda/mma.cuh"
@@ -127,23 +126,16 @@ __host__ __device__ constexpr int persistent_units(bool causal, int T_r, int BH)
     return units::count(causal, T_r, BH);
 }
 
-// The counter grid's workspace: 16-byte entries, entry 0 the unit counter (its first word), entry 1
-// the code -1 (no more units), entry 2 + k the code k (2 u + half), each entry's four words equal:
-// constant after the launch code fills it, so a bulk copy of an entry needs no fence.
-__host__ __device__ constexpr int64_t code_table_bytes(int units) { return 16 * (2 + 2 * int64_t(units)); }
-__device__ __forceinline__ const void* code_entry(const unsigned* table, int code) {
-    return reinterpret_cast<const unsigned char*>(table) + 16 * (code < 0 ? 1 : 2 + int64_t(code));
-}
-
 // PERSIST: one thread block an SM (grid G = min(SMs, units)); block b starts with unit b and then
 // takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
 // b + 2G, ... in turn. In turn, the consumers walk the same units as the producer; with the
 // counter the producer thread tells them through a shared-memory word (2 u + half, or -1: no more)
-// that the bulk copy engine brings from the workspace's table of codes, as 16 of the Q_i barrier's
-// transaction bytes beside Q_i's, so the barrier alone orders it (a plain store, which the
-// mbarriers order just as well, drew compute-sanitizer racecheck's reports: it does not follow
-// mbarriers; a store by st.async needs a cluster of two blocks or more; cuda/NOTES.md). It loads
+// that it stores through the async proxy as 4 of the Q_i barrier's transaction bytes (st.async,
+// which needs the grid launched in clusters of two blocks or more: of two here, each block storing
+// into its own shared memory), so the barrier alone orders it (a plain store, which the mbarriers
+// order just as well, drew compute-sanitizer racecheck's reports: it does not follow mbarriers;
+// neither does it for a bulk copy's bytes; cuda/NOTES.md). It loads
 // the next tile's Q_i once the consumers' last S of the current one is done (the emptyQ barrier),
 // and its K_j, V_j as the ring frees, while the consumers finish the current tile's last P V and
 // store its O: a tile's start (Q_i's and K_0's latency, the block's launch) overlaps the one
@@ -173,9 +165,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 
     // the tiles this block runs: units from u0 on (PERSIST: the next from the counter or u + G),
     // below u_end, each of unit_tiles tiles
-    // with the counter, the producer's word to the consumers (2 u + half, or -1: no more), copied in
-    // by the bulk copy engine from the workspace's code table (code_entry)
-    __shared__ __align__(16) int tile_code[4];
+    __shared__ int tile_code;  // with the counter, the producer's word to the consumers: 2 u + half, or -1 (no more)
     const int T_r = (N + BR - 1) / BR;
     const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
     const int G = PERSIST ? static_cast<int>(gridDim.x) : 1;
@@ -228,8 +218,9 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                     const int T_c = key_blocks(tl.i), bh = tl.bh;
                     if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
                     if (PERSIST && next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
-                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES + 16);
-                        bulk_load(smem_addr(tile_code), code_entry(next_unit, 2 * u + half), 16, barQ);
+                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES + 4);
+                        st_async_u32(own_cluster_addr(smem_addr(&tile_code)), static_cast<uint32_t>(2 * u + half),
+                                     own_cluster_addr(barQ));
                     } else {
                         mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
                     }
@@ -252,8 +243,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             }
             if (PERSIST && next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
                 mbar_wait(emptyQ, (n - 1) & 1);
-                mbar_arrive_expect_tx(barQ, 16);
-                bulk_load(smem_addr(tile_code), code_entry(next_unit, -1), 16, barQ);
+                mbar_arrive_expect_tx(barQ, 4);
+                st_async_u32(own_cluster_addr(smem_addr(&tile_code)), ~0u, own_cluster_addr(barQ));  // -1
             }
         }
         return;
@@ -425,7 +416,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             }
             mbar_wait(barQ, n & 1);
             if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
-                code = *static_cast<volatile int*>(&tile_code[0]);
+                code = *static_cast<volatile int*>(&tile_code);
                 if (code < 0) break;
             }
             const FwdTile tl = tile_at(code >> 1, code & 1);
@@ -679,23 +670,36 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
     const dim3 grid = PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
                               : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
     const float scale = static_cast<float>(p.softmax_scale());
-    // counted: the persistent grid's unit counter and its table of codes (the workspace, filled once;
-    // every launch leaves the counter zero); otherwise the static order (no counter)
+    // counted: the persistent grid's unit counter (4 bytes of the workspace, zeroed once; every
+    // launch leaves it zero); otherwise the static order (no counter)
     unsigned* counter = nullptr;
-    if (PERSIST && counted) {
-        const size_t need = static_cast<size_t>(code_table_bytes(persistent_units(CAUSAL, T_r, BH)));
-        if (ws.d.bytes() < need) {  // the counter at 0, then the codes (code_entry); kept for later launches
-            ws.d.ensure(need);
-            std::vector<int32_t> table(ws.d.bytes() / 4, 0);
-            for (size_t e = 1; e < table.size() / 4; ++e)
-                for (size_t w = 0; w < 4; ++w) table[4 * e + w] = e == 1 ? -1 : static_cast<int32_t>(e - 2);
-            CUDA_CHECK(cudaMemcpyAsync(ws.d.get(), table.data(), ws.d.bytes(), cudaMemcpyHostToDevice, s));
-            CUDA_CHECK(cudaStreamSynchronize(s));  // the table leaves scope
+    if (PERSIST && counted && persistent_units(CAUSAL, T_r, BH) >= 2) {  // one unit: the static order
+        if (ws.d.bytes() < 4) {
+            ws.d.ensure(4);
+            CUDA_CHECK(cudaMemsetAsync(ws.d.get(), 0, 4, s));
         }
         counter = ws.d.as<unsigned>();
     }
-    kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                          scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH, counter);
+    if (counter != nullptr) {  // st.async hands the tile word over: a launch in clusters of two blocks
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(grid.x & ~1u);  // a unit counter's grid may be any size up to the units
+        cfg.blockDim = dim3(Z::THREADS);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = s;
+        cudaLaunchAttribute cluster[1];
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = 2;
+        cluster[0].val.clusterDim.y = 1;
+        cluster[0].val.clusterDim.z = 1;
+        cfg.attrs = cluster;
+        cfg.numAttrs = 1;
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
+                                      scale * 1.4426950408889634f, 0, BH, counter));
+    } else {
+        kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
+                                              scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH,
+                                              counter);
+    }
     LAUNCH_CHECK();
 }
 
@@ -808,9 +812,9 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
 
 int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p) {
     if (grid_mode(p) != GRID_PERSISTENT) return 0;
-    const int64_t BR = flash2h_tiles(p).block_rows;  // the unit counter and the table of codes
+    const int64_t BR = flash2h_tiles(p).block_rows;  // the unit counter, where there are two units or more
     const int T_r = static_cast<int>((p.seq + BR - 1) / BR);
-    return code_table_bytes(persistent_units(p.causal, T_r, static_cast<int>(p.heads_total())));
+    return persistent_units(p.causal, T_r, static_cast<int>(p.heads_total())) >= 2 ? 4 : 0;
 }
 
 void flash2h_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {

@@ -1,7 +1,8 @@
 // cuda/tma.cuh — the sm_90 pieces of the Tensor Memory Accelerator that more than one kernel uses, as
 // thin inline-PTX wrappers (sm_90, not sm_90a: the decode kernel, compiled for sm_80 and sm_90, calls
 // them only where __CUDA_ARCH__ >= 900):
-//   * mbarrier (init, arrive, arrive with expected transaction bytes, wait on a phase parity);
+//   * mbarrier (init, arrive, arrive with expected transaction bytes, wait on a phase parity), and a
+//     word stored through the async proxy that completes on one (st.async);
 //   * TMA: cp.async.bulk.tensor (a 3-D box from a CUtensorMap into shared memory, completing
 //     on an mbarrier), and the driver's cuTensorMapEncodeTiled that makes the map (host).
 // flash2h.cu and flash2h_bwd.cu reach them through cuda/hopper.cuh.
@@ -30,6 +31,24 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 }
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// This block's shared-memory address `a` as an address of its cluster's shared memory (mapa to the
+// block's own rank); only in a kernel launched with a cluster dimension.
+__device__ __forceinline__ uint32_t own_cluster_addr(uint32_t a) {
+    uint32_t rank = 0, out = 0;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(rank));
+    return out;
+}
+// A 4-byte store into a cluster's shared memory by the async proxy, its bytes counted as bar's
+// transaction bytes: a thread that sees bar's phase complete sees the word, ordered by the barrier
+// alone (st.async, sm_90). dst and bar are cluster addresses (own_cluster_addr); the kernel must be
+// launched in clusters of two blocks or more: in a plain launch the instruction faults (illegal
+// instruction, H100), and compute-sanitizer's memcheck refuses a cluster of one.
+__device__ __forceinline__ void st_async_u32(uint32_t dst, uint32_t value, uint32_t bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];" ::"r"(dst), "r"(value),
+                 "r"(bar)
+                 : "memory");
 }
 // Returns once the phase with this parity has completed (phases alternate 0, 1, 0, ...).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
