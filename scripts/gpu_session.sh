@@ -139,8 +139,8 @@ if has sanitize; then
       done
     done
   done
-  # flash2h forward's persistent grid (not the default; SAN_GRID: static, or persistent, whose shared tile
-  # word racecheck reports) with more units than SMs: every block runs several tiles, handing the Q_i buffer
+  # flash2h forward's persistent grid (SAN_GRID: static, the default's, or persistent, the counter's,
+  # launched in clusters of two for its st.async tile word) with more units than SMs: every block runs several tiles, handing the Q_i buffer
   # and the K/V ring from tile to tile
   if [[ " ${SAN_VARIANTS:-flash2h} " == *" flash2h "* && "${SAN_PASSES:-forward}" == *forward* ]]; then
     for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
