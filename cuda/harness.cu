@@ -241,8 +241,10 @@ std::vector<CounterProbe> probe_counters(int repeats) {
     return res;
 }
 
-// bench --launch-probe's block that only holds shared memory: the SM must be set to the carve-out that
-// holds it before the block starts. The store never happens (sink is null); the compiler cannot know.
+// bench --launch-probe's block that holds shared memory (HOLD: the most a block may, the carve-out set
+// to all shared; otherwise none and the default carve-out): the SM must be set to a carve-out that holds
+// it before the block starts. The store never happens (sink is null); the compiler cannot know.
+template <bool HOLD>
 __global__ void harness_hold_smem(unsigned* sink) {
     extern __shared__ unsigned held[];
     if (sink != nullptr && threadIdx.x == 0) {
@@ -253,20 +255,27 @@ __global__ void harness_hold_smem(unsigned* sink) {
 
 namespace {
 
-// Launches harness_hold_smem on every SM with `bytes` of dynamic shared memory a block (0: none) and
-// the carve-out preference `carveout` (percent of the SM's memory as shared; -1: the default).
-void hold_smem(cudaStream_t s, int bytes, int carveout) {
-    static int configured = -2;
-    if (carveout != configured) {
-        int dev = 0, optin = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        CUDA_CHECK(cudaFuncSetAttribute(harness_hold_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-        CUDA_CHECK(cudaFuncSetAttribute(harness_hold_smem, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        carveout < 0 ? cudaSharedmemCarveoutDefault : carveout));
-        configured = carveout;
-    }
-    harness_hold_smem<<<sm_count(), 128, bytes, s>>>(nullptr);
+// The most dynamic shared memory a block may ask for on the current device (opt-in).
+int max_smem_optin() {
+    int dev = 0, optin = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return optin;
+}
+
+// Launches harness_hold_smem<HOLD> on every SM; each kind's attributes are set once, at its first use,
+// so that nothing but the launch lands between a timed call's events.
+template <bool HOLD>
+void hold_smem(cudaStream_t s) {
+    static const int bytes = [] {
+        if (!HOLD) return 0;
+        const int b = max_smem_optin();
+        CUDA_CHECK(cudaFuncSetAttribute(harness_hold_smem<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+        CUDA_CHECK(cudaFuncSetAttribute(harness_hold_smem<true>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+        return b;
+    }();
+    harness_hold_smem<HOLD><<<sm_count(), 128, bytes, s>>>(nullptr);
     LAUNCH_CHECK();
 }
 
@@ -1232,9 +1241,6 @@ int64_t step_workspace_after_run(const std::string& variant, const sim::Problem&
 std::vector<LaunchProbe> probe_launch(int repeats) {
     if (repeats < 1)
         throw std::runtime_error("--launch-probe needs --repeats >= 1 (got " + std::to_string(repeats) + ")");
-    int dev = 0, optin = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     // the decode rows' B = 1, L = 32k problems (GQA 32/8, bf16), their split plan, and a copy of as many bytes
     auto decode_problem = [](int64_t d) {
         sim::DecodeProblem p;
@@ -1251,18 +1257,18 @@ std::vector<LaunchProbe> probe_launch(int repeats) {
     DeviceBuffer src(copy_bytes), dst(copy_bytes);
     CUDA_CHECK(cudaMemset(src.get(), 1, copy_bytes));
     CUDA_CHECK(cudaDeviceSynchronize());
-    const int max_smem = optin;
+    const int max_smem = max_smem_optin();
     struct Work {
         std::string name, method;
         std::function<void(int)> run;  // argument: the repeat
     };
     cudaStream_t s = 0;
     std::vector<Work> works = {
-        {"empty", "a block an SM, 128 threads, no shared memory", [&](int) { hold_smem(s, 0, -1); }},
+        {"empty", "a block an SM, 128 threads, no shared memory", [&](int) { hold_smem<false>(s); }},
         {"empty_max_smem",
          "a block an SM holding the most dynamic shared memory a block may (" + std::to_string(max_smem / 1024) +
              " KiB), carve-out all shared",
-         [&](int) { hold_smem(s, max_smem, 100); }},
+         [&](int) { hold_smem<true>(s); }},
         {"copy_kv_32k_d128",
          "cudaMemcpyAsync of the d = 128 row's K and V bytes (" + std::to_string(copy_bytes >> 20) + " MiB)",
          [&](int) { CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), copy_bytes, cudaMemcpyDeviceToDevice, s)); }},
@@ -1282,8 +1288,8 @@ std::vector<LaunchProbe> probe_launch(int repeats) {
     };
     const std::vector<Before> befores = {
         {"the read flush", [] {}},
-        {"the read flush, then a kernel holding the most shared memory", [&] { hold_smem(s, max_smem, 100); }},
-        {"the read flush, then a kernel holding none (default carve-out)", [&] { hold_smem(s, 0, -1); }},
+        {"the read flush, then a kernel holding the most shared memory", [&] { hold_smem<true>(s); }},
+        {"the read flush, then a kernel holding none (default carve-out)", [&] { hold_smem<false>(s); }},
     };
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
@@ -1314,9 +1320,9 @@ std::vector<LaunchProbe> probe_launch(int repeats) {
             lp.before = befores[b].name;
             lp.repeats = static_cast<int>(v.size());
             lp.us_median = median_of(v);
-            std::sort(v.begin(), v.end());
-            lp.us_min = v.front();
-            lp.us_max = v.back();
+            const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+            lp.us_min = *lo;
+            lp.us_max = *hi;
             out.push_back(lp);
         }
     return out;
