@@ -630,6 +630,7 @@ int run_decode_bench(const BenchArgs& a) {
                 row["stage_keys"] = m.stage_keys;
                 row["l2_prefetch"] = m.l2_prefetch;
                 row["kv_load"] = m.kv_load;
+                row["merge"] = m.merge;
                 row["l2_flush"] = m.l2_flush;
                 row["ms_median"] = m.ms_median;
                 row["ms_min"] = m.ms_min;

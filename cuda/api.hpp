@@ -263,6 +263,7 @@ struct DecodeMeasurement {
     int64_t stage_keys = 0;   // keys a ring stage of the kernel held (FLASHSIM_DECODE_STAGE_KEYS)
     int64_t l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     std::string kv_load;      // how K and V reached shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
+    std::string merge;        // who merged the splits: none (one split), fused, separate or cluster
     // how L2 was emptied before each timed call: read (decode's default) or write (FLASHSIM_L2_FLUSH)
     std::string l2_flush;
     std::string splits_why;
@@ -285,6 +286,7 @@ struct DecodeOutputs {
     int64_t stage_keys = 0;      // keys a ring stage held
     int64_t l2_prefetch = 0;     // L2 prefetch size hinted on the K/V copies (bytes; 0: none)
     std::string kv_load;         // cp.async or tma
+    std::string merge;           // none, fused, separate or cluster
 };
 DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits = 0);
 // Keys a ring stage of the decode kernel holds at this head dim: FLASHSIM_DECODE_STAGE_KEYS=64|128,
@@ -298,10 +300,12 @@ int decode_l2_prefetch();
 // tma when tma_default (the kernel passes: sm_90 or later and no cp.async prefetch hint asked for),
 // cp.async otherwise; tma on an older GPU is refused at launch. Bad values throw with the fix. No GPU needed.
 std::string decode_kv_load(bool tma_default);
-// Whether the last block of a head merges the splits (true, the default) or a second kernel does:
-// FLASHSIM_DECODE_MERGE=fused|separate (separate is for side-by-side timing; more splits than the fused
-// merge takes always use the kernel). Bad values throw with the fix. Reads the environment only (no GPU).
-bool decode_merge_fused();
+// Who merges the splits: "fused" (the last block of a head, the default), "separate" (a second
+// kernel; for side-by-side timing; more splits than the fused merge takes always use it) or "cluster"
+// (a head's splits are the blocks of one cluster, at most 16, one block an SM, merging through
+// distributed shared memory; sm_90 with the TMA loads): FLASHSIM_DECODE_MERGE. Bad values throw with
+// the fix. Reads the environment only (no GPU).
+std::string decode_merge_mode();
 // How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
 // else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.
 std::string l2_flush_setting(bool decode);

@@ -66,6 +66,10 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;  // the K/V ring of one block (two blocks an SM on the H200)
+// The cluster merge's block holds an SM alone (a cluster of 16 must not pack two of its blocks on
+// one SM and leave others idle) and keeps the same bytes in flight an SM with a ring twice as deep
+constexpr int kClusterRingBytes = 2 * kRingBytes;
+constexpr int kMaxClusterSplits = 16;  // the largest cluster the launch asks for (non-portable above 8)
 constexpr int kMaxFusedSplits = 1024;  // the last block merges when splits <= this (weights fit the ring)
 constexpr float kLog2e = 1.4426950408889634f;
 // How K and V reach the ring: 16-byte cp.async copies by every thread, or TMA boxes issued by one
@@ -97,13 +101,13 @@ __device__ inline void trace_stamp(unsigned long long* rec, int k) {
 // FLASHSIM_DECODE_STAGE_KEYS=64), landed and published together by one wait and one barrier; the
 // warps then work through its tiles in order, so the arithmetic (and every bit of the output) is
 // the same at either stage size.
-template <typename T, int D, int SUB>
+template <typename T, int D, int SUB, int RB = kRingBytes>
 struct Ring {
     static constexpr int kTileElems = kTileKeys * D;  // one K (or V) tile, (64, D)
     static constexpr int kStageKeys = kTileKeys * SUB;
     static constexpr int kStageElems = kStageKeys * D;  // one K (or V) stage
     static constexpr int kStages =
-        kRingBytes / (2 * kStageElems * int(sizeof(T)));  // 3 at d = 128; d = 64: 6, or 3 of 128 keys
+        RB / (2 * kStageElems * int(sizeof(T)));  // 96 KiB: 3 at d = 128; d = 64: 6, or 3 of 128 keys
     static constexpr int kChunks = kStageElems * int(sizeof(T)) / 16 / kThreads;  // 16-byte copies a thread, a stage
     static_assert(kStages >= 2 && kChunks >= 1 && kChunks * 16 * kThreads == kStageElems * int(sizeof(T)), "ring");
 };
@@ -156,16 +160,77 @@ __device__ inline void load_tile_tma(T* K_s, T* V_s, const CUtensorMap* mapK, co
 #endif
 }
 
+// The bytes at the start of the ring that the warps' combine takes: (8 warps, up to 8 heads, D) fp32
+constexpr int kCombineBytes = 8 * 8 * 128 * 4;
+
+// The cluster merge (CL): the splits of one (b, KV head, chunk) are the blocks of one cluster, each
+// holding its partial (O_s (G, D) normalised, then LSE_s (G), fp32) in its own shared memory at
+// ring + kCombineBytes. After a cluster barrier every block reads the G x splits LSE_s from its peers,
+// computes the weights w_s = exp(LSE_s - LSE), and merges its own slice of the G x D outputs from the
+// peers' partials (distributed shared memory: no global partials, fence or counter). A second barrier
+// keeps every block's shared memory alive until its peers have read it. q0: b H_q + the first head.
+template <typename T, int D, int G>
+__device__ inline void cluster_merge(unsigned char* ring_raw, T* __restrict__ O, float* __restrict__ LSE, int64_t q0,
+                                     int splits, unsigned long long* rec) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using namespace hopper;
+    const float* part = reinterpret_cast<const float*>(ring_raw + kCombineBytes);
+    float* w = reinterpret_cast<float*>(ring_raw + kCombineBytes) + G * D + G;  // (G, splits), this block's own
+    __shared__ float lse_all[G];
+    const uint32_t part_a = smem_addr(part);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // every split's partial is in its block's shared memory
+    cluster_sync();
+    for (int k = threadIdx.x; k < G * splits; k += kThreads) {  // w[h][s] = LSE_s of head h, from block s
+        const int s = k / G, h = k % G;
+        w[h * splits + s] = ld_peer_f32(peer_addr(part_a + 4u * (G * D + h), static_cast<uint32_t>(s)));
+    }
+    __syncthreads();
+    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s), then the weights
+        float* ws = w + warp * splits;
+        float M = -INFINITY;
+        for (int s = lane; s < splits; s += 32) M = fmaxf(M, ws[s]);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+        float sum = 0.f;
+        for (int s = lane; s < splits; s += 32) sum += split_weight(ws[s], M);
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        const float lse = M + logf(sum);
+        __syncwarp();
+        for (int s = lane; s < splits; s += 32) ws[s] = split_weight(ws[s], lse);
+        if (lane == 0) lse_all[warp] = lse;
+    }
+    __syncthreads();
+    // this block's slice of the G x D outputs, each summed over the splits in split order
+    const int rank = static_cast<int>(cluster_rank());
+    const int per = (G * D + splits - 1) / splits, lo = rank * per, hi = min(G * D, lo + per);
+    for (int e = lo + static_cast<int>(threadIdx.x); e < hi; e += kThreads) {
+        const int h = e / D;
+        const uint32_t a = part_a + 4u * e;
+        float o = 0.f;
+        for (int s = 0; s < splits; ++s) o = fmaf(w[h * splits + s], ld_peer_f32(peer_addr(a, s)), o);
+        O[(q0 + h) * D + e % D] = StorageTraits<T>::from_float(o);
+    }
+    if (rank == 0 && threadIdx.x < G && LSE) LSE[q0 + threadIdx.x] = lse_all[threadIdx.x];
+    trace_stamp(rec, 4);
+    cluster_sync();  // no block leaves (its shared memory gone) while a peer may still read it
+#else
+    (void)ring_raw, (void)O, (void)LSE, (void)q0, (void)splits, (void)rec;
+    __trap();  // the host launches the cluster merge on sm_90 and later only
+#endif
+}
+
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
 // O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
-template <typename T, int D, int G, int SUB, int PF, int LOAD>
-__global__ void __launch_bounds__(kThreads, 2)
+template <typename T, int D, int G, int SUB, int PF, int LOAD, bool CL>
+__global__ void __launch_bounds__(kThreads, CL ? 1 : 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
                  int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace,
                  const __grid_constant__ CUtensorMap mapK, const __grid_constant__ CUtensorMap mapV) {
-    using R = Ring<T, D, SUB>;
+    using R = Ring<T, D, SUB, CL ? kClusterRingBytes : kRingBytes>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
               : nullptr;
@@ -173,6 +238,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     constexpr int kWarps = kThreads / 32;
     constexpr int KD = D / 16;  // k-steps of S = Q K^T; also the 16-row d tiles of O^T
     static_assert(kWarps * 8 == kTileKeys && G <= 8, "one warp takes 8 keys of a tile; up to 8 query heads");
+    static_assert(kWarps * G * D * 4 <= kCombineBytes, "the warps' combine fits its part of the ring");
+    static_assert(!CL || kCombineBytes + (G * D + G + G * kMaxClusterSplits) * 4 <= kClusterRingBytes,
+                  "the cluster merge's partial and weights fit the ring");
     extern __shared__ __align__(16) unsigned char ring_dyn[];  // kStages x {K_j (64, D), V_j (64, D)}, swizzled
     // TMA's 128-byte swizzle repeats every 1024 bytes and is taken from the shared address: the ring
     // starts on a 1024-byte boundary (the launch gives it 1 KiB more)
@@ -362,6 +430,10 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (splits == 1) {
             O[qh * D + x] = StorageTraits<T>::from_float(out);
             if (x == 0 && LSE) LSE[qh] = lse;
+        } else if constexpr (CL) {  // the partial stays in this block's shared memory, past the combine
+            float* part = reinterpret_cast<float*>(ring_raw + kCombineBytes);  // (G, D) then LSE_s (G)
+            part[idx] = out;
+            if (x == 0) part[G * D + h] = lse;
         } else {
             O_part[(qh * splits + split) * D + x] = out;
             if (x == 0) LSE_part[qh * splits + split] = lse;
@@ -369,6 +441,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     __syncthreads();  // the ring's combine is read: the fused merge may reuse it
     trace_stamp(rec, 3);
+    if constexpr (CL) {
+        if (splits > 1) cluster_merge<T, D, G>(ring_raw, O, LSE, b * H_q + qh0, splits, rec);
+        return;
+    }
     if (splits == 1 || !fused) return;
 
     // Fused merge: the last block of this (b, KV head, chunk) to finish merges every split's partial.
@@ -495,14 +571,21 @@ void kv_maps(const sim::DecodeProblem& p, const DecodeTensors& t, int stage_keys
     mv = last_v;
 }
 
-template <typename T, int D, int G, int SUB, int PF, int LOAD>
+// The split kernel's dynamic shared memory: its ring, and 1 KiB to align it for TMA
+template <int LOAD, bool CL>
+constexpr int split_smem_bytes() {
+    return (CL ? kClusterRingBytes : kRingBytes) + (LOAD == kLoadTma ? 1024 : 0);
+}
+
+template <typename T, int D, int G, int SUB, int PF, int LOAD, bool CL>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    auto kernel = decode_split<T, D, G, SUB, PF, LOAD>;
-    constexpr int smem = kRingBytes + (LOAD == kLoadTma ? 1024 : 0);  // TMA: room to align the ring to 1 KiB
+    auto kernel = decode_split<T, D, G, SUB, PF, LOAD, CL>;
+    constexpr int smem = split_smem_bytes<LOAD, CL>();
     static const bool configured = [&] {  // the ring is dynamic shared memory above the 48 KiB default
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
+        if (CL) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         return true;
     }();
     (void)configured;
@@ -513,11 +596,31 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     const float scale_log2 = static_cast<float>(p.softmax_scale()) * kLog2e;
     CUtensorMap mk{}, mv{};
     if constexpr (LOAD == kLoadTma) kv_maps<T>(p, t, Ring<T, D, SUB>::kStageKeys, mk, mv);
-    kernel<<<grid, kThreads, smem, s>>>(
-        static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE,
-        t.O_part, t.LSE_part, t.counters, static_cast<int>(p.q_heads), static_cast<int>(p.kv_heads),
-        static_cast<int>(p.group()), p.kv_len, plan.keys_per_split, static_cast<int>(plan.splits),
-        plan.fused_merge ? 1 : 0, scale_log2, t.trace, mk, mv);
+    const T* q = static_cast<const T*>(t.Q);
+    const T* k = static_cast<const T*>(t.K);
+    const T* v = static_cast<const T*>(t.V);
+    T* o = static_cast<T*>(t.O);
+    const int hq = static_cast<int>(p.q_heads), hkv = static_cast<int>(p.kv_heads), grp = static_cast<int>(p.group());
+    const int splits = static_cast<int>(plan.splits), fused = plan.fused_merge ? 1 : 0;
+    if constexpr (CL) {  // the splits of a head are one cluster's blocks
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = grid;
+        cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = s;
+        cudaLaunchAttribute cluster[1];
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = grid.x;
+        cluster[0].val.clusterDim.y = 1;
+        cluster[0].val.clusterDim.z = 1;
+        cfg.attrs = cluster;
+        cfg.numAttrs = 1;
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, q, k, v, o, t.LSE, t.O_part, t.LSE_part, t.counters, hq, hkv, grp,
+                                      p.kv_len, plan.keys_per_split, splits, fused, scale_log2, t.trace, mk, mv));
+    } else {
+        kernel<<<grid, kThreads, smem, s>>>(q, k, v, o, t.LSE, t.O_part, t.LSE_part, t.counters, hq, hkv, grp, p.kv_len,
+                                            plan.keys_per_split, splits, fused, scale_log2, t.trace, mk, mv);
+    }
     LAUNCH_CHECK();
     if (plan.splits > 1 && !plan.fused_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
@@ -526,22 +629,24 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     }
 }
 
-template <typename T, int D, int SUB, int PF, int LOAD>
+template <typename T, int D, int SUB, int PF, int LOAD, bool CL = false>
 void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     switch (plan.group_chunk) {
         case 8:
-            return launch_split<T, D, 8, SUB, PF, LOAD>(p, plan, t, s);
+            return launch_split<T, D, 8, SUB, PF, LOAD, CL>(p, plan, t, s);
         case 4:
-            return launch_split<T, D, 4, SUB, PF, LOAD>(p, plan, t, s);
+            return launch_split<T, D, 4, SUB, PF, LOAD, CL>(p, plan, t, s);
         case 2:
-            return launch_split<T, D, 2, SUB, PF, LOAD>(p, plan, t, s);
+            return launch_split<T, D, 2, SUB, PF, LOAD, CL>(p, plan, t, s);
         default:
-            return launch_split<T, D, 1, SUB, PF, LOAD>(p, plan, t, s);
+            return launch_split<T, D, 1, SUB, PF, LOAD, CL>(p, plan, t, s);
     }
 }
 
 template <typename T, int D, int SUB>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
+    if (plan.cluster_merge)  // with the TMA loads only (the plan refuses the copies)
+        return launch_g<T, D, SUB, 0, kLoadTma, true>(p, plan, t, s);
     if (plan.kv_load == "tma")
         return launch_g<T, D, SUB, 0, kLoadTma>(p, plan, t, s);  // (no prefetch hint: the map says)
     switch (plan.l2_prefetch) {
@@ -622,15 +727,15 @@ std::string decode_kv_load(bool tma_default) {
                              "(tma on sm_90 and later, cp.async before)");
 }
 
-// Who merges the splits: FLASHSIM_DECODE_MERGE=fused|separate, else fused (the last block of a head).
-bool decode_merge_fused() {
+// Who merges the splits: FLASHSIM_DECODE_MERGE=fused|separate|cluster, else fused (the last block of a head).
+std::string decode_merge_mode() {
     const char* e = std::getenv("FLASHSIM_DECODE_MERGE");
-    if (!e || !*e) return true;
+    if (!e || !*e) return "fused";
     const std::string v = e;
-    if (v == "fused" || v == "separate") return v == "fused";
-    throw std::runtime_error("FLASHSIM_DECODE_MERGE must be fused or separate (got '" + v +
-                             "'): whether the last block of a head merges the splits or a second kernel does; unset it "
-                             "for the default (fused)");
+    if (v == "fused" || v == "separate" || v == "cluster") return v;
+    throw std::runtime_error("FLASHSIM_DECODE_MERGE must be fused, separate or cluster (got '" + v +
+                             "'): whether the last block of a head merges the splits, a second kernel does, or the "
+                             "blocks of a cluster do through shared memory; unset it for the default (fused)");
 }
 
 namespace {
@@ -662,7 +767,24 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const int64_t tile_keys = c.tile_keys;
     c.tile_keys = plan.stage_keys;
     c.min_tiles_per_split = std::max<int64_t>(1, c.min_tiles_per_split * tile_keys / plan.stage_keys);
-    const sim::DecodeSplit sp = sim::choose_splits(p, m, c);
+    const std::string merge = decode_merge_mode();
+    const bool cluster = merge == "cluster";
+    if (cluster) {
+        // one block an SM (its ring twice as deep), and a head's splits in one cluster of at most 16
+        if (splits > kMaxClusterSplits)
+            throw std::runtime_error(
+                "FLASHSIM_DECODE_MERGE=cluster merges the splits of a head in one cluster of at "
+                "most " +
+                std::to_string(kMaxClusterSplits) + " blocks (got --splits " + std::to_string(splits) +
+                "); ask for 16 splits or fewer, or unset it");
+        c.blocks_per_sm = 1;
+    }
+    sim::DecodeSplit sp = sim::choose_splits(p, m, c);
+    if (cluster && sp.splits > kMaxClusterSplits) {
+        c.splits = kMaxClusterSplits;
+        sp = sim::choose_splits(p, m, c);
+        sp.why = std::to_string(kMaxClusterSplits) + " splits, the largest cluster (the rule would take more)";
+    }
     plan.splits = sp.splits;
     plan.keys_per_split = sp.keys_per_split;
     plan.why = sp.why + (plan.stage_keys != tile_keys
@@ -677,7 +799,18 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
         throw std::runtime_error(
             "FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
             "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
-    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && decode_merge_fused();
+    plan.cluster_merge = cluster && plan.splits > 1;
+    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && merge == "fused";
+    plan.merge = plan.splits == 1 ? "none" : plan.cluster_merge ? "cluster" : plan.fused_merge ? "fused" : "separate";
+    if (plan.cluster_merge) {
+        if (plan.kv_load != "tma")
+            throw std::runtime_error(
+                "FLASHSIM_DECODE_MERGE=cluster runs with the TMA loads on a GPU of compute capability 9.0 or later "
+                "(this plan has " +
+                plan.kv_load + "); unset FLASHSIM_DECODE_LOAD and FLASHSIM_DECODE_PREFETCH, or the merge");
+        plan.why += "; merged in clusters of " + std::to_string(plan.splits) +
+                    " blocks through distributed shared memory, one block an SM";
+    }
     return plan;
 }
 

@@ -917,7 +917,7 @@ DecodeSet make_decode_set(const sim::DecodeProblem& p, const DecodePlan& plan) {
     s.V = DeviceBuffer(static_cast<size_t>(kv_elems * e));
     s.O = DeviceBuffer(static_cast<size_t>(q_elems * e));
     s.LSE = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));
-    if (plan.splits > 1) {
+    if (plan.splits > 1 && !plan.cluster_merge) {  // the cluster merge keeps its partials in shared memory
         s.O_part = DeviceBuffer(static_cast<size_t>(q_elems * plan.splits * 4));
         s.LSE_part = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * plan.splits * 4));
         s.counters = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));  // the kernel leaves them at 0
@@ -1025,6 +1025,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     out.stage_keys = plan.stage_keys;
     out.l2_prefetch = plan.l2_prefetch;
     out.kv_load = plan.kv_load;
+    out.merge = plan.merge;
     const L2Flush flush = l2_flush_mode(kDecodeFlush);  // resolved once: the row records what the runs did
     out.l2_flush = l2_flush_name(flush);
     const int64_t chunks = p.group() / plan.group_chunk;
@@ -1127,6 +1128,7 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
     o.stage_keys = plan.stage_keys;
     o.l2_prefetch = plan.l2_prefetch;
     o.kv_load = plan.kv_load;
+    o.merge = plan.merge;
     return o;
 }
 

@@ -3,6 +3,8 @@
 // them only where __CUDA_ARCH__ >= 900):
 //   * mbarrier (init, arrive, arrive with expected transaction bytes, wait on a phase parity), and a
 //     word stored through the async proxy that completes on one (st.async);
+//   * thread block clusters: a block's rank, the cluster-wide barrier, and loads from a peer block's
+//     shared memory (distributed shared memory: mapa, ld.shared::cluster);
 //   * TMA: cp.async.bulk.tensor (a 3-D box from a CUtensorMap into shared memory, completing
 //     on an mbarrier), and the driver's cuTensorMapEncodeTiled that makes the map (host).
 // flash2h.cu and flash2h_bwd.cu reach them through cuda/hopper.cuh.
@@ -32,14 +34,33 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
-// This block's shared-memory address `a` as an address of its cluster's shared memory (mapa to the
-// block's own rank); only in a kernel launched with a cluster dimension.
-__device__ __forceinline__ uint32_t own_cluster_addr(uint32_t a) {
-    uint32_t rank = 0, out = 0;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+// ---- thread block clusters (sm_90) ---------------------------------------------------------------
+// This block's rank in its cluster.
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t r = 0;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// Every thread of every block of the cluster arrives, then waits for all: the shared-memory writes
+// each block made before it are visible to the cluster's loads after it (release, acquire).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// Shared-memory address `a` of this block as the same address in block `rank` of the cluster (mapa).
+__device__ __forceinline__ uint32_t peer_addr(uint32_t a, uint32_t rank) {
+    uint32_t out = 0;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(rank));
     return out;
 }
+// A float from a cluster shared-memory address (peer_addr): distributed shared memory.
+__device__ __forceinline__ float ld_peer_f32(uint32_t a) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+// This block's shared-memory address `a` as an address of its cluster's shared memory (mapa to the
+// block's own rank); only in a kernel launched with a cluster dimension.
+__device__ __forceinline__ uint32_t own_cluster_addr(uint32_t a) { return peer_addr(a, cluster_rank()); }
 // A 4-byte store into a cluster's shared memory by the async proxy, its bytes counted as bar's
 // transaction bytes: a thread that sees bar's phase complete sees the word, ordered by the barrier
 // alone (st.async, sm_90). dst and bar are cluster addresses (own_cluster_addr); the kernel must be

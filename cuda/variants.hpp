@@ -67,6 +67,8 @@ struct DecodePlan {
     int l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     std::string kv_load = "cp.async";  // how K and V reach shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
+    bool cluster_merge = false;  // splits > 1: a head's splits are one cluster, merged in shared memory
+    std::string merge = "none";  // none (one split), fused, separate or cluster (FLASHSIM_DECODE_MERGE)
     std::string why;      // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {

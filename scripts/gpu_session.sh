@@ -179,6 +179,15 @@ if has sanitize; then
           --repeats 1 --warmup 0 --no-check >> "$SAN" 2>&1
         echo "rc=$?" >> "$SAN"
       done
+      # the cluster merge (FLASHSIM_DECODE_MERGE=cluster): 7 splits of a head read each other's shared
+      # memory, both d
+      for d in 64 128; do
+        echo "--- $tool decode d=$d splits=7 merge=cluster" >> "$SAN"
+        FLASHSIM_DECODE_MERGE=cluster timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          "$BIN/flashsim-bench" bench --decode --cache 1001 --batch 2 -d "$d" --splits 7 --repeats 1 --warmup 0 \
+          --no-check >> "$SAN" 2>&1
+        echo "rc=$?" >> "$SAN"
+      done
     done
   fi
   grep -c "^rc=0" "$SAN" | sed 's/^/sanitizer runs clean: /'

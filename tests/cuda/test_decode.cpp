@@ -9,6 +9,7 @@
 //     the same bits as 64-key ones wherever both cut the splits alike;
 //   * TMA loads (FLASHSIM_DECODE_LOAD=tma): the same bits as the cp.async copies;
 //   * the L2 prefetch hints (FLASHSIM_DECODE_PREFETCH=128|256): the same bits as the plain copies;
+//   * the cluster merge (FLASHSIM_DECODE_MERGE=cluster): the fused merge's LSE bits, O vs the reference;
 //   * decode is timed after a read flush unless FLASHSIM_L2_FLUSH=write, and says which;
 //   * the merge as a second kernel (more splits than the fused merge takes), MQA;
 //   * repeated launches: the fused merge's counters are back at zero after every launch;
@@ -217,6 +218,66 @@ TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
                          std::runtime_error);
     unsetenv("FLASHSIM_DECODE_PREFETCH");
     unsetenv("FLASHSIM_DECODE_LOAD");
+}
+
+// The cluster merge (FLASHSIM_DECODE_MERGE=cluster, sm_90): a head's splits are the blocks of one
+// cluster and merge through each other's shared memory. At the splits the fused merge gets, the LSE
+// is computed by the same arithmetic in the same order (its bits equal the fused merge's); O sums the
+// same weighted partials in another order, so it stands against the float64 reference. Both d, both
+// dtypes, groups carried whole and in chunks, a cache shorter than a split, splits ending mid-stage,
+// 16 splits (a non-portable cluster); more than 16 and the cp.async copies are refused with the fix.
+TEST_CASE("decode: the cluster merge through shared memory gives the fused merge's LSE and the reference's O") {
+    if (!fcuda::variant_available("flash2h")) {  // clusters and TMA: compute capability 9.0
+        MESSAGE("SKIP: the cluster merge needs compute capability 9.0");
+        return;
+    }
+    struct Heads {
+        int64_t q, kv;
+    };
+    for (int64_t d : {64, 128})
+        for (const Heads h : {Heads{32, 8}, Heads{16, 2}, Heads{32, 2}})
+            for (int64_t L : {1, 7, 193, 1000, 4097, 199 * 64 + 61})
+                for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
+                    for (int64_t splits : {0, 3, 16}) {
+                        const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, d, dt);
+                        CAPTURE(d);
+                        CAPTURE(h.q);
+                        CAPTURE(h.kv);
+                        CAPTURE(L);
+                        CAPTURE(std::string(sim::dtype_name(dt)));
+                        CAPTURE(splits);
+                        setenv("FLASHSIM_DECODE_MERGE", "cluster", 1);
+                        const fcuda::DecodeOutputs c = fcuda::compute_decode(p, splits);
+                        unsetenv("FLASHSIM_DECODE_MERGE");
+                        CHECK(c.splits <= 16);
+                        CHECK(c.merge == (c.splits > 1 ? "cluster" : "none"));
+                        check_outputs_vs_reference(c, p);
+                        if (c.splits > 1) {  // the fused merge at the same splits: the same LSE bits
+                            const fcuda::DecodeOutputs f = fcuda::compute_decode(p, c.splits);
+                            CHECK(f.merge == "fused");
+                            REQUIRE(f.LSE.size() == c.LSE.size());
+                            CHECK(std::memcmp(f.LSE.data(), c.LSE.data(), c.LSE.size() * sizeof(float)) == 0);
+                        }
+                    }
+    setenv("FLASHSIM_DECODE_MERGE", "cluster", 1);
+    const sim::DecodeProblem big = decode_shape(1, 32, 8, 32768, 128, sim::DType::bf16);
+    CHECK(fcuda::compute_decode(big).splits == 16);  // the rule would take more: the largest cluster
+    CHECK_THROWS_WITH_AS(fcuda::compute_decode(big, 17), doctest::Contains("at most 16 blocks (got --splits 17)"),
+                         std::runtime_error);
+    setenv("FLASHSIM_DECODE_LOAD", "cp.async", 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute_decode(big), doctest::Contains("runs with the TMA loads"), std::runtime_error);
+    unsetenv("FLASHSIM_DECODE_LOAD");
+    // timed runs leave nothing unwritten
+    fcuda::RunOptions o;
+    o.repeats = 3;
+    o.warmup = 1;
+    o.input_copies = 1;
+    const fcuda::DecodeMeasurement m = fcuda::run_decode(decode_shape(2, 32, 8, 3500, 64, sim::DType::bf16), o, 0);
+    unsetenv("FLASHSIM_DECODE_MERGE");
+    CHECK(m.merge == "cluster");
+    CHECK(m.unwritten == 0);
+    CHECK(m.vs_reference.count > 0);
+    CHECK(m.vs_reference.rel_frobenius < decode_tolerance(sim::DType::bf16));
 }
 
 // An L2 prefetch-size hint changes how much L2 fetches on a miss, not what lands in shared memory:

@@ -367,21 +367,22 @@ TEST_CASE("decode: FLASHSIM_DECODE_LOAD picks cp.async or tma, tma by default wh
     unsetenv("FLASHSIM_DECODE_LOAD");
 }
 
-// who merges the decode splits: the last block of a head unless FLASHSIM_DECODE_MERGE=separate; a
-// misspelt value is refused rather than silently timing the default
-TEST_CASE("decode: FLASHSIM_DECODE_MERGE picks the fused merge or the merge kernel, fused by default") {
+// who merges the decode splits: the last block of a head unless FLASHSIM_DECODE_MERGE says a second
+// kernel or the blocks of a cluster; a misspelt value is refused rather than silently timing the default
+TEST_CASE("decode: FLASHSIM_DECODE_MERGE picks the fused merge, the merge kernel or the cluster, fused by default") {
     unsetenv("FLASHSIM_DECODE_MERGE");
-    CHECK(fcuda::decode_merge_fused());
+    CHECK(fcuda::decode_merge_mode() == "fused");
     setenv("FLASHSIM_DECODE_MERGE", "", 1);
-    CHECK(fcuda::decode_merge_fused());
-    setenv("FLASHSIM_DECODE_MERGE", "separate", 1);
-    CHECK_FALSE(fcuda::decode_merge_fused());
-    setenv("FLASHSIM_DECODE_MERGE", "fused", 1);
-    CHECK(fcuda::decode_merge_fused());
-    for (const char* bad : {"seperate", "kernel", "Fused", "0"}) {
+    CHECK(fcuda::decode_merge_mode() == "fused");
+    for (const char* good : {"fused", "separate", "cluster"}) {
+        setenv("FLASHSIM_DECODE_MERGE", good, 1);
+        CHECK(fcuda::decode_merge_mode() == good);
+    }
+    for (const char* bad : {"seperate", "kernel", "Fused", "0", "clusters"}) {
         setenv("FLASHSIM_DECODE_MERGE", bad, 1);
-        const std::string want = "FLASHSIM_DECODE_MERGE must be fused or separate (got '" + std::string(bad) + "')";
-        CHECK_THROWS_WITH_AS(fcuda::decode_merge_fused(), doctest::Contains(want.c_str()), std::runtime_error);
+        const std::string want =
+            "FLASHSIM_DECODE_MERGE must be fused, separate or cluster (got '" + std::string(bad) + "')";
+        CHECK_THROWS_WITH_AS(fcuda::decode_merge_mode(), doctest::Contains(want.c_str()), std::runtime_error);
     }
     unsetenv("FLASHSIM_DECODE_MERGE");
 }
