@@ -622,7 +622,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
                                             plan.keys_per_split, splits, fused, scale_log2, t.trace, mk, mv);
     }
     LAUNCH_CHECK();
-    if (plan.splits > 1 && !plan.fused_merge) {
+    if (plan.splits > 1 && !plan.fused_merge && !plan.cluster_merge) {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
             t.O_part, t.LSE_part, static_cast<T*>(t.O), t.LSE, static_cast<int>(plan.splits));
         LAUNCH_CHECK();
