@@ -306,6 +306,9 @@ std::string decode_kv_load(bool tma_default);
 // distributed shared memory; sm_90 with the TMA loads): FLASHSIM_DECODE_MERGE. Bad values throw with
 // the fix. Reads the environment only (no GPU).
 std::string decode_merge_mode();
+// The K/V ring (KiB) a block of the cluster merge holds: FLASHSIM_DECODE_CLUSTER_RING=96|192, else 192
+// (one block an SM; 96: two an SM, as the other merges). Bad values throw with the fix. No GPU needed.
+int decode_cluster_ring_kib();
 // How the timed runs empty L2 before each call, "write" (memset) or "read": FLASHSIM_L2_FLUSH=write|read,
 // else read for decode and write for the training passes. Bad values throw with the fix. No GPU needed.
 std::string l2_flush_setting(bool decode);

@@ -66,8 +66,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kTileKeys = 64;
 constexpr int kRingBytes = 96 * 1024;  // the K/V ring of one block (two blocks an SM on the H200)
-// The cluster merge's block holds an SM alone (a cluster of 16 must not pack two of its blocks on
-// one SM and leave others idle) and keeps the same bytes in flight an SM with a ring twice as deep
+// The cluster merge's block may hold an SM alone (so that a cluster of 16 cannot pack two of its
+// blocks on one SM and leave others idle), keeping the same bytes in flight an SM with a ring twice as
+// deep (FLASHSIM_DECODE_CLUSTER_RING=192), or run two an SM with the plain ring (=96)
 constexpr int kClusterRingBytes = 2 * kRingBytes;
 constexpr int kMaxClusterSplits = 16;  // the largest cluster the launch asks for (non-portable above 8)
 constexpr int kMaxFusedSplits = 1024;  // the last block merges when splits <= this (weights fit the ring)
@@ -223,14 +224,16 @@ __device__ inline void cluster_merge(unsigned char* ring_raw, T* __restrict__ O,
 
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
 // O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
-template <typename T, int D, int G, int SUB, int PF, int LOAD, bool CL>
-__global__ void __launch_bounds__(kThreads, CL ? 1 : 2)
+// CL: 0 the fused or separate merge; 1 the cluster merge, two blocks an SM; 2 the cluster merge, one
+// block an SM with the 192 KiB ring
+template <typename T, int D, int G, int SUB, int PF, int LOAD, int CL>
+__global__ void __launch_bounds__(kThreads, CL == 2 ? 1 : 2)
     decode_split(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                  float* __restrict__ LSE, float* __restrict__ O_part, float* __restrict__ LSE_part,
                  unsigned* __restrict__ counters, int H_q, int H_kv, int group, int64_t L, int64_t keys_per_split,
                  int splits, int fused, float scale_log2, unsigned long long* __restrict__ trace,
                  const __grid_constant__ CUtensorMap mapK, const __grid_constant__ CUtensorMap mapV) {
-    using R = Ring<T, D, SUB, CL ? kClusterRingBytes : kRingBytes>;
+    using R = Ring<T, D, SUB, CL == 2 ? kClusterRingBytes : kRingBytes>;
     unsigned long long* rec =
         trace ? trace + kDecodeTraceWords * (blockIdx.x + gridDim.x * (blockIdx.y + size_t(gridDim.y) * blockIdx.z))
               : nullptr;
@@ -239,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, CL ? 1 : 2)
     constexpr int KD = D / 16;  // k-steps of S = Q K^T; also the 16-row d tiles of O^T
     static_assert(kWarps * 8 == kTileKeys && G <= 8, "one warp takes 8 keys of a tile; up to 8 query heads");
     static_assert(kWarps * G * D * 4 <= kCombineBytes, "the warps' combine fits its part of the ring");
-    static_assert(!CL || kCombineBytes + (G * D + G + G * kMaxClusterSplits) * 4 <= kClusterRingBytes,
+    static_assert(!CL || kCombineBytes + (G * D + G + G * kMaxClusterSplits) * 4 <= kRingBytes,
                   "the cluster merge's partial and weights fit the ring");
     extern __shared__ __align__(16) unsigned char ring_dyn[];  // kStages x {K_j (64, D), V_j (64, D)}, swizzled
     // TMA's 128-byte swizzle repeats every 1024 bytes and is taken from the shared address: the ring
@@ -572,12 +575,12 @@ void kv_maps(const sim::DecodeProblem& p, const DecodeTensors& t, int stage_keys
 }
 
 // The split kernel's dynamic shared memory: its ring, and 1 KiB to align it for TMA
-template <int LOAD, bool CL>
+template <int LOAD, int CL>
 constexpr int split_smem_bytes() {
-    return (CL ? kClusterRingBytes : kRingBytes) + (LOAD == kLoadTma ? 1024 : 0);
+    return (CL == 2 ? kClusterRingBytes : kRingBytes) + (LOAD == kLoadTma ? 1024 : 0);
 }
 
-template <typename T, int D, int G, int SUB, int PF, int LOAD, bool CL>
+template <typename T, int D, int G, int SUB, int PF, int LOAD, int CL>
 void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     auto kernel = decode_split<T, D, G, SUB, PF, LOAD, CL>;
     constexpr int smem = split_smem_bytes<LOAD, CL>();
@@ -629,7 +632,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     }
 }
 
-template <typename T, int D, int SUB, int PF, int LOAD, bool CL = false>
+template <typename T, int D, int SUB, int PF, int LOAD, int CL = 0>
 void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     switch (plan.group_chunk) {
         case 8:
@@ -646,7 +649,8 @@ void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeT
 template <typename T, int D, int SUB>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
     if (plan.cluster_merge)  // with the TMA loads only (the plan refuses the copies)
-        return launch_g<T, D, SUB, 0, kLoadTma, true>(p, plan, t, s);
+        return plan.cluster_ring_kib == 192 ? launch_g<T, D, SUB, 0, kLoadTma, 2>(p, plan, t, s)
+                                            : launch_g<T, D, SUB, 0, kLoadTma, 1>(p, plan, t, s);
     if (plan.kv_load == "tma")
         return launch_g<T, D, SUB, 0, kLoadTma>(p, plan, t, s);  // (no prefetch hint: the map says)
     switch (plan.l2_prefetch) {
@@ -727,6 +731,17 @@ std::string decode_kv_load(bool tma_default) {
                              "(tma on sm_90 and later, cp.async before)");
 }
 
+// The cluster merge's ring: FLASHSIM_DECODE_CLUSTER_RING=96|192 (KiB), else 192 (one block an SM).
+int decode_cluster_ring_kib() {
+    const char* e = std::getenv("FLASHSIM_DECODE_CLUSTER_RING");
+    if (!e || !*e) return 192;
+    const std::string v = e;
+    if (v == "96" || v == "192") return std::stoi(v);
+    throw std::runtime_error("FLASHSIM_DECODE_CLUSTER_RING must be 96 or 192 (got '" + v +
+                             "'): the KiB of K/V ring a block of the cluster merge holds (96: two blocks an SM, 192: "
+                             "one); unset it for the default (192)");
+}
+
 // Who merges the splits: FLASHSIM_DECODE_MERGE=fused|separate|cluster, else fused (the last block of a head).
 std::string decode_merge_mode() {
     const char* e = std::getenv("FLASHSIM_DECODE_MERGE");
@@ -777,7 +792,8 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
                 "most " +
                 std::to_string(kMaxClusterSplits) + " blocks (got --splits " + std::to_string(splits) +
                 "); ask for 16 splits or fewer, or unset it");
-        c.blocks_per_sm = 1;
+        plan.cluster_ring_kib = decode_cluster_ring_kib();
+        c.blocks_per_sm = plan.cluster_ring_kib == 192 ? 1 : 2;
     }
     sim::DecodeSplit sp = sim::choose_splits(p, m, c);
     if (cluster && sp.splits > kMaxClusterSplits) {
@@ -809,7 +825,8 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
                 "(this plan has " +
                 plan.kv_load + "); unset FLASHSIM_DECODE_LOAD and FLASHSIM_DECODE_PREFETCH, or the merge");
         plan.why += "; merged in clusters of " + std::to_string(plan.splits) +
-                    " blocks through distributed shared memory, one block an SM";
+                    " blocks through distributed shared memory, " +
+                    (plan.cluster_ring_kib == 192 ? "one block an SM (a 192 KiB ring)" : "two blocks an SM");
     }
     return plan;
 }

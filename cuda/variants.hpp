@@ -69,6 +69,7 @@ struct DecodePlan {
     bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
     bool cluster_merge = false;  // splits > 1: a head's splits are one cluster, merged in shared memory
     std::string merge = "none";  // none (one split), fused, separate or cluster (FLASHSIM_DECODE_MERGE)
+    int cluster_ring_kib = 0;    // the cluster merge's ring: 192 (one block an SM) or 96 (two)
     std::string why;      // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {

@@ -234,31 +234,35 @@ TEST_CASE("decode: the cluster merge through shared memory gives the fused merge
     struct Heads {
         int64_t q, kv;
     };
-    for (int64_t d : {64, 128})
-        for (const Heads h : {Heads{32, 8}, Heads{16, 2}, Heads{32, 2}})
-            for (int64_t L : {1, 7, 193, 1000, 4097, 199 * 64 + 61})
-                for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
-                    for (int64_t splits : {0, 3, 16}) {
-                        const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, d, dt);
-                        CAPTURE(d);
-                        CAPTURE(h.q);
-                        CAPTURE(h.kv);
-                        CAPTURE(L);
-                        CAPTURE(std::string(sim::dtype_name(dt)));
-                        CAPTURE(splits);
-                        setenv("FLASHSIM_DECODE_MERGE", "cluster", 1);
-                        const fcuda::DecodeOutputs c = fcuda::compute_decode(p, splits);
-                        unsetenv("FLASHSIM_DECODE_MERGE");
-                        CHECK(c.splits <= 16);
-                        CHECK(c.merge == (c.splits > 1 ? "cluster" : "none"));
-                        check_outputs_vs_reference(c, p);
-                        if (c.splits > 1) {  // the fused merge at the same splits: the same LSE bits
-                            const fcuda::DecodeOutputs f = fcuda::compute_decode(p, c.splits);
-                            CHECK(f.merge == "fused");
-                            REQUIRE(f.LSE.size() == c.LSE.size());
-                            CHECK(std::memcmp(f.LSE.data(), c.LSE.data(), c.LSE.size() * sizeof(float)) == 0);
+    for (const char* ring : {"192", "96"})  // one block an SM with the deep ring, or two
+        for (int64_t d : {64, 128})
+            for (const Heads h : {Heads{32, 8}, Heads{16, 2}, Heads{32, 2}})
+                for (int64_t L : {1, 7, 193, 1000, 4097, 199 * 64 + 61})
+                    for (sim::DType dt : {sim::DType::bf16, sim::DType::fp16})
+                        for (int64_t splits : {0, 3, 16}) {
+                            const sim::DecodeProblem p = decode_shape(2, h.q, h.kv, L, d, dt);
+                            CAPTURE(std::string(ring));
+                            CAPTURE(d);
+                            CAPTURE(h.q);
+                            CAPTURE(h.kv);
+                            CAPTURE(L);
+                            CAPTURE(std::string(sim::dtype_name(dt)));
+                            CAPTURE(splits);
+                            setenv("FLASHSIM_DECODE_MERGE", "cluster", 1);
+                            setenv("FLASHSIM_DECODE_CLUSTER_RING", ring, 1);
+                            const fcuda::DecodeOutputs c = fcuda::compute_decode(p, splits);
+                            unsetenv("FLASHSIM_DECODE_MERGE");
+                            unsetenv("FLASHSIM_DECODE_CLUSTER_RING");
+                            CHECK(c.splits <= 16);
+                            CHECK(c.merge == (c.splits > 1 ? "cluster" : "none"));
+                            check_outputs_vs_reference(c, p);
+                            if (c.splits > 1) {  // the fused merge at the same splits: the same LSE bits
+                                const fcuda::DecodeOutputs f = fcuda::compute_decode(p, c.splits);
+                                CHECK(f.merge == "fused");
+                                REQUIRE(f.LSE.size() == c.LSE.size());
+                                CHECK(std::memcmp(f.LSE.data(), c.LSE.data(), c.LSE.size() * sizeof(float)) == 0);
+                            }
                         }
-                    }
     setenv("FLASHSIM_DECODE_MERGE", "cluster", 1);
     const sim::DecodeProblem big = decode_shape(1, 32, 8, 32768, 128, sim::DType::bf16);
     CHECK(fcuda::compute_decode(big).splits == 16);  // the rule would take more: the largest cluster

@@ -387,6 +387,22 @@ TEST_CASE("decode: FLASHSIM_DECODE_MERGE picks the fused merge, the merge kernel
     unsetenv("FLASHSIM_DECODE_MERGE");
 }
 
+// the cluster merge's ring: 192 KiB (one block an SM) unless FLASHSIM_DECODE_CLUSTER_RING=96
+TEST_CASE("decode: FLASHSIM_DECODE_CLUSTER_RING picks the cluster merge's ring, 96 or 192 KiB, 192 by default") {
+    unsetenv("FLASHSIM_DECODE_CLUSTER_RING");
+    CHECK(fcuda::decode_cluster_ring_kib() == 192);
+    setenv("FLASHSIM_DECODE_CLUSTER_RING", "96", 1);
+    CHECK(fcuda::decode_cluster_ring_kib() == 96);
+    setenv("FLASHSIM_DECODE_CLUSTER_RING", "192", 1);
+    CHECK(fcuda::decode_cluster_ring_kib() == 192);
+    for (const char* bad : {"64", "96k", "1", "two"}) {
+        setenv("FLASHSIM_DECODE_CLUSTER_RING", bad, 1);
+        const std::string want = "FLASHSIM_DECODE_CLUSTER_RING must be 96 or 192 (got '" + std::string(bad) + "')";
+        CHECK_THROWS_WITH_AS(fcuda::decode_cluster_ring_kib(), doctest::Contains(want.c_str()), std::runtime_error);
+    }
+    unsetenv("FLASHSIM_DECODE_CLUSTER_RING");
+}
+
 // how the timed runs empty L2: a memset for the training passes, a read for decode, unless
 // FLASHSIM_L2_FLUSH says otherwise; a bad value is refused with the fix
 TEST_CASE("FLASHSIM_L2_FLUSH: write for training rows and read for decode by default; either when asked") {
