@@ -130,13 +130,18 @@ std::string layout_of(const json& tiles) {
     return tiles.contains("layout") && tiles["layout"].is_string() ? tiles["layout"].get<std::string>() : "";
 }
 // How a row's forward kernel handed its query blocks to the SMs: tiles.grid ("static": a persistent
-// grid taking units in turn; "tiles", "counter": in launch order). Rows recorded before that field
-// say it in their layout, which names a persistent grid's units taken "in turn".
+// grid taking units in turn; "counter": the same units, each block taking the next from a counter,
+// which the walk takes as the static order, since both start the units in their order and only the
+// slot that takes a unit differs; "tiles": in launch order). Rows recorded before that field say it in
+// their layout, which names a persistent grid's units taken "in turn" or "the next from a counter".
 sim::GridOrder grid_of(const json& tiles) {
     if (tiles.contains("grid") && tiles["grid"].is_string())
-        return tiles["grid"] == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch;
+        return tiles["grid"] == "static" || tiles["grid"] == "counter" ? sim::GridOrder::static_units
+                                                                       : sim::GridOrder::launch;
     const std::string layout = layout_of(tiles);
-    return layout.find("persistent grid") != std::string::npos && layout.find(", in turn)") != std::string::npos
+    return layout.find("persistent grid") != std::string::npos &&
+                   (layout.find(", in turn)") != std::string::npos ||
+                    layout.find("the next from a counter)") != std::string::npos)
                ? sim::GridOrder::static_units
                : sim::GridOrder::launch;
 }

@@ -29,7 +29,7 @@
 // Key blocks: B_c = 128, or 176 at d = 128 without a mask (the default there: S 64 x 176 a warpgroup,
 //   K_j and V_j 44 KiB a stage; FLASHSIM_FLASH2H_BC=128|176).
 // Launch shape: by default the static order (causal only up to N = 12,160 at d = 128 and N = 4,224
-//   at d = 64) and the tiles grid otherwise (grid_mode); persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
+//   at d = 64, where causal takes the counter) and the tiles grid otherwise (grid_mode); persistent grid (FLASHSIM_FLASH2H_GRID=static|persistent): min(SMs,
 //   units) thread blocks, each looping over work units (a unit: one query block, or causal a head's
 //   p-th heaviest and p-th lightest blocks, and at odd T_r two heads' middle blocks, so that units
 //   cost about the same: cuda/units.hpp), in turn (static) or
@@ -561,7 +561,7 @@ int consumer_groups(int64_t d) {
 // order; asked for with any of those changed, they are refused. By default (unset or "default"),
 // with those defaults: the static order, causal only up to kStaticCausalMaxTr query blocks at d = 128
 // and kStaticCausalMaxTr64 at d = 64 (three consumer warpgroups; with two, not measured in the static
-// order, the tiles grid); the tiles grid otherwise. On the H200, with turns, the static order ran
+// order, the tiles grid), where d = 64 causal takes the counter grid instead; the tiles grid otherwise. On the H200, with turns, the static order ran
 // 0-14% faster than the tiles grid at d = 128 but for N = 8,192 unmasked (0.4% slower) and N = 16,384
 // causal (3.3% slower: the last round's idle blocks cost more than the tile starts save on long
 // tiles; the threshold sits between 8,192, where the static order gained 2.4%, and 16,384);
@@ -597,6 +597,9 @@ GridMode grid_mode(const sim::Problem& p) {
     const bool measured = d == 128 || groups == 3;  // the configurations the default's rule was measured on
     const int64_t causal_max = d == 128 ? kStaticCausalMaxTr : kStaticCausalMaxTr64;
     const bool by_default = measured && defaults && !heavy && (!p.causal || T_r <= causal_max);
+    // d = 64, causal: the units from the counter, 1.0-4.3% faster than in turn on the H200 at N = 1,024-
+    // 8,192 in two rounds (cuda/NOTES.md, "the planned H200 call, measured"); at d = 128 it lost on the H100
+    if (by_default && d == 64 && p.causal) return GRID_PERSISTENT;
     return by_default ? GRID_STATIC : GRID_TILES;
 }
 
@@ -623,6 +626,7 @@ bool pingpong(const sim::Problem& p) {
     if (explicit_on && !grid_ok) {  // an asked-for grid, or at d = 64 the default's static order
         const char* g = std::getenv("FLASHSIM_FLASH2H_GRID");
         const std::string got = g != nullptr && *g != 0 ? std::string(" (got '") + g + "')"
+                                : gm == GRID_PERSISTENT ? std::string(" (the default grid here is the counter grid)")
                                                         : std::string(" (the default grid here is the static order)");
         throw std::runtime_error(std::string("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid, or at d = 128 the static "
                                              "order; ") +

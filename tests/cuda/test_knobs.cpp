@@ -54,15 +54,25 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_GRID picks the grid the tile config
     long_causal.seq = long_full.seq = 95 * 128 + 1;
     CHECK_FALSE(has(layout(long_causal), "persistent"));
     CHECK(has(layout(long_full), ", in turn)"));
-    // d = 64 (B_r = 192): the static order unmasked at every N, causal up to 22 query blocks (N = 4,224)
+    // d = 64 (B_r = 192): the static order unmasked at every N; causal up to 22 query blocks (N = 4,224)
+    // the units from the counter (the workspace holds it), one block a tile above
     sim::Problem d64 = full, d64c = causal;
     d64.head_dim = d64c.head_dim = 64;
     CHECK(has(layout(d64), ", in turn)"));
-    CHECK(has(layout(d64c), ", in turn)"));
+    CHECK(has(layout(d64c), "the next from a counter)"));
+    auto counter_bytes = [](const sim::Problem& q) {  // the step's workspace beyond the static order's
+        const int64_t by_default = fcuda::step_workspace_bytes("flash2h", q);
+        setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
+        const int64_t in_turn = fcuda::step_workspace_bytes("flash2h", q);
+        unsetenv("FLASHSIM_FLASH2H_GRID");
+        return by_default - in_turn;
+    };
+    CHECK(counter_bytes(d64c) == 4);
+    CHECK(counter_bytes(d64) == 0);
     d64.seq = 16384;
     CHECK(has(layout(d64), ", in turn)"));
     d64c.seq = 22 * 192;
-    CHECK(has(layout(d64c), ", in turn)"));
+    CHECK(has(layout(d64c), "the next from a counter)"));
     d64c.seq = 22 * 192 + 1;
     CHECK_FALSE(has(layout(d64c), "persistent"));
     // d = 64 with two consumer warpgroups (not measured in the static order): one block a tile
@@ -149,10 +159,16 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
     CHECK_FALSE(has(layout(p), "ping-pong"));
     unsetenv("FLASHSIM_FLASH2H");
     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
-    // at d = 64 the default grid is the static order, where turns do not run: refused with the fix
+    // at d = 64 the default grid is the static order (causal: the counter grid), where turns do not
+    // run: refused with the fix
     CHECK_THROWS_WITH_AS(layout(p64),
                          doctest::Contains("set FLASHSIM_FLASH2H_GRID=tiles (the default grid here is the static order)"),
                          std::runtime_error);
+    sim::Problem p64c = p64;
+    p64c.causal = true;
+    CHECK_THROWS_WITH_AS(
+        layout(p64c), doctest::Contains("set FLASHSIM_FLASH2H_GRID=tiles (the default grid here is the counter grid)"),
+        std::runtime_error);
     setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
     CHECK(has(layout(p64), "ping-pong"));
     unsetenv("FLASHSIM_FLASH2H_GRID");
