@@ -31,6 +31,10 @@
 //     the next launch. One launch instead of two (at B = 1, L = 32k the whole decode is ~35 us).
 //   decode_merge (more splits, or FLASHSIM_DECODE_MERGE=separate): the same merge as a second
 //     kernel, one block per (b, query head), d threads.
+//   Cluster merge (FLASHSIM_DECODE_MERGE=cluster, sm_90, opt-in): a head's splits (at most 16) are the
+//     blocks of one thread-block cluster; each keeps its partial in its own shared memory and merges a
+//     slice of the outputs from its peers' (cluster_merge). Measured on an H100 it ties or loses
+//     (cuda/NOTES.md): a cluster ties its blocks to one GPC and to its slowest member.
 // Split count: sim::choose_splits with this GPU's SM count (enough blocks for 2 per SM, splits of
 // >= 256 keys), the same rule `flashsim decode` prints with its reason, cut in whole ring stages
 // (128 keys at d = 64) so that no split reads keys past its end.
@@ -785,7 +789,7 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
     const std::string merge = decode_merge_mode();
     const bool cluster = merge == "cluster";
     if (cluster) {
-        // one block an SM (its ring twice as deep), and a head's splits in one cluster of at most 16
+        // a head's splits in one cluster of at most 16; one block an SM with the deep ring, or two
         if (splits > kMaxClusterSplits)
             throw std::runtime_error(
                 "FLASHSIM_DECODE_MERGE=cluster merges the splits of a head in one cluster of at "

@@ -1039,6 +1039,10 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
         out.kv_bytes = r.kv_read_bytes * chunks;
         out.total_bytes = r.total_bytes() + r.kv_read_bytes * (chunks - 1);
         out.sim_predicted_ms = r.total_s * 1e3;
+        if (plan.cluster_merge)
+            out.note +=
+                "the cluster merge keeps the partials in shared memory: total_bytes counts their write and "
+                "read, which it does not make; ";
         if (chunks > 1)
             out.note += "H_q/H_kv = " + std::to_string(p.group()) + " runs in " + std::to_string(chunks) +
                         " chunks of " + std::to_string(plan.group_chunk) + " query heads, each reading K and V; ";
