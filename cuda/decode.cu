@@ -88,6 +88,23 @@ __device__ inline float split_weight(float lse_s, float ref) {
 }
 constexpr float kLn2 = 0.6931471805599453f;
 
+// One warp turns a head's split LSEs ws[0, splits) into the merge's weights w_s = exp(LSE_s - LSE), in
+// place, and returns LSE = log sum_s exp(LSE_s). Each lane reads and writes only its own entries. The
+// fused and the cluster merges both call it, so their LSEs agree to the bit.
+__device__ inline float merge_weights(float* ws, int splits, int lane) {
+    float M = -INFINITY;
+    for (int s = lane; s < splits; s += 32) M = fmaxf(M, ws[s]);
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    float sum = 0.f;
+    for (int s = lane; s < splits; s += 32) sum += split_weight(ws[s], M);
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    const float lse = M + logf(sum);
+    for (int s = lane; s < splits; s += 32) ws[s] = split_weight(ws[s], lse);
+    return lse;
+}
+
 // Stamp k of this block's trace record (kDecodeTraceWords words: 5 x {global ns, SM clock}, SM id)
 __device__ inline void trace_stamp(unsigned long long* rec, int k) {
     if (rec == nullptr || threadIdx.x != 0) return;
@@ -192,18 +209,7 @@ __device__ inline void cluster_merge(unsigned char* ring_raw, T* __restrict__ O,
     }
     __syncthreads();
     if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s), then the weights
-        float* ws = w + warp * splits;
-        float M = -INFINITY;
-        for (int s = lane; s < splits; s += 32) M = fmaxf(M, ws[s]);
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
-        float sum = 0.f;
-        for (int s = lane; s < splits; s += 32) sum += split_weight(ws[s], M);
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-        const float lse = M + logf(sum);
-        __syncwarp();
-        for (int s = lane; s < splits; s += 32) ws[s] = split_weight(ws[s], lse);
+        const float lse = merge_weights(w + warp * splits, splits, lane);
         if (lane == 0) lse_all[warp] = lse;
     }
     __syncthreads();
@@ -468,18 +474,8 @@ __global__ void __launch_bounds__(kThreads, CL == 2 ? 1 : 2)
     for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
         w[k] = __ldcg(LSE_part + (b * H_q + qh0) * splits + k);
     __syncthreads();
-    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s)
-        float* ws = w + warp * splits;
-        float M = -INFINITY;
-        for (int s = lane; s < splits; s += 32) M = fmaxf(M, ws[s]);
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
-        float sum = 0.f;
-        for (int s = lane; s < splits; s += 32) sum += split_weight(ws[s], M);
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-        const float lse = M + logf(sum);
-        for (int s = lane; s < splits; s += 32) ws[s] = split_weight(ws[s], lse);
+    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s), then the weights
+        const float lse = merge_weights(w + warp * splits, splits, lane);
         if (lane == 0) sm_lse[warp] = lse;
     }
     __syncthreads();
