@@ -592,7 +592,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         return true;
     }();
     (void)configured;
-    if (plan.splits > 1 && plan.fused_merge && !t.counters)
+    if (plan.merge == "fused" && !t.counters)
         throw std::runtime_error("decode: the fused merge needs its counters (DecodeTensors::counters)");
     const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(p.kv_heads * (p.group() / G)),
                     static_cast<unsigned>(p.batch));
@@ -604,28 +604,17 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
     const T* v = static_cast<const T*>(t.V);
     T* o = static_cast<T*>(t.O);
     const int hq = static_cast<int>(p.q_heads), hkv = static_cast<int>(p.kv_heads), grp = static_cast<int>(p.group());
-    const int splits = static_cast<int>(plan.splits), fused = plan.fused_merge ? 1 : 0;
+    const int splits = static_cast<int>(plan.splits), fused = plan.merge == "fused" ? 1 : 0;
     if constexpr (CL) {  // the splits of a head are one cluster's blocks
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = grid;
-        cfg.blockDim = dim3(kThreads);
-        cfg.dynamicSmemBytes = smem;
-        cfg.stream = s;
-        cudaLaunchAttribute cluster[1];
-        cluster[0].id = cudaLaunchAttributeClusterDimension;
-        cluster[0].val.clusterDim.x = grid.x;
-        cluster[0].val.clusterDim.y = 1;
-        cluster[0].val.clusterDim.z = 1;
-        cfg.attrs = cluster;
-        cfg.numAttrs = 1;
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, q, k, v, o, t.LSE, t.O_part, t.LSE_part, t.counters, hq, hkv, grp,
-                                      p.kv_len, plan.keys_per_split, splits, fused, scale_log2, t.trace, mk, mv));
+        hopper::launch_in_clusters(kernel, grid, dim3(kThreads), smem, s, grid.x, q, k, v, o, t.LSE, t.O_part,
+                                   t.LSE_part, t.counters, hq, hkv, grp, p.kv_len, plan.keys_per_split, splits, fused,
+                                   scale_log2, t.trace, mk, mv);
     } else {
         kernel<<<grid, kThreads, smem, s>>>(q, k, v, o, t.LSE, t.O_part, t.LSE_part, t.counters, hq, hkv, grp, p.kv_len,
                                             plan.keys_per_split, splits, fused, scale_log2, t.trace, mk, mv);
     }
     LAUNCH_CHECK();
-    if (plan.splits > 1 && !plan.fused_merge && !plan.cluster_merge) {
+    if (plan.merge == "separate") {
         decode_merge<T, D><<<static_cast<unsigned>(p.batch * p.q_heads), D, 0, s>>>(
             t.O_part, t.LSE_part, static_cast<T*>(t.O), t.LSE, static_cast<int>(plan.splits));
         LAUNCH_CHECK();
@@ -648,7 +637,7 @@ void launch_g(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeT
 
 template <typename T, int D, int SUB>
 void launch_d(const sim::DecodeProblem& p, const DecodePlan& plan, const DecodeTensors& t, cudaStream_t s) {
-    if (plan.cluster_merge)  // with the TMA loads only (the plan refuses the copies)
+    if (plan.merge == "cluster")  // with the TMA loads only (the plan refuses the copies)
         return plan.cluster_ring_kib == 192 ? launch_g<T, D, SUB, 0, kLoadTma, 2>(p, plan, t, s)
                                             : launch_g<T, D, SUB, 0, kLoadTma, 1>(p, plan, t, s);
     if (plan.kv_load == "tma")
@@ -815,10 +804,12 @@ DecodePlan decode_plan(const sim::DecodeProblem& p, int sm_count, int64_t splits
         throw std::runtime_error(
             "FLASHSIM_DECODE_PREFETCH applies to the cp.async copies, not to FLASHSIM_DECODE_LOAD=tma "
             "(its tensor map asks L2 for 128 bytes a miss); unset one of them");
-    plan.cluster_merge = cluster && plan.splits > 1;
-    plan.fused_merge = plan.splits > 1 && plan.splits <= c.fused_merge_max_splits && merge == "fused";
-    plan.merge = plan.splits == 1 ? "none" : plan.cluster_merge ? "cluster" : plan.fused_merge ? "fused" : "separate";
-    if (plan.cluster_merge) {
+    // more splits than the fused merge takes: the merge kernel
+    plan.merge = plan.splits == 1                                              ? "none"
+                 : cluster                                                     ? "cluster"
+                 : merge == "fused" && plan.splits <= c.fused_merge_max_splits ? "fused"
+                                                                               : "separate";
+    if (plan.merge == "cluster") {
         if (plan.kv_load != "tma")
             throw std::runtime_error(
                 "FLASHSIM_DECODE_MERGE=cluster runs with the TMA loads on a GPU of compute capability 9.0 or later "

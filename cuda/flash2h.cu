@@ -685,20 +685,9 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
         counter = ws.d.as<unsigned>();
     }
     if (counter != nullptr) {  // st.async hands the tile word over: a launch in clusters of two blocks
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(grid.x & ~1u);  // a unit counter's grid may be any size up to the units
-        cfg.blockDim = dim3(Z::THREADS);
-        cfg.dynamicSmemBytes = smem;
-        cfg.stream = s;
-        cudaLaunchAttribute cluster[1];
-        cluster[0].id = cudaLaunchAttributeClusterDimension;
-        cluster[0].val.clusterDim.x = 2;
-        cluster[0].val.clusterDim.y = 1;
-        cluster[0].val.clusterDim.z = 1;
-        cfg.attrs = cluster;
-        cfg.numAttrs = 1;
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                      scale * 1.4426950408889634f, 0, BH, counter));
+        // (a unit counter's grid may be any size up to the units: rounded down to even)
+        launch_in_clusters(kernel, dim3(grid.x & ~1u), dim3(Z::THREADS), smem, s, 2, mq, mk, mv, static_cast<T*>(t.O),
+                           t.LSE, N, scale, scale * 1.4426950408889634f, 0, BH, counter);
     } else {
         kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
                                               scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH,

@@ -917,7 +917,7 @@ DecodeSet make_decode_set(const sim::DecodeProblem& p, const DecodePlan& plan) {
     s.V = DeviceBuffer(static_cast<size_t>(kv_elems * e));
     s.O = DeviceBuffer(static_cast<size_t>(q_elems * e));
     s.LSE = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));
-    if (plan.splits > 1 && !plan.cluster_merge) {  // the cluster merge keeps its partials in shared memory
+    if (plan.merge == "fused" || plan.merge == "separate") {  // the cluster merge keeps its partials in shared memory
         s.O_part = DeviceBuffer(static_cast<size_t>(q_elems * plan.splits * 4));
         s.LSE_part = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * plan.splits * 4));
         s.counters = DeviceBuffer(static_cast<size_t>(p.batch * p.q_heads * 4));  // the kernel leaves them at 0
@@ -1039,7 +1039,7 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
         out.kv_bytes = r.kv_read_bytes * chunks;
         out.total_bytes = r.total_bytes() + r.kv_read_bytes * (chunks - 1);
         out.sim_predicted_ms = r.total_s * 1e3;
-        if (plan.cluster_merge)
+        if (plan.merge == "cluster")
             out.note +=
                 "the cluster merge keeps the partials in shared memory: total_bytes counts their write and "
                 "read, which it does not make; ";

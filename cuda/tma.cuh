@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 #include "cuda/common.cuh"
 
@@ -112,6 +113,26 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
         return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
     }();
     return fn;
+}
+
+// Launches kernel(args...) on grid x block in clusters of cluster_x blocks along x (sm_90; grid.x a
+// multiple of cluster_x; above 8 the kernel must allow a non-portable cluster size).
+template <typename... Params, typename... Args>
+void launch_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                        unsigned cluster_x, Args&&... args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = cluster_x;
+    cluster[0].val.clusterDim.y = 1;
+    cluster[0].val.clusterDim.z = 1;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
 }  // namespace fcuda::hopper

@@ -66,9 +66,10 @@ struct DecodePlan {
     int stage_keys = 64;  // keys a ring stage holds: 64 at d = 128, 128 at d = 64 (FLASHSIM_DECODE_STAGE_KEYS)
     int l2_prefetch = 0;  // L2 prefetch size (bytes) hinted on the K/V copies, 0: none (FLASHSIM_DECODE_PREFETCH)
     std::string kv_load = "cp.async";  // how K and V reach shared memory: cp.async or tma (FLASHSIM_DECODE_LOAD)
-    bool fused_merge = false;  // splits > 1: the split kernel's last block merges (no second launch)
-    bool cluster_merge = false;  // splits > 1: a head's splits are one cluster, merged in shared memory
-    std::string merge = "none";  // none (one split), fused, separate or cluster (FLASHSIM_DECODE_MERGE)
+    // who merges the splits (FLASHSIM_DECODE_MERGE): none (one split), fused (the split kernel's last
+    // block of a head, no second launch), separate (a second kernel) or cluster (a head's splits are one
+    // cluster, merged in shared memory)
+    std::string merge = "none";
     int cluster_ring_kib = 0;    // the cluster merge's ring: 192 (one block an SM) or 96 (two)
     std::string why;      // why this split count (sim::choose_splits)
 };
