@@ -154,9 +154,9 @@ bool lone_middles_of(const json& tiles) {
 }
 
 void simulate_row(json& row, const sim::Machine& machine) {
-    for (const char* k :
-         {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes",
-          "sim_l2_hit_rate", "sim_note", "sim_block_rows", "sim_block_cols", "dram_over_sim", "dram_over_sim_l2"})
+    for (const char* k : {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes",
+                          "sim_l2_hbm_write_bytes", "sim_l2_hit_rate", "sim_l2_end_dirty_bytes", "sim_note",
+                          "sim_block_rows", "sim_block_cols", "dram_over_sim", "dram_over_sim_l2"})
         row.erase(k);
     row["sim_hbm_read_bytes"] = nullptr;
     row["sim_hbm_write_bytes"] = nullptr;
@@ -243,6 +243,7 @@ void simulate_row(json& row, const sim::Machine& machine) {
         row["sim_l2_hbm_read_bytes"] = l2.read_bytes;
         row["sim_l2_hbm_write_bytes"] = l2.write_bytes;
         row["sim_l2_hit_rate"] = r->l2.hit_rate;
+        row["sim_l2_end_dirty_bytes"] = r->l2.end_dirty_bytes;
         if (!r->l2.note.empty()) note += (note.empty() ? "" : "; ") + std::string("L2: ") + r->l2.note;
     } else if (!r->l2.note.empty()) {
         note += (note.empty() ? "" : "; ") + std::string("L2 not simulated: ") + r->l2.note;

@@ -102,6 +102,7 @@ nlohmann::json l2_json(const sim::L2Stats& l) {
     j["load_bytes"] = l.load_bytes;
     j["hit_bytes"] = l.hit_bytes;
     j["hit_rate"] = l.hit_rate;
+    j["end_dirty_bytes"] = l.end_dirty_bytes;
     j["hbm"] = traffic_json(l.hbm_total());
     j["tensors"] = tensors;
     j["seconds"] = l.seconds;

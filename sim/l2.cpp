@@ -76,10 +76,17 @@ public:
             insert(k1, k2, hash(k1, k2), chunk, Tensor::Q, false);
         }
     }
-    void flush() {
+    // Writes back every dirty entry; returns their bytes.
+    int64_t flush() {
+        int64_t dirty = 0;
         for (int32_t n = head_; n >= 0; n = nodes_[n].next)
-            if (nodes_[n].dirty) hbm[nodes_[n].tensor].write_bytes += nodes_[n].bytes;
+            if (nodes_[n].dirty) {
+                hbm[nodes_[n].tensor].write_bytes += nodes_[n].bytes;
+                dirty += nodes_[n].bytes;
+            }
+        return dirty;
     }
+    int64_t capacity() const { return cap_; }
 
 private:
     struct Node {
@@ -391,7 +398,11 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
         }
         out.kernel_blocks.push_back(std::move(times));
     }
-    l2.flush();
+    // The dirty share of the cache at the end stands for the same share of the whole L2 (the walked
+    // heads may hold more than their share of it: see the capacity above).
+    const int64_t dirty = l2.flush();
+    st.end_dirty_bytes =
+        l2.capacity() > 0 ? static_cast<double>(dirty) / static_cast<double>(l2.capacity()) * m.l2_walk_bytes() : 0.0;
     const double scale = static_cast<double>(heads_total) / static_cast<double>(heads_walked);
     for (int i = 0; i < kTensorCount; ++i) {
         st.hbm[i].read_bytes = std::llround(l2.hbm[i].read_bytes * scale);

@@ -179,6 +179,10 @@ struct L2Stats {
     int64_t load_bytes = 0, hit_bytes = 0;    // bytes loaded through L2, and those found there
     double hit_rate = 0;                      // hit_bytes / load_bytes
     std::array<Traffic, kTensorCount> hbm{};  // per tensor: misses (read) and write-backs (write), all heads
+    // Of those writes, the dirty bytes still in L2 when the last kernel ends, written back by the walk's
+    // final flush (all heads; a sampled walk's dirty share of its cache times the whole L2). A GPU's
+    // counters read over the kernel's range do not see these: they reach DRAM after it.
+    double end_dirty_bytes = 0;
     double seconds = 0;                       // wall time the L2 walk cost
     std::string policy;                       // the replacement and write policy, in words
     std::string note;                         // why it was not simulated, or how it was sampled

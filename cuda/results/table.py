@@ -186,8 +186,10 @@ def summary():
     print()
     step_table(R)
     print()
-    print("| kernel | DRAM measured | counted HBM<->SRAM (no L2) | through the L2 model | measured / L2 model |")
-    print("|---|---|---|---|---|")
+    residue, _ = counters_residue(sys.argv[2])
+    print("| kernel | DRAM measured | counted HBM<->SRAM (no L2) | through the L2 model | measured / L2 model | "
+          "the L2 model as the counters see it | measured / that |")
+    print("|---|---|---|---|---|---|---|")
     for v, p in [("flash2h", "forward"), ("flash2", "forward"), ("flash1", "forward"), ("standard", "forward"),
                  ("flash2h", "backward"), ("flash2", "backward"), ("standard", "backward")]:
         r = R.get((v, p, 8192, 128, False))
@@ -196,7 +198,15 @@ def summary():
         dram = r["dram_read_bytes"] + r["dram_write_bytes"]
         simb = r["sim_hbm_read_bytes"] + r["sim_hbm_write_bytes"]
         siml2 = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
-        print(f"| {v} {p} | {gb(dram)} GB | {gb(simb)} GB | {gb(siml2)} GB | {dram / siml2:.2f} |")
+        seen = "–", "–"
+        if residue is not None and r.get("sim_l2_end_dirty_bytes") is not None:
+            v_b = siml2 - r["sim_l2_end_dirty_bytes"] + residue
+            seen = f"{gb(v_b)} GB", f"{dram / v_b:.2f}"
+        print(f"| {v} {p} | {gb(dram)} GB | {gb(simb)} GB | {gb(siml2)} GB | {dram / siml2:.2f} | {seen[0]} | {seen[1]} |")
+    if residue is not None:
+        print(f"\nThe counters' view: the walk less the dirty lines it leaves in L2 at the end (written back after "
+              f"the counted range) plus the {residue / 2**20:.1f} MiB the counters probes count in every range "
+              f"that belong to no work (`table.py --dram` for every row).")
 
 
 def ceilings():
@@ -286,26 +296,72 @@ def decode_trace():
               f"that much; the medians over blocks and calls are finer")
 
 
+def counters_residue(results_path):
+    """The writes a counted range sees that belong to no work (docs/simulator.md, section 2): the median of the
+    counters probes whose kernel reads 192 MiB or more and writes nothing, from the probe file beside the
+    results (h200.json -> h200_counters_probe.json). None when there is no such file."""
+    import os
+    base = os.path.basename(results_path).split(".")[0].split("_")[0]
+    path = os.path.join(os.path.dirname(results_path) or ".", base + "_counters_probe.json")
+    if not os.path.exists(path):
+        return None, path
+    probes = [p for p in json.load(open(path))["counters_probe"]
+              if p["work_write_bytes"] == 0 and p["work_read_bytes"] >= 192 * 2**20]
+    if not probes:
+        return None, path
+    w = sorted(p["dram_write_bytes"] for p in probes)
+    return w[len(w) // 2], path
+
+
 def dram():
     """DRAM bytes (read + written) from the counters over the simulator's L2 walk, for every row that has
-    both: how many lie within ±10%, and the others listed."""
+    both: how many lie within ±10%, and the others listed. Then the same against the counters' view of the
+    walk: the walk less its dirty lines still in L2 at the end (they reach DRAM after the counted range)
+    plus the residue the counters probes measured (dirty lines written back inside every range, ~28 MiB)."""
     doc = json.load(open(sys.argv[2]))
-    inside, outside = 0, []
+    residue, probe_path = counters_residue(sys.argv[2])
+    inside, outside, raw, view, vin, vout = 0, [], [], [], 0, []
     for r in doc["rows"]:
         if r.get("dram_read_bytes") is None or r.get("sim_l2_hbm_read_bytes") is None:
             continue
         walk = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
         if not walk:
             continue
-        x = (r["dram_read_bytes"] + r["dram_write_bytes"]) / walk
+        dram_b = r["dram_read_bytes"] + r["dram_write_bytes"]
+        x = dram_b / walk
+        raw.append(x)
         if abs(x - 1) <= 0.10:
             inside += 1
         else:
             outside.append((r, x))
-    print(f"{inside} of {inside + len(outside)} rows within ±10% of the walk (DRAM read + written, counters / walk)")
+        # the probes evict all of the residue once a range moves 192 MiB; below that, no view
+        if residue is not None and r.get("sim_l2_end_dirty_bytes") is not None and walk >= 192 * 2**20:
+            v = dram_b / (walk - r["sim_l2_end_dirty_bytes"] + residue)
+            view.append(v)
+            if abs(v - 1) <= 0.10:
+                vin += 1
+            else:
+                vout.append((r, v))
+
+    def name(r):
+        return (f"{r['variant']} {r['pass']} N={r['seq']} d={r['head_dim']} {'causal' if r['causal'] else 'none'}"
+                f"{' ' + r['mode'] if r.get('mode') else ''}")
+
+    print(f"{inside} of {inside + len(outside)} rows within ±10% of the walk (DRAM read + written, counters / walk; "
+          f"{min(raw):.3f}-{max(raw):.3f})")
     for r, x in outside:
-        print(f"  {r['variant']} {r['pass']} N={r['seq']} d={r['head_dim']} {'causal' if r['causal'] else 'none'}"
-              f"{' ' + r['mode'] if r.get('mode') else ''}: {x:.2f}")
+        print(f"  {name(r)}: {x:.3f}")
+    if residue is None:
+        print(f"\nno counters probe ({probe_path}): the counters' view of the walk is not computed")
+        return
+    if not view:
+        print("\nno row carries sim_l2_end_dirty_bytes (flashsim bench --resimulate adds it): "
+              "the counters' view of the walk is not computed")
+        return
+    print(f"\n{vin} of {len(view)} rows within ±10% of the counters' view of the walk (counters / (walk - its dirty "
+          f"bytes in L2 at the end + the probes' residue of {residue / 2**20:.1f} MiB); {min(view):.3f}-{max(view):.3f})")
+    for r, v in vout:
+        print(f"  {name(r)}: {v:.3f}")
 
 
 def ring():

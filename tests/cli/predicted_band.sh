@@ -82,3 +82,37 @@ for r in rows:
 print(f"{len(seen)} flash2h forward shapes: the profile's grid rule against the recorded layouts, {bad} mismatch(es)")
 sys.exit(1 if bad else 0)
 PY
+# 5. DRAM bytes: every row's counters within ±10% of the walk as the counters see it (the model's walk
+#    of this copy, less its dirty lines left in L2 at the end, plus the counters probes' residue), but
+#    the rows listed in cuda/results/h200_known_dram_misses.txt, each of which must still be outside
+python3 - "$src/cuda/results" "$tmp/h200.json" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from table import counters_residue
+res_dir, path = sys.argv[1], sys.argv[2]
+residue, probe = counters_residue(os.path.join(res_dir, "h200.json"))
+if residue is None:
+    print(f"no counters probe at {probe}", file=sys.stderr)
+    sys.exit(1)
+known = set()
+for ln in open(os.path.join(res_dir, "h200_known_dram_misses.txt")):
+    if ln.strip() and not ln.startswith("#"):
+        known.add(ln.split(":")[0].strip())
+checked, bad = 0, 0
+for r in json.load(open(path))["rows"]:
+    if r.get("dram_read_bytes") is None or r.get("sim_l2_end_dirty_bytes") is None:
+        continue
+    walk = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
+    if walk < 192 * 2**20:
+        continue
+    checked += 1
+    x = (r["dram_read_bytes"] + r["dram_write_bytes"]) / (walk - r["sim_l2_end_dirty_bytes"] + residue)
+    key = (f"{r['variant']} {r['pass']} {r['seq']} {r['head_dim']} {'causal' if r['causal'] else 'none'}"
+           + (f" {r['mode']}" if r.get("mode") else ""))
+    if (abs(x - 1) > 0.10) != (key in known):
+        bad += 1
+        print(f"DRAM {key}: counters / the counters' view of the walk {x:.3f}, "
+              f"{'listed as a miss but inside' if key in known else 'outside ±10% and not listed'}", file=sys.stderr)
+print(f"{checked} rows: DRAM counters against the counters' view of the walk, {bad} unexpected")
+sys.exit(1 if bad else 0)
+PY

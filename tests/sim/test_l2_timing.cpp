@@ -25,6 +25,8 @@ TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byt
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::V)] == Traffic{heads * head, 0});
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::O)] == Traffic{0, heads * head});
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::LSE)] == Traffic{0, heads * 1024 * 4});
+    // nothing is evicted, so every byte written is still dirty in L2 when the kernel ends: all of O and LSE
+    CHECK(r.l2.end_dirty_bytes == doctest::Approx(static_cast<double>(heads * head + heads * 1024 * 4)));
     // without L2, K and V are read once per row block. The paper's rule on the H200 (M = 227 KiB =
     // 232,448 B = 116,224 fp16 elements): B_c = ceil(116224 / (4 * 64)) = 454, B_r = min(454, 64) = 64
     // (halving to fit the score tile takes B_c, the larger, to 227, and leaves B_r), so T_r = 1024 / 64 = 16.
@@ -52,6 +54,8 @@ TEST_CASE("L2: flash2's backward in a cache that holds everything: each input re
                                                            // end) and dQ in fp16: two buffers
     CHECK(at(Tensor::dK) == Traffic{0, nd * e});
     CHECK(at(Tensor::dV) == Traffic{0, nd * e});
+    // every write stays in L2 until the end: D, both dQ buffers, dK and dV are dirty there then
+    CHECK(r.l2.end_dirty_bytes == doctest::Approx(static_cast<double>(4 * n + nd * 4 + nd * e + 2 * nd * e)));
 }
 
 TEST_CASE("L2: standard attention far larger than L2 approaches the no-L2 count") {
@@ -68,6 +72,10 @@ TEST_CASE("L2: standard attention far larger than L2 approaches the no-L2 count"
     // S is written in tiles and read back row by row long after: every read misses
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::S)].read_bytes == r.totals[Tensor::S].read_bytes);
     CHECK(r.l2.hbm[static_cast<size_t>(Tensor::S)].write_bytes == r.totals[Tensor::S].write_bytes);
+    // what is dirty at the end is the last of O (P's lines are clean: O = P V only reads them), at most the cache
+    CHECK(r.l2.end_dirty_bytes > 0);
+    CHECK(r.l2.end_dirty_bytes <= 256.0 * 1024);
+    CHECK(r.l2.end_dirty_bytes <= static_cast<double>(r.l2.hbm[static_cast<size_t>(Tensor::O)].write_bytes));
 }
 
 TEST_CASE("L2: blocks running side by side share K/V tiles; one block at a time thrashes") {
@@ -103,6 +111,12 @@ TEST_CASE("L2: the automatic budget samples heads, says so, and lands near the f
     const double a = static_cast<double>(full.l2.hbm_total().total()),
                  b = static_cast<double>(part.l2.hbm_total().total());
     CHECK(b == doctest::Approx(a).epsilon(0.15));
+    // the sample's dirty share of its cache stands for the whole L2's: never more than the L2 holds
+    const double l2 = find_machine("A100-40GB").l2_walk_bytes();
+    CHECK(full.l2.end_dirty_bytes > 0);
+    CHECK(full.l2.end_dirty_bytes <= l2);
+    CHECK(part.l2.end_dirty_bytes > 0);
+    CHECK(part.l2.end_dirty_bytes <= l2);
     c.l2_budget = 10;  // one head alone is over: not simulated, and the note says how to force it
     const Result none = simulate(p, find_machine("A100-40GB"), c);
     CHECK_FALSE(none.l2.simulated);
