@@ -51,10 +51,12 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
@@ -153,9 +155,37 @@ bool lone_middles_of(const json& tiles) {
            layout_of(tiles).find("two heads' middle blocks") == std::string::npos;
 }
 
-void simulate_row(json& row, const sim::Machine& machine) {
+// The writes a counted range sees that belong to no work: the median over the counters probes whose
+// kernel reads 192 MiB or more and writes nothing (docs/simulator.md, "The walk as the counters see
+// it"), read from the probe file beside a results file (h200.json -> h200_counters_probe.json).
+// nullopt when there is no such file or no such probe.
+std::optional<double> counters_residue(const std::string& results_path) {
+    namespace fs = std::filesystem;
+    const fs::path rp(results_path);
+    std::string stem = rp.filename().string();
+    stem = stem.substr(0, stem.find_first_of("._"));
+    const fs::path probe = rp.parent_path() / (stem + "_counters_probe.json");
+    std::ifstream in(probe);
+    if (!in) return std::nullopt;
+    json doc;
+    try {
+        doc = json::parse(in);
+    } catch (const std::exception&) { return std::nullopt; }
+    std::vector<double> w;
+    if (doc.contains("counters_probe") && doc["counters_probe"].is_array())
+        for (const auto& p : doc["counters_probe"])
+            if (p.value("work_write_bytes", -1.0) == 0 && p.value("work_read_bytes", 0.0) >= 192.0 * (1 << 20) &&
+                p.contains("dram_write_bytes") && p["dram_write_bytes"].is_number())
+                w.push_back(p["dram_write_bytes"].get<double>());
+    if (w.empty()) return std::nullopt;
+    std::sort(w.begin(), w.end());
+    return w[w.size() / 2];
+}
+
+void simulate_row(json& row, const sim::Machine& machine, std::optional<double> residue = std::nullopt) {
     for (const char* k : {"sim_hbm_read_bytes", "sim_hbm_write_bytes", "sim_l2_hbm_read_bytes",
-                          "sim_l2_hbm_write_bytes", "sim_l2_hit_rate", "sim_l2_end_dirty_bytes", "sim_note",
+                          "sim_l2_hbm_write_bytes", "sim_l2_hit_rate", "sim_l2_end_dirty_bytes",
+                          "sim_l2_counters_view_bytes", "counters_residue_bytes", "dram_over_counters_view", "sim_note",
                           "sim_block_rows", "sim_block_cols", "dram_over_sim", "dram_over_sim_l2"})
         row.erase(k);
     row["sim_hbm_read_bytes"] = nullptr;
@@ -257,6 +287,20 @@ void simulate_row(json& row, const sim::Machine& machine) {
             if (l2t > 0) row["dram_over_sim_l2"] = dram / l2t;
         }
     }
+    // The walk as a counted range sees it: less the dirty lines it leaves in L2 at the end (written
+    // back after the range), plus the residue the probes count in every range (all of it evicted
+    // once a pass moves 192 MiB, as the probes did; smaller passes get no view)
+    if (residue && r->l2.simulated) {
+        const double l2t = double(r->l2.hbm_total().total());
+        if (l2t >= 192.0 * (1 << 20)) {
+            row["counters_residue_bytes"] = *residue;
+            row["sim_l2_counters_view_bytes"] = l2t - r->l2.end_dirty_bytes + *residue;
+            if (row.contains("dram_read_bytes") && !row["dram_read_bytes"].is_null())
+                row["dram_over_counters_view"] =
+                    (row["dram_read_bytes"].get<double>() + row["dram_write_bytes"].get<double>()) /
+                    row["sim_l2_counters_view_bytes"].get<double>();
+        }
+    }
 }
 
 // The kernel model's prediction for a row (sim::predict_kernel with the kernel's recorded tiles and
@@ -333,13 +377,18 @@ int resimulate(const std::string& path, const std::string& gpu) {
     }
     json doc = json::parse(in);
     const sim::Machine& machine = sim::find_machine(gpu);
+    const std::optional<double> residue = counters_residue(path);
+    if (!residue)
+        std::cerr << "resimulate: no counters probe beside " << path
+                  << " (its <gpu>_counters_probe.json, from `flashsim bench --counters-probe`): rows get no "
+                     "counters' view of the walk\n";
     int n = 0;
     for (auto& row : doc["rows"]) {
         if (!row.contains("ms_median")) continue;
         std::cerr << "resimulate: " << row["variant"].get<std::string>() << " " << row["pass"].get<std::string>()
                   << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
                   << "\n";
-        simulate_row(row, machine);
+        simulate_row(row, machine, residue);
         predict_row(row, machine);
         ++n;
     }

@@ -88,6 +88,8 @@ MeasuredRow parse_row(const json& r) {
     m.sim_write = num(r, {"sim_hbm_write_bytes", "sim_write_bytes"});
     m.sim_l2_read = num(r, {"sim_l2_hbm_read_bytes"});
     m.sim_l2_write = num(r, {"sim_l2_hbm_write_bytes"});
+    m.sim_l2_counters_view = num(r, {"sim_l2_counters_view_bytes"});
+    m.counters_residue = num(r, {"counters_residue_bytes"});
     if (auto it = r.find("tiles"); it != r.end() && it->is_object()) {
         if (auto v = num(*it, {"block_rows"})) m.block_rows = static_cast<int64_t>(*v);
         if (auto v = num(*it, {"block_cols"})) m.block_cols = static_cast<int64_t>(*v);

@@ -18,6 +18,9 @@ struct MeasuredRow {
     std::optional<double> dram_read, dram_write;  // bytes, from the hardware counters (ncu)
     std::optional<double> sim_read, sim_write;    // the simulator's HBM<->SRAM bytes for the kernel's tiling (no L2)
     std::optional<double> sim_l2_read, sim_l2_write;  // the same tiling's DRAM bytes through the L2 model
+    // that walk as a counted range sees it (less the dirty lines it leaves in L2 at the end, plus the
+    // counters probes' residue; `flashsim bench --resimulate`), and the residue
+    std::optional<double> sim_l2_counters_view, counters_residue;
     std::optional<int64_t> block_rows, block_cols, sram_bytes;
     std::vector<std::pair<std::string, double>> vs_torch;    // ratios against PyTorch's kernels (positive only)
     std::vector<std::pair<std::string, double>> anchors_ms;  // PyTorch's kernels' median ms, same shape

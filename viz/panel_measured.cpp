@@ -48,11 +48,12 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
                            "DRAM (counters)",
                            "sim: DRAM, L2 model",
                            "counters / L2 model",
+                           "counters / L2 model as counted",
                            "sim: HBM<->SRAM, no L2",
                            "SDPA-flash ms",
                            "speed vs SDPA-flash",
                            "speed vs cuDNN"};
-    if (!ImGui::BeginTable(f.path.c_str(), 13,
+    if (!ImGui::BeginTable(f.path.c_str(), 14,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit,
                            ImVec2(0, std::max(height, fs * 5))))
@@ -104,6 +105,19 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
                 ImGui::SetTooltip(
                     "This row has no L2-model count; the ratio shown is against the HBM<->SRAM count "
                     "without L2, which re-reads served by the L2 cache make larger than DRAM's.");
+        } else {
+            ImGui::TextDisabled("-");
+        }
+        ImGui::TableNextColumn();  // the same, against the walk as a counted range sees it
+        if (d && r.sim_l2_counters_view && *r.sim_l2_counters_view > 0) {
+            ImGui::TextUnformatted(ui::fixed(*d / *r.sim_l2_counters_view, 2).c_str());
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip(
+                    "counters' DRAM bytes / (the L2 model's bytes less the dirty lines it leaves in L2 at the end\n"
+                    "+ the %s MiB of writes the counters count in every range for no work)\n"
+                    "The counters miss the lines a kernel leaves dirty (they reach DRAM after the range) and\n"
+                    "count dirty lines that belong to no work (bench --counters-probe); lesson 10 explains.",
+                    ui::fixed(r.counters_residue.value_or(0) / (1 << 20), 1).c_str());
         } else {
             ImGui::TextDisabled("-");
         }

@@ -186,10 +186,10 @@ def summary():
     print()
     step_table(R)
     print()
-    residue, _ = counters_residue(sys.argv[2])
     print("| kernel | DRAM measured | counted HBM<->SRAM (no L2) | through the L2 model | measured / L2 model | "
           "the L2 model as the counters see it | measured / that |")
     print("|---|---|---|---|---|---|---|")
+    residue = None
     for v, p in [("flash2h", "forward"), ("flash2", "forward"), ("flash1", "forward"), ("standard", "forward"),
                  ("flash2h", "backward"), ("flash2", "backward"), ("standard", "backward")]:
         r = R.get((v, p, 8192, 128, False))
@@ -199,9 +199,9 @@ def summary():
         simb = r["sim_hbm_read_bytes"] + r["sim_hbm_write_bytes"]
         siml2 = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
         seen = "–", "–"
-        if residue is not None and r.get("sim_l2_end_dirty_bytes") is not None:
-            v_b = siml2 - r["sim_l2_end_dirty_bytes"] + residue
-            seen = f"{gb(v_b)} GB", f"{dram / v_b:.2f}"
+        if r.get("sim_l2_counters_view_bytes") is not None:
+            residue = r["counters_residue_bytes"]
+            seen = f"{gb(r['sim_l2_counters_view_bytes'])} GB", f"{dram / r['sim_l2_counters_view_bytes']:.2f}"
         print(f"| {v} {p} | {gb(dram)} GB | {gb(simb)} GB | {gb(siml2)} GB | {dram / siml2:.2f} | {seen[0]} | {seen[1]} |")
     if residue is not None:
         print(f"\nThe counters' view: the walk less the dirty lines it leaves in L2 at the end (written back after "
@@ -296,31 +296,14 @@ def decode_trace():
               f"that much; the medians over blocks and calls are finer")
 
 
-def counters_residue(results_path):
-    """The writes a counted range sees that belong to no work (docs/simulator.md, section 2): the median of the
-    counters probes whose kernel reads 192 MiB or more and writes nothing, from the probe file beside the
-    results (h200.json -> h200_counters_probe.json). None when there is no such file."""
-    import os
-    base = os.path.basename(results_path).split(".")[0].split("_")[0]
-    path = os.path.join(os.path.dirname(results_path) or ".", base + "_counters_probe.json")
-    if not os.path.exists(path):
-        return None, path
-    probes = [p for p in json.load(open(path))["counters_probe"]
-              if p["work_write_bytes"] == 0 and p["work_read_bytes"] >= 192 * 2**20]
-    if not probes:
-        return None, path
-    w = sorted(p["dram_write_bytes"] for p in probes)
-    return w[len(w) // 2], path
-
-
 def dram():
     """DRAM bytes (read + written) from the counters over the simulator's L2 walk, for every row that has
     both: how many lie within ±10%, and the others listed. Then the same against the counters' view of the
-    walk: the walk less its dirty lines still in L2 at the end (they reach DRAM after the counted range)
-    plus the residue the counters probes measured (dirty lines written back inside every range, ~28 MiB)."""
+    walk (`sim_l2_counters_view_bytes`, written by `flashsim bench --resimulate` where a counters probe file
+    lies beside the results): the walk less its dirty lines still in L2 at the end (they reach DRAM after the
+    counted range) plus the residue the counters probes measured in every range (~28 MiB)."""
     doc = json.load(open(sys.argv[2]))
-    residue, probe_path = counters_residue(sys.argv[2])
-    inside, outside, raw, view, vin, vout = 0, [], [], [], 0, []
+    inside, outside, raw, view, vin, vout, residue = 0, [], [], [], 0, [], None
     for r in doc["rows"]:
         if r.get("dram_read_bytes") is None or r.get("sim_l2_hbm_read_bytes") is None:
             continue
@@ -334,9 +317,9 @@ def dram():
             inside += 1
         else:
             outside.append((r, x))
-        # the probes evict all of the residue once a range moves 192 MiB; below that, no view
-        if residue is not None and r.get("sim_l2_end_dirty_bytes") is not None and walk >= 192 * 2**20:
-            v = dram_b / (walk - r["sim_l2_end_dirty_bytes"] + residue)
+        if r.get("dram_over_counters_view") is not None:
+            v = r["dram_over_counters_view"]
+            residue = r["counters_residue_bytes"]
             view.append(v)
             if abs(v - 1) <= 0.10:
                 vin += 1
@@ -351,12 +334,9 @@ def dram():
           f"{min(raw):.3f}-{max(raw):.3f})")
     for r, x in outside:
         print(f"  {name(r)}: {x:.3f}")
-    if residue is None:
-        print(f"\nno counters probe ({probe_path}): the counters' view of the walk is not computed")
-        return
     if not view:
-        print("\nno row carries sim_l2_end_dirty_bytes (flashsim bench --resimulate adds it): "
-              "the counters' view of the walk is not computed")
+        print("\nno row carries the counters' view of the walk (`flashsim bench --resimulate FILE` adds it when "
+              "FILE's <gpu>_counters_probe.json lies beside it)")
         return
     print(f"\n{vin} of {len(view)} rows within ±10% of the counters' view of the walk (counters / (walk - its dirty "
           f"bytes in L2 at the end + the probes' residue of {residue / 2**20:.1f} MiB); {min(view):.3f}-{max(view):.3f})")

@@ -55,7 +55,9 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
           {"variant": "flash2", "pass": "forward", "seq": 4096, "head_dim": 128, "batch": 4, "heads": 16,
            "dtype": "bf16", "causal": false, "ms_median": 0.5, "tflops": 550.0, "dram_read_bytes": 1000,
            "dram_write_bytes": 500, "sim_hbm_read_bytes": 900, "sim_hbm_write_bytes": 500,
-           "ratio_to_sdpa_flash": 0.93, "tiles": {"block_rows": 128, "block_cols": 64, "sram_bytes": 98304}},
+           "ratio_to_sdpa_flash": 0.93, "tiles": {"block_rows": 128, "block_cols": 64, "sram_bytes": 98304},
+           "sim_l2_hbm_read_bytes": 800, "sim_l2_hbm_write_bytes": 500, "sim_l2_counters_view_bytes": 1450,
+           "counters_residue_bytes": 250},
           {"variant": "standard", "seq": 1024, "head_dim": 64, "ms_median": null, "dram_read_bytes": null},
           {"variant": "flash1", "seq": 1024, "head_dim": 64, "error": "launch failed"}]})";
     const MeasuredFile f = parse_measurements(doc, "h200.json");
@@ -68,6 +70,10 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
     CHECK(r.dram_total() == 1500.0);
     CHECK(r.sim_total() == 1400.0);
     CHECK(r.block_rows == 128);
+    CHECK(r.sim_l2_total() == 1300.0);
+    CHECK(r.sim_l2_counters_view == 1450.0);
+    CHECK(r.counters_residue == 250.0);
+    CHECK_FALSE(f.rows[1].sim_l2_counters_view.has_value());
     REQUIRE(r.vs_torch.size() == 1);
     CHECK(r.vs_torch[0].first == "ratio_to_sdpa_flash");
     CHECK(f.rows[1].pass == "forward");
