@@ -204,9 +204,16 @@ def summary():
             seen = f"{gb(r['sim_l2_counters_view_bytes'])} GB", f"{dram / r['sim_l2_counters_view_bytes']:.2f}"
         print(f"| {v} {p} | {gb(dram)} GB | {gb(simb)} GB | {gb(siml2)} GB | {dram / siml2:.2f} | {seen[0]} | {seen[1]} |")
     if residue is not None:
+        rows = [r for r in R.values() if r.get("dram_read_bytes") is not None and r.get("sim_l2_hbm_read_bytes")]
+        raw = [(r["dram_read_bytes"] + r["dram_write_bytes"]) / (r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"])
+               for r in rows]
+        seen = [r["dram_over_counters_view"] for r in rows if r.get("dram_over_counters_view") is not None]
         print(f"\nThe counters' view: the walk less the dirty lines it leaves in L2 at the end (written back after "
               f"the counted range) plus the {residue / 2**20:.1f} MiB the counters probes count in every range "
-              f"that belong to no work (`table.py --dram` for every row).")
+              f"that belong to no work. Over the {len(rows)} rows with counters: "
+              f"{sum(abs(x - 1) <= 0.10 for x in raw)} within ±10% of the walk, "
+              f"{sum(abs(x - 1) <= 0.10 for x in seen)} of {len(seen)} within ±10% of the walk as the counters see it "
+              f"(`table.py --dram` lists the others, every row).")
 
 
 def ceilings():
