@@ -158,28 +158,42 @@ bool lone_middles_of(const json& tiles) {
 // The writes a counted range sees that belong to no work: the median over the counters probes whose
 // kernel reads 192 MiB or more and writes nothing (docs/simulator.md, "The walk as the counters see
 // it"), read from the probe file beside a results file (h200.json -> h200_counters_probe.json).
-// nullopt when there is no such file or no such probe.
-std::optional<double> counters_residue(const std::string& results_path) {
+// Without a usable probe, no residue and `why` says what is missing.
+struct Residue {
+    std::optional<double> bytes;
+    std::string why;
+};
+Residue counters_residue(const std::string& results_path) {
     namespace fs = std::filesystem;
     const fs::path rp(results_path);
     std::string stem = rp.filename().string();
     stem = stem.substr(0, stem.find_first_of("._"));
     const fs::path probe = rp.parent_path() / (stem + "_counters_probe.json");
+    const std::string tail = ": rows get no counters' view of the walk";
     std::ifstream in(probe);
-    if (!in) return std::nullopt;
+    if (!in)
+        return {std::nullopt, "no counters probe beside " + results_path + " (" + probe.string() +
+                                  ", from `flashsim bench --counters-probe --json FILE` on the GPU)" + tail};
     json doc;
     try {
         doc = json::parse(in);
-    } catch (const std::exception&) { return std::nullopt; }
+    } catch (const std::exception& e) {
+        return {std::nullopt, "cannot parse " + probe.string() + " as JSON (" + e.what() + ")" + tail};
+    }
     std::vector<double> w;
-    if (doc.contains("counters_probe") && doc["counters_probe"].is_array())
+    if (doc.is_object() && doc.contains("counters_probe") && doc["counters_probe"].is_array())
         for (const auto& p : doc["counters_probe"])
-            if (p.value("work_write_bytes", -1.0) == 0 && p.value("work_read_bytes", 0.0) >= 192.0 * (1 << 20) &&
-                p.contains("dram_write_bytes") && p["dram_write_bytes"].is_number())
+            if (p.is_object() && p.value("work_write_bytes", -1.0) == 0 &&
+                p.value("work_read_bytes", 0.0) >= 192.0 * (1 << 20) && p.contains("dram_write_bytes") &&
+                p["dram_write_bytes"].is_number())
                 w.push_back(p["dram_write_bytes"].get<double>());
-    if (w.empty()) return std::nullopt;
+    if (w.empty())
+        return {std::nullopt, probe.string() +
+                                  " has no probe that reads 192 MiB or more and writes nothing (a \"counters_probe\" "
+                                  "list as `flashsim bench --counters-probe --json` writes it)" +
+                                  tail};
     std::sort(w.begin(), w.end());
-    return w[w.size() / 2];
+    return {w[w.size() / 2], ""};
 }
 
 void simulate_row(json& row, const sim::Machine& machine, std::optional<double> residue = std::nullopt) {
@@ -375,20 +389,55 @@ int resimulate(const std::string& path, const std::string& gpu) {
         print_error("bench", "cannot read " + path);
         return 1;
     }
-    json doc = json::parse(in);
+    json doc;
+    try {
+        doc = json::parse(in);
+    } catch (const std::exception& e) {
+        print_error("bench", "cannot parse " + path + " as JSON (" + e.what() + "); nothing was changed");
+        return 1;
+    }
+    if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
+        print_error("bench", path +
+                                 " has no \"rows\" list (a results file as `flashsim bench --json` writes it); "
+                                 "nothing was changed");
+        return 1;
+    }
+    // every row to recompute names its configuration; one that does not is refused before any is changed
+    int index = 0;
+    for (const auto& row : doc["rows"]) {
+        ++index;
+        if (!row.is_object() || !row.contains("ms_median")) continue;
+        for (const char* k : {"variant", "pass"})
+            if (!row.contains(k) || !row[k].is_string()) {
+                print_error("bench",
+                            path + ": row " + std::to_string(index) + " has no string \"" + k +
+                                "\" (a bench row names variant, pass, seq, head_dim, causal); nothing was changed");
+                return 1;
+            }
+        for (const char* k : {"seq", "head_dim"})
+            if (!row.contains(k) || !row[k].is_number_integer()) {
+                print_error("bench",
+                            path + ": row " + std::to_string(index) + " has no integer \"" + k +
+                                "\" (a bench row names variant, pass, seq, head_dim, causal); nothing was changed");
+                return 1;
+            }
+        if (!row.contains("causal") || !row["causal"].is_boolean()) {
+            print_error("bench", path + ": row " + std::to_string(index) +
+                                     " has no true/false \"causal\" (a bench row names variant, pass, seq, head_dim, "
+                                     "causal); nothing was changed");
+            return 1;
+        }
+    }
     const sim::Machine& machine = sim::find_machine(gpu);
-    const std::optional<double> residue = counters_residue(path);
-    if (!residue)
-        std::cerr << "resimulate: no counters probe beside " << path
-                  << " (its <gpu>_counters_probe.json, from `flashsim bench --counters-probe`): rows get no "
-                     "counters' view of the walk\n";
+    const Residue residue = counters_residue(path);
+    if (!residue.bytes) std::cerr << "resimulate: " << residue.why << "\n";
     int n = 0;
     for (auto& row : doc["rows"]) {
-        if (!row.contains("ms_median")) continue;
+        if (!row.is_object() || !row.contains("ms_median")) continue;
         std::cerr << "resimulate: " << row["variant"].get<std::string>() << " " << row["pass"].get<std::string>()
                   << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
                   << "\n";
-        simulate_row(row, machine, residue);
+        simulate_row(row, machine, residue.bytes);
         predict_row(row, machine);
         ++n;
     }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -259,6 +261,81 @@ TEST_CASE("bench refuses flags that do not go together, before it looks for a GP
         CHECK(o.rc == 1);
         CHECK(o.text.find(want) != std::string::npos);
     }
+}
+
+// bench --resimulate recomputes the simulator's columns of recorded rows (no GPU). With a counters probe
+// file beside the results it adds the walk as the counters see it; a bad file is refused with what is
+// wrong, and the file is left as it was.
+TEST_CASE("bench --resimulate: the counters' view from the probe beside the file; bad files left unchanged") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(tmp("resim"));
+    fs::create_directories(dir);
+    const std::string results = (dir / "h200.json").string(), probe = (dir / "h200_counters_probe.json").string();
+    auto write = [](const std::string& path, const std::string& text) {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fputs(text.c_str(), f);
+        std::fclose(f);
+    };
+    auto read = [](const std::string& path) { return nlohmann::json::parse(std::ifstream(path)); };
+    // one recorded row (flash2 forward, N = 1024, d = 64, as cuda/results/h200.json has it)
+    const std::string row = R"({"variant": "flash2", "pass": "forward", "seq": 1024, "head_dim": 64, "batch": 16,
+        "heads": 32, "dtype": "bf16", "causal": false, "ms_median": 0.478, "dram_read_bytes": 201430272,
+        "dram_write_bytes": 87101696, "tiles": {"algo": "flash2", "block_cols": 64, "block_rows": 128,
+        "loop_order": "q_outer", "smem_bytes": 49152, "sram_bytes": 115712, "threads": 128}})";
+    write(results, std::string(R"({"device": "NVIDIA H200", "rows": [)") + row + "]}");
+    fs::remove(probe);
+    const Out none = sh("bench --resimulate " + results);
+    CHECK(none.rc == 0);
+    CHECK(none.text.find("no counters probe beside") != std::string::npos);
+    const auto a = read(results)["rows"][0];
+    REQUIRE(a.contains("sim_l2_hbm_read_bytes"));
+    CHECK_FALSE(a.contains("sim_l2_counters_view_bytes"));
+    // probes: two read-only kernels of 192 and 576 MiB (the median of them is the residue), and one
+    // that writes, which does not count
+    write(probe, R"({"counters_probe": [
+        {"work_read_bytes": 201326592, "work_write_bytes": 0, "dram_write_bytes": 29000000},
+        {"work_read_bytes": 603979776, "work_write_bytes": 0, "dram_write_bytes": 29100000},
+        {"work_read_bytes": 0, "work_write_bytes": 67108864, "dram_write_bytes": 66000000}]})");
+    const Out with = sh("bench --resimulate " + results);
+    CHECK(with.rc == 0);
+    const auto b = read(results)["rows"][0];
+    REQUIRE(b.contains("sim_l2_counters_view_bytes"));
+    const double walk = b["sim_l2_hbm_read_bytes"].get<double>() + b["sim_l2_hbm_write_bytes"].get<double>();
+    const double dirty = b["sim_l2_end_dirty_bytes"].get<double>();
+    CHECK(dirty > 0);
+    CHECK(dirty <= b["sim_l2_hbm_write_bytes"].get<double>());       // only written lines are dirty
+    CHECK(b["counters_residue_bytes"].get<double>() == 29100000.0);  // the upper of two: index size / 2
+    CHECK(b["sim_l2_counters_view_bytes"].get<double>() == doctest::Approx(walk - dirty + 29100000.0));
+    CHECK(b["dram_over_counters_view"].get<double>() ==
+          doctest::Approx((201430272.0 + 87101696.0) / (walk - dirty + 29100000.0)));
+    // bad probe file: said, and the rows get no view
+    write(probe, "{not json");
+    const Out badprobe = sh("bench --resimulate " + results);
+    CHECK(badprobe.rc == 0);
+    CHECK(badprobe.text.find("cannot parse") != std::string::npos);
+    CHECK_FALSE(read(results)["rows"][0].contains("sim_l2_counters_view_bytes"));
+    // bad results files: refused, one line, the file unchanged
+    const std::pair<std::string, std::string> bad[] = {
+        {"{not json", "cannot parse"},
+        {R"({"device": "x"})", "has no \"rows\" list"},
+        {R"({"rows": [{"ms_median": 1}]})", "row 1 has no string \"variant\""},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": "big", "head_dim": 64}]})",
+         "row 1 has no integer \"seq\""},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": 64, "head_dim": 64}]})",
+         "has no true/false \"causal\""},
+    };
+    for (const auto& [text, says] : bad) {
+        CAPTURE(text);
+        write(results, text);
+        const Out o = sh("bench --resimulate " + results);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find(says) != std::string::npos);
+        CHECK(o.text.find("nothing was changed") != std::string::npos);
+        std::ifstream in(results);
+        CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == text);
+    }
+    fs::remove_all(dir);
 }
 
 TEST_CASE("an unknown command names itself and the known ones") {
