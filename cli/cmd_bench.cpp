@@ -56,6 +56,7 @@
 #include <optional>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "cli/ceilings.hpp"
@@ -403,30 +404,23 @@ int resimulate(const std::string& path, const std::string& gpu) {
         return 1;
     }
     // every row to recompute names its configuration; one that does not is refused before any is changed
+    using Check = bool (json::*)() const noexcept;
+    const std::tuple<const char*, Check, const char*> fields[] = {{"variant", &json::is_string, "string"},
+                                                                  {"pass", &json::is_string, "string"},
+                                                                  {"seq", &json::is_number_integer, "integer"},
+                                                                  {"head_dim", &json::is_number_integer, "integer"},
+                                                                  {"causal", &json::is_boolean, "true/false"}};
     int index = 0;
     for (const auto& row : doc["rows"]) {
         ++index;
         if (!row.is_object() || !row.contains("ms_median")) continue;
-        for (const char* k : {"variant", "pass"})
-            if (!row.contains(k) || !row[k].is_string()) {
-                print_error("bench",
-                            path + ": row " + std::to_string(index) + " has no string \"" + k +
-                                "\" (a bench row names variant, pass, seq, head_dim, causal); nothing was changed");
+        for (const auto& [k, ok, kind] : fields)
+            if (!row.contains(k) || !(row[k].*ok)()) {
+                print_error("bench", path + ": row " + std::to_string(index) + " has no " + kind + " \"" + k +
+                                         "\" (a bench row names variant, pass, seq, head_dim, causal); nothing was "
+                                         "changed");
                 return 1;
             }
-        for (const char* k : {"seq", "head_dim"})
-            if (!row.contains(k) || !row[k].is_number_integer()) {
-                print_error("bench",
-                            path + ": row " + std::to_string(index) + " has no integer \"" + k +
-                                "\" (a bench row names variant, pass, seq, head_dim, causal); nothing was changed");
-                return 1;
-            }
-        if (!row.contains("causal") || !row["causal"].is_boolean()) {
-            print_error("bench", path + ": row " + std::to_string(index) +
-                                     " has no true/false \"causal\" (a bench row names variant, pass, seq, head_dim, "
-                                     "causal); nothing was changed");
-            return 1;
-        }
     }
     const sim::Machine& machine = sim::find_machine(gpu);
     const Residue residue = counters_residue(path);
