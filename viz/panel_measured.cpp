@@ -254,7 +254,7 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
         "The kernels in cuda/ timed on a real GPU. For each kernel's own tiling, the simulator's DRAM bytes "
         "through its L2 model and its HBM<->SRAM bytes without L2 (as the paper counts) stand beside the DRAM "
         "bytes the hardware counters saw (where they were read); the ratio compares the counters with the L2 "
-        "model.");
+        "model, and the next one with the L2 model as a counted range sees it (lesson 10, step 4).");
     ui::help("DRAM bytes");
     if (!ms.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
