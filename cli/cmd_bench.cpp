@@ -160,6 +160,9 @@ bool lone_middles_of(const json& tiles) {
 // kernel reads 192 MiB or more and writes nothing (docs/simulator.md, "The walk as the counters see
 // it"), read from the probe file beside a results file (h200.json -> h200_counters_probe.json).
 // Without a usable probe, no residue and `why` says what is missing.
+// The probes evict all of the residue once a range moves this many bytes (192 MiB read: 27.7 MiB of it;
+// 64 MiB: 19.4): the residue is taken from such probes, and only passes that move as much get the view.
+constexpr double kResidueEvictedBytes = 192.0 * (1 << 20);
 struct Residue {
     std::optional<double> bytes;
     std::string why;
@@ -185,7 +188,7 @@ Residue counters_residue(const std::string& results_path) {
     if (doc.is_object() && doc.contains("counters_probe") && doc["counters_probe"].is_array())
         for (const auto& p : doc["counters_probe"])
             if (p.is_object() && p.value("work_write_bytes", -1.0) == 0 &&
-                p.value("work_read_bytes", 0.0) >= 192.0 * (1 << 20) && p.contains("dram_write_bytes") &&
+                p.value("work_read_bytes", 0.0) >= kResidueEvictedBytes && p.contains("dram_write_bytes") &&
                 p["dram_write_bytes"].is_number())
                 w.push_back(p["dram_write_bytes"].get<double>());
     if (w.empty())
@@ -307,7 +310,7 @@ void simulate_row(json& row, const sim::Machine& machine, std::optional<double> 
     // once a pass moves 192 MiB, as the probes did; smaller passes get no view)
     if (residue && r->l2.simulated) {
         const double l2t = double(r->l2.hbm_total().total());
-        if (l2t >= 192.0 * (1 << 20)) {
+        if (l2t >= kResidueEvictedBytes) {
             row["counters_residue_bytes"] = *residue;
             row["sim_l2_counters_view_bytes"] = l2t - r->l2.end_dirty_bytes + *residue;
             if (row.contains("dram_read_bytes") && !row["dram_read_bytes"].is_null())
