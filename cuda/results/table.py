@@ -204,15 +204,13 @@ def summary():
             seen = f"{gb(r['sim_l2_counters_view_bytes'])} GB", f"{dram / r['sim_l2_counters_view_bytes']:.2f}"
         print(f"| {v} {p} | {gb(dram)} GB | {gb(simb)} GB | {gb(siml2)} GB | {dram / siml2:.2f} | {seen[0]} | {seen[1]} |")
     if residue is not None:
-        rows = [r for r in R.values() if r.get("dram_read_bytes") is not None and r.get("sim_l2_hbm_read_bytes")]
-        raw = [(r["dram_read_bytes"] + r["dram_write_bytes"]) / (r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"])
-               for r in rows]
-        seen = [r["dram_over_counters_view"] for r in rows if r.get("dram_over_counters_view") is not None]
+        ratios = dram_ratios(doc["rows"])
+        raw_in = sum(abs(x - 1) <= 0.10 for _, x, _ in ratios)
+        seen = [v for _, _, v in ratios if v is not None]
         print(f"\nThe counters' view: the walk less the dirty lines it leaves in L2 at the end (written back after "
               f"the counted range) plus the {residue / 2**20:.1f} MiB the counters probes count in every range "
-              f"that belong to no work. Over the {len(rows)} rows with counters: "
-              f"{sum(abs(x - 1) <= 0.10 for x in raw)} within ±10% of the walk, "
-              f"{sum(abs(x - 1) <= 0.10 for x in seen)} of {len(seen)} within ±10% of the walk as the counters see it "
+              f"that belong to no work. Over the {len(ratios)} rows with counters: {raw_in} within ±10% of the walk, "
+              f"{sum(abs(v - 1) <= 0.10 for v in seen)} of {len(seen)} within ±10% of the walk as the counters see it "
               f"(`table.py --dram` lists the others, every row).")
 
 
@@ -303,6 +301,19 @@ def decode_trace():
               f"that much; the medians over blocks and calls are finer")
 
 
+def dram_ratios(rows):
+    """For every row with DRAM counters and the L2 walk: (row, counters / walk, counters / the walk as the
+    counters see it or None). dram() lists them; summary() counts them."""
+    out = []
+    for r in rows:
+        if r.get("dram_read_bytes") is None or r.get("sim_l2_hbm_read_bytes") is None:
+            continue
+        walk = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
+        if walk:
+            out.append((r, (r["dram_read_bytes"] + r["dram_write_bytes"]) / walk, r.get("dram_over_counters_view")))
+    return out
+
+
 def dram():
     """DRAM bytes (read + written) from the counters over the simulator's L2 walk, for every row that has
     both: how many lie within ±10%, and the others listed. Then the same against the counters' view of the
@@ -310,28 +321,15 @@ def dram():
     lies beside the results): the walk less its dirty lines still in L2 at the end (they reach DRAM after the
     counted range) plus the residue the counters probes measured in every range (~28 MiB)."""
     doc = json.load(open(sys.argv[2]))
-    inside, outside, raw, view, vin, vout, residue = 0, [], [], [], 0, [], None
-    for r in doc["rows"]:
-        if r.get("dram_read_bytes") is None or r.get("sim_l2_hbm_read_bytes") is None:
-            continue
-        walk = r["sim_l2_hbm_read_bytes"] + r["sim_l2_hbm_write_bytes"]
-        if not walk:
-            continue
-        dram_b = r["dram_read_bytes"] + r["dram_write_bytes"]
-        x = dram_b / walk
-        raw.append(x)
-        if abs(x - 1) <= 0.10:
-            inside += 1
-        else:
-            outside.append((r, x))
-        if r.get("dram_over_counters_view") is not None:
-            v = r["dram_over_counters_view"]
-            residue = r["counters_residue_bytes"]
-            view.append(v)
-            if abs(v - 1) <= 0.10:
-                vin += 1
-            else:
-                vout.append((r, v))
+    ratios = dram_ratios(doc["rows"])
+    raw = [x for _, x, _ in ratios]
+    outside = [(r, x) for r, x, _ in ratios if abs(x - 1) > 0.10]
+    inside = len(raw) - len(outside)
+    seen = [(r, v) for r, _, v in ratios if v is not None]
+    view = [v for _, v in seen]
+    vout = [(r, v) for r, v in seen if abs(v - 1) > 0.10]
+    vin = len(view) - len(vout)
+    residue = next((r["counters_residue_bytes"] for r, _ in seen), None)
 
     def name(r):
         return (f"{r['variant']} {r['pass']} N={r['seq']} d={r['head_dim']} {'causal' if r['causal'] else 'none'}"
