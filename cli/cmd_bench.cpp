@@ -63,6 +63,7 @@
 #include "cli/commands.hpp"
 #include "sim/footprint.hpp"
 #include "sim/kernel_model.hpp"
+#include "sim/ring.hpp"
 #if FLASHSIM_HAVE_CUDA
 #include "cuda/api.hpp"
 #endif
@@ -386,6 +387,61 @@ void predict_row(json& row, const sim::Machine& machine) {
     }
 }
 
+// The simulator's ring on P GPUs for a ring row, the kernel's model timing each block (with the
+// preset's measured ceilings where it has them); an error is recorded in the row, not thrown.
+json sim_ring_json(const sim::RingProblem& rp, const sim::Machine& machine, const std::string& kernel, bool grads) {
+    try {
+        sim::RingConfig c;
+        c.compute = sim::RingCompute::kernel;
+        c.kernel = kernel;
+        if (const auto rates = measured_rates(machine, rp.attn.dtype, "")) c.rates = *rates;
+        c.break_even = true;
+        const sim::RingResult sr = sim::simulate_ring(rp, machine, c);
+        double sim_f = 0, sim_b = 0;
+        for (const auto& ps : sr.passes) (ps.pass == 0 ? sim_f : sim_b) = ps.time_s * 1e3;
+        return json{{"forward_ms", sim_f},
+                    {"backward_ms", grads ? json(sim_b) : json(nullptr)},
+                    {"efficiency", sr.efficiency},
+                    {"machine", machine.name},
+                    {"note", sr.compute_note}};
+    } catch (const std::exception& e) { return json{{"error", e.what()}}; }
+}
+
+// A recorded ring row's simulator column, recomputed by this checkout's model (resimulate). The row
+// names its problem as `bench --ring` wrote it; false (row unchanged) with why when it does not.
+bool resimulate_ring_row(json& row, const sim::Machine& machine, std::string& why) {
+    auto integer = [&](const char* k) -> std::optional<int64_t> {
+        if (row.contains(k) && row[k].is_number_integer() && row[k].get<int64_t>() > 0) return row[k].get<int64_t>();
+        why = std::string("has no positive integer \"") + k + "\"";
+        return std::nullopt;
+    };
+    const auto gpus = integer("gpus"), batch = integer("batch"), heads = integer("heads"), seq = integer("seq"),
+               dim = integer("head_dim");
+    if (!gpus || !batch || !heads || !seq || !dim) return false;
+    const auto text = [&](const char* k) {
+        return row.contains(k) && row[k].is_string() ? row[k].get<std::string>() : "";
+    };
+    const auto layout = sim::parse_enum<sim::RingLayout>(text("layout"));
+    const auto dt = sim::parse_dtype(text("dtype"));
+    if (!layout || !dt || text("variant").empty() || !row.contains("causal") || !row["causal"].is_boolean()) {
+        why = "needs variant, layout (balanced or contiguous), dtype and causal as `bench --ring` writes them";
+        return false;
+    }
+    sim::RingProblem rp;
+    rp.attn.batch = *batch;
+    rp.attn.heads = *heads;
+    rp.attn.seq = *seq;
+    rp.attn.head_dim = *dim;
+    rp.attn.dtype = *dt;
+    rp.attn.causal = row["causal"].get<bool>();
+    rp.gpus = *gpus;
+    rp.layout = *layout;
+    const bool grads = row.contains("backward_ms") && row["backward_ms"].is_number();
+    rp.pass = grads ? sim::Pass::both : sim::Pass::forward;
+    row["sim_ring"] = sim_ring_json(rp, machine, text("variant"), grads);
+    return true;
+}
+
 // flashsim bench --resimulate FILE: recompute the simulator's columns of recorded rows in place.
 int resimulate(const std::string& path, const std::string& gpu) {
     std::ifstream in(path);
@@ -426,10 +482,22 @@ int resimulate(const std::string& path, const std::string& gpu) {
             }
     }
     const sim::Machine& machine = sim::find_machine(gpu);
-    const Residue residue = counters_residue(path);
-    if (!residue.bytes) std::cerr << "resimulate: " << residue.why << "\n";
+    bool kernel_rows = false;  // only kernel rows are given the counters' view (a ring file has none)
+    for (const auto& row : doc["rows"]) kernel_rows = kernel_rows || (row.is_object() && row.contains("ms_median"));
+    const Residue residue = kernel_rows ? counters_residue(path) : Residue{};
+    if (kernel_rows && !residue.bytes) std::cerr << "resimulate: " << residue.why << "\n";
     int n = 0;
+    index = 0;
     for (auto& row : doc["rows"]) {
+        ++index;
+        if (row.is_object() && row.value("pass", "") == "ring") {  // a ring row: its simulator's ring
+            std::string why;
+            if (resimulate_ring_row(row, machine, why))
+                ++n;
+            else
+                std::cerr << "resimulate: ring row " << index << " " << why << "; left as recorded\n";
+            continue;
+        }
         if (!row.is_object() || !row.contains("ms_median")) continue;
         std::cerr << "resimulate: " << row["variant"].get<std::string>() << " " << row["pass"].get<std::string>()
                   << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
@@ -918,23 +986,9 @@ int run_ring_bench(const BenchArgs& a) {
                         if (grads) row["one_gpu_work_ratio_backward"] = one_b / m.backward_ms;
                     }
                     // the simulator's ring on P GPUs, the kernel's model timing each block
-                    double sim_f = 0, sim_b = 0;
-                    try {
-                        sim::RingConfig c;
-                        c.compute = sim::RingCompute::kernel;
-                        c.kernel = kernel;
-                        if (const auto rates = measured_rates(machine, rp.attn.dtype, "")) c.rates = *rates;
-                        c.break_even = true;
-                        const sim::RingResult sr = sim::simulate_ring(rp, machine, c);
-                        for (const auto& ps : sr.passes) (ps.pass == 0 ? sim_f : sim_b) = ps.time_s * 1e3;
-                        row["sim_ring"] = json{{"forward_ms", sim_f},
-                                               {"backward_ms", grads ? json(sim_b) : json(nullptr)},
-                                               {"efficiency", sr.efficiency},
-                                               {"machine", machine.name},
-                                               {"note", sr.compute_note}};
-                    } catch (const std::exception& e) {
-                        row["sim_ring"] = json{{"error", e.what()}};
-                    }
+                    row["sim_ring"] = sim_ring_json(rp, machine, kernel, grads);
+                    const double sim_f = row["sim_ring"].value("forward_ms", 0.0);
+                    const double sim_b = grads ? row["sim_ring"].value("backward_ms", 0.0) : 0.0;
                     row["ok"] = m.ok;
                     all_ok = all_ok && m.ok;
                     std::printf("%-8s %-9s %2lld %-10s %6lld %4lld %-6s %9.3f %9.3f %9.3f %9.3f %8.3f %8.3f %s\n",

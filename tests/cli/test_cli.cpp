@@ -338,6 +338,39 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
     fs::remove_all(dir);
 }
 
+// A ring results file (bench --ring) carries the simulator's ring as it stood when recorded;
+// --resimulate recomputes it with this checkout's model, which `flashsim ring` prints independently.
+TEST_CASE("bench --resimulate: a ring file's simulator column is today's `flashsim ring`; a row it cannot read stays") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(tmp("resim_ring"));
+    fs::create_directories(dir);
+    const std::string results = (dir / "h200_ring.json").string();
+    {
+        std::ofstream f(results);
+        f << R"({"device": "NVIDIA H200", "rows": [
+            {"variant": "flash2h", "pass": "ring", "transport": "emulated", "gpus": 2, "layout": "balanced",
+             "batch": 1, "heads": 16, "seq": 16384, "head_dim": 128, "dtype": "bf16", "causal": true,
+             "forward_ms": 0.9, "backward_ms": 3.8, "sim_ring": {"forward_ms": 123.0, "backward_ms": 456.0}},
+            {"variant": "flash2h", "pass": "ring", "layout": "balanced", "batch": 1, "heads": 16, "seq": 16384,
+             "head_dim": 128, "dtype": "bf16", "causal": true, "forward_ms": 0.9, "backward_ms": null,
+             "sim_ring": {"forward_ms": 7.0}}]})";
+    }
+    const Out o = sh("bench --resimulate " + results);
+    CHECK(o.rc == 0);
+    CHECK(o.text.find("ring row 2 has no positive integer \"gpus\"; left as recorded") != std::string::npos);
+    CHECK(o.text.find("counters") == std::string::npos);  // no kernel rows: no probe looked for
+    const auto rows = nlohmann::json::parse(std::ifstream(results))["rows"];
+    const Out ring =
+        sh("ring --gpus 2 --seq 16384 --head-dim 128 --heads 16 --causal --kernel flash2h --pass both --json");
+    REQUIRE(ring.rc == 0);
+    const auto r = nlohmann::json::parse(ring.text.substr(ring.text.find('{')));
+    CHECK(rows[0]["sim_ring"]["forward_ms"].get<double>() == doctest::Approx(r["passes"][0]["time_ms"].get<double>()));
+    CHECK(rows[0]["sim_ring"]["backward_ms"].get<double>() == doctest::Approx(r["passes"][1]["time_ms"].get<double>()));
+    CHECK(rows[0]["sim_ring"]["efficiency"].get<double>() == doctest::Approx(r["efficiency"].get<double>()));
+    CHECK(rows[1]["sim_ring"]["forward_ms"].get<double>() == 7.0);  // the unreadable row: as recorded
+    fs::remove_all(dir);
+}
+
 TEST_CASE("an unknown command names itself and the known ones") {
     for (const char* args : {"fits", "fits --help", "simulat --seq 8 --head-dim 8"}) {
         const Out o = sh(args);
