@@ -14,7 +14,7 @@
 //     On sm_90 the stages arrive by TMA instead (the default there; FLASHSIM_DECODE_LOAD=cp.async|tma):
 //     thread 0 asks for each stage as boxes of (stage keys, 64 columns) of K and V, 128-byte swizzled
 //     (at d = 128 a stage is two 64-column panels), completing on the stage's mbarrier; the warps wait
-//     on it, and the stage's barrier frees the one before for thread 0 to refill. 0.9-3.7% faster than the
+//     on it, and the stage's barrier frees the one before for thread 0 to refill. 0.8-3.7% faster than the
 //     copies on the recorded rows (cuda/NOTES.md), the same bits.
 //     Both products run on tensor cores (mma.sync), each of the 8 warps taking 8 keys of a tile:
 //     S = Q K_w^T (m16n8k16; the G query heads are rows of a 16-row A operand kept in registers,
