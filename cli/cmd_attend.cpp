@@ -161,6 +161,42 @@ void register_attend(CLI::App& app, int& rc) {
             const bool bwd = a->pass == "backward";
             if (bwd && a->dout.empty()) throw sim::Error("--pass backward needs the upstream gradient: --do dO.npy");
             if (!bwd && !a->dout.empty()) throw sim::Error("--do is read only with --pass backward");
+            if (!bwd && (!a->dq.empty() || !a->dk.empty() || !a->dv.empty()))
+                throw sim::Error("--dq, --dk and --dv are written only with --pass backward (and --do dO.npy)");
+            // Where the results go, checked before any work: an existing folder each, no two outputs on one
+            // path, and no output over an input (nothing is lost when a run is refused).
+            std::vector<std::pair<std::string, std::string>> outputs{{"--out", a->out}};
+            if (bwd) {
+                outputs.emplace_back("--dq", a->dq.empty() ? sibling(a->out, "dQ") : a->dq);
+                outputs.emplace_back("--dk", a->dk.empty() ? sibling(a->out, "dK") : a->dk);
+                outputs.emplace_back("--dv", a->dv.empty() ? sibling(a->out, "dV") : a->dv);
+            }
+            {
+                namespace fs = std::filesystem;
+                std::error_code ec;
+                auto same = [&](const std::string& x, const std::string& y) {
+                    return fs::weakly_canonical(x, ec) == fs::weakly_canonical(y, ec);
+                };
+                for (size_t i = 0; i < outputs.size(); ++i) {
+                    const auto& [flag, path] = outputs[i];
+                    const fs::path dir = fs::path(path).parent_path();
+                    if (!dir.empty() && !fs::is_directory(dir, ec))
+                        throw sim::Error(flag + " " + path + ": the folder " + dir.string() +
+                                         " does not exist; create it or write elsewhere (nothing was written)");
+                    if (fs::is_directory(path, ec))
+                        throw sim::Error(flag + " " + path + " is a folder; give a file name such as " +
+                                         (fs::path(path) / "O.npy").string());
+                    for (size_t j = 0; j < i; ++j)
+                        if (same(path, outputs[j].second))
+                            throw sim::Error(flag + " and " + outputs[j].first + " are the same file (" + path +
+                                             "); give each output its own path");
+                    for (const std::string& in : {a->q, a->k, a->v, a->dout})
+                        if (!in.empty() && same(path, in))
+                            throw sim::Error(flag + " " + path +
+                                             " is also an input; write the result elsewhere so "
+                                             "that the input is kept");
+                }
+            }
             if (a->sram < 0) throw sim::Error("--sram must be positive");
             if (gpu && (a->block_rows || a->block_cols || a->sram))
                 throw sim::Error("--block-rows, --block-cols and --sram set the simulator's tiles; a GPU kernel has its "
@@ -283,12 +319,28 @@ void register_attend(CLI::App& app, int& rc) {
                     dV = *simulated->dV;
                 }
             }
+            // A result with NaN or inf is refused, not written: finite inputs whose products overflow float32
+            // (|q . k| / sqrt(d) beyond 3.4e38) have no attention to show.
+            {
+                std::vector<std::pair<const char*, const sim::TensorF*>> results{{"O", &O}};
+                if (bwd) results.insert(results.end(), {{"dQ", &dQ}, {"dK", &dK}, {"dV", &dV}});
+                for (const auto& [name, t] : results) {
+                    int64_t bad = 0;
+                    size_t first = 0;
+                    for (size_t i = 0; i < t->data.size(); ++i)
+                        if (!std::isfinite(t->data[i]) && !bad++) first = i;
+                    if (bad)
+                        throw sim::Error(std::string(name) + " came out with " + std::to_string(bad) +
+                                         " NaN or infinite value" + (bad > 1 ? "s" : "") + " (the first at " +
+                                         index_of(*t, first) +
+                                         "): the inputs are finite but their products overflow float32 "
+                                         "(|q . k| / sqrt(d) above 3.4e38); scale Q and K down. Nothing was written");
+                }
+            }
             sim::write_npy(a->out, O, npy_descr, q.four_d);
             std::vector<std::pair<std::string, std::string>> written{{"O", a->out}};
             if (bwd) {
-                const std::string pq = a->dq.empty() ? sibling(a->out, "dQ") : a->dq;
-                const std::string pk = a->dk.empty() ? sibling(a->out, "dK") : a->dk;
-                const std::string pv = a->dv.empty() ? sibling(a->out, "dV") : a->dv;
+                const std::string pq = outputs[1].second, pk = outputs[2].second, pv = outputs[3].second;
                 sim::write_npy(pq, dQ, npy_descr, q.four_d);
                 sim::write_npy(pk, dK, npy_descr, q.four_d);
                 sim::write_npy(pv, dV, npy_descr, q.four_d);

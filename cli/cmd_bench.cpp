@@ -469,17 +469,53 @@ int resimulate(const std::string& path, const std::string& gpu) {
                                                                   {"seq", &json::is_number_integer, "integer"},
                                                                   {"head_dim", &json::is_number_integer, "integer"},
                                                                   {"causal", &json::is_boolean, "true/false"}};
-    int index = 0;
+    int index = 0, measured = 0;
+    auto refuse = [&](int i, const std::string& what) {
+        print_error("bench", path + ": row " + std::to_string(i) + " " + what + "; nothing was changed");
+        return 1;
+    };
+    auto known_variant = [](const std::string& v) {  // a kernel, or a training step's pairing "fwd+bwd"
+        const auto one = [](const std::string& k) {
+            return k == "standard" || k == "flash1" || k == "flash2" || k == "flash2h";
+        };
+        const auto plus = v.find('+');
+        return plus == std::string::npos ? one(v) : one(v.substr(0, plus)) && one(v.substr(plus + 1));
+    };
     for (const auto& row : doc["rows"]) {
         ++index;
+        if (row.is_object() && row.value("pass", "") == "ring") {
+            ++measured;
+            continue;
+        }
         if (!row.is_object() || !row.contains("ms_median")) continue;
+        ++measured;
         for (const auto& [k, ok, kind] : fields)
-            if (!row.contains(k) || !(row[k].*ok)()) {
-                print_error("bench", path + ": row " + std::to_string(index) + " has no " + kind + " \"" + k +
-                                         "\" (a bench row names variant, pass, seq, head_dim, causal); nothing was "
-                                         "changed");
-                return 1;
-            }
+            if (!row.contains(k) || !(row[k].*ok)())
+                return refuse(index, std::string("has no ") + kind + " \"" + k +
+                                         "\" (a bench row names variant, pass, seq, head_dim, causal)");
+        const std::string pass = row["pass"], variant = row["variant"];
+        if (pass != "forward" && pass != "backward" && pass != "step")
+            return refuse(index, "has pass \"" + pass + "\"; a kernel row's pass is forward, backward or step");
+        if (!known_variant(variant))
+            return refuse(index, "has variant \"" + variant +
+                                     "\"; the kernels are standard, flash1, flash2 and flash2h (a step may pair two "
+                                     "as \"flash2h+flash2\")");
+        for (const char* k : {"seq", "head_dim", "batch", "heads"})
+            if (row.contains(k) && (!row[k].is_number_integer() || row[k].get<int64_t>() < 1 ||
+                                    row[k].get<int64_t>() > (int64_t{1} << 24)))
+                return refuse(index, std::string("has \"") + k + "\" = " + row[k].dump() +
+                                         "; it must be a whole number from 1 to 16,777,216");
+        const auto dt = row.contains("dtype") && row["dtype"].is_string()
+                            ? sim::parse_dtype(row["dtype"].get<std::string>())
+                            : std::optional<sim::DType>{};
+        if (row.contains("dtype") && (!dt || *dt == sim::DType::fp32))
+            return refuse(index, "has dtype " + row["dtype"].dump() + "; the kernels store bf16 or fp16");
+    }
+    if (measured == 0) {
+        print_error("bench", path +
+                                 " has no measured rows (kernel rows with \"ms_median\" or ring rows) to "
+                                 "recompute; nothing was changed");
+        return 1;
     }
     const sim::Machine& machine = sim::find_machine(gpu);
     bool kernel_rows = false;  // only kernel rows are given the counters' view (a ring file has none)

@@ -68,6 +68,7 @@ void register_decode(CLI::App& app, int& rc) {
             if (r.output) {
                 const sim::DecodeInputs in = sim::generate_decode_inputs(a->p);
                 vs = sim::validate(*r.output, sim::decode_reference(a->p, in), a->p.dtype);
+                require_finite("O", vs);
             }
             if (a->json)
                 std::cout << report::decode_json(r, m, vs).dump(2) << "\n";

@@ -111,6 +111,7 @@ void register_ring(CLI::App& app, int& rc) {
                     checks.emplace_back("dV", sim::validate(as_float(g.dV), ref.dV, p.attn.dtype));
                 }
             }
+            for (const auto& [name, st] : checks) require_finite(name + " (the ring on the CPU)", st);
             if (a->json)
                 std::cout << report::ring_json(r, checks).dump(2) << "\n";
             else

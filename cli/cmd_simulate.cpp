@@ -222,6 +222,7 @@ void register_simulate(CLI::App& app, int& rc) {
                 if (r.output && r.pass != sim::Pass::backward) {
                     const auto ref = sim::attention_reference(p, in.Q, in.K, in.V);
                     const auto st = sim::validate(*r.output, ref, p.dtype);
+                    require_finite("O", st);
                     j["vs_reference"] = report::error_json(st);
                     extra += check_line("O ", st, p.dtype);
                 }
@@ -231,6 +232,9 @@ void register_simulate(CLI::App& app, int& rc) {
                     const auto sq = sim::validate(*r.dQ, g.dQ, p.dtype);
                     const auto sk = sim::validate(*r.dK, g.dK, p.dtype);
                     const auto sv = sim::validate(*r.dV, g.dV, p.dtype);
+                    require_finite("dQ", sq);
+                    require_finite("dK", sk);
+                    require_finite("dV", sv);
                     j["gradients_vs_reference"] = {
                         {"dQ", report::error_json(sq)}, {"dK", report::error_json(sk)}, {"dV", report::error_json(sv)}};
                     extra +=

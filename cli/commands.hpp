@@ -6,6 +6,7 @@
 
 #include "sim/machine.hpp"
 #include "sim/problem.hpp"
+#include "sim/reference.hpp"
 #include "sim/simulate.hpp"
 
 void register_simulate(CLI::App& app, int& rc);
@@ -41,3 +42,6 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc);
 
 // Print "flashsim <cmd>: error: <what>" on stderr.
 void print_error(const std::string& cmd, const std::string& what);
+// A checked result with NaN or inf is not shown: throws sim::Error naming `what`, how many values and
+// the likely cause (float32 overflow of the scores: too large a --scale), so the command exits 1.
+void require_finite(const std::string& what, const sim::ErrorStats& st);

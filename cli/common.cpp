@@ -77,6 +77,14 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
     return rc;
 }
 
+void require_finite(const std::string& what, const sim::ErrorStats& st) {
+    if (st.nonfinite == 0) return;
+    throw sim::Error(what + " came out with " + std::to_string(st.nonfinite) + " NaN or infinite value" +
+                     (st.nonfinite > 1 ? "s" : "") + (st.where.empty() ? "" : " (the first at " + st.where + ")") +
+                     " in float32: the scores (scale x q . k) overflow its range of 3.4e38; use a smaller --scale. "
+                     "No result is shown");
+}
+
 void print_error(const std::string& cmd, const std::string& what) {
     std::cerr << "flashsim " << cmd << ": error: " << what << "\n";
 }

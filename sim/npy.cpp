@@ -75,10 +75,16 @@ NpyArray parse_npy(const std::string& bytes, const std::string& name) {
     if (out.descr != "<f2" && out.descr != "<f4" && out.descr != "<f8")
         throw Error("'" + name + "': dtype '" + out.descr +
                     "' is not supported; use little-endian float16, float32 or float64");
-    if (header_field(h, "fortran_order") != "False")
+    const std::string fortran = header_field(h, "fortran_order");
+    if (fortran.empty()) throw Error("'" + name + "': .npy header has no 'fortran_order'; save it with numpy.save");
+    if (fortran != "False")
         throw Error("'" + name + "': Fortran-ordered arrays are not supported; save with numpy.ascontiguousarray");
     const std::string shape = header_field(h, "shape");
-    if (shape.empty()) throw Error("'" + name + "': .npy header has no shape");
+    if (shape.empty()) throw Error("'" + name + "': .npy header has no 'shape'; save it with numpy.save");
+    // A shape is a tuple of non-negative integers: anything else (a minus sign, a letter) is refused,
+    // not skipped.
+    if (shape.find_first_not_of("0123456789, ()") != std::string::npos)
+        throw Error("'" + name + "': shape " + shape + " is not a tuple of non-negative integers");
     // Each dimension is a run of digits; more than 12 digits is refused before it can overflow.
     std::vector<int64_t> dims;
     static const std::regex num("[0-9]+");

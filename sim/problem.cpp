@@ -1,5 +1,6 @@
 #include "sim/problem.hpp"
 
+#include <cstdio>
 #include <string>
 
 namespace sim {
@@ -35,6 +36,12 @@ void Problem::validate_shape() const {
     if (head_dim > 1024) throw Error("head dimension d = " + std::to_string(head_dim) + " is above the supported 1024");
     if (!(scale >= 0.0) || std::isinf(scale))
         throw Error("softmax scale must be a finite positive number (or 0 for 1/sqrt(d))");
+    if (scale > 3.4028234663852886e38) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g", scale);
+        throw Error(std::string("softmax scale ") + buf +
+                    " is beyond float32's range (3.4e38), where the kernels compute the scores; use a smaller --scale");
+    }
     if (window < 0) throw Error("--window must be 0 (off) or a positive number of keys");
     if (pad_left < 0 || pad_left > seq)
         throw Error("--pad-left must be between 0 and N = " + std::to_string(seq) + ", got " +

@@ -116,6 +116,21 @@ StreamedSoftmax stream_softmax(const std::vector<double>& scores, int64_t block,
                     throw Error("softmax: value row " + std::to_string(j + 1) + " has a non-finite entry");
         }
     }
+    // fp32 arithmetic: a score or value beyond float's range would round to infinity and the sums to NaN
+    if (precision == Precision::fp32) {
+        const double fmax = std::numeric_limits<float>::max();
+        for (size_t j = 0; j < scores.size(); ++j)
+            if (std::abs(scores[j]) > fmax)
+                throw Error("softmax: score " + std::to_string(j + 1) +
+                            " is beyond float32's range (magnitude above 3.4e38); give smaller scores or "
+                            "--precision fp64");
+        for (size_t j = 0; j < values.size(); ++j)
+            for (double x : values[j])
+                if (std::abs(x) > fmax)
+                    throw Error("softmax: value row " + std::to_string(j + 1) +
+                                " has an entry beyond float32's range (magnitude above 3.4e38); give smaller "
+                                "values or --precision fp64");
+    }
     StreamedSoftmax r =
         precision == Precision::fp32 ? run<float>(scores, block, values) : run<double>(scores, block, values);
     r.precision = precision;

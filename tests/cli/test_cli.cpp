@@ -324,6 +324,20 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
          "row 1 has no integer \"seq\""},
         {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": 64, "head_dim": 64}]})",
          "has no true/false \"causal\""},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "sideways", "seq": 64, "head_dim": 64,
+             "causal": false}]})",
+         "has pass \"sideways\""},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash9", "pass": "forward", "seq": 64, "head_dim": 64,
+             "causal": false}]})",
+         "has variant \"flash9\""},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": 0, "head_dim": 64,
+             "causal": false}]})",
+         "has \"seq\" = 0"},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": 64, "head_dim": 64,
+             "causal": false, "dtype": "fp8"}]})",
+         "has dtype \"fp8\""},
+        {R"({"rows": []})", "has no measured rows"},
+        {R"({"rows": [5, "x"]})", "has no measured rows"},
     };
     for (const auto& [text, says] : bad) {
         CAPTURE(text);
@@ -369,6 +383,60 @@ TEST_CASE("bench --resimulate: a ring file's simulator column is today's `flashs
     CHECK(rows[0]["sim_ring"]["efficiency"].get<double>() == doctest::Approx(r["efficiency"].get<double>()));
     CHECK(rows[1]["sim_ring"]["forward_ms"].get<double>() == 7.0);  // the unreadable row: as recorded
     fs::remove_all(dir);
+}
+
+// Inputs that are finite but whose results are not: nothing shown, nothing written, exit 1. And
+// outputs that would lose a file or land nowhere are refused before any work.
+TEST_CASE("no NaN or inf shown as a result; outputs checked before the run") {
+    // a score float32 cannot hold; the same in fp64 runs
+    const Out big = sh("softmax --scores 1e39,1");
+    CHECK(big.rc == 1);
+    CHECK(big.text.find("beyond float32's range") != std::string::npos);
+    CHECK(big.text.find("nan") == std::string::npos);
+    CHECK(sh("softmax --scores 1e39,1 --precision fp64").rc == 0);
+    // a scale float32 cannot hold, and one it holds whose scores overflow it
+    const Out huge = sh("simulate -n 64 -d 64 --scale 1e39 --check");
+    CHECK(huge.rc == 1);
+    CHECK(huge.text.find("softmax scale 1e+39 is beyond float32's range") != std::string::npos);
+    for (const std::string cmd :
+         {"simulate -n 64 -d 64 --scale 3e38 --check", "ring --gpus 2 -n 64 -d 64 --causal --scale 3e38 --check"}) {
+        CAPTURE(cmd);
+        const Out o = sh(cmd);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find("NaN or infinite values") != std::string::npos);
+        CHECK(o.text.find("max abs inf") == std::string::npos);
+    }
+    // attend: Q = K = 1e20 everywhere (finite, fp32) makes q . k = 6.4e41: refused, O not written
+    sim::TensorF q(1, 1, 8, 64);
+    std::fill(q.data.begin(), q.data.end(), 1e20f);
+    sim::write_npy(tmp("q_big.npy"), q, "<f4", false);
+    std::filesystem::remove(tmp("o_big.npy"));
+    const Out a = sh("attend --q " + tmp("q_big.npy") + " --k " + tmp("q_big.npy") + " --v " + tmp("q_big.npy") +
+                     " --out " + tmp("o_big.npy"));
+    CHECK(a.rc == 1);
+    CHECK(a.text.find("NaN or infinite") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(tmp("o_big.npy")));
+    // outputs: over an input, into a missing folder, two on one path, gradients without a backward
+    std::fill(q.data.begin(), q.data.end(), 0.5f);
+    sim::write_npy(tmp("q_half.npy"), q, "<f4", false);
+    const std::string in = " --q " + tmp("q_half.npy") + " --k " + tmp("q_half.npy") + " --v " + tmp("q_half.npy");
+    std::filesystem::remove(tmp("o_half.npy"));
+    const std::string bwd = " --out " + tmp("o_half.npy") + " --pass backward --do " + tmp("q_half.npy");
+    const std::pair<std::string, std::string> bad[] = {
+        {"attend" + in + " --out " + tmp("q_half.npy"), "is also an input"},
+        {"attend" + in + " --out /nonexistent-folder/o.npy", "does not exist"},
+        {"attend" + in + bwd + " --dq /nonexistent-folder/dq.npy", "does not exist"},
+        {"attend" + in + bwd + " --dk " + tmp("o_half.npy"), "are the same file"},
+        {"attend" + in + " --out " + tmp("o_half.npy") + " --dq " + tmp("dq.npy"), "only with --pass backward"},
+    };
+    for (const auto& [cmd, says] : bad) {
+        CAPTURE(cmd);
+        const Out o = sh(cmd);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find(says) != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(tmp("o_half.npy")));  // refused before anything was written
+    }
+    CHECK(sim::read_npy(tmp("q_half.npy")).tensor.data == q.data);  // the input is intact
 }
 
 TEST_CASE("an unknown command names itself and the known ones") {

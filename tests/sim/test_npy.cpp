@@ -185,3 +185,35 @@ TEST_CASE("npy: float64 beyond float's range reads as +-inf; parse_npy reads the
         CHECK_MESSAGE(false, "five bytes were accepted");
     } catch (const Error& e) { CHECK(std::string(e.what()).find("'memory'") != std::string::npos); }
 }
+
+// A .npy header with a signed dimension or without its keys is refused with what is wrong.
+TEST_CASE("npy: a shape with a sign, and headers without their keys, are refused by name") {
+    auto file = [](const std::string& dict) {
+        std::string h = dict;
+        while ((10 + h.size() + 1) % 64) h += ' ';
+        h += '\n';
+        std::string b = "\x93NUMPY";
+        b += '\x01';
+        b += '\x00';
+        b += char(h.size() & 0xff);
+        b += char(h.size() >> 8);
+        return b + h + std::string(64 * 32 * 4, '\0');
+    };
+    const std::pair<std::string, std::string> cases[] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (-64, 32), }", "not a tuple of non-negative integers"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (64, -32), }", "not a tuple of non-negative integers"},
+        {"{'descr': '<f4', 'fortran_order': False, }", "has no 'shape'"},
+        {"{'descr': '<f4', 'shape': (64, 32), }", "has no 'fortran_order'"},
+    };
+    for (const auto& [dict, says] : cases) {
+        CAPTURE(dict);
+        std::string what;
+        try {
+            parse_npy(file(dict), "x.npy");
+        } catch (const Error& e) { what = e.what(); }
+        CHECK(what.find(says) != std::string::npos);
+    }
+    const NpyArray ok = parse_npy(file("{'descr': '<f4', 'fortran_order': False, 'shape': (64, 32), }"), "x.npy");
+    CHECK(ok.tensor.rows == 64);
+    CHECK(ok.tensor.cols == 32);
+}
