@@ -1365,19 +1365,31 @@ void register_bench(CLI::App& app, int& rc) {
         }
 #if FLASHSIM_HAVE_CUDA
         try {
+            // a whole number for a list flag, or an error that names the flag and the item
+            auto whole = [](const std::string& item, const char* flag) -> int64_t {
+                size_t used = 0;
+                int64_t v = 0;
+                try {
+                    v = std::stoll(item, &used);
+                } catch (const std::exception&) { used = 0; }
+                if (item.empty() || used != item.size())
+                    throw std::runtime_error(std::string(flag) + " takes whole numbers separated by commas, got '" +
+                                             item + "'");
+                return v;
+            };
             args->variants = split(*variants);
             args->passes = split(*passes);
             if (!seqs->empty()) {
                 args->seqs.clear();
-                for (const auto& s : split(*seqs)) args->seqs.push_back(std::stoll(s));
+                for (const auto& s : split(*seqs)) args->seqs.push_back(whole(s, "--seq"));
             }
             if (!dims->empty()) {
                 args->head_dims.clear();
-                for (const auto& s : split(*dims)) args->head_dims.push_back(std::stoll(s));
+                for (const auto& s : split(*dims)) args->head_dims.push_back(whole(s, "--head-dim"));
                 args->dims_given = true;
             }
             for (const auto& s : split(*caches)) {
-                const int64_t L = std::stoll(s);
+                const int64_t L = whole(s, "--cache");
                 if (L <= 0) throw std::runtime_error("--cache lengths must be >= 1, got " + s);
                 args->caches.push_back(L);
             }
@@ -1411,8 +1423,8 @@ void register_bench(CLI::App& app, int& rc) {
             if (!slice->empty()) {
                 const auto cut = slice->find('/');
                 if (cut == std::string::npos) throw std::runtime_error("--study-slice takes K/M, e.g. 0/4");
-                args->slice = std::stoi(slice->substr(0, cut));
-                args->slices = std::stoi(slice->substr(cut + 1));
+                args->slice = static_cast<int>(whole(slice->substr(0, cut), "--study-slice K/M"));
+                args->slices = static_cast<int>(whole(slice->substr(cut + 1), "--study-slice K/M"));
                 if (args->slices < 1 || args->slice < 0 || args->slice >= args->slices)
                     throw std::runtime_error("--study-slice K/M needs 0 <= K < M, got " + *slice);
             }

@@ -7,6 +7,7 @@
 //                 [--layout balanced|contiguous] [--gpu H200] [--dtype bf16] [--pass forward|backward|both]
 //                 [--compute simulate|flops | --kernel flash2h] [--link-gbps G] [--latency-us U] [--check] [--json]
 #include <iostream>
+#include <cmath>
 #include <memory>
 
 #include "cli/ceilings.hpp"
@@ -40,14 +41,17 @@ void register_ring(CLI::App& app, int& rc) {
                     "Time a step with a CUDA kernel's model (flash2, flash2h, ...: `simulate --kernel`), with the "
                     "measured ceilings recorded for the preset (or the datasheet's with --ceilings datasheet)");
     cmd->add_option("--ceilings", a->ceilings, "measured or datasheet rates for the compute")->capture_default_str();
-    cmd->add_option("--tflops", a->tflops, "With --compute flops: TFLOP/s of one GPU (default: the preset's)");
-    cmd->add_option("--link-gbps", a->link_gbps, "Link bandwidth one way, GB/s (default: the preset's interconnect)");
-    cmd->add_option("--latency-us", a->latency_us, "Latency of one send, microseconds (default: the preset's)");
+    auto* tflops =
+        cmd->add_option("--tflops", a->tflops, "With --compute flops: TFLOP/s of one GPU (default: the preset's)");
+    auto* gbps = cmd->add_option("--link-gbps", a->link_gbps,
+                                 "Link bandwidth one way, GB/s (default: the preset's interconnect)");
+    auto* latency =
+        cmd->add_option("--latency-us", a->latency_us, "Latency of one send, microseconds (default: the preset's)");
     cmd->add_flag("--check", a->check,
                   "Run the ring on the CPU (P slices, LSE merges; with a backward pass the travelling dK, dV too) "
                   "and compare with one-device float64 attention");
     cmd->add_flag("--json", a->json, "Print one JSON object");
-    cmd->callback([a, &rc] {
+    cmd->callback([a, &rc, tflops, gbps, latency] {
         try {
             sim::RingProblem p;
             if (a->shape.window > 0 || a->shape.pad_left > 0)
@@ -69,11 +73,26 @@ void register_ring(CLI::App& app, int& rc) {
                 c.ceilings = sim::Ceilings::datasheet;
             else if (a->ceilings != "measured")
                 throw sim::Error("unknown --ceilings '" + a->ceilings + "'; use measured or datasheet");
-            if (a->tflops < 0) throw sim::Error("--tflops must be > 0");
-            c.flops_rate = a->tflops * 1e12;
-            if (a->link_gbps < 0) throw sim::Error("--link-gbps must be > 0");
-            c.link_bandwidth = a->link_gbps * 1e9;
-            c.link_latency_s = a->latency_us < 0 ? -1 : a->latency_us * 1e-6;
+            // a rate given is used as given: a number in a range a GPU or link could have, or refused
+            auto in_range = [](double x, double lo, double hi) { return std::isfinite(x) && x >= lo && x <= hi; };
+            if (tflops->count()) {
+                if (a->compute != "flops")
+                    throw sim::Error("--tflops sets the rate of --compute flops; add --compute flops, or leave it out");
+                if (!in_range(a->tflops, 1e-3, 1e6) || a->tflops <= 0)
+                    throw sim::Error(
+                        "--tflops must be a number above 0.001 and at most 1,000,000 (TFLOP/s of one GPU)");
+                c.flops_rate = a->tflops * 1e12;
+            }
+            if (gbps->count()) {
+                if (!in_range(a->link_gbps, 1e-3, 1e6))
+                    throw sim::Error("--link-gbps must be a number from 0.001 to 1,000,000 (GB/s one way)");
+                c.link_bandwidth = a->link_gbps * 1e9;
+            }
+            if (latency->count()) {
+                if (!in_range(a->latency_us, 0, 1e6))
+                    throw sim::Error("--latency-us must be a number from 0 to 1,000,000 (microseconds a send)");
+                c.link_latency_s = a->latency_us * 1e-6;
+            }
             const sim::Machine& m = a->shape.machine();
             p.validate();
             if (!a->kernel.empty()) {

@@ -113,7 +113,9 @@ void register_sweep(CLI::App& app, int& rc) {
                 const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 std::cerr << "\rsweep " << prm << ": " << values.size() << " points in " << s << " s        \n";
             }
-            if (!args->csv.empty()) {
+            bool any = false;
+            for (const auto& r : rows) any |= r.result.has_value();
+            if (!args->csv.empty() && any) {  // a sweep with no valid row leaves an existing file as it was
                 std::ofstream f(args->csv);
                 if (!f) throw sim::Error("cannot write --csv file '" + args->csv + "'");
                 f << report::sweep_csv(prm, rows);
@@ -122,10 +124,10 @@ void register_sweep(CLI::App& app, int& rc) {
                 std::cout << report::sweep_json(prm, rows).dump(2) << "\n";
             else
                 std::cout << report::sweep_text(prm, rows);
-            bool any = false;
-            for (const auto& r : rows) any |= r.result.has_value();
             rc = any ? 0 : 1;
-            if (!any) print_error("sweep", "no value of --" + prm + " gave a valid problem (see the table)");
+            if (!any)
+                print_error("sweep", "no value of --" + prm + " gave a valid problem (see the table)" +
+                                         (args->csv.empty() ? "" : "; " + args->csv + " was not written"));
         } catch (const sim::Error& e) {
             print_error("sweep", e.what());
             rc = 1;

@@ -43,6 +43,11 @@ std::string shape_line(const sim::Problem& s, const sim::Machine& m) {
                   human_bytes(sim::usable_memory(m)).c_str());
     return buf;
 }
+// The KV cache a decode step keeps in HBM: K and V, B x H_kv x L x d each, in the storage type.
+double decode_cache_bytes(const sim::DecodeProblem& p) {
+    return 2.0 * double(p.batch) * double(p.kv_heads) * double(p.kv_len) * double(p.head_dim) *
+           double(sim::dtype_bytes(p.dtype));
+}
 }  // namespace
 
 nlohmann::json fit_json(const sim::Problem& shape, const sim::Machine& m, const std::vector<FitRow>& rows) {
@@ -118,7 +123,10 @@ nlohmann::json decode_json(const sim::DecodeResult& r, const sim::Machine& m, co
                      {"merge_s", r.merge_s},
                      {"launch_s", r.launch_s},
                      {"predicted_s", r.total_s},
-                     {"kv_bytes_per_s", r.kv_bandwidth()}};
+                     {"kv_bytes_per_s", r.kv_bandwidth()},
+                     {"cache_bytes", decode_cache_bytes(r.problem)},
+                     {"capacity_bytes", sim::usable_memory(m)},
+                     {"cache_fits", decode_cache_bytes(r.problem) <= sim::usable_memory(m)}};
     if (vs.count > 0) j["vs_reference"] = error_json(vs);
     return j;
 }
@@ -153,6 +161,13 @@ std::string decode_text(const sim::DecodeResult& r, const sim::Machine& m, const
     line("O written", double(r.o_write_bytes));
     line("total", double(r.total_bytes()));
     line("(K, V if read once per query head)", double(r.kv_bytes_per_query_head));
+    {
+        const double cache = decode_cache_bytes(r.problem), cap = sim::usable_memory(m);
+        o << "The cache in HBM: " << human_bytes(cache) << " of " << human_bytes(cap) << " on " << m.name << ": "
+          << (cache <= cap ? "fits"
+                           : "does NOT fit (one GPU cannot hold it; the bytes and time are what it would take)")
+          << "\n";
+    }
     std::snprintf(buf, sizeof buf,
                   "Predicted: %.2f us = split kernel %.2f us (at %.2f TB/s, %s, x %.2f fill) + merge %.2f us + "
                   "launches %.2f us; K, V bytes / time = %.2f TB/s\n",

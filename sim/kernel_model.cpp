@@ -309,6 +309,10 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     p.validate();
     if (p.dtype == DType::fp32)
         throw Error("the CUDA kernels store fp16 or bf16 (tensor-core inputs); the kernel model has no fp32 path");
+    if (prof.tensor == TensorPath::wgmma && m.compute_capability != 0 && m.compute_capability < 90)
+        throw Error(prof.kernel + " runs on wgmma and TMA, which need compute capability 9.0 (Hopper: H100, H200); " +
+                    m.name + " is " + std::to_string(m.compute_capability / 10) + "." +
+                    std::to_string(m.compute_capability % 10) + ", where the kernels run flash2 (--kernel flash2)");
     KernelPrediction out;
     out.profile = with_tiles(prof, block_rows, block_cols);
     KernelProfile& k = out.profile;

@@ -65,6 +65,11 @@ const std::vector<Machine>& machine_presets() {
          "32 banks x 4 B per clock per SM x 128 x 2.52 GHz"},
     };
     set_interconnect(list);
+    for (auto& m : list)  // CUDA guide, "Compute Capabilities": Hopper 9.0, A100 8.0, Ada 8.9
+        m.compute_capability = m.name.rfind("H", 0) == 0      ? 90
+                               : m.name.rfind("A100", 0) == 0 ? 80
+                               : m.name == "RTX4090"          ? 89
+                                                              : 0;
     // The H200's L2 as a re-read sees it: the same S MiB read twice by one grid under the DRAM
     // counters (cuda/results/h200_counters_probe_reread.json, 2026-12-04): the second read found
     // all of 8 and 16 MiB, 84% of 24, 45% of 32, 17% of 40, none of 48 or more. Half of it at

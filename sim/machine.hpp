@@ -43,6 +43,9 @@ struct Machine {
     double l2_reuse_bytes = 0;
     std::string l2_reuse_source{};
     double l2_walk_bytes() const { return l2_reuse_bytes > 0 && l2_reuse_bytes < l2_bytes ? l2_reuse_bytes : l2_bytes; }
+    // CUDA compute capability x 10 (90: Hopper, sm_90; 80: A100; 89: Ada), which decides the
+    // instructions a kernel may use (wgmma and TMA need 90). 0: not known.
+    int compute_capability = 0;
 };
 
 const std::vector<Machine>& machine_presets();

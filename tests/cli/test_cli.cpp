@@ -439,6 +439,44 @@ TEST_CASE("no NaN or inf shown as a result; outputs checked before the run") {
     CHECK(sim::read_npy(tmp("q_half.npy")).tensor.data == q.data);  // the input is intact
 }
 
+// Flags whose values a command used to replace, ignore or misread: each refused with what to do.
+TEST_CASE("bad values are refused by name: ring rates, bench lists, decode sizes, Hopper kernels elsewhere") {
+    const std::pair<std::string, std::string> cases[] = {
+        {"ring --gpus 2 -n 8192 -d 128 --causal --tflops nan --compute flops", "--tflops must be a number"},
+        {"ring --gpus 2 -n 8192 -d 128 --causal --tflops 5", "--tflops sets the rate of --compute flops"},
+        {"ring --gpus 2 -n 8192 -d 128 --causal --link-gbps inf", "--link-gbps must be a number"},
+        {"ring --gpus 2 -n 8192 -d 128 --causal --latency-us -1", "--latency-us must be a number"},
+        {"bench --seq abc", "--seq takes whole numbers separated by commas, got 'abc'"},
+        {"bench --decode --cache 1,x", "--cache takes whole numbers separated by commas, got 'x'"},
+        {"decode -L 32768 --head-dim 5000", "head dimension d = 5000 is above the supported 1024"},
+        {"decode -L 32768 --q-heads 100000000 --kv-heads 8", "above the supported 65,536"},
+        {"simulate --kernel flash2h --gpu RTX4090 -n 4096 -d 128", "need compute capability 9.0"},
+        {"ring --gpus 2 -n 8192 -d 128 --causal --kernel flash2h --gpu A100-80GB", "A100-80GB is 8.0"},
+    };
+    for (const auto& [cmd, says] : cases) {
+        CAPTURE(cmd);
+        const Out o = sh(cmd);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find(says) != std::string::npos);
+    }
+    // the Hopper kernel on a Hopper preset, and flash2 anywhere, still predict
+    CHECK(sh("simulate --kernel flash2h --gpu H100-SXM -n 4096 -d 128").rc == 0);
+    CHECK(sh("simulate --kernel flash2 --gpu RTX4090 -n 4096 -d 128").rc == 0);
+    // a decode cache one GPU cannot hold is said, with the bytes it would take
+    const Out big = sh("decode -L 99999999");
+    CHECK(big.rc == 0);
+    CHECK(big.text.find("381.47 GiB of 139.00 GiB on H200: does NOT fit") !=
+          std::string::npos);  // 2 x 8 x L x 128 x 2 B
+    CHECK(sh("decode -L 32768").text.find("128.00 MiB of 139.00 GiB on H200: fits") != std::string::npos);
+    // a sweep with no valid row leaves an existing CSV as it was
+    { std::ofstream(tmp("keep.csv")) << "keep\n"; }
+    const Out sw = sh("sweep --param sram --values 100 -n 1024 -d 64 --csv " + tmp("keep.csv"));
+    CHECK(sw.rc == 1);
+    CHECK(sw.text.find("was not written") != std::string::npos);
+    std::ifstream kept(tmp("keep.csv"));
+    CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "keep\n");
+}
+
 TEST_CASE("an unknown command names itself and the known ones") {
     for (const char* args : {"fits", "fits --help", "simulat --seq 8 --head-dim 8"}) {
         const Out o = sh(args);
