@@ -19,7 +19,10 @@ void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {
     cmd->add_option("--bwd-block-rows", bwd_block_rows, "Backward B_r (default: the forward's, halved to fit)");
     cmd->add_option("--bwd-block-cols", bwd_block_cols, "Backward B_c (default: the forward's, halved to fit)");
     cmd->add_option("--pass", pass, "forward, backward or both")->capture_default_str();
-    cmd->add_option("--l2", l2, "L2 model: auto (on within a lookup budget), on, off")->capture_default_str();
+    cmd->add_option("--l2", l2,
+                    "L2 model: auto (on within a lookup budget; beyond it a sample of the heads), on (every lookup: a "
+                    "long problem may take minutes), off")
+        ->capture_default_str();
     cmd->add_option("--ceilings", ceilings, "Timing ceilings: datasheet or measured (when the preset has them)")
         ->capture_default_str();
     cmd->add_option("--numerics", numerics, "Compute the real output too: on, off, auto (auto: small problems)")
@@ -121,8 +124,11 @@ void register_simulate(CLI::App& app, int& rc) {
                     "preset's recorded one, cuda/results/h200_ceilings.json for the H200)");
     cmd->callback([args, &rc] {
         try {
+            if (args->timeline && !args->json)
+                throw sim::Error("--timeline adds the per-SM timeline to the JSON; add --json");
             const sim::Problem p = args->prob.problem();
             sim::Machine m = args->prob.machine();
+            note_long_walk("simulate", p, args->flags.pass == "forward" ? 1.0 : 6.0);
             const bool measured = args->flags.ceilings == "measured";
             if (!args->ceilings_file.empty() && !measured)
                 throw sim::Error("--ceilings-file goes with --ceilings measured");
@@ -283,6 +289,7 @@ void register_compare(CLI::App& app, int& rc) {
         try {
             const sim::Problem p = args->prob.problem();
             const sim::Machine& m = args->prob.machine();
+            note_long_walk("compare", p, 2.5);
             std::vector<sim::Result> rs;
             args->flags.numerics = "off";
             for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2}) {

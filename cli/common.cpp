@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 #include <new>
 
@@ -62,6 +63,13 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
         std::cerr << app.get_name() << ": unknown command '" << first << "'; the commands are: " << known << "\n";
         return 2;
     }
+    // an option before any command: flashsim's own options are the help ones; every other belongs to a command
+    if (!first.empty() && first[0] == '-' && first != "-h" && first != "--help" && first != "--help-all") {
+        std::cerr << app.get_name() << ": '" << first << "' is not an option of " << app.get_name()
+                  << " itself; options go after a command (" << app.get_name()
+                  << " <command> --help lists them): " << known << "\n";
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
@@ -83,6 +91,18 @@ void require_finite(const std::string& what, const sim::ErrorStats& st) {
                      (st.nonfinite > 1 ? "s" : "") + (st.where.empty() ? "" : " (the first at " + st.where + ")") +
                      " in float32: the scores (scale x q . k) overflow its range of 3.4e38; use a smaller --scale. "
                      "No result is shown");
+}
+
+void note_long_walk(const std::string& cmd, const sim::Problem& p, double work) {
+    if (!p.causal && p.window <= 0) return;
+    const double tiles = double(p.seq) / 128.0 * (double(p.seq) / 128.0) / 2.0;
+    const double seconds = 2.5e-8 * tiles * work;  // ~25 ns a tile, measured on a 2-core machine
+    if (seconds < 10) return;
+    std::fprintf(stderr,
+                 "flashsim %s: note: a causal walk at N = %lld visits every tile below the diagonal, about %.2g of "
+                 "them a head, one by one (an unmasked problem takes a shortcut): expect about %.0f s. The time "
+                 "grows as N^2; a smaller --seq shows the same per-token picture.\n",
+                 cmd.c_str(), static_cast<long long>(p.seq), tiles, seconds);
 }
 
 void print_error(const std::string& cmd, const std::string& what) {

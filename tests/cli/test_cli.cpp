@@ -491,6 +491,15 @@ TEST_CASE("an unknown command names itself and the known ones") {
     const Out none = sh("");
     CHECK(none.rc == 2);
     CHECK(none.text.find("a command is required") != std::string::npos);
+    // an option before any command is named, with where options go
+    const Out opt = sh("--bogus");
+    CHECK(opt.rc == 2);
+    CHECK(opt.text.find("'--bogus' is not an option of flashsim itself") != std::string::npos);
+    CHECK(sh("--help").rc == 0);
+    // --timeline only shapes the JSON
+    const Out tl = sh("simulate -n 64 -d 64 --timeline");
+    CHECK(tl.rc == 1);
+    CHECK(tl.text.find("add --json") != std::string::npos);
 }
 
 TEST_CASE("printers: byte units and digit grouping") {
