@@ -119,6 +119,11 @@ bool named(const lessons::Lesson& l, const std::string& id) {
 
 int run(const LessonArgs& a) {
     if (!a.term.empty()) return print_term(a.term);
+    if (!a.file.empty() && !a.id.empty()) {
+        print_error("lesson", "--file " + a.file + " names the lesson to load; leave out the id '" + a.id +
+                                  "' (or drop --file to look it up)");
+        return 1;
+    }
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
     if (a.list || a.check) {
         // --file: that lesson alone, checked or listed (a load error is its line)
@@ -222,8 +227,11 @@ int run(const LessonArgs& a) {
         }
         const auto ans = lessons::parse_answer(a.answer);
         const auto r = lessons::check_answer(l, ans);
+        if (!r.valid) {  // not an answer at all: an error, on stderr, as every other bad input
+            print_error("lesson", "--answer: " + r.message);
+            return 1;
+        }
         std::cout << r.message << "\n";
-        if (!r.valid) return 1;
         return r.passed ? 0 : 3;
     }
     print_lesson(l, !a.all && isatty(STDIN_FILENO));

@@ -1,4 +1,5 @@
 // flashsim softmax — the streamed (online) softmax of one row, block by block: the seeds' example.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -57,6 +58,10 @@ std::vector<std::vector<double>> parse_values(const std::string& arg) {
             if (!(line[i] == ',' && !cleaned.empty() && cleaned.back() == ',')) cleaned += line[i];
         rows.push_back(parse_list(cleaned, "--values"));
     }
+    if (rows.empty())
+        throw sim::Error("--values: '" + arg + "' holds no rows (" +
+                         (std::filesystem::is_directory(arg) ? std::string("it is a folder") : std::string("empty")) +
+                         "); give a file with one row of V per score, or rows like 1,0;0,1");
     return rows;
 }
 

@@ -155,9 +155,22 @@ void register_scenario(CLI::App& app, int& rc) {
         try {
             if (args->list || args->name.empty()) {
                 if (!args->list) throw sim::Error("give a scenario name, or --list to see them");
-                for (const auto& s : sim::scenarios()) std::cout << s.name << "  " << s.description << "\n";
-                std::cout << "figure2  the FlashAttention paper's Figure 2 (GPT-2 medium, A100): eager PyTorch vs the "
-                             "FA1 kernel, and FA1's forward against block size, beside the paper's numbers\n";
+                if (!args->name.empty())
+                    throw sim::Error("--list lists every scenario; leave out the name '" + args->name +
+                                     "' (or run flashsim scenario " + args->name + ")");
+                const std::string fig2 =
+                    "the FlashAttention paper's Figure 2 (GPT-2 medium, A100): eager PyTorch vs the FA1 kernel, and "
+                    "FA1's forward against block size, beside the paper's numbers";
+                if (args->json) {
+                    nlohmann::json j = nlohmann::json::array();
+                    for (const auto& s : sim::scenarios())
+                        j.push_back({{"name", s.name}, {"description", s.description}});
+                    j.push_back({{"name", "figure2"}, {"description", fig2}});
+                    std::cout << j.dump(2) << "\n";
+                } else {
+                    for (const auto& s : sim::scenarios()) std::cout << s.name << "  " << s.description << "\n";
+                    std::cout << "figure2  " << fig2 << "\n";
+                }
                 rc = 0;
                 return;
             }

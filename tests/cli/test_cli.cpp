@@ -468,6 +468,21 @@ TEST_CASE("bad values are refused by name: ring rates, bench lists, decode sizes
     CHECK(big.text.find("381.47 GiB of 139.00 GiB on H200: does NOT fit") !=
           std::string::npos);  // 2 x 8 x L x 128 x 2 B
     CHECK(sh("decode -L 32768").text.find("128.00 MiB of 139.00 GiB on H200: fits") != std::string::npos);
+    // softmax --values that hold no rows; scenario --list with a name, and as JSON
+    for (const std::string& v : {std::string("/tmp"), tmp("empty.txt")}) {
+        std::ofstream(tmp("empty.txt")).close();
+        const Out o = sh("softmax --values " + v);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find("holds no rows") != std::string::npos);
+    }
+    const Out named = sh("scenario --list gpt2-medium");
+    CHECK(named.rc == 1);
+    CHECK(named.text.find("leave out the name") != std::string::npos);
+    const Out listed = sh("scenario --list --json");
+    REQUIRE(listed.rc == 0);
+    const auto names = nlohmann::json::parse(listed.text);
+    CHECK(names.size() >= 2);
+    CHECK(names.back()["name"] == "figure2");
     // a sweep with no valid row leaves an existing CSV as it was
     { std::ofstream(tmp("keep.csv")) << "keep\n"; }
     const Out sw = sh("sweep --param sram --values 100 -n 1024 -d 64 --csv " + tmp("keep.csv"));

@@ -73,7 +73,13 @@ TEST_CASE("answers") {
     const Out twice = sh("lesson 1 --answer value=67108864");
     CHECK(twice.rc == 3);
     CHECK(twice.text.find("Hint:") != std::string::npos);
-    CHECK(sh("lesson tiling --answer algo=flash2").rc == 1);  // a prediction takes value=...
+    const Out notvalue = sh("lesson tiling --answer algo=flash2");  // a prediction takes value=...
+    CHECK(notvalue.rc == 1);
+    CHECK(notvalue.text.find("flashsim lesson: error: --answer:") != std::string::npos);
+    // --file names the lesson: an id beside it is refused, not ignored
+    const Out both = sh("lesson --file '" FLASHSIM_LESSONS_DIR "/01-standard-attention.toml' 3");
+    CHECK(both.rc == 1);
+    CHECK(both.text.find("leave out the id '3'") != std::string::npos);
     // The prediction is asked before the steps that reveal it.
     const Out walk = sh("lesson tiling --all");
     CHECK(walk.text.find("Predict first") < walk.text.find("3.4/4"));
