@@ -56,6 +56,10 @@ void register_ring(CLI::App& app, int& rc) {
             sim::RingProblem p;
             if (a->shape.window > 0 || a->shape.pad_left > 0)
                 throw sim::Error("ring attention takes no --window or --pad-left (causal or no mask)");
+            if (a->shape.sram != 0)
+                throw sim::Error(
+                    "ring takes no --sram: a step's blocks are timed with the preset's shared memory (or "
+                    "the --kernel's own tiles); `flashsim simulate --sram` varies it for one GPU");
             p.attn = a->shape.problem();
             p.gpus = a->gpus;
             const auto layout = sim::parse_enum<sim::RingLayout>(a->layout);

@@ -13,8 +13,8 @@
 void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {
     if (with_algo) cmd->add_option("--algo,-a", algo, "standard, flash1 or flash2")->capture_default_str();
     if (with_blocks) {
-        cmd->add_option("--block-rows", block_rows, "B_r: query rows per tile (default: the algorithm's rule)");
-        cmd->add_option("--block-cols", block_cols, "B_c: key columns per tile (default: the algorithm's rule)");
+        cmd->add_option("--block-rows", block_rows, "B_r: query rows per tile (default, or 0: the algorithm's rule)");
+        cmd->add_option("--block-cols", block_cols, "B_c: key columns per tile (default, or 0: the algorithm's rule)");
     }
     cmd->add_option("--bwd-block-rows", bwd_block_rows, "Backward B_r (default: the forward's, halved to fit)");
     cmd->add_option("--bwd-block-cols", bwd_block_cols, "Backward B_c (default: the forward's, halved to fit)");

@@ -15,7 +15,7 @@ void ProblemArgs::add_to(CLI::App* cmd, bool shape_required) {
     cmd->add_option("--heads", heads, "Attention heads H")->capture_default_str();
     cmd->add_option("--dtype", dtype, "Storage type: fp16, bf16 or fp32 (arithmetic is fp32)")->capture_default_str();
     cmd->add_option("--gpu", gpu, "GPU preset: H200, H100-SXM, A100-40GB, A100-80GB, RTX4090")->capture_default_str();
-    cmd->add_option("--sram", sram, "SRAM budget M in bytes (default: the GPU's shared memory per block)");
+    cmd->add_option("--sram", sram, "SRAM budget M in bytes (default, or 0: the GPU's shared memory per block)");
     cmd->add_option("--seed", seed, "Input generator seed")->capture_default_str();
     cmd->add_flag("--causal", causal, "Causal mask: query n sees keys 0..n");
     cmd->add_option("--window", window, "Sliding window: query n sees keys n-W+1..n");
