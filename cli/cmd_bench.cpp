@@ -469,14 +469,17 @@ int resimulate(const std::string& path, const std::string& gpu) {
                                                                   {"seq", &json::is_number_integer, "integer"},
                                                                   {"head_dim", &json::is_number_integer, "integer"},
                                                                   {"causal", &json::is_boolean, "true/false"}};
-    int index = 0, measured = 0;
+    int index = 0, measured = 0, kernel_rows = 0;
     auto refuse = [&](int i, const std::string& what) {
         print_error("bench", path + ": row " + std::to_string(i) + " " + what + "; nothing was changed");
         return 1;
     };
     auto known_variant = [](const std::string& v) {  // a kernel, or a training step's pairing "fwd+bwd"
-        const auto one = [](const std::string& k) {
-            return k == "standard" || k == "flash1" || k == "flash2" || k == "flash2h";
+        const auto one = [](const std::string& k) {  // the kernel model knows every kernel by name
+            try {
+                (void)sim::kernel_profile(k, sim::Pass::forward, 64);
+                return true;
+            } catch (const sim::Error&) { return false; }
         };
         const auto plus = v.find('+');
         return plus == std::string::npos ? one(v) : one(v.substr(0, plus)) && one(v.substr(plus + 1));
@@ -489,6 +492,7 @@ int resimulate(const std::string& path, const std::string& gpu) {
         }
         if (!row.is_object() || !row.contains("ms_median")) continue;
         ++measured;
+        ++kernel_rows;
         for (const auto& [k, ok, kind] : fields)
             if (!row.contains(k) || !(row[k].*ok)())
                 return refuse(index, std::string("has no ") + kind + " \"" + k +
@@ -518,8 +522,7 @@ int resimulate(const std::string& path, const std::string& gpu) {
         return 1;
     }
     const sim::Machine& machine = sim::find_machine(gpu);
-    bool kernel_rows = false;  // only kernel rows are given the counters' view (a ring file has none)
-    for (const auto& row : doc["rows"]) kernel_rows = kernel_rows || (row.is_object() && row.contains("ms_median"));
+    // only kernel rows are given the counters' view (a ring file has none)
     const Residue residue = kernel_rows ? counters_residue(path) : Residue{};
     if (kernel_rows && !residue.bytes) std::cerr << "resimulate: " << residue.why << "\n";
     int n = 0;

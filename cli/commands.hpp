@@ -45,7 +45,7 @@ void print_error(const std::string& cmd, const std::string& what);
 // A checked result with NaN or inf is not shown: throws sim::Error naming `what`, how many values and
 // the likely cause (float32 overflow of the scores: too large a --scale), so the command exits 1.
 void require_finite(const std::string& what, const sim::ErrorStats& st);
-// A causal (or windowed) problem is walked tile by tile below the diagonal, (N / 128)^2 / 2 tiles a
+// A causal problem is walked tile by tile below the diagonal, (N / 128)^2 / 2 tiles a
 // head, where an unmasked one takes a shortcut: before a walk this machine would take more than
 // ~10 s over, say so on stderr with the estimate (`work` scales it: 1 a forward walk).
 void note_long_walk(const std::string& cmd, const sim::Problem& p, double work);
