@@ -253,6 +253,8 @@ TEST_CASE("bench refuses flags that do not go together, before it looks for a GP
         {"bench --decode --counters-probe", "are separate runs"},
         {"bench --ceilings --counters-probe", "are separate runs"},
         {"bench --decode --launch-probe", "are separate runs"},
+        {"bench --seq abc", "--seq takes whole numbers separated by commas, got 'abc'"},
+        {"bench --decode --cache 1,x", "--cache takes whole numbers separated by commas, got 'x'"},
     };
     for (const auto& [args, want] : cases) {
         const std::string line = args;
@@ -440,14 +442,12 @@ TEST_CASE("no NaN or inf shown as a result; outputs checked before the run") {
 }
 
 // Flags whose values a command used to replace, ignore or misread: each refused with what to do.
-TEST_CASE("bad values are refused by name: ring rates, bench lists, decode sizes, Hopper kernels elsewhere") {
+TEST_CASE("bad values are refused by name: ring rates, decode sizes, Hopper kernels elsewhere") {
     const std::pair<std::string, std::string> cases[] = {
         {"ring --gpus 2 -n 8192 -d 128 --causal --tflops nan --compute flops", "--tflops must be a number"},
         {"ring --gpus 2 -n 8192 -d 128 --causal --tflops 5", "--tflops sets the rate of --compute flops"},
         {"ring --gpus 2 -n 8192 -d 128 --causal --link-gbps inf", "--link-gbps must be a number"},
         {"ring --gpus 2 -n 8192 -d 128 --causal --latency-us -1", "--latency-us must be a number"},
-        {"bench --seq abc", "--seq takes whole numbers separated by commas, got 'abc'"},
-        {"bench --decode --cache 1,x", "--cache takes whole numbers separated by commas, got 'x'"},
         {"decode -L 32768 --head-dim 5000", "head dimension d = 5000 is above the supported 1024"},
         {"decode -L 32768 --q-heads 100000000 --kv-heads 8", "above the supported 65,536"},
         {"simulate --kernel flash2h --gpu RTX4090 -n 4096 -d 128", "need compute capability 9.0"},
