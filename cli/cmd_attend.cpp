@@ -79,6 +79,20 @@ void check_values(const std::string& file, sim::TensorF& t, sim::DType dt) {
     }
 }
 
+// A result with NaN or inf is refused before anything is written: finite inputs whose products
+// overflow float32 (|q . k| / sqrt(d) beyond 3.4e38) have no attention to show.
+void check_result(const char* name, const sim::TensorF& t) {
+    int64_t bad = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < t.data.size(); ++i)
+        if (!std::isfinite(t.data[i]) && !bad++) first = i;
+    if (bad)
+        throw sim::Error(std::string(name) + " came out with " + std::to_string(bad) + " NaN or infinite value" +
+                         (bad > 1 ? "s" : "") + " (the first at " + index_of(t, first) +
+                         "): the inputs are finite but their products overflow float32 (|q . k| / sqrt(d) above "
+                         "3.4e38); scale Q and K down. Nothing was written");
+}
+
 std::string sibling(const std::string& out, const std::string& tag) {
     std::filesystem::path p(out);
     return (p.parent_path() / (p.stem().string() + "_" + tag + ".npy")).string();
@@ -319,23 +333,11 @@ void register_attend(CLI::App& app, int& rc) {
                     dV = *simulated->dV;
                 }
             }
-            // A result with NaN or inf is refused, not written: finite inputs whose products overflow float32
-            // (|q . k| / sqrt(d) beyond 3.4e38) have no attention to show.
-            {
-                std::vector<std::pair<const char*, const sim::TensorF*>> results{{"O", &O}};
-                if (bwd) results.insert(results.end(), {{"dQ", &dQ}, {"dK", &dK}, {"dV", &dV}});
-                for (const auto& [name, t] : results) {
-                    int64_t bad = 0;
-                    size_t first = 0;
-                    for (size_t i = 0; i < t->data.size(); ++i)
-                        if (!std::isfinite(t->data[i]) && !bad++) first = i;
-                    if (bad)
-                        throw sim::Error(std::string(name) + " came out with " + std::to_string(bad) +
-                                         " NaN or infinite value" + (bad > 1 ? "s" : "") + " (the first at " +
-                                         index_of(*t, first) +
-                                         "): the inputs are finite but their products overflow float32 "
-                                         "(|q . k| / sqrt(d) above 3.4e38); scale Q and K down. Nothing was written");
-                }
+            check_result("O", O);
+            if (bwd) {
+                check_result("dQ", dQ);
+                check_result("dK", dK);
+                check_result("dV", dV);
             }
             sim::write_npy(a->out, O, npy_descr, q.four_d);
             std::vector<std::pair<std::string, std::string>> written{{"O", a->out}};

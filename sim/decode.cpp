@@ -23,7 +23,7 @@ void DecodeProblem::validate() const {
     pos(head_dim, "head_dim");
     if (head_dim > 1024) throw Error("head dimension d = " + std::to_string(head_dim) + " is above the supported 1024");
     if (q_heads > 65536) throw Error("query heads H_q = " + std::to_string(q_heads) + " is above the supported 65,536");
-    if (scale > 3.4028234663852886e38)
+    if (scale > std::numeric_limits<float>::max())
         throw Error("the softmax scale is beyond float32's range (3.4e38), where the scores are computed");
     if (q_heads % kv_heads != 0)
         throw Error("the KV heads (" + std::to_string(kv_heads) + ") must divide the query heads (" +

@@ -1,6 +1,7 @@
 #include "sim/problem.hpp"
 
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace sim {
@@ -36,7 +37,7 @@ void Problem::validate_shape() const {
     if (head_dim > 1024) throw Error("head dimension d = " + std::to_string(head_dim) + " is above the supported 1024");
     if (!(scale >= 0.0) || std::isinf(scale))
         throw Error("softmax scale must be a finite positive number (or 0 for 1/sqrt(d))");
-    if (scale > 3.4028234663852886e38) {
+    if (scale > std::numeric_limits<float>::max()) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.3g", scale);
         throw Error(std::string("softmax scale ") + buf +
