@@ -96,15 +96,6 @@ struct BenchArgs {
     std::string ring_layout = "balanced", ring_transport = "emulated";
 };
 
-[[maybe_unused]] std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string x;
-    while (std::getline(ss, x, ','))
-        if (!x.empty()) out.push_back(x);
-    return out;
-}
-
 using nlohmann::json;
 
 // The simulator's view of one bench row: HBM bytes (no L2) and HBM bytes through its L2 model,
@@ -1380,18 +1371,19 @@ void register_bench(CLI::App& app, int& rc) {
                                              item + "'");
                 return v;
             };
-            args->variants = split(*variants);
-            args->passes = split(*passes);
+            args->variants = split_items(*variants, "--variant");
+            args->passes = split_items(*passes, "--pass");
             if (!seqs->empty()) {
                 args->seqs.clear();
-                for (const auto& s : split(*seqs)) args->seqs.push_back(whole(s, "--seq"));
+                for (const auto& s : split_items(*seqs, "--seq")) args->seqs.push_back(whole(s, "--seq"));
             }
             if (!dims->empty()) {
                 args->head_dims.clear();
-                for (const auto& s : split(*dims)) args->head_dims.push_back(whole(s, "--head-dim"));
+                for (const auto& s : split_items(*dims, "--head-dim"))
+                    args->head_dims.push_back(whole(s, "--head-dim"));
                 args->dims_given = true;
             }
-            for (const auto& s : split(*caches)) {
+            for (const auto& s : split_items(*caches, "--cache")) {
                 const int64_t L = whole(s, "--cache");
                 if (L <= 0) throw std::runtime_error("--cache lengths must be >= 1, got " + s);
                 args->caches.push_back(L);

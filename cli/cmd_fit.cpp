@@ -19,15 +19,6 @@ struct FitArgs {
     bool json = false;
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string x;
-    while (std::getline(ss, x, ','))
-        if (!x.empty()) out.push_back(x);
-    return out;
-}
-
 // "80GB", "139GiB", "24e9", "512MiB" -> bytes; throws sim::Error on anything else.
 double parse_memory(const std::string& s) {
     size_t used = 0;
@@ -86,7 +77,7 @@ void register_fit(CLI::App& app, int& rc) {
             const sim::Machine& m = sim::find_machine(a->gpu);
             const double cap = a->memory.empty() ? sim::usable_memory(m) : parse_memory(a->memory);
             std::vector<report::FitRow> rows;
-            const auto algos = split_list(a->algos), passes = split_list(a->passes);
+            const auto algos = split_items(a->algos, "--algo"), passes = split_items(a->passes, "--pass");
             if (algos.empty()) throw sim::Error("--algo needs at least one of standard, flash1, flash2");
             if (passes.empty()) throw sim::Error("--pass needs at least one of forward, backward, both");
             for (const auto& an : algos) {

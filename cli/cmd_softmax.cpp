@@ -12,16 +12,13 @@ namespace {
 
 std::vector<double> parse_list(const std::string& s, const std::string& what) {
     std::vector<double> v;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
+    for (const auto& item : split_items(s, what)) {
         size_t used = 0;
         double x = 0;
         try {
             x = std::stod(item, &used);
         } catch (const std::exception&) { used = 0; }
-        while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
-        if (item.empty() || used != item.size())
+        if (used != item.size())
             throw sim::Error(what + ": '" + item + "' is not a number (give numbers separated by commas)");
         v.push_back(x);
     }

@@ -29,12 +29,7 @@ const char* kParams = "seq, head-dim, block-rows, block-cols, block (both), sram
 
 std::vector<int64_t> parse_values(const std::string& list) {
     std::vector<int64_t> v;
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
-        if (b == std::string::npos) throw sim::Error("--values has an empty item in '" + list + "'");
-        item = item.substr(b, e - b + 1);
+    for (const auto& item : split_items(list, "--values")) {
         size_t used = 0;
         long long x = 0;
         try {

@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/machine.hpp"
 #include "sim/problem.hpp"
@@ -39,6 +40,11 @@ struct ProblemArgs {
 
 // Parse the command line and run the chosen command; returns the exit status (2 on a usage error).
 int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc);
+
+// A comma-separated flag value as its items, each trimmed of spaces and tabs; "" gives none (the
+// caller's default or its own "needs at least one"). An empty item (a leading, doubled or trailing
+// comma) throws sim::Error naming `flag`, so every list flag refuses "1024,,2048" and "1024," alike.
+std::vector<std::string> split_items(const std::string& list, const std::string& flag);
 
 // Print "flashsim <cmd>: error: <what>" on stderr.
 void print_error(const std::string& cmd, const std::string& what);

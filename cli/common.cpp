@@ -1,3 +1,5 @@
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -44,6 +46,48 @@ sim::Problem ProblemArgs::problem() const {
 
 const sim::Machine& ProblemArgs::machine() const { return sim::find_machine(gpu); }
 
+namespace {
+
+// CLI11 reads a whole number with strtoll's automatic base and clamps what overflows: "--seq 010" was
+// N = 8, "0x20" 32, and 99999999999999999999 the largest int64. Every whole-number option of every
+// command takes plain decimal digits instead (a '-' where the type is signed); anything else, or a
+// value beyond 64 bits, is refused by name. Leading zeros are dropped before CLI11 converts, and CLI11
+// still refuses values beyond a narrower type (an int) itself.
+void decimal_whole_numbers(CLI::App& app) {
+    for (CLI::Option* o : app.get_options()) {
+        const std::string type = o->get_type_name();
+        if (type != "INT" && type != "UINT") continue;
+        const bool is_signed = type == "INT";
+        o->transform(CLI::Validator(
+            [is_signed](std::string& s) -> std::string {
+                const char* first = s.data();
+                const char* last = s.data() + s.size();
+                const bool digits = !s.empty() &&
+                                    s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) == std::string::npos &&
+                                    s != "-";
+                if (!digits || (!is_signed && s[0] == '-'))
+                    return "'" + s + "' is not a whole number in decimal digits" +
+                           (is_signed ? std::string() : std::string(" (0 or more)"));
+                if (is_signed) {
+                    int64_t v = 0;
+                    if (std::from_chars(first, last, v).ec != std::errc())
+                        return "'" + s + "' is beyond the range of a 64-bit whole number";
+                    s = std::to_string(v);
+                } else {
+                    uint64_t v = 0;
+                    if (std::from_chars(first, last, v).ec != std::errc())
+                        return "'" + s + "' is beyond the range of a 64-bit whole number";
+                    s = std::to_string(v);
+                }
+                return {};
+            },
+            ""));
+    }
+    for (CLI::App* sub : app.get_subcommands({})) decimal_whole_numbers(*sub);
+}
+
+}  // namespace
+
 int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
     // The first word that is not an option must name a command. CLI11 alone would answer an
     // unknown one with "A subcommand is required" (or, with --help after it, the main help and exit 0).
@@ -70,6 +114,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
                   << " <command> --help lists them): " << known << "\n";
         return 2;
     }
+    decimal_whole_numbers(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
@@ -83,6 +128,23 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const int& rc) {
         return 1;
     }
     return rc;
+}
+
+std::vector<std::string> split_items(const std::string& list, const std::string& flag) {
+    std::vector<std::string> out;
+    if (list.empty()) return out;
+    size_t start = 0;
+    while (true) {
+        const size_t comma = list.find(',', start);
+        const std::string raw = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const auto b = raw.find_first_not_of(" \t"), e = raw.find_last_not_of(" \t");
+        if (b == std::string::npos)
+            throw sim::Error(flag + " has an empty item in '" + list +
+                             "' (a leading, doubled or trailing comma); give items separated by single commas");
+        out.push_back(raw.substr(b, e - b + 1));
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
 }
 
 void require_finite(const std::string& what, const sim::ErrorStats& st) {

@@ -255,6 +255,11 @@ TEST_CASE("bench refuses flags that do not go together, before it looks for a GP
         {"bench --decode --launch-probe", "are separate runs"},
         {"bench --seq abc", "--seq takes whole numbers separated by commas, got 'abc'"},
         {"bench --decode --cache 1,x", "--cache takes whole numbers separated by commas, got 'x'"},
+        {"bench --seq 1024,", "--seq has an empty item in '1024,'"},
+        {"bench --variant flash2,,standard", "--variant has an empty item in 'flash2,,standard'"},
+        {"bench --pass ,forward", "--pass has an empty item in ',forward'"},
+        {"bench --head-dim 64,", "--head-dim has an empty item in '64,'"},
+        {"bench --decode --cache 1024,", "--cache has an empty item in '1024,'"},
     };
     for (const auto& [args, want] : cases) {
         const std::string line = args;
@@ -586,6 +591,60 @@ TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
             });
 }
 
+// A whole-number option reads decimal digits only: no automatic base (010 was 8, 0x20 was 32), no value
+// clamped to the largest 64-bit one, no sign on an unsigned option; usage errors (exit 2), by name.
+TEST_CASE("whole-number options: decimal digits, 64 bits, refused by name otherwise") {
+    const Out ten = sh("simulate --seq 010 --head-dim 64 --json");
+    REQUIRE(ten.rc == 0);
+    CHECK(nlohmann::json::parse(ten.text)["seq"] == 10);
+    const std::pair<const char*, const char*> bad[] = {
+        {"simulate --seq 0x20 --head-dim 64", "--seq: '0x20' is not a whole number in decimal digits"},
+        {"simulate --seq 99999999999999999999 --head-dim 64",
+         "--seq: '99999999999999999999' is beyond the range of a 64-bit whole number"},
+        {"simulate --seq 64 --head-dim 64 --batch 1e3", "--batch: '1e3' is not a whole number in decimal digits"},
+        {"simulate --seq 64 --head-dim 64 --seed -1",
+         "--seed: '-1' is not a whole number in decimal digits (0 or more)"},
+        {"decode -L 0x8000", "'0x8000' is not a whole number in decimal digits"},
+    };
+    for (const auto& [args, want] : bad) {
+        const std::string line = args;
+        CAPTURE(line);
+        const Out o = sh(line);
+        CHECK(o.rc == 2);
+        CHECK(o.text.find(want) != std::string::npos);
+    }
+}
+
+// Every comma-separated flag reads its list the same way: items trimmed, and an empty item refused
+// wherever it stands (a trailing comma was dropped silently where a doubled one was refused).
+TEST_CASE("list flags: an empty item is refused wherever it stands, spaces around items are not") {
+    const std::pair<const char*, const char*> bad[] = {
+        {"sweep --param seq --values 1024,2048, --head-dim 64", "--values has an empty item in '1024,2048,'"},
+        {"sweep --param seq --values ,1024 --head-dim 64", "--values has an empty item in ',1024'"},
+        {"sweep --param seq --values 1024,,2048 --head-dim 64", "--values has an empty item in '1024,,2048'"},
+        {"fit --algo flash2,", "--algo has an empty item in 'flash2,'"},
+        {"fit --pass forward,,both", "--pass has an empty item in 'forward,,both'"},
+        {"softmax --scores 1,2, --values '1;2'", "--scores has an empty item in '1,2,'"},
+    };
+    for (const auto& [args, want] : bad) {
+        const std::string line = args;
+        CAPTURE(line);
+        const Out o = sh(line);
+        CHECK(o.rc == 1);
+        CHECK(o.text.find(want) != std::string::npos);
+        CHECK(o.text.find("a leading, doubled or trailing comma") != std::string::npos);
+    }
+    // Spaces around an item are not an empty item: the same rows as without them.
+    const Out spaced = sh("sweep --param seq --values '1024, 2048' --head-dim 64 --l2 off --json");
+    REQUIRE(spaced.rc == 0);
+    const auto a = nlohmann::json::parse(spaced.text);
+    REQUIRE(a.size() == 2);
+    CHECK(a[1]["result"]["seq"] == 2048);
+    const Out fit = sh("fit --algo 'standard, flash2' --pass forward --json");
+    REQUIRE(fit.rc == 0);
+    CHECK(fit.text.find("flash2") != std::string::npos);
+}
+
 TEST_CASE("sweep: a table, JSON, CSV; rows that do not fit say why and the rest still run") {
     const Out o = sh("sweep --param block-rows --values 32,64,4096 --block-cols 64 --seq 2048 --head-dim 64");
     REQUIRE(o.rc == 0);
@@ -740,14 +799,16 @@ TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused 
                         {"simulate --seq 1024 --head-dim 64 --ceilings-file x.json", "goes with --ceilings measured"},
                         {"simulate --kernel flash9 --seq 1024 --head-dim 64", "unknown kernel 'flash9'"},
                         // sizes past what the counts, the CPU or its memory can take: refused, not wrapped,
-                        // hung or aborted (an out-of-range integer reaches the command as INT64_MAX)
-                        {"simulate --seq 1024 --head-dim 64 --batch 99999999999999999999", "16,777,216 heads"},
+                        // hung or aborted (a value beyond 64 bits is refused by the option parser)
+                        {"simulate --seq 1024 --head-dim 64 --batch 9223372036854775807", "16,777,216 heads"},
+                        {"simulate --seq 1024 --head-dim 64 --batch 99999999999999999999", "beyond the range"},
                         {"simulate --seq 4096 --head-dim 64 --sram 1", "the SRAM budget M is 1 B"},
                         {"simulate --seq 100000 --head-dim 16 --check", "runs up to N = 16384 forward"},
                         {"simulate --seq 16384 --head-dim 16 --check --pass both", "8192 backward"},
                         {"simulate --seq 8192 --head-dim 64 --batch 64 --check", "the limit is 2^35"},
                         {"simulate --seq 100000 --head-dim 64 --numerics on", "the limit is 2^36"},
-                        {"decode --kv-len 32768 --tile-keys 99999999999999999999", "between 1 and 1,048,576"},
+                        {"decode --kv-len 32768 --tile-keys 9223372036854775807", "between 1 and 1,048,576"},
+                        {"decode --kv-len 32768 --tile-keys 99999999999999999999", "beyond the range"},
                         {"decode --kv-len 32768 --blocks-per-sm 1000", "between 1 and 64"},
                         {"decode --kv-len 16777216 --head-dim 64 --check", "limit is B*H_kv*L*d <= 2^28"},
                         {"simulate --kernel flash2 --seq 1024 --head-dim 80", "64 or 128"},
