@@ -99,15 +99,25 @@ class BlockTimer {
     std::map<std::tuple<int64_t, bool, int>, double> cache_;
 };
 
-// Merge / accumulation bytes a device moves through HBM in one step (beyond its kernels):
-// forward, for steps after the first with work: the running O (float32) and LSE read and written,
-// the step's partial O_s (float32) and LSE_s read; backward: the arriving dK, dV accumulators
-// (float32) read and written for its key rows with work, and dQ (float32) read and written for its
-// query rows with work.
-int64_t merge_bytes(int pass, int64_t step, int64_t q_rows, int64_t k_rows, int64_t d, int64_t bh) {
-    if (pass == 0) return step == 0 || q_rows == 0 ? 0 : bh * q_rows * 3 * (4 * d + 4);
-    return bh * (k_rows * 2 * 2 * 4 * d + q_rows * 2 * 4 * d);
+// Merge and accumulation bytes of one block of `rows` query rows (or key rows), beside its kernel
+// call, as cuda/ring.cu moves them through HBM (bh heads, d columns, e bytes an element; LSE 4 B a row).
+// Forward: a query chunk whose output takes `total` > 1 blocks merges each block's output O_b (e) and
+// LSE_b into a running fp32 O and LSE: the first block copies them in (O_b read, O written: e + 4 a
+// value; LSE 4 + 4 a row), a middle one merges (O and O_b read, O written: 8 + e; 8 + 4), the last
+// merges into the chunk's output (O and O_b read, the output written: 4 + 2e; 8 + 4). A chunk of one
+// block is written by the kernel itself. Backward: every block's dQ_b, dK_b and dV_b (e) are added
+// into fp32 accumulators (each read, added to and written: 8 + e a value, three of them).
+int64_t block_merge_bytes(int pass, int64_t done, int64_t total, int64_t rows, int64_t d, int64_t bh, int64_t e) {
+    const int64_t values = bh * rows * d, lse = bh * rows * 4;
+    if (pass == 1) return 3 * values * (8 + e);
+    if (total <= 1) return 0;
+    if (done == 0) return values * (e + 4) + 2 * lse;
+    return values * (done + 1 == total ? 4 + 2 * e : 8 + e) + 3 * lse;
 }
+
+// The backward's accumulators zeroed on each device before its first step: dQ (fp32, its n query rows)
+// and the dK, dV that travel with its slice (fp32).
+int64_t zeroed_bytes(int64_t n, int64_t d, int64_t bh) { return 3 * n * d * 4 * bh; }
 
 }  // namespace
 
@@ -146,31 +156,35 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
     auto transfer = [&](int64_t bytes) {
         return bytes > 0 ? r.link_latency_s + double(bytes) / r.link_bandwidth : 0.0;
     };
-    // the compute of device i in a step of a pass, for a problem of this layout (any N)
-    auto device_step = [&](const RingProblem& pp, int pass, int64_t step, int64_t i) {
+    // blocks of device i's query chunk a over a whole pass: every key chunk it sees
+    auto chunk_total = [&](int64_t a) {
+        int64_t t = 0;
+        for (int64_t b = 0; b < P * p.chunks_per_gpu(); ++b) t += block_kind(causal, a, b) != BlockKind::none;
+        return t;
+    };
+    // the compute of device i in a step of a pass, for a problem of this layout (any N); `seen` holds,
+    // for each of its query chunks, the blocks of the pass before this step, and is advanced by this
+    // step's (the forward's merges depend on a block's place in its chunk's sequence)
+    auto device_step = [&](const RingProblem& pp, int pass, int64_t step, int64_t i, std::vector<int64_t>& seen) {
         RingDeviceStep ds;
         ds.device = i;
         ds.kv_from = ring_source(P, i, step);
         const int64_t cc = pp.chunk();
-        int64_t q_rows = 0, k_rows = 0;
         const auto qs = ring_chunks(pp, i), ks = ring_chunks(pp, ds.kv_from);
-        for (int64_t a : qs) {
-            bool any = false;
+        int64_t merge = pass == 1 && step == 0 ? zeroed_bytes(pp.tokens_per_gpu(), d, bh) : 0;
+        for (size_t x = 0; x < qs.size(); ++x) {
+            const int64_t total = chunk_total(qs[x]);
             for (int64_t b : ks) {
-                const BlockKind k = block_kind(causal, a, b);
-                if (k == BlockKind::full) ++ds.full_blocks, ds.pairs += cc * cc, any = true;
-                if (k == BlockKind::diagonal) ++ds.diagonal_blocks, ds.pairs += pairs_of(true, cc), any = true;
+                const BlockKind k = block_kind(causal, qs[x], b);
+                if (k == BlockKind::none) continue;
+                if (k == BlockKind::full) ++ds.full_blocks, ds.pairs += cc * cc;
+                if (k == BlockKind::diagonal) ++ds.diagonal_blocks, ds.pairs += pairs_of(true, cc);
+                merge += block_merge_bytes(pass, seen[x]++, total, cc, d, bh, e);
             }
-            if (any) q_rows += cc;
-        }
-        for (int64_t b : ks) {
-            bool any = false;
-            for (int64_t a : qs) any = any || block_kind(causal, a, b) != BlockKind::none;
-            if (any) k_rows += cc;
         }
         if (ds.full_blocks) ds.compute_s += double(ds.full_blocks) * timer.square(cc, false, pass);
         if (ds.diagonal_blocks) ds.compute_s += double(ds.diagonal_blocks) * timer.square(cc, true, pass);
-        if (c.merge_cost) ds.merge_s = double(merge_bytes(pass, step, q_rows, k_rows, d, bh)) / r.hbm_bandwidth;
+        if (c.merge_cost) ds.merge_s = double(merge) / r.hbm_bandwidth;
         return ds;
     };
 
@@ -182,12 +196,13 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
         pr.pass = pass;
         pr.pairs_per_device.assign(size_t(P), 0);
         double all_compute = 0;
+        std::vector<std::vector<int64_t>> seen(size_t(P), std::vector<int64_t>(size_t(p.chunks_per_gpu()), 0));
         for (int64_t s = 0; s < P; ++s) {
             RingStep st;
             st.pass = pass;
             st.step = s;
             for (int64_t i = 0; i < P; ++i) {
-                RingDeviceStep ds = device_step(p, pass, s, i);
+                RingDeviceStep ds = device_step(p, pass, s, i, seen[size_t(i)]);
                 st.compute_s = std::max(st.compute_s, ds.compute_s + ds.merge_s);
                 all_compute += ds.compute_s + ds.merge_s;
                 pr.pairs_per_device[size_t(i)] += ds.pairs;
@@ -228,7 +243,9 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
                 const int64_t nn = cc * per;
                 double comp = 0;
                 for (int64_t i = 0; i < P; ++i) {
-                    const RingDeviceStep ds = device_step(q, pass, 1, i);
+                    std::vector<int64_t> seen_q(size_t(q.chunks_per_gpu()), 0);
+                    (void)device_step(q, pass, 0, i, seen_q);  // step 0's blocks come before step 1's
+                    const RingDeviceStep ds = device_step(q, pass, 1, i, seen_q);
                     comp = std::max(comp, ds.compute_s + ds.merge_s);
                 }
                 const int64_t send = 2 * nn * d * e * bh + (pass == 1 ? 2 * nn * d * 4 * bh : 0);

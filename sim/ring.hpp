@@ -71,7 +71,7 @@ struct RingConfig {
     L2Mode l2 = L2Mode::automatic;
     double link_bandwidth = 0;   // bytes/s one way; 0: the preset's
     double link_latency_s = -1;  // < 0: the preset's
-    bool merge_cost = true;      // time the per-step merge (forward) and dK/dV accumulation (backward) at HBM speed
+    bool merge_cost = true;      // time each block's merge (forward) and accumulations (backward) at HBM speed
     bool break_even = true;      // search the break-even tokens per GPU
 };
 

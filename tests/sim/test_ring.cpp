@@ -149,6 +149,44 @@ TEST_CASE("break-even tokens per GPU and the efficiency there, derived on paper"
     CHECK(simulate_ring(ring(1, 64, 16, false, RingLayout::contiguous), h200(), c).passes[0].break_even_tokens == 0);
 }
 
+// The merges as cuda/ring.cu runs them, one after each block, counted here from its kernels: ring_merge
+// reads a block's output O_b (e bytes a value) and LSE_b and keeps a running fp32 O and LSE (first:
+// copy in; middle: merge; last: merge into the chunk's output in e bytes); a chunk of one block is the
+// kernel's own output. ring_add adds each block's dQ_b, dK_b, dV_b into fp32 (read, add, write), and the
+// backward zeroes dQ and the travelling dK, dV (fp32) before its first step.
+TEST_CASE("merge bytes: one merge a block, as the GPU ring does them (P = 1 and 2, balanced, causal)") {
+    const int64_t d = 64, H = 2, e = 2;  // fp16
+    RingConfig c = by_hand(1e15, 1e12);
+    c.merge_cost = true;
+    {
+        // P = 1, N = 64: chunks 0 and 1 of 32 rows; chunk 0 sees key chunk 0 only (its block is the
+        // answer), chunk 1 sees keys 0 (full) and 1 (diagonal): a first and a last merge.
+        const int64_t rows = 32, values = H * rows * d, lse = H * rows * 4;
+        const RingResult r = simulate_ring(ring(1, 64, d, true, RingLayout::balanced, Pass::both, H), h200(), c);
+        REQUIRE(r.passes.size() == 2);
+        const double first = double(values * (e + 4) + 2 * lse), last = double(values * (4 + 2 * e) + 3 * lse);
+        CHECK(r.passes[0].steps[0].devices[0].merge_s * r.hbm_bandwidth == doctest::Approx(first + last));
+        // backward: three blocks, three fp32 accumulations each, and dQ, dK, dV zeroed for 64 rows
+        const double adds = 3.0 * 3 * double(values * (8 + e)), zeroed = 3.0 * 64 * d * 4 * H;
+        CHECK(r.passes[1].steps[0].devices[0].merge_s * r.hbm_bandwidth == doctest::Approx(adds + zeroed));
+    }
+    {
+        // P = 2, N = 64: chunks of 16 rows; GPU 0 holds 0 and 3, GPU 1 holds 1 and 2. Chunk 3 sees four
+        // key chunks: step 0 (GPU 0's own 0, 3) first and middle, step 1 (GPU 1's 1, 2) middle and last.
+        // Chunk 1 sees 0 and 1 (GPU 1 step 0: key 1, diagonal, first; step 1: key 0, last), chunk 2 sees
+        // 0, 1, 2 (step 0: keys 1, 2: first, middle; step 1: key 0: last).
+        const int64_t rows = 16, values = H * rows * d, lse = H * rows * 4;
+        const double first = double(values * (e + 4) + 2 * lse), middle = double(values * (8 + e) + 3 * lse),
+                     last = double(values * (4 + 2 * e) + 3 * lse);
+        const RingResult r = simulate_ring(ring(2, 64, d, true, RingLayout::balanced, Pass::forward, H), h200(), c);
+        const auto& st = r.passes[0].steps;
+        CHECK(st[0].devices[0].merge_s * r.hbm_bandwidth == doctest::Approx(first + middle));
+        CHECK(st[1].devices[0].merge_s * r.hbm_bandwidth == doctest::Approx(middle + last));
+        CHECK(st[0].devices[1].merge_s * r.hbm_bandwidth == doctest::Approx(first + first + middle));
+        CHECK(st[1].devices[1].merge_s * r.hbm_bandwidth == doctest::Approx(last + last));
+    }
+}
+
 TEST_CASE("with the simulator's timing on the H200 preset: balanced beats contiguous, long slices hide the link") {
     RingConfig c;  // simulate mode, measured ceilings, merge cost on
     const RingResult b = simulate_ring(ring(4, 32768, 128, true, RingLayout::balanced, Pass::forward, 8), h200(), c);
