@@ -50,6 +50,7 @@ nlohmann::json ring_json(const sim::RingResult& r, const RingChecks& checks) {
                           {"time_ms", pr.time_s * 1e3},
                           {"compute_only_ms", pr.compute_only_s * 1e3},
                           {"busy_ms", pr.busy_s * 1e3},
+                          {"one_gpu_ms", pr.one_gpu_s * 1e3},
                           {"link_bytes", pr.link_bytes},
                           {"pairs_per_device", pr.pairs_per_device},
                           {"balance", pr.balance},

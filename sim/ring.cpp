@@ -225,6 +225,7 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
             pr.time_s += pr.tail_s;
         }
         pr.busy_s = all_compute / double(P);
+        pr.one_gpu_s = all_compute;
         int64_t mx = 0, sum = 0;
         for (int64_t w : pr.pairs_per_device) mx = std::max(mx, w), sum += w;
         pr.balance = mx > 0 ? double(sum) / double(P) / double(mx) : 1.0;

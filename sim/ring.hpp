@@ -108,6 +108,10 @@ struct RingPassResult {
     double time_s = 0;  // sum of the step times + tail
     double compute_only_s = 0;   // sum of the steps' compute (the ring's time with a free link)
     double busy_s = 0;           // compute of all devices, all steps, divided by P (perfect balance)
+    // The P devices' work done by one GPU, as `flashsim bench --ring P` emulates the ring when one GPU
+    // is lent: every device's compute and merges in series (each kernel fills the GPU), the sends
+    // (device copies on their own streams) hidden behind them. What the emulated rows are checked against.
+    double one_gpu_s = 0;
     int64_t link_bytes = 0;      // bytes over each link, one direction, the whole pass
     std::vector<int64_t> pairs_per_device;  // work of each device over the pass
     double single_gpu_s = 0;     // one GPU's time on its share alone (N/P tokens, same mask)

@@ -357,8 +357,9 @@ def ring():
           "B = 1, H = 16, d = 128, bf16, causal; medians of the repeats, L2 flushed.\n")
     print("| transport | GPUs used | P | layout | N | tokens a device | ring fwd ms | one call fwd ms | ring bwd ms | "
           "one call bwd ms | fwd: one call / ring | bwd: one call / ring | efficiency fwd / fwd+bwd | "
-          "sim. ring on P GPUs fwd / bwd ms | max abs vs one call (O, dK) | inside the bar |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "sim. ring on P GPUs fwd / bwd ms | sim. as it ran fwd / bwd ms (sim / measured) | "
+          "max abs vs one call (O, dK) | inside the bar |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in doc["rows"]:
         if "error" in r:
             print(f"| {r['transport']} | | {r['gpus']} | {r['layout']} | {r['seq']} | | error: {r['error']} |")
@@ -370,7 +371,21 @@ def ring():
               f"{r['forward_ms']:.3f} | {one['forward_ms']:.3f} | {r['backward_ms']:.3f} | {one['backward_ms']:.3f} | "
               f"{one['forward_ms'] / r['forward_ms']:.2f} | {one['backward_ms'] / r['backward_ms']:.2f} | {eff} | "
               f"{cell(sim.get('forward_ms'), '{:.3f}')} / {cell(sim.get('backward_ms'), '{:.3f}')} | "
+              f"{as_run(r, sim)} | "
               f"{vs['O']['max_abs']:.1e}, {vs['dK']['max_abs']:.1e} | {'yes' if r['ok'] else 'NO'} |")
+
+
+def as_run(r, sim):
+    """The model of the ring as this row ran it: on P GPUs when it had them, else every device's compute
+    and merges on the one GPU (sim_ring's one_gpu_*), with its ratio to the measured time."""
+    key = "" if r["gpus_used"] == r["gpus"] else "one_gpu_"
+    f, b = sim.get(key + "forward_ms"), sim.get(key + "backward_ms")
+    if f is None:
+        return "–"
+    out = f"{f:.3f} ({f / r['forward_ms']:.2f})"
+    if b is not None and r.get("backward_ms"):
+        out += f" / {b:.3f} ({b / r['backward_ms']:.2f})"
+    return out
 
 
 def writes():

@@ -99,6 +99,25 @@ TEST_CASE("causal work per GPU: contiguous is uneven, balanced is even (counted 
     CHECK(rb.passes[0].efficiency == doctest::Approx(1.0));
 }
 
+// One GPU doing the P devices' work (the emulated rows of `bench --ring`): with compute = FLOPs / rate the
+// blocks tile the whole problem, so it is the whole problem's FLOPs at the rate, whatever P or layout
+// (4 d per pair forward, 2.5 x that backward); with one GPU it is the ring's own time.
+TEST_CASE("the ring's work on one GPU: the whole problem's FLOPs at the rate (P = 1, 4, 8; both layouts)") {
+    const double R = 1e12;
+    const int64_t N = 64, d = 8;
+    for (int64_t P : {1, 4, 8})
+        for (const RingLayout layout : {RingLayout::balanced, RingLayout::contiguous})
+            for (const bool causal : {true, false}) {
+                CAPTURE(P);
+                CAPTURE(causal);
+                const RingResult r = simulate_ring(ring(P, N, d, causal, layout, Pass::both), h200(), by_hand(R, 1e12));
+                const double pairs = causal ? N * (N + 1) / 2.0 : double(N * N);
+                CHECK(r.passes[0].one_gpu_s == doctest::Approx(4.0 * d * pairs / R));
+                CHECK(r.passes[1].one_gpu_s == doctest::Approx(2.5 * 4.0 * d * pairs / R));
+                if (P == 1) CHECK(r.passes[0].one_gpu_s == doctest::Approx(r.passes[0].time_s));
+            }
+}
+
 TEST_CASE("bytes over each link by hand (P = 4, N = 64, d = 8, H = 2, fp16)") {
     // n = 16 tokens a GPU; K and V of a slice: 2 * 16 * 8 * 2 B * 2 heads = 1024 B; forward: P-1 sends
     const RingResult f = simulate_ring(ring(4, 64, 8, true, RingLayout::balanced, Pass::both, 2), h200(),
