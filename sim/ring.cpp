@@ -156,12 +156,8 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
     auto transfer = [&](int64_t bytes) {
         return bytes > 0 ? r.link_latency_s + double(bytes) / r.link_bandwidth : 0.0;
     };
-    // blocks of device i's query chunk a over a whole pass: every key chunk it sees
-    auto chunk_total = [&](int64_t a) {
-        int64_t t = 0;
-        for (int64_t b = 0; b < P * p.chunks_per_gpu(); ++b) t += block_kind(causal, a, b) != BlockKind::none;
-        return t;
-    };
+    // blocks of query chunk a over a whole pass, one a key chunk it sees: causal, chunks 0..a; else all
+    auto chunk_total = [&](int64_t a) { return causal ? a + 1 : P * p.chunks_per_gpu(); };
     // the compute of device i in a step of a pass, for a problem of this layout (any N); `seen` holds,
     // for each of its query chunks, the blocks of the pass before this step, and is advanced by this
     // step's (the forward's merges depend on a block's place in its chunk's sequence)
