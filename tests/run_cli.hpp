@@ -26,19 +26,24 @@ inline CliOut run_cli(const std::string& command) {
     return o;
 }
 
-// A bad command line and a piece of the one line it must be answered with.
+// A bad command line, a piece of the one line it must be answered with, and its exit code (-1: any
+// but 0; 1 a refused value, 2 a usage error the option parser answers).
 struct Refusal {
     const char* args;
     const char* says;
+    int rc = -1;
 };
 
-// Each case: a non-zero exit, the expected words, and no uncaught exception.
+// Each case: a non-zero exit (the one named, if any), the expected words, and no uncaught exception.
 template <typename Run>
 void expect_refusals(Run&& run, std::initializer_list<Refusal> cases) {
     for (const auto& b : cases) {
         CAPTURE(b.args);
         const CliOut o = run(b.args);
-        CHECK(o.rc != 0);
+        if (b.rc < 0)
+            CHECK(o.rc != 0);
+        else
+            CHECK(o.rc == b.rc);
         CHECK(o.text.find(b.says) != std::string::npos);
         CHECK(o.text.find("terminate called") == std::string::npos);
     }

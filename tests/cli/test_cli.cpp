@@ -247,27 +247,21 @@ TEST_CASE("bench refuses flags that do not go together, before it looks for a GP
         MESSAGE("built without nvcc: bench has no backend to parse its flags");
         return;
     }
-    const std::pair<const char*, const char*> cases[] = {
-        {"bench --trace 3", "--trace goes with --decode"},
-        {"bench --decode --trace -1", "--trace takes a count of traced calls from 1 to 1000, got -1"},
-        {"bench --decode --counters-probe", "are separate runs"},
-        {"bench --ceilings --counters-probe", "are separate runs"},
-        {"bench --decode --launch-probe", "are separate runs"},
-        {"bench --seq abc", "--seq takes whole numbers separated by commas, got 'abc'"},
-        {"bench --decode --cache 1,x", "--cache takes whole numbers separated by commas, got 'x'"},
-        {"bench --seq 1024,", "--seq has an empty item in '1024,'"},
-        {"bench --variant flash2,,standard", "--variant has an empty item in 'flash2,,standard'"},
-        {"bench --pass ,forward", "--pass has an empty item in ',forward'"},
-        {"bench --head-dim 64,", "--head-dim has an empty item in '64,'"},
-        {"bench --decode --cache 1024,", "--cache has an empty item in '1024,'"},
-    };
-    for (const auto& [args, want] : cases) {
-        const std::string line = args;
-        CAPTURE(line);
-        const Out o = sh(line);
-        CHECK(o.rc == 1);
-        CHECK(o.text.find(want) != std::string::npos);
-    }
+    expect_refusals(
+        sh, {
+                {"bench --trace 3", "--trace goes with --decode", 1},
+                {"bench --decode --trace -1", "--trace takes a count of traced calls from 1 to 1000, got -1", 1},
+                {"bench --decode --counters-probe", "are separate runs", 1},
+                {"bench --ceilings --counters-probe", "are separate runs", 1},
+                {"bench --decode --launch-probe", "are separate runs", 1},
+                {"bench --seq abc", "--seq takes whole numbers separated by commas, got 'abc'", 1},
+                {"bench --decode --cache 1,x", "--cache takes whole numbers separated by commas, got 'x'", 1},
+                {"bench --seq 1024,", "--seq has an empty item in '1024,'", 1},
+                {"bench --variant flash2,,standard", "--variant has an empty item in 'flash2,,standard'", 1},
+                {"bench --pass ,forward", "--pass has an empty item in ',forward'", 1},
+                {"bench --head-dim 64,", "--head-dim has an empty item in '64,'", 1},
+                {"bench --decode --cache 1024,", "--cache has an empty item in '1024,'", 1},
+            });
 }
 
 // bench --resimulate recomputes the simulator's columns of recorded rows (no GPU). With a counters probe
@@ -597,43 +591,33 @@ TEST_CASE("whole-number options: decimal digits, 64 bits, refused by name otherw
     const Out ten = sh("simulate --seq 010 --head-dim 64 --json");
     REQUIRE(ten.rc == 0);
     CHECK(nlohmann::json::parse(ten.text)["seq"] == 10);
-    const std::pair<const char*, const char*> bad[] = {
-        {"simulate --seq 0x20 --head-dim 64", "--seq: '0x20' is not a whole number in decimal digits"},
-        {"simulate --seq 99999999999999999999 --head-dim 64",
-         "--seq: '99999999999999999999' is beyond the range of a 64-bit whole number"},
-        {"simulate --seq 64 --head-dim 64 --batch 1e3", "--batch: '1e3' is not a whole number in decimal digits"},
-        {"simulate --seq 64 --head-dim 64 --seed -1",
-         "--seed: '-1' is not a whole number in decimal digits (0 or more)"},
-        {"decode -L 0x8000", "'0x8000' is not a whole number in decimal digits"},
-    };
-    for (const auto& [args, want] : bad) {
-        const std::string line = args;
-        CAPTURE(line);
-        const Out o = sh(line);
-        CHECK(o.rc == 2);
-        CHECK(o.text.find(want) != std::string::npos);
-    }
+    expect_refusals(
+        sh, {
+                {"simulate --seq 0x20 --head-dim 64", "--seq: '0x20' is not a whole number in decimal digits", 2},
+                {"simulate --seq 99999999999999999999 --head-dim 64",
+                 "--seq: '99999999999999999999' is beyond the range of a 64-bit whole number", 2},
+                {"simulate --seq 64 --head-dim 64 --batch 1e3",
+                 "--batch: '1e3' is not a whole number in decimal digits", 2},
+                {"simulate --seq 64 --head-dim 64 --seed -1",
+                 "--seed: '-1' is not a whole number in decimal digits (0 or more)", 2},
+                {"decode -L 0x8000", "'0x8000' is not a whole number in decimal digits", 2},
+            });
 }
 
 // Every comma-separated flag reads its list the same way: items trimmed, and an empty item refused
 // wherever it stands (a trailing comma was dropped silently where a doubled one was refused).
 TEST_CASE("list flags: an empty item is refused wherever it stands, spaces around items are not") {
-    const std::pair<const char*, const char*> bad[] = {
-        {"sweep --param seq --values 1024,2048, --head-dim 64", "--values has an empty item in '1024,2048,'"},
-        {"sweep --param seq --values ,1024 --head-dim 64", "--values has an empty item in ',1024'"},
-        {"sweep --param seq --values 1024,,2048 --head-dim 64", "--values has an empty item in '1024,,2048'"},
-        {"fit --algo flash2,", "--algo has an empty item in 'flash2,'"},
-        {"fit --pass forward,,both", "--pass has an empty item in 'forward,,both'"},
-        {"softmax --scores 1,2, --values '1;2'", "--scores has an empty item in '1,2,'"},
-    };
-    for (const auto& [args, want] : bad) {
-        const std::string line = args;
-        CAPTURE(line);
-        const Out o = sh(line);
-        CHECK(o.rc == 1);
-        CHECK(o.text.find(want) != std::string::npos);
-        CHECK(o.text.find("a leading, doubled or trailing comma") != std::string::npos);
-    }
+    expect_refusals(
+        sh,
+        {
+            {"sweep --param seq --values 1024,2048, --head-dim 64", "--values has an empty item in '1024,2048,'", 1},
+            {"sweep --param seq --values ,1024 --head-dim 64", "--values has an empty item in ',1024'", 1},
+            {"sweep --param seq --values 1024,,2048 --head-dim 64", "--values has an empty item in '1024,,2048'", 1},
+            {"fit --algo flash2,", "--algo has an empty item in 'flash2,'", 1},
+            {"fit --pass forward,,both", "--pass has an empty item in 'forward,,both'", 1},
+            {"softmax --scores 1,2, --values '1;2'", "--scores has an empty item in '1,2,'", 1},
+        });
+    CHECK(sh("fit --algo flash2,").text.find("(a leading, doubled or trailing comma)") != std::string::npos);
     // Spaces around an item are not an empty item: the same rows as without them.
     const Out spaced = sh("sweep --param seq --values '1024, 2048' --head-dim 64 --l2 off --json");
     REQUIRE(spaced.rc == 0);
