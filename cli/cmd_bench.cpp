@@ -55,7 +55,6 @@
 #include <fstream>
 #include <optional>
 #include <iostream>
-#include <sstream>
 #include <tuple>
 #include <vector>
 

@@ -6,7 +6,6 @@
 //                [--algo standard,flash1,flash2] [--pass forward,backward,both] [--json]
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.hpp"
 #include "report/memory.hpp"

@@ -68,18 +68,14 @@ void decimal_whole_numbers(CLI::App& app) {
                 if (!digits || (!is_signed && s[0] == '-'))
                     return "'" + s + "' is not a whole number in decimal digits" +
                            (is_signed ? std::string() : std::string(" (0 or more)"));
-                if (is_signed) {
-                    int64_t v = 0;
+                // the value in the option's signedness, rewritten in plain decimal for CLI11 to convert
+                auto canonical = [&](auto v) -> std::string {
                     if (std::from_chars(first, last, v).ec != std::errc())
                         return "'" + s + "' is beyond the range of a 64-bit whole number";
                     s = std::to_string(v);
-                } else {
-                    uint64_t v = 0;
-                    if (std::from_chars(first, last, v).ec != std::errc())
-                        return "'" + s + "' is beyond the range of a 64-bit whole number";
-                    s = std::to_string(v);
-                }
-                return {};
+                    return {};
+                };
+                return is_signed ? canonical(int64_t{0}) : canonical(uint64_t{0});
             },
             ""));
     }
