@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <cstdio>
 #include <limits>
 
 #include "lessons/lib/lesson.hpp"
+#include "sim/tensor.hpp"
 
 namespace viz {
 
@@ -73,6 +75,45 @@ std::optional<std::pair<RingInputs, Params>> ring_of(const lessons::Lesson& l, c
 }  // namespace
 
 namespace {
+// The softmax view's input from a config's recorded row (record_row): the row's scores as the walk
+// streamed them, a key block at a time, and the rows of V (head 0, as recorded) they weigh. Leaves
+// `st` as it is when the config records no row or the row is longer than the view takes.
+void recorded_row(const lessons::Lesson& l, const std::string& config, LessonStep& st) {
+    auto it = l.configs.find(config);
+    if (it == l.configs.end() || it->second.config.record_row < 0) return;
+    try {
+        const sim::Result r = lessons::simulate_config(l, config);
+        if (!r.record || r.record->blocks.empty()) return;
+        const sim::SoftmaxRecord& rec = *r.record;
+        size_t count = 0;
+        for (const auto& b : rec.blocks) count += b.scores.size();
+        if (count > kMaxScores) return;
+        const sim::TensorF V = sim::generate_input(r.problem, sim::InputTensor::V);
+        const float* v0 = V.head(0);
+        const int64_t d = r.problem.head_dim;
+        std::string scores, values;
+        char buf[40];
+        for (const auto& b : rec.blocks)
+            for (size_t k = 0; k < b.scores.size(); ++k) {
+                if (std::isinf(b.scores[k]) && b.scores[k] < 0) {
+                    scores += scores.empty() ? "-inf" : ", -inf";
+                } else {
+                    std::snprintf(buf, sizeof buf, "%.9g", b.scores[k]);
+                    scores += (scores.empty() ? "" : ", ") + std::string(buf);
+                }
+                const int64_t key = b.first_key + static_cast<int64_t>(k);
+                values += values.empty() ? "" : "; ";
+                for (int64_t x = 0; x < d; ++x) {
+                    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v0[key * d + x]));
+                    values += (x ? "," : "") + std::string(buf);
+                }
+            }
+        st.scores_text = scores;
+        st.values_text = values;
+        st.block = static_cast<int>(rec.blocks.front().scores.size());
+    } catch (const std::exception&) {}
+}
+
 LessonDoc from_library(const lessons::Lesson& l) {
     LessonDoc d;
     std::string sm_scores, sm_values;
@@ -98,7 +139,8 @@ LessonDoc from_library(const lessons::Lesson& l) {
         // the shown config: the step's, else the first it compares, else the lesson's first
         std::string cfg = s.view.config;
         if (cfg.empty() && !s.view.compare.empty()) cfg = s.view.compare.front();
-        if (cfg.empty() && !l.config_order.empty()) cfg = l.config_order.front();
+        // (a text step that names none leaves the views as the step before left them)
+        if (cfg.empty() && !l.config_order.empty() && s.view.panel != "text") cfg = l.config_order.front();
         if (!s.view.compare.empty()) {
             std::array<bool, 3> cols = {false, false, false};
             for (const auto& name : s.view.compare)
@@ -108,7 +150,8 @@ LessonDoc from_library(const lessons::Lesson& l) {
             // side by side: then all three algorithms stay
             if (std::count(cols.begin(), cols.end(), true) >= 2) st.columns = cols;
         }
-        if (auto it = l.configs.find(cfg); it != l.configs.end() && st.panel != Panel::softmax) {
+        if (auto it = l.configs.find(cfg);
+            it != l.configs.end() && (st.panel != Panel::softmax || !s.view.config.empty())) {
             const lessons::ConfigSpec& c = it->second;
             Params p;
             p.seq = c.problem.seq;
@@ -138,10 +181,26 @@ LessonDoc from_library(const lessons::Lesson& l) {
         st.row = s.view.row;
         st.tile_row = s.view.tile_row;
         st.tile_col = s.view.tile_col;
-        if (st.panel == Panel::softmax && !sm_scores.empty()) {
-            st.scores_text = sm_scores;
-            st.values_text = sm_values;
-            st.block = sm_block;
+        if (st.panel == Panel::softmax) {
+            if (!s.view.config.empty()) recorded_row(l, s.view.config, st);
+            if (st.block == 0 && !sm_scores.empty()) {
+                st.scores_text = sm_scores;
+                st.values_text = sm_values;
+                st.block = sm_block;
+            }
+            st.focus = s.view.block > 0 ? static_cast<int>(s.view.block - 1) : -1;
+        }
+        if (st.panel == Panel::charts && !s.view.chart.empty()) st.chart = s.view.chart == "paper" ? 1 : 0;
+        if (st.panel == Panel::measured) {
+            // the rows the step discusses: its own filters, else its shown config's pass, d and mask
+            if (st.params) {
+                st.measured_pass = st.params->pass == sim::Pass::backward ? 1 : 0;
+                st.measured_d = static_cast<int>(st.params->head_dim);
+                st.measured_mask = st.params->causal ? 1 : 0;
+            }
+            if (!s.view.pass.empty()) st.measured_pass = s.view.pass == "backward" ? 1 : 0;
+            if (s.view.head_dim > 0) st.measured_d = static_cast<int>(s.view.head_dim);
+            if (!s.view.mask.empty()) st.measured_mask = s.view.mask == "causal" ? 1 : 0;
         }
         d.steps.push_back(std::move(st));
     }
@@ -205,9 +264,13 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
         v.scores_text = s.scores_text;
         v.values_text = s.values_text;
         v.softmax_block = s.block;
-        v.softmax_focus = -1;
         apply_scores_text(v);
     }
+    if (s.panel == Panel::softmax) v.softmax_focus = s.focus;
+    if (s.chart >= 0) v.chart = s.chart;
+    if (s.measured_pass >= 0) v.measured_pass = s.measured_pass;
+    if (s.measured_d >= 0) v.measured_d = s.measured_d;
+    if (s.measured_mask >= 0) v.measured_mask = s.measured_mask;
     if (s.step >= 0) {
         v.cursor = {s.step, 1.0};
         if (s.params) v.pending_step = s.step;  // clamp once the step's simulations arrive

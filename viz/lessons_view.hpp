@@ -27,8 +27,14 @@ struct LessonStep {
     int64_t row = -1;                      // highlighted query row (-1: none)
     int64_t tile_row = -1, tile_col = -1;  // highlighted tile: query tile i, key tile j (-1: none)
     // The lesson's softmax example (its [softmax] table), applied when the step shows that view.
+    // A step that names a config with a recorded row (record_row) shows that row instead: its scores
+    // block by block and the rows of V they weigh, as the simulator walked them.
     std::string scores_text, values_text;
-    int block = 0;  // 0: no example given
+    int block = 0;   // 0: no example given
+    int focus = -1;  // the key block the softmax view opens on (0-based; -1: the last, the final state)
+    int chart = -1;  // the charts view's count (viz::Count; -1: leave as is)
+    // the measured view's filters (-1: leave as is): pass 0/1, head dim, mask 0/1
+    int measured_pass = -1, measured_d = -1, measured_mask = -1;
     // The ring the step discusses (a [ring.NAME] its text quotes): the ring view's inputs; the
     // step's params are then that ring's problem (N, d, dtype, mask, GPU).
     std::optional<RingInputs> ring;

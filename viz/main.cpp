@@ -348,7 +348,9 @@ int main(int argc, char** argv) {
         ImGui::SameLine();
         ImGui::TextDisabled("IO-aware exact attention");
         ImGui::Separator();
-        ImGui::BeginChild("lesson", ImVec2(0, ImGui::GetContentRegionAvail().y * 0.5f), true);
+        // a table in a step's text may be wider than the pane: it scrolls sideways (prose wraps)
+        ImGui::BeginChild("lesson", ImVec2(0, ImGui::GetContentRegionAvail().y * 0.5f), true,
+                          ImGuiWindowFlags_HorizontalScrollbar);
         {
             if (!lessons_ready) {
                 ImGui::TextDisabled("loading the lessons (each simulates its own configurations)...");

@@ -157,7 +157,12 @@ MeasuredFile parse_measurements(const std::string& text, const std::string& path
         return f;
     }
     for (const auto& r : *rows)
-        if (r.is_object()) f.rows.push_back(parse_row(r));
+        if (r.is_object()) {
+            f.rows.push_back(parse_row(r));
+            if (auto run = r.find("run"); run != r.end() && run->is_object())
+                f.rows.back().device = str(*run, {"device"});
+            if (f.rows.back().device.empty()) f.rows.back().device = f.device;
+        }
     return f;
 }
 
@@ -197,14 +202,27 @@ MeasuredSet load_measurements(const std::string& dir) {
     return s;
 }
 
-std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq,
-                                        int64_t head_dim, bool causal, int64_t batch, int64_t heads) {
+bool device_matches(const std::string& device, const std::string& preset) {
+    const std::string gpu = preset.substr(0, preset.find('-'));
+    if (gpu.empty()) return false;
+    for (size_t at = device.find(gpu); at != std::string::npos; at = device.find(gpu, at + 1)) {
+        const size_t end = at + gpu.size();
+        const bool starts = at == 0 || !std::isalnum(static_cast<unsigned char>(device[at - 1]));
+        const bool ends = end == device.size() || !std::isalnum(static_cast<unsigned char>(device[end]));
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq, int64_t head_dim,
+                                        bool causal, int64_t batch, int64_t heads, const std::string& gpu) {
     std::vector<const MeasuredRow*> out;
     for (const auto& f : ms.files)
         for (const auto& r : f.rows) {
             if (!r.error.empty() || !r.ms || !r.tag.empty() || r.pass != pass || r.seq != seq ||
                 r.head_dim != head_dim || r.causal != causal || r.batch != batch || r.heads != heads)
                 continue;
+            if (!gpu.empty() && !device_matches(r.device, gpu)) continue;
             const bool seen = std::any_of(out.begin(), out.end(),
                                           [&](const MeasuredRow* x) { return x->variant == r.variant; });
             if (!seen) out.push_back(&r);

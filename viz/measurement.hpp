@@ -30,6 +30,7 @@ struct MeasuredRow {
         return std::nullopt;
     }
     std::string error;  // the row's own error, if the run failed
+    std::string device;  // the GPU it ran on: its own run's (merged files), else its file's
     // What sets the row apart from the kernel as it runs by default, in a side-by-side file or a
     // mode (gpu_session.sh's stages tag their rows: "deterministic", "grid static",
     // "FLASH2H_PINGPONG=on, round 2"); empty for a default row. Shown beside the kernel's name;
@@ -66,9 +67,13 @@ struct MeasuredSet {
 
 // The timed rows of `ms` at exactly this shape and pass ("forward" / "backward"), in file order;
 // failed, untimed and tagged rows (a mode or a side-by-side value, MeasuredRow::tag) are left out,
-// and a variant measured in several files keeps its first row.
-std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq,
-                                        int64_t head_dim, bool causal, int64_t batch, int64_t heads);
+// and a variant measured in several files keeps its first row. With `gpu` (a machine preset's name,
+// "H200", "H100-SXM"), only rows measured on that GPU (device_matches).
+std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string& pass, int64_t seq, int64_t head_dim,
+                                        bool causal, int64_t batch, int64_t heads, const std::string& gpu = "");
+// Whether a measured device name ("NVIDIA H100 80GB HBM3") is the preset's GPU: the preset's name up
+// to its first '-' ("H100-SXM" -> "H100") appears in it as a word.
+bool device_matches(const std::string& device, const std::string& preset);
 
 // Parse one results document (the JSON text). Never throws: problems land in .error.
 MeasuredFile parse_measurements(const std::string& json_text, const std::string& path);

@@ -106,7 +106,14 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip("Make your prediction first (below the step's text), or press Skip there.");
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
-        ui::wrapped("Predict first: type your answer below the text, then Next opens.");
+        const int asked = ex ? exercise_step(*ex, n) : 0;
+        if (v.lesson_step == asked)
+            ui::wrapped("Predict first: type your answer below the text, then Next opens.");
+        else  // reached past the question (Back from the next lesson, or --step): say where it is asked
+            ui::wrapped(
+                "Predict first: the question is on step %d of this lesson (Back to it, or Skip there); "
+                "then Next opens.",
+                asked + 1);
         ImGui::PopStyleColor();
     }
     ImGui::Spacing();

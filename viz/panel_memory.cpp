@@ -20,16 +20,25 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ImGui::Text("step %lld of %lld", static_cast<long long>(std::min(c.step, tl.steps_kept - 1) + 1),
                 static_cast<long long>(tl.steps_total));
     ui::help("step");
-    ImGui::Text("B_r = %lld", static_cast<long long>(r.block_rows));
-    ui::help("B_r");
-    ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-    ImGui::Text("B_c = %lld", static_cast<long long>(r.block_cols));
-    ui::help("B_c");
-    ImGui::Text("T_r = %lld", static_cast<long long>(r.T_r));
-    ui::help("T_r");
-    ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-    ImGui::Text("T_c = %lld", static_cast<long long>(r.T_c));
-    ui::help("T_c");
+    // the blocks of each pass walked (the backward halves its blocks until its buffers fit)
+    auto blocks = [&](const char* pass, int64_t br, int64_t bc, int64_t tr, int64_t tc) {
+        if (pass) ImGui::TextDisabled("%s", pass);
+        ImGui::Text("B_r = %lld", static_cast<long long>(br));
+        ui::help("B_r");
+        ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+        ImGui::Text("B_c = %lld", static_cast<long long>(bc));
+        ui::help("B_c");
+        ImGui::Text("T_r = %lld", static_cast<long long>(tr));
+        ui::help("T_r");
+        ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+        ImGui::Text("T_c = %lld", static_cast<long long>(tc));
+        ui::help("T_c");
+    };
+    const bool bwd = r.bwd_block_rows > 0, fwd = rs.params.pass != sim::Pass::backward || !bwd;
+    const bool differ = bwd && fwd && (r.bwd_block_rows != r.block_rows || r.bwd_block_cols != r.block_cols);
+    if (fwd) blocks(differ ? "forward pass:" : nullptr, r.block_rows, r.block_cols, r.T_r, r.T_c);
+    if (bwd && (!fwd || differ))
+        blocks(fwd ? "backward pass:" : nullptr, r.bwd_block_rows, r.bwd_block_cols, r.bwd_T_r, r.bwd_T_c);
     ImGui::Separator();
     ImGui::TextUnformatted("HBM traffic so far (head 0)");
     ui::help("HBM");

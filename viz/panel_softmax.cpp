@@ -144,7 +144,7 @@ void draw_bars(const sim::StreamedSoftmax& sm, int focus, ImVec2 size) {
         }
         // per-block state below the axis, as much of it as the block's width holds
         const bool placeholder = B.running_max_after <= kMaskedScore * 0.5;  // masked scores only so far
-        const std::string l1 = "block " + std::to_string(j + 1);
+        const std::string l1 = "block " + std::to_string(j + 1) + " (j = " + std::to_string(j) + ")";
         const std::string l2 = !seen ? "m = ?" : placeholder ? "m = -inf" : "m = " + ui::fixed(B.running_max_after, 2);
         const std::string l3 = !seen ? "l = ?" : placeholder ? "l = 0" : "l = " + ui::fixed(B.running_sum_after, 4);
         const float room = bx1 - bx0 + gap * 0.8f;
@@ -225,7 +225,7 @@ void draw_softmax_panel(ViewState& v) {
     if (v.softmax_focus < 0)
         ImGui::Text("all %d blocks done: the final result", nb);
     else
-        ImGui::Text("block %d of %d", v.softmax_focus + 1, nb);
+        ImGui::Text("block %d of %d (key block j = %d)", v.softmax_focus + 1, nb, v.softmax_focus);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     draw_bars(sm, v.softmax_focus, ImVec2(avail.x, std::max(fs * 12, avail.y * 0.42f)));
@@ -234,7 +234,7 @@ void draw_softmax_panel(ViewState& v) {
     const auto& B = sm.record.blocks[static_cast<size_t>(j)];
     ImGui::Spacing();
     ImGui::BeginChild("state", ImVec2(avail.x * 0.5f - 4, 0), true);
-    ImGui::Text("Block %d: what the carried state goes through", j + 1);
+    ImGui::Text("Block %d (j = %d): what the carried state goes through", j + 1, j);
     ui::help("rescale");
     double block_sum = 0;
     for (double s : B.scores) block_sum += std::exp(s - B.running_max_after);

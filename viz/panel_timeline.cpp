@@ -204,8 +204,11 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     if (rs.params.pass != sim::Pass::forward) passes.push_back("backward");
     std::vector<std::pair<std::string, double>> measured;  // variant, seconds
     std::vector<std::pair<std::string, int>> found;        // variant, passes found
+    std::string device;                                    // the GPU the rows shown ran on
     for (const auto& pass : passes)
-        for (const MeasuredRow* m : rows_at(ms, pass, bp.seq, bp.head_dim, bp.causal, bp.batch, bp.heads)) {
+        for (const MeasuredRow* m :
+             rows_at(ms, pass, bp.seq, bp.head_dim, bp.causal, bp.batch, bp.heads, rs.params.gpu)) {
+            if (device.empty()) device = m->device;
             auto it = std::find_if(measured.begin(), measured.end(), [&](auto& x) { return x.first == m->variant; });
             if (it == measured.end()) {
                 measured.push_back({m->variant, *m->ms / 1e3});
@@ -233,16 +236,17 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImGui::Dummy(ImVec2(bl + bw, bh * static_cast<float>(rows.size())));
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (measured.empty())
-        ui::wrapped("No measured row at N = %lld, d = %lld%s, B = %lld, H = %lld in %s: the bench ran other shapes "
-                    "(lesson 10 lists them).",
-                    static_cast<long long>(bp.seq), static_cast<long long>(bp.head_dim),
-                    bp.causal ? ", causal" : "", static_cast<long long>(bp.batch), static_cast<long long>(bp.heads),
-                    ms.dir.empty() ? "cuda/results" : ms.dir.c_str());
+        ui::wrapped(
+            "No row measured on an %s at N = %lld, d = %lld%s, B = %lld, H = %lld in %s: the bench ran other "
+            "shapes or GPUs (lesson 10 lists them).",
+            rs.params.gpu.c_str(), static_cast<long long>(bp.seq), static_cast<long long>(bp.head_dim),
+            bp.causal ? ", causal" : "", static_cast<long long>(bp.batch), static_cast<long long>(bp.heads),
+            ms.dir.empty() ? "cuda/results" : ms.dir.c_str());
     else
-        ui::wrapped("Measured on %s in bf16 (the model's %s moves the same bytes); flash2h is the Hopper kernel "
-                    "whose producer warpgroup overlaps copies with arithmetic.",
-                    ms.files.empty() ? "the GPU" : ms.files.front().device.c_str(),
-                    std::string(sim::dtype_name(rs.problem.dtype)).c_str());
+        ui::wrapped(
+            "Measured on %s in bf16 (the model's %s moves the same bytes); flash2h is the Hopper kernel "
+            "whose producer warpgroup overlaps copies with arithmetic.",
+            device.empty() ? "the GPU" : device.c_str(), std::string(sim::dtype_name(rs.problem.dtype)).c_str());
     ImGui::PopStyleColor();
 }
 

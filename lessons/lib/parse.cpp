@@ -454,7 +454,8 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
                 const std::map<std::string, sim::Result>& results, const std::vector<std::string>& rings) {
     View v;
     check_keys(s, t,
-               {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring"},
+               {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring",
+                "block", "chart", "pass", "head_dim", "mask"},
                "view");
     static const std::vector<std::string> panels = {"memory", "softmax",  "compare", "scores", "timeline",
                                                     "charts", "measured", "ring",    "text"};
@@ -510,6 +511,41 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     v.row = idx("row", r ? r->problem.seq : 1, "the query rows");
     v.tile_row = idx("tile_row", r ? r->T_r : 1, "the row tiles");
     v.tile_col = idx("tile_col", r ? r->T_c : 1, "the column tiles");
+    // keys of one panel each: refused beside another panel, checked against what that panel offers
+    auto only_with = [&](const char* key, const char* panel) {
+        if (t.contains(key) && v.panel != panel)
+            s.fail(pos_of(*t.get(key)), std::string("'") + key + "' belongs to a view with panel = \"" + panel + "\"");
+    };
+    auto one_of = [&](const char* key, const std::vector<std::string>& allowed) {
+        const std::string x = get_string(s, *t.get(key), key);
+        if (std::find(allowed.begin(), allowed.end(), x) == allowed.end())
+            s.fail(pos_of(*t.get(key)), std::string("'") + key + "' = \"" + x + "\" is not one of " + join(allowed));
+        return x;
+    };
+    only_with("block", "softmax");
+    only_with("chart", "charts");
+    for (const char* key : {"pass", "head_dim", "mask"}) only_with(key, "measured");
+    if (t.contains("block")) {
+        v.block = get_int(s, *t.get("block"), "block");
+        if (v.block < 1)
+            s.fail(pos_of(*t.get("block")), "'block' counts from 1 (the first key block), as the panel does");
+        // what the panel will show: the named config's recorded row, else the lesson's [softmax] example
+        int64_t blocks = -1;
+        if (!v.config.empty() && r && r->record)
+            blocks = static_cast<int64_t>(r->record->blocks.size());
+        else if (l.softmax && l.softmax->block > 0)
+            blocks = (static_cast<int64_t>(l.softmax->scores.size()) + l.softmax->block - 1) / l.softmax->block;
+        if (blocks >= 0 && v.block > blocks)
+            s.fail(pos_of(*t.get("block")), "'block' = " + std::to_string(v.block) + " but the panel's row has " +
+                                                std::to_string(blocks) + " key block(s)");
+    }
+    if (t.contains("chart")) v.chart = one_of("chart", {"dram", "paper"});
+    if (t.contains("pass")) v.pass = one_of("pass", {"forward", "backward"});
+    if (t.contains("mask")) v.mask = one_of("mask", {"none", "causal"});
+    if (t.contains("head_dim")) {
+        v.head_dim = get_int(s, *t.get("head_dim"), "head_dim");
+        if (v.head_dim < 1) s.fail(pos_of(*t.get("head_dim")), "'head_dim' must be at least 1");
+    }
     return v;
 }
 
@@ -588,6 +624,7 @@ Built build(const Source& s) {
     // Configurations, simulated.
     const toml::table& cfgs = get_table(s, *root.get("config"), "config");
     if (cfgs.empty()) s.fail(pos_of(cfgs), "[config] has no configurations; add one like [config.standard]");
+    std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> placed;  // (line, column) of each table
     for (auto&& [k, v] : cfgs) {
         const std::string name(k.str());
         if (!valid_name(name))
@@ -602,8 +639,11 @@ Built build(const Source& s) {
         ctx->root[name] = detail::config_json(r);
         b.results.emplace(name, std::move(r));
         l.configs.emplace(name, c.spec);
-        l.config_order.push_back(name);
+        placed.push_back({{c.pos.line, c.pos.column}, name});
     }
+    // the table iterates its keys sorted by name; a lesson's first configuration is the file's first
+    std::sort(placed.begin(), placed.end());
+    for (auto& [at, name] : placed) l.config_order.push_back(std::move(name));
     if (root.contains("softmax")) {
         const toml::table& t = get_table(s, *root.get("softmax"), "softmax");
         l.softmax = parse_softmax(s, t);

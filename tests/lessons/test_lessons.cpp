@@ -152,6 +152,57 @@ TEST_CASE("the exercise: the worked solution passes, the default blocks do not, 
     CHECK_THROWS_AS(parse_answer("a=1,a=2"), LoadError);
 }
 
+TEST_CASE("configurations keep the file's order: a step without one shows the file's first") {
+    // names sorted otherwise (zeta after alpha): the first table in the file must come first
+    const Lesson l = load_lesson_text(R"(id = "order"
+title = "order"
+[config.zeta]
+algo = "flash2"
+seq = 32
+head_dim = 8
+[config.alpha]
+algo = "standard"
+seq = 16
+head_dim = 8
+[config.mid]
+algo = "flash1"
+seq = 16
+head_dim = 8
+[[step]]
+text = "{{ zeta.seq }}"
+)",
+                                      "order.toml");
+    REQUIRE(l.config_order.size() == 3);
+    CHECK(l.config_order[0] == "zeta");
+    CHECK(l.config_order[1] == "alpha");
+    CHECK(l.config_order[2] == "mid");
+}
+
+TEST_CASE("a view's panel keys: each only beside its panel, its values checked, the block within the row") {
+    auto error_of = [](const std::string& view) {
+        try {
+            (void)load_lesson_text(
+                "id = \"v\"\ntitle = \"t\"\n[config.c]\nalgo = \"flash2\"\nseq = 8\nhead_dim = 4\n"
+                "block_rows = 4\nblock_cols = 4\nnumerics = \"on\"\nrecord_row = 1\n[[step]]\ntext = \"x\"\nview = " +
+                    view + "\n",
+                "view.toml");
+        } catch (const LoadError& e) { return std::string(e.what()); }
+        return std::string("loaded");
+    };
+    CHECK(error_of("{ panel = \"softmax\", config = \"c\", block = 2 }") == "loaded");
+    // N = 8 in key blocks of 4: two blocks in the recorded row
+    CHECK(error_of("{ panel = \"softmax\", config = \"c\", block = 3 }").find("has 2 key block(s)") !=
+          std::string::npos);
+    CHECK(error_of("{ panel = \"softmax\", block = 0 }").find("counts from 1") != std::string::npos);
+    CHECK(error_of("{ panel = \"memory\", block = 1 }").find("belongs to a view with panel = \"softmax\"") !=
+          std::string::npos);
+    CHECK(error_of("{ panel = \"charts\", chart = \"paper\" }") == "loaded");
+    CHECK(error_of("{ panel = \"charts\", chart = \"dram2\" }").find("is not one of") != std::string::npos);
+    CHECK(error_of("{ panel = \"measured\", pass = \"backward\", head_dim = 128, mask = \"causal\" }") == "loaded");
+    CHECK(error_of("{ panel = \"measured\", mask = \"window\" }").find("is not one of") != std::string::npos);
+    CHECK(error_of("{ panel = \"memory\", pass = \"backward\" }").find("panel = \"measured\"") != std::string::npos);
+}
+
 TEST_CASE("simulate_config gives the result the placeholders came from") {
     const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/03-tiling.toml");
     const sim::Result r = simulate_config(l, "flash");

@@ -1,6 +1,7 @@
 // What the app reads: its command line, measured results, lessons, the glossary, the charts' series.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "lessons/lib/lesson.hpp"
+#include "sim/tensor.hpp"
 #include "viz/app_args.hpp"
 #include "viz/glossary.hpp"
 #include "viz/lessons_view.hpp"
@@ -133,6 +135,39 @@ TEST_CASE("side-by-side and mode rows are tagged, and rows_at skips them") {
     CHECK(rows_at(ms, "forward", 4096, 128, false, 1, 1).empty());  // only tagged rows there
 }
 
+// The results folder holds files of several GPUs (an H100's probes sort before h200.json): the
+// timeline's measured bars are the chosen preset's GPU's, each row naming the device it ran on.
+TEST_CASE("rows_at keeps the chosen GPU's rows; a merged row's own run names its device") {
+    CHECK(device_matches("NVIDIA H100 80GB HBM3", "H100-SXM"));
+    CHECK(device_matches("NVIDIA H200", "H200"));
+    CHECK_FALSE(device_matches("NVIDIA H200", "H100-SXM"));
+    CHECK_FALSE(device_matches("NVIDIA H2000", "H200"));  // a word, not a prefix
+    CHECK_FALSE(device_matches("NVIDIA H200", ""));
+    MeasuredSet ms;
+    ms.files.push_back(parse_measurements(R"({"device": "NVIDIA H100 80GB HBM3", "rows": [
+        {"variant": "flash2h", "pass": "forward", "seq": 8192, "head_dim": 128, "batch": 2, "heads": 16,
+         "ms_median": 2.5}]})",
+                                          "h100_x.json"));
+    ms.files.push_back(parse_measurements(R"({"device": "NVIDIA H200", "rows": [
+        {"variant": "flash2h", "pass": "forward", "seq": 8192, "head_dim": 128, "batch": 2, "heads": 16,
+         "ms_median": 1.6},
+        {"variant": "flash2", "pass": "forward", "seq": 8192, "head_dim": 128, "batch": 2, "heads": 16,
+         "ms_median": 3.3, "run": {"device": "NVIDIA H100 80GB HBM3"}}]})",
+                                          "h200.json"));
+    CHECK(ms.files[0].rows[0].device == "NVIDIA H100 80GB HBM3");
+    CHECK(ms.files[1].rows[0].device == "NVIDIA H200");
+    CHECK(ms.files[1].rows[1].device == "NVIDIA H100 80GB HBM3");
+    const auto h200 = rows_at(ms, "forward", 8192, 128, false, 2, 16, "H200");
+    REQUIRE(h200.size() == 1);
+    CHECK(*h200[0]->ms == doctest::Approx(1.6));
+    const auto h100 = rows_at(ms, "forward", 8192, 128, false, 2, 16, "H100-SXM");
+    REQUIRE(h100.size() == 2);  // flash2h from its own file, flash2 by its row's run
+    CHECK(*h100[0]->ms == doctest::Approx(2.5));
+    CHECK(h100[1]->variant == "flash2");
+    CHECK(rows_at(ms, "forward", 8192, 128, false, 2, 16, "A100-40GB").empty());
+    CHECK(rows_at(ms, "forward", 8192, 128, false, 2, 16).size() == 2);  // no GPU named: the first of each
+}
+
 TEST_CASE("a missing results folder says how to produce it") {
     const MeasuredSet s = load_measurements("/nonexistent/results");
     CHECK(s.files.empty());
@@ -175,22 +210,70 @@ TEST_CASE("a lesson's softmax steps carry its [softmax] example to the softmax p
     const int k = lib.find("online-softmax");
     REQUIRE(k >= 0);
     // lessons/04-online-softmax.toml: scores = [1.4, 3.9, ...], block = 4, values = [[0, 1], ...]
-    int softmax_steps = 0;
+    // A step that names a config (the last: config = "tiny", row = 2) shows that config's recorded row.
+    int softmax_steps = 0, recorded_steps = 0;
     for (const LessonStep& s : lib.lessons[static_cast<size_t>(k)].steps) {
         if (s.panel != Panel::softmax) {
             CHECK(s.block == 0);
+            continue;
+        }
+        if (s.title.find("real tile loop") != std::string::npos) {
+            ++recorded_steps;
             continue;
         }
         ++softmax_steps;
         CHECK(s.scores_text == "1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3");
         CHECK(s.values_text == "0, 1; 1, 0; 2, 1; 1, 2; 3, 2; 0, 3; 2, 2; 1, 1");
         CHECK(s.block == 4);
+        // "Block 1" opens on the first block (view block = 1); the others on the final state
+        CHECK(s.focus == (s.title == "Block 1" ? 0 : -1));
     }
     CHECK(softmax_steps > 0);
+    CHECK(recorded_steps == 1);
     // A lesson without [softmax] leaves the panel's example as it is.
     const int first = lib.find("standard-attention");
     REQUIRE(first >= 0);
     for (const LessonStep& s : lib.lessons[static_cast<size_t>(first)].steps) CHECK(s.block == 0);
+}
+
+// The recorded row's scores and values, derived here from the generator's Q, K, V in float64
+// (row 2 of lesson 5's toy problem: N = 8, d = 4, fp32, key blocks of 4), not from the walk's record.
+TEST_CASE("a softmax step naming a config shows that config's recorded row, block by block") {
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("flash-forward");
+    REQUIRE(k >= 0);
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(k)];
+    const auto it =
+        std::find_if(L.steps.begin(), L.steps.end(), [](const LessonStep& s) { return s.panel == Panel::softmax; });
+    REQUIRE(it != L.steps.end());
+    CHECK(it->block == 4);
+    CHECK(it->focus == -1);  // the step is about the second (last) block: the final state
+    const auto loaded = lessons::load_file(std::string(FLASHSIM_SOURCE_DIR) + "/lessons/05-flash-forward.toml");
+    REQUIRE(loaded.lesson);
+    const sim::Problem p = lessons::simulate_config(*loaded.lesson, "tiny").problem;
+    REQUIRE(p.seq == 8);
+    REQUIRE(p.head_dim == 4);
+    const sim::TensorF Q = sim::generate_input(p, sim::InputTensor::Q), K = sim::generate_input(p, sim::InputTensor::K),
+                       V = sim::generate_input(p, sim::InputTensor::V);
+    auto numbers = [](std::string t) {
+        for (char& c : t)
+            if (c == ',' || c == ';') c = ' ';
+        std::istringstream in(t);
+        std::vector<double> out;
+        for (double x; in >> x;) out.push_back(x);
+        return out;
+    };
+    const std::vector<double> scores = numbers(it->scores_text), values = numbers(it->values_text);
+    REQUIRE(scores.size() == 8);
+    REQUIRE(values.size() == 8 * 4);
+    for (int key = 0; key < 8; ++key) {
+        double dot = 0;
+        for (int x = 0; x < 4; ++x) dot += double(Q.head(0)[2 * 4 + x]) * double(K.head(0)[key * 4 + x]);
+        CHECK(scores[key] == doctest::Approx(dot / 2.0).epsilon(1e-6));  // 1/sqrt(4)
+        for (int x = 0; x < 4; ++x) CHECK(values[key * 4 + x] == doctest::Approx(V.head(0)[key * 4 + x]).epsilon(1e-7));
+    }
 }
 
 TEST_CASE("every term the app's (?) markers use has a glossary entry") {

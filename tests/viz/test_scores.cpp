@@ -295,14 +295,17 @@ TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
     CHECK(s->params->seq == 16);
     CHECK(s->columns == std::array<bool, 3>{true, true, true});
     // lessons/01-standard-attention.toml compares "standard" with "doubled", both standard: two
-    // problems, one algorithm, so all three algorithms stay shown
+    // problems, one algorithm, so all three algorithms stay shown, on the charts against N, counted
+    // as the paper counts (chart = "paper": the S matrix's N^2 in the slope)
     {
         const int k = lib.find("1");
         REQUIRE(k >= 0);
         bool found = false;
         for (const auto& st : lib.lessons[static_cast<size_t>(k)].steps)
-            if (st.panel == Panel::compare) {
+            if (st.title == "Double N, quadruple the matrix") {
                 found = true;
+                CHECK(*st.panel == Panel::charts);
+                CHECK(st.chart == 1);
                 CHECK(st.columns == std::array<bool, 3>{true, true, true});
             }
         CHECK(found);
