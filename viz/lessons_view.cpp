@@ -201,6 +201,7 @@ LessonDoc from_library(const lessons::Lesson& l) {
             if (!s.view.pass.empty()) st.measured_pass = s.view.pass == "backward" ? 1 : 0;
             if (s.view.head_dim > 0) st.measured_d = static_cast<int>(s.view.head_dim);
             if (!s.view.mask.empty()) st.measured_mask = s.view.mask == "causal" ? 1 : 0;
+            st.measured_file = s.view.file;
         }
         d.steps.push_back(std::move(st));
     }
@@ -271,6 +272,7 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     if (s.measured_pass >= 0) v.measured_pass = s.measured_pass;
     if (s.measured_d >= 0) v.measured_d = s.measured_d;
     if (s.measured_mask >= 0) v.measured_mask = s.measured_mask;
+    if (!s.measured_file.empty()) v.measured_open = s.measured_file;
     if (s.step >= 0) {
         v.cursor = {s.step, 1.0};
         if (s.params) v.pending_step = s.step;  // clamp once the step's simulations arrive

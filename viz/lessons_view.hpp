@@ -35,6 +35,7 @@ struct LessonStep {
     int chart = -1;  // the charts view's count (viz::Count; -1: leave as is)
     // the measured view's filters (-1: leave as is): pass 0/1, head dim, mask 0/1
     int measured_pass = -1, measured_d = -1, measured_mask = -1;
+    std::string measured_file;  // the results file's tab to open on ("": leave as is)
     // The ring the step discusses (a [ring.NAME] its text quotes): the ring view's inputs; the
     // step's params are then that ring's problem (N, d, dtype, mask, GPU).
     std::optional<RingInputs> ring;

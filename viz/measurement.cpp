@@ -97,6 +97,8 @@ MeasuredRow parse_row(const json& r) {
     }
     if (auto it = r.find("error"); it != r.end() && it->is_string()) m.error = it->get<std::string>();
     m.tag = row_tag(r);
+    // a ring row's kernel is the one each block call runs; what sets it apart is the ring
+    if (m.pass.rfind("ring", 0) == 0 && m.tag.empty()) m.tag = m.pass;
     // Comparisons with PyTorch's kernels: any numeric field whose name mentions sdpa/torch/cudnn,
     // or a nested object of them.
     auto is_torch = [](std::string k) {

@@ -32,6 +32,7 @@ ImU32 variant_colour(const std::string& v) {
 }
 
 bool keep(const MeasuredRow& r, const ViewState& v) {
+    if (r.pass.rfind("ring", 0) == 0) return true;  // a ring row is its own kind: no pass or mask splits it
     if (r.pass != (v.measured_pass == 0 ? "forward" : "backward")) return false;
     if (v.measured_d > 0 && r.head_dim != v.measured_d) return false;
     return r.causal == (v.measured_mask == 1);
@@ -174,6 +175,7 @@ void time_chart(const MeasuredFile& f, const ViewState& v, ImVec2 size) {
         if (!r.tag.empty()) tagged_kernels.insert(r.variant);
     for (const auto& r : f.rows) {
         if (!keep(r, v) || !r.ms || !r.error.empty()) continue;
+        if (r.pass.rfind("ring", 0) == 0) continue;  // P devices' tokens, not one kernel against N: the table's
         const std::string suffix = v.measured_d == 0 ? " d=" + std::to_string(r.head_dim) : "";
         const std::string tag = line_tag(r);
         const std::string name = tag.empty() ? r.variant : tagged_kernels.size() > 1 ? r.variant + " " + tag : tag;
@@ -194,6 +196,10 @@ void time_chart(const MeasuredFile& f, const ViewState& v, ImVec2 size) {
         for (size_t i : idx) x.push_back(l.x[i]), y.push_back(l.y[i]);
         l.x = x;
         l.y = y;
+    }
+    if (lines.empty()) {  // e.g. a ring file: its rows are the table's
+        ImGui::TextDisabled("No timed row of one kernel against N here: the table above is the file's.");
+        return;
     }
     chart::Axes ax;
     ax.title = "measured time (median)";
@@ -271,13 +277,15 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
                              [&](size_t a, size_t b) { return ms.files[a].rows.size() > ms.files[b].rows.size(); });
             for (size_t i : order) {
                 const std::string name = ms.files[i].path.substr(ms.files[i].path.find_last_of("/") + 1);
-                if (ImGui::BeginTabItem(name.c_str())) {
+                const ImGuiTabItemFlags open = name == v.measured_open ? ImGuiTabItemFlags_SetSelected : 0;
+                if (ImGui::BeginTabItem(name.c_str(), nullptr, open)) {
                     draw_file(ms.files[i], v);
                     ImGui::EndTabItem();
                 }
             }
             ImGui::EndTabBar();
         }
+        v.measured_open.clear();
     }
     // a live measurement on this machine's GPU, when the build and the machine have one
     std::string why;

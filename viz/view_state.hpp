@@ -70,6 +70,8 @@ struct ViewState {
     int measured_pass = 0;
     int measured_d = -1;  // -1: the first head dim in the file
     int measured_mask = 0;
+    std::string measured_open;  // a results file whose tab opens on the next frame (a lesson step's), then ""
+
     // Ring view (issue 16): GPUs, layout, pass and heads of the ring over the app's problem; the
     // position across its steps (see ring_cursor) and whether it plays.
     RingInputs ring;

@@ -455,7 +455,7 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     View v;
     check_keys(s, t,
                {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring",
-                "block", "chart", "pass", "head_dim", "mask"},
+                "block", "chart", "pass", "head_dim", "mask", "file"},
                "view");
     static const std::vector<std::string> panels = {"memory", "softmax",  "compare", "scores", "timeline",
                                                     "charts", "measured", "ring",    "text"};
@@ -524,7 +524,12 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     };
     only_with("block", "softmax");
     only_with("chart", "charts");
-    for (const char* key : {"pass", "head_dim", "mask"}) only_with(key, "measured");
+    for (const char* key : {"pass", "head_dim", "mask", "file"}) only_with(key, "measured");
+    if (t.contains("file")) {
+        v.file = get_string(s, *t.get("file"), "file");
+        if (v.file.find('/') != std::string::npos || v.file.size() < 6 || v.file.substr(v.file.size() - 5) != ".json")
+            s.fail(pos_of(*t.get("file")), "'file' names a results file beside h200.json, e.g. \"h200_ring.json\"");
+    }
     if (t.contains("block")) {
         v.block = get_int(s, *t.get("block"), "block");
         if (v.block < 1)

@@ -200,6 +200,8 @@ TEST_CASE("a view's panel keys: each only beside its panel, its values checked, 
     CHECK(error_of("{ panel = \"charts\", chart = \"dram2\" }").find("is not one of") != std::string::npos);
     CHECK(error_of("{ panel = \"measured\", pass = \"backward\", head_dim = 128, mask = \"causal\" }") == "loaded");
     CHECK(error_of("{ panel = \"measured\", mask = \"window\" }").find("is not one of") != std::string::npos);
+    CHECK(error_of("{ panel = \"measured\", file = \"h200_ring.json\" }") == "loaded");
+    CHECK(error_of("{ panel = \"measured\", file = \"../h200.json\" }").find("beside h200.json") != std::string::npos);
     CHECK(error_of("{ panel = \"memory\", pass = \"backward\" }").find("panel = \"measured\"") != std::string::npos);
 }
 

@@ -99,6 +99,7 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
                                                  "h200_ring.json");
     REQUIRE(ring.rows.size() == 1);
     CHECK(ring.rows[0].pass == "ring forward, P = 4 balanced (emulated)");
+    CHECK(ring.rows[0].label() == "flash2h [ring forward, P = 4 balanced (emulated)]");  // the table tells rows apart
     CHECK(ring.rows[0].ms.value_or(0) == 8.521);
 
     CHECK(parse_measurements("{not json", "x.json").error.find("cannot parse x.json") != std::string::npos);
