@@ -12,7 +12,8 @@ namespace viz {
 void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const sim::Algo drv = driver(rs, Panel::compare, v.algo);
     const double t = clock_of(rs.timeline(drv), v.cursor);
-    ImGui::Text("Same problem, same clock: t = %s", ui::seconds(t).c_str());
+    ImGui::Text("Same problem, same clock (one head, a step at a time; not the predicted time): t = %s",
+                ui::seconds(t).c_str());
     ui::help("clock");
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),

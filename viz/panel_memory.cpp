@@ -17,8 +17,10 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(algo)), "%s",
                        std::string(sim::algo_name(algo)).c_str());
     ui::help(std::string(sim::algo_name(algo)));
-    ImGui::Text("step %lld of %lld", static_cast<long long>(std::min(c.step, tl.steps_kept - 1) + 1),
-                static_cast<long long>(tl.steps_total));
+    // counted from 1, with the index the event lists and the lessons' text use (from 0) beside it
+    const int64_t at = std::min(c.step, tl.steps_kept - 1);
+    ImGui::Text("step %lld of %lld (s = %lld)", static_cast<long long>(at + 1), static_cast<long long>(tl.steps_total),
+                static_cast<long long>(at));
     ui::help("step");
     // the blocks of each pass walked (the backward halves its blocks until its buffers fit)
     auto blocks = [&](const char* pass, int64_t br, int64_t bc, int64_t tr, int64_t tc) {
@@ -74,7 +76,7 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ImGui::Text("FLOPs so far: %s", ui::flops(static_cast<double>(so_far.flops.total())).c_str());
     ui::help("FLOPs");
     if (algo != sim::Algo::standard) {
-        ImGui::Text("rows rescaled: %s", ui::count(so_far.rescales).c_str());
+        ImGui::Text("rescales (a row a key block): %s", ui::count(so_far.rescales).c_str());
         ui::help("rescale");
     }
     // bytes so far against standard attention's whole run (head 0)

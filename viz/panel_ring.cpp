@@ -243,8 +243,9 @@ void draw_ring(ImDrawList* dl, ImVec2 a, ImVec2 b, const sim::RingResult& r, con
         }
     }
     // in the middle, when there is room: what every GPU does in this step
-    std::vector<std::string> lines = {std::string(pass_of(pr)) + " step " + std::to_string(cur.step) + " of " +
-                                          std::to_string(pr.steps.size()),
+    // the steps are numbered from 0, as the timeline's boxes and "GPU i-s" are: s = 0 .. steps - 1
+    std::vector<std::string> lines = {std::string(pass_of(pr)) + " step s = " + std::to_string(cur.step) + " (" +
+                                          std::to_string(cur.step + 1) + " of " + std::to_string(pr.steps.size()) + ")",
                                       "GPU i attends to GPU i-" + std::to_string(cur.step) + "'s K/V"};
     if (P > 1 && st.send_bytes > 0)
         lines.push_back("sends " + ui::bytes(static_cast<double>(st.send_bytes)) + " on: " + ui::seconds(st.transfer_s));

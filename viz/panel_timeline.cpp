@@ -128,9 +128,8 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     swatch(kind_colour(Kind::matmul), "tensor-core products");
     ui::help("tensor cores");
     ImGui::SameLine(0, fs);
-    swatch(kind_colour(Kind::scalar), "exp / softmax");
+    swatch(kind_colour(Kind::scalar), "exp / softmax (at the fp32 rate)");
     ui::help("special-function units");
-    ui::help("SM");
 
     double t_max = 0;
     for (const auto& b : blocks) t_max = std::max({t_max, b.serial_end, b.overlapped_end});

@@ -418,7 +418,11 @@ if __name__ == "__main__":
     modes = {"--summary": summary, "--ceilings": ceilings, "--decode": decode, "--ring": ring, "--writes": writes,
              "--decode-fixed": decode_fixed, "--decode-trace": decode_trace,
              "--dram": dram}
-    if len(sys.argv) == 3 and sys.argv[1] in modes:
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+    elif len(sys.argv) == 3 and sys.argv[1] in modes:
         modes[sys.argv[1]]()
-    else:
+    elif len(sys.argv) == 2 and not sys.argv[1].startswith("-"):
         main()
+    else:
+        sys.exit("table.py: give one results file, or one of " + ", ".join(modes) + " and one file (--help: usage)")

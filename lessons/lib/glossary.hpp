@@ -60,7 +60,9 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "the plain softmax in exact arithmetic."},
     {"rescale",
      "The correction e^(m_old - m_new) applied to the carried sum and the output accumulator when the "
-     "running max grows. It is 1 when the max does not change."},
+     "running max grows. It is 1 when the max does not change. The simulator counts one rescale per row "
+     "per key block, whether or not the max moved, the first block's (of a still empty accumulator) "
+     "included."},
     {"running max",
      "m: the largest score of the row seen so far. Exponentials are taken relative to it so they "
      "never overflow."},
@@ -137,7 +139,8 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "sums). They give the GPU its headline FLOP rate; only matrix products can use them."},
     {"special-function units",
      "Units (MUFU) that evaluate exponentials, logarithms, reciprocals and the like: 16 results per SM per "
-     "clock on recent NVIDIA GPUs, far slower than the tensor cores, so softmax's exponentials can cost as much time as the "
+     "clock on recent NVIDIA GPUs, far slower than the tensor cores, so softmax's exponentials can cost as much time "
+     "as the "
      "matrix products (FlashAttention-3 hides one behind the other)."},
     {"roofline",
      "A picture of a kernel's limit: time is at least bytes / bandwidth and at least FLOPs / "
