@@ -158,6 +158,7 @@ LessonDoc from_library(const lessons::Lesson& l) {
             p.head_dim = c.problem.head_dim;
             p.dtype = c.problem.dtype;
             p.causal = c.problem.causal;
+            p.window = c.problem.window;
             p.gpu = c.gpu;
             p.algo = c.config.algo;
             p.block_rows = c.config.block_rows;

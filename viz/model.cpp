@@ -13,7 +13,8 @@ sim::Problem problem_of(const Params& p) {
     pr.seq = p.seq;
     pr.head_dim = p.head_dim;
     pr.dtype = p.dtype;
-    pr.causal = p.causal;
+    pr.causal = p.causal || p.window > 0;
+    pr.window = p.window;
     return pr;
 }
 

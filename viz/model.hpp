@@ -37,6 +37,7 @@ struct Params {
     std::string gpu = "H200";
     sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows
     bool causal = false;
+    int64_t window = 0;                   // a lesson's sliding window (keys n-W+1..n; implies causal); 0: none
     sim::Pass pass = sim::Pass::forward;  // which pass the views walk (both: forward, then backward)
     friend bool operator==(const Params&, const Params&) = default;
 };

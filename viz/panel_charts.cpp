@@ -47,7 +47,7 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     const Count count = static_cast<Count>(v.chart);
     ImGui::Text("Traffic of one head (d = %lld, %s, %s%s); every point is one simulation",
                 static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
-                rs.machine.name.c_str(), rs.problem.causal ? ", causal" : "");
+                rs.machine.name.c_str(), mask_words(rs.problem).c_str());
     ui::help("HBM");
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Count:");

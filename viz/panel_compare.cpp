@@ -19,7 +19,7 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim),
                         std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
-                        rs.problem.causal ? ", causal" : "", pass_words(rs.params.pass));
+                        mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
     const float fs = ImGui::GetFontSize();
     column_toggles(v);
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t

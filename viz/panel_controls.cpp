@@ -102,8 +102,13 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         p.algo = v.algo;
     }
     ui::help(algos[al]);
-    ImGui::Checkbox("causal", &p.causal);
+    if (ImGui::Checkbox("causal", &p.causal) && !p.causal) p.window = 0;  // a window is a causal mask
     ui::help("causal");
+    if (p.window > 0) {  // set by a lesson's config: no field of its own, but shown and removable
+        ImGui::TextDisabled("sliding window: %lld keys", static_cast<long long>(p.window));
+        ImGui::SameLine();
+        if (ImGui::SmallButton("no window")) p.window = 0;
+    }
     {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("pass:");

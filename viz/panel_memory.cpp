@@ -156,7 +156,7 @@ void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim),
                         std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
-                        rs.problem.causal ? ", causal" : "", pass_words(rs.params.pass));
+                        mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float side = std::max(ImGui::GetFontSize() * 17.0f, avail.x * 0.3f);
     ImGui::BeginChild("hier", ImVec2(avail.x - side - 8, avail.y), false, ImGuiWindowFlags_NoScrollbar);

@@ -122,6 +122,11 @@ const char* pass_words(sim::Pass p) {
     return p == sim::Pass::both ? "forward, then backward" : p == sim::Pass::backward ? "backward pass" : "forward pass";
 }
 
+std::string mask_words(const sim::Problem& p) {
+    if (p.window > 0) return ", causal, window " + std::to_string(p.window);
+    return p.causal ? ", causal" : "";
+}
+
 void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const sim::Algo drv = driver(rs, Panel::scores, v.algo);
     const double t = clock_of(rs.timeline(drv), v.cursor);
@@ -132,7 +137,7 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     ImGui::SameLine(0, fs * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
-                        pass_words(rs.params.pass), rs.problem.causal ? ", causal" : "");
+                        pass_words(rs.params.pass), mask_words(rs.problem).c_str());
     legend_swatch(ui::cell_empty, "not yet");
     ImGui::SameLine(0, fs);
     legend_swatch(ui::okabe::green, "computed");

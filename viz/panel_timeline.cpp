@@ -102,7 +102,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImGui::SameLine(0, fs * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
-                        pass_words(rs.params.pass), rs.problem.causal ? ", causal" : "");
+                        pass_words(rs.params.pass), mask_words(rs.problem).c_str());
     const sim::Result& r = rs.result(v.algo);
     const sim::Timing& tm = r.timing;
     if (!tm.computed || tm.timeline.empty()) {

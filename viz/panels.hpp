@@ -38,6 +38,8 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 void column_toggles(ViewState& v);
 // "forward pass", "backward pass", "forward, then backward"
 const char* pass_words(sim::Pass p);
+// The problem's mask for a view's header: "", ", causal" or ", causal, window W" (a sliding window).
+std::string mask_words(const sim::Problem& p);
 // The N x N score matrix as a grid of B_r x B_c tiles, the three loop orders side by side.
 void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 // Per-SM lanes of copies, tensor-core products and exp/softmax work, serial against overlapped,

@@ -277,6 +277,28 @@ TEST_CASE("a softmax step naming a config shows that config's recorded row, bloc
     }
 }
 
+// lessons/11-exact.toml's window32 (window = 64): the step comparing it opens the views on that
+// sliding window, and the problem the app simulates carries it (a window is a causal mask).
+TEST_CASE("a lesson config's sliding window reaches the app's problem") {
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("exact");
+    REQUIRE(k >= 0);
+    int windowed = 0;
+    for (const LessonStep& s : lib.lessons[static_cast<size_t>(k)].steps)
+        if (s.params && s.params->window > 0) {
+            ++windowed;
+            CHECK(s.params->window == 64);
+            const sim::Problem p = problem_of(*s.params);
+            CHECK(p.window == 64);
+            CHECK(p.causal);
+        }
+    CHECK(windowed == 1);
+    Params plain;
+    CHECK(problem_of(plain).window == 0);
+}
+
 TEST_CASE("every term the app's (?) markers use has a glossary entry") {
     // Scan the app's sources for help("...") and term("...", "...") and look each term up.
     namespace fs = std::filesystem;
