@@ -17,8 +17,9 @@ constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB, GB = 1
 // Matrix rates are dense (no sparsity), fp16/bf16 inputs with fp32 accumulation.
 // L2 bandwidth is not on datasheets; it is an estimate of about 2.5x HBM, stated as such.
 // HBM capacities: a datasheet's "141 GB", "80 GB", "40 GB" are binary gigabytes (the stacks hold
-// 2^30-byte multiples; our H200 reports 150.1e9 bytes in all to cudaMemGetInfo, 139.8 GiB, more than
-// 141e9 could hold: cuda/results/h200_fit.json), so the presets hold them as GiB.
+// 2^30-byte multiples: our H200 reports 150.1e9 bytes in all to cudaMemGetInfo, 139.8 GiB, more than
+// 141e9 could hold (cuda/results/h200_fit.json), and an H100 80GB HBM3 lent on 2026-12-06 85.0e9
+// (nvidia-smi: 81,559 MiB)), so the presets hold them as GiB.
 static void set_interconnect(std::vector<Machine>& presets);
 
 const std::vector<Machine>& machine_presets() {
