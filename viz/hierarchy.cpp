@@ -220,6 +220,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const float top = h0.y + head;
     std::array<ImVec2, sim::kTensorCount> t0{}, t1{};
     float x = h0.x + 8, x2 = h0.x + 8;
+    float label_end = -1e9f, label_y = -1e9f;  // the last label drawn on this row of tensors
     for (Tensor t : shown) {
         const size_t k = static_cast<size_t>(t);
         const bool nn = square(t);
@@ -260,7 +261,11 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         dl->AddRect(t0[k], t1[k], ui::with_alpha(col, 200), 0, 0, 1.5f);
         std::string label(sim::tensor_name(t));
         if (!compact && L.cols[k] != 1 && (nn || wc > fs * 4.5f)) label += nn ? "  N x N" : "  N x d";
-        dl->AddText(ImVec2(t0[k].x, t0[k].y - fs * 1.25f), col, label.c_str());
+        // narrow neighbours (LSE, D): a label starts after the one before it ends
+        if (t0[k].y != label_y) label_end = -1e9f, label_y = t0[k].y;
+        const float lx = std::max(t0[k].x, label_end + fs * 0.3f);
+        dl->AddText(ImVec2(lx, t0[k].y - fs * 1.25f), col, label.c_str());
+        label_end = lx + ImGui::CalcTextSize(label.c_str()).x;
     }
     auto hbm_rect = [&](const sim::Event& e, ImVec2* p0, ImVec2* p1) {
         const size_t k = static_cast<size_t>(e.tensor);
@@ -323,12 +328,17 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                         : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): no model run" +
                               (r.l2.note.empty() ? std::string() : " (" + in_screen_words(r.l2.note) + ")");
         }
+        // a line wider than the box: its reason (in brackets) gives way to "hover: why", shown on hover
+        const bool fits = ImGui::CalcTextSize(t.c_str()).x + 8 <= l1.x - l0.x;
+        std::string shown = t;
+        const std::string head = "no model run";
+        if (const size_t cut = t.find(head + " ("); !fits && cut != std::string::npos)
+            shown = t.substr(0, cut + head.size()) + " (hover: why)";
         dl->PushClipRect(l0, l1, true);
-        dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, t.c_str());
+        dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, shown.c_str());
         dl->PopClipRect();
         const ImVec2 mp = ImGui::GetIO().MousePos;  // clipped: the whole line on hover
-        if (ImGui::CalcTextSize(t.c_str()).x + 8 > l1.x - l0.x && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y &&
-            mp.y < l1.y && ImGui::IsWindowHovered())
+        if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered())
             ImGui::SetTooltip("%s", t.c_str());
     }
 

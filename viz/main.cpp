@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
             cache = ReplayCache{};
             const RunSet& now = *sims.current();
             if (v.pending_step >= 0) {
-                scrub_to(v, now.timeline(driver(now, v.panel, v.algo)), v.pending_step);
+                scrub_to(v, now.timeline(driver(now, v.panel, v.algo, v.columns)), v.pending_step);
                 v.pending_step = -1;
             } else {
                 rebase(v, now, prev_tl);
@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
         ring.poll();
         live.poll();
         const RunSet* rs = sims.current().get();
-        prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo)) : nullptr;
+        prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
 
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
@@ -271,7 +271,7 @@ int main(int argc, char** argv) {
         // keyboard (not while typing in a field)
         int lesson_go = -1;
         if (!io.WantTextInput) {
-            const Timeline* tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo)) : nullptr;
+            const Timeline* tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
             if (key(GLFW_KEY_F1)) v.show_help = !v.show_help;
             for (ImWchar c : io.InputQueueCharacters)
                 if (c == '?') v.show_help = !v.show_help;
@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
         }
         if (rs && animated(v.panel)) {
             const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
-            tick(v, rs->timeline(driver(*rs, v.panel, v.algo)), dt);
+            tick(v, rs->timeline(driver(*rs, v.panel, v.algo, v.columns)), dt);
         }
 
         // the one window: lesson and controls on the left, the views on the right

@@ -10,7 +10,7 @@
 namespace viz {
 
 void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
-    const sim::Algo drv = driver(rs, Panel::compare, v.algo);
+    const sim::Algo drv = driver(rs, Panel::compare, v.algo, v.columns);
     const double t = clock_of(rs.timeline(drv), v.cursor);
     ImGui::Text("Same problem, same clock (one head, a step at a time; not the predicted time): t = %s",
                 ui::seconds(t).c_str());
@@ -21,7 +21,7 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
                         std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
                         mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
     const float fs = ImGui::GetFontSize();
-    column_toggles(v);
+    column_toggles(v, rs);
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t
     {
         // Bars are whole runs (a capped trace's rest estimated from the complete totals); the part
@@ -29,7 +29,14 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         double t_max = 0;
         for (sim::Algo a : kAlgos) t_max = std::max(t_max, rs.timeline(a).whole_time);
         ImDrawList* dl = ImGui::GetWindowDrawList();
-        const float label_w = fs * 5.5f, w = ImGui::GetContentRegionAvail().x - label_w - fs * 7, bh = fs * 0.9f;
+        // room after the longest bar for its time ("about 508.78 us  done")
+        float end_w = fs * 4;
+        for (sim::Algo a : kAlgos) {
+            const Timeline& tl = rs.timeline(a);
+            const std::string e = (tl.whole_is_estimate() ? "about " : "") + ui::seconds(tl.whole_time) + "  done";
+            end_w = std::max(end_w, ImGui::CalcTextSize(e.c_str()).x + 8);
+        }
+        const float label_w = fs * 5.5f, w = ImGui::GetContentRegionAvail().x - label_w - end_w, bh = fs * 0.9f;
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         for (int i = 0; i < 3; ++i) {
             const sim::Algo a = kAlgos[static_cast<size_t>(i)];

@@ -19,7 +19,7 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
     const float fs = ImGui::GetFontSize();
     bool apply = false;
     if (rs && animated(v.panel)) {
-        const Timeline& tl = rs->timeline(driver(*rs, v.panel, v.algo));
+        const Timeline& tl = rs->timeline(driver(*rs, v.panel, v.algo, v.columns));
         if (ImGui::Button("|<")) go_home(v);
         ImGui::SameLine();
         if (ImGui::Button("<")) step_back(v, tl);
@@ -35,7 +35,11 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         ImGui::SameLine();
         ImGui::TextDisabled("F1: keys");
         int64_t s = v.cursor.step + 1, lo = 1, hi = last_step(tl) + 1;  // counted from 1 on screen
-        const std::string fmt = "step %lld of " + std::to_string(tl.steps_total);
+        // the shared-clock views count the steps of the longest column shown: name it
+        const bool shared = v.panel == Panel::compare || v.panel == Panel::scores;
+        const std::string fmt =
+            (shared ? std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))) + " " : std::string()) +
+            "step %lld of " + std::to_string(tl.steps_total);
         ImGui::SetNextItemWidth(-fs * 3.5f);
         if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
             scrub_to(v, tl, s - 1);

@@ -106,7 +106,7 @@ std::string what_is_visited(sim::Algo a, int pass) {
 
 }  // namespace
 
-void column_toggles(ViewState& v) {
+void column_toggles(ViewState& v, const RunSet& rs) {
     ImGui::TextUnformatted("Show:");
     int on = 0;
     for (bool b : v.columns) on += b;
@@ -114,7 +114,13 @@ void column_toggles(ViewState& v) {
         bool& b = v.columns[static_cast<size_t>(algo_index(a))];
         ImGui::SameLine();
         bool x = b;
-        if (ImGui::Checkbox((std::string(sim::algo_name(a)) + "##col").c_str(), &x) && (x || on > 1)) b = x;
+        if (ImGui::Checkbox((std::string(sim::algo_name(a)) + "##col").c_str(), &x) && (x || on > 1)) {
+            // the step bar counts the longest column shown: hold the clock where it is
+            const Timeline& from = rs.timeline(driver(rs, v.panel, v.algo, v.columns));
+            b = x;
+            const Timeline& to = rs.timeline(driver(rs, v.panel, v.algo, v.columns));
+            if (&from != &to) v.cursor = cursor_at(to, clock_of(from, v.cursor));
+        }
     }
 }
 
@@ -128,12 +134,12 @@ std::string mask_words(const sim::Problem& p) {
 }
 
 void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
-    const sim::Algo drv = driver(rs, Panel::scores, v.algo);
+    const sim::Algo drv = driver(rs, Panel::scores, v.algo, v.columns);
     const double t = clock_of(rs.timeline(drv), v.cursor);
     const float fs = ImGui::GetFontSize();
     ImGui::Text("The score matrix S (N x N) in B_r x B_c tiles, same clock: t = %s", ui::seconds(t).c_str());
     ui::help("tile");
-    column_toggles(v);
+    column_toggles(v, rs);
     ImGui::SameLine(0, fs * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),

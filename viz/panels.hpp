@@ -35,7 +35,8 @@ void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 // Checkboxes choosing which algorithms the side-by-side and score views show (v.columns); the last
 // one shown cannot be turned off.
-void column_toggles(ViewState& v);
+// The algorithms' show/hide boxes; the cursor keeps its time when the driving column changes.
+void column_toggles(ViewState& v, const RunSet& rs);
 // "forward pass", "backward pass", "forward, then backward"
 const char* pass_words(sim::Pass p);
 // The problem's mask for a view's header: "", ", causal" or ", causal, window W" (a sliding window).

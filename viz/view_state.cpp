@@ -26,12 +26,16 @@ std::optional<Panel> parse_panel(std::string_view s) {
     return std::nullopt;
 }
 
-sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown) {
+sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown, const std::array<bool, 3>& columns) {
     if (p != Panel::compare && p != Panel::scores) return shown;
-    sim::Algo best = sim::Algo::standard;
+    // the longest of the columns shown (all, if none is): the step bar counts a column on the screen
+    const bool any = columns[0] || columns[1] || columns[2];
+    std::optional<sim::Algo> best;
     for (sim::Algo a : kAlgos)
-        if (rs.timeline(a).total_time() > rs.timeline(best).total_time()) best = a;
-    return best;
+        if ((!any || columns[static_cast<size_t>(algo_index(a))]) &&
+            (!best || rs.timeline(a).total_time() > rs.timeline(*best).total_time()))
+            best = a;
+    return *best;
 }
 
 int64_t last_step(const Timeline& tl) { return std::max<int64_t>(0, tl.steps_kept - 1); }
@@ -255,8 +259,8 @@ bool tick(ViewState& v, const Timeline& tl, double dt) {
 
 void switch_panel(ViewState& v, const RunSet* rs, Panel p) {
     if (rs) {
-        const Timeline& from = rs->timeline(driver(*rs, v.panel, v.algo));
-        const Timeline& to = rs->timeline(driver(*rs, p, v.algo));
+        const Timeline& from = rs->timeline(driver(*rs, v.panel, v.algo, v.columns));
+        const Timeline& to = rs->timeline(driver(*rs, p, v.algo, v.columns));
         if (&from != &to) v.cursor = cursor_at(to, clock_of(from, v.cursor));
     }
     v.panel = p;
@@ -264,8 +268,8 @@ void switch_panel(ViewState& v, const RunSet* rs, Panel p) {
 
 void switch_algo(ViewState& v, const RunSet* rs, sim::Algo a) {
     if (rs) {
-        const Timeline& from = rs->timeline(driver(*rs, v.panel, v.algo));
-        const Timeline& to = rs->timeline(driver(*rs, v.panel, a));
+        const Timeline& from = rs->timeline(driver(*rs, v.panel, v.algo, v.columns));
+        const Timeline& to = rs->timeline(driver(*rs, v.panel, a, v.columns));
         if (&from != &to) {
             // a different algorithm has different steps: keep the same fraction of the run
             const double f = from.total_time() > 0 ? clock_of(from, v.cursor) / from.total_time() : 0.0;
@@ -276,7 +280,7 @@ void switch_algo(ViewState& v, const RunSet* rs, sim::Algo a) {
 }
 
 void rebase(ViewState& v, const RunSet& now, const Timeline* before) {
-    const Timeline& tl = now.timeline(driver(now, v.panel, v.algo));
+    const Timeline& tl = now.timeline(driver(now, v.panel, v.algo, v.columns));
     if (before) {
         // Keep the same fraction of the run (problems change size; absolute times do not carry over).
         const double f = before->total_time() > 0 ? clock_of(*before, v.cursor) / before->total_time() : 0.0;

@@ -92,7 +92,7 @@ bool lesson_back(int& lesson, int& step, const std::vector<int>& steps);
 
 // The algorithm whose steps the cursor counts: the shown one, or in the side-by-side and score
 // views the one that takes longest on the modelled clock.
-sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown);
+sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown, const std::array<bool, 3>& columns = {true, true, true});
 
 // The online-softmax view's input, parsed. Scores: numbers separated by commas, spaces, '|' or
 // tabs; "-inf" is a masked score (weight 0), at least one must be finite, at most kMaxScores.

@@ -108,6 +108,14 @@ TEST_CASE("side by side: every algorithm is shown at the same modelled time") {
     CHECK(d == sim::Algo::standard);
     switch_panel(v, rs.get(), Panel::memory);
     CHECK(clock_of(f2, v.cursor) == doctest::Approx(t).epsilon(1e-9));
+    // with standard hidden the step bar counts the slower of the two shown, never a hidden column
+    const std::array<bool, 3> flash_only = {false, true, true};
+    const sim::Algo df = driver(*rs, Panel::compare, v.algo, flash_only);
+    CHECK(df != sim::Algo::standard);
+    for (sim::Algo a : {sim::Algo::flash1, sim::Algo::flash2})
+        CHECK(rs->timeline(a).total_time() <= rs->timeline(df).total_time());
+    CHECK(driver(*rs, Panel::compare, v.algo, {false, false, false}) == d);  // none shown: as if all were
+    CHECK(driver(*rs, Panel::memory, sim::Algo::flash1, flash_only) == sim::Algo::flash1);
 }
 
 TEST_CASE("invalid parameters give the simulator's message and keep the last good state") {
