@@ -29,7 +29,7 @@ std::string slope(const Series& s, Count c, bool at_start = false) {
     if (x.size() < 2) return "-";
     const size_t k = at_start ? 1 : x.size() - 1;
     const double v = std::log(y[k] / y[k - 1]) / std::log(x[k] / x[k - 1]);
-    return ui::fixed(v, 2);
+    return ui::fixed(std::fabs(v) < 0.005 ? 0.0 : v, 2);  // no "-0.00" for a flat line
 }
 
 std::string pow2(double x) {

@@ -110,10 +110,9 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
     ImGui::BulletText("FLOPs: %s", ui::flops(static_cast<double>(r.totals.flops.total())).c_str());
     ImGui::BulletText("SRAM peak: %s", ui::bytes(static_cast<double>(r.sram_peak_bytes)).c_str());
     if (r.l2.simulated) {
-        ImGui::BulletText("HBM after L2: %s (%s%% hits)",
-                          ui::bytes(static_cast<double>(r.l2.hbm_total().total())).c_str(),
-                          ui::fixed(100.0 * r.l2.hit_rate, 0).c_str());
+        ImGui::BulletText("HBM after L2: %s", ui::bytes(static_cast<double>(r.l2.hbm_total().total())).c_str());
         ui::help("L2");
+        ImGui::BulletText("L2 hits: %s%% of bytes loaded", ui::fixed(100.0 * r.l2.hit_rate, 0).c_str());
     }
     if (r.timing.computed) {
         ImGui::BulletText("predicted time: %s", ui::seconds(r.timing.predicted_ms / 1e3).c_str());
