@@ -58,8 +58,9 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     ui::help("L2");
     ImGui::SameLine();
     ImGui::Checkbox("measured points", &v.chart_measured);
+    // the counters' DRAM bytes compare with the L2 model's count, not with every tile load and store
     const std::vector<MeasuredPoints> mp =
-        v.chart_measured ? measured_points(ms, rs.params) : std::vector<MeasuredPoints>{};
+        v.chart_measured && count == Count::l2_model ? measured_points(ms, rs.params) : std::vector<MeasuredPoints>{};
     {  // one line: what each series is
         std::string what = count == Count::paper
                                ? "Lines: bytes between HBM and SRAM, every tile load and store (no cache between)."
@@ -83,6 +84,8 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
         if (!mp.empty())
             what +=
                 " Dots: DRAM bytes per head the counters measured (" + mp.front().source + "; the kernels' own tiles).";
+        else if (v.chart_measured && count == Count::paper)
+            what += " The measured DRAM bytes are drawn with the L2 count, the one they compare with.";
         else if (v.chart_measured)
             what += " No measured DRAM bytes match this d, dtype, mask and GPU.";
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::text_dim));

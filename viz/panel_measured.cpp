@@ -163,7 +163,7 @@ void time_chart(const MeasuredFile& f, const ViewState& v, ImVec2 size) {
         if (tag.empty()) return variant_colour(r.variant);
         auto it = std::find(tags.begin(), tags.end(), tag);
         if (it == tags.end()) it = tags.insert(tags.end(), tag);
-        const size_t k = static_cast<size_t>(it - tags.begin()) % 4;
+        const size_t k = static_cast<size_t>(it - tags.begin()) % 3 + 1;  // never the untagged line's own colour
         const ImU32 base = variant_colour(r.variant);
         return k == 0   ? base
                : k == 1 ? ui::mix(base, IM_COL32(255, 255, 255, 255), 0.5f)
