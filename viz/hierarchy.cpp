@@ -330,12 +330,12 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         }
         // a line wider than the box: its reason (in brackets) gives way to "hover: why", shown on hover
         const bool fits = ImGui::CalcTextSize(t.c_str()).x + 8 <= l1.x - l0.x;
-        std::string shown = t;
-        const std::string head = "no model run";
-        if (const size_t cut = t.find(head + " ("); !fits && cut != std::string::npos)
-            shown = t.substr(0, cut + head.size()) + " (hover: why)";
+        std::string line = t;
+        const std::string lead = "no model run";
+        if (const size_t cut = t.find(lead + " ("); !fits && cut != std::string::npos)
+            line = t.substr(0, cut + lead.size()) + " (hover: why)";
         dl->PushClipRect(l0, l1, true);
-        dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, shown.c_str());
+        dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, line.c_str());
         dl->PopClipRect();
         const ImVec2 mp = ImGui::GetIO().MousePos;  // clipped: the whole line on hover
         if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered())

@@ -95,17 +95,19 @@ void recorded_row(const lessons::Lesson& l, const std::string& config, LessonSte
         char buf[40];
         for (const auto& b : rec.blocks)
             for (size_t k = 0; k < b.scores.size(); ++k) {
+                if (!scores.empty()) scores += ", ";
                 if (std::isinf(b.scores[k]) && b.scores[k] < 0) {
-                    scores += scores.empty() ? "-inf" : ", -inf";
+                    scores += "-inf";
                 } else {
                     std::snprintf(buf, sizeof buf, "%.9g", b.scores[k]);
-                    scores += (scores.empty() ? "" : ", ") + std::string(buf);
+                    scores += buf;
                 }
                 const int64_t key = b.first_key + static_cast<int64_t>(k);
-                values += values.empty() ? "" : "; ";
+                if (!values.empty()) values += "; ";
                 for (int64_t x = 0; x < d; ++x) {
                     std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v0[key * d + x]));
-                    values += (x ? "," : "") + std::string(buf);
+                    if (x) values += ",";
+                    values += buf;
                 }
             }
         st.scores_text = scores;
