@@ -16,7 +16,7 @@ constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB, GB = 1
 // of per-block shared memory (sm_80: 163 KiB, sm_86/89: 99 KiB, sm_90: 227 KiB opt-in).
 // Matrix rates are dense (no sparsity), fp16/bf16 inputs with fp32 accumulation.
 // L2 bandwidth is not on datasheets; it is an estimate of about 2.5x HBM, stated as such.
-// HBM capacities: a datasheet's "141 GB", "80 GB", "40 GB" are binary gigabytes (the stacks hold
+// Memory capacities: a datasheet's "141 GB", "80 GB", "40 GB", "24 GB" are binary gigabytes (the chips hold
 // 2^30-byte multiples: our H200 reports 150.1e9 bytes in all to cudaMemGetInfo, 139.8 GiB, more than
 // 141e9 could hold (cuda/results/h200_fit.json), and an H100 80GB HBM3 lent on 2026-12-06 85.0e9
 // (nvidia-smi: 81,559 MiB)), so the presets hold them as GiB.
@@ -60,7 +60,7 @@ const std::vector<Machine>& machine_presets() {
              0, "", 16.0 * 108 * 1.41e9, 128.0 * 108 * 1.41e9,
              "exp: 16 ex2 per clock per SM (CUDA guide, cc 8.0) x 108 SMs x 1.41 GHz boost; shared memory: "
              "32 banks x 4 B per clock per SM x 108 x 1.41 GHz"},
-            {"RTX4090", "NVIDIA GeForce RTX 4090 24 GB", 24 * GB, 1.008 * TB, static_cast<int64_t>(99 * KiB), 128,
+            {"RTX4090", "NVIDIA GeForce RTX 4090 24 GB", 24 * GiB, 1.008 * TB, static_cast<int64_t>(99 * KiB), 128,
              165.2 * TF, 82.6 * TF, 72 * MiB, 3 * TB, 1, 0, 0,
              "Ada whitepaper (24 GB GDDR6X, 1,008 GB/s, 128 SMs, 72 MB L2, 165.2 TFLOP/s fp16 tensor with fp32 "
              "accumulate, 82.6 TFLOP/s fp32); 99 KiB shared memory per block (CUDA guide, sm_89)",

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <memory>
 #include <utility>
 #include <cstdio>
@@ -26,12 +25,24 @@ int LessonLibrary::find(const std::string& id) const {
 
 // ---------------------------------------------------------------- the lessons library
 namespace {
-std::string join(const std::vector<double>& xs) {
+// "1.4, 3.9" (fmt: how each number prints; -inf prints as "-inf", a masked score)
+std::string join(const std::vector<double>& xs, const char* fmt = "%g") {
     std::string s;
     for (double v : xs) {
-        char b[32];
-        std::snprintf(b, sizeof b, "%g", v);
-        s += (s.empty() ? "" : ", ") + std::string(b);
+        char b[40];
+        std::snprintf(b, sizeof b, fmt, v);
+        if (!s.empty()) s += ", ";
+        s += b;
+    }
+    return s;
+}
+
+// Rows of V as the softmax panel's field takes them: "0, 1; 1, 0"
+std::string join_rows(const std::vector<std::vector<double>>& rows, const char* fmt = "%g") {
+    std::string s;
+    for (const auto& r : rows) {
+        if (!s.empty()) s += "; ";
+        s += join(r, fmt);
     }
     return s;
 }
@@ -42,7 +53,7 @@ void softmax_setup(const lessons::Lesson& l, std::string* scores, std::string* v
     if (!l.softmax) return;
     *scores = join(l.softmax->scores);
     *block = static_cast<int>(l.softmax->block);
-    for (const auto& r : l.softmax->values) *values += (values->empty() ? "" : "; ") + join(r);
+    *values = join_rows(l.softmax->values);
 }
 
 // The step's ring, read from the lesson's computed values (what `flashsim ring --json` prints for
@@ -91,27 +102,16 @@ void recorded_row(const lessons::Lesson& l, const std::string& config, LessonSte
         const sim::TensorF V = sim::generate_input(r.problem, sim::InputTensor::V);
         const float* v0 = V.head(0);
         const int64_t d = r.problem.head_dim;
-        std::string scores, values;
-        char buf[40];
+        std::vector<double> scores;
+        std::vector<std::vector<double>> rows;
         for (const auto& b : rec.blocks)
             for (size_t k = 0; k < b.scores.size(); ++k) {
-                if (!scores.empty()) scores += ", ";
-                if (std::isinf(b.scores[k]) && b.scores[k] < 0) {
-                    scores += "-inf";
-                } else {
-                    std::snprintf(buf, sizeof buf, "%.9g", b.scores[k]);
-                    scores += buf;
-                }
-                const int64_t key = b.first_key + static_cast<int64_t>(k);
-                if (!values.empty()) values += "; ";
-                for (int64_t x = 0; x < d; ++x) {
-                    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v0[key * d + x]));
-                    if (x) values += ",";
-                    values += buf;
-                }
+                scores.push_back(b.scores[k]);
+                const float* vk = v0 + (b.first_key + static_cast<int64_t>(k)) * d;
+                rows.emplace_back(vk, vk + d);
             }
-        st.scores_text = scores;
-        st.values_text = values;
+        st.scores_text = join(scores, "%.9g");  // nine digits: a float32 comes back exactly
+        st.values_text = join_rows(rows, "%.9g");
         st.block = static_cast<int>(rec.blocks.front().scores.size());
     } catch (const std::exception&) {}
 }
