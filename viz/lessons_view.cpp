@@ -171,6 +171,19 @@ LessonDoc from_library(const lessons::Lesson& l) {
             for (const auto& name : s.view.compare)
                 if (auto o = l.configs.find(name); o != l.configs.end() && o->second.config.pass != p.pass)
                     p.pass = sim::Pass::both;
+            // standard has no tiles: when the shown config is standard's, the flash columns beside it
+            // run the tiles of the flash config it is compared with (lesson 2's flash at 128 x 128),
+            // not the block rule (which would give B_c = 114 where the text counts 128)
+            if (c.config.algo == sim::Algo::standard && p.block_rows == 0 && p.block_cols == 0)
+                for (const auto& name : s.view.compare)
+                    if (auto o = l.configs.find(name);
+                        o != l.configs.end() && o->second.config.algo != sim::Algo::standard &&
+                        (o->second.config.block_rows > 0 || o->second.config.block_cols > 0)) {
+                        p.block_rows = o->second.config.block_rows;
+                        p.block_cols = o->second.config.block_cols;
+                        if (p.sram_bytes == 0) p.sram_bytes = o->second.config.sram_bytes;
+                        break;
+                    }
             if (auto a = sim::parse_algo(s.view.algo)) p.algo = *a;
             st.params = p;
         }

@@ -269,6 +269,27 @@ TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
     CHECK(s->params->pass == sim::Pass::backward);
     CHECK(s->params->seq == 8192);
     CHECK(s->columns == std::array<bool, 3>{true, false, true});
+    // lessons/02-two-memories.toml and 07-backward.toml compare standard (no tiles) with a flash2
+    // config of 128 x 128: the flash columns beside standard run those tiles, not the block rule
+    // (which at N = 8192, d = 128 on the H200 gives B_c = 114)
+    for (const auto& [id, title] : {std::pair{"two-memories", "Where the time goes: bytes against arithmetic"},
+                                    std::pair{"two-memories", "The roofline and its ridge point"},
+                                    std::pair{"backward", "What the gradients need"}}) {
+        const LessonStep* c = step(id, title);
+        INFO(id << ": " << title);
+        REQUIRE(c);
+        REQUIRE(c->params);
+        CHECK(c->params->algo == sim::Algo::standard);
+        CHECK(c->params->block_rows == 128);
+        CHECK(c->params->block_cols == 128);
+    }
+    {
+        Params rule = *step("two-memories", "The roofline and its ridge point")->params;
+        rule.block_rows = rule.block_cols = 0;
+        const sim::BlockChoice bc =
+            sim::choose_blocks(problem_of(rule), sim::Algo::flash2, sim::find_machine(rule.gpu).sram_bytes, 0, 0);
+        CHECK(bc.block_cols != 128);  // so the case above is one the rule alone would get wrong
+    }
     s = step("backward", "Recompute instead of reload");
     REQUIRE(s);
     CHECK(*s->panel == Panel::scores);
