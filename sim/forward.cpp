@@ -215,12 +215,14 @@ void flash1_init(Ctx& ctx, Walker& w) {
     }
 }
 
-// The output: O as the steps left it (float32).
-void flash1_output(Ctx& ctx) {
+// The output: O as the steps left it, float32 (Algorithm 1 keeps O in float32 in HBM), or, after
+// cuda/flash1.cu's conversion launch, rounded to the storage type it writes.
+void flash1_output(Ctx& ctx, bool converted) {
     HeadData* h = ctx.h;
     if (!h) return;
     const int64_t n = ctx.p.seq, d = ctx.p.head_dim;
-    for (int64_t a = 0; a < n * d; ++a) h->O[a] = ctx.O32.data()[a];  // O stays float32 in HBM
+    for (int64_t a = 0; a < n * d; ++a)
+        h->O[a] = converted ? round_to(ctx.p.dtype, ctx.O32.data()[a]) : ctx.O32.data()[a];
     if (ctx.rec) ctx.rec->output = to_doubles(ctx.O32.row(ctx.rec->row).data(), d);
 }
 
@@ -234,7 +236,7 @@ void flash1_forward_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
             over_query_blocks(p, t, j, w,
                               [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
         });
-    flash1_output(ctx);
+    flash1_output(ctx, false);
 }
 
 // cuda/flash1.cu's launches: the initialisation, K/V block ctx.launch of every query block, the
@@ -258,7 +260,7 @@ void flash1_convert_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
         w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * e);
         w.in_sram(r * d * kF32);
     }
-    flash1_output(ctx);
+    flash1_output(ctx, true);
 }
 
 // ---------------------------------------------------------------- [flash2]

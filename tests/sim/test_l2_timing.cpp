@@ -333,7 +333,13 @@ TEST_CASE("flash1 as cuda/flash1.cu launches it: the same steps and numbers; O, 
     const Result b = simulate(small, find_machine("H200"), launches);
     REQUIRE(a.output.has_value());
     REQUIRE(b.output.has_value());
-    CHECK(a.output->data == b.output->data);  // bit for bit
+    // the same float32 numbers; the kernel's conversion then writes them in the storage type (fp16)
+    REQUIRE(a.output->data.size() == b.output->data.size());
+    int64_t differ = 0;
+    for (size_t i = 0; i < a.output->data.size(); ++i)
+        differ += round_to(small.dtype, a.output->data[i]) != b.output->data[i];
+    CHECK(differ == 0);  // bit for bit, once rounded
+    CHECK(small.dtype == DType::fp16);
     const int64_t nd = 300 * 32;
     for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::l, Tensor::m}) CHECK(b.totals[t] == a.totals[t]);
     // the conversion reads the fp32 O once more and writes it in the storage type (fp16)

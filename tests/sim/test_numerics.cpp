@@ -66,6 +66,24 @@ TEST_CASE("fp16 storage: flash rounds only its output; standard also rounds S an
     CHECK(sd.max_abs >= f2.max_abs);
 }
 
+TEST_CASE("flash1 as cuda/flash1.cu launches it hands O back in the storage type its last launch writes") {
+    Problem p = shape(200, 64);
+    p.dtype = DType::fp16;
+    const Inputs in = generate_inputs(p);
+    const TensorD ref = attention_reference(p, in.Q, in.K, in.V);
+    Config c = numeric(Algo::flash1, 64, 32);
+    c.launch_per_kv_block = true;  // init, a launch a K/V block, then O converted fp32 -> fp16
+    const Result r = simulate(p, find_machine("H200"), c);
+    REQUIRE(r.output);
+    int64_t off_grid = 0;  // elements that are not fp16 values
+    for (float x : r.output->data) off_grid += round_to(DType::fp16, x) != x;
+    CHECK(off_grid == 0);
+    const ErrorStats st = validate(*r.output, ref, DType::fp16);
+    CHECK(st.max_ulp <= 1);      // the float32 result, rounded once
+    CHECK(st.max_abs > 1e-6);    // ... which float32 alone would not reach (the paper's shape: < 1e-5)
+    CHECK(st.max_abs < 2.5e-4);  // half an fp16 ulp of |O| < 1
+}
+
 TEST_CASE("the recorded online-softmax row is consistent with its own definition") {
     Problem p = shape(96, 8);
     p.dtype = DType::fp32;
