@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
     Simulations sims;
     ChartJob charts;
     RingJob ring;  // the ring view's simulation (sim::simulate_ring), off the UI thread
+    ExactJob exact;  // the exactness view's outputs (numerics on), off the UI thread
     const MeasuredSet measured = load_measurements(args.results_dir.empty() ? default_results_dir() : args.results_dir);
     const bool scripted = args.frames > 0;  // render a fixed number of frames (screenshots, timing)
 
@@ -214,10 +215,12 @@ int main(int argc, char** argv) {
     sims.set_wake(glfwPostEmptyEvent);
     charts.set_wake(glfwPostEmptyEvent);
     ring.set_wake(glfwPostEmptyEvent);
+    exact.set_wake(glfwPostEmptyEvent);
     int settle = 3;  // frames to draw after an event before waiting again (ImGui settles hover/active state)
     while (!glfwWindowShouldClose(window)) {
         const bool animating = (v.playing && animated(v.panel)) || (v.ring_playing && v.panel == Panel::ring);
-        const bool working = sims.busy() || charts.busy() || ring.busy() || live.running() || !lessons_ready;
+        const bool working =
+            sims.busy() || charts.busy() || ring.busy() || exact.busy() || live.running() || !lessons_ready;
         if (scripted || animating || settle > 0) {
             glfwPollEvents();
             settle = std::max(0, settle - 1);
@@ -259,6 +262,12 @@ int main(int argc, char** argv) {
             if (scripted) ring.wait();
         }
         ring.poll();
+        // the exactness view computes the app's problem's outputs, only while it is shown
+        if (sims.current() && v.panel == Panel::exact) {
+            exact.request(sims.current()->params);
+            if (scripted) exact.wait();
+        }
+        exact.poll();
         live.poll();
         const RunSet* rs = sims.current().get();
         prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
@@ -425,6 +434,9 @@ int main(int argc, char** argv) {
                                     break;
                                 case Panel::ring:
                                     draw_ring_panel(ring, v);
+                                    break;
+                                case Panel::exact:
+                                    draw_exact_panel(exact, v);
                                     break;
                             }
                         }

@@ -138,14 +138,15 @@ void draw_help_overlay(ViewState& v) {
     ImGui::SetNextWindowBgAlpha(0.96f);
     if (ImGui::Begin("Keyboard", &v.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse)) {
         if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
-            const char* rows[][2] = {{"Space", "play / pause"},
-                                     {"Right arrow", "next step (softmax view: next block)"},
-                                     {"Left arrow", "previous step (softmax view: previous block)"},
-                                     {"Home / End", "first / last step"},
-                                     {"Page Down / Page Up", "next / previous lesson step"},
-                                     {"1 ... 8", "memory, side by side, score matrix, timeline, softmax, charts, measured, ring"},
-                                     {"F1 or ?", "this help"},
-                                     {"Esc", "close this help"}};
+            const char* rows[][2] = {
+                {"Space", "play / pause"},
+                {"Right arrow", "next step (softmax view: next block)"},
+                {"Left arrow", "previous step (softmax view: previous block)"},
+                {"Home / End", "first / last step"},
+                {"Page Down / Page Up", "next / previous lesson step"},
+                {"1 ... 9", "memory, side by side, score matrix, timeline, softmax, charts, measured, ring, exactness"},
+                {"F1 or ?", "this help"},
+                {"Esc", "close this help"}};
             for (auto& r : rows) {
                 ImGui::TableNextRow();
                 ImGui::TableNextColumn();

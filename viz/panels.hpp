@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 
+#include "viz/exact_view.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/measurement.hpp"
 #include "viz/model.hpp"
@@ -51,6 +52,9 @@ void draw_softmax_panel(ViewState& v);
 // holds, the sends of the step shown, the chunk grid by GPU and step, the overlap of each step's
 // send with its compute and the ring's totals, all from the job's current sim::RingResult.
 void draw_ring_panel(const RingJob& job, ViewState& v);
+// Exact, but in which sense: the three algorithms' real outputs on the app's problem against the
+// float64 reference and each other, flash2's ulp distances from standard and where they fall.
+void draw_exact_panel(const ExactJob& job, ViewState& v);
 void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, const MeasuredSet& ms,
                        ViewState& v);
 class LiveRun;

@@ -11,11 +11,11 @@
 namespace viz {
 
 namespace {
-constexpr std::array<std::string_view, kPanelCount> kNames = {"memory",  "compare", "scores",   "timeline",
-                                                              "softmax", "charts",  "measured", "ring"};
-constexpr std::array<std::string_view, kPanelCount> kTitles = {
-    "Memory hierarchy", "Side by side", "Score matrix", "Timeline", "Online softmax", "Charts", "Simulated vs measured",
-    "Ring of GPUs"};
+constexpr std::array<std::string_view, kPanelCount> kNames = {"memory", "compare",  "scores", "timeline", "softmax",
+                                                              "charts", "measured", "ring",   "exact"};
+constexpr std::array<std::string_view, kPanelCount> kTitles = {"Memory",   "Side by side",   "Score matrix",
+                                                               "Timeline", "Online softmax", "Charts",
+                                                               "Measured", "Ring of GPUs",   "Exactness"};
 }  // namespace
 
 std::string_view panel_name(Panel p) { return kNames[static_cast<size_t>(p)]; }

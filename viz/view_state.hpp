@@ -20,12 +20,12 @@
 namespace viz {
 
 // In tab order; the number keys 1..8 open them in this order.
-enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring };
-inline constexpr int kPanelCount = 8;
+enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact };
+inline constexpr int kPanelCount = 9;
 // Views that animate the trace (the step / play / scrub controls drive them).
 inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
-std::string_view panel_title(Panel p);  // "Memory hierarchy", ...
+std::string_view panel_title(Panel p);  // "Memory", "Side by side", ...
 std::optional<Panel> parse_panel(std::string_view s);
 
 struct Cursor {

@@ -1,0 +1,126 @@
+// viz/exact_view.cpp — the exactness view's numbers: each algorithm's output on the app's problem
+// computed by the simulator (numerics on), compared with the float64 reference and with each other.
+#include "viz/exact_view.hpp"
+
+#include <string>
+#include <utility>
+
+#include "sim/machine.hpp"
+#include "sim/tensor.hpp"
+
+namespace viz {
+
+namespace {
+std::string grouped(int64_t v) {
+    std::string digits = std::to_string(v), s;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+        s += digits[i];
+    }
+    return s;
+}
+
+// The key the job runs on: what changes the outputs (not the shown algorithm or pass).
+Params normalised(Params p) {
+    p.algo = sim::Algo::flash2;
+    p.pass = sim::Pass::forward;
+    return p;
+}
+}  // namespace
+
+int64_t exact_work_limit() { return sim::Config{}.numerics_auto_limit; }
+
+int ulp_bin(int64_t ulp) {
+    if (ulp <= 0) return 0;
+    int b = 1;
+    while (ulp > 1 && b < 62) {
+        ulp >>= 1;
+        ++b;
+    }
+    return b;
+}
+
+std::string validate_exact(const Params& p) {
+    if (const std::string e = validate(p); !e.empty()) return e;
+    const double work = static_cast<double>(p.seq) * static_cast<double>(p.seq) * static_cast<double>(p.head_dim);
+    if (work > static_cast<double>(exact_work_limit()))
+        return "N = " + grouped(p.seq) + ", d = " + grouped(p.head_dim) +
+               " is N x N x d = " + grouped(static_cast<int64_t>(work)) + ", more than this view computes (" +
+               grouped(exact_work_limit()) +
+               ", the simulator's limit for computing real numbers by default: N = 2,048 at d = 64, 1,448 at "
+               "d = 128); set a smaller N (the bytes and times of the other views need no numbers and have no "
+               "such limit)";
+    return {};
+}
+
+Exactness compute_exactness(const Params& in) {
+    const Params p = normalised(in);
+    if (const std::string e = validate_exact(p); !e.empty()) throw sim::Error(e);
+    Exactness x;
+    x.params = p;
+    x.problem = problem_of(p);
+    const sim::Machine& m = sim::find_machine(p.gpu);
+    for (sim::Algo a : kAlgos) {
+        sim::Config c;
+        c.algo = a;
+        // standard's products run on its own tiles (its kernels are cuBLAS's), whatever B_r, B_c the
+        // flash algorithms are given: its rounding is that of its block rule, as a lesson's standard config
+        c.block_rows = a == sim::Algo::standard ? 0 : p.block_rows;
+        c.block_cols = a == sim::Algo::standard ? 0 : p.block_cols;
+        c.sram_bytes = p.sram_bytes;
+        c.numerics = sim::Numerics::on;
+        c.event_cap = 0;
+        c.record_row = -1;
+        c.timeline_sms = 0;
+        c.timeline_steps = 0;
+        c.l2 = sim::L2Mode::off;
+        c.pass = sim::Pass::forward;
+        // flash1 as cuda/flash1.cu runs it: Algorithm 1 keeps O in float32 in HBM, and a last launch
+        // converts it to the storage type (the paper's shape would hand back the float32 O itself)
+        c.launch_per_kv_block = a == sim::Algo::flash1;
+        sim::Result r = sim::simulate(x.problem, m, c);
+        if (!r.output) throw sim::Error(std::string(sim::algo_name(a)) + ": the simulator returned no output");
+        x.output[static_cast<size_t>(algo_index(a))] = std::move(*r.output);
+    }
+    const sim::Inputs inputs = sim::generate_inputs(x.problem);
+    const sim::TensorD ref = sim::attention_reference(x.problem, inputs.Q, inputs.K, inputs.V);
+    const sim::DType t = x.problem.dtype;
+    const auto& out = [&](sim::Algo a) -> const sim::TensorF& { return x.output[static_cast<size_t>(algo_index(a))]; };
+    for (sim::Algo a : {sim::Algo::flash2, sim::Algo::flash1, sim::Algo::standard})
+        x.pairs.push_back({std::string(sim::algo_name(a)), "reference", sim::validate(out(a), ref, t)});
+    x.pairs.push_back({"flash2", "standard", sim::validate(out(sim::Algo::flash2), out(sim::Algo::standard), t)});
+    x.pairs.push_back({"flash1", "flash2", sim::validate(out(sim::Algo::flash1), out(sim::Algo::flash2), t)});
+    const sim::TensorF& f2 = out(sim::Algo::flash2);
+    const sim::TensorF& st = out(sim::Algo::standard);
+    x.ulps.resize(f2.data.size());
+    for (size_t i = 0; i < f2.data.size(); ++i) {
+        x.ulps[i] = sim::ulp_distance(t, f2.data[i], st.data[i]);
+        const auto b = static_cast<size_t>(ulp_bin(x.ulps[i]));
+        if (x.ulp_bins.size() <= b) x.ulp_bins.resize(b + 1, 0);
+        ++x.ulp_bins[b];
+    }
+    if (x.problem.window > 0) {  // the same inputs, every earlier key visible: the exact causal result
+        sim::Problem full = x.problem;
+        full.window = 0;
+        full.causal = true;
+        x.approximation = sim::validate(f2, sim::attention_reference(full, inputs.Q, inputs.K, inputs.V), t);
+    }
+    return x;
+}
+
+ExactJob::ExactJob()
+    : job_([](const Params& p) { return std::make_shared<Exactness>(compute_exactness(p)); }, in_screen_words) {}
+
+void ExactJob::request(const Params& in) {
+    const Params p = normalised(in);
+    if (asked_ && *asked_ == p) return;
+    asked_ = p;
+    refusal_ = validate_exact(p);
+    if (!refusal_.empty()) {
+        job_.drop_queued();
+        return;
+    }
+    job_.request(p);
+}
+
+}  // namespace viz

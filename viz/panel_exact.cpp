@@ -1,0 +1,216 @@
+// viz/panel_exact.cpp — exact, but in which sense: the three outputs computed for real, their
+// distances from the float64 reference and from each other, a histogram of flash2's ulp distances
+// from standard, and where in the N x d output they fall.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "viz/panels.hpp"
+#include "viz/ui.hpp"
+
+namespace viz {
+
+namespace {
+std::string sci(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2e", x);
+    return b;
+}
+
+std::string bin_label(size_t k) {
+    if (k == 0) return "0 (bit-identical)";
+    if (k == 1) return "1";
+    const int64_t lo = int64_t{1} << (k - 1), hi = (int64_t{1} << k) - 1;
+    return ui::count(lo) + "-" + ui::count(hi);
+}
+
+// 0 ulp: the empty cell's grey; 1 ulp: blue; growing distances toward yellow and vermillion
+ImU32 ulp_colour(int64_t ulp) {
+    if (ulp <= 0) return ui::cell_empty;
+    const int b = ulp_bin(ulp);
+    if (b <= 1) return ui::okabe::blue;
+    if (b == 2) return ui::okabe::sky;
+    if (b <= 4) return ui::okabe::yellow;
+    if (b <= 6) return ui::okabe::orange;
+    return ui::okabe::vermillion;
+}
+}  // namespace
+
+void draw_exact_panel(const ExactJob& job, ViewState& v) {
+    (void)v;
+    const float fs = ImGui::GetFontSize();
+    if (!job.refusal().empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
+        ui::wrapped("Not computed: %s", job.refusal().c_str());
+        ImGui::PopStyleColor();
+        if (job.current()) ImGui::TextDisabled("below: the last problem computed");
+    }
+    if (!job.last_error().empty()) ui::wrapped("%s", job.last_error().c_str());
+    const Exactness* x = job.current().get();
+    if (!x) {
+        if (job.busy()) ImGui::TextDisabled("computing the outputs...");
+        return;
+    }
+    const sim::Problem& p = x->problem;
+    const char* dt = sim::dtype_name(p.dtype).data();
+    ImGui::Text("The outputs themselves: O computed for real by each algorithm");
+    ImGui::SameLine(0, fs * 2);
+    ImGui::TextDisabled("N = %lld, d = %lld, %s%s, one head, seed %llu", static_cast<long long>(p.seq),
+                        static_cast<long long>(p.head_dim), dt, mask_words(p).c_str(),
+                        static_cast<unsigned long long>(p.seed));
+    ui::wrapped(
+        "Inputs Q, K, V stored in %s, arithmetic in float32 (as on a GPU), outputs rounded to %s. The yardstick is "
+        "the same attention in float64, far closer to exact than any of them. Flash attention is exact as a "
+        "formula: tiles and the online softmax change only the order of the additions and add rescales, so in "
+        "exact arithmetic all three agree. In floating point each addition rounds, a different order rounds "
+        "differently, and the outputs differ in their last bits, by about as much as each differs from the "
+        "reference. (flash1 keeps O in float32 between its steps and rounds it once at the end, as cuda/flash1.cu "
+        "does; standard runs on its own tiles, as its cuBLAS products do.)",
+        dt, dt);
+    ImGui::Spacing();
+    // the comparisons
+    constexpr ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("exact_pairs", 5, tf)) {
+        ImGui::TableSetupColumn("compared");
+        ImGui::TableSetupColumn("max abs difference");
+        ImGui::TableSetupColumn("relative (Frobenius)");
+        ImGui::TableSetupColumn("max ulp");
+        ImGui::TableSetupColumn("bit-identical");
+        ImGui::TableHeadersRow();
+        auto row = [&](const std::string& what, const sim::ErrorStats& s, ImU32 col) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(col));
+            ImGui::TextUnformatted(what.c_str());
+            ImGui::PopStyleColor();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(sci(s.max_abs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(sci(s.rel_frobenius).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(ui::count(s.max_ulp).c_str());
+            ImGui::TableNextColumn();
+            const double share = s.count ? 100.0 * static_cast<double>(s.identical) / static_cast<double>(s.count) : 0;
+            ImGui::Text("%.1f%% of %s", share, ui::count(s.count).c_str());
+        };
+        for (const ExactPair& e : x->pairs) {
+            const auto a = sim::parse_algo(e.actual);
+            row(e.actual + " vs " + (e.expected == "reference" ? "float64 reference" : e.expected), e.stats,
+                a ? ui::algo_colour(*a) : ui::text_col);
+        }
+        if (x->approximation)
+            row("flash2, window " + ui::count(p.window) + ", vs exact causal (float64)", *x->approximation,
+                ui::okabe::vermillion);
+        ImGui::EndTable();
+    }
+    for (const ExactPair& e : x->pairs)  // the largest difference between the two algorithms, digit by digit
+        if (e.expected == "standard" && e.stats.first_bad >= 0 && e.stats.max_abs > 0) {
+            const auto i = static_cast<size_t>(e.stats.first_bad);
+            const int64_t d = p.head_dim;
+            ui::wrapped(
+                "The largest difference between flash2 and standard: row %lld, column %lld, flash2 %.9g against "
+                "standard %.9g (9 significant digits, all a float32 holds).",
+                static_cast<long long>(e.stats.first_bad / d), static_cast<long long>(e.stats.first_bad % d),
+                static_cast<double>(x->output[static_cast<size_t>(algo_index(sim::Algo::flash2))].data[i]),
+                static_cast<double>(x->output[static_cast<size_t>(algo_index(sim::Algo::standard))].data[i]));
+        }
+    ImGui::TextDisabled(
+        "ulps look large where outputs are near zero (an ulp there is tiny): max abs and relative are "
+        "the fair sizes");
+    ImGui::SameLine();
+    ui::help("ulp");
+    if (x->approximation)
+        ui::wrapped(
+            "The window row is an approximation, not rounding: it leaves keys out, so its error stays the same size "
+            "at any precision (%s here, %s times flash2's distance from the reference).",
+            sci(x->approximation->max_abs).c_str(),
+            ui::count(x->pairs.front().stats.max_abs > 0
+                          ? static_cast<int64_t>(x->approximation->max_abs / x->pairs.front().stats.max_abs)
+                          : 0)
+                .c_str());
+    ImGui::Spacing();
+    const int64_t total = static_cast<int64_t>(x->ulps.size());
+    const float avail_w = ImGui::GetContentRegionAvail().x;
+    const float half = std::max(fs * 16, avail_w * 0.5f - fs);
+    // left: the histogram of flash2 against standard, element by element (distances of 2^9 ulps and
+    // more in one bar)
+    ImGui::BeginGroup();
+    ImGui::Text("flash2 against standard, element by element");
+    ImGui::TextDisabled("distance in %s ulps: elements", dt);
+    {
+        constexpr size_t kBars = 11;  // 0, 1, 2-3, ..., 256-511, then >= 512
+        std::vector<int64_t> bars(kBars, 0);
+        for (size_t k = 0; k < x->ulp_bins.size(); ++k) bars[std::min(k, kBars - 1)] += x->ulp_bins[k];
+        while (bars.size() > 2 && bars.back() == 0) bars.pop_back();
+        int64_t most = 1;
+        for (int64_t c : bars) most = std::max(most, c);
+        const float label_w = fs * 6.5f, num_w = fs * 7, bar_w = std::max(fs * 4, half - label_w - num_w),
+                    bh = fs * 0.9f;
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        for (size_t k = 0; k < bars.size(); ++k) {
+            const float y = p0.y + static_cast<float>(k) * fs * 1.1f;
+            const bool last = k + 1 == kBars;
+            const std::string label = last     ? ">= " + ui::count(int64_t{1} << (k - 1))
+                                      : k == 0 ? "0 (same bits)"
+                                               : bin_label(k);
+            dl->AddText(ImVec2(p0.x, y), ui::text_dim, label.c_str());
+            const float len = bar_w * static_cast<float>(bars[k]) / static_cast<float>(most);
+            const ImU32 c = k == 0 ? ui::okabe::grey : ulp_colour(int64_t{1} << (k - 1));
+            dl->AddRectFilled(ImVec2(p0.x + label_w, y + fs * 0.1f), ImVec2(p0.x + label_w + len, y + fs * 0.1f + bh),
+                              c, 2);
+            const double share = total ? 100.0 * static_cast<double>(bars[k]) / static_cast<double>(total) : 0;
+            const std::string n = ui::count(bars[k]) + " (" + ui::fixed(share, 1) + "%)";
+            dl->AddText(ImVec2(p0.x + label_w + len + 4, y), ui::text_col, n.c_str());
+        }
+        ImGui::Dummy(ImVec2(half, static_cast<float>(bars.size()) * fs * 1.1f));
+    }
+    ImGui::EndGroup();
+    ImGui::SameLine(0, fs * 2);
+    // right: where they differ in the N x d output, a cell per element (rows and columns grouped to
+    // fit), its colour the largest distance among the elements it covers
+    ImGui::BeginGroup();
+    ImGui::Text("Where: the N x d output");
+    ImGui::TextDisabled("query rows down (row 0 at the top), d across");
+    {
+        const int64_t n = p.seq, d = p.head_dim;
+        const float legend_w = fs * 6;
+        const float w = std::max(fs * 4, ImGui::GetContentRegionAvail().x - legend_w - fs);
+        const float h = std::max(fs * 6, ImGui::GetContentRegionAvail().y - fs * 0.5f);
+        const int64_t rows = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(h / 2)));
+        const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(d, static_cast<int64_t>(w / 2)));
+        const float cw = w / static_cast<float>(cols), ch = h / static_cast<float>(rows);
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t r0 = r * n / rows, r1 = std::max(r0 + 1, (r + 1) * n / rows);
+            for (int64_t c = 0; c < cols; ++c) {
+                const int64_t c0 = c * d / cols, c1 = std::max(c0 + 1, (c + 1) * d / cols);
+                int64_t worst = 0;
+                for (int64_t i = r0; i < r1; ++i)
+                    for (int64_t k = c0; k < c1; ++k) worst = std::max(worst, x->ulps[static_cast<size_t>(i * d + k)]);
+                const ImVec2 a(p0.x + static_cast<float>(c) * cw, p0.y + static_cast<float>(r) * ch);
+                dl->AddRectFilled(a, ImVec2(a.x + cw, a.y + ch), ulp_colour(worst));
+            }
+        }
+        dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), ui::text_dim);
+        const float lx = p0.x + w + fs * 0.6f;
+        const std::pair<int64_t, const char*> keys[] = {{0, "same bits"}, {1, "1 ulp"},  {2, "2-3"},
+                                                        {4, "4-15"},      {16, "16-63"}, {64, ">= 64"}};
+        for (size_t i = 0; i < std::size(keys); ++i) {
+            const float y = p0.y + static_cast<float>(i) * fs * 1.2f;
+            dl->AddRectFilled(ImVec2(lx, y + 2), ImVec2(lx + fs * 0.9f, y + fs * 0.9f), ulp_colour(keys[i].first));
+            dl->AddText(ImVec2(lx + fs * 1.3f, y), ui::text_col, keys[i].second);
+        }
+        if (rows < n || cols < d)
+            dl->AddText(ImVec2(lx, p0.y + fs * 7.6f), ui::text_dim,
+                        (ui::count((n + rows - 1) / rows) + " rows a cell").c_str());
+        ImGui::Dummy(ImVec2(w + legend_w, h));
+    }
+    ImGui::EndGroup();
+}
+
+}  // namespace viz
