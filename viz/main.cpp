@@ -377,16 +377,11 @@ int main(int argc, char** argv) {
         ImGui::EndChild();
         ImGui::EndChild();
         ImGui::SameLine();
-        {
-            // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
-            // collapsed and the side-by-side panes overlapped).
-            const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 30.0f);
-            if (avail.x < min_view.x || avail.y < min_view.y)
-                ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
-        }
-        ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
-        // whether v.panel's own view was drawn this frame, not a progress bar (the tour checks it)
-        bool view_drawn = false;
+        // The right side: a refusal's banner and the tabs stay put; the view under them scrolls. (The
+        // tabs in the scrolling child stretched to the widest view's width and the last ones ran off
+        // the screen.)
+        ImGui::BeginChild("right", ImVec2(0, 0), false,
+                          ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
         if (!v.param_error.empty()) {  // a refusal, where the learner looks after pressing Simulate
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
             ui::wrapped("Not applied: %s", v.param_error.c_str());
@@ -403,49 +398,60 @@ int main(int argc, char** argv) {
                 if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
                     if (tab_forced == k) tab_forced = -1;  // the forced tab is showing now
                     if (tab_forced < 0 && v.panel != p) switch_panel(v, rs, p);
-                    if (v.panel == p) {
-                        if (!rs && p != Panel::softmax && p != Panel::measured) {
-                            ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
-                            if (!sims.last_error().empty()) ui::wrapped("%s", sims.last_error().c_str());
-                        } else {
-                            view_drawn = true;
-                            switch (p) {
-                                case Panel::memory:
-                                    draw_memory_panel(*rs, cache, v);
-                                    break;
-                                case Panel::compare:
-                                    draw_compare_panel(*rs, cache, v);
-                                    break;
-                                case Panel::scores:
-                                    draw_scores_panel(*rs, cache, v);
-                                    break;
-                                case Panel::timeline:
-                                    draw_timeline_panel(*rs, measured, v);
-                                    break;
-                                case Panel::softmax:
-                                    draw_softmax_panel(v);
-                                    break;
-                                case Panel::charts:
-                                    draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(),
-                                                      measured, v);
-                                    break;
-                                case Panel::measured:
-                                    draw_measured_panel(measured, rs, &live, v);
-                                    break;
-                                case Panel::ring:
-                                    draw_ring_panel(ring, v);
-                                    break;
-                                case Panel::exact:
-                                    draw_exact_panel(exact, v);
-                                    break;
-                            }
-                        }
-                    }
                     ImGui::EndTabItem();
                 }
             }
             ImGui::EndTabBar();
         }
+        {
+            // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
+            // collapsed and the side-by-side panes overlapped).
+            const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 28.0f);
+            if (avail.x < min_view.x || avail.y < min_view.y)
+                ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
+        }
+        ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+        // whether v.panel's own view was drawn this frame, not a progress bar (the tour checks it)
+        bool view_drawn = false;
+        {
+            const Panel p = v.panel;
+            if (!rs && p != Panel::softmax && p != Panel::measured) {
+                ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
+                if (!sims.last_error().empty()) ui::wrapped("%s", sims.last_error().c_str());
+            } else {
+                view_drawn = true;
+                switch (p) {
+                    case Panel::memory:
+                        draw_memory_panel(*rs, cache, v);
+                        break;
+                    case Panel::compare:
+                        draw_compare_panel(*rs, cache, v);
+                        break;
+                    case Panel::scores:
+                        draw_scores_panel(*rs, cache, v);
+                        break;
+                    case Panel::timeline:
+                        draw_timeline_panel(*rs, measured, v);
+                        break;
+                    case Panel::softmax:
+                        draw_softmax_panel(v);
+                        break;
+                    case Panel::charts:
+                        draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), measured, v);
+                        break;
+                    case Panel::measured:
+                        draw_measured_panel(measured, rs, &live, v);
+                        break;
+                    case Panel::ring:
+                        draw_ring_panel(ring, v);
+                        break;
+                    case Panel::exact:
+                        draw_exact_panel(exact, v);
+                        break;
+                }
+            }
+        }
+        ImGui::EndChild();
         ImGui::EndChild();
         ImGui::End();
         draw_help_overlay(v);
