@@ -173,6 +173,44 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
             "(2 = quadratic in N).",
             slope(cd->vs_seq[0], count).c_str(), slope(cd->vs_seq[1], count).c_str(),
             slope(cd->vs_seq[2], count).c_str());
+        // standard's slope above 2: between its last two points a row of float32 scores (N x 4 B; in
+        // the backward dP and dS together, N x 8 B) outgrew one block's SRAM, and its row kernels went
+        // from whole rows to one row a block in two passes (sim/program.cpp's row_kernel_shape)
+        {
+            const Series& st = cd->vs_seq[0];
+            std::vector<double> xs;
+            const auto& ys = st.counted(count);
+            for (size_t i = 0; i < st.x.size() && i < ys.size(); ++i)
+                if (std::isfinite(ys[i]) && ys[i] > 0) xs.push_back(st.x[i]);
+            const sim::Machine& m = sim::find_machine(cd->params.gpu);
+            const int64_t sram = cd->params.sram_bytes > 0 ? cd->params.sram_bytes : m.sram_bytes;
+            if (xs.size() >= 2) {
+                const auto a = static_cast<int64_t>(xs[xs.size() - 2]), b = static_cast<int64_t>(xs.back());
+                const bool fwd = cd->params.pass != sim::Pass::backward, bwd = cd->params.pass != sim::Pass::forward;
+                // a row fits when its float32 elements do (floats: 1 for S, 2 for dP and dS)
+                auto fits = [&](int64_t n, int64_t floats) { return n * 4 * floats <= sram; };
+                const bool p_row = fwd && fits(a, 1) && !fits(b, 1);
+                const bool ds_row = bwd && fits(a, 2) && !fits(b, 2);
+                if (count == Count::l2_model)
+                    ui::wrapped(
+                        "Through the L2 model the slopes are not the paper count's (%s, %s, %s there): while the "
+                        "data a head re-reads fits the L2 the walk replays (%s of the %s), DRAM sees each byte about "
+                        "once (flash's bytes grow like N, standard's still like N^2: its S and P are bytes of their "
+                        "own); once it outgrows it, every re-read misses and the growth turns toward the paper "
+                        "count's, steeply where that happens between the last two points.",
+                        slope(cd->vs_seq[0], Count::paper).c_str(), slope(cd->vs_seq[1], Count::paper).c_str(),
+                        slope(cd->vs_seq[2], Count::paper).c_str(), ui::bytes(m.l2_walk_bytes()).c_str(),
+                        ui::bytes(m.l2_bytes).c_str());
+                if (p_row || ds_row)
+                    ui::wrapped(
+                        "Why standard's last slope is above 2: between N = %s and %s a row of float32 %s (%s) outgrew "
+                        "one thread block's SRAM (%s), so its row kernel now takes one row a block in two passes "
+                        "(the max and sum, then the result), reading the N x N matrix twice: a step on top of N^2.",
+                        ui::count(a).c_str(), ui::count(b).c_str(), p_row ? "scores S" : "dP and dS together",
+                        ui::bytes(static_cast<double>(b) * (p_row ? 4.0 : 8.0)).c_str(),
+                        ui::bytes(static_cast<double>(sram)).c_str());
+            }
+        }
         ui::wrapped(
             "Against M (slope between the two smallest M): standard %s, flash1 %s, flash2 %s "
             "(-1 = halves when M doubles).",
