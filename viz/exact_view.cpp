@@ -20,10 +20,11 @@ std::string grouped(int64_t v) {
     return s;
 }
 
-// The key the job runs on: what changes the outputs (not the shown algorithm or pass).
+// The key the job runs on: what changes the outputs (not the shown algorithm; the pass only as
+// forward or with a backward: both compute the same gradients).
 Params normalised(Params p) {
     p.algo = sim::Algo::flash2;
-    p.pass = sim::Pass::forward;
+    if (p.pass == sim::Pass::backward) p.pass = sim::Pass::both;
     return p;
 }
 }  // namespace
@@ -53,38 +54,13 @@ std::string validate_exact(const Params& p) {
     return {};
 }
 
-Exactness compute_exactness(const Params& in) {
-    const Params p = normalised(in);
-    if (const std::string e = validate_exact(p); !e.empty()) throw sim::Error(e);
-    Exactness x;
-    x.params = p;
-    x.problem = problem_of(p);
-    const sim::Machine& m = sim::find_machine(p.gpu);
-    for (sim::Algo a : kAlgos) {
-        sim::Config c;
-        c.algo = a;
-        // standard's products run on its own tiles (its kernels are cuBLAS's), whatever B_r, B_c the
-        // flash algorithms are given: its rounding is that of its block rule, as a lesson's standard config
-        c.block_rows = a == sim::Algo::standard ? 0 : p.block_rows;
-        c.block_cols = a == sim::Algo::standard ? 0 : p.block_cols;
-        c.sram_bytes = p.sram_bytes;
-        c.numerics = sim::Numerics::on;
-        c.event_cap = 0;
-        c.record_row = -1;
-        c.timeline_sms = 0;
-        c.timeline_steps = 0;
-        c.l2 = sim::L2Mode::off;
-        c.pass = sim::Pass::forward;
-        // flash1 as cuda/flash1.cu runs it: Algorithm 1 keeps O in float32 in HBM, and a last launch
-        // converts it to the storage type (the paper's shape would hand back the float32 O itself)
-        c.launch_per_kv_block = a == sim::Algo::flash1;
-        sim::Result r = sim::simulate(x.problem, m, c);
-        if (!r.output) throw sim::Error(std::string(sim::algo_name(a)) + ": the simulator returned no output");
-        x.output[static_cast<size_t>(algo_index(a))] = std::move(*r.output);
-    }
-    const sim::Inputs inputs = sim::generate_inputs(x.problem);
-    const sim::TensorD ref = sim::attention_reference(x.problem, inputs.Q, inputs.K, inputs.V);
-    const sim::DType t = x.problem.dtype;
+namespace {
+// One tensor's comparisons: each algorithm's against the reference, then flash2 vs standard and
+// flash1 vs flash2, and flash2's ulp distances from standard element by element.
+ExactTensor compare(std::string name, std::array<sim::TensorF, 3> outs, const sim::TensorD& ref, sim::DType t) {
+    ExactTensor x;
+    x.name = std::move(name);
+    x.output = std::move(outs);
     const auto& out = [&](sim::Algo a) -> const sim::TensorF& { return x.output[static_cast<size_t>(algo_index(a))]; };
     for (sim::Algo a : {sim::Algo::flash2, sim::Algo::flash1, sim::Algo::standard})
         x.pairs.push_back({std::string(sim::algo_name(a)), "reference", sim::validate(out(a), ref, t)});
@@ -99,10 +75,63 @@ Exactness compute_exactness(const Params& in) {
         if (x.ulp_bins.size() <= b) x.ulp_bins.resize(b + 1, 0);
         ++x.ulp_bins[b];
     }
+    return x;
+}
+}  // namespace
+
+Exactness compute_exactness(const Params& in) {
+    const Params p = normalised(in);
+    if (const std::string e = validate_exact(p); !e.empty()) throw sim::Error(e);
+    Exactness x;
+    x.params = p;
+    x.problem = problem_of(p);
+    const bool bwd = p.pass != sim::Pass::forward;
+    const sim::Machine& m = sim::find_machine(p.gpu);
+    std::array<sim::TensorF, 3> O, dQ, dK, dV;
+    for (sim::Algo a : kAlgos) {
+        sim::Config c;
+        c.algo = a;
+        // standard's products run on its own tiles (its kernels are cuBLAS's), whatever B_r, B_c the
+        // flash algorithms are given: its rounding is that of its block rule, as a lesson's standard config
+        c.block_rows = a == sim::Algo::standard ? 0 : p.block_rows;
+        c.block_cols = a == sim::Algo::standard ? 0 : p.block_cols;
+        c.sram_bytes = p.sram_bytes;
+        c.numerics = sim::Numerics::on;
+        c.event_cap = 0;
+        c.record_row = -1;
+        c.timeline_sms = 0;
+        c.timeline_steps = 0;
+        c.l2 = sim::L2Mode::off;
+        c.pass = bwd ? sim::Pass::both : sim::Pass::forward;
+        // flash1 as cuda/flash1.cu runs it: Algorithm 1 keeps O in float32 in HBM, and a last launch
+        // converts it to the storage type (the paper's shape would hand back the float32 O itself)
+        c.launch_per_kv_block = a == sim::Algo::flash1;
+        sim::Result r = sim::simulate(x.problem, m, c);
+        const auto i = static_cast<size_t>(algo_index(a));
+        if (!r.output || (bwd && (!r.dQ || !r.dK || !r.dV)))
+            throw sim::Error(std::string(sim::algo_name(a)) + ": the simulator returned no output");
+        O[i] = std::move(*r.output);
+        if (bwd) {
+            dQ[i] = std::move(*r.dQ);
+            dK[i] = std::move(*r.dK);
+            dV[i] = std::move(*r.dV);
+        }
+    }
+    const sim::Inputs inputs = sim::generate_inputs(x.problem);
+    const sim::DType t = x.problem.dtype;
+    x.tensors.push_back(compare("O", O, sim::attention_reference(x.problem, inputs.Q, inputs.K, inputs.V), t));
+    if (bwd) {
+        const sim::TensorF dO = sim::generate_input(x.problem, sim::InputTensor::dO);
+        const sim::Gradients g = sim::attention_backward_reference(x.problem, inputs.Q, inputs.K, inputs.V, dO);
+        x.tensors.push_back(compare("dQ", dQ, g.dQ, t));
+        x.tensors.push_back(compare("dK", dK, g.dK, t));
+        x.tensors.push_back(compare("dV", dV, g.dV, t));
+    }
     if (x.problem.window > 0) {  // the same inputs, every earlier key visible: the exact causal result
         sim::Problem full = x.problem;
         full.window = 0;
         full.causal = true;
+        const sim::TensorF& f2 = x.output().output[static_cast<size_t>(algo_index(sim::Algo::flash2))];
         x.approximation = sim::validate(f2, sim::attention_reference(full, inputs.Q, inputs.K, inputs.V), t);
     }
     return x;

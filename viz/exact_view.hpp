@@ -26,18 +26,27 @@ struct ExactPair {
     sim::ErrorStats stats;
 };
 
-struct Exactness {
-    Params params;
-    sim::Problem problem;                // one head, as the app simulates it
-    std::array<sim::TensorF, 3> output;  // standard, flash1, flash2 (kAlgos order), rounded to the dtype
+// One tensor the algorithms compute (O, or a gradient dQ, dK, dV), compared as above.
+struct ExactTensor {
+    std::string name;                    // "O", "dQ", "dK", "dV"
+    std::array<sim::TensorF, 3> output;  // standard, flash1, flash2 (kAlgos order)
     std::vector<ExactPair> pairs;        // each vs the reference, then flash2 vs standard, flash1 vs flash2
     // flash2 against standard, element by element: ulp distance in the problem's dtype (row-major N x d)
     std::vector<int64_t> ulps;
     // ulps' histogram: bin 0 = bit-identical, bin k >= 1 = distances in [2^(k-1), 2^k)
     std::vector<int64_t> ulp_bins;
+};
+
+struct Exactness {
+    Params params;
+    sim::Problem problem;  // one head, as the app simulates it
+    // O; with a backward pass (Params::pass backward or both) also dQ, dK, dV of L = sum(O o dO),
+    // dO from the shared generator, against the float64 backward reference
+    std::vector<ExactTensor> tensors;
     // A sliding window (Params::window > 0): flash2's windowed output against the float64 reference
     // of full causal attention on the same inputs, the error of leaving keys out.
     std::optional<sim::ErrorStats> approximation;
+    const ExactTensor& output() const { return tensors.front(); }
 };
 
 // The largest problem the view computes: N * N * d at most the simulator's own limit for computing

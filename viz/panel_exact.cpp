@@ -40,7 +40,6 @@ ImU32 ulp_colour(int64_t ulp) {
 }  // namespace
 
 void draw_exact_panel(const ExactJob& job, ViewState& v) {
-    (void)v;
     const float fs = ImGui::GetFontSize();
     if (!job.refusal().empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
@@ -56,7 +55,22 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     }
     const sim::Problem& p = x->problem;
     const char* dt = sim::dtype_name(p.dtype).data();
-    ImGui::Text("The outputs themselves: O computed for real by each algorithm");
+    v.exact_tensor = std::clamp(v.exact_tensor, 0, static_cast<int>(x->tensors.size()) - 1);
+    const ExactTensor& t = x->tensors[static_cast<size_t>(v.exact_tensor)];
+    const bool grad = v.exact_tensor > 0;
+    if (x->tensors.size() > 1) {  // with a backward pass: the output or one of the gradients
+        ImGui::TextUnformatted("Tensor:");
+        for (size_t k = 0; k < x->tensors.size(); ++k) {
+            ImGui::SameLine();
+            ImGui::RadioButton(x->tensors[k].name.c_str(), &v.exact_tensor, static_cast<int>(k));
+        }
+        ImGui::SameLine();
+        ImGui::TextDisabled("(the gradients of L = sum(O o dO), dO from the inputs' generator)");
+    }
+    if (grad)
+        ImGui::Text("The gradients themselves: %s computed for real by each algorithm's backward pass", t.name.c_str());
+    else
+        ImGui::Text("The outputs themselves: O computed for real by each algorithm");
     ImGui::SameLine(0, fs * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s%s, one head, seed %llu", static_cast<long long>(p.seq),
                         static_cast<long long>(p.head_dim), dt, mask_words(p).c_str(),
@@ -68,8 +82,11 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
         "exact arithmetic all three agree. In floating point each addition rounds, a different order rounds "
         "differently, and the outputs differ in their last bits, by about as much as each differs from the "
         "reference. (flash1 keeps O in float32 between its steps and rounds it once at the end, as cuda/flash1.cu "
-        "does; standard runs on its own tiles, as its cuBLAS products do.)",
-        dt, dt);
+        "does; standard runs on its own tiles, as its cuBLAS products do.)%s",
+        dt, dt,
+        grad ? " The backward adds its own orders: flash recomputes S and P tile by tile and adds each key block's "
+               "share of dQ in turn; standard reads the P and dP it stored, rounded to the storage type."
+             : "");
     ImGui::Spacing();
     // the comparisons
     constexpr ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
@@ -96,17 +113,22 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
             const double share = s.count ? 100.0 * static_cast<double>(s.identical) / static_cast<double>(s.count) : 0;
             ImGui::Text("%.1f%% of %s", share, ui::count(s.count).c_str());
         };
-        for (const ExactPair& e : x->pairs) {
+        for (const ExactPair& e : t.pairs) {
             const auto a = sim::parse_algo(e.actual);
             row(e.actual + " vs " + (e.expected == "reference" ? "float64 reference" : e.expected), e.stats,
                 a ? ui::algo_colour(*a) : ui::text_col);
         }
-        if (x->approximation)
+        if (x->approximation && !grad)
             row("flash2, window " + ui::count(p.window) + ", vs exact causal (float64)", *x->approximation,
                 ui::okabe::vermillion);
         ImGui::EndTable();
     }
-    for (const ExactPair& e : x->pairs)  // the largest difference between the two algorithms, digit by digit
+    if (grad && t.name == "dQ" && p.dtype != sim::DType::fp32)
+        ui::wrapped(
+            "flash1's dQ is the float32 accumulator Algorithm 4 keeps in HBM, handed back as it is (the simulator's "
+            "flash1 converts only O), so its rows show float32's error, not %s's.",
+            dt);
+    for (const ExactPair& e : t.pairs)  // the largest difference between the two algorithms, digit by digit
         if (e.expected == "standard" && e.stats.first_bad >= 0 && e.stats.max_abs > 0) {
             const auto i = static_cast<size_t>(e.stats.first_bad);
             const int64_t d = p.head_dim;
@@ -114,25 +136,25 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
                 "The largest difference between flash2 and standard: row %lld, column %lld, flash2 %.9g against "
                 "standard %.9g (9 significant digits, all a float32 holds).",
                 static_cast<long long>(e.stats.first_bad / d), static_cast<long long>(e.stats.first_bad % d),
-                static_cast<double>(x->output[static_cast<size_t>(algo_index(sim::Algo::flash2))].data[i]),
-                static_cast<double>(x->output[static_cast<size_t>(algo_index(sim::Algo::standard))].data[i]));
+                static_cast<double>(t.output[static_cast<size_t>(algo_index(sim::Algo::flash2))].data[i]),
+                static_cast<double>(t.output[static_cast<size_t>(algo_index(sim::Algo::standard))].data[i]));
         }
     ImGui::TextDisabled(
         "ulps look large where outputs are near zero (an ulp there is tiny): max abs and relative are "
         "the fair sizes");
     ImGui::SameLine();
     ui::help("ulp");
-    if (x->approximation)
+    if (x->approximation && !grad)
         ui::wrapped(
             "The window row is an approximation, not rounding: it leaves keys out, so its error stays the same size "
             "at any precision (%s here, %s times flash2's distance from the reference).",
             sci(x->approximation->max_abs).c_str(),
-            ui::count(x->pairs.front().stats.max_abs > 0
-                          ? static_cast<int64_t>(x->approximation->max_abs / x->pairs.front().stats.max_abs)
+            ui::count(x->output().pairs.front().stats.max_abs > 0
+                          ? static_cast<int64_t>(x->approximation->max_abs / x->output().pairs.front().stats.max_abs)
                           : 0)
                 .c_str());
     ImGui::Spacing();
-    const int64_t total = static_cast<int64_t>(x->ulps.size());
+    const int64_t total = static_cast<int64_t>(t.ulps.size());
     const float avail_w = ImGui::GetContentRegionAvail().x;
     const float half = std::max(fs * 16, avail_w * 0.5f - fs);
     // left: the histogram of flash2 against standard, element by element (distances of 2^9 ulps and
@@ -143,7 +165,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     {
         constexpr size_t kBars = 11;  // 0, 1, 2-3, ..., 256-511, then >= 512
         std::vector<int64_t> bars(kBars, 0);
-        for (size_t k = 0; k < x->ulp_bins.size(); ++k) bars[std::min(k, kBars - 1)] += x->ulp_bins[k];
+        for (size_t k = 0; k < t.ulp_bins.size(); ++k) bars[std::min(k, kBars - 1)] += t.ulp_bins[k];
         while (bars.size() > 2 && bars.back() == 0) bars.pop_back();
         int64_t most = 1;
         for (int64_t c : bars) most = std::max(most, c);
@@ -173,7 +195,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     // right: where they differ in the N x d output, a cell per element (rows and columns grouped to
     // fit), its colour the largest distance among the elements it covers
     ImGui::BeginGroup();
-    ImGui::Text("Where: the N x d output");
+    ImGui::Text("Where: the N x d %s", grad ? t.name.c_str() : "output");
     ImGui::TextDisabled("query rows down (row 0 at the top), d across");
     {
         const int64_t n = p.seq, d = p.head_dim;
@@ -191,7 +213,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
                 const int64_t c0 = c * d / cols, c1 = std::max(c0 + 1, (c + 1) * d / cols);
                 int64_t worst = 0;
                 for (int64_t i = r0; i < r1; ++i)
-                    for (int64_t k = c0; k < c1; ++k) worst = std::max(worst, x->ulps[static_cast<size_t>(i * d + k)]);
+                    for (int64_t k = c0; k < c1; ++k) worst = std::max(worst, t.ulps[static_cast<size_t>(i * d + k)]);
                 const ImVec2 a(p0.x + static_cast<float>(c) * cw, p0.y + static_cast<float>(r) * ch);
                 dl->AddRectFilled(a, ImVec2(a.x + cw, a.y + ch), ulp_colour(worst));
             }

@@ -61,6 +61,7 @@ struct ViewState {
     std::string softmax_error;   // why the text above was refused (the last good scores stay shown)
     std::string softmax_note;    // what was adjusted on the last apply (V resized to the scores)
     int softmax_block_good = 4;  // the block size of the last good input (softmax_block is the field)
+    int exact_tensor = 0;        // the exactness view's tensor: 0 = O, then dQ, dK, dV (with a backward)
     int softmax_focus = -1;      // -1: follow the animation step
     // Charts: what is counted (0: DRAM through the L2 model, 1: HBM<->SRAM as the paper counts;
     // viz::Count) and whether the measured DRAM bytes are drawn as points.

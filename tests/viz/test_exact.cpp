@@ -36,7 +36,8 @@ int64_t ulps32(float a, float b) {
     return std::llabs(line(a) - line(b));
 }
 
-const sim::TensorF& out(const Exactness& x, sim::Algo a) { return x.output[static_cast<size_t>(algo_index(a))]; }
+const sim::TensorF& out(const ExactTensor& x, sim::Algo a) { return x.output[static_cast<size_t>(algo_index(a))]; }
+const sim::TensorF& out(const Exactness& x, sim::Algo a) { return out(x.output(), a); }
 }  // namespace
 
 TEST_CASE("ulp bins: 0, 1, 2-3, 4-7, ... as the histogram labels them") {
@@ -52,7 +53,10 @@ TEST_CASE("ulp bins: 0, 1, 2-3, 4-7, ... as the histogram labels them") {
 }
 
 TEST_CASE("exactness in float32: every pair within float32 rounding, the ulps as the bit patterns count them") {
-    const Exactness x = compute_exactness(lesson_params());
+    const Exactness ex = compute_exactness(lesson_params());
+    REQUIRE(ex.tensors.size() == 1);  // forward: O only
+    const ExactTensor& x = ex.output();
+    CHECK(x.name == "O");
     const int64_t n = 256 * 64;
     REQUIRE(x.pairs.size() == 5);
     for (const ExactPair& e : x.pairs) {
@@ -87,12 +91,13 @@ TEST_CASE("exactness in float32: every pair within float32 rounding, the ulps as
     CHECK(x.pairs[3].expected == "standard");
     CHECK(x.pairs[3].stats.max_ulp == most);
     CHECK(x.pairs[3].stats.identical == same_bits);
-    CHECK(!x.approximation);  // no window, no approximation row
+    CHECK(!ex.approximation);  // no window, no approximation row
 }
 
 TEST_CASE("exactness: standard runs on its own tiles, flash1 hands back O in the storage type") {
     const Params p = lesson_params(sim::DType::fp16);
-    const Exactness x = compute_exactness(p);
+    const Exactness ex = compute_exactness(p);
+    const ExactTensor& x = ex.output();
     // standard's output is the one its block rule gives, not one with the flash tiles (B_r, B_c = 32)
     sim::Config rule;
     rule.algo = sim::Algo::standard;
@@ -125,7 +130,7 @@ TEST_CASE("exactness with a sliding window: the approximation's error dwarfs rou
     CHECK(x.approximation->count == 256 * 64);
     // late rows lose 3/4 of their keys: outputs (averages of values in [-1, 1)) move by O(0.1)
     CHECK(x.approximation->max_abs > 0.01);
-    CHECK(x.approximation->max_abs > 1000 * x.pairs[0].stats.max_abs);
+    CHECK(x.approximation->max_abs > 1000 * x.output().pairs[0].stats.max_abs);
     // rows 0..63 see every key they would see anyway: there the window changes nothing but rounding
     const Exactness full = [&] {
         Params c = p;
@@ -138,6 +143,38 @@ TEST_CASE("exactness with a sliding window: the approximation's error dwarfs rou
             std::max(early, static_cast<double>(std::abs(out(x, sim::Algo::flash2).data[static_cast<size_t>(i)] -
                                                          out(full, sim::Algo::flash2).data[static_cast<size_t>(i)])));
     CHECK(early < 1e-5);
+}
+
+TEST_CASE("exactness with a backward pass: the gradients against the float64 backward, within float32 rounding") {
+    Params p = lesson_params();
+    p.pass = sim::Pass::backward;
+    const Exactness ex = compute_exactness(p);
+    REQUIRE(ex.tensors.size() == 4);
+    CHECK(ex.tensors[1].name == "dQ");
+    CHECK(ex.tensors[2].name == "dK");
+    CHECK(ex.tensors[3].name == "dV");
+    for (const ExactTensor& t : ex.tensors) {
+        CAPTURE(t.name);
+        REQUIRE(t.pairs.size() == 5);
+        for (const ExactPair& e : t.pairs) {
+            CAPTURE(e.actual);
+            CAPTURE(e.expected);
+            CHECK(e.stats.count == 256 * 64);
+            CHECK(e.stats.nonfinite == 0);
+            // the gradients are sums over 256 rows or keys of products of O(1) terms: float32
+            // rounding leaves them within 1e-5 of each other relative to their size
+            CHECK(e.stats.rel_frobenius < 1e-5);
+        }
+        for (size_t k = 0; k < 3; ++k) CHECK(t.pairs[k].stats.max_abs > 0);  // not the float64 numbers
+        int64_t binned = 0;
+        for (int64_t c : t.ulp_bins) binned += c;
+        CHECK(binned == 256 * 64);
+    }
+    // the forward's O is the same whether or not a backward follows
+    const Exactness fwd = compute_exactness(lesson_params());
+    CHECK(out(fwd, sim::Algo::flash2).data == out(ex, sim::Algo::flash2).data);
+    // a gradient is not the output: dV = P^T dO differs from O
+    CHECK(out(ex.tensors[3], sim::Algo::flash2).data != out(ex, sim::Algo::flash2).data);
 }
 
 TEST_CASE("exactness refuses a problem too large to compute, and says what to change") {
