@@ -1,5 +1,7 @@
 #include "viz/app_args.hpp"
 
+#include "viz/ring_view.hpp"
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -64,8 +66,10 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     if (!size.empty()) {
         int w = 0, h = 0;
         char extra = 0;
-        if (std::sscanf(size.c_str(), "%dx%d%c", &w, &h, &extra) != 2 || w < 320 || h < 240 || w > 8192 || h > 8192)
-            return "--size must be WIDTHxHEIGHT between 320x240 and 8192x8192, e.g. 1280x800; got '" + size + "'";
+        if (std::sscanf(size.c_str(), "%dx%d%c", &w, &h, &extra) != 2 || w < 640 || h < 400 || w > 8192 || h > 8192)
+            return "--size must be WIDTHxHEIGHT between 640x400 (below it the views have no room beside the lesson) "
+                   "and 8192x8192, e.g. 1280x800; got '" +
+                   size + "'";
         a.width = w;
         a.height = h;
     }
@@ -77,7 +81,15 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         a.pass = sim::parse_pass(pass);
         if (!a.pass) return "--pass must be forward, backward or both; got '" + pass + "'";
     }
-    if (app.count("--gpus")) a.gpus = gpus;  // out of range: the ring view says why, in its own words
+    if (app.count("--gpus")) {
+        if (gpus < 1 || gpus > kRingMaxGpus)
+            return "--gpus must be 1 to " + std::to_string(kRingMaxGpus) + " (the ring view draws at most " +
+                   std::to_string(kRingMaxGpus) + " GPUs; flashsim ring takes up to 1,024); got " +
+                   std::to_string(gpus);
+        a.gpus = gpus;
+    }
+    if (app.count("--anim-step") && a.anim_step < 0)
+        return "--anim-step counts the animation's steps from 0; got " + std::to_string(a.anim_step);
     if (!layout.empty()) {
         a.layout = sim::parse_enum<sim::RingLayout>(layout);
         if (!a.layout) return "--layout must be balanced or contiguous; got '" + layout + "'";
@@ -92,9 +104,13 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
         if (a.frames < 0) a.frames = 2;
     }
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
-    if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed))
-        return "--speed must be between 0.25 and 200 steps per second, got " + std::to_string(a.speed);
-    if (a.font_px != 0 && (a.font_px < 8 || a.font_px > 64)) return "--font-size must be between 8 and 64 pixels";
+    if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed)) {
+        char got[32];
+        std::snprintf(got, sizeof got, "%g", a.speed);
+        return std::string("--speed must be between 0.25 and 200 steps per second, got ") + got;
+    }
+    if (app.count("--font-size") && !(a.font_px >= 8 && a.font_px <= 64))
+        return "--font-size must be between 8 and 64 pixels";
     if (!a.screenshot.empty()) {
         const auto& s = a.screenshot;
         if (s.size() < 5 || s.substr(s.size() - 4) != ".png")

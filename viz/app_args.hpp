@@ -29,7 +29,7 @@ struct AppArgs {
     bool causal = false;
     std::optional<sim::Pass> pass;  // --pass forward|backward|both
     int64_t anim_step = -1;   // --anim-step: the animation step to show (the ring view: its step)
-    std::optional<int64_t> gpus;               // --gpus P: the ring view's GPUs (its inputs check it)
+    std::optional<int64_t> gpus;               // --gpus P: the ring view's GPUs, 1 to kRingMaxGpus
     std::optional<sim::RingLayout> layout;     // --layout balanced|contiguous: the ring view's layout
     bool play = false;        // start playing
     double speed = 0;         // steps per second (0: the default)

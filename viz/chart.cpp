@@ -165,7 +165,7 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
 
 void bars(const char* id, ImVec2 size, const std::string& title, const std::vector<std::string>& series,
           const std::vector<ImU32>& colours, const std::vector<BarGroup>& groups,
-          const std::function<std::string(double)>& fmt_y) {
+          const std::function<std::string(double)>& fmt_y, const std::string& empty) {
     ImGui::PushID(id);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton("bars", size);
@@ -181,7 +181,7 @@ void bars(const char* id, ImVec2 size, const std::string& title, const std::vect
     for (const auto& g : groups)
         for (double v : g.values) hi = std::max(hi, v);
     if (hi <= 0 || groups.empty()) {
-        ui::text_centred(dl, a, b, ui::text_dim, "no data yet");
+        ui::text_centred(dl, a, b, ui::text_dim, empty);
         ImGui::PopID();
         return;
     }

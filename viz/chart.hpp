@@ -36,9 +36,10 @@ struct BarGroup {
     std::string label;           // category, e.g. a tensor name
     std::vector<double> values;  // one per series
 };
-// Grouped bars on a linear axis from 0; `series` names and colours.
+// Grouped bars on a linear axis from 0; `series` names and colours; `empty`: what the box says
+// when there is nothing to draw.
 void bars(const char* id, ImVec2 size, const std::string& title, const std::vector<std::string>& series,
           const std::vector<ImU32>& colours, const std::vector<BarGroup>& groups,
-          const std::function<std::string(double)>& fmt_y);
+          const std::function<std::string(double)>& fmt_y, const std::string& empty = "no data yet");
 
 }  // namespace viz::chart

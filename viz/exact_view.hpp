@@ -43,8 +43,8 @@ struct Exactness {
     // O; with a backward pass (Params::pass backward or both) also dQ, dK, dV of L = sum(O o dO),
     // dO from the shared generator, against the float64 backward reference
     std::vector<ExactTensor> tensors;
-    // A sliding window (Params::window > 0): flash2's windowed output against the float64 reference
-    // of full causal attention on the same inputs, the error of leaving keys out.
+    // A sliding window shorter than N (0 < Params::window < N): flash2's windowed output against the
+    // float64 reference of full causal attention on the same inputs, the error of leaving keys out.
     std::optional<sim::ErrorStats> approximation;
     const ExactTensor& output() const { return tensors.front(); }
 };

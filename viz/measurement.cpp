@@ -175,8 +175,9 @@ MeasuredSet load_measurements(const std::string& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
         s.note = "no results folder " + dir +
-                 ": on a machine with an NVIDIA GPU, build with CUDA and run "
-                 "`flashsim bench --json cuda/results/<gpu>.json` (or scripts/gpu_session.sh)";
+                 ": give --results a folder of bench JSON files, or on a machine with an NVIDIA GPU build with "
+                 "CUDA and run `flashsim bench --json " +
+                 dir + "/<gpu>.json` (or scripts/gpu_session.sh)";
         return s;
     }
     std::vector<fs::path> paths;

@@ -22,6 +22,10 @@ sim::Problem bench_shape(const sim::Problem& p) {
     sim::Problem b = p;
     b.batch = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, p.seq));
     b.heads = std::max<int64_t>(1, 2048 / std::max<int64_t>(1, p.head_dim));
+    // the simulator takes at most 2^24 heads in one problem (sim/problem.cpp): at tiny N and d
+    // (N = 1, d = 1 would be 16,384 x 2,048) the batch shrinks to fit
+    constexpr int64_t kMaxHeads = int64_t{1} << 24;
+    if (b.batch * b.heads > kMaxHeads) b.batch = std::max<int64_t>(1, kMaxHeads / b.heads);
     return b;
 }
 

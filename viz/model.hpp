@@ -92,7 +92,8 @@ struct RunSet {
     const Timeline& timeline(sim::Algo a) const { return timelines[algo_index(a)]; }
 };
 
-// The bench's shape for a problem (cuda/results: B = 16,384 / N, H = 2,048 / d, each at least 1).
+// The bench's shape for a problem (cuda/results: B = 16,384 / N, H = 2,048 / d, each at least 1;
+// B smaller where B x H would pass the simulator's 2^24 heads, at N x d below 2).
 sim::Problem bench_shape(const sim::Problem& p);
 
 // Events kept per trace in the app (Config::event_cap); totals always cover everything.

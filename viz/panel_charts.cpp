@@ -80,7 +80,9 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
             for (sim::Algo a : kAlgos)
                 if (!rs.result(a).l2.simulated)
                     what += " Per tensor: " + std::string(sim::algo_name(a)) +
-                            " has no L2 model run for this problem (" + in_screen_words(rs.result(a).l2.note) + ").";
+                            " has no L2 model run for this problem (its own run, at the simulator's automatic "
+                            "budget, not the points' larger one: " +
+                            in_screen_words(rs.result(a).l2.note) + ").";
         if (!mp.empty())
             what +=
                 " Dots: DRAM bytes per head the counters measured (" + mp.front().source + "; the kernels' own tiles).";
@@ -161,10 +163,12 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
             }
             if (any) groups.push_back(g);
         }
-        chart::bars("tensors", ImVec2(w, h),
-                    std::string(count == Count::paper ? "HBM<->SRAM" : "DRAM (L2 model)") +
-                        " bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")",
-                    names, cols, groups, [](double b) { return ui::bytes(b); });
+        chart::bars(
+            "tensors", ImVec2(w, h),
+            std::string(count == Count::paper ? "HBM<->SRAM" : "DRAM (L2 model)") +
+                " bytes per tensor, this problem (N = " + std::to_string(rs.problem.seq) + ")",
+            names, cols, groups, [](double b) { return ui::bytes(b); },
+            count == Count::l2_model ? "no L2 model run for this problem (the line above says why)" : "no data yet");
     }
     // what the slopes say, measured from the points
     if (cd->vs_seq.size() == 3) {

@@ -20,6 +20,17 @@ std::string sci(double x) {
     return b;
 }
 
+// a share to one decimal that never rounds to "100.0%" or "0.0%" unless it is all or none
+std::string share_text(int64_t part, int64_t whole) {
+    if (whole <= 0) return "-";
+    if (part == whole) return "100%";
+    if (part == 0) return "0%";
+    const double s = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+    if (s > 99.9) return "> 99.9%";
+    if (s < 0.1) return "< 0.1%";
+    return ui::fixed(s, 1) + "%";
+}
+
 std::string bin_label(size_t k) {
     if (k == 0) return "0 (bit-identical)";
     if (k == 1) return "1";
@@ -71,7 +82,6 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
         ImGui::Text("The gradients themselves: %s computed for real by each algorithm's backward pass", t.name.c_str());
     else
         ImGui::Text("The outputs themselves: O computed for real by each algorithm");
-    ImGui::SameLine(0, fs * 2);
     ImGui::TextDisabled("N = %lld, d = %lld, %s%s, one head, seed %llu", static_cast<long long>(p.seq),
                         static_cast<long long>(p.head_dim), dt, mask_words(p).c_str(),
                         static_cast<unsigned long long>(p.seed));
@@ -110,8 +120,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(ui::count(s.max_ulp).c_str());
             ImGui::TableNextColumn();
-            const double share = s.count ? 100.0 * static_cast<double>(s.identical) / static_cast<double>(s.count) : 0;
-            ImGui::Text("%.1f%% of %s", share, ui::count(s.count).c_str());
+            ImGui::Text("%s of %s", share_text(s.identical, s.count).c_str(), ui::count(s.count).c_str());
         };
         for (const ExactPair& e : t.pairs) {
             const auto a = sim::parse_algo(e.actual);
@@ -139,20 +148,28 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
                 static_cast<double>(t.output[static_cast<size_t>(algo_index(sim::Algo::flash2))].data[i]),
                 static_cast<double>(t.output[static_cast<size_t>(algo_index(sim::Algo::standard))].data[i]));
         }
-    ImGui::TextDisabled(
-        "ulps look large where outputs are near zero (an ulp there is tiny): max abs and relative are "
-        "the fair sizes");
-    ImGui::SameLine();
-    ui::help("ulp");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ui::wrapped(
+        "max abs and relative are against the float64 values; max ulp and bit-identical compare after rounding both "
+        "to %s. ulps look large near zero (an ulp there is tiny): max abs and relative are the fair sizes",
+        dt);
+    ImGui::PopStyleColor();
+    ui::term("ulp: unit in the last place", "ulp");
+    if (p.window > 0 && p.window >= p.seq && !grad)
+        ui::wrapped(
+            "The window of %s keys is as long as N = %s: no query has a key beyond it, so it leaves nothing out "
+            "here and there is no approximation to compare.",
+            ui::count(p.window).c_str(), ui::count(p.seq).c_str());
     if (x->approximation && !grad)
         ui::wrapped(
             "The window row is an approximation, not rounding: it leaves keys out, so its error stays the same size "
-            "at any precision (%s here, %s times flash2's distance from the reference).",
+            "at any precision (%s here, %s times flash2's own rounding error on this windowed problem, %s).",
             sci(x->approximation->max_abs).c_str(),
             ui::count(x->output().pairs.front().stats.max_abs > 0
                           ? static_cast<int64_t>(x->approximation->max_abs / x->output().pairs.front().stats.max_abs)
                           : 0)
-                .c_str());
+                .c_str(),
+            sci(x->output().pairs.front().stats.max_abs).c_str());
     ImGui::Spacing();
     const int64_t total = static_cast<int64_t>(t.ulps.size());
     const float avail_w = ImGui::GetContentRegionAvail().x;
@@ -184,8 +201,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
             const ImU32 c = k == 0 ? ui::okabe::grey : ulp_colour(int64_t{1} << (k - 1));
             dl->AddRectFilled(ImVec2(p0.x + label_w, y + fs * 0.1f), ImVec2(p0.x + label_w + len, y + fs * 0.1f + bh),
                               c, 2);
-            const double share = total ? 100.0 * static_cast<double>(bars[k]) / static_cast<double>(total) : 0;
-            const std::string n = ui::count(bars[k]) + " (" + ui::fixed(share, 1) + "%)";
+            const std::string n = ui::count(bars[k]) + " (" + share_text(bars[k], total) + ")";
             dl->AddText(ImVec2(p0.x + label_w + len + 4, y), ui::text_col, n.c_str());
         }
         ImGui::Dummy(ImVec2(half, static_cast<float>(bars.size()) * fs * 1.1f));

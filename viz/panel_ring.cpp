@@ -246,7 +246,8 @@ void draw_ring(ImDrawList* dl, ImVec2 a, ImVec2 b, const sim::RingResult& r, con
     // the steps are numbered from 0, as the timeline's boxes and "GPU i-s" are: s = 0 .. steps - 1
     std::vector<std::string> lines = {std::string(pass_of(pr)) + " step s = " + std::to_string(cur.step) + " (" +
                                           std::to_string(cur.step + 1) + " of " + std::to_string(pr.steps.size()) + ")",
-                                      "GPU i attends to GPU i-" + std::to_string(cur.step) + "'s K/V"};
+                                      cur.step == 0 ? std::string("each GPU attends to its own K/V")
+                                                    : "GPU i attends to GPU i-" + std::to_string(cur.step) + "'s K/V"};
     if (P > 1 && st.send_bytes > 0)
         lines.push_back("sends " + ui::bytes(static_cast<double>(st.send_bytes)) + " on: " + ui::seconds(st.transfer_s));
     else if (P > 1)
@@ -422,6 +423,14 @@ void totals(const sim::RingResult& r) {
     // where this ring stands against the break-even (the first pass's)
     const sim::RingPassResult& f = r.passes.front();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (p.gpus == 1)
+        ui::wrapped(
+            "One GPU: there is no link, so nothing waits for one. The gap to the ideal (one GPU's time on its "
+            "share, N / P tokens, as one kernel call) is the ring's own way of working: the GPU's query chunks "
+            "(%lld with the %s layout) meet its key chunks as separate kernel calls, each a launch and a fill of "
+            "the GPU, and their partial results are merged in HBM.",
+            static_cast<long long>(p.chunks_per_gpu()),
+            p.layout == sim::RingLayout::balanced ? "balanced" : "contiguous");
     if (f.break_even_tokens > 0)
         ui::wrapped("This ring holds %s tokens a GPU: %s the %s break-even, %s.", ui::count(p.tokens_per_gpu()).c_str(),
                     p.tokens_per_gpu() >= f.break_even_tokens ? "at or above" : "below", pass_of(f),
@@ -515,9 +524,12 @@ void draw_ring_contents(const RingJob& job, ViewState& v) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(std::max(fs * 6, std::min(fs * 16, ImGui::GetContentRegionAvail().x - fs * 14)));
     int s = static_cast<int>(index);
-    char fmt[64];
-    std::snprintf(fmt, sizeof fmt, "%s step %lld", pass_of(r.passes[static_cast<size_t>(cur.pass_index)]),
-                  static_cast<long long>(cur.step));
+    char fmt[128];
+    // s counts from 0, as the ring's text does ("step s = 1 (2 of 8)")
+    std::snprintf(fmt, sizeof fmt, "%s step s = %lld (%lld of %lld)",
+                  pass_of(r.passes[static_cast<size_t>(cur.pass_index)]), static_cast<long long>(cur.step),
+                  static_cast<long long>(cur.step + 1),
+                  static_cast<long long>(r.passes[static_cast<size_t>(cur.pass_index)].steps.size()));
     if (ImGui::SliderInt("##ringstep", &s, 0, static_cast<int>(total - 1), fmt, ImGuiSliderFlags_AlwaysClamp)) {
         v.ring_pos = ring_pos_of_step(r, s);
         v.ring_playing = false;

@@ -192,17 +192,18 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         draw_grid(ImGui::GetWindowDrawList(), ImVec2(gx, p0.y), side, side, g, a, rs.problem.seq, v);
         ImGui::Dummy(ImVec2(room.x, side + fs * 0.3f));
         const int64_t tiles = g.T_r * g.T_c;
-        ImGui::Text("T_r x T_c = %s x %s tiles of %lld x %lld", ui::count(g.T_r).c_str(), ui::count(g.T_c).c_str(),
+        // wrapped at spaces: a narrow pane never clips a count into another number
+        ui::wrapped("T_r x T_c = %s x %s tiles of %lld x %lld", ui::count(g.T_r).c_str(), ui::count(g.T_c).c_str(),
                     static_cast<long long>(g.B_r), static_cast<long long>(g.B_c));
-        ImGui::Text("computed: %s of %s", ui::count(g.n_visited).c_str(), ui::count(tiles).c_str());
+        ui::wrapped("computed: %s of %s", ui::count(g.n_visited).c_str(), ui::count(tiles).c_str());
         if (g.n_skipped > 0) {
             if (g.n_visited_masked > 0)
-                ImGui::Text("masked: %s, computed anyway: %s", ui::count(g.n_skipped).c_str(),
+                ui::wrapped("masked: %s, computed anyway: %s", ui::count(g.n_skipped).c_str(),
                             ui::count(g.n_visited_masked).c_str());
             else
-                ImGui::Text("skipped (masked): %s", ui::count(g.n_skipped).c_str());
+                ui::wrapped("skipped (masked): %s", ui::count(g.n_skipped).c_str());
         }
-        if (g.n_stored > 0) ImGui::Text("written to HBM: %s", ui::count(g.n_stored).c_str());
+        if (g.n_stored > 0) ui::wrapped("written to HBM: %s", ui::count(g.n_stored).c_str());
         if (g.cur_i >= 0)
             ImGui::Text("now: tile (%lld, %lld)", static_cast<long long>(g.cur_i), static_cast<long long>(g.cur_j));
         const std::string order = sweep_order(g);

@@ -35,7 +35,9 @@ std::string ring_screen_words(std::string msg) {
 std::string validate_ring(const Params& p, const RingInputs& in) {
     if (in.gpus < 1 || in.gpus > kRingMaxGpus)
         return "GPUs P: the app draws rings of 1 to " + std::to_string(kRingMaxGpus) + " GPUs, got " +
-               std::to_string(in.gpus) + " (the command line, flashsim ring, takes more)";
+               std::to_string(in.gpus) +
+               (in.gpus > kRingMaxGpus && in.gpus <= 1024 ? " (the command line, flashsim ring, takes up to 1,024)"
+                                                          : "");
     if (in.heads < 1 || in.heads > kRingMaxHeads)
         return "heads H: 1 to " + std::to_string(kRingMaxHeads) + ", got " + std::to_string(in.heads);
     try {

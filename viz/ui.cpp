@@ -105,7 +105,9 @@ std::string fixed(double x, int digits) {
 }
 std::string seconds(double s) {
     char b[64];
-    if (s < 1e-6)
+    if (s > 0 && s < 0.05e-9)  // below a tenth of a nanosecond: picoseconds, never "0.0 ns" for a nonzero time
+        std::snprintf(b, sizeof b, "%.3g ps", s * 1e12);
+    else if (s < 1e-6)
         std::snprintf(b, sizeof b, "%.1f ns", s * 1e9);
     else if (s < 1e-3)
         std::snprintf(b, sizeof b, "%.2f us", s * 1e6);

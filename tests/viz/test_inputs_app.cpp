@@ -47,6 +47,24 @@ TEST_CASE("app arguments: good ones parse, bad ones get a one-line reason") {
     CHECK(parse({"--frames", "0"}, f).find("--frames") != std::string::npos);
     AppArgs g;
     CHECK_FALSE(parse({"--no-such-flag"}, g).empty());
+    {  // out of range: refused on the command line with the range, not taken and clamped on screen
+        AppArgs x;
+        CHECK(parse({"--gpus", "0"}, x).find("--gpus must be 1 to 64") != std::string::npos);
+        CHECK(parse({"--gpus", "65"}, x).find("got 65") != std::string::npos);
+        CHECK(parse({"--gpus", "64"}, x).empty());
+        AppArgs y;
+        CHECK(parse({"--anim-step", "-1"}, y).find("--anim-step counts") != std::string::npos);
+        AppArgs z;
+        CHECK(parse({"--font-size", "0"}, z).find("--font-size must be between 8 and 64") != std::string::npos);
+        CHECK(parse({"--font-size", "nan"}, z).find("--font-size") != std::string::npos);
+        AppArgs s;
+        const std::string sp = parse({"--speed", "1e308"}, s);
+        CHECK(sp.find("got 1e+308") != std::string::npos);
+        CHECK(sp.size() < 120);  // not 309 digits
+        AppArgs w;
+        CHECK(parse({"--size", "320x240"}, w).find("640x400") != std::string::npos);
+        CHECK(parse({"--size", "640x400"}, w).empty());
+    }
     AppArgs h;
     CHECK(parse({"--algo", "flash3"}, h).find("--algo") != std::string::npos);
 }

@@ -267,8 +267,13 @@ TEST_CASE("the command line sets the ring view's GPUs and layout") {
     AppArgs b;
     const char* bad[] = {"flashsim-app", "--layout", "diagonal"};
     CHECK(parse_app_args(3, bad, b, nullptr, nullptr).find("balanced or contiguous") != std::string::npos);
-    AppArgs c;  // P out of range is the view's to refuse (in its words), not the command line's
+    AppArgs c;  // P out of the view's range: refused on the command line (exit 2), with the range
     const char* many[] = {"flashsim-app", "--gpus", "100"};
-    CHECK(parse_app_args(3, many, c, nullptr, nullptr).empty());
-    CHECK(c.gpus == 100);
+    CHECK(parse_app_args(3, many, c, nullptr, nullptr).find("--gpus must be 1 to 64") != std::string::npos);
+    CHECK(!c.gpus);
+    // typed into the view's field instead, it is the view's to refuse, in its words
+    Params p;
+    RingInputs in;
+    in.gpus = 100;
+    CHECK(validate_ring(p, in).find("GPUs P: the app draws rings of 1 to 64 GPUs, got 100") != std::string::npos);
 }

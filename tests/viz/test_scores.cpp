@@ -220,6 +220,21 @@ TEST_CASE("the bench's shape and its measured rows") {
     const sim::Problem b = bench_shape(p);
     CHECK(b.batch == 2);   // 16,384 tokens / 8,192
     CHECK(b.heads == 16);  // 2,048 / 128
+    {   // N = 1, d = 1 would be 16,384 x 2,048 heads, past the simulator's 2^24: the batch shrinks, and
+        // the app's run of that problem (its timeline's GPU line included) goes through
+        sim::Problem tiny = p;
+        tiny.seq = 1;
+        tiny.head_dim = 1;
+        const sim::Problem t = bench_shape(tiny);
+        CHECK(t.heads == 2048);
+        CHECK(t.batch == 8192);  // 2^24 / 2,048
+        CHECK_NOTHROW(t.validate());
+        Params q;
+        q.seq = 1;
+        q.head_dim = 1;
+        CHECK(validate(q).empty());
+        CHECK_NOTHROW(run_all(q, nullptr));
+    }
     const MeasuredSet ms = load_measurements(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results");
     const auto rows = rows_at(ms, "forward", 8192, 128, false, 2, 16);
     // README's forward table, N = 8192, d = 128, no mask: flash2 3.34 ms, standard 5.05 ms (re-recorded 2026-12-04)
