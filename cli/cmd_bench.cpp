@@ -56,6 +56,7 @@
 #include <optional>
 #include <iostream>
 #include <tuple>
+#include <unistd.h>
 #include <vector>
 
 #include "cli/ceilings.hpp"
@@ -658,6 +659,15 @@ int run_launch_probe(const BenchArgs& a) {
     return 0;
 }
 
+// A comparison's relative (Frobenius) error for the text table, or "-" where none was made.
+template <typename Stats>
+std::string rel_text(const Stats& st) {
+    if (!st.count) return "-";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2e", st.rel_frobenius);
+    return b;
+}
+
 int run_bench(const BenchArgs& a) {
     if (const int rc = check_device_and_dtype(a)) return rc;
     if (a.ceilings) return run_ceilings(a);
@@ -761,13 +771,13 @@ int run_bench(const BenchArgs& a) {
                             std::snprintf(dram_buf, sizeof dram_buf, "%.1f",
                                           (m.dram_read_bytes + m.dram_write_bytes) / 1e6);
                         const std::string dram_mb = dram_buf;
-                        std::printf(
-                            "%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12.1f %12s %9.2e %9.2e %10.1f %s\n",
-                            v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
-                            (long long)p.heads, p.causal ? "causal" : "none", m.ms_median, m.tflops, sim_mb,
-                            dram_mb.c_str(), m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
-                            m.vs_standard.count ? m.vs_standard.rel_frobenius : -1.0, m.peak_bytes / 1e6,
-                            ok ? "yes" : "NO");
+                        char sim_buf[32] = "-";  // "-": not simulated / not compared (no placeholder number)
+                        if (sim_mb >= 0) std::snprintf(sim_buf, sizeof sim_buf, "%.1f", sim_mb);
+                        std::printf("%-9s %-8s %6lld %4lld %3lld %4lld %-6s %10.3f %8.1f %12s %12s %9s %9s %10.1f %s\n",
+                                    v.c_str(), pass_s.c_str(), (long long)n, (long long)d, (long long)p.batch,
+                                    (long long)p.heads, p.causal ? "causal" : "none", m.ms_median, m.tflops, sim_buf,
+                                    dram_mb.c_str(), rel_text(m.vs_reference).c_str(), rel_text(m.vs_standard).c_str(),
+                                    m.peak_bytes / 1e6, ok ? "yes" : "NO");
                         std::fflush(stdout);
                     } catch (const std::exception& e) {
                         row["error"] = e.what();
@@ -878,11 +888,11 @@ int run_decode_bench(const BenchArgs& a) {
                                  (m.vs_reference.nonfinite == 0 && m.vs_reference.rel_frobenius <= tol));
                 row["ok"] = ok;
                 all_ok = all_ok && ok;
-                std::printf("%-7s %3lld %8lld %4lld %4lld %4lld %6lld %10.4f %10.1f %8.2f %9.4f %9.2e %10.1f %s\n",
+                std::printf("%-7s %3lld %8lld %4lld %4lld %4lld %6lld %10.4f %10.1f %8.2f %9.4f %9s %10.1f %s\n",
                             "decode", (long long)B, (long long)L, (long long)p.q_heads, (long long)p.kv_heads,
                             (long long)d, (long long)m.splits, m.ms_median, m.kv_bytes / 1e6, m.kv_tbps,
-                            m.sim_predicted_ms, m.vs_reference.count ? m.vs_reference.rel_frobenius : -1.0,
-                            m.peak_bytes / 1e6, ok ? "yes" : "NO");
+                            m.sim_predicted_ms, rel_text(m.vs_reference).c_str(), m.peak_bytes / 1e6,
+                            ok ? "yes" : "NO");
                 std::fflush(stdout);
             } catch (const std::exception& e) {
                 row["error"] = e.what();
@@ -1290,8 +1300,8 @@ void register_bench(CLI::App& app, int& rc) {
                     "for --pass step also pairs FWD+BWD, e.g. flash2h+flash2");
     cmd->add_option("--seq,-n", *seqs, "Comma-separated sequence lengths (default 1024,2048,4096,8192,16384)");
     cmd->add_option("--head-dim,-d", *dims, "Comma-separated head dims, 64 and/or 128 (default both)");
-    cmd->add_option("--batch,-b", args->batch, "Batch B (default 16384 / N)");
-    cmd->add_option("--heads", args->heads, "Heads H (default 2048 / d)");
+    auto* opt_batch = cmd->add_option("--batch,-b", args->batch, "Batch B (default 16384 / N)");
+    auto* opt_heads = cmd->add_option("--heads", args->heads, "Heads H (default 2048 / d)");
     cmd->add_option("--dtype", args->dtype, "bf16 or fp16")->capture_default_str();
     cmd->add_flag("--causal", args->causal, "Causal mask");
     cmd->add_option("--pass", *passes,
@@ -1330,7 +1340,8 @@ void register_bench(CLI::App& app, int& rc) {
         ->capture_default_str();
     cmd->add_option("--ring", args->ring,
                     "Ring attention with the kernels over P devices (emulated on this GPU, or --ring-transport nccl)");
-    cmd->add_option("--ring-layout", args->ring_layout, "--ring: balanced or contiguous")->capture_default_str();
+    auto* opt_layout =
+        cmd->add_option("--ring-layout", args->ring_layout, "--ring: balanced or contiguous")->capture_default_str();
     cmd->add_option("--ring-transport", args->ring_transport,
                     "--ring: emulated (P devices on this GPU, device copies) or nccl (GPUs 0..P-1)")
         ->capture_default_str();
@@ -1340,7 +1351,8 @@ void register_bench(CLI::App& app, int& rc) {
     cmd->add_option("--study", args->study,
                     "The numerics study: this many random shapes, every kernel and pass against float64 (seed from "
                     "--seed)");
-    cmd->add_option("--time-limit", args->time_limit, "--study: start no new shape after this many seconds");
+    auto* opt_time_limit =
+        cmd->add_option("--time-limit", args->time_limit, "--study: start no new shape after this many seconds");
     auto slice = std::make_shared<std::string>();
     cmd->add_option("--study-slice", *slice, "--study: K/M runs only the shapes whose index is K modulo M (M processes share a study)");
     cmd->add_flag("--scale", args->scale,
@@ -1348,7 +1360,10 @@ void register_bench(CLI::App& app, int& rc) {
     auto resim = std::make_shared<std::string>();
     cmd->add_option("--resimulate", *resim,
                     "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");
-    cmd->callback([args, variants, seqs, dims, passes, resim, caches, slice, &rc] {
+    auto* opt_ring = cmd->get_option("--ring");
+    auto* opt_study = cmd->get_option("--study");
+    auto* opt_transport = cmd->get_option("--ring-transport");
+    cmd->callback([=, &rc] {
         if (!resim->empty()) {
             try {
                 rc = resimulate(*resim, args->gpu);
@@ -1414,8 +1429,48 @@ void register_bench(CLI::App& app, int& rc) {
                 throw std::runtime_error(
                     "--decode, --fit, --study, --scale, --ring, --ceilings, --counters-probe and --launch-probe are "
                     "separate runs");
-            if (args->ring < 0) throw std::runtime_error("--ring takes a device count P >= 1");
-            if (args->study < 0) throw std::runtime_error("--study takes a count of shapes >= 1");
+            if (args->ring < 0 || (opt_ring->count() && args->ring == 0))
+                throw std::runtime_error("--ring takes a device count P >= 1");
+            if (args->study < 0 || (opt_study->count() && args->study == 0))
+                throw std::runtime_error("--study takes a count of shapes >= 1");
+            // values the runs would otherwise take silently: each refused with what it takes
+            for (int64_t n : args->seqs)
+                if (n < 1 || n > (int64_t{1} << 24))
+                    throw std::runtime_error("--seq takes lengths from 1 to 16,777,216, got " + std::to_string(n));
+            for (int64_t d : args->head_dims)
+                if (d < 1 || d > 1024)
+                    throw std::runtime_error(
+                        "--head-dim takes sizes from 1 to 1024 (the kernels run 64 and 128), got " + std::to_string(d));
+            if (opt_batch->count() && args->batch < 1)
+                throw std::runtime_error("--batch must be >= 1, got " + std::to_string(args->batch) +
+                                         " (leave it out for 16384 / N)");
+            if (opt_heads->count() && args->heads < 1)
+                throw std::runtime_error("--heads must be >= 1, got " + std::to_string(args->heads) +
+                                         " (leave it out for 2048 / d)");
+            if (args->repeats < 0) throw std::runtime_error("--repeats must be >= 0 (0: no timed repeats)");
+            if (args->warmup < 0) throw std::runtime_error("--warmup must be >= 0");
+            if ((opt_layout->count() || opt_transport->count()) && args->ring == 0)
+                throw std::runtime_error("--ring-layout and --ring-transport go with --ring P");
+            if (!slice->empty() && args->study == 0) throw std::runtime_error("--study-slice goes with --study");
+            if (opt_time_limit->count() && args->study == 0) throw std::runtime_error("--time-limit goes with --study");
+            if (opt_time_limit->count() && !(args->time_limit > 0))
+                throw std::runtime_error("--time-limit takes a number of seconds > 0");
+            if (!args->json.empty()) {  // a path that cannot be written fails now, not after the whole run
+                namespace fs = std::filesystem;
+                const fs::path out(args->json);
+                const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+                std::error_code ec;
+                if (fs::is_directory(out, ec))
+                    throw std::runtime_error("--json " + args->json + " is a folder; give a file name, e.g. " +
+                                             (out / "bench.json").string());
+                if (!fs::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
+                    throw std::runtime_error("--json " + args->json + ": cannot write into " + dir.string() +
+                                             " (no such folder, or not writable); choose another path");
+            }
+            for (const auto& v : args->variants)
+                if (v.find('+') != std::string::npos &&
+                    std::find(args->passes.begin(), args->passes.end(), "step") == args->passes.end())
+                    throw std::runtime_error("'" + v + "' pairs a forward with a backward: it runs with --pass step");
             if (!slice->empty()) {
                 const auto cut = slice->find('/');
                 if (cut == std::string::npos) throw std::runtime_error("--study-slice takes K/M, e.g. 0/4");
@@ -1436,6 +1491,8 @@ void register_bench(CLI::App& app, int& rc) {
         }
 #else
         (void)args;
+        (void)opt_batch, (void)opt_heads, (void)opt_layout, (void)opt_time_limit, (void)opt_ring, (void)opt_study,
+            (void)opt_transport;
         std::cerr << "flashsim bench: this build has no CUDA backend (built without nvcc); recorded H200 results are "
                      "in cuda/results/h200.json\n";
         rc = 2;

@@ -20,6 +20,17 @@ void Problem::validate() const {
         static_cast<double>(int64_t{1} << 60))
         throw Error("B H N^2 = " + std::to_string(batch * heads) + " x " + std::to_string(seq) + "^2 scores is above " +
                     "what flashsim counts (2^58 scores, 1 EiB of fp32); lower --batch, --heads or --seq");
+    // The FLOPs (4 B H N^2 d a forward, 2.5x that a backward) and flash1's O traffic (up to 8 B H N^2 d
+    // bytes with one key a block) must fit int64 with room for their sums: B H N^2 d at most 2^56.
+    const double work = static_cast<double>(batch * heads) * static_cast<double>(seq) * static_cast<double>(seq) *
+                        static_cast<double>(head_dim);
+    if (work > static_cast<double>(int64_t{1} << 56)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g", work);
+        throw Error(std::string("B H N^2 d = ") + buf +
+                    " is above what flashsim counts (2^56 = 7.2e16: its FLOPs, 4 B H N^2 d a pass, and its bytes must "
+                    "fit 64-bit counts); lower --batch, --heads, --seq or --head-dim");
+    }
 }
 
 void Problem::validate_shape() const {

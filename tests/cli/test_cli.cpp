@@ -261,6 +261,21 @@ TEST_CASE("bench refuses flags that do not go together, before it looks for a GP
                 {"bench --pass ,forward", "--pass has an empty item in ',forward'", 1},
                 {"bench --head-dim 64,", "--head-dim has an empty item in '64,'", 1},
                 {"bench --decode --cache 1024,", "--cache has an empty item in '1024,'", 1},
+                // values a run would take silently (or divide by: N = 0 stopped the process)
+                {"bench --seq 0 --variant flash2", "--seq takes lengths from 1 to 16,777,216, got 0", 1},
+                {"bench --head-dim 0", "--head-dim takes sizes from 1 to 1024", 1},
+                {"bench -b 0", "--batch must be >= 1, got 0", 1},
+                {"bench --heads -1", "--heads must be >= 1, got -1", 1},
+                {"bench --repeats -1", "--repeats must be >= 0", 1},
+                {"bench --warmup -2", "--warmup must be >= 0", 1},
+                {"bench --ring 0", "--ring takes a device count P >= 1", 1},
+                {"bench --study 0", "--study takes a count of shapes >= 1", 1},
+                {"bench --ring-layout contiguous", "go with --ring P", 1},
+                {"bench --study-slice 1/2", "--study-slice goes with --study", 1},
+                {"bench --study 2 --time-limit -1", "--time-limit takes a number of seconds > 0", 1},
+                {"bench --variant flash2h+flash2 --pass forward", "it runs with --pass step", 1},
+                {"bench --json /proc/no/such/o.json", "cannot write into /proc/no/such", 1},
+                {"bench --json /tmp", "is a folder; give a file name", 1},
             });
 }
 

@@ -246,6 +246,22 @@ TEST_CASE("bad problems are refused with a clear message") {
     CHECK_NOTHROW(p.validate());  // one head at the longest N: 2^48 scores
     p.batch = 4096;               // 2^60 scores
     CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("lower --batch, --heads or --seq"), Error);
+    // the FLOPs, 4 B H N^2 d: N = 2^20, d = 128, B H = 2^14 is 2^61 B H N^2 d, whose 4x would wrap
+    // int64 into negative FLOPs; refused below 2^58 scores too
+    p.seq = int64_t{1} << 20;
+    p.head_dim = 128;
+    p.batch = 16;
+    p.heads = 1024;
+    CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("B H N^2 d = 2.31e+18 is above what flashsim counts"), Error);
+    p.heads = 16;  // 2^55
+    CHECK_NOTHROW(p.validate());
+    Config c;
+    c.numerics = Numerics::off;
+    c.l2 = L2Mode::off;
+    c.event_cap = 0;
+    const Result r = simulate(p, find_machine("H200"), c);
+    CHECK(r.totals.flops.matmul > 0);  // 4 B H N^2 d = 2^57, counted, not wrapped
+    CHECK(r.totals.flops.matmul == int64_t{4} * 256 * (int64_t{1} << 40) * 128);
 }
 
 TEST_CASE("totals add and subtract; the trace sums to the head's totals") {
