@@ -339,14 +339,37 @@ void register_attend(CLI::App& app, int& rc) {
                 check_result("dK", dK);
                 check_result("dV", dV);
             }
-            sim::write_npy(a->out, O, npy_descr, q.four_d);
+            // All or nothing: each file is written beside its target as NAME.partial, and only when every
+            // one is written are they renamed into place; a failure removes the partial files and leaves
+            // any existing outputs as they were.
             std::vector<std::pair<std::string, std::string>> written{{"O", a->out}};
+            std::vector<const sim::TensorF*> tensors{&O};
             if (bwd) {
-                const std::string pq = outputs[1].second, pk = outputs[2].second, pv = outputs[3].second;
-                sim::write_npy(pq, dQ, npy_descr, q.four_d);
-                sim::write_npy(pk, dK, npy_descr, q.four_d);
-                sim::write_npy(pv, dV, npy_descr, q.four_d);
-                written.insert(written.end(), {{"dQ", pq}, {"dK", pk}, {"dV", pv}});
+                written.insert(written.end(),
+                               {{"dQ", outputs[1].second}, {"dK", outputs[2].second}, {"dV", outputs[3].second}});
+                tensors.insert(tensors.end(), {&dQ, &dK, &dV});
+            }
+            {
+                std::vector<std::string> partial;
+                try {
+                    for (size_t i = 0; i < written.size(); ++i) {
+                        partial.push_back(written[i].second + ".partial");
+                        sim::write_npy(partial.back(), *tensors[i], npy_descr, q.four_d);
+                    }
+                    for (size_t i = 0; i < written.size(); ++i) {
+                        std::error_code ec;
+                        std::filesystem::rename(partial[i], written[i].second, ec);
+                        if (ec)
+                            throw sim::Error("cannot move '" + partial[i] + "' to '" + written[i].second +
+                                             "': " + ec.message());
+                    }
+                } catch (...) {
+                    for (const auto& f : partial) {
+                        std::error_code ec;
+                        std::filesystem::remove(f, ec);
+                    }
+                    throw;
+                }
             }
 
             std::vector<Row> rows;

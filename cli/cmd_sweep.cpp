@@ -113,11 +113,17 @@ void register_sweep(CLI::App& app, int& rc) {
                 std::ofstream f(args->csv);
                 if (!f) throw sim::Error("cannot write --csv file '" + args->csv + "'");
                 f << report::sweep_csv(prm, rows);
+                f.close();
+                if (!f)
+                    throw sim::Error("writing --csv file '" + args->csv +
+                                     "' failed (the disk may be full, or the path not a regular file)");
             }
             if (args->json)
                 std::cout << report::sweep_json(prm, rows).dump(2) << "\n";
             else
                 std::cout << report::sweep_text(prm, rows);
+            // A value the simulator refuses is a result of the sweep (where the tiles stop fitting, where N
+            // passes the limit): its row says why and the exit stays 0 while any value ran.
             rc = any ? 0 : 1;
             if (!any)
                 print_error("sweep", "no value of --" + prm + " gave a valid problem (see the table)" +

@@ -164,7 +164,8 @@ void write_npy(const std::string& path, const TensorF& t, const std::string& des
             f.write(reinterpret_cast<const char*>(&d), 8);
         }
     }
-    if (!f) throw Error("writing '" + path + "' failed (disk full?)");
+    f.close();
+    if (!f) throw Error("writing '" + path + "' failed (the disk may be full, or the path not a regular file)");
 }
 
 }  // namespace sim

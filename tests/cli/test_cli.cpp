@@ -223,6 +223,29 @@ TEST_CASE("attend: hostile values refused, the backward written, differences mea
         CHECK(got.four_d);
         CHECK(sim::validate(got.tensor, *w, sim::DType::fp32).max_abs < 1e-5);
     }
+
+    // One output that cannot be written: nothing is written (no O, dQ or dK left behind without dV),
+    // and outputs already there stay as they were.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(tmp("allornothing"));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string o_path = (dir / "o.npy").string();
+    {
+        std::ofstream keep(o_path);
+        keep << "an older O";
+    }
+    const Out w = sh("attend --causal --pass backward --do " + tmp("hdo.npy") + qkv + " --out " + o_path +
+                     " --dv /proc/no/such/dir/dv.npy");
+    CHECK(w.rc == 1);
+    CHECK(w.text.find("/proc/no/such/dir/dv.npy") != std::string::npos);
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
+    CHECK(left == std::vector<std::string>{"o.npy"});
+    std::ifstream older(o_path);
+    std::string text;
+    std::getline(older, text);
+    CHECK(text == "an older O");
 }
 
 TEST_CASE("bench without a GPU: one line and exit code 2") {
@@ -591,6 +614,8 @@ TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
                 {"sweep --param colour --values 1,2", "unknown --param 'colour'"},
                 {"sweep --param seq --values 1,x", "'x' is not a positive integer"},
                 {"sweep --param seq", "--values"},
+                {"sweep --param seq --values 256 -d 64 --csv /proc/version", "--csv file '/proc/version'"},
+                {"simulate --seq 1048576 --head-dim 128 --batch 16 --heads 1024", "is above what flashsim counts"},
                 {"sweep --param block-rows --values 4096 --block-cols 4096",
                  "no value of --block-rows gave a valid problem"},
                 {"scenario gpt5", "unknown scenario 'gpt5'"},
