@@ -40,6 +40,8 @@ double parse_memory(const std::string& s) {
         if (unit == u) mul = f;
     if (used == 0 || mul == 0 || !(v > 0) || !std::isfinite(v))
         throw sim::Error("--memory must be a positive size such as 80GB, 139GiB or 24e9 (bytes), got '" + s + "'");
+    // at least a byte, at most a petabyte (no GPU holds more; the search's sizes stay exact)
+    if (v * mul < 1 || v * mul > 1e15) throw sim::Error("--memory must be between 1 byte and 1 PB, got '" + s + "'");
     return v * mul;
 }
 
@@ -57,12 +59,13 @@ void register_fit(CLI::App& app, int& rc) {
     cmd->add_option("--dtype", a->dtype, "fp16, bf16 or fp32")->capture_default_str();
     cmd->add_option("--gpu", a->gpu, "GPU preset (its usable memory): H200, H100-SXM, A100-40GB, A100-80GB, RTX4090")
         ->capture_default_str();
-    cmd->add_option("--memory", a->memory, "Capacity instead of the preset's, e.g. 80GB, 139GiB, 24e9");
+    auto* opt_memory =
+        cmd->add_option("--memory", a->memory, "Capacity instead of the preset's, e.g. 80GB, 139GiB, 24e9");
     cmd->add_option("--algo,-a", a->algos, "Comma-separated: standard, flash1, flash2")->capture_default_str();
     cmd->add_option("--pass", a->passes, "Comma-separated: forward, backward, both (a training step)")
         ->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
-    cmd->callback([a, &rc] {
+    cmd->callback([a, opt_memory, &rc] {
         try {
             sim::Problem shape;
             shape.batch = a->batch;
@@ -74,6 +77,8 @@ void register_fit(CLI::App& app, int& rc) {
             shape.dtype = *dt;
             shape.validate();
             const sim::Machine& m = sim::find_machine(a->gpu);
+            if (opt_memory->count() && a->memory.empty())
+                throw sim::Error("--memory needs a size such as 80GB, 139GiB or 24e9 (bytes)");
             const double cap = a->memory.empty() ? sim::usable_memory(m) : parse_memory(a->memory);
             std::vector<report::FitRow> rows;
             const auto algos = split_items(a->algos, "--algo"), passes = split_items(a->passes, "--pass");

@@ -105,9 +105,10 @@ void register_simulate(CLI::App& app, int& rc) {
                   "Compare the output (and gradients) with the float64 reference (turns numerics on)");
     cmd->add_flag("--json", args->json, "Print one JSON object");
     cmd->add_flag("--timeline", args->timeline, "With --json: include the per-SM timeline segments");
-    cmd->add_option("--kernel", args->kernel,
-                    "Predict a CUDA kernel (standard, flash1, flash2, flash2h) with its own tiles, instruction path "
-                    "and schedule, and say where the time goes (replaces --algo and the block options)");
+    auto* opt_kernel = cmd->add_option(
+        "--kernel", args->kernel,
+        "Predict a CUDA kernel (standard, flash1, flash2, flash2h) with its own tiles, instruction path "
+        "and schedule, and say where the time goes (replaces --algo and the block options)");
     cmd->add_option(
            "--grid", args->grid,
            "How flash2's forward hands query blocks to the SMs: launch (one block each, in launch order), "
@@ -122,7 +123,8 @@ void register_simulate(CLI::App& app, int& rc) {
     cmd->add_option("--ceilings-file", args->ceilings_file,
                     "With --ceilings measured: the `flashsim bench --ceilings --json` file to read (default: the "
                     "preset's recorded one, cuda/results/h200_ceilings.json for the H200)");
-    cmd->callback([args, &rc] {
+    auto* opt_algo = cmd->get_option("--algo");
+    cmd->callback([args, opt_kernel, opt_algo, &rc] {
         try {
             if (args->timeline && !args->json)
                 throw sim::Error("--timeline adds the per-SM timeline to the JSON; add --json");
@@ -137,6 +139,10 @@ void register_simulate(CLI::App& app, int& rc) {
             if (rates) m = report::with_measured(m, *rates);
             std::vector<sim::KernelProfile> profiles;
             std::string algo = args->flags.algo;
+            if (opt_kernel->count() && args->kernel.empty())
+                throw sim::Error("--kernel needs a kernel's name: standard, flash1, flash2 or flash2h");
+            if (!args->kernel.empty() && opt_algo->count())
+                throw sim::Error("--kernel predicts that kernel's own algorithm; leave out --algo");
             if (!args->kernel.empty()) {
                 if (args->flags.block_rows || args->flags.block_cols || args->flags.bwd_block_rows ||
                     args->flags.bwd_block_cols || args->prob.sram)
@@ -144,8 +150,10 @@ void register_simulate(CLI::App& app, int& rc) {
                                      "--bwd-block-rows, --bwd-block-cols and --sram");
                 const auto ps = sim::parse_pass(args->flags.pass);
                 if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + args->flags.pass + "'");
-                if (*ps != sim::Pass::backward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::forward, p.head_dim, p.causal));
-                if (*ps != sim::Pass::forward) profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::backward, p.head_dim, p.causal));
+                if (*ps != sim::Pass::backward)
+                    profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::forward, p.head_dim, p.causal));
+                if (*ps != sim::Pass::forward)
+                    profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::backward, p.head_dim, p.causal));
                 if (measured && !rates)
                     throw sim::Error("no measured ceilings are recorded for the " + m.name +
                                      " preset; use --ceilings datasheet or give --ceilings-file");
@@ -291,6 +299,12 @@ void register_compare(CLI::App& app, int& rc) {
             const sim::Machine& m = args->prob.machine();
             note_long_walk("compare", p, 2.5);
             std::vector<sim::Result> rs;
+            if (args->flags.numerics == "on")
+                throw sim::Error(
+                    "compare counts bytes and time only; for the numbers use simulate --check or "
+                    "attend --compare");
+            if (args->flags.numerics != "auto" && args->flags.numerics != "off")
+                throw sim::Error("--numerics must be on, off or auto, got '" + args->flags.numerics + "'");
             args->flags.numerics = "off";
             for (auto a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2}) {
                 sim::Config c = args->flags.config(a);

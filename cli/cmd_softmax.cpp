@@ -1,5 +1,6 @@
 // flashsim softmax — the streamed (online) softmax of one row, block by block: the seeds' example.
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -37,6 +38,16 @@ std::vector<std::vector<double>> parse_values(const std::string& arg) {
         b << f.rdbuf();
         text = b.str();
         sep = '\n';
+        // a binary file is refused by where its first non-text byte is (not echoed into the message)
+        for (size_t i = 0; i < text.size(); ++i) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "0x%02x", c);
+                throw sim::Error("--values: '" + arg + "' is not a text file (byte " + hex + " at offset " +
+                                 std::to_string(i) + "); give one row of V per line, numbers separated by commas");
+            }
+        }
     } else if (arg.find_first_not_of("0123456789.,;-+eE ") != std::string::npos) {
         throw sim::Error("--values: '" + arg + "' is neither a readable file nor a list like 1,0;0,1");
     } else {

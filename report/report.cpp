@@ -209,6 +209,14 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     return j;
 }
 
+namespace {
+// The mask in a header: "", " causal", or " causal, window W" (a sliding window is causal).
+std::string mask_note(const sim::Problem& p) {
+    if (p.window > 0) return " causal, window " + std::to_string(p.window);
+    return p.causal ? " causal" : "";
+}
+}  // namespace
+
 std::string result_text(const sim::Result& r, const sim::Result* base) {
     const auto& p = r.problem;
     std::ostringstream o;
@@ -217,7 +225,7 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
           : r.pass == sim::Pass::both  ? " forward+backward"
                                        : " backward")
       << " attention  N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
-      << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << "  on " << r.machine.name << "\n";
+      << sim::dtype_name(p.dtype) << mask_note(p) << "  on " << r.machine.name << "\n";
     o << "blocks: B_r=" << r.block_rows << " B_c=" << r.block_cols << "  (T_r=" << r.T_r << ", T_c=" << r.T_c << ")  "
       << r.block_note << "\n\n";
     o << std::left << std::setw(8) << "tensor" << std::right << std::setw(22) << "HBM read" << std::setw(22)
@@ -295,7 +303,7 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
           : rs[0].pass == sim::Pass::both  ? " (forward + backward)"
                                            : " (backward)")
       << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
-      << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << " on " << rs[0].machine.name << " (SRAM "
+      << sim::dtype_name(p.dtype) << mask_note(p) << " on " << rs[0].machine.name << " (SRAM "
       << human_bytes(static_cast<double>(rs[0].sram_bytes)) << ")\n\n";
     o << std::left << std::setw(10) << "tensor";
     for (const auto& r : rs) o << std::right << std::setw(24) << sim::algo_name(r.algo);
@@ -393,7 +401,7 @@ std::string sweep_text(const std::string& param, const std::vector<SweepRow>& ro
         const auto& p = first->problem;
         o << "sweep of " << param << ": " << sim::algo_name(first->algo) << " " << sim::pass_name(first->pass)
           << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
-          << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "") << " on " << first->machine.name << "\n\n";
+          << sim::dtype_name(p.dtype) << mask_note(p) << " on " << first->machine.name << "\n\n";
     }
     o << std::right << std::setw(10) << param << std::setw(6) << "B_r" << std::setw(6) << "B_c" << std::setw(13)
       << "HBM" << std::setw(13) << "HBM w/ L2" << std::setw(8) << "L2 hit" << std::setw(11) << "GFLOP" << std::setw(12)
@@ -459,7 +467,7 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
     if (rs.empty()) return o.str();
     const auto& p = rs[0].problem;
     o << "B=" << p.batch << " H=" << p.heads << " N=" << p.seq << " d=" << p.head_dim << " " << sim::dtype_name(p.dtype)
-      << (p.causal ? " causal" : "") << ", " << sim::pass_name(rs[0].pass) << ", on " << rs[0].machine.name << " ("
+      << mask_note(p) << ", " << sim::pass_name(rs[0].pass) << ", on " << rs[0].machine.name << " ("
       << rs[0].timing.ceilings << " ceilings)\n\n";
     o << std::left << std::setw(10) << "algo" << std::right << std::setw(10) << "GFLOP" << std::setw(12) << "HBM GB"
       << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit" << std::setw(13) << "predicted ms" << std::setw(9)
@@ -521,18 +529,28 @@ std::string softmax_text(const sim::StreamedSoftmax& s) {
     o << std::fixed;
     o << "Online softmax of one row, block by block (" << (s.precision == sim::Precision::fp32 ? "float32" : "float64")
       << ")\n\n";
-    o << std::left << std::setw(7) << "block" << std::setw(34) << "scores" << std::setw(11) << "block max"
-      << std::setw(13) << "running max" << std::setw(13) << "rescale"
+    o << std::left << std::setw(7) << "block" << std::setw(34) << "scores"
+      << " " << std::setw(10) << "block max"
+      << " " << std::setw(12) << "running max"
+      << " " << std::setw(12) << "rescale"
+      << " "
       << "running sum\n";
+    // fixed decimals for the usual sizes; beyond 1e6 (scores may be as large as float32 allows) a
+    // number in %g form, so a column stays a column
+    auto num = [](double x, int digits) {
+        char buf[64];
+        if (std::isfinite(x) && std::fabs(x) >= 1e6)
+            std::snprintf(buf, sizeof buf, "%.*g", digits + 1, x);
+        else
+            std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+        return std::string(buf);
+    };
     for (const auto& b : s.record.blocks) {
-        std::ostringstream sc;
-        sc << std::fixed << std::setprecision(2);
-        for (size_t i = 0; i < b.scores.size(); ++i) sc << (i ? ", " : "") << b.scores[i];
-        std::ostringstream resc;
-        resc << std::fixed << std::setprecision(4) << b.rescale;
-        o << std::left << std::setw(7) << (b.block + 1) << std::setw(34) << sc.str() << std::setprecision(4)
-          << std::setw(11) << b.block_max << std::setw(13) << b.running_max_after << std::setw(13)
-          << (b.block == 0 ? std::string("-") : resc.str()) << b.running_sum_after << "\n";
+        std::string sc;
+        for (size_t i = 0; i < b.scores.size(); ++i) sc += (i ? ", " : "") + num(b.scores[i], 2);
+        o << std::left << std::setw(7) << (b.block + 1) << std::setw(34) << sc << " " << std::setw(10)
+          << num(b.block_max, 4) << " " << std::setw(12) << num(b.running_max_after, 4) << " " << std::setw(12)
+          << (b.block == 0 ? std::string("-") : num(b.rescale, 4)) << " " << num(b.running_sum_after, 4) << "\n";
     }
     o << "\nWhen a block raises the running max from m_old to m_new, everything carried so far (the sum\n"
          "and the output accumulator) is multiplied by e^(m_old - m_new) before the block is added.\n\n";
