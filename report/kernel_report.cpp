@@ -25,6 +25,13 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
                 if (!(v > 0))
                     throw sim::Error(where + ": ceiling '" + name + "' is " + std::to_string(v) +
                                      " (not measured on that GPU?); it must be positive");
+                if (!(v <= 1e18)) {  // rates are ~1e12-1e16 a second, times ~1e-7-1e-5 s: 1e18 is no measurement
+                    char buf[32];
+                    std::snprintf(buf, sizeof buf, "%.3g", v);
+                    throw sim::Error(where + ": ceiling '" + name + "' is " + buf +
+                                     ", beyond any measurement (rates in units a second, times in seconds, all below "
+                                     "1e18); re-measure it with `flashsim bench --ceilings --json FILE`");
+                }
                 return v;
             }
         throw sim::Error(where + ": ceiling '" + name + "' is missing");

@@ -816,6 +816,10 @@ TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused 
         f = std::fopen(other.c_str(), "w");
         std::fputs(R"({"device": "NVIDIA A100-SXM4-40GB", "ceilings": []})", f);
         std::fclose(f);
+        f = std::fopen(tmp("huge_ceilings.json").c_str(), "w");
+        std::fputs(R"({"device": "NVIDIA H200", "ceilings": [{"name": "hbm_copy", "unit": "B/s", "value": 1e308}]})",
+                   f);
+        std::fclose(f);
     }
     const std::string base = "simulate --kernel flash2 --seq 1024 --head-dim 64 --ceilings measured ";
     expect_refusals(sh,
@@ -824,6 +828,8 @@ TEST_CASE("--ceilings measured: a missing or malformed ceilings file is refused 
                         {(base + "--ceilings-file " + bad).c_str(), "is not valid JSON"},
                         {(base + "--ceilings-file " + partial).c_str(), "ceiling 'l2_read' is missing"},
                         {(base + "--ceilings-file " + other).c_str(), "not on the H200 preset's GPU"},
+                        {(base + "--ceilings-file " + tmp("huge_ceilings.json")).c_str(),
+                         "ceiling 'hbm_copy' is 1e+308, beyond any measurement"},
                         {"simulate --seq 1024 --head-dim 64 --ceilings-file x.json", "goes with --ceilings measured"},
                         {"simulate --kernel flash9 --seq 1024 --head-dim 64", "unknown kernel 'flash9'"},
                         // sizes past what the counts, the CPU or its memory can take: refused, not wrapped,
