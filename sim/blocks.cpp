@@ -116,6 +116,10 @@ bool fit_by_halving(BuffersFor buffers_for_blocks, int64_t br_in, int64_t bc_in,
 
 }  // namespace
 
+bool standard_rows_fit(int64_t n, int64_t sram_bytes, int64_t floats_per_elem) {
+    return detail::row_kernel_shape(n, sram_bytes, floats_per_elem, 0).whole_rows;
+}
+
 BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram, int64_t br_in, int64_t bc_in) {
     p.validate();
     if (sram <= 0) throw Error("SRAM budget must be positive (set --sram BYTES)");

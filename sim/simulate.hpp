@@ -281,5 +281,9 @@ BlockChoice choose_blocks(const Problem& p, Algo a, int64_t sram_bytes, int64_t 
 // halved until the backward's buffers fit.
 BlockChoice choose_backward_blocks(const Problem& p, Algo a, int64_t sram_bytes, int64_t fwd_rows, int64_t fwd_cols,
                                    int64_t block_rows, int64_t block_cols);
+// Whether standard attention's row kernels hold whole rows of N float32 values a thread block
+// (the forward's softmax: 1 float an element; the backward's dS from dP and P: 2) in `sram_bytes`;
+// when not, they take one row a block in two passes over it, reading the N x N matrix twice.
+bool standard_rows_fit(int64_t n, int64_t sram_bytes, int64_t floats_per_elem);
 
 }  // namespace sim

@@ -5,21 +5,13 @@
 #include <string>
 #include <utility>
 
+#include "report/report.hpp"
 #include "sim/machine.hpp"
 #include "sim/tensor.hpp"
 
 namespace viz {
 
 namespace {
-std::string grouped(int64_t v) {
-    std::string digits = std::to_string(v), s;
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-        s += digits[i];
-    }
-    return s;
-}
-
 // The key the job runs on: what changes the outputs (not the shown algorithm; the pass only as
 // forward or with a backward: both compute the same gradients).
 Params normalised(Params p) {
@@ -45,9 +37,9 @@ std::string validate_exact(const Params& p) {
     if (const std::string e = validate(p); !e.empty()) return e;
     const double work = static_cast<double>(p.seq) * static_cast<double>(p.seq) * static_cast<double>(p.head_dim);
     if (work > static_cast<double>(exact_work_limit()))
-        return "N = " + grouped(p.seq) + ", d = " + grouped(p.head_dim) +
-               " is N x N x d = " + grouped(static_cast<int64_t>(work)) + ", more than this view computes (" +
-               grouped(exact_work_limit()) +
+        return "N = " + report::group_digits(p.seq) + ", d = " + report::group_digits(p.head_dim) +
+               " is N x N x d = " + report::group_digits(static_cast<int64_t>(work)) +
+               ", more than this view computes (" + report::group_digits(exact_work_limit()) +
                ", the simulator's limit for computing real numbers by default: N = 2,048 at d = 64, 1,448 at "
                "d = 128); set a smaller N (the bytes and times of the other views need no numbers and have no "
                "such limit)";

@@ -191,8 +191,7 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
             if (xs.size() >= 2) {
                 const auto a = static_cast<int64_t>(xs[xs.size() - 2]), b = static_cast<int64_t>(xs.back());
                 const bool fwd = cd->params.pass != sim::Pass::backward, bwd = cd->params.pass != sim::Pass::forward;
-                // a row fits when its float32 elements do (floats: 1 for S, 2 for dP and dS)
-                auto fits = [&](int64_t n, int64_t floats) { return n * 4 * floats <= sram; };
+                auto fits = [&](int64_t n, int64_t floats) { return sim::standard_rows_fit(n, sram, floats); };
                 const bool p_row = fwd && fits(a, 1) && !fits(b, 1);
                 const bool ds_row = bwd && fits(a, 2) && !fits(b, 2);
                 if (count == Count::l2_model)
