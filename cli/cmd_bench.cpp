@@ -1363,7 +1363,9 @@ void register_bench(CLI::App& app, int& rc) {
     auto* opt_ring = cmd->get_option("--ring");
     auto* opt_study = cmd->get_option("--study");
     auto* opt_transport = cmd->get_option("--ring-transport");
-    cmd->callback([=, &rc] {
+    // every object the options write into is captured (the option flags keep pointers into them)
+    cmd->callback([args, variants, seqs, dims, passes, resim, caches, slice, opt_batch, opt_heads, opt_layout,
+                   opt_time_limit, opt_ring, opt_study, opt_transport, &rc] {
         if (!resim->empty()) {
             try {
                 rc = resimulate(*resim, args->gpu);
