@@ -1,6 +1,7 @@
 #include "sim/reference.hpp"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -26,14 +27,34 @@ void check_shapes(const Problem& p, const TensorF& Q, const TensorF& K, const Te
         throw Error("reference: Q, K, V must all have shape (B, H, N, d) of the problem");
 }
 
-// Scaled, masked scores of one head, float64; masked entries are -inf.
-MatD scores(const Problem& p, const MatD& q, const MatD& k) {
-    MatD s = (q * k.transpose()) * p.softmax_scale();
+// Rows of one head's float64 work at a time: the reference never holds an N x N matrix, only this
+// many rows of it (256 x N doubles, 32 MiB at N = 16,384), so long checks stay in memory and cache.
+constexpr int64_t kRefRows = 256;
+
+// Scaled, masked scores of query rows [r0, r0 + rows) of one head into s (resized, reused between
+// calls so that no N-wide buffer is allocated again), float64; masked entries are -inf.
+void scores(const Problem& p, const MatD& q, const MatD& k, int64_t r0, int64_t rows, MatD& s) {
+    s.resize(rows, p.seq);
+    s.noalias() = q.middleRows(r0, rows) * k.transpose();
+    s *= p.softmax_scale();
     if (p.causal || p.window > 0 || p.pad_left > 0)
-        for (int64_t n = 0; n < p.seq; ++n)
+        for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < p.seq; ++j)
-                if (!key_visible(p, n, j)) s(n, j) = -std::numeric_limits<double>::infinity();
-    return s;
+                if (!key_visible(p, r0 + r, j)) s(r, j) = -std::numeric_limits<double>::infinity();
+}
+
+// Softmax of each row of s in place (a row with no visible key becomes all 0).
+void softmax_rows(MatD& s) {
+    constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+    for (int64_t n = 0; n < s.rows(); ++n) {
+        const double m = s.row(n).maxCoeff();
+        if (!std::isfinite(m)) {
+            s.row(n).setZero();
+            continue;
+        }
+        s.row(n) = (s.row(n).array() == kNegInf).select(0.0, (s.row(n).array() - m).exp()).matrix();
+        s.row(n) /= s.row(n).sum();
+    }
 }
 }  // namespace
 
@@ -41,21 +62,16 @@ TensorD attention_reference(const Problem& p, const TensorF& Q, const TensorF& K
     check_shapes(p, Q, K, &V);
     TensorD out(p.batch, p.heads, p.seq, p.head_dim);
     for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
-        const MatD s = scores(p, head_matrix(Q, bh), head_matrix(K, bh));
-        MatD prob(p.seq, p.seq);
-        for (int64_t n = 0; n < p.seq; ++n) {
-            const double m = s.row(n).maxCoeff();
-            if (!std::isfinite(m)) {  // no visible key: output 0
-                prob.row(n).setZero();
-                continue;
-            }
-            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity())
-                              .select(0.0, (s.row(n).array() - m).exp())
-                              .matrix();
-            prob.row(n) /= prob.row(n).sum();
+        const MatD q = head_matrix(Q, bh), k = head_matrix(K, bh), v = head_matrix(V, bh);
+        MatD prob, o;
+        for (int64_t r0 = 0; r0 < p.seq; r0 += kRefRows) {
+            const int64_t rows = std::min(kRefRows, p.seq - r0);
+            scores(p, q, k, r0, rows, prob);
+            softmax_rows(prob);
+            o.resize(rows, p.head_dim);
+            o.noalias() = prob * v;
+            std::copy(o.data(), o.data() + rows * p.head_dim, out.head(bh) + r0 * p.head_dim);
         }
-        const MatD o = prob * head_matrix(V, bh);
-        for (int64_t i = 0; i < p.seq * p.head_dim; ++i) out.head(bh)[i] = o.data()[i];
     }
     return out;
 }
@@ -69,29 +85,26 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
     const double scale = p.softmax_scale();
     for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
         const MatD q = head_matrix(Q, bh), k = head_matrix(K, bh), v = head_matrix(V, bh), dout = head_matrix(dO, bh);
-        const MatD s = scores(p, q, k);
-        MatD prob(p.seq, p.seq);
-        for (int64_t n = 0; n < p.seq; ++n) {
-            const double m = s.row(n).maxCoeff();
-            if (!std::isfinite(m)) {
-                prob.row(n).setZero();
-                continue;
-            }
-            prob.row(n) = (s.row(n).array() == -std::numeric_limits<double>::infinity())
-                              .select(0.0, (s.row(n).array() - m).exp())
-                              .matrix();
-            prob.row(n) /= prob.row(n).sum();
+        MatD dk = MatD::Zero(p.seq, p.head_dim), dv = MatD::Zero(p.seq, p.head_dim);
+        MatD prob, dp, dq;
+        Eigen::VectorXd D;
+        for (int64_t r0 = 0; r0 < p.seq; r0 += kRefRows) {
+            const int64_t rows = std::min(kRefRows, p.seq - r0);
+            scores(p, q, k, r0, rows, prob);
+            softmax_rows(prob);
+            const auto dout_r = dout.middleRows(r0, rows);
+            dv.noalias() += prob.transpose() * dout_r;  // dV = P^T dO
+            dp.resize(rows, p.seq);
+            dp.noalias() = dout_r * v.transpose();                   // dP = dO V^T
+            D = (prob.array() * dp.array()).rowwise().sum();         // D_n = sum_k P_nk dP_nk
+            dp.array() = prob.array() * (dp.colwise() - D).array();  // now dS = P o (dP - D)
+            dq.resize(rows, p.head_dim);
+            dq.noalias() = scale * dp * k;                                    // dQ = scale dS K
+            dk.noalias() += scale * dp.transpose() * q.middleRows(r0, rows);  // dK = scale dS^T Q
+            std::copy(dq.data(), dq.data() + rows * p.head_dim, g.dQ.head(bh) + r0 * p.head_dim);
         }
-        const MatD dv = prob.transpose() * dout;                                // dV = P^T dO
-        const MatD dp = dout * v.transpose();                                   // dP = dO V^T
-        const Eigen::VectorXd D = (prob.array() * dp.array()).rowwise().sum();  // D_n = sum_k P_nk dP_nk
-        const MatD ds = (prob.array() * (dp.colwise() - D).array()).matrix();   // dS = P o (dP - D)
-        const MatD dq = scale * ds * k, dk = scale * ds.transpose() * q;
-        for (int64_t i = 0; i < p.seq * p.head_dim; ++i) {
-            g.dQ.head(bh)[i] = dq.data()[i];
-            g.dK.head(bh)[i] = dk.data()[i];
-            g.dV.head(bh)[i] = dv.data()[i];
-        }
+        std::copy(dk.data(), dk.data() + p.seq * p.head_dim, g.dK.head(bh));
+        std::copy(dv.data(), dv.data() + p.seq * p.head_dim, g.dV.head(bh));
     }
     return g;
 }
@@ -100,12 +113,17 @@ std::vector<double> lse_reference(const Problem& p, const TensorF& Q, const Tens
     check_shapes(p, Q, K, nullptr);
     std::vector<double> lse(static_cast<size_t>(p.heads_total() * p.seq));
     for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
-        const MatD s = scores(p, head_matrix(Q, bh), head_matrix(K, bh));
-        for (int64_t n = 0; n < p.seq; ++n) {
-            const double m = s.row(n).maxCoeff();
-            lse[static_cast<size_t>(bh * p.seq + n)] = std::isfinite(m)
-                                                           ? m + std::log((s.row(n).array() - m).exp().sum())
-                                                           : -std::numeric_limits<double>::infinity();
+        const MatD q = head_matrix(Q, bh), k = head_matrix(K, bh);
+        MatD s;
+        for (int64_t r0 = 0; r0 < p.seq; r0 += kRefRows) {
+            const int64_t rows = std::min(kRefRows, p.seq - r0);
+            scores(p, q, k, r0, rows, s);
+            for (int64_t r = 0; r < rows; ++r) {
+                const double m = s.row(r).maxCoeff();
+                lse[static_cast<size_t>(bh * p.seq + r0 + r)] = std::isfinite(m)
+                                                                    ? m + std::log((s.row(r).array() - m).exp().sum())
+                                                                    : -std::numeric_limits<double>::infinity();
+            }
         }
     }
     return lse;
