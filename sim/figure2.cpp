@@ -87,20 +87,37 @@ double makespan(const std::vector<double>& durations, int64_t slots) {
 // dropout's mask is bool (1 byte an element). The causal mask GPT-2 keeps as a (1, 1, N, N) bool
 // buffer is read by every head; at N^2 bytes (1 MiB at N = 1024) it stays in L2 after the first
 // head, so it is counted once, not per head.
+EagerOptions hf_gpt2_eager() {
+    EagerOptions o;
+    o.separate_scale = true;
+    o.mask = EagerMask::where;
+    return o;
+}
+
 Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOptions& o) {
     p.validate();
     const int64_t BH = p.heads_total(), N = p.seq, d = p.head_dim, e = p.elem_bytes();
-    const int64_t nn = BH * N * N * e, nd = BH * N * d * e, mask_bool = BH * N * N, causal_buf = N * N;
+    const int64_t nn = BH * N * N * e, nd = BH * N * d * e, mask_bool = BH * N * N;
+    const int64_t causal_buf = o.mask == EagerMask::add ? N * N * e : N * N;  // dtype or bool, once for all heads
     const double scores = static_cast<double>(BH) * static_cast<double>(N) * static_cast<double>(N);
     const double gemm = 2.0 * scores * static_cast<double>(d);  // one N x N x d product, all heads
     const double hbm = positive(r.hbm, "HBM"), mm_rate = positive(r.gemm, "GEMM"), ex = positive(r.exp, "exp");
 
     Fig2Column c;
     c.name = "standard (eager PyTorch)";
-    c.description = std::string("one kernel an op, as HuggingFace's GPT-2 attention runs in eager PyTorch: S = QK^T") +
-                    (o.separate_scale ? ", S / sqrt(d)" : " (scale folded in)") + (o.mask ? ", the causal where" : "") +
+    const bool hf = o.separate_scale && o.mask == EagerMask::where;
+    const bool authors = !o.separate_scale && o.mask == EagerMask::add && o.dropout;
+    const char* whose = hf        ? "as HuggingFace's GPT-2 attention runs in eager PyTorch"
+                        : authors ? "as the paper's authors' PyTorch baseline runs it"
+                                  : "in eager PyTorch";
+    c.description = std::string("one kernel an op, ") + whose + ": S = QK^T" +
+                    (o.separate_scale ? ", S / sqrt(d)" : " (the scale as the GEMM's alpha)") +
+                    (o.mask == EagerMask::where ? ", the causal where"
+                     : o.mask == EagerMask::add ? ", + the causal mask"
+                                                : "") +
                     ", softmax" + (o.dropout ? ", dropout" : "") + ", O = PV" +
-                    (o.backward ? "; autograd's backward kernel for each" : "");
+                    (o.backward ? "; autograd's backward kernel for each" : "") +
+                    (o.backward && o.mask == EagerMask::add ? " (the mask's sum has none)" : "");
     auto kernel = [&](std::string name, int pass) {
         Fig2Kernel k;
         k.name = std::move(name);
@@ -124,8 +141,8 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
         k.other_flops = scores;
         ks.push_back(k);
     }
-    if (o.mask) {
-        auto k = kernel("where(causal, S, -inf)", 0);
+    if (o.mask != EagerMask::none) {
+        auto k = kernel(o.mask == EagerMask::where ? "where(causal, S, -inf)" : "S + causal mask", 0);
         add(k, "S_scaled", nn, 0);
         add(k, "causal_mask", causal_buf, 0);
         add(k, "S_masked", 0, nn);
@@ -189,7 +206,7 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
             k.other_flops = 3 * scores;
             ks.push_back(k);
         }
-        if (o.mask) {
+        if (o.mask == EagerMask::where) {  // an added mask passes the gradient through
             auto k = kernel("where(causal, dS, 0)", 1);
             add(k, "dS_masked", nn, 0);
             add(k, "causal_mask", causal_buf, 0);
@@ -225,10 +242,10 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
     for (auto& k : ks)
         for (auto& t : k.tensors) {
             if (!o.separate_scale && t.tensor == "S_scaled") t.tensor = "S";
-            if (!o.mask && t.tensor == "S_masked") t.tensor = o.separate_scale ? "S_scaled" : "S";
+            if (o.mask == EagerMask::none && t.tensor == "S_masked") t.tensor = o.separate_scale ? "S_scaled" : "S";
             if (!o.dropout && t.tensor == "P_d") t.tensor = "P";
             if (!o.dropout && t.tensor == "dP_d") t.tensor = "dP";
-            if (!o.mask && t.tensor == "dS_masked") t.tensor = o.separate_scale ? "dS_scaled" : "dS";
+            if (o.mask != EagerMask::where && t.tensor == "dS_masked") t.tensor = o.separate_scale ? "dS_scaled" : "dS";
             if (!o.separate_scale && t.tensor == "dS_scaled") t.tensor = "dS";
         }
     for (auto& k : ks) {
@@ -488,13 +505,11 @@ Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates) {
         f.sweep.push_back({bc, c.hbm_bytes(), c.seconds(), c.kernels.front().bound});
     }
     auto variant = [&](std::string label, const Fig2Column& c) { f.variants.push_back({std::move(label), c.hbm_bytes(), c.seconds()}); };
+    variant("standard as HuggingFace GPT-2 (own scale, causal where)", eager_attention(p, rates, hf_gpt2_eager()));
     {
         EagerOptions o;
         o.dropout = false;
         variant("standard without dropout", eager_attention(p, rates, o));
-        o.dropout = true;
-        o.separate_scale = false;
-        variant("standard with the scale folded into Q K^T", eager_attention(p, rates, o));
     }
     {
         Fa1Options o;

@@ -6,10 +6,11 @@
 //                                                  size sweep of the middle panel, variants }
 //
 // Two workloads the rest of sim/ does not model:
-//   - eager_attention: attention written as PyTorch ops (as HuggingFace's GPT-2 attention was in
-//     2022), each op its own kernel that reads its inputs from HBM and writes its output there:
-//     S = QK^T, S / sqrt(d), the causal `where`, softmax, dropout (output and a bool mask), O = PV,
-//     and autograd's backward kernels for each. Bytes are counted op by op from the shapes.
+//   - eager_attention: attention written as PyTorch ops, each op its own kernel that reads its
+//     inputs from HBM and writes its output there: by default the paper's authors' own PyTorch
+//     baseline (S = scale Q K^T in one batched GEMM, the additive causal mask, softmax, dropout with
+//     a bool mask, O = P V), or HuggingFace GPT-2's (a separate scale, the causal `where`), and
+//     autograd's backward kernels for each. Bytes are counted op by op from the shapes.
 //   - fa1_attention: the loops of FlashAttention-1's CUDA kernel (csrc/flash_attn in
 //     Dao-AILab/flash-attention, 2022): one thread block per (batch, head), key blocks of B_c = 256
 //     outer, query steps of 16 rows inner, the partial output kept in an fp32 buffer (o_tmp) between
@@ -57,14 +58,27 @@ struct Fig2Column {
     double seconds() const;
 };
 
-// Which ops the eager sequence has. Defaults: HuggingFace GPT-2's attention (transformers 4.x,
-// GPT2Attention._attn): a separate scale, the causal `where`, softmax, dropout.
+// How the eager sequence applies the causal mask.
+enum class EagerMask {
+    none,   // no mask op
+    where,  // torch.where(causal_bool, S, min): a forward kernel and a backward one (the gradient
+            // zeroed where masked); the bool (1, 1, N, N) buffer read once (L2-resident)
+    add,    // S + M with M an N x N tensor of the dtype (0 on and below the diagonal, -10000 above):
+            // a forward kernel; the sum passes its gradient to S unchanged, so no backward kernel
+};
+
+// Which ops the eager sequence has. Defaults: the FlashAttention authors' own PyTorch baseline
+// (`attention_pytorch` in the benchmarks of Dao-AILab/flash-attention): baddbmm with the scale as its
+// alpha, the additive causal mask, softmax, dropout, the second product as an einsum.
 struct EagerOptions {
-    bool separate_scale = true;  // false: the scale folded into the first product (baddbmm's alpha)
-    bool mask = true;            // the causal `where` kernel (and its backward)
-    bool dropout = true;         // dropout (output and bool mask; backward reads the mask)
+    bool separate_scale = false;  // true: S / sqrt(d) as its own kernel (HuggingFace's GPT-2 attention)
+    EagerMask mask = EagerMask::add;
+    bool dropout = true;  // dropout (output and bool mask; backward reads the mask)
     bool backward = true;
 };
+// HuggingFace GPT-2's attention (transformers 4.x, GPT2Attention._attn, 2022): matmul, a separate
+// division by sqrt(d), the causal `where`, softmax, dropout, matmul.
+EagerOptions hf_gpt2_eager();
 Fig2Column eager_attention(const Problem& p, const KernelRates& rates, const EagerOptions& o = {});
 
 struct Fa1Options {

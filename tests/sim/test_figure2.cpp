@@ -56,10 +56,11 @@ int64_t written_of(const Fig2Column& c, const std::string& tensor, int pass) {
 }
 }  // namespace
 
-TEST_CASE("eager attention: every op reads and writes its tensors in HBM, counted by hand") {
+TEST_CASE(
+    "eager attention as HuggingFace's GPT-2 runs it: every op reads and writes its tensors in HBM, counted by hand") {
     const Problem p = small(2, 3, 40, 8);
     const int64_t BH = 6, e = 2, NN = 40 * 40, Nd = 40 * 8;
-    const Fig2Column c = eager_attention(p, rates());
+    const Fig2Column c = eager_attention(p, rates(), hf_gpt2_eager());
     // Forward, per head, in N x N tensors of e bytes: S = QK^T writes 1; the scale reads 1, writes 1;
     // the where reads 1, writes 1 (its bool causal buffer, N^2 bytes, once for all heads); softmax
     // reads 1, writes 1; dropout reads 1, writes 1 and a bool mask (N^2 bytes); O = P V reads 1.
@@ -88,24 +89,59 @@ TEST_CASE("eager attention: every op reads and writes its tensors in HBM, counte
     EagerOptions o;
     o.dropout = false;
     o.separate_scale = false;
-    o.mask = false;
+    o.mask = EagerMask::none;
     const Fig2Column bare = eager_attention(p, rates(), o);
     CHECK(bare.kernels.size() == 8);  // QK^T, softmax, PV; dP, dV, softmax backward, dQ, dK
     // forward 1 + 2 + 1 = 4, backward 1 + 1 + 3 + 1 + 1 = 7 N x N passes
     CHECK(bare.hbm_bytes() == BH * (11 * NN * e + 12 * Nd * e));
 }
 
-TEST_CASE("eager attention at the paper's shape: 53.15 GB, every kernel bound by HBM on the A100 preset") {
+TEST_CASE(
+    "eager attention as the paper's authors' baseline runs it: the scale in the GEMM, an added mask with no backward") {
+    const Problem p = small(2, 3, 40, 8);
+    const int64_t BH = 6, e = 2, NN = 40 * 40, Nd = 40 * 8;
+    const Fig2Column c = eager_attention(p, rates());  // the default
+    // Forward, per head: S = scale Q K^T writes 1; S + M reads 1, writes 1 (M: an N x N tensor of
+    // the dtype, once for all heads); softmax 2; dropout reads 1, writes 1 and the bool mask (N^2
+    // bytes); O = P V reads 1: 8 N^2 e + N^2, and 4 N d e.
+    const int64_t fwd = BH * (8 * NN * e + NN + 4 * Nd * e) + NN * e;
+    // Backward: the sum hands its gradient to S as it is, so the five kernels left are dP_d (writes
+    // 1), dV (reads 1), dropout's backward (reads 1 and the mask, writes 1), softmax's backward (3),
+    // dQ and dK (read dS once each): 9 N^2 e + N^2, and 8 N d e.
+    const int64_t bwd = BH * (9 * NN * e + NN + 8 * Nd * e);
+    int64_t got_fwd = 0, got_bwd = 0;
+    for (const auto& k : c.kernels) (k.pass ? got_bwd : got_fwd) += k.bytes();
+    CHECK(got_fwd == fwd);
+    CHECK(got_bwd == bwd);
+    CHECK(c.kernels.size() == 11);  // 5 forward, 6 backward
+    CHECK(read_of(c, "dS", 1) == 2 * BH * NN * e);
+    CHECK(written_of(c, "dS", 1) == BH * NN * e);  // softmax's backward writes dS itself
+    CHECK(written_of(c, "S_masked", 0) == BH * NN * e);
+    CHECK(read_of(c, "causal_mask", 0) == NN * e);
+    CHECK(read_of(c, "causal_mask", 1) == 0);
+    // The same six products; no separate scale or where, so fewer other FLOPs than HuggingFace's.
+    CHECK(c.matmul_flops() == doctest::Approx(6.0 * 2 * BH * NN * 8));
+    CHECK(c.flops() < eager_attention(p, rates(), hf_gpt2_eager()).flops());
+}
+
+TEST_CASE(
+    "eager attention at the paper's shape: 18 N x N round trips a head, every kernel bound by HBM on the A100 preset") {
     const Problem p = figure2_problem();
     const Machine& m = find_machine("A100-40GB");
     const KernelRates r = datasheet_rates(m);
-    const Fig2Column c = eager_attention(p, r);
     const int64_t BH = 1024, NN = int64_t{1024} * 1024, Nd = 1024 * 64, e = 2;
-    CHECK(c.hbm_bytes() == BH * (23 * NN * e + 2 * NN + 12 * Nd * e) + 2 * NN);
+    const Fig2Column c = eager_attention(p, r);
+    // 17 N x N tensors of 2 bytes and the 1-byte dropout mask twice (= 18 N^2 e), 12 N x d tensors,
+    // and the fp16 causal mask once: 40.27 GB, the paper's 40.3 GB to 0.1%.
+    CHECK(c.hbm_bytes() == BH * (17 * NN * e + 2 * NN + 12 * Nd * e) + NN * e);
+    const Fig2Column hf = eager_attention(p, r, hf_gpt2_eager());
+    CHECK(hf.hbm_bytes() == BH * (23 * NN * e + 2 * NN + 12 * Nd * e) + 2 * NN);
     // A GEMM with K = 64 writes 2^31 bytes (1.4 ms at 1,555 GB/s) and does 2^37 FLOPs (0.44 ms at
     // 312 TFLOP/s): every kernel is bound by its bytes, so the time is the bytes over the rate.
-    for (const auto& k : c.kernels) CHECK(k.bound == "hbm");
-    CHECK(c.seconds() == doctest::Approx(static_cast<double>(c.hbm_bytes()) / r.hbm).epsilon(1e-12));
+    for (const auto* col : {&c, &hf}) {
+        for (const auto& k : col->kernels) CHECK(k.bound == "hbm");
+        CHECK(col->seconds() == doctest::Approx(static_cast<double>(col->hbm_bytes()) / r.hbm).epsilon(1e-12));
+    }
 }
 
 TEST_CASE("FA1 loops: each tensor's bytes against the closed forms of the kernel's loops") {
