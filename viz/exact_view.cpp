@@ -2,6 +2,9 @@
 // computed by the simulator (numerics on), compared with the float64 reference and with each other.
 #include "viz/exact_view.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -21,7 +24,15 @@ Params normalised(Params p) {
 }
 }  // namespace
 
-int64_t exact_work_limit() { return sim::Config{}.numerics_auto_limit; }
+int64_t exact_work_limit() {
+    const char* env = std::getenv("FLASHSIM_EXACT_LIMIT");
+    if (!env || !*env) return kExactDefaultLimit;
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(env, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 1) return -1;  // validate_exact says what is wrong
+    return static_cast<int64_t>(v);
+}
 
 int ulp_bin(int64_t ulp) {
     if (ulp <= 0) return 0;
@@ -35,14 +46,25 @@ int ulp_bin(int64_t ulp) {
 
 std::string validate_exact(const Params& p) {
     if (const std::string e = validate(p); !e.empty()) return e;
+    const int64_t limit = exact_work_limit();
+    if (limit < 0)
+        return std::string("FLASHSIM_EXACT_LIMIT = '") + std::getenv("FLASHSIM_EXACT_LIMIT") +
+               "' is not a whole number of at least 1 (the largest N x N x d this view computes); unset it "
+               "for the default, " +
+               report::group_digits(kExactDefaultLimit) + ", or set e.g. 268435456";
     const double work = static_cast<double>(p.seq) * static_cast<double>(p.seq) * static_cast<double>(p.head_dim);
-    if (work > static_cast<double>(exact_work_limit()))
+    if (work > static_cast<double>(limit)) {
+        const auto longest = [&](double d) {
+            return report::group_digits(static_cast<int64_t>(std::sqrt(static_cast<double>(limit) / d)));
+        };
         return "N = " + report::group_digits(p.seq) + ", d = " + report::group_digits(p.head_dim) +
                " is N x N x d = " + report::group_digits(static_cast<int64_t>(work)) +
-               ", more than this view computes (" + report::group_digits(exact_work_limit()) +
-               ", the simulator's limit for computing real numbers by default: N = 2,048 at d = 64, 1,448 at "
-               "d = 128); set a smaller N (the bytes and times of the other views need no numbers and have no "
-               "such limit)";
+               ", more than this view computes (" + report::group_digits(limit) + ": N = " + longest(128) +
+               " at d = 128, " + longest(64) + " at d = 64" +
+               (limit == kExactDefaultLimit ? "" : ", set by FLASHSIM_EXACT_LIMIT") +
+               "); set a smaller N (the bytes and times of the other views need no numbers and have no such "
+               "limit)";
+    }
     return {};
 }
 

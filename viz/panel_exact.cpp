@@ -60,10 +60,10 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     }
     if (!job.last_error().empty()) ui::wrapped("%s", job.last_error().c_str());
     const Exactness* x = job.current().get();
-    if (!x) {
-        if (job.busy()) ImGui::TextDisabled("computing the outputs...");
-        return;
-    }
+    if (job.busy())
+        ImGui::TextDisabled(x ? "computing the new problem's outputs; below: the last ones computed"
+                              : "computing the outputs (seconds at N = 8,192, d = 128)...");
+    if (!x) return;
     const sim::Problem& p = x->problem;
     const char* dt = sim::dtype_name(p.dtype).data();
     v.exact_tensor = std::clamp(v.exact_tensor, 0, static_cast<int>(x->tensors.size()) - 1);

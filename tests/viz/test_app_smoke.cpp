@@ -130,6 +130,11 @@ int main(int argc, char** argv) {
     const std::string app = FLASHSIM_APP_BIN;
     const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "flashsim_smoke";
     fs::create_directories(dir);
+    // The exactness view computes the default problem (N = 8,192, d = 128) for real: seconds in a
+    // release build, far longer in the sanitizer build at -O0, in each of the five --panel all runs
+    // below. This tour checks that views render, not those numbers (tests/viz/test_exact.cpp does),
+    // so it holds the view to the smaller problems of the lessons' exactness steps.
+    setenv("FLASHSIM_EXACT_LIMIT", "268435456", 1);
 
     // bad arguments: refused before any window opens
     for (const char* bad : {"--panel bogus", "--size 12", "--step 0", "--screenshot out.bmp", "--lesson no-such-lesson",

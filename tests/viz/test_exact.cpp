@@ -178,15 +178,33 @@ TEST_CASE("exactness with a backward pass: the gradients against the float64 bac
 }
 
 TEST_CASE("exactness refuses a problem too large to compute, and says what to change") {
+    ::unsetenv("FLASHSIM_EXACT_LIMIT");
+    CHECK(exact_work_limit() == int64_t{1} << 33);
     Params p = lesson_params();
     p.head_dim = 128;
     p.block_rows = p.block_cols = 0;
+    p.seq = 8192;  // the app's default problem: 8192^2 x 128 = 2^33, computed
+    CHECK(validate_exact(p).empty());
+    p.seq = 8200;
+    std::string e = validate_exact(p);
+    CHECK(e.find("N = 8,200") != std::string::npos);
+    CHECK(e.find("N = 8,192 at d = 128, 11,585 at d = 64") != std::string::npos);  // sqrt(2^33 / 64) = 11,585.2
+    CHECK(e.find("smaller N") != std::string::npos);
+    // a smaller limit from the environment, named in the refusal
+    ::setenv("FLASHSIM_EXACT_LIMIT", "268435456", 1);
     p.seq = 1448;  // 1448^2 x 128 = 268,374,016 <= 2^28
     CHECK(validate_exact(p).empty());
     p.seq = 1456;
-    const std::string e = validate_exact(p);
-    CHECK(e.find("N = 1,456") != std::string::npos);
-    CHECK(e.find("smaller N") != std::string::npos);
+    e = validate_exact(p);
+    CHECK(e.find("N = 1,448 at d = 128, 2,048 at d = 64, set by FLASHSIM_EXACT_LIMIT") != std::string::npos);
+    // anything but a whole number >= 1: refused with what to set
+    for (const char* bad : {"0", "-5", "2^28", "1e9", "12abc", "99999999999999999999999"}) {
+        ::setenv("FLASHSIM_EXACT_LIMIT", bad, 1);
+        e = validate_exact(p);
+        CHECK_MESSAGE(e.find("is not a whole number of at least 1") != std::string::npos, bad);
+        CHECK_THROWS_AS(compute_exactness(p), sim::Error);
+    }
+    ::unsetenv("FLASHSIM_EXACT_LIMIT");
     p.seq = 0;  // the app's own refusal comes first
     CHECK(!validate_exact(p).empty());
     CHECK_THROWS_AS(compute_exactness(p), sim::Error);
@@ -200,7 +218,8 @@ TEST_CASE("the exactness job: computes in the background, keeps the last good re
     CHECK(job.refusal().empty());
     CHECK(job.current()->problem.seq == 256);
     Params big = lesson_params();
-    big.seq = 8192;
+    big.seq = 16384;
+    big.head_dim = 64;  // 2^34, twice the limit
     job.request(big);
     job.wait();
     CHECK(!job.refusal().empty());
