@@ -82,11 +82,6 @@ double makespan(const std::vector<double>& durations, int64_t slots) {
 }  // namespace
 
 // ---------------------------------------------------------------- [eager_attention()]
-// Each op is a kernel that reads every input from HBM and writes its output to HBM (eager mode:
-// nothing fused). Per head, e bytes an element: an N x N tensor is N^2 e bytes, an N x d one N d e;
-// dropout's mask is bool (1 byte an element). The causal mask GPT-2 keeps as a (1, 1, N, N) bool
-// buffer is read by every head; at N^2 bytes (1 MiB at N = 1024) it stays in L2 after the first
-// head, so it is counted once, not per head.
 EagerOptions hf_gpt2_eager() {
     EagerOptions o;
     o.separate_scale = true;
@@ -94,6 +89,11 @@ EagerOptions hf_gpt2_eager() {
     return o;
 }
 
+// Each op is a kernel that reads every input from HBM and writes its output to HBM (eager mode:
+// nothing fused). Per head, e bytes an element: an N x N tensor is N^2 e bytes, an N x d one N d e;
+// dropout's mask is bool (1 byte an element). The causal mask (GPT-2's (1, 1, N, N) bool buffer, or the
+// authors' N x N tensor of the dtype) is read by every head; at 1-2 MiB at N = 1024 it stays in L2
+// after the first head, so it is counted once, not per head.
 Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOptions& o) {
     p.validate();
     const int64_t BH = p.heads_total(), N = p.seq, d = p.head_dim, e = p.elem_bytes();

@@ -11,6 +11,7 @@ namespace sim {
 
 namespace {
 using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MapD = Eigen::Map<MatD>;  // a head of a TensorD (row-major N x d), written in place
 
 MatD head_matrix(const TensorF& t, int64_t bh) {
     MatD m(t.rows, t.cols);
@@ -63,14 +64,13 @@ TensorD attention_reference(const Problem& p, const TensorF& Q, const TensorF& K
     TensorD out(p.batch, p.heads, p.seq, p.head_dim);
     for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
         const MatD q = head_matrix(Q, bh), k = head_matrix(K, bh), v = head_matrix(V, bh);
-        MatD prob, o;
+        MapD o(out.head(bh), p.seq, p.head_dim);
+        MatD prob;
         for (int64_t r0 = 0; r0 < p.seq; r0 += kRefRows) {
             const int64_t rows = std::min(kRefRows, p.seq - r0);
             scores(p, q, k, r0, rows, prob);
             softmax_rows(prob);
-            o.resize(rows, p.head_dim);
-            o.noalias() = prob * v;
-            std::copy(o.data(), o.data() + rows * p.head_dim, out.head(bh) + r0 * p.head_dim);
+            o.middleRows(r0, rows).noalias() = prob * v;
         }
     }
     return out;
@@ -85,8 +85,9 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
     const double scale = p.softmax_scale();
     for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
         const MatD q = head_matrix(Q, bh), k = head_matrix(K, bh), v = head_matrix(V, bh), dout = head_matrix(dO, bh);
-        MatD dk = MatD::Zero(p.seq, p.head_dim), dv = MatD::Zero(p.seq, p.head_dim);
-        MatD prob, dp, dq;
+        MapD dq(g.dQ.head(bh), p.seq, p.head_dim), dk(g.dK.head(bh), p.seq, p.head_dim),
+            dv(g.dV.head(bh), p.seq, p.head_dim);  // dK, dV accumulate over the row blocks from 0
+        MatD prob, dp;
         Eigen::VectorXd D;
         for (int64_t r0 = 0; r0 < p.seq; r0 += kRefRows) {
             const int64_t rows = std::min(kRefRows, p.seq - r0);
@@ -98,13 +99,9 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
             dp.noalias() = dout_r * v.transpose();                   // dP = dO V^T
             D = (prob.array() * dp.array()).rowwise().sum();         // D_n = sum_k P_nk dP_nk
             dp.array() = prob.array() * (dp.colwise() - D).array();  // now dS = P o (dP - D)
-            dq.resize(rows, p.head_dim);
-            dq.noalias() = scale * dp * k;                                    // dQ = scale dS K
+            dq.middleRows(r0, rows).noalias() = scale * dp * k;      // dQ = scale dS K
             dk.noalias() += scale * dp.transpose() * q.middleRows(r0, rows);  // dK = scale dS^T Q
-            std::copy(dq.data(), dq.data() + rows * p.head_dim, g.dQ.head(bh) + r0 * p.head_dim);
         }
-        std::copy(dk.data(), dk.data() + p.seq * p.head_dim, g.dK.head(bh));
-        std::copy(dv.data(), dv.data() + p.seq * p.head_dim, g.dV.head(bh));
     }
     return g;
 }
