@@ -30,7 +30,9 @@
 # for each PROFILE_CONFIGS entry), ring (ring
 # attention with the kernels: the ring tests under compute-sanitizer, bench --ring emulated on this
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
-# then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json).
+# then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json),
+# eager (scripts/eager_pytorch.py: Figure 2's standard attention as eager PyTorch, EAGER_PROGRAMS
+# "authors hf", each kernel's time and, by ncu, its DRAM bytes; eager_<program>.json).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = SAN_SEQ (130) and memcheck at SAN_ODD_SEQS.
 # CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
@@ -671,6 +673,22 @@ if has fit; then
   stamp fit
   timeout "${FIT_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --fit --json "$OUT/fit.json"
   echo "fit rc=$?"
+fi
+
+if has eager; then
+  # Figure 2's standard attention as eager PyTorch at the paper's shape (B 64, H 16, N 1024, d 64, fp16):
+  # the step's time, each kernel's time (torch.profiler), then each kernel's DRAM bytes by ncu (one step)
+  stamp eager
+  for prog in ${EAGER_PROGRAMS:-authors hf}; do
+    PYTHONUNBUFFERED=1 timeout "${EAGER_TIMEOUT:-120}" python3 scripts/eager_pytorch.py --program "$prog" \
+      --out "$OUT/eager_$prog.json" --repeats "$REPEATS"
+    echo "eager $prog rc=$?"
+    timeout "${NCU_TIMEOUT:-120}" ncu --profile-from-start off --clock-control none --print-units base --csv --page raw \
+      --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum --log-file "$OUT/eager_${prog}_ncu.csv" \
+      python3 scripts/eager_pytorch.py --program "$prog" --ncu-mark > /dev/null 2>&1
+    echo "eager ncu $prog rc=$?"
+    python3 scripts/eager_pytorch.py --merge-ncu "$OUT/eager_${prog}_ncu.csv" --out "$OUT/eager_$prog.json"
+  done
 fi
 
 if has anchor; then
