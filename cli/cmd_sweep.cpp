@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
@@ -140,6 +141,7 @@ struct ScenarioArgs {
     std::string name;
     bool list = false, json = false;
     std::string l2 = "auto", ceilings = "datasheet";
+    std::string gpu;  // figure2 only: another preset than the paper's A100
 };
 }  // namespace
 
@@ -151,6 +153,8 @@ void register_scenario(CLI::App& app, int& rc) {
     cmd->add_flag("--json", args->json, "Print JSON");
     cmd->add_option("--l2", args->l2, "L2 model: auto, on, off")->capture_default_str();
     cmd->add_option("--ceilings", args->ceilings, "datasheet or measured")->capture_default_str();
+    cmd->add_option("--gpu", args->gpu,
+                    "figure2 only: model it on this GPU preset instead of the paper's A100-40GB (flashsim gpus)");
     cmd->callback([args, &rc] {
         try {
             if (args->list || args->name.empty()) {
@@ -177,8 +181,20 @@ void register_scenario(CLI::App& app, int& rc) {
             std::string lower = args->name;
             for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
             if (lower == "figure2") {
-                const sim::Machine& m = sim::find_machine("A100-40GB");
-                const sim::Figure2 f = sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m));
+                const sim::Machine& m = sim::find_machine(args->gpu.empty() ? "A100-40GB" : args->gpu);
+                sim::KernelRates rates;
+                if (args->ceilings == "datasheet")
+                    rates = sim::datasheet_rates(m);
+                else if (args->ceilings == "measured") {
+                    const auto r = measured_rates(m, sim::DType::fp16, "");
+                    if (!r)
+                        throw sim::Error("no measured ceilings are recorded for " + m.name +
+                                         " (cuda/results holds the H200's); use --ceilings datasheet, or "
+                                         "--gpu H200 --ceilings measured");
+                    rates = *r;
+                } else
+                    throw sim::Error("--ceilings must be datasheet or measured, got '" + args->ceilings + "'");
+                const sim::Figure2 f = sim::figure2(sim::figure2_problem(), m, rates);
                 if (args->json)
                     std::cout << report::figure2_json(f).dump(2) << "\n";
                 else
@@ -191,6 +207,9 @@ void register_scenario(CLI::App& app, int& rc) {
                 throw sim::Error("unknown scenario '" + args->name + "'; known scenarios: " + sim::scenario_names() +
                                  ", figure2 (flashsim scenario --list)");
             const sim::Scenario& s = *found;
+            if (!args->gpu.empty())
+                throw sim::Error("--gpu applies to figure2 only; scenario " + s.name + " runs on its own GPU (" + s.gpu +
+                                 "): leave out --gpu, or use flashsim simulate --gpu for another");
             SimFlags fl;
             fl.numerics = "off";
             fl.l2 = args->l2;

@@ -62,7 +62,11 @@ std::string figure2_text(const sim::Figure2& fig) {
       << " d=" << p.head_dim << " " << sim::dtype_name(p.dtype) << (p.causal ? " causal" : "")
       << ", forward + backward, on " << fig.machine << "\n";
     o << "paper: " << paper.setting << "\n";
-    o << "rates: " << fig.rates_source << "\n\n";
+    o << "rates: " << fig.rates_source << "\n";
+    if (fig.machine.rfind("A100", 0) != 0)
+        o << "note: the paper measured an A100; on " << fig.machine
+          << " the ours/paper columns set two GPUs side by side (the bytes still compare; the times do not)\n";
+    o << "\n";
 
     o << "Left panel" << pad("standard (eager PyTorch)", 34) << pad("FlashAttention (FA1)", 30) << "\n";
     o << pad("", 16, true);
