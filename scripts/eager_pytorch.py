@@ -13,7 +13,8 @@ Inputs are (B*H, N, d), contiguous, random, fp16 (the paper's dtype), dropout 0.
 kernels do not depend on p). Measured:
   * the step (forward + torch.autograd.grad of O w.r.t. q, k, v with a fixed dO): CUDA events,
     warm-up, median of --repeats, L2 flushed before each repeat by writing a buffer twice its size
-    (the method of the bench and of scripts/anchor_sdpa.py);
+    (the method of the bench and of scripts/anchor_sdpa.py), and, the same way, a device-to-device
+    copy of one N x N tensor (the card's copy rate, bytes read + written over time);
   * each kernel of one step: torch.profiler (CUPTI) durations, --profile-repeats steps each after a
     flush, the median of every kernel's position in the sequence; a kernel's name is PyTorch's.
 With --ncu-mark the script instead runs one step between cudaProfilerStart/Stop, for
@@ -157,6 +158,22 @@ def main():
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop))
+    # the card's copy rate, measured the same way: one N x N tensor of the step copied device to device
+    src = torch.empty((bh, n, n), device="cuda", dtype=torch.float16).fill_(1.0)
+    dst = torch.empty_like(src)
+    ctimes = []
+    for i in range(a.warmup + a.repeats):
+        flush()
+        start.record()
+        dst.copy_(src)
+        stop.record()
+        stop.synchronize()
+        if i >= a.warmup:
+            ctimes.append(start.elapsed_time(stop))
+    copy_bytes = 2 * src.numel() * src.element_size()
+    copy_ms = statistics.median(ctimes)
+    del src, dst
+    torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     step()
     torch.cuda.synchronize()
@@ -198,6 +215,7 @@ def main():
         "step_ms_median": statistics.median(times), "step_ms_min": min(times), "step_ms_max": max(times),
         "repeats": a.repeats,
         "peak_allocated_bytes": peak,
+        "copy_bytes": copy_bytes, "copy_ms_median": copy_ms, "copy_tbps": copy_bytes / (copy_ms * 1e-3) / 1e12,
         "kernel_sequence_consistent": consistent,
         "kernels": kernels,
         "kernels_ms_sum": sum(x["ms_median"] for x in kernels),
@@ -205,7 +223,7 @@ def main():
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"eager {a.program}: {p.name}, step {doc['step_ms_median']:.3f} ms (median of {a.repeats}), "
-          f"kernels sum {doc['kernels_ms_sum']:.3f} ms, peak {peak / 1e9:.2f} GB")
+          f"kernels sum {doc['kernels_ms_sum']:.3f} ms, peak {peak / 1e9:.2f} GB; copy {doc['copy_tbps']:.2f} TB/s")
     for x in kernels:
         print(f"  {x['ms_median']:9.3f} ms  {x['name'][:110]}")
 
