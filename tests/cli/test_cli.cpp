@@ -725,6 +725,36 @@ TEST_CASE("scenario figure2: the paper's Figure 2 beside the model's, as text an
     CHECK(j["flash"]["kernels"].size() == 2);
 }
 
+TEST_CASE("scenario figure2 --gpu: the same programs on another preset; the bytes stay, the times follow the card") {
+    const Out a = sh("scenario figure2 --json");
+    const Out h = sh("scenario figure2 --gpu H200 --json");
+    REQUIRE(a.rc == 0);
+    REQUIRE(h.rc == 0);
+    const auto ja = nlohmann::json::parse(a.text), jh = nlohmann::json::parse(h.text);
+    CHECK(jh["machine"] == "H200");
+    CHECK(jh["standard"]["hbm_gb"].get<double>() == ja["standard"]["hbm_gb"].get<double>());
+    // every eager kernel is HBM-bound on both cards: the time scales with the datasheet rates
+    CHECK(jh["standard"]["ms"].get<double>() ==
+          doctest::Approx(ja["standard"]["ms"].get<double>() * 1555.0 / 4800.0).epsilon(1e-6));
+    const Out t = sh("scenario figure2 --gpu H200");
+    REQUIRE(t.rc == 0);
+    CHECK(t.text.find("the paper measured an A100") != std::string::npos);
+    const Out m = sh("scenario figure2 --gpu H200 --ceilings measured --json");
+    REQUIRE(m.rc == 0);
+    CHECK(nlohmann::json::parse(m.text)["rates_source"].get<std::string>().find("h200_ceilings.json") !=
+          std::string::npos);
+    // bad inputs: each named, exit 1
+    for (const auto& [cmd, says] : std::vector<std::pair<std::string, std::string>>{
+             {"scenario figure2 --ceilings measured", "no measured ceilings are recorded for A100-40GB"},
+             {"scenario figure2 --ceilings guessed", "--ceilings must be datasheet or measured"},
+             {"scenario figure2 --gpu Z80", "Z80"},
+             {"scenario gpt2-medium --gpu H200", "--gpu applies to figure2 only"}}) {
+        const Out e = sh(cmd);
+        CHECK_MESSAGE(e.rc == 1, cmd);
+        CHECK_MESSAGE(e.text.find(says) != std::string::npos, (cmd + ": " + e.text));
+    }
+}
+
 TEST_CASE("scenario: listed as data; gpt2-medium prints standard vs flash GFLOP, HBM GB and time") {
     const Out l = sh("scenario --list");
     REQUIRE(l.rc == 0);
