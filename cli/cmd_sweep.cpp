@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
@@ -142,6 +143,7 @@ struct ScenarioArgs {
     bool list = false, json = false;
     std::string l2 = "auto", ceilings = "datasheet";
     std::string gpu;  // figure2 only: another preset than the paper's A100
+    std::string eager_rates = "auto";  // figure2 only: auto, none, or FILE[,FILE]
 };
 }  // namespace
 
@@ -155,6 +157,10 @@ void register_scenario(CLI::App& app, int& rc) {
     cmd->add_option("--ceilings", args->ceilings, "datasheet or measured")->capture_default_str();
     cmd->add_option("--gpu", args->gpu,
                     "figure2 only: model it on this GPU preset instead of the paper's A100-40GB (flashsim gpus)");
+    cmd->add_option("--eager-rates", args->eager_rates,
+                    "figure2 only: the eager kernels' measured rates: auto (cuda/results' recorded "
+                    "scripts/eager_pytorch.py files), none (every kernel at the HBM rate), or FILE[,FILE]")
+        ->capture_default_str();
     cmd->callback([args, &rc] {
         try {
             if (args->list || args->name.empty()) {
@@ -194,7 +200,25 @@ void register_scenario(CLI::App& app, int& rc) {
                     rates = *r;
                 } else
                     throw sim::Error("--ceilings must be datasheet or measured, got '" + args->ceilings + "'");
-                const sim::Figure2 f = sim::figure2(sim::figure2_problem(), m, rates);
+                std::vector<std::string> files;
+                if (args->eager_rates == "auto") {
+                    std::vector<std::string> dirs{"cuda/results"};
+#ifdef FLASHSIM_SOURCE_DIR
+                    dirs.push_back(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results");
+#endif
+                    files = report::default_eager_files(dirs);
+                } else if (args->eager_rates != "none") {
+                    std::stringstream ss(args->eager_rates);
+                    for (std::string item; std::getline(ss, item, ',');)
+                        if (!item.empty()) files.push_back(item);
+                    if (files.empty())
+                        throw sim::Error("--eager-rates: give auto, none, or one or more files separated by commas");
+                }
+                const sim::EagerRates eager =
+                    files.empty()
+                        ? sim::EagerRates{}
+                        : report::read_eager_rates(files, args->ceilings == "measured" ? "copy" : "datasheet");
+                const sim::Figure2 f = sim::figure2(sim::figure2_problem(), m, rates, eager);
                 if (args->json)
                     std::cout << report::figure2_json(f).dump(2) << "\n";
                 else
@@ -207,6 +231,7 @@ void register_scenario(CLI::App& app, int& rc) {
                 throw sim::Error("unknown scenario '" + args->name + "'; known scenarios: " + sim::scenario_names() +
                                  ", figure2 (flashsim scenario --list)");
             const sim::Scenario& s = *found;
+            if (args->eager_rates != "auto") throw sim::Error("--eager-rates applies to figure2 only");
             if (!args->gpu.empty())
                 throw sim::Error("--gpu applies to figure2 only; scenario " + s.name + " runs on its own GPU (" + s.gpu +
                                  "): leave out --gpu, or use flashsim simulate --gpu for another");

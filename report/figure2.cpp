@@ -1,6 +1,9 @@
 #include "report/figure2.hpp"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace report {
@@ -21,13 +24,13 @@ std::string pad(const std::string& s, size_t w, bool left = false) {
 void kernels_text(std::ostringstream& o, const sim::Fig2Column& c) {
     o << c.name << ": " << c.description << "\n";
     o << "  " << pad("kernel", 58, true) << pad("read GB", 9) << pad("written GB", 11) << pad("GFLOP", 8)
-      << pad("ms", 8) << "  bound\n";
+      << pad("ms", 8) << pad("of HBM", 8) << "  bound\n";
     for (const auto& k : c.kernels)
         o << "  " << pad(std::string(k.pass ? "bwd " : "fwd ") + k.name, 58, true)
           << pad(f("%.3f", static_cast<double>(k.read_bytes()) / 1e9), 9)
           << pad(f("%.3f", static_cast<double>(k.written_bytes()) / 1e9), 11)
-          << pad(f("%.1f", (k.matmul_flops + k.other_flops) / 1e9), 8) << pad(f("%.3f", k.seconds * 1e3), 8) << "  "
-          << k.bound << "\n";
+          << pad(f("%.1f", (k.matmul_flops + k.other_flops) / 1e9), 8) << pad(f("%.3f", k.seconds * 1e3), 8)
+          << pad(f("%.2f", k.hbm_fraction), 8) << "  " << k.bound << "\n";
 }
 
 nlohmann::json column_json(const sim::Fig2Column& c) {
@@ -44,6 +47,7 @@ nlohmann::json column_json(const sim::Fig2Column& c) {
                       {"other_flops", k.other_flops},
                       {"exps", k.exps},
                       {"ms", k.seconds * 1e3},
+                      {"hbm_fraction", k.hbm_fraction},
                       {"bound", k.bound}});
     }
     return {{"name", c.name},          {"description", c.description}, {"kernel_count", c.kernels.size()},
@@ -63,6 +67,14 @@ std::string figure2_text(const sim::Figure2& fig) {
       << ", forward + backward, on " << fig.machine << "\n";
     o << "paper: " << paper.setting << "\n";
     o << "rates: " << fig.rates_source << "\n";
+    o << "eager kernels: "
+      << (fig.eager.source.empty() ? "every kernel at the HBM rate (no measured eager rates read)" : fig.eager.source)
+      << "\n";
+    if (!fig.eager.device.empty())
+        o << "the authors' program measured on " << fig.eager.device << ": " << f("%.2f", fig.eager.dram_bytes / 1e9)
+          << " GB of DRAM (ncu) in " << f("%.2f", fig.eager.step_ms)
+          << " ms; the model's count of its kernels: " << f("%.2f", static_cast<double>(fig.standard.hbm_bytes()) / 1e9)
+          << " GB\n";
     if (fig.machine.rfind("A100", 0) != 0)
         o << "note: the paper measured an A100; on " << fig.machine
           << " the ours/paper columns set two GPUs side by side (the bytes still compare; the times do not)\n";
@@ -122,23 +134,151 @@ nlohmann::json figure2_json(const sim::Figure2& fig) {
         variants.push_back({{"label", v.label}, {"hbm_gb", static_cast<double>(v.hbm_bytes) / 1e9}, {"ms", v.seconds * 1e3}});
     const auto& p = fig.problem;
     return {{"scenario", "figure2"},
-            {"problem", {{"batch", p.batch}, {"heads", p.heads}, {"seq", p.seq}, {"head_dim", p.head_dim},
-                         {"dtype", sim::dtype_name(p.dtype)}, {"causal", p.causal}}},
+            {"problem",
+             {{"batch", p.batch},
+              {"heads", p.heads},
+              {"seq", p.seq},
+              {"head_dim", p.head_dim},
+              {"dtype", sim::dtype_name(p.dtype)},
+              {"causal", p.causal}}},
             {"machine", fig.machine},
             {"fa1_block_rows", sim::Fa1Options{}.block_rows},
             {"fa1_block_cols", sim::fa1_block_cols(p)},
             {"rates_source", fig.rates_source},
+            {"eager_rates_source", fig.eager.source},
+            {"eager_measured",
+             {{"device", fig.eager.device}, {"dram_gb", fig.eager.dram_bytes / 1e9}, {"step_ms", fig.eager.step_ms}}},
             {"standard", column_json(fig.standard)},
             {"flash", column_json(fig.flash)},
             {"middle", sweep},
             {"variants", variants},
             {"paper",
-             {{"standard", {{"gflops", paper.standard_gflops}, {"hbm_gb", paper.standard_hbm_gb}, {"ms", paper.standard_ms}}},
+             {{"standard",
+               {{"gflops", paper.standard_gflops}, {"hbm_gb", paper.standard_hbm_gb}, {"ms", paper.standard_ms}}},
               {"flash", {{"gflops", paper.flash_gflops}, {"hbm_gb", paper.flash_hbm_gb}, {"ms", paper.flash_ms}}},
               {"middle_block_sizes", paper.middle_block_sizes},
               {"middle_claim", paper.middle_claim},
               {"setting", paper.setting},
               {"source", paper.source}}}};
+}
+
+// ---------------------------------------------------------------- [read_eager_rates()]
+sim::EagerRates read_eager_rates(const std::vector<std::string>& files, const std::string& basis) {
+    if (basis != "datasheet" && basis != "copy")
+        throw sim::Error("eager rates are fractions of the datasheet or of the copy rate, not '" + basis + "'");
+    sim::EagerRates out;
+    out.basis = basis;
+    const sim::Problem p = sim::figure2_problem();
+    const std::regex gemm_name("nvjet|gemm|cutlass|xmma", std::regex::icase);
+    for (const auto& path : files) {
+        std::ifstream in(path);
+        if (!in)
+            throw sim::Error(path +
+                             ": cannot be read (record it with scripts/eager_pytorch.py on a GPU: "
+                             "scripts/gpu_session.sh, stage eager)");
+        nlohmann::json doc;
+        try {
+            doc = nlohmann::json::parse(in);
+        } catch (const std::exception& e) { throw sim::Error(path + ": not JSON (" + e.what() + ")"); }
+        const auto need = [&](const char* key) -> const nlohmann::json& {
+            if (!doc.contains(key))
+                throw sim::Error(path + ": has no \"" + key +
+                                 "\" (not a scripts/eager_pytorch.py file with ncu's "
+                                 "bytes merged?)");
+            return doc[key];
+        };
+        const std::string program = need("program").get<std::string>();
+        if (program != "authors" && program != "hf")
+            throw sim::Error(path + ": program '" + program + "' is neither authors nor hf");
+        if (need("batch").get<int64_t>() != p.batch || need("heads").get<int64_t>() != p.heads ||
+            need("seq").get<int64_t>() != p.seq || need("head_dim").get<int64_t>() != p.head_dim)
+            throw sim::Error(path + ": measured at another shape than Figure 2's (B 64, H 16, N 1024, d 64)");
+        const std::string device = need("device").get<std::string>();
+        double rate = 0;
+        if (basis == "copy")
+            rate = need("copy_tbps").get<double>() * 1e12;
+        else
+            for (const auto& [key, preset] : {std::pair{"H200", "H200"}, std::pair{"H100", "H100-SXM"},
+                                              std::pair{"A100-SXM4-40GB", "A100-40GB"}, std::pair{"A100", "A100-80GB"}})
+                if (device.find(key) != std::string::npos) {
+                    rate = sim::find_machine(preset).hbm_bandwidth;
+                    break;
+                }
+        if (!(rate > 0))
+            throw sim::Error(path + ": no " + basis + " rate for the card it was measured on (" + device + ")");
+        std::vector<std::pair<std::string, double>> timed;  // the profiler's kernels, memsets left out
+        for (const auto& k : need("kernels")) {
+            const std::string name = k.at("name").get<std::string>();
+            if (name.rfind("Memset", 0) == 0 || name.rfind("Memcpy", 0) == 0) continue;
+            timed.emplace_back(name, k.at("ms_median").get<double>());
+        }
+        const auto& ncu = need("ncu_kernels");
+        if (ncu.size() != timed.size())
+            throw sim::Error(path + ": ncu saw " + std::to_string(ncu.size()) + " kernels and the profiler " +
+                             std::to_string(timed.size()) + "; the two lists cannot be paired");
+        struct Measured {
+            std::string name;
+            double ms = 0, bytes = 0;
+        };
+        std::vector<Measured> ms;
+        for (size_t i = 0; i < timed.size(); ++i) {
+            const double b = ncu[i].at("dram_read_bytes").get<double>() + ncu[i].at("dram_write_bytes").get<double>();
+            if (b >= 1e6) ms.push_back({timed[i].first, timed[i].second, b});
+        }
+        sim::KernelRates any;
+        any.hbm = any.gemm = any.exp = 1;
+        const sim::Fig2Column model =
+            sim::eager_attention(p, any, program == "hf" ? sim::hf_gpt2_eager() : sim::EagerOptions{});
+        if (ms.size() != model.kernels.size())
+            throw sim::Error(path + ": " + std::to_string(ms.size()) +
+                             " measured kernels of 1 MB or more against the "
+                             "model's " +
+                             std::to_string(model.kernels.size()) + " for the " + program +
+                             " program; the sequences differ");
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const auto& k = model.kernels[i];
+            const bool model_gemm = k.name.find("GEMM") != std::string::npos;
+            const bool measured_gemm = std::regex_search(ms[i].name, gemm_name);
+            const double ratio = ms[i].bytes / static_cast<double>(k.bytes());
+            if (model_gemm != measured_gemm || ratio < 0.8 || ratio > 1.25)
+                throw sim::Error(path + ": kernel " + std::to_string(i + 1) + " (" + ms[i].name.substr(0, 60) +
+                                 ") does not pair with the model's '" + k.name + "' (" +
+                                 (model_gemm != measured_gemm ? "one is a GEMM, the other not"
+                                                              : "measured / modelled bytes " + f("%.2f", ratio)) +
+                                 ")");
+            if (!(ms[i].ms > 0)) throw sim::Error(path + ": kernel " + std::to_string(i + 1) + " has no time");
+            out.fraction.emplace(k.name, ms[i].bytes / (ms[i].ms * 1e-3) / rate);
+        }
+        if (program == "authors" && out.device.empty()) {
+            out.device = device;
+            out.dram_bytes = need("dram_bytes").get<double>();
+            out.step_ms = need("step_ms_median").get<double>();
+        }
+        if (!out.source.empty()) out.source += "; ";
+        out.source += path + " (" + program + ", " + device + ", " + doc.value("date", std::string("?")).substr(0, 10) +
+                      ", torch " + doc.value("torch", std::string("?")) + ")";
+    }
+    if (!out.source.empty())
+        out.source =
+            "fractions of the " +
+            std::string(basis == "copy" ? "copy rate measured beside them" : "measuring card's datasheet HBM rate") +
+            " that PyTorch's kernels reached, carried to this card: " + out.source;
+    return out;
+}
+
+std::vector<std::string> default_eager_files(const std::vector<std::string>& dirs) {
+    namespace fs = std::filesystem;
+    for (const auto& dir : dirs)
+        for (const char* card : {"h200", "h100"}) {
+            const fs::path a = fs::path(dir) / (std::string(card) + "_eager_authors.json");
+            const fs::path h = fs::path(dir) / (std::string(card) + "_eager_hf.json");
+            if (fs::exists(a)) {
+                std::vector<std::string> v{a.lexically_normal().string()};
+                if (fs::exists(h)) v.push_back(h.lexically_normal().string());
+                return v;
+            }
+        }
+    return {};
 }
 
 }  // namespace report

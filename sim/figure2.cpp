@@ -198,14 +198,32 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
             k.other_flops = 2 * scores;
             ks.push_back(k);
         }
-        {
+        if (o.softmax_backward_kernels == 2) {
+            {
+                auto k = kernel("dPP = dP * P (softmax backward, product)", 1);
+                add(k, "dP", nn, 0);
+                add(k, "P", nn, 0);
+                add(k, "dPP", 0, nn);
+                k.other_flops = scores;
+                ks.push_back(k);
+            }
+            {
+                auto k = kernel("dS = dPP - P * rowsum(dPP) (softmax backward)", 1);
+                add(k, "dPP", nn, 0);
+                add(k, "P", nn, 0);
+                add(k, "dS_masked", 0, nn);
+                k.other_flops = 2 * scores;
+                ks.push_back(k);
+            }
+        } else if (o.softmax_backward_kernels == 1) {
             auto k = kernel("dS = P * (dP - rowsum(dP * P)) (softmax backward)", 1);
             add(k, "dP", nn, 0);
             add(k, "P", nn, 0);
             add(k, "dS_masked", 0, nn);
             k.other_flops = 3 * scores;
             ks.push_back(k);
-        }
+        } else
+            throw Error("the softmax backward is 1 or 2 kernels, not " + std::to_string(o.softmax_backward_kernels));
         if (o.mask == EagerMask::where) {  // an added mask passes the gradient through
             auto k = kernel("where(causal, dS, 0)", 1);
             add(k, "dS_masked", nn, 0);
@@ -221,20 +239,37 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
             k.other_flops = scores;
             ks.push_back(k);
         }
+        // With the scale as the forward GEMM's alpha, autograd scales each input's gradient by it
+        // after its product: an elementwise kernel over dQ and one over dK (N x d each).
+        const bool alpha = !o.separate_scale;
         {
             auto k = kernel("dQ = dS K (GEMM)", 1);
             add(k, "dS", nn, 0);
             add(k, "K", nd, 0);
-            add(k, "dQ", 0, nd);
+            add(k, alpha ? "dQ_unscaled" : "dQ", 0, nd);
             k.matmul_flops = gemm;
+            ks.push_back(k);
+        }
+        if (alpha) {
+            auto k = kernel("dQ = scale * dQ (the product's alpha, backward)", 1);
+            add(k, "dQ_unscaled", nd, 0);
+            add(k, "dQ", 0, nd);
+            k.other_flops = static_cast<double>(BH * N * d);
             ks.push_back(k);
         }
         {
             auto k = kernel("dK = dS^T Q (GEMM)", 1);
             add(k, "dS", nn, 0);
             add(k, "Q", nd, 0);
-            add(k, "dK", 0, nd);
+            add(k, alpha ? "dK_unscaled" : "dK", 0, nd);
             k.matmul_flops = gemm;
+            ks.push_back(k);
+        }
+        if (alpha) {
+            auto k = kernel("dK = scale * dK (the product's alpha, backward)", 1);
+            add(k, "dK_unscaled", nd, 0);
+            add(k, "dK", 0, nd);
+            k.other_flops = static_cast<double>(BH * N * d);
             ks.push_back(k);
         }
     }
@@ -248,15 +283,33 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
             if (o.mask != EagerMask::where && t.tensor == "dS_masked") t.tensor = o.separate_scale ? "dS_scaled" : "dS";
             if (!o.separate_scale && t.tensor == "dS_scaled") t.tensor = "dS";
         }
+    int unmeasured = 0;
     for (auto& k : ks) {
-        const double t_hbm = static_cast<double>(k.bytes()) / hbm, t_mm = k.matmul_flops / mm_rate, t_ex = k.exps / ex;
+        if (const auto it = o.hbm_fraction.find(k.name); it != o.hbm_fraction.end()) {
+            if (!(it->second > 0) || it->second > 2)
+                throw Error("eager kernel '" + k.name + "': a fraction of the HBM rate must lie in (0, 2], got " +
+                            std::to_string(it->second));
+            k.hbm_fraction = it->second;
+        } else if (!o.hbm_fraction.empty())
+            ++unmeasured;
+        const double t_hbm = static_cast<double>(k.bytes()) / (hbm * k.hbm_fraction), t_mm = k.matmul_flops / mm_rate,
+                     t_ex = k.exps / ex;
         k.seconds = std::max({t_hbm, t_mm, t_ex}) + r.launch_s;
         k.bound = t_hbm >= t_mm && t_hbm >= t_ex ? "hbm" : (t_mm >= t_ex ? "tensor" : "exp");
     }
     c.kernels = std::move(ks);
-    c.notes.push_back("each kernel: max(bytes at the HBM rate, matmul FLOPs at the GEMM rate, exponentials at the "
-                      "exp rate) + a launch; the GEMMs' operand re-reads are taken to hit L2 (each operand counted "
-                      "once); the causal mask buffer is counted once (L2-resident)");
+    if (o.hbm_fraction.empty())
+        c.notes.push_back(
+            "each kernel: max(bytes at the HBM rate, matmul FLOPs at the GEMM rate, exponentials at the "
+            "exp rate) + a launch; the GEMMs' operand re-reads are taken to hit L2 (each operand "
+            "counted once); the causal mask buffer is counted once (L2-resident)");
+    else
+        c.notes.push_back(
+            "each kernel: max(bytes at the fraction of the HBM rate the same PyTorch kernel reached where it was "
+            "measured, matmul FLOPs at the GEMM rate, exponentials at the exp rate) + a launch (" +
+            o.hbm_fraction_source + ")" +
+            (unmeasured ? "; " + std::to_string(unmeasured) + " kernel(s) not measured run at the rate" : "") +
+            "; the GEMMs' operand re-reads are taken to hit L2; the causal mask buffer is counted once");
     return c;
 }
 
@@ -490,12 +543,18 @@ Problem figure2_problem() {
     return p;
 }
 
-Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates) {
+Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates, const EagerRates& eager) {
     Figure2 f;
     f.problem = p;
     f.machine = m.name;
     f.rates_source = rates.source;
-    f.standard = eager_attention(p, rates);
+    f.eager = eager;
+    auto measured = [&](EagerOptions o) {
+        o.hbm_fraction = eager.fraction;
+        o.hbm_fraction_source = eager.source;
+        return o;
+    };
+    f.standard = eager_attention(p, rates, measured({}));
     f.flash = fa1_attention(p, m, rates);
     for (int64_t bc : paper_figure2().middle_block_sizes) {
         Fa1Options o;
@@ -505,17 +564,24 @@ Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates) {
         f.sweep.push_back({bc, c.hbm_bytes(), c.seconds(), c.kernels.front().bound});
     }
     auto variant = [&](std::string label, const Fig2Column& c) { f.variants.push_back({std::move(label), c.hbm_bytes(), c.seconds()}); };
-    variant("standard as HuggingFace GPT-2 (own scale, causal where)", eager_attention(p, rates, hf_gpt2_eager()));
+    variant("standard as HuggingFace GPT-2 (own scale, causal where)",
+            eager_attention(p, rates, measured(hf_gpt2_eager())));
     {
         EagerOptions o;
         o.dropout = false;
-        variant("standard without dropout", eager_attention(p, rates, o));
+        variant("standard without dropout", eager_attention(p, rates, measured(o)));
+    }
+    {
+        EagerOptions o;
+        o.softmax_backward_kernels = 1;
+        variant("standard with a one-kernel softmax backward", eager_attention(p, rates, measured(o)));
     }
     {
         Fa1Options o;
         o.accum_bytes = 2;
         variant("FA1 with o_tmp and dq_tmp counted at 2 bytes an element", fa1_attention(p, m, rates, o));
     }
+    if (!eager.empty()) variant("standard with every kernel at the HBM rate", eager_attention(p, rates));
     return f;
 }
 

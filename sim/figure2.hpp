@@ -19,6 +19,7 @@
 // docs/simulator.md, section 3c, has the sources, the assumptions and the comparison.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Fig2Kernel {
     double matmul_flops = 0, other_flops = 0, exps = 0;  // all heads
     double seconds = 0;
     std::string bound;  // hbm, tensor, exp, compute (the FA1 steps' arithmetic)
+    // The fraction of the HBM rate this kernel moves its bytes at (eager kernels: measured, see
+    // EagerRates; 1 when none is known)
+    double hbm_fraction = 1;
     int64_t read_bytes() const;
     int64_t written_bytes() const;
     int64_t bytes() const { return read_bytes() + written_bytes(); }
@@ -75,6 +79,14 @@ struct EagerOptions {
     EagerMask mask = EagerMask::add;
     bool dropout = true;  // dropout (output and bool mask; backward reads the mask)
     bool backward = true;
+    // PyTorch's CUDA softmax backward is two kernels (since 2018 at least, and in 2.11): the product
+    // dP * P as its own elementwise kernel, then the row kernel dS = dPP - P rowsum(dPP). 1: one
+    // fused kernel reading dP and P (three N x N passes fewer: the count the paper's 40.3 GB matches)
+    int softmax_backward_kernels = 2;
+    // Measured: the fraction of the HBM rate each kernel reaches, by kernel name (EagerRates); a
+    // kernel not named runs at the rate. Empty: every kernel at the rate.
+    std::map<std::string, double> hbm_fraction;
+    std::string hbm_fraction_source;
 };
 // HuggingFace GPT-2's attention (transformers 4.x, GPT2Attention._attn, 2022): matmul, a separate
 // division by sqrt(d), the causal `where`, softmax, dropout, matmul.
@@ -120,10 +132,26 @@ struct Fig2Variant {
     double seconds = 0;
 };
 
+// Eager kernels as a GPU ran them (scripts/eager_pytorch.py, read by report::read_eager_rates): the
+// fraction of an HBM rate each kernel of the sequence moved its bytes at, by the model's kernel name,
+// and what the fraction is of (the measuring card's datasheet rate, or its measured copy rate). The
+// fractions are carried to the card the model runs on: an assumption the output states.
+struct EagerRates {
+    std::map<std::string, double> fraction;
+    std::string basis;   // "datasheet" or "copy"
+    std::string source;  // the files and the card they were measured on
+    // The authors' program as measured (its file's totals), to print beside the model: the card, the
+    // DRAM bytes ncu counted over the step's kernels, the step's time; 0 / empty when not read.
+    std::string device;
+    double dram_bytes = 0, step_ms = 0;
+    bool empty() const { return fraction.empty(); }
+};
+
 struct Figure2 {
     Problem problem;
     std::string machine;
     std::string rates_source;
+    EagerRates eager;  // the measured eager rates the standard column ran with (empty: none)
     Fig2Column standard, flash;
     std::vector<SweepPoint> sweep;  // the middle panel: FA1 forward only, B_c = 64..512
     std::vector<Fig2Variant> variants;
@@ -132,6 +160,6 @@ struct Figure2 {
 // The paper's configuration: GPT-2 medium's attention, B 64, H 16, N 1024, d 64, fp16, no mask on
 // the flash side (every tile visited; docs say why), on the A100-40GB preset with datasheet rates.
 Problem figure2_problem();
-Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates);
+Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates, const EagerRates& eager = {});
 
 }  // namespace sim

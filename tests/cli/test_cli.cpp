@@ -716,11 +716,21 @@ TEST_CASE("scenario figure2: the paper's Figure 2 beside the model's, as text an
     CHECK(j["problem"]["batch"] == 64);
     CHECK(j["machine"] == "A100-40GB");
     CHECK(j["paper"]["standard"]["hbm_gb"].get<double>() == 40.3);  // stored as the paper's
-    // eager as the authors' baseline: 17 N x N passes of 2 bytes and 2 of the 1-byte dropout mask a
-    // head, 12 N x d tensors, the fp16 causal mask once: (17 * 2 + 2) * 2^20 + 12 * 2^17 bytes a
-    // head, 1024 heads, + 2^21
-    const double eager = (36.0 * 1048576 + 12.0 * 131072) * 1024 + 2097152;
+    // eager as the authors' baseline runs in PyTorch: 20 N x N passes of 2 bytes (the softmax
+    // backward's two kernels among them) and 2 of the 1-byte dropout mask a head, 16 N x d tensors
+    // (autograd's scaling of dQ and dK included), the fp16 causal mask once:
+    // (20 * 2 + 2) * 2^20 + 16 * 2^17 bytes a head, 1024 heads, + 2^21
+    const double eager = (42.0 * 1048576 + 16.0 * 131072) * 1024 + 2097152;
     CHECK(j["standard"]["hbm_gb"].get<double>() == doctest::Approx(eager / 1e9));
+    // its time: each kernel at the fraction of the HBM rate the recorded run measured (a file of
+    // cuda/results), or, with --eager-rates none, every kernel at the A100's 1,555 GB/s
+    CHECK(j["eager_rates_source"].get<std::string>().find("_eager_authors.json") != std::string::npos);
+    const Out none = sh("scenario figure2 --eager-rates none --json");
+    REQUIRE(none.rc == 0);
+    const auto jn = nlohmann::json::parse(none.text);
+    CHECK(jn["eager_rates_source"] == "");
+    CHECK(jn["standard"]["ms"].get<double>() == doctest::Approx(eager / 1.555e12 * 1e3));
+    CHECK(j["standard"]["ms"].get<double>() > jn["standard"]["ms"].get<double>());  // below the rate: slower
     CHECK(j["middle"].size() == 4);
     CHECK(j["flash"]["kernels"].size() == 2);
 }
