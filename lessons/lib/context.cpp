@@ -259,7 +259,14 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
 void add_figure2(const Source& s, Pos pos, Context& ctx) {
     try {
         const sim::Machine& m = sim::find_machine("A100-40GB");
-        ctx.root["figure2"] = report::figure2_json(sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m)));
+        // the eager kernels' recorded rates, from the results beside the lessons (none: at the HBM rate)
+        namespace fs = std::filesystem;
+        const fs::path dir = fs::path(s.file).parent_path();
+        const auto files =
+            report::default_eager_files({((dir.empty() ? fs::path(".") : dir) / ".." / "cuda" / "results").string()});
+        const sim::EagerRates eager = files.empty() ? sim::EagerRates{} : report::read_eager_rates(files, "datasheet");
+        ctx.root["figure2"] =
+            report::figure2_json(sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m), eager));
     } catch (const sim::Error& e) { s.fail(pos, std::string("[figure2]: ") + e.what()); }
 }
 
