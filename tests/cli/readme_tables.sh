@@ -48,6 +48,7 @@ check "table.py --decode" python3 cuda/results/table.py --decode cuda/results/h2
 check "table.py --decode-fixed" python3 cuda/results/table.py --decode-fixed cuda/results/h200_decode.json
 check "table.py --decode-trace" python3 cuda/results/table.py --decode-trace cuda/results/h200_decode.json
 check "table.py --ceilings" python3 cuda/results/table.py --ceilings cuda/results/h200_ceilings.json
+check "eager.py" python3 cuda/results/eager.py cuda/results/h100_eager_authors.json
 check "study.py" python3 cuda/results/study.py cuda/results/h200_study.json
 check "study.py --scale" python3 cuda/results/study.py --scale cuda/results/h200_scale.json
 (cd "$src" && python3 cuda/results/table.py cuda/results/h200.json) > "$tmp/h200.md"
