@@ -21,7 +21,8 @@ PRESETS = [("H200", "H200"), ("H100", "H100-SXM"), ("A100", "A100-40GB")]
 
 def short(name):
     """A kernel's name without its template arguments, plus the functor or op it applies, if any."""
-    base = re.split(r"[<(]", name, 1)[0].strip()
+    plain = re.sub(r"^void\s+", "", name.replace("(anonymous namespace)::", "").replace("<unnamed>::", ""))
+    base = re.split(r"[<(]", plain, 1)[0].strip()
     base = base.split("::")[-1] or name[:40]
     what = re.findall(r"(\w+Functor\w*|\w+_kernel\w*|softmax\w*|dropout\w*|where\w*)", name)
     extra = [w for w in dict.fromkeys(what) if w != base][:2]
