@@ -96,6 +96,8 @@ EagerOptions hf_gpt2_eager() {
 // after the first head, so it is counted once, not per head.
 Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOptions& o) {
     p.validate();
+    if (o.softmax_backward_kernels != 1 && o.softmax_backward_kernels != 2)
+        throw Error("the softmax backward is 1 or 2 kernels, not " + std::to_string(o.softmax_backward_kernels));
     const int64_t BH = p.heads_total(), N = p.seq, d = p.head_dim, e = p.elem_bytes();
     const int64_t nn = BH * N * N * e, nd = BH * N * d * e, mask_bool = BH * N * N;
     const int64_t causal_buf = o.mask == EagerMask::add ? N * N * e : N * N;  // dtype or bool, once for all heads
@@ -198,32 +200,25 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
             k.other_flops = 2 * scores;
             ks.push_back(k);
         }
-        if (o.softmax_backward_kernels == 2) {
-            {
-                auto k = kernel("dPP = dP * P (softmax backward, product)", 1);
-                add(k, "dP", nn, 0);
-                add(k, "P", nn, 0);
-                add(k, "dPP", 0, nn);
-                k.other_flops = scores;
-                ks.push_back(k);
-            }
-            {
-                auto k = kernel("dS = dPP - P * rowsum(dPP) (softmax backward)", 1);
-                add(k, "dPP", nn, 0);
-                add(k, "P", nn, 0);
-                add(k, "dS_masked", 0, nn);
-                k.other_flops = 2 * scores;
-                ks.push_back(k);
-            }
-        } else if (o.softmax_backward_kernels == 1) {
-            auto k = kernel("dS = P * (dP - rowsum(dP * P)) (softmax backward)", 1);
+        const bool split = o.softmax_backward_kernels == 2;
+        if (split) {
+            auto k = kernel("dPP = dP * P (softmax backward, product)", 1);
             add(k, "dP", nn, 0);
             add(k, "P", nn, 0);
-            add(k, "dS_masked", 0, nn);
-            k.other_flops = 3 * scores;
+            add(k, "dPP", 0, nn);
+            k.other_flops = scores;
             ks.push_back(k);
-        } else
-            throw Error("the softmax backward is 1 or 2 kernels, not " + std::to_string(o.softmax_backward_kernels));
+        }
+        {
+            auto k = kernel(split ? "dS = dPP - P * rowsum(dPP) (softmax backward)"
+                                  : "dS = P * (dP - rowsum(dP * P)) (softmax backward)",
+                            1);
+            add(k, split ? "dPP" : "dP", nn, 0);
+            add(k, "P", nn, 0);
+            add(k, "dS_masked", 0, nn);
+            k.other_flops = (split ? 2 : 3) * scores;
+            ks.push_back(k);
+        }
         if (o.mask == EagerMask::where) {  // an added mask passes the gradient through
             auto k = kernel("where(causal, dS, 0)", 1);
             add(k, "dS_masked", nn, 0);
@@ -242,35 +237,24 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
         // With the scale as the forward GEMM's alpha, autograd scales each input's gradient by it
         // after its product: an elementwise kernel over dQ and one over dK (N x d each).
         const bool alpha = !o.separate_scale;
-        {
-            auto k = kernel("dQ = dS K (GEMM)", 1);
+        struct Grad {
+            const char *grad, *operand, *product;
+        };
+        for (const Grad& g : {Grad{"dQ", "K", "dQ = dS K (GEMM)"}, Grad{"dK", "Q", "dK = dS^T Q (GEMM)"}}) {
+            const std::string grad = g.grad, unscaled = grad + "_unscaled";
+            auto k = kernel(g.product, 1);
             add(k, "dS", nn, 0);
-            add(k, "K", nd, 0);
-            add(k, alpha ? "dQ_unscaled" : "dQ", 0, nd);
+            add(k, g.operand, nd, 0);
+            add(k, alpha ? unscaled : grad, 0, nd);
             k.matmul_flops = gemm;
             ks.push_back(k);
-        }
-        if (alpha) {
-            auto k = kernel("dQ = scale * dQ (the product's alpha, backward)", 1);
-            add(k, "dQ_unscaled", nd, 0);
-            add(k, "dQ", 0, nd);
-            k.other_flops = static_cast<double>(BH * N * d);
-            ks.push_back(k);
-        }
-        {
-            auto k = kernel("dK = dS^T Q (GEMM)", 1);
-            add(k, "dS", nn, 0);
-            add(k, "Q", nd, 0);
-            add(k, alpha ? "dK_unscaled" : "dK", 0, nd);
-            k.matmul_flops = gemm;
-            ks.push_back(k);
-        }
-        if (alpha) {
-            auto k = kernel("dK = scale * dK (the product's alpha, backward)", 1);
-            add(k, "dK_unscaled", nd, 0);
-            add(k, "dK", 0, nd);
-            k.other_flops = static_cast<double>(BH * N * d);
-            ks.push_back(k);
+            if (alpha) {
+                auto sc = kernel(grad + " = scale * " + grad + " (the product's alpha, backward)", 1);
+                add(sc, unscaled, nd, 0);
+                add(sc, grad, 0, nd);
+                sc.other_flops = static_cast<double>(BH * N * d);
+                ks.push_back(sc);
+            }
         }
     }
     // Names follow the data, not the op that made it: with an op left out, its input is its output.
