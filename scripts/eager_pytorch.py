@@ -63,12 +63,6 @@ def merge_ncu(csv_path, out):
         print(f"  {(k['dram_read_bytes'] + k['dram_write_bytes']) / 1e9:8.3f} GB {k['ncu_ms']:8.3f} ms  {k['name'][:100]}")
 
 
-def l2_flusher():
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    buf = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
-    return lambda: buf.fill_(0x5A5A5A5A)
-
-
 def program(kind, n, d):
     """The forward as a function of (q, k, v); every op its own kernel."""
     scale = 1.0 / math.sqrt(d)
@@ -128,6 +122,9 @@ def main():
                  "stage eager)")
     if not torch.cuda.is_available():
         sys.exit("eager_pytorch: no CUDA device; this measures a GPU")
+    # the anchors' flush and timing loop (events, warm-up, median of repeats, a flush before each)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from anchor_sdpa import l2_flusher, time_it
     bh, n, d = a.batch * a.heads, a.seq, a.head_dim
     g = torch.Generator(device="cuda").manual_seed(1234)
     mk = lambda: ((torch.rand((bh, n, d), generator=g, device="cuda") * 2 - 1).half().requires_grad_(True))
@@ -135,7 +132,7 @@ def main():
     do = (torch.rand((bh, n, d), generator=g, device="cuda") * 2 - 1).half()
     fwd = program(a.program, n, d)
     step = lambda: torch.autograd.grad(fwd(q, k, v), (q, k, v), do)
-    flush = l2_flusher()
+    flush = l2_flusher("write")
 
     for _ in range(a.warmup):
         step()
@@ -149,29 +146,12 @@ def main():
         torch.cuda.profiler.stop()
         return
 
-    times = []
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(a.repeats):
-        flush()
-        start.record()
-        step()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
+    step_ms = time_it(step, flush, 0, a.repeats)  # warmed up above
     # the card's copy rate, measured the same way: one N x N tensor of the step copied device to device
     src = torch.empty((bh, n, n), device="cuda", dtype=torch.float16).fill_(1.0)
     dst = torch.empty_like(src)
-    ctimes = []
-    for i in range(a.warmup + a.repeats):
-        flush()
-        start.record()
-        dst.copy_(src)
-        stop.record()
-        stop.synchronize()
-        if i >= a.warmup:
-            ctimes.append(start.elapsed_time(stop))
+    copy_ms = time_it(lambda: dst.copy_(src), flush, a.warmup, a.repeats)[0]
     copy_bytes = 2 * src.numel() * src.element_size()
-    copy_ms = statistics.median(ctimes)
     del src, dst
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
@@ -212,7 +192,7 @@ def main():
         "method": "step = forward + autograd.grad(O; q, k, v); events, %d warm-up, median of %d, 2xL2 write flush "
                   "before each; kernels by torch.profiler, median of %d steps each after a flush"
                   % (a.warmup, a.repeats, a.profile_repeats),
-        "step_ms_median": statistics.median(times), "step_ms_min": min(times), "step_ms_max": max(times),
+        "step_ms_median": step_ms[0], "step_ms_min": step_ms[1], "step_ms_max": step_ms[2],
         "repeats": a.repeats,
         "peak_allocated_bytes": peak,
         "copy_bytes": copy_bytes, "copy_ms_median": copy_ms, "copy_tbps": copy_bytes / (copy_ms * 1e-3) / 1e12,
