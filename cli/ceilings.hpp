@@ -1,5 +1,5 @@
 // cli/ceilings.hpp — where `--ceilings measured` finds the measured ceilings: --ceilings-file, or
-// the recorded file for the preset (the H200's: cuda/results/h200_ceilings.json, looked up in the
+// the recorded file for the preset (the H200's: results/h200/ceilings.json, looked up in the
 // working directory, then in the source tree this binary was built from). Defined in cmd_simulate.cpp.
 #pragma once
 #include <optional>

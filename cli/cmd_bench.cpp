@@ -21,7 +21,7 @@
 // q_heads, kv_heads, splits, kv_bytes (K and V read), tbps (kv_bytes / median time) and the
 // simulator's prediction (sim::simulate_decode with the same splits). --trace K adds K traced
 // calls a row and its "trace": where the call's time goes, from the blocks' own timer stamps
-// (fcuda::DecodeTrace; python3 cuda/results/table.py --decode-trace prints it).
+// (fcuda::DecodeTrace; python3 tools/results/table.py --decode-trace prints it).
 //
 //   flashsim bench --counters-probe [--json F]
 // runs known work after the bench's L2 flush under the in-process DRAM counters (a warp, reads of
@@ -150,7 +150,7 @@ bool lone_middles_of(const json& tiles) {
 
 // The writes a counted range sees that belong to no work: the median over the counters probes whose
 // kernel reads 192 MiB or more and writes nothing (docs/simulator.md, "The walk as the counters see
-// it"), read from the probe file beside a results file (h200.json -> h200_counters_probe.json).
+// it"), read from the probe file beside a results file (h200/bench.json -> h200/counters_probe.json).
 // Without a usable probe, no residue and `why` says what is missing.
 // The probes evict all of the residue once a range moves this many bytes (192 MiB read: 27.7 MiB of it;
 // 64 MiB: 19.4): the residue is taken from such probes, and only passes that move as much get the view.
@@ -583,7 +583,7 @@ int check_device_and_dtype(const BenchArgs& a) {
     std::string why;
     if (!fcuda::device_available(&why)) {
         std::cerr << "flashsim bench: " << why
-                  << "; the H200 measurements recorded with this project are in cuda/results/h200.json\n";
+                  << "; the H200 measurements recorded with this project are in results/h200/bench.json\n";
         return 2;
     }
     const auto dt = sim::parse_dtype(a.dtype);
@@ -1496,7 +1496,7 @@ void register_bench(CLI::App& app, int& rc) {
         (void)opt_batch, (void)opt_heads, (void)opt_layout, (void)opt_time_limit, (void)opt_ring, (void)opt_study,
             (void)opt_transport;
         std::cerr << "flashsim bench: this build has no CUDA backend (built without nvcc); recorded H200 results are "
-                     "in cuda/results/h200.json\n";
+                     "in results/h200/bench.json\n";
         rc = 2;
 #endif
     });

@@ -122,7 +122,7 @@ void register_simulate(CLI::App& app, int& rc) {
         ->capture_default_str();
     cmd->add_option("--ceilings-file", args->ceilings_file,
                     "With --ceilings measured: the `flashsim bench --ceilings --json` file to read (default: the "
-                    "preset's recorded one, cuda/results/h200_ceilings.json for the H200)");
+                    "preset's recorded one, results/h200/ceilings.json for the H200)");
     auto* opt_algo = cmd->get_option("--algo");
     cmd->callback([args, opt_kernel, opt_algo, &rc] {
         try {

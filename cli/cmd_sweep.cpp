@@ -158,7 +158,7 @@ void register_scenario(CLI::App& app, int& rc) {
     cmd->add_option("--gpu", args->gpu,
                     "figure2 only: model it on this GPU preset instead of the paper's A100-40GB (flashsim gpus)");
     cmd->add_option("--eager-rates", args->eager_rates,
-                    "figure2 only: the eager kernels' measured rates: auto (cuda/results' recorded "
+                    "figure2 only: the eager kernels' measured rates: auto (results' recorded "
                     "scripts/eager_pytorch.py files), none (every kernel at the HBM rate), or FILE[,FILE]")
         ->capture_default_str();
     cmd->callback([args, &rc] {
@@ -195,16 +195,16 @@ void register_scenario(CLI::App& app, int& rc) {
                     const auto r = measured_rates(m, sim::DType::fp16, "");
                     if (!r)
                         throw sim::Error("no measured ceilings are recorded for " + m.name +
-                                         " (cuda/results holds the H200's); use --ceilings datasheet, or "
+                                         " (results holds the H200's); use --ceilings datasheet, or "
                                          "--gpu H200 --ceilings measured");
                     rates = *r;
                 } else
                     throw sim::Error("--ceilings must be datasheet or measured, got '" + args->ceilings + "'");
                 std::vector<std::string> files;
                 if (args->eager_rates == "auto") {
-                    std::vector<std::string> dirs{"cuda/results"};
+                    std::vector<std::string> dirs{"results"};
 #ifdef FLASHSIM_SOURCE_DIR
-                    dirs.push_back(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results");
+                    dirs.push_back(std::string(FLASHSIM_SOURCE_DIR) + "/results");
 #endif
                     files = report::default_eager_files(dirs);
                 } else if (args->eager_rates != "none") {

@@ -38,7 +38,7 @@
 //   gemm_write_fp16_d128  H d = 2048: 64 heads at d = 64, 32 at d = 128; 8 and 4 GiB written), halved
 //                  until it fits in free memory: bytes of the output / time. The library's own
 //                  write rate, which the model charges for those two GEMMs' output
-// Run: flashsim bench --ceilings [--json cuda/results/h200_ceilings.json]
+// Run: flashsim bench --ceilings [--json results/h200/ceilings.json]
 #include <algorithm>
 #include <cmath>
 #include <functional>

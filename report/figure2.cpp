@@ -270,8 +270,8 @@ std::vector<std::string> default_eager_files(const std::vector<std::string>& dir
     namespace fs = std::filesystem;
     for (const auto& dir : dirs)
         for (const char* card : {"h200", "h100"}) {
-            const fs::path a = fs::path(dir) / (std::string(card) + "_eager_authors.json");
-            const fs::path h = fs::path(dir) / (std::string(card) + "_eager_hf.json");
+            const fs::path a = fs::path(dir) / card / "eager_authors.json";
+            const fs::path h = fs::path(dir) / card / "eager_hf.json";
             if (fs::exists(a)) {
                 std::vector<std::string> v{a.lexically_normal().string()};
                 if (fs::exists(h)) v.push_back(h.lexically_normal().string());

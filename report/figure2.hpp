@@ -22,7 +22,7 @@ nlohmann::json figure2_json(const sim::Figure2& f);
 // names a kernel gives its fraction.
 sim::EagerRates read_eager_rates(const std::vector<std::string>& files, const std::string& basis);
 
-// The recorded eager files in the first of `dirs` (cuda/results folders) that holds any: the H200's if
+// The recorded eager files in the first of `dirs` (results folders) that holds any: the H200's if
 // recorded, else the H100's (authors, then hf); empty when none is there.
 std::vector<std::string> default_eager_files(const std::vector<std::string>& dirs);
 

@@ -1,5 +1,5 @@
 // report/kernel_report.hpp — the kernel model's inputs and outputs as text and JSON: measured
-// ceilings read from a `flashsim bench --ceilings --json` file (cuda/results/h200_ceilings.json),
+// ceilings read from a `flashsim bench --ceilings --json` file (results/h200/ceilings.json),
 // and a kernel prediction with "where the time goes".
 #pragma once
 #include <nlohmann/json.hpp>

@@ -1,5 +1,9 @@
-// report/results.hpp — what the recorded bench results files (cuda/results/*.json) say about
-// themselves, as the lessons and the app both print it.
+// report/results.hpp — where the recorded results live, and what a results file says about itself,
+// as the command, the lessons and the app all read it.
+//
+// The one place in code that names the results folder. Its layout (results/README.md is the index):
+// results/<card>/<kind>.json is the current measurement of one kind on one card (h200/bench.json,
+// h100/decode.json, ...); results/archive/<date>/ keeps history, which no code reads.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -7,8 +11,27 @@
 
 namespace report {
 
+// The results folder: $FLASHSIM_RESULTS when set; else `results` in the working directory when it is
+// a folder; else the source tree's (compiled in).
+std::string results_dir();
+
+// The results folder of the source tree that holds `sibling_dir` (lessons/ -> lessons/../results);
+// $FLASHSIM_RESULTS when set.
+std::string results_dir_beside(const std::string& sibling_dir);
+
+// The folder of a GPU preset's measurements ("H200" -> "h200", "H100-SXM" -> "h100"); "" for a
+// preset no card of which has been measured here.
+std::string card_folder(const std::string& preset);
+
+// The current file of one kind on one card, under results_dir(): current_file("h200", "ceilings.json").
+std::string current_file(const std::string& card, const std::string& kind);
+
+// Whether `name` names a current file relative to the results folder: "<card>/<kind>.<ext>", both
+// parts lower-case letters, digits and _ (no "..", no archive).
+bool is_current_name(const std::string& name);
+
 // The days (YYYY-MM-DD) of the bench calls a results file's rows come from: its "runs" list (rows
-// merged from several calls by cuda/results/merge.py), each day once, in the order the file lists
+// merged from several calls by tools/results/merge.py), each day once, in the order the file lists
 // them. Empty when the file has no runs. Entries that are not objects or have no date are skipped.
 std::vector<std::string> run_days(const nlohmann::json& doc);
 

@@ -101,7 +101,7 @@ DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const Decode
         // H200: B = 8, L = 32,768, 4 splits 2% faster than 8; cuda/NOTES.md, "one wave of longer
         // blocks"). Otherwise whole waves: add splits, while the cache allows, until the waves keep
         // at least 90% of the slots busy (measured: 8 splits read B = 8 at 3.13 TB/s against 2.43
-        // with 5; cuda/results/h200_decode_splits.json).
+        // with 5; results/archive/2026-12-01/h200_decode_splits.json).
         if (want == fill && fill > 1) {
             auto busy = [&](int64_t S) {  // blocks over the slots of the waves they take
                 const int64_t blocks = base * S, waves = (blocks + s.target_blocks - 1) / s.target_blocks;

@@ -30,7 +30,7 @@
 namespace sim {
 
 // Throughputs the kernel model uses, whole GPU. From the datasheet preset (datasheet_rates) or
-// from a measured-ceilings file that the CLI reads (cuda/results/h200_ceilings.json).
+// from a measured-ceilings file that the CLI reads (results/h200/ceilings.json).
 struct KernelRates {
     double hbm = 0;       // B/s, HBM (a device copy's bytes read + written over its time)
     double l2 = 0;        // B/s, L2 reads

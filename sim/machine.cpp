@@ -18,7 +18,7 @@ constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB, GB = 1
 // L2 bandwidth is not on datasheets; it is an estimate of about 2.5x HBM, stated as such.
 // Memory capacities: a datasheet's "141 GB", "80 GB", "40 GB", "24 GB" are binary gigabytes (the chips hold
 // 2^30-byte multiples: our H200 reports 150.1e9 bytes in all to cudaMemGetInfo, 139.8 GiB, more than
-// 141e9 could hold (cuda/results/h200_fit.json), and an H100 80GB HBM3 lent on 2026-12-06 85.0e9
+// 141e9 could hold (results/h200/fit.json), and an H100 80GB HBM3 lent on 2026-12-06 85.0e9
 // (nvidia-smi: 81,559 MiB)), so the presets hold them as GiB.
 static void set_interconnect(std::vector<Machine>& presets);
 
@@ -75,7 +75,7 @@ const std::vector<Machine>& machine_presets() {
                                    : m.name == "RTX4090"          ? 89
                                                                   : 0;
         // The H200's L2 as a re-read sees it: the same S MiB read twice by one grid under the DRAM
-        // counters (cuda/results/h200_counters_probe_reread.json, 2026-12-04): the second read found
+        // counters (results/h200/counters_probe_reread.json, 2026-12-04): the second read found
         // all of 8 and 16 MiB, 84% of 24, 45% of 32, 17% of 40, none of 48 or more. Half of it at
         // about 31 MiB: about half the 60 MiB cudaGetDeviceProperties reports.
         list[0].l2_reuse_bytes = 31 * MiB;

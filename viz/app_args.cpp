@@ -33,7 +33,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_option("--layout", layout, "Ring view: balanced or contiguous");
     app.add_flag("--play", a.play, "Start playing the animation");
     app.add_option("--speed", a.speed, "Animation speed, steps per second");
-    app.add_option("--results", a.results_dir, "Folder of measured results (default cuda/results)");
+    app.add_option("--results", a.results_dir, "Folder of measured results (default results)");
     app.add_flag("--show-keys", a.show_keys, "Open with the keyboard help shown (as F1 does)");
     app.add_option("--font-size", a.font_px, "Font size in pixels before the monitor's scale (default 17)");
     app.add_flag("--tour", a.tour,

@@ -33,7 +33,7 @@ struct AppArgs {
     std::optional<sim::RingLayout> layout;     // --layout balanced|contiguous: the ring view's layout
     bool play = false;        // start playing
     double speed = 0;         // steps per second (0: the default)
-    std::string results_dir;  // cuda/results by default
+    std::string results_dir;  // results by default
     double font_px = 0;       // font size before content scaling (0: default)
     bool show_keys = false;   // open with the keyboard help overlay
     // --tour: open every step of every lesson in turn, as Next does, render `frames` frames of each

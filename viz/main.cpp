@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "report/results.hpp"
 #include "viz/app_args.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/live_run.hpp"
@@ -41,11 +42,7 @@ int fail(const std::string& what, int code = 2) {
     return code;
 }
 
-std::string default_results_dir() {
-    namespace fs = std::filesystem;
-    if (fs::is_directory("cuda/results")) return "cuda/results";
-    return std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results";
-}
+std::string default_results_dir() { return report::results_dir(); }
 
 bool write_png(const std::string& path, int w, int h) {
     std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(static_cast<size_t>(w) * h * 3);

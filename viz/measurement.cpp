@@ -135,7 +135,7 @@ MeasuredFile parse_measurements(const std::string& text, const std::string& path
         f.driver = str(doc, {"driver"});
         f.date = str(doc, {"date"});
         f.commit = str(doc, {"commit", "git_commit"});
-        // rows merged from several calls (cuda/results/merge.py): each call's commit, and the days
+        // rows merged from several calls (tools/results/merge.py): each call's commit, and the days
         // of the calls (each day once, as the lessons print them: report::run_dates)
         if (auto it = doc.find("runs"); it != doc.end() && it->is_array() && it->size() > 1) {
             std::string commits;
@@ -177,12 +177,18 @@ MeasuredSet load_measurements(const std::string& dir) {
         s.note = "no results folder " + dir +
                  ": give --results a folder of bench JSON files, or on a machine with an NVIDIA GPU build with "
                  "CUDA and run `flashsim bench --json " +
-                 dir + "/<gpu>.json` (or scripts/gpu_session.sh)";
+                 dir + "/<card>/bench.json` (or scripts/gpu_session.sh)";
         return s;
     }
+    // the current files: the folder's own *.json and those of each card's folder (results/h200/...);
+    // results/archive holds history and is not read
     std::vector<fs::path> paths;
-    for (const auto& e : fs::directory_iterator(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
         if (e.is_regular_file() && e.path().extension() == ".json") paths.push_back(e.path());
+        if (e.is_directory() && e.path().filename() != "archive")
+            for (const auto& f : fs::directory_iterator(e.path(), ec))
+                if (f.is_regular_file() && f.path().extension() == ".json") paths.push_back(f.path());
+    }
     std::sort(paths.begin(), paths.end());
     for (const auto& p : paths) {
         std::ifstream in(p);
@@ -201,7 +207,7 @@ MeasuredSet load_measurements(const std::string& dir) {
         s.note = "no *.json results in " + dir +
                  " yet: on a machine with an NVIDIA GPU, build with CUDA and run "
                  "`flashsim bench --json " +
-                 dir + "/<gpu>.json` (or scripts/gpu_session.sh)";
+                 dir + "/<card>/bench.json` (or scripts/gpu_session.sh)";
     return s;
 }
 

@@ -1,4 +1,4 @@
-// viz/measurement.hpp — what the CUDA kernels measured, read from cuda/results/*.json (written by
+// viz/measurement.hpp — what the CUDA kernels measured, read from results/*.json (written by
 // `flashsim bench --json` and scripts/gpu_session.sh). Read tolerantly: any field may be missing or
 // null; what is missing is shown as missing, never as zero.
 #pragma once

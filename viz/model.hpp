@@ -82,7 +82,7 @@ struct RunSet {
     sim::Machine machine;
     std::array<sim::Result, 3> results;  // indexed by algo_index
     std::array<Timeline, 3> timelines;
-    // The same problem at the bench's shape (B*N = 16,384 tokens, H*d = 2,048, as cuda/results
+    // The same problem at the bench's shape (B*N = 16,384 tokens, H*d = 2,048, as results
     // measured it): timing only, so the timeline view can set the model's whole-GPU time beside the
     // kernels' measured time for the same shape.
     sim::Problem bench_problem;
@@ -92,7 +92,7 @@ struct RunSet {
     const Timeline& timeline(sim::Algo a) const { return timelines[algo_index(a)]; }
 };
 
-// The bench's shape for a problem (cuda/results: B = 16,384 / N, H = 2,048 / d, each at least 1;
+// The bench's shape for a problem (results: B = 16,384 / N, H = 2,048 / d, each at least 1;
 // B smaller where B x H would pass the simulator's 2^24 heads, at N x d below 2).
 sim::Problem bench_shape(const sim::Problem& p);
 

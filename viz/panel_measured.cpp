@@ -1,4 +1,4 @@
-// viz/panel_measured.cpp — the CUDA kernels' recorded measurements (cuda/results/*.json) beside the
+// viz/panel_measured.cpp — the CUDA kernels' recorded measurements (results/*.json) beside the
 // simulator's count for the same tiling: bytes and their ratio, time, TFLOP/s, and PyTorch's own
 // kernels on the same shapes; which GPU and when. Optionally a live run (viz/live_run.hpp).
 // GCC 12 at -O3 warns -Wrestrict on the short string assignments below (GCC bug 105329, a false
@@ -276,7 +276,11 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
             std::stable_sort(order.begin(), order.end(),
                              [&](size_t a, size_t b) { return ms.files[a].rows.size() > ms.files[b].rows.size(); });
             for (size_t i : order) {
-                const std::string name = ms.files[i].path.substr(ms.files[i].path.find_last_of("/") + 1);
+                // card/kind.json, as lessons name it ("h200/decode.json")
+                const std::string& path = ms.files[i].path;
+                const size_t last = path.find_last_of('/');
+                const size_t prev = last == std::string::npos || last == 0 ? std::string::npos : path.find_last_of('/', last - 1);
+                const std::string name = prev == std::string::npos ? path.substr(last + 1) : path.substr(prev + 1);
                 const ImGuiTabItemFlags open = name == v.measured_open ? ImGuiTabItemFlags_SetSelected : 0;
                 if (ImGui::BeginTabItem(name.c_str(), nullptr, open)) {
                     draw_file(ms.files[i], v);

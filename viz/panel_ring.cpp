@@ -588,7 +588,7 @@ void draw_ring_contents(const RingJob& job, ViewState& v) {
     note_before(how.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ui::wrapped("Simulated: every figure here is the simulator's model. Nothing is measured on several GPUs: no machine "
-                "with several has been lent (the ring emulated on one H200 in cuda/results checks the kernels and the "
+                "with several has been lent (the ring emulated on one H200 in results checks the kernels and the "
                 "schedule, not the link). The link: %s, %s GB/s each way.",
                 r.machine.link_name.empty() ? "the preset's" : r.machine.link_name.c_str(),
                 ui::fixed(r.link_bandwidth / 1e9, 0).c_str());

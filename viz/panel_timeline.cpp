@@ -2,7 +2,7 @@
 // product time and exp/softmax (scalar) time for the first blocks of a kernel, laid out twice: serial
 // (each step copies, then computes) and overlapped (the next step's copy runs under this step's
 // arithmetic, the FlashAttention-3 idea). Below, the whole GPU: the model's time for the bench's
-// shape, serial and overlapped, beside the kernels' measured times from cuda/results.
+// shape, serial and overlapped, beside the kernels' measured times from results.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -184,7 +184,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     // whole GPU: the model at the bench's shape beside the measured kernels
     const sim::Problem& bp = rs.bench_problem;
     const sim::Timing& bt = rs.bench_timing[static_cast<size_t>(algo_index(v.algo))];
-    ImGui::Text("Whole GPU, B = %lld, H = %lld (the shape cuda/results measured):", static_cast<long long>(bp.batch),
+    ImGui::Text("Whole GPU, B = %lld, H = %lld (the shape results measured):", static_cast<long long>(bp.batch),
                 static_cast<long long>(bp.heads));
     ui::help("predicted time");
     struct Row {
@@ -240,7 +240,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
             "shapes or GPUs (lesson 10 lists them).",
             rs.params.gpu.c_str(), static_cast<long long>(bp.seq), static_cast<long long>(bp.head_dim),
             bp.causal ? ", causal" : "", static_cast<long long>(bp.batch), static_cast<long long>(bp.heads),
-            ms.dir.empty() ? "cuda/results" : ms.dir.c_str());
+            ms.dir.empty() ? "results" : ms.dir.c_str());
     else
         ui::wrapped(
             "Measured on %s in bf16 (the model's %s moves the same bytes); flash2h is the Hopper kernel "

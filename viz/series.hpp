@@ -13,7 +13,7 @@ namespace viz {
 
 // What a chart counts. The paper counts bytes between HBM and SRAM, every tile load and store; a
 // GPU's DRAM sees only what its L2 cache misses (and writes back), which the simulator's L2 model
-// gives (Result::l2), and what the hardware counters measured (cuda/results).
+// gives (Result::l2), and what the hardware counters measured (results).
 enum class Count { l2_model, paper };
 inline constexpr const char* kCountNames[] = {"DRAM through the L2 model", "HBM<->SRAM as the paper counts"};
 
@@ -28,12 +28,12 @@ struct Series {
     const std::vector<double>& counted(Count c) const { return c == Count::paper ? y : y_l2; }
 };
 
-// Measured DRAM bytes per head (hardware counters, cuda/results) at the points whose configuration
+// Measured DRAM bytes per head (hardware counters, results) at the points whose configuration
 // matches the chart's: forward pass, the same d, element size and mask, on the GPU preset's device.
 struct MeasuredPoints {
     sim::Algo algo = sim::Algo::flash2;
     std::vector<double> x, y;  // N, DRAM bytes / (batch x heads)
-    std::string source;        // "h200.json (NVIDIA H200)"
+    std::string source;        // "h200/bench.json (NVIDIA H200)"
 };
 
 struct ChartData {

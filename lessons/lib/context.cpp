@@ -263,7 +263,7 @@ void add_figure2(const Source& s, Pos pos, Context& ctx) {
         namespace fs = std::filesystem;
         const fs::path dir = fs::path(s.file).parent_path();
         const auto files =
-            report::default_eager_files({((dir.empty() ? fs::path(".") : dir) / ".." / "cuda" / "results").string()});
+            report::default_eager_files({report::results_dir_beside(dir.string())});
         const sim::EagerRates eager = files.empty() ? sim::EagerRates{} : report::read_eager_rates(files, "datasheet");
         ctx.root["figure2"] =
             report::figure2_json(sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m), eager));
@@ -276,8 +276,7 @@ std::string measured_file(const std::string& lesson_file) {
     if (const char* env = std::getenv("FLASHSIM_MEASURED")) return env;
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(lesson_file).parent_path();
-    const fs::path p = (dir.empty() ? fs::path(".") : dir) / ".." / "cuda" / "results" / "h200.json";
-    return p.lexically_normal().string();
+    return (fs::path(report::results_dir_beside(dir.string())) / "h200" / "bench.json").lexically_normal().string();
 }
 }  // namespace
 
@@ -308,7 +307,7 @@ ResultsFile read_results(const std::string& path) {
 void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx) {
     namespace fs = std::filesystem;
     const std::string path = measured_file(lesson_file);
-    std::map<std::string, ResultsFile> files;  // by the spec's `file` ("" : h200.json)
+    std::map<std::string, ResultsFile> files;  // by the spec's `file` ("" : h200/bench.json)
     files[""] = read_results(path);
     ctx.root["measured"] = json::object();
     const ResultsFile& main = files[""];
@@ -318,8 +317,8 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
         if (!files.count(m.file)) {
-            const fs::path dir = fs::path(path).parent_path();
-            files[m.file] = read_results(((dir.empty() ? fs::path(".") : dir) / m.file).lexically_normal().string());
+            const std::string root = report::results_dir_beside(fs::path(lesson_file).parent_path().string());
+            files[m.file] = read_results((fs::path(root) / m.file).lexically_normal().string());
         }
         const ResultsFile& rf = files[m.file];
         if (!rf.why.empty()) {
@@ -366,8 +365,8 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
 void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingSpec& spec, Context& ctx) {
     namespace fs = std::filesystem;
     const std::string where = "[ceiling." + spec.name + "]";
-    const fs::path dir = fs::path(measured_file(lesson_file)).parent_path();
-    const std::string path = ((dir.empty() ? fs::path(".") : dir) / spec.file).lexically_normal().string();
+    const std::string results = report::results_dir_beside(fs::path(lesson_file).parent_path().string());
+    const std::string path = (fs::path(results) / spec.file).lexically_normal().string();
     const std::string root = "ceiling." + spec.name;
     std::ifstream f(path);
     if (!f) {
@@ -400,7 +399,7 @@ void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingS
                                           {"device", device},
                                           {"date", date},
                                           {"measured_on", device + " (" + date + ")"},
-                                          {"source", std::getenv("FLASHSIM_MEASURED") ? path : "cuda/results/" + spec.file}};
+                                          {"source", std::getenv("FLASHSIM_MEASURED") ? path : "results/" + spec.file}};
         return;
     }
     s.fail(spec.pos, where + ": " + path + " has no ceiling named '" + spec.name + "' (it has: " + join(names) + ")");

@@ -104,9 +104,9 @@ struct MeasuredSpec {
     // mode: a kernel's non-default mode the row was measured in (e.g. "deterministic"); "" matches
     // only rows without one
     std::string name, variant, pass = "forward", dtype, mode;
-    int64_t seq = -1, head_dim = -1;  // -1: any (only where `file` is set; h200.json rows need both)
+    int64_t seq = -1, head_dim = -1;  // -1: any (only where `file` is set; h200/bench.json rows need both)
     bool causal = false;
-    // file: a results file beside h200.json (e.g. "h200_decode.json"); "" is h200.json. The other
+    // file: a results file beside h200/bench.json (e.g. "h200/decode.json"); "" is h200.json. The other
     // keys match only when set (-1: any): rows of the decode and fit files differ in these.
     std::string file;
     int64_t batch = -1, heads = -1, kv_len = -1;
@@ -116,9 +116,9 @@ struct MeasuredSpec {
 void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec>& specs, Context& ctx);
 
 // One [ceiling.NAME] entry: a ceiling measured by `flashsim bench --ceilings` (NAME as the file
-// calls it, e.g. "smem_read"), read from `file` beside h200.json (default h200_ceilings.json).
+// calls it, e.g. "smem_read"), read from `file` beside h200/bench.json (default h200/ceilings.json).
 struct CeilingSpec {
-    std::string name, file = "h200_ceilings.json";
+    std::string name, file = "h200/ceilings.json";
     Pos pos;  // where the table is written
 };
 // "ceiling.NAME": value, unit, method, measured_on, source. An absent file makes the name

@@ -55,7 +55,7 @@ struct View {
     std::string pass;  // "forward" or "backward"
     int64_t head_dim = -1;
     std::string mask;  // "none" or "causal"
-    std::string file;  // a results file beside h200.json to open on ("h200_ring.json"; default the largest)
+    std::string file;  // a results file beside h200/bench.json to open on ("h200/ring.json"; default the largest)
 };
 
 // A value the test suite checks: the expression (placeholder syntax without filters, e.g.

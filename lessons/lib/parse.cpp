@@ -13,6 +13,7 @@
 
 #include "lessons/lib/glossary.hpp"
 #include "lessons/lib/internal.hpp"
+#include "report/results.hpp"
 #include "sim/kernel_model.hpp"
 
 namespace lessons {
@@ -302,13 +303,11 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
         if (t.contains("file")) {
             const toml::node& n = *t.get("file");
             m.file = get_string(s, n, "file");
-            const bool plain = !m.file.empty() && m.file.find('/') == std::string::npos &&
-                               m.file.find("..") == std::string::npos && m.file.size() > 5 &&
-                               m.file.substr(m.file.size() - 5) == ".json";
+            const bool plain = report::is_current_name(m.file) && m.file.substr(m.file.size() - 5) == ".json";
             if (!plain)
-                s.fail(pos_of(n), where + ": 'file' names a results file beside h200.json (e.g. "
-                                          "\"h200_decode.json\"), got '" + m.file + "'");
-            if (m.file == "h200.json") m.file.clear();
+                s.fail(pos_of(n), where + ": 'file' names a current results file, card/kind.json under results/ (e.g. "
+                                          "\"h200/decode.json\"), got '" + m.file + "'");
+            if (m.file == "h200/bench.json") m.file.clear();
         }
         std::vector<const char*> required = {"variant"};
         if (m.file.empty()) required = {"variant", "seq", "head_dim"};
@@ -527,8 +526,8 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     for (const char* key : {"pass", "head_dim", "mask", "file"}) only_with(key, "measured");
     if (t.contains("file")) {
         v.file = get_string(s, *t.get("file"), "file");
-        if (v.file.find('/') != std::string::npos || v.file.size() < 6 || v.file.substr(v.file.size() - 5) != ".json")
-            s.fail(pos_of(*t.get("file")), "'file' names a results file beside h200.json, e.g. \"h200_ring.json\"");
+        if (!report::is_current_name(v.file) || v.file.substr(v.file.size() - 5) != ".json")
+            s.fail(pos_of(*t.get("file")), "'file' names a current results file, card/kind.json under results/, e.g. \"h200/ring.json\"");
     }
     if (t.contains("block")) {
         v.block = get_int(s, *t.get("block"), "block");
@@ -694,12 +693,10 @@ Built build(const Source& s) {
             if (t.contains("file")) {
                 const toml::node& n = *t.get("file");
                 c.file = get_string(s, n, "file");
-                const bool plain = c.file.size() > 5 && c.file.find('/') == std::string::npos &&
-                                   c.file.find("..") == std::string::npos &&
-                                   c.file.substr(c.file.size() - 5) == ".json";
+                const bool plain = report::is_current_name(c.file) && c.file.substr(c.file.size() - 5) == ".json";
                 if (!plain)
-                    s.fail(pos_of(n), where + ": 'file' names a ceilings file beside h200.json (e.g. "
-                                              "\"h200_ceilings.json\"), got '" + c.file + "'");
+                    s.fail(pos_of(n), where + ": 'file' names a current ceilings file, card/kind.json under results/ (e.g. "
+                                              "\"h200/ceilings.json\"), got '" + c.file + "'");
             }
             detail::add_ceiling(s, s.file, c, *ctx);
         }

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # tests/cli/predicted_band.sh FLASHSIM SOURCE_DIR — the kernel model against every recorded H200 row:
-# recompute the predictions of a copy of cuda/results/h200.json (flashsim bench --resimulate), then
+# recompute the predictions of a copy of results/h200/bench.json (flashsim bench --resimulate), then
 #  1. every row the model is certain of lies within ±15% of its measured time (predicted.py --check),
 #     every uncertain row printed with the model's reason;
-#  2. the predictions committed in cuda/results/h200.json are the ones this model gives (so the
+#  2. the predictions committed in results/h200/bench.json are the ones this model gives (so the
 #     tables in docs/simulator.md, printed from that file, are the model's), within 0.1%.
 set -euo pipefail
 bin=$1 src=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp "$src/cuda/results/h200.json" "$src/cuda/results/h200_counters_probe.json" "$tmp/"
+cp "$src/results/h200/bench.json" "$src/results/h200/counters_probe.json" "$tmp/"
 (cd "$src" && "$bin" bench --resimulate "$tmp/h200.json" 2>/dev/null)
-python3 "$src/cuda/results/predicted.py" --check 0.15 --known "$src/cuda/results/h200_known_misses.txt" "$tmp/h200.json" >/dev/null
-python3 - "$src/cuda/results/h200.json" "$tmp/h200.json" <<'PY'
+python3 "$src/tools/results/predicted.py" --check 0.15 --known "$src/results/h200/known_misses.txt" "$tmp/h200.json" >/dev/null
+python3 - "$src/results/h200/bench.json" "$tmp/h200.json" <<'PY'
 import json, sys
 old = [r for r in json.load(open(sys.argv[1]))["rows"] if "ms_median" in r]
 new = [r for r in json.load(open(sys.argv[2]))["rows"] if "ms_median" in r]
@@ -24,13 +24,13 @@ for a, b in stale[:5]:
           f"{a.get('predicted_ms')}, model now {b['predicted_ms']:.4f} ms", file=sys.stderr)
 if stale:
     print(f"{len(stale)} recorded prediction(s) differ from the model: run `flashsim bench --resimulate "
-          f"cuda/results/h200.json` and commit it", file=sys.stderr)
+          f"results/h200/bench.json` and commit it", file=sys.stderr)
     sys.exit(1)
 print(f"{len(new)} rows: recorded predictions agree with the model")
 PY
 # 3. each kernel profile (sim/kernel_model.cpp, plain data: sim/ cannot include cuda/) has the tiles,
 #    threads and shared memory that the kernel's TileConfig recorded in its newest rows
-python3 - "$bin" "$src/cuda/results/h200.json" <<'PY'
+python3 - "$bin" "$src/results/h200/bench.json" <<'PY'
 import json, subprocess, sys
 bin_, path = sys.argv[1], sys.argv[2]
 rows = [r for r in json.load(open(path))["rows"] if "ms_median" in r and r["pass"] in ("forward", "backward")
@@ -57,7 +57,7 @@ PY
 # 4. flash2h forward's grid rule in its profile (the static order, under the causal mask up to a T_r)
 #    is the one the kernel ran each recorded row with: its layout names a persistent grid's units
 #    taken "in turn" exactly where the model walks the static order
-python3 - "$bin" "$src/cuda/results/h200.json" <<'PY'
+python3 - "$bin" "$src/results/h200/bench.json" <<'PY'
 import json, subprocess, sys
 bin_, path = sys.argv[1], sys.argv[2]
 rows = [r for r in json.load(open(path))["rows"] if r["variant"] == "flash2h" and r["pass"] == "forward"
@@ -84,8 +84,8 @@ sys.exit(1 if bad else 0)
 PY
 # 5. DRAM bytes: every row's counters within ±10% of the walk as the counters see it (the model's walk
 #    of this copy, less its dirty lines left in L2 at the end, plus the counters probes' residue), but
-#    the rows listed in cuda/results/h200_known_dram_misses.txt, each of which must still be outside
-python3 - "$src/cuda/results/h200_known_dram_misses.txt" "$tmp/h200.json" <<'PY'
+#    the rows listed in results/h200/known_dram_misses.txt, each of which must still be outside
+python3 - "$src/results/h200/known_dram_misses.txt" "$tmp/h200.json" <<'PY'
 import json, sys
 known = set()
 for ln in open(sys.argv[1]):
@@ -104,7 +104,7 @@ for r in json.load(open(sys.argv[2]))["rows"]:
         print(f"DRAM {key}: counters / the counters' view of the walk {x:.3f}, "
               f"{'listed as a miss but inside' if key in known else 'outside ±10% and not listed'}", file=sys.stderr)
 if checked == 0:
-    print("no row has the counters' view of the walk: is h200_counters_probe.json beside h200.json?", file=sys.stderr)
+    print("no row has the counters' view of the walk: is h200/counters_probe.json beside h200/bench.json?", file=sys.stderr)
     sys.exit(1)
 print(f"{checked} rows: DRAM counters against the counters' view of the walk, {bad} unexpected")
 sys.exit(1 if bad else 0)

@@ -254,7 +254,7 @@ TEST_CASE("bench without a GPU: one line and exit code 2") {
     const Out o = sh("bench --variant flash2 --seq 1024 --head-dim 64 --repeats 1");
     CHECK(o.rc == 2);
     CHECK(o.text.find("flashsim bench:") != std::string::npos);
-    CHECK(o.text.find("cuda/results/h200.json") != std::string::npos);
+    CHECK(o.text.find("results/h200/bench.json") != std::string::npos);
     // Plain words: this machine has no GPU (and, in CI, no driver). The runtime's own "CUDA driver
     // version is insufficient for CUDA runtime version" blames a driver that is not there.
     CHECK(o.text.find("insufficient") == std::string::npos);
@@ -309,7 +309,7 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(tmp("resim"));
     fs::create_directories(dir);
-    const std::string results = (dir / "h200.json").string(), probe = (dir / "h200_counters_probe.json").string();
+    const std::string results = (dir / "h200/bench.json").string(), probe = (dir / "h200/counters_probe.json").string();
     auto write = [](const std::string& path, const std::string& text) {
         std::FILE* f = std::fopen(path.c_str(), "w");
         REQUIRE(f != nullptr);
@@ -317,7 +317,7 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
         std::fclose(f);
     };
     auto read = [](const std::string& path) { return nlohmann::json::parse(std::ifstream(path)); };
-    // one recorded row (flash2 forward, N = 1024, d = 64, as cuda/results/h200.json has it)
+    // one recorded row (flash2 forward, N = 1024, d = 64, as results/h200/bench.json has it)
     const std::string row = R"({"variant": "flash2", "pass": "forward", "seq": 1024, "head_dim": 64, "batch": 16,
         "heads": 32, "dtype": "bf16", "causal": false, "ms_median": 0.478, "dram_read_bytes": 201430272,
         "dram_write_bytes": 87101696, "tiles": {"algo": "flash2", "block_cols": 64, "block_rows": 128,
@@ -397,7 +397,7 @@ TEST_CASE("bench --resimulate: a ring file's simulator column is today's `flashs
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(tmp("resim_ring"));
     fs::create_directories(dir);
-    const std::string results = (dir / "h200_ring.json").string();
+    const std::string results = (dir / "h200/ring.json").string();
     {
         std::ofstream f(results);
         f << R"({"device": "NVIDIA H200", "rows": [
@@ -723,7 +723,7 @@ TEST_CASE("scenario figure2: the paper's Figure 2 beside the model's, as text an
     const double eager = (42.0 * 1048576 + 16.0 * 131072) * 1024 + 2097152;
     CHECK(j["standard"]["hbm_gb"].get<double>() == doctest::Approx(eager / 1e9));
     // its time: each kernel at the fraction of the HBM rate the recorded run measured (a file of
-    // cuda/results), or, with --eager-rates none, every kernel at the A100's 1,555 GB/s
+    // results), or, with --eager-rates none, every kernel at the A100's 1,555 GB/s
     CHECK(j["eager_rates_source"].get<std::string>().find("_eager_authors.json") != std::string::npos);
     const Out none = sh("scenario figure2 --eager-rates none --json");
     REQUIRE(none.rc == 0);
@@ -751,7 +751,7 @@ TEST_CASE("scenario figure2 --gpu: the same programs on another preset; the byte
     CHECK(t.text.find("the paper measured an A100") != std::string::npos);
     const Out m = sh("scenario figure2 --gpu H200 --ceilings measured --json");
     REQUIRE(m.rc == 0);
-    CHECK(nlohmann::json::parse(m.text)["rates_source"].get<std::string>().find("h200_ceilings.json") !=
+    CHECK(nlohmann::json::parse(m.text)["rates_source"].get<std::string>().find("h200/ceilings.json") !=
           std::string::npos);
     // bad inputs: each named, exit 1
     for (const auto& [cmd, says] : std::vector<std::pair<std::string, std::string>>{
@@ -799,7 +799,7 @@ TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the m
     CHECK(k["profile"]["tensor_path"] == "wgmma");
     CHECK(j["block_rows"] == k["profile"]["block_rows"]);  // the simulation used the kernel's tiles
     CHECK(j["block_cols"] == k["profile"]["block_cols"]);
-    CHECK(k["rates_source"].get<std::string>().find("h200_ceilings.json") != std::string::npos);
+    CHECK(k["rates_source"].get<std::string>().find("h200/ceilings.json") != std::string::npos);
     std::set<std::string> names;
     for (const auto& c : k["where_the_time_goes"]) names.insert(c["name"].get<std::string>());
     for (const char* n : {"hbm", "l2", "tensor", "exp", "issue", "launches"}) CHECK(names.count(n) == 1);

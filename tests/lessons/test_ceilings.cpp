@@ -1,5 +1,5 @@
 // [ceiling.NAME]: a lesson cites a ceiling measured by `flashsim bench --ceilings` by its name in
-// cuda/results/h200_ceilings.json, with the device and date of the run; the number is read from the
+// results/h200/ceilings.json, with the device and date of the run; the number is read from the
 // file, never typed. Here the file is read independently (nlohmann::json) and compared.
 #include <doctest/doctest.h>
 
@@ -17,7 +17,7 @@ namespace {
 const std::string kDir = FLASHSIM_LESSONS_DIR;
 
 nlohmann::json ceilings_file() {
-    std::ifstream f(kDir + "/../cuda/results/h200_ceilings.json");
+    std::ifstream f(kDir + "/../results/h200/ceilings.json");
     REQUIRE(f);
     return nlohmann::json::parse(f);
 }
@@ -58,7 +58,7 @@ TEST_CASE("lesson 2 cites the measured shared-memory bandwidth from the ceilings
     CHECK_MESSAGE(text.find(tbps) != std::string::npos, text);
     const std::string day = ceilings_file()["date"].get<std::string>().substr(0, 10);
     CHECK(text.find(ceilings_file()["device"].get<std::string>() + " (" + day + ")") != std::string::npos);
-    CHECK(text.find("cuda/results/h200_ceilings.json") != std::string::npos);
+    CHECK(text.find("results/h200/ceilings.json") != std::string::npos);
     CHECK(text.find("flashsim bench --ceilings") != std::string::npos);
     char preset[32];
     std::snprintf(preset, sizeof preset, "%.1f TB/s", evaluate(l, "machine.H200.sram_bandwidth") / 1e12);
@@ -74,7 +74,7 @@ TEST_CASE("a ceiling the file does not hold is refused, naming the ones it has")
         CHECK(e.line == 7);  // the [ceiling.smem_write] table
         CHECK(e.message.find("no ceiling named 'smem_write'") != std::string::npos);
         CHECK(e.message.find("smem_read") != std::string::npos);  // what the file has
-        CHECK(e.message.find("h200_ceilings.json") != std::string::npos);
+        CHECK(e.message.find("h200/ceilings.json") != std::string::npos);
     }
 }
 
@@ -84,9 +84,9 @@ TEST_CASE("ceiling tables: bad names, keys and files are refused") {
                          doctest::Contains("'file' names a ceilings file"), LoadError);
     CHECK_THROWS_WITH_AS(load_lesson_text(lesson_with("[ceiling.smem_read]\nvalue = 3\n", "x"), kDir + "/inline.toml"),
                          doctest::Contains("unknown key 'value'"), LoadError);
-    // A results file without a "ceilings" list (h200.json holds rows) is not a ceilings file.
+    // A results file without a "ceilings" list (h200/bench.json holds rows) is not a ceilings file.
     CHECK_THROWS_WITH_AS(
-        load_lesson_text(lesson_with("[ceiling.smem_read]\nfile = \"h200.json\"\n", "x"), kDir + "/inline.toml"),
+        load_lesson_text(lesson_with("[ceiling.smem_read]\nfile = \"h200/bench.json\"\n", "x"), kDir + "/inline.toml"),
         doctest::Contains("has no \"ceilings\" list"), LoadError);
     // A name used without a [ceiling.NAME] table names nothing.
     CHECK_THROWS_AS(load_lesson_text(lesson_with("", "{{ ceiling.smem_read.value }}"), kDir + "/inline.toml"),
@@ -97,16 +97,16 @@ TEST_CASE("a ceiling without a positive value is refused; no file at all renders
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "flashsim_test_ceilings";
     fs::create_directories(dir);
-    const Env env("FLASHSIM_MEASURED", (dir / "h200.json").string());
+    const Env env("FLASHSIM_MEASURED", (dir / "h200/bench.json").string());
     {
-        std::ofstream f(dir / "h200_ceilings.json");
+        std::ofstream f(dir / "h200/ceilings.json");
         f << R"({"device": "Test GPU", "date": "2026-01-02T03:04:05Z",
                  "ceilings": [{"name": "smem_read", "unit": "B/s", "value": 0}]})";
     }
     CHECK_THROWS_WITH_AS(load_lesson_text(lesson_with("[ceiling.smem_read]\n", "x"), "inline.toml"),
                          doctest::Contains("has no positive value"), LoadError);
     {
-        std::ofstream f(dir / "h200_ceilings.json");
+        std::ofstream f(dir / "h200/ceilings.json");
         f << R"({"device": "Test GPU", "date": "2026-01-02T03:04:05Z",
                  "ceilings": [{"name": "smem_read", "unit": "B/s", "value": 2.53e13, "method": "test"}]})";
     }
@@ -114,7 +114,7 @@ TEST_CASE("a ceiling without a positive value is refused; no file at all renders
         lesson_with("[ceiling.smem_read]\n", "{{ ceiling.smem_read.value | TBps:1 }} on {{ ceiling.smem_read.measured_on }}"),
         "inline.toml");
     CHECK(ok.steps[0].text == "25.3 TB/s on Test GPU (2026-01-02)\n");
-    fs::remove(dir / "h200_ceilings.json");
+    fs::remove(dir / "h200/ceilings.json");
     const Lesson none = load_lesson_text(
         lesson_with("[ceiling.smem_read]\n", "{{ ceiling.smem_read.value | TBps:1 }} measured"), "inline.toml");
     CHECK(none.steps[0].text == "n/a measured\n");

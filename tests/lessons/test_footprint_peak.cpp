@@ -1,6 +1,6 @@
 // The simulator's footprint (sim/footprint.hpp) against the device memory the bench's harness
-// allocated for each measured kernel (cuda/results/h200.json's peak_bytes, h200_fit.json), as lesson
-// 12 states it. What each counts (cuda/results/footprint_vs_peak.py says the same):
+// allocated for each measured kernel (results/h200/bench.json's peak_bytes, h200/fit.json), as lesson
+// 12 states it. What each counts (tools/results/footprint_vs_peak.py says the same):
 //   - the harness allocates an LSE for every kernel (standard needs none): a few MB over standard's
 //     footprint;
 //   - a backward row runs after its own forward in one workspace and keeps it, so it holds a whole
@@ -19,16 +19,16 @@
 
 namespace {
 nlohmann::json results(const char* name) {
-    std::ifstream f(std::string(FLASHSIM_LESSONS_DIR) + "/../cuda/results/" + name);
+    std::ifstream f(std::string(FLASHSIM_LESSONS_DIR) + "/../results/" + name);
     if (!f) return {};
     return nlohmann::json::parse(f);
 }
 }  // namespace
 
 TEST_CASE("measured peak memory against the simulator's footprint, every kernel with a recorded peak") {
-    const auto doc = results("h200.json");
+    const auto doc = results("h200/bench.json");
     if (doc.is_null()) {
-        MESSAGE("skipped: cuda/results/h200.json absent");
+        MESSAGE("skipped: results/h200/bench.json absent");
         return;
     }
     int rows = 0, one_accumulator = 0;  // rows of flash2h's backward at d = 64
@@ -70,9 +70,9 @@ TEST_CASE("measured peak memory against the simulator's footprint, every kernel 
 }
 
 TEST_CASE("the longest N each kernel allocated equals the simulator's, and its allocation the footprint") {
-    const auto doc = results("h200_fit.json");
+    const auto doc = results("h200/fit.json");
     if (doc.is_null()) {
-        MESSAGE("skipped: cuda/results/h200_fit.json absent");
+        MESSAGE("skipped: results/h200/fit.json absent");
         return;
     }
     int rows = 0;

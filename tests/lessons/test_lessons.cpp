@@ -200,8 +200,8 @@ TEST_CASE("a view's panel keys: each only beside its panel, its values checked, 
     CHECK(error_of("{ panel = \"charts\", chart = \"dram2\" }").find("is not one of") != std::string::npos);
     CHECK(error_of("{ panel = \"measured\", pass = \"backward\", head_dim = 128, mask = \"causal\" }") == "loaded");
     CHECK(error_of("{ panel = \"measured\", mask = \"window\" }").find("is not one of") != std::string::npos);
-    CHECK(error_of("{ panel = \"measured\", file = \"h200_ring.json\" }") == "loaded");
-    CHECK(error_of("{ panel = \"measured\", file = \"../h200.json\" }").find("beside h200.json") != std::string::npos);
+    CHECK(error_of("{ panel = \"measured\", file = \"h200/ring.json\" }") == "loaded");
+    CHECK(error_of("{ panel = \"measured\", file = \"../h200.json\" }").find("a current results file") != std::string::npos);
     CHECK(error_of("{ panel = \"memory\", pass = \"backward\" }").find("panel = \"measured\"") != std::string::npos);
 }
 
@@ -230,7 +230,7 @@ TEST_CASE("measurements that are absent render as n/a and skip their expectation
     CHECK(check_expectations(l).empty());
 }
 
-// [footprint.*], [fit.*], [decode.*] and a results file beside h200.json, each against a value
+// [footprint.*], [fit.*], [decode.*] and a results file beside h200/bench.json, each against a value
 // derived here by hand.
 TEST_CASE("memory and decode sections: values derived by hand, bad keys refused") {
     const Lesson l = load_lesson_text(R"(id = "mem"
@@ -295,7 +295,7 @@ text = "{{ footprint.f.total_bytes | int }} {{ fit.s.longest_n | int }} {{ decod
     CHECK(error_of(head + "[decode.d]\nkv_len = 10\nhead_dim = 8\nq_heads = 6\nkv_heads = 4\n")
               .find("must divide") != std::string::npos);
     CHECK(error_of(head + "[measured.m]\nfile = \"../secret.json\"\nvariant = \"decode\"\n")
-              .find("results file beside h200.json") != std::string::npos);
+              .find("a current results file") != std::string::npos);
     CHECK(error_of(head + "[config.fit]\nalgo = \"flash2\"\nseq = 64\nhead_dim = 16\n").find("reserved") !=
           std::string::npos);
 }
@@ -303,7 +303,7 @@ text = "{{ footprint.f.total_bytes | int }} {{ fit.s.longest_n | int }} {{ decod
 TEST_CASE("a row of another results file, matched on the keys given") {
     const Lesson l = load_lesson(std::string(FLASHSIM_LESSONS_DIR) + "/13-decoding.toml");
     if (evaluate(l, "measured.available") == 0) return;  // no results recorded beside the lessons
-    // h200_decode.json's B = 8, L = 32768, d = 128 row: K and V of 8 x 8 KV heads x 32768 x 128 x 2 bytes.
+    // h200/decode.json's B = 8, L = 32768, d = 128 row: K and V of 8 x 8 KV heads x 32768 x 128 x 2 bytes.
     CHECK(evaluate(l, "measured.b8_32k.kv_bytes") == 2.0 * 8 * 8 * 32768 * 128 * 2);
     CHECK(evaluate(l, "measured.b8_32k.batch") == 8);
     CHECK(evaluate(l, "measured.b1_32k_64.head_dim") == 64);

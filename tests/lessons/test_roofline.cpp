@@ -1,5 +1,5 @@
 // Lesson 10's last step places every measured kernel on the roofline. Here the same placement is
-// worked out from cuda/results/h200.json (parsed in the test) and the H200 preset's datasheet
+// worked out from results/h200/bench.json (parsed in the test) and the H200 preset's datasheet
 // rates, and compared with the table the lesson prints.
 #include <doctest/doctest.h>
 
@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 const json& results() {
     static const json doc = [] {
-        std::ifstream f(std::string(FLASHSIM_LESSONS_DIR) + "/../cuda/results/h200.json");
+        std::ifstream f(std::string(FLASHSIM_LESSONS_DIR) + "/../results/h200/bench.json");
         REQUIRE(f);
         return json::parse(f);
     }();

@@ -126,7 +126,7 @@ TEST_CASE("read_eager_rates: a file that does not pair with the model's sequence
 }
 
 TEST_CASE("the recorded H100 files pair with the model kernel by kernel, and the model's bytes agree with ncu's") {
-    const std::string dir = std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results";
+    const std::string dir = std::string(FLASHSIM_SOURCE_DIR) + "/results";
     const auto files = report::default_eager_files({dir});
     REQUIRE(!files.empty());
     const sim::EagerRates r = report::read_eager_rates(files, "datasheet");

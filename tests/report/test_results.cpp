@@ -36,9 +36,9 @@ TEST_CASE("run_dates without runs: the file's own day, else '?'") {
     CHECK(report::run_dates(json::parse(R"({"runs": [{"date": "2026-11-29T18:32:47Z"}]})")) == "2026-11-29");
 }
 
-// The recorded results file itself: its "runs" span two days (cuda/results/h200.json).
-TEST_CASE("run_dates of cuda/results/h200.json names each of its days once") {
-    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results/h200.json");
+// The recorded results file itself: its "runs" span two days (results/h200/bench.json).
+TEST_CASE("run_dates of results/h200/bench.json names each of its days once") {
+    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/results/h200/bench.json");
     REQUIRE(f);
     const json doc = json::parse(f);
     std::vector<std::string> days;  // worked out here without the helper
@@ -58,7 +58,7 @@ TEST_CASE("run_dates of cuda/results/h200.json names each of its days once") {
 // read in L2, interpolated here between the two sizes around it. Presets without a measurement
 // replay their datasheet capacity.
 TEST_CASE("the H200's L2 walk capacity is where the recorded re-read finds half its second read") {
-    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results/h200_counters_probe_reread.json");
+    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/results/h200/counters_probe_reread.json");
     REQUIRE(f);
     const json doc = json::parse(f);
     std::vector<std::pair<double, double>> hit;  // (S bytes, share of the second read served by L2)

@@ -143,7 +143,7 @@ TEST_CASE(
     const Fig2Column c = eager_attention(p, r);
     // 20 N x N tensors of 2 bytes and the 1-byte dropout mask twice, 16 N x d tensors, and the fp16
     // causal mask once: 47.25 GB (what ncu counted on an H100 running these kernels: 47.05 GB,
-    // cuda/results/h100_eager_authors.json). With one fused softmax backward kernel, three N x N
+    // results/h100/eager_authors.json). With one fused softmax backward kernel, three N x N
     // passes fewer: 40.80 GB, the count the paper's 40.3 GB agrees with (1.01).
     CHECK(c.hbm_bytes() == BH * (20 * NN * e + 2 * NN + 16 * Nd * e) + NN * e);
     EagerOptions fused;

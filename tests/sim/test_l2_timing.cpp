@@ -455,7 +455,7 @@ TEST_CASE("static order on the H200: lone middle blocks run ahead and re-read K,
     // each). At N = 2048 a head has 11 query blocks: 5 pairs and the middle block, 6 units, and 132 =
     // 22 x 6 slots: every sixth slot holds only middle blocks. With each head's middle block alone
     // (the kernel until 2026-12-05) the H200's DRAM counters read 248.4 MiB there, 56 beyond Q, K, V
-    // (cuda/results/h200.json, re-measured 2026-12-05 at 1.287), and 192.1 MiB at N = 4096. Two
+    // (results/h200/bench.json, re-measured 2026-12-05 at 1.287), and 192.1 MiB at N = 4096. Two
     // heads' middle blocks to a unit, every unit is a pair's work and the slots stay level.
     auto reads = [](int64_t n, GridOrder g, bool lone = true) {
         const Problem p = with_heads(shape(n, 64, true), 1, (int64_t{1} << 19) / n);
@@ -499,7 +499,7 @@ TEST_CASE("a kernel's own blocks an SM: flash2's forward holds two, and its K, V
     // flash2 forward (B_r = 128, B_c = 64), d = 128, N = 16384, 16 heads: K and V are 8 MiB a head. One
     // block an SM runs 132 blocks, about one head, at once; two (the kernel's occupancy) about two,
     // and a head split between two waves is read again. The H200's counters read 222.5 MiB there
-    // for 192 of Q, K, V (cuda/results/h200.json, flash2 forward, 2026-12-02).
+    // for 192 of Q, K, V (results/h200/bench.json, flash2 forward, 2026-12-02).
     const Problem p = with_heads(shape(16384, 128), 1, 16);
     Config c = counting(Algo::flash2, 128, 64, Pass::forward, L2Mode::on);
     c.sram_bytes = int64_t{1} << 20;
@@ -522,7 +522,7 @@ TEST_CASE(
     "read") {
     // flash2h's deterministic backward, d = 128, N = 8192, B H = 32 (B_r = 64, B_c = 128, one block an
     // SM): each key block adds into dQ_i after the one before it. The H200's counters read 645.8 MiB
-    // there (cuda/results/h200.json, the "dQ in block order" row). Walked without the turns, the
+    // there (results/h200/bench.json, the "dQ in block order" row). Walked without the turns, the
     // blocks of a head that a wave boundary splits run a whole wave apart and read Q_i, dO_i and the
     // accumulator again (760 MiB in the walk before it knew the turns).
     const Problem p = with_heads(shape(8192, 128), 2, 16);

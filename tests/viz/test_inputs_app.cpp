@@ -80,7 +80,7 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
            "counters_residue_bytes": 250},
           {"variant": "standard", "seq": 1024, "head_dim": 64, "ms_median": null, "dram_read_bytes": null},
           {"variant": "flash1", "seq": 1024, "head_dim": 64, "error": "launch failed"}]})";
-    const MeasuredFile f = parse_measurements(doc, "h200.json");
+    const MeasuredFile f = parse_measurements(doc, "h200/bench.json");
     CHECK(f.error.empty());
     CHECK(f.device == "NVIDIA H200");
     CHECK(f.commit == "abc123");
@@ -106,7 +106,7 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
         {"date": "2026-11-29T18:32:47Z", "git_commit": "c03afe0"},
         {"date": "2026-12-01T12:22:09Z", "git_commit": "4e97bf5"},
         {"date": "2026-12-01T18:04:30Z", "git_commit": "0db4d4a"}]})",
-                                              "h200.json");
+                                              "h200/bench.json");
     CHECK(m.date == "2026-11-29 and 2026-12-01");
     CHECK(m.commit == "c03afe0, 4e97bf5, 0db4d4a");
 
@@ -114,7 +114,7 @@ TEST_CASE("measurements are read tolerantly: missing fields stay missing") {
     const MeasuredFile ring = parse_measurements(R"({"device": "NVIDIA H200", "rows": [
         {"variant": "flash2h", "pass": "ring", "transport": "emulated", "gpus": 4, "layout": "balanced",
          "seq": 32768, "head_dim": 128, "forward_ms": 8.521, "backward_ms": 27.02}]})",
-                                                 "h200_ring.json");
+                                                 "h200/ring.json");
     REQUIRE(ring.rows.size() == 1);
     CHECK(ring.rows[0].pass == "ring forward, P = 4 balanced (emulated)");
     CHECK(ring.rows[0].label() == "flash2h [ring forward, P = 4 balanced (emulated)]");  // the table tells rows apart
@@ -139,7 +139,7 @@ TEST_CASE("side-by-side and mode rows are tagged, and rows_at skips them") {
          "knob": "FLASHSIM_FLASH2H_WG=2+FLASHSIM_FLASH2H_PINGPONG=on", "knob_var": "ENV", "mask_tag": "causal1"},
         {"variant": "flash2h", "pass": "forward", "seq": 4096, "head_dim": 128, "ms_median": 0.83,
          "grid": "static", "mask_tag": "none"}]})",
-                                          "h200.json"));
+                                          "h200/bench.json"));
     const auto& rows = ms.files[0].rows;
     REQUIRE(rows.size() == 5);
     CHECK(rows[0].label() == "flash2h [deterministic]");
@@ -154,7 +154,7 @@ TEST_CASE("side-by-side and mode rows are tagged, and rows_at skips them") {
     CHECK(rows_at(ms, "forward", 4096, 128, false, 1, 1).empty());  // only tagged rows there
 }
 
-// The results folder holds files of several GPUs (an H100's probes sort before h200.json): the
+// The results folder holds files of several GPUs (an H100's probes sort before h200/bench.json): the
 // timeline's measured bars are the chosen preset's GPU's, each row naming the device it ran on.
 TEST_CASE("rows_at keeps the chosen GPU's rows; a merged row's own run names its device") {
     CHECK(device_matches("NVIDIA H100 80GB HBM3", "H100-SXM"));
@@ -172,7 +172,7 @@ TEST_CASE("rows_at keeps the chosen GPU's rows; a merged row's own run names its
          "ms_median": 1.6},
         {"variant": "flash2", "pass": "forward", "seq": 8192, "head_dim": 128, "batch": 2, "heads": 16,
          "ms_median": 3.3, "run": {"device": "NVIDIA H100 80GB HBM3"}}]})",
-                                          "h200.json"));
+                                          "h200/bench.json"));
     CHECK(ms.files[0].rows[0].device == "NVIDIA H100 80GB HBM3");
     CHECK(ms.files[1].rows[0].device == "NVIDIA H200");
     CHECK(ms.files[1].rows[1].device == "NVIDIA H100 80GB HBM3");

@@ -61,7 +61,7 @@ TEST_CASE("live run: every kernel this GPU runs, timed, with the simulator's byt
     // (FLASHSIM_SOURCE_DIR in the environment: the checkout when the binary travels to another machine)
     const char* src = std::getenv("FLASHSIM_SOURCE_DIR");
     const viz::MeasuredSet recorded =
-        viz::load_measurements(std::string(src && *src ? src : FLASHSIM_SOURCE_DIR) + "/cuda/results");
+        viz::load_measurements(std::string(src && *src ? src : FLASHSIM_SOURCE_DIR) + "/results");
     CHECK(!recorded.files.empty());
     viz::MeasuredSet both = recorded;
     both.files.push_back(f);

@@ -235,7 +235,7 @@ TEST_CASE("the bench's shape and its measured rows") {
         CHECK(validate(q).empty());
         CHECK_NOTHROW(run_all(q, nullptr));
     }
-    const MeasuredSet ms = load_measurements(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results");
+    const MeasuredSet ms = load_measurements(std::string(FLASHSIM_SOURCE_DIR) + "/results");
     const auto rows = rows_at(ms, "forward", 8192, 128, false, 2, 16);
     // README's forward table, N = 8192, d = 128, no mask: flash2 3.34 ms, standard 5.05 ms (re-recorded 2026-12-04)
     auto find = [&](const char* v) -> const MeasuredRow* {

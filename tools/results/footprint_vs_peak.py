@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The simulator's HBM footprint against the device memory each measured kernel's harness allocated.
 
-    cuda/results/footprint_vs_peak.py [--flashsim build/bin/flashsim] [--results cuda/results/h200.json]
+    tools/results/footprint_vs_peak.py [--flashsim build/bin/flashsim] [--results results/h200/bench.json]
 
-For every row of h200.json that records peak_bytes (and every row of h200_fit.json), runs
+For every row of h200/bench.json that records peak_bytes (and every row of h200/fit.json), runs
 `flashsim simulate --json` on the same problem and prints allocated / footprint. The two count:
 
   measured peak_bytes  the harness's own allocations after the pass ran (cuda/harness.cu: one set
@@ -43,8 +43,8 @@ def footprint(flashsim, algo, pass_, seq, head_dim, batch, heads, dtype, cache={
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--flashsim", default=os.path.join(ROOT, "build", "bin", "flashsim"))
-    ap.add_argument("--results", default=os.path.join(ROOT, "cuda", "results", "h200.json"))
-    ap.add_argument("--fit", default=os.path.join(ROOT, "cuda", "results", "h200_fit.json"))
+    ap.add_argument("--results", default=os.path.join(ROOT, "results", "h200", "bench.json"))
+    ap.add_argument("--fit", default=os.path.join(ROOT, "results", "h200", "fit.json"))
     a = ap.parse_args()
     rows = json.load(open(a.results))["rows"]
     seen, bad = set(), 0
@@ -69,7 +69,7 @@ def main():
               f"{r['heads']:3} {str(r.get('causal', False)):6} {r['peak_bytes']:15,} {int(fp):15,} {ratio:7.4f}"
               f"{' ' + r['mode'] if r.get('mode') else ''}{note}")
     if os.path.exists(a.fit):
-        print("\nlongest N, training step (h200_fit.json): allocated at the longest N against the footprint there")
+        print("\nlongest N, training step (h200/fit.json): allocated at the longest N against the footprint there")
         for r in json.load(open(a.fit))["rows"]:
             algo = "standard" if r["variant"] == "standard" else "flash2"
             fp = footprint(a.flashsim, algo, "both", r["longest_n"], r["head_dim"], r["batch"], r["heads"],

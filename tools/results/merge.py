@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""cuda/results/merge.py — fold the rows of a newer bench JSON into a recorded one (h200.json).
+"""tools/results/merge.py — fold the rows of a newer bench JSON into a recorded one (h200/bench.json).
 
-usage: python3 cuda/results/merge.py NEW.json INTO.json
-       python3 cuda/results/merge.py --ceilings NEW_CEILINGS.json INTO_CEILINGS.json
+usage: python3 tools/results/merge.py NEW.json INTO.json
+       python3 tools/results/merge.py --ceilings NEW_CEILINGS.json INTO_CEILINGS.json
 
 A row of NEW replaces the row of INTO with the same configuration (variant, pass, N, d, B, H,
 dtype, mask, mode); the others are added. Rows measured in different calls keep their own

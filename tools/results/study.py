@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""cuda/results/study.py — summarise the numerics study and the scale checks (issue 15).
+"""tools/results/study.py — summarise the numerics study and the scale checks (issue 15).
 
-usage: python3 cuda/results/study.py cuda/results/h200_study.json            (Markdown summary)
-       python3 cuda/results/study.py --scale cuda/results/h200_scale.json
+usage: python3 tools/results/study.py results/h200/study.json            (Markdown summary)
+       python3 tools/results/study.py --scale results/h200/scale.json
 The study's bar (cuda/study.cpp): per output tensor, a kernel's max abs error against float64 is at
 most 2x the standard kernel's on the same tensor plus one ulp of the dtype at the reference's
 largest magnitude. "ratio" below is err / bound (<= 1 is inside); err/std is the kernel's error

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""cuda/results/predicted.py — the kernel model's predictions beside the measured times.
+"""tools/results/predicted.py — the kernel model's predictions beside the measured times.
 
-usage: python3 cuda/results/predicted.py cuda/results/h200.json            (tables for docs/simulator.md)
-       python3 cuda/results/predicted.py --check 0.15 [--known MISSES] FILE (exit 1 on a row outside the band)
+usage: python3 tools/results/predicted.py results/h200/bench.json            (tables for docs/simulator.md)
+       python3 tools/results/predicted.py --check 0.15 [--known MISSES] FILE (exit 1 on a row outside the band)
 
 The rows' predicted_* columns come from `flashsim bench --resimulate FILE` (sim::predict_kernel with
-each kernel's recorded tiles and the measured ceilings, cuda/results/h200_ceilings.json). Prints, per
+each kernel's recorded tiles and the measured ceilings, results/h200/ceilings.json). Prints, per
 kernel and pass, every row (N, d, mask, measured ms, predicted ms, predicted / measured, the largest
 part of the predicted time), then the distribution of the ratios. With --check BAND every row must
 lie within 1 +- BAND, or be marked uncertain by the model; every uncertain row is printed with the
 model's reason, inside the band or not, so that no miss is hidden. --known names a file of misses
-not yet explained (cuda/results/h200_known_misses.txt: "variant pass N d mask: why"): each is printed
+not yet explained (results/h200/known_misses.txt: "variant pass N d mask: why"): each is printed
 with its reason; the check fails on a miss it does not list, and on a listed row back inside the band.
 """
 import json

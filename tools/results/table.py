@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""cuda/results/table.py — render a merged bench JSON (cuda/results/h200.json) as a Markdown table.
+"""tools/results/table.py — render a merged bench JSON (results/h200/bench.json) as a Markdown table.
 
-usage: python3 cuda/results/table.py cuda/results/h200.json > cuda/results/h200.md
-       python3 cuda/results/table.py --summary cuda/results/h200.json   (README's tables)
-       python3 cuda/results/table.py --ceilings cuda/results/h200_ceilings.json
-       python3 cuda/results/table.py --decode cuda/results/h200_decode.json
-       python3 cuda/results/table.py --ring cuda/results/h200_ring.json
-       python3 cuda/results/table.py --writes cuda/results/h200.json   (forward writes: counters vs walk)
-       python3 cuda/results/table.py --decode-fixed cuda/results/h200_decode.json   (B = 1: fixed + bytes / rate)
-       python3 cuda/results/table.py --decode-trace cuda/results/h200_decode.json   (bench --decode --trace)
-       python3 cuda/results/table.py --dram cuda/results/h200.json   (DRAM counters vs the L2 walk: rows outside ±10%)
+usage: python3 tools/results/table.py results/h200/bench.json > results/h200/bench.md
+       python3 tools/results/table.py --summary results/h200/bench.json   (README's tables)
+       python3 tools/results/table.py --ceilings results/h200/ceilings.json
+       python3 tools/results/table.py --decode results/h200/decode.json
+       python3 tools/results/table.py --ring results/h200/ring.json
+       python3 tools/results/table.py --writes results/h200/bench.json   (forward writes: counters vs walk)
+       python3 tools/results/table.py --decode-fixed results/h200/decode.json   (B = 1: fixed + bytes / rate)
+       python3 tools/results/table.py --decode-trace results/h200/decode.json   (bench --decode --trace)
+       python3 tools/results/table.py --dram results/h200/bench.json   (DRAM counters vs the L2 walk: rows outside ±10%)
 Columns: config, variant, ms (median of repeats), TFLOP/s, speed relative to torch SDPA-flash
 (sdpa_ms / ours: 1.00 = as fast), DRAM bytes from the hardware counters (CUPTI in process, or ncu where merged), the simulator's HBM
 bytes for the kernel's own tiling without and with its L2 model, the measured/simulated ratios,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""cuda/results/eager.py — Figure 2's standard attention as eager PyTorch, measured, beside the model.
+"""tools/results/eager.py — Figure 2's standard attention as eager PyTorch, measured, beside the model.
 
-usage: python3 cuda/results/eager.py FILE [--flashsim BIN]
+usage: python3 tools/results/eager.py FILE [--flashsim BIN]
 
 FILE is what scripts/eager_pytorch.py wrote on a GPU (gpu_session stage eager): the step's time, each
 kernel's time (torch.profiler) and, merged from ncu, each kernel's DRAM bytes, with the card's copy
