@@ -97,7 +97,7 @@ def backward_table(R):
             cost = f", {r['ms_median'] / plain['ms_median']:.2f}x the default's time"
         elif plain:
             cost = (f" (measured on {(r.get('run') or {}).get('date', '?')[:10]}; the default's row is from another call, "
-                    f"so no ratio is printed: cuda/NOTES.md gives the same-call one)")
+                    f"so no ratio is printed: docs/kernel-notes/flash2h-backward.md gives the same-call one)")
         else:
             cost = ""
         print(f"\nDeterministic mode (dQ added in a fixed order; bit-identical run to run), N = {r['seq']}, d = {r['head_dim']}, "
