@@ -162,9 +162,11 @@ struct Residue {
 Residue counters_residue(const std::string& results_path) {
     namespace fs = std::filesystem;
     const fs::path rp(results_path);
+    // a card's folder holds its probe beside its bench file (results/h200/counters_probe.json); a file
+    // named for its card (h200.json) has the probe named for the card beside it (h200_counters_probe.json)
     std::string stem = rp.filename().string();
     stem = stem.substr(0, stem.find_first_of("._"));
-    const fs::path probe = rp.parent_path() / (stem + "_counters_probe.json");
+    const fs::path probe = rp.parent_path() / (stem == "bench" ? std::string("counters_probe.json") : stem + "_counters_probe.json");
     const std::string tail = ": rows get no counters' view of the walk";
     std::ifstream in(probe);
     if (!in)

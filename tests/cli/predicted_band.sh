@@ -11,9 +11,9 @@ command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$src/results/h200/bench.json" "$src/results/h200/counters_probe.json" "$tmp/"
-(cd "$src" && "$bin" bench --resimulate "$tmp/h200.json" 2>/dev/null)
-python3 "$src/tools/results/predicted.py" --check 0.15 --known "$src/results/h200/known_misses.txt" "$tmp/h200.json" >/dev/null
-python3 - "$src/results/h200/bench.json" "$tmp/h200.json" <<'PY'
+(cd "$src" && "$bin" bench --resimulate "$tmp/bench.json" 2>/dev/null)
+python3 "$src/tools/results/predicted.py" --check 0.15 --known "$src/results/h200/known_misses.txt" "$tmp/bench.json" >/dev/null
+python3 - "$src/results/h200/bench.json" "$tmp/bench.json" <<'PY'
 import json, sys
 old = [r for r in json.load(open(sys.argv[1]))["rows"] if "ms_median" in r]
 new = [r for r in json.load(open(sys.argv[2]))["rows"] if "ms_median" in r]
@@ -85,7 +85,7 @@ PY
 # 5. DRAM bytes: every row's counters within ±10% of the walk as the counters see it (the model's walk
 #    of this copy, less its dirty lines left in L2 at the end, plus the counters probes' residue), but
 #    the rows listed in results/h200/known_dram_misses.txt, each of which must still be outside
-python3 - "$src/results/h200/known_dram_misses.txt" "$tmp/h200.json" <<'PY'
+python3 - "$src/results/h200/known_dram_misses.txt" "$tmp/bench.json" <<'PY'
 import json, sys
 known = set()
 for ln in open(sys.argv[1]):

@@ -309,7 +309,7 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(tmp("resim"));
     fs::create_directories(dir);
-    const std::string results = (dir / "h200/bench.json").string(), probe = (dir / "h200/counters_probe.json").string();
+    const std::string results = (dir / "bench.json").string(), probe = (dir / "counters_probe.json").string();
     auto write = [](const std::string& path, const std::string& text) {
         std::FILE* f = std::fopen(path.c_str(), "w");
         REQUIRE(f != nullptr);
@@ -397,7 +397,7 @@ TEST_CASE("bench --resimulate: a ring file's simulator column is today's `flashs
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(tmp("resim_ring"));
     fs::create_directories(dir);
-    const std::string results = (dir / "h200/ring.json").string();
+    const std::string results = (dir / "ring.json").string();
     {
         std::ofstream f(results);
         f << R"({"device": "NVIDIA H200", "rows": [
@@ -724,7 +724,7 @@ TEST_CASE("scenario figure2: the paper's Figure 2 beside the model's, as text an
     CHECK(j["standard"]["hbm_gb"].get<double>() == doctest::Approx(eager / 1e9));
     // its time: each kernel at the fraction of the HBM rate the recorded run measured (a file of
     // results), or, with --eager-rates none, every kernel at the A100's 1,555 GB/s
-    CHECK(j["eager_rates_source"].get<std::string>().find("_eager_authors.json") != std::string::npos);
+    CHECK(j["eager_rates_source"].get<std::string>().find("h100/eager_authors.json") != std::string::npos);
     const Out none = sh("scenario figure2 --eager-rates none --json");
     REQUIRE(none.rc == 0);
     const auto jn = nlohmann::json::parse(none.text);

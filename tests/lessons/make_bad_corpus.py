@@ -64,7 +64,7 @@ cases = [
  ("decode_heads_not_dividing", HEAD + CFG + '[decode.d]\nkv_len = 64\nhead_dim = 16\nq_heads = 6\nkv_heads = 4\n' + STEP, '[decode.d]', 0, "the simulator refuses this: the KV heads (4) must divide the query heads (6)"),
  ("fit_bad_pass", HEAD + CFG + '[fit.x]\nalgo = "flash2"\nhead_dim = 16\npass = "step"\n' + STEP, '"step"', 0, "'pass' must be one of forward, backward, both"),
  ("footprint_missing_seq", HEAD + CFG + '[footprint.x]\nalgo = "flash2"\nhead_dim = 16\n' + STEP, '[footprint.x]', 0, "[footprint.x] needs 'seq'"),
- ("measured_file_outside", HEAD + CFG + '[measured.m]\nfile = "../../etc/x.json"\nvariant = "decode"\n' + STEP, '"../../etc', 0, "'file' names a results file a current results file, card/kind.json under results/"),
+ ("measured_file_outside", HEAD + CFG + '[measured.m]\nfile = "../../etc/x.json"\nvariant = "decode"\n' + STEP, '"../../etc', 0, "'file' names a current results file, card/kind.json under results/"),
 ]
 def pos(body, target, off):
     i = body.index(target) + off

@@ -81,7 +81,7 @@ TEST_CASE("a ceiling the file does not hold is refused, naming the ones it has")
 TEST_CASE("ceiling tables: bad names, keys and files are refused") {
     CHECK_THROWS_WITH_AS(load_lesson_text(lesson_with("[ceiling.smem_read]\nfile = \"../h200.json\"\n", "x"),
                                           kDir + "/inline.toml"),
-                         doctest::Contains("'file' names a ceilings file"), LoadError);
+                         doctest::Contains("'file' names a current ceilings file"), LoadError);
     CHECK_THROWS_WITH_AS(load_lesson_text(lesson_with("[ceiling.smem_read]\nvalue = 3\n", "x"), kDir + "/inline.toml"),
                          doctest::Contains("unknown key 'value'"), LoadError);
     // A results file without a "ceilings" list (h200/bench.json holds rows) is not a ceilings file.
@@ -97,7 +97,8 @@ TEST_CASE("a ceiling without a positive value is refused; no file at all renders
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / "flashsim_test_ceilings";
     fs::create_directories(dir);
-    const Env env("FLASHSIM_MEASURED", (dir / "h200/bench.json").string());
+    fs::create_directories(dir / "h200");
+    const Env env("FLASHSIM_RESULTS", dir.string());
     {
         std::ofstream f(dir / "h200/ceilings.json");
         f << R"({"device": "Test GPU", "date": "2026-01-02T03:04:05Z",

@@ -32,6 +32,8 @@ CURRENT = {
                                  "`bench --resimulate` (the counters' view of the walk)"),
     "h200/counters_probe_reread.json": ("`flashsim bench --counters-probe --json`, a second read",
                                         "tests/report/test_results.cpp"),
+    "h200/dram_recheck.json": (BENCH + ": flash2h forward rows re-measured beside their DRAM counters (the rows "
+                               "outside the DRAM band, timed again in one call)", "lesson 10"),
     "h200/known_misses.txt": ("written by hand: rows the kernel model is known to miss, each with its reason",
                               "tools/results/predicted.py --known, tests/cli/predicted_band.sh"),
     "h200/known_dram_misses.txt": ("written by hand: rows whose DRAM count is known to leave the band",
