@@ -1,0 +1,32 @@
+"""flashsim: a simulator of FlashAttention's memory traffic, from Python.
+
+The simulator (C++, sim/) counts every byte an attention algorithm moves between HBM and SRAM by
+walking its tile loops. This package gives:
+
+  TileMachine             the lab's tile machine: write a kernel as loads, stores and tile
+                          arithmetic; it counts bytes and FLOPs as the simulator's walkers do,
+                          enforces an SRAM capacity and records a trace
+  decode(...)             split-KV decoding's bytes and time, as `flashsim decode` counts them
+  simulate(...)           run the built-in standard / flash1 / flash2 algorithms (dict of counts)
+  compare(...)            simulate several algorithms at one shape (dict of dicts)
+  attention_reference     float64 attention of one head (NumPy arrays)
+  attention_backward_reference   its gradients
+  round_to(x, dtype)      round to fp16 / bf16 / fp32 as the simulator stores values
+  machines()              the GPU presets
+  flashsim.lab            the puzzles: `python3 -m flashsim.lab --list`, `... check N [FILE]`
+"""
+from _flashsim import (  # noqa: F401  (the C++ extension, built into build/python)
+    Error,
+    TileMachine,
+    attention_backward_reference,
+    attention_reference,
+    decode,
+    machines,
+    round_to,
+    simulate,
+)
+
+
+def compare(seq, head_dim, algos=("standard", "flash1", "flash2"), **kw):
+    """simulate() for each algorithm at one shape: {algo: result dict}. Keyword arguments as simulate's."""
+    return {a: simulate(seq, head_dim, algo=a, **kw) for a in algos}
