@@ -1,6 +1,10 @@
 """Execute a notebook headless (nbclient, as Debian packages it) and fail on any cell's error.
 Exits 77 (skipped) when nbformat, nbclient, the Python kernel or the flashsim module is missing."""
+import os
 import sys
+
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # quiet the kernel's debugger notes
+os.environ.pop("MPLBACKEND", None)  # the kernel's inline backend makes the PNGs counted below
 
 try:
     import nbclient
