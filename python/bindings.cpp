@@ -10,6 +10,7 @@
 #include "sim/machine.hpp"
 #include "sim/reference.hpp"
 #include "sim/simulate.hpp"
+#include "sim/softmax.hpp"
 #include "sim/tile_machine.hpp"
 
 namespace py = pybind11;
@@ -330,6 +331,34 @@ void bind_simulator(py::module_& m) {
         py::arg("gpu") = "H200",
         "Split-KV decoding as `flashsim decode` walks it: bytes of K/V, Q, the partials and their merge, O, and "
         "the predicted time (splits 0: the simulator chooses).");
+    m.def(
+        "softmax",
+        [](const std::vector<double>& scores, int64_t block, bool fp64) {
+            const StreamedSoftmax r = stream_softmax(scores, block, {}, fp64 ? Precision::fp64 : Precision::fp32);
+            py::list blocks;
+            for (const SoftmaxBlockState& b : r.record.blocks) {
+                py::dict d;
+                d["block"] = b.block;
+                d["first_key"] = b.first_key;
+                d["block_max"] = b.block_max;
+                d["max_before"] = b.running_max_before;
+                d["max_after"] = b.running_max_after;
+                d["rescale"] = b.rescale;
+                d["sum_before"] = b.running_sum_before;
+                d["sum_after"] = b.running_sum_after;
+                blocks.append(d);
+            }
+            py::dict d;
+            d["blocks"] = blocks;
+            d["plain"] = py::array_t<double>(static_cast<py::ssize_t>(r.plain.size()), r.plain.data());
+            d["streamed"] = py::array_t<double>(static_cast<py::ssize_t>(r.streamed.size()), r.streamed.data());
+            d["max_abs_diff"] = r.max_abs_diff;
+            d["max_ulp"] = r.max_ulp;
+            return d;
+        },
+        py::arg("scores"), py::arg("block") = 4, py::arg("fp64") = false,
+        "The online softmax of one row of scores in blocks, as `flashsim softmax` runs it: each block's running "
+        "max, rescale and running sum, the plain and streamed probabilities and their difference.");
     m.def(
         "attention_reference",
         [](const F32Array& q, const F32Array& k, const F32Array& v, bool causal, double scale) {

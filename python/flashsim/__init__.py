@@ -7,6 +7,7 @@ walking its tile loops. This package gives:
                           arithmetic; it counts bytes and FLOPs as the simulator's walkers do,
                           enforces an SRAM capacity and records a trace
   decode(...)             split-KV decoding's bytes and time, as `flashsim decode` counts them
+  softmax(scores, block)  the online softmax of one row, block by block (running max, sum, rescale)
   simulate(...)           run the built-in standard / flash1 / flash2 algorithms (dict of counts)
   compare(...)            simulate several algorithms at one shape (dict of dicts)
   attention_reference     float64 attention of one head (NumPy arrays)
@@ -24,6 +25,7 @@ from _flashsim import (  # noqa: F401  (the C++ extension, built into build/pyth
     machines,
     round_to,
     simulate,
+    softmax,
 )
 
 

@@ -79,6 +79,15 @@ expect(sum(r + w for r, w in budget9.values()) == dec9["bytes"], "puzzle 9: the 
 got9, _ = run_solution(9)
 expect(got9["bytes"] == dec9["bytes"], "puzzle 9: the solution moves flashsim decode's bytes")
 
+# The bindings' softmax on the seeds' worked example: running sums computed here independently.
+import math  # noqa: E402
+
+sm = flashsim.softmax([1.4, 3.9, 0.7, 2.2, 4.6, 1.1, 3.1, 0.3], 4)
+l1 = math.exp(-2.5) + 1 + math.exp(-3.2) + math.exp(-1.7)
+l2 = l1 * math.exp(3.9 - 4.6) + 1 + math.exp(1.1 - 4.6) + math.exp(3.1 - 4.6) + math.exp(0.3 - 4.6)
+expect(abs(sm["blocks"][0]["sum_after"] - l1) < 1e-6 and abs(sm["blocks"][1]["sum_after"] - l2) < 1e-6,
+       "softmax: the worked example's running sums (float32: within 1e-6)")
+
 # Bad input: a clear refusal, no crash.
 try:
     flashsim.TileMachine(1024).load("Q", 0, 0, 1, 1)

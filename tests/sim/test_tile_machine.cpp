@@ -162,3 +162,24 @@ TEST_CASE("tile machine: FA2's forward written with its ops counts what the flas
     // and by hand: per step 2*br*bc*d twice (S and PV), 6 steps
     CHECK(tm.totals().flops.matmul == 6 * 2 * (2 * br * bc * d));
 }
+
+TEST_CASE("tile machine: writing float32 results into a loaded fp16 tile grows it to 4 bytes an element") {
+    TileMachine tm(1000);
+    const auto q = iota(4 * 8, 0.5f);
+    tm.add_tensor("Q", 4, 8, DType::fp16, LabRole::input, q.data());
+    const int h = tm.load("Q", 0, 0, 4, 8);  // 4*8*2 = 64 B
+    CHECK(tm.sram_used() == 64);
+    tm.scale(h, 2.0f, {h});  // the result is float32: 4*8*4 = 128 B, in the same tile
+    CHECK(tm.sram_used() == 128);
+    CHECK(tm.live_tiles() == 1);
+    CHECK(tm.tile(h).at(1, 3) == 2.0f * round_to(DType::fp16, q[1 * 8 + 3]));
+    // steps group the trace: two marked steps, the second's events carry index 1
+    tm.step();
+    tm.step();
+    const int g = tm.load("Q", 0, 0, 1, 8);
+    CHECK(tm.totals().steps == 2);
+    CHECK(tm.trace().events.back().step == 1);
+    // a tile that does not fit the output's shape is refused
+    CHECK(refusal([&] { tm.row_sum(h, {g}); }).find("the output tile is 1 x 8 but the result is 4 x 1") !=
+          std::string::npos);
+}
