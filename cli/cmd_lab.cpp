@@ -4,7 +4,7 @@
 //   flashsim lab check N [FILE]      run FILE (default lab/puzzles/NN_*.py) on random inputs and report
 //
 // The puzzles and their checker are Python (python/flashsim/lab.py, on the tile machine's bindings):
-// this command runs `python3 -m flashsim.lab` with the package's two folders on PYTHONPATH, so it
+// this command runs python/flashsim/lab.py (as `python3 -m flashsim.lab` would) with the package's two folders on PYTHONPATH, so it
 // works from any directory whether or not scripts/ wrote the flashsim.pth.
 #include <cstdlib>
 #include <memory>
@@ -44,7 +44,9 @@ int run_lab(const LabArgs& a) {
 #else
     const std::string python = "python3";
 #endif
-    std::string cmd = "PYTHONPATH=" + shell_quote(path) + " " + shell_quote(python) + " -m flashsim.lab";
+    // the checker's file rather than -m: a module missing or stale is then reported in one line
+    std::string cmd = "PYTHONPATH=" + shell_quote(path) + " " + shell_quote(python) + " " +
+                      shell_quote(std::string(FLASHSIM_SOURCE_DIR) + "/python/flashsim/lab.py");
     for (const auto& w : argv) cmd += " " + shell_quote(w);
     const int st = std::system(cmd.c_str());
     if (st == -1 || !WIFEXITED(st)) {

@@ -16,17 +16,21 @@ walking its tile loops. This package gives:
   machines()              the GPU presets
   flashsim.lab            the puzzles: `python3 -m flashsim.lab --list`, `... check N [FILE]`
 """
-from _flashsim import (  # noqa: F401  (the C++ extension, built into build/python)
-    Error,
-    TileMachine,
-    attention_backward_reference,
-    attention_reference,
-    decode,
-    machines,
-    round_to,
-    simulate,
-    softmax,
-)
+try:  # the C++ extension, built into build/python
+    from _flashsim import (  # noqa: F401
+        Error,
+        TileMachine,
+        attention_backward_reference,
+        attention_reference,
+        decode,
+        machines,
+        round_to,
+        simulate,
+        softmax,
+    )
+except ImportError as e:
+    raise ImportError("the flashsim C++ extension (_flashsim) is missing or stale (%s): build it with scripts/test.sh "
+                      "or cmake --build build --target _flashsim (needs pybind11-dev, python3-dev)" % e) from e
 
 
 def compare(seq, head_dim, algos=("standard", "flash1", "flash2"), **kw):

@@ -14,9 +14,12 @@ import os
 import sys
 import types
 
-import numpy as np
+try:
+    import numpy as np
 
-import flashsim
+    import flashsim
+except ImportError as e:  # the module not built (or built before a change): say what to do, no traceback
+    sys.exit("flashsim lab: %s (the lab needs python3-numpy too; scripts/deps.sh installs it)" % e)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB_DIR = os.environ.get("FLASHSIM_LAB_DIR") or os.path.normpath(os.path.join(HERE, "..", "..", "lab"))
