@@ -15,4 +15,5 @@ void register_commands(CLI::App& app, int& rc) {
     register_decode(app, rc);
     register_ring(app, rc);
     register_lesson(app, rc);
+    register_lab(app, rc);
 }

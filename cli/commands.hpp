@@ -21,6 +21,7 @@ void register_fit(CLI::App& app, int& rc);
 void register_decode(CLI::App& app, int& rc);
 void register_ring(CLI::App& app, int& rc);
 void register_lesson(CLI::App& app, int& rc);
+void register_lab(CLI::App& app, int& rc);
 // All of the above, as `flashsim` has them (main.cpp and the CLI fuzz target).
 void register_commands(CLI::App& app, int& rc);
 

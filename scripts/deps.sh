@@ -15,6 +15,10 @@ FLASHSIM_PACKAGES=(
   libstb-dev             # PNG screenshots
   fonts-dejavu-core      # the app's font
   xvfb xauth             # the app's tests and screenshots without a display
+  pybind11-dev python3-dev   # the `flashsim` Python module (python/): the lab's tile machine and the simulator
+  python3-numpy          # tiles and results as arrays; the lab's float64 checks
+  python3-matplotlib     # the lab notebook's plots (lab/intro.ipynb)
+  python3-nbformat python3-nbclient python3-ipykernel   # the notebook run headless as a test
 )
 
 flashsim_install_deps() {
@@ -35,6 +39,16 @@ flashsim_install_deps() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# flashsim_python_path: makes `import flashsim` work without setting a path, by a flashsim.pth in
+# the user's site directory naming python/ (the package) and build/python/ (its C++ extension).
+# Debian's python3 (the one python3-numpy serves); run from the repository root.
+flashsim_python_path() {
+  local py=/usr/bin/python3 site
+  [ -x "$py" ] || py=python3
+  site=$("$py" -m site --user-site 2>/dev/null) || return 0
+  mkdir -p "$site" && printf '%s\n%s\n' "$PWD/python" "$PWD/build/python" >"$site/flashsim.pth"
+}
+
 # flashsim_build PRESET [quiet]: installs what is missing, then configures and builds a CMake preset
 # (default: Release in build/; debug: ASan+UBSan in build-debug/). quiet: the build's progress goes
 # to /dev/null. Extra configure arguments come from FLASHSIM_CMAKE_ARGS (test.sh and CI pass
@@ -44,6 +58,7 @@ flashsim_build() {
   flashsim_install_deps
   FLASHSIM_JOBS=$(nproc 2>/dev/null || echo 2)
   cmake --preset "$preset" ${FLASHSIM_CMAKE_ARGS:-} >/dev/null
+  flashsim_python_path
   if [ "${2:-}" = quiet ]; then
     cmake --build --preset "$preset" -j "$FLASHSIM_JOBS" >/dev/null
   else

@@ -36,6 +36,7 @@ if [ "$rc" -ne 0 ]; then
   exit "$rc"
 fi
 say "build done in $(( $(date +%s) - start )) s"
+flashsim_python_path  # `import flashsim` from any directory (the lab: flashsim lab --list)
 
 bin=build/bin
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$bin/flashsim-app" ]; then

@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 rank() {
   case "$1" in
-    sim) echo 0 ;; report | cuda) echo 1 ;; lessons) echo 2 ;; cli | viz) echo 3 ;; *) echo -1 ;;
+    sim) echo 0 ;; report | cuda) echo 1 ;; lessons) echo 2 ;; cli | viz | python) echo 3 ;; *) echo -1 ;;
   esac
 }
 bad=0 checked=0
@@ -24,7 +24,7 @@ while IFS= read -r line; do
     echo "layout: $file includes \"$inc\" ($from may not use $to)"
     bad=1
   fi
-done < <(grep -rHn '^#include "' sim report cuda lessons cli viz --include='*.cpp' --include='*.hpp' --include='*.cu' --include='*.cuh')
+done < <(grep -rHn '^#include "' sim report cuda lessons cli viz python --include='*.cpp' --include='*.hpp' --include='*.cu' --include='*.cuh')
 # sim/ includes nothing from outside itself but the standard library and Eigen
 if grep -rn '#include' sim/ | grep -v 'sim/\|<' | grep .; then bad=1; fi
 if grep -rn '#include <' sim/ | grep -vE '<(Eigen/|[a-z_0-9]+>)' | grep .; then
