@@ -15,8 +15,11 @@
 //                             launches, at measured or datasheet ceilings; its components are "where
 //                             the time goes".
 //
-// Each rung charges everything the rung below charges and more, so the lower rungs explain the gap
-// between the bytes and the kernel's time. Where a kernel is named the headline is rung 3, else
+// Each rung models more of what a kernel does than the rung below it, so the lower rungs explain the
+// gap between the bytes and the kernel's time. They are not bounds of one another: rungs 1 and 2
+// count every byte the algorithm's tiles move (the paper's count), while the kernel model charges the
+// bytes that reach HBM through the L2 model, so a kernel whose re-reads hit L2 (standard's GEMMs
+// re-reading K and V) can come in under them. Where a kernel is named the headline is rung 3, else
 // the highest rung computed. docs/timing.md says the same in prose.
 #pragma once
 #include <array>

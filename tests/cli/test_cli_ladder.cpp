@@ -15,7 +15,7 @@ int lines_with(const std::string& text, const std::string& what) {
     for (std::string line; std::getline(in, line);) n += line.find(what) != std::string::npos;
     return n;
 }
-const char* kShape = "--batch 1 --heads 8 --seq 2048 --head-dim 64 --preset H200";
+const char* kShape = "--batch 1 --heads 8 --seq 2048 --head-dim 64 --gpu H200";
 }  // namespace
 
 TEST_CASE("simulate --kernel --json: one predicted_ms, the kernel's; the lower rungs under their names") {
@@ -66,10 +66,10 @@ TEST_CASE("compare, sweep and scenario name the rung they print") {
     REQUIRE(c.rc == 0);
     CHECK(lines_with(c.text, "bytes bound ms") == 1);
     CHECK(lines_with(c.text, "ideal machine ms") == 1);
-    const auto s = fs("sweep --param seq --values 1024,2048 --head-dim 64 --preset H200");
+    const auto s = fs("sweep --param seq --values 1024,2048 --head-dim 64 --gpu H200");
     REQUIRE(s.rc == 0);
     CHECK(lines_with(s.text, "ideal machine") == 1);
-    const auto csv = fs("sweep --param seq --values 1024 --head-dim 64 --preset H200 --csv /dev/stdout");
+    const auto csv = fs("sweep --param seq --values 1024 --head-dim 64 --gpu H200 --csv /dev/stdout");
     REQUIRE(csv.rc == 0);
     CHECK(csv.text.find("ideal_machine_ms") != std::string::npos);
 }
