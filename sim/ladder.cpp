@@ -15,8 +15,8 @@ constexpr std::array<RungText, 3> kRungs{{
      "the HBM bytes the algorithm's loops move (no cache), at the memory bandwidth; arithmetic is free"},
     {"ideal machine", "ideal_machine",
      "the algorithm's own steps at peak rates: each step's copies at the memory bandwidth (L2 hits at L2's), its "
-     "products at the tensor-core peak, its softmax at the fp32 peak, copies overlapped with the previous step's "
-     "arithmetic, blocks over the SMs in waves"},
+     "products at the tensor-core peak and then its softmax at the fp32 peak, the next step's copies overlapped "
+     "with that arithmetic, blocks over the SMs in waves"},
     {"this kernel", "this_kernel",
      "the CUDA kernel's own tiles, tensor-core instruction (mma.sync, wgmma or a library GEMM), exponentials on "
      "the special-function units, issue rate, schedule and launches, at measured or datasheet ceilings"},

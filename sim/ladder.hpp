@@ -7,9 +7,9 @@
 //                             bandwidth; arithmetic is free.
 //   rung 2, "ideal machine": the algorithm's own steps on a machine that runs every byte and FLOP at
 //                             its peak rate: each step's copies at the memory bandwidth (L2 hits at
-//                             L2's), its products at the tensor-core peak, its softmax at the fp32
-//                             peak, copies overlapped with the previous step's arithmetic, blocks over
-//                             the SMs in waves (the step model: Result::timing).
+//                             L2's), its products at the tensor-core peak and then its softmax at
+//                             the fp32 peak, the next step's copies overlapped with that arithmetic,
+//                             blocks over the SMs in waves (the step model: Result::timing).
 //   rung 3, "this kernel":   the kernel model (sim/kernel_model.hpp): the CUDA kernel's tiles,
 //                             tensor-core instruction, exponential unit, issue rate, schedule and
 //                             launches, at measured or datasheet ceilings; its components are "where
