@@ -321,7 +321,8 @@ void simulate_row(json& row, const sim::Machine& machine, std::optional<double> 
 // get the ordered dQ profile, which the model marks uncertain.
 void predict_row(json& row, const sim::Machine& machine) {
     for (const char* k : {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
-                          "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms"})
+                          "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms",
+                          "predicted_rung"})
         row.erase(k);
     if (!row.contains("tiles") || !row.contains("ms_median")) return;
     try {
@@ -369,6 +370,7 @@ void predict_row(json& row, const sim::Machine& machine) {
             }
         }
         row["predicted_ms"] = ms;
+        row["predicted_rung"] = "this kernel";  // rung 3 of docs/timing.md's ladder
         row["predicted_over_measured"] = ms / row["ms_median"].get<double>();
         row["predicted_bound"] = bound;
         row["predicted_parts_ms"] = parts_ms;

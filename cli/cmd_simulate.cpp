@@ -5,9 +5,11 @@
 #include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
 #include "report/kernel_report.hpp"
+#include "report/ladder.hpp"
 #include "report/memory.hpp"
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
+#include "sim/ladder.hpp"
 #include "sim/reference.hpp"
 
 void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {
@@ -150,10 +152,7 @@ void register_simulate(CLI::App& app, int& rc) {
                                      "--bwd-block-rows, --bwd-block-cols and --sram");
                 const auto ps = sim::parse_pass(args->flags.pass);
                 if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + args->flags.pass + "'");
-                if (*ps != sim::Pass::backward)
-                    profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::forward, p.head_dim, p.causal));
-                if (*ps != sim::Pass::forward)
-                    profiles.push_back(sim::kernel_profile(args->kernel, sim::Pass::backward, p.head_dim, p.causal));
+                profiles = sim::kernel_profiles(args->kernel, *ps, p);
                 if (measured && !rates)
                     throw sim::Error("no measured ceilings are recorded for the " + m.name +
                                      " preset; use --ceilings datasheet or give --ceilings-file");
@@ -173,23 +172,8 @@ void register_simulate(CLI::App& app, int& rc) {
                 throw sim::Error("--middles must be paired or alone, got '" + args->middles + "'");
             c.lone_middles = args->middles == "alone";
             for (auto& kp : profiles) kp.lone_middles = c.lone_middles;
-            for (const auto& kp : profiles)
-                if (kp.pass == sim::Pass::forward && args->grid == "auto") c.grid_order = sim::grid_order(kp, p);
-            // the kernel's launches: cuda/flash1.cu runs one per K/V block
-            c.launch_per_kv_block = !profiles.empty() && profiles.front().one_launch_per_kv_block;
-            for (const auto& kp : profiles)  // each pass's kernel holds its own blocks an SM
-                (kp.pass == sim::Pass::forward ? c.fwd_blocks_per_sm : c.bwd_blocks_per_sm) = kp.ctas_per_sm;
-            for (const auto& kp : profiles) {
-                if (kp.block_rows <= 0) continue;
-                c.sram_bytes = std::max<int64_t>(m.sram_bytes, int64_t{1} << 20);  // the kernel's tiles (they compiled)
-                if (kp.pass == sim::Pass::forward) {
-                    c.block_rows = kp.block_rows;
-                    c.block_cols = kp.block_cols;
-                } else {
-                    c.bwd_block_rows = kp.block_rows;
-                    c.bwd_block_cols = kp.block_cols;
-                }
-            }
+            // the kernel's tiles, grid order, launches and blocks an SM (no kernel: c as it is)
+            c = sim::kernel_config(c, p, m, profiles);
             if (args->check) {
                 // The float64 reference holds N x N matrices a head (2 forward, 4 backward: 16 or 32 N^2
                 // bytes), and runs about a second per 2^30 of B H N^2 d.
@@ -255,28 +239,27 @@ void register_simulate(CLI::App& app, int& rc) {
                         check_line("dQ", sq, p.dtype) + check_line("dK", sk, p.dtype) + check_line("dV", sv, p.dtype);
                 }
             }
+            std::vector<sim::KernelPrediction> preds;
             if (!profiles.empty()) {
                 const sim::KernelRates kr = rates ? *rates : sim::datasheet_rates(m);
                 nlohmann::json ks = nlohmann::json::array();
-                double total_ms = 0;
+                extra += "\nthis kernel (rung 3): where the time goes\n";
                 for (const auto& kp : profiles) {
-                    const sim::KernelPrediction kpred = sim::predict_kernel(p, kp, kr, m);
-                    ks.push_back(report::kernel_prediction_json(kpred));
-                    extra += report::kernel_prediction_text(kpred);
-                    total_ms += kpred.predicted_ms;
+                    preds.push_back(sim::predict_kernel(p, kp, kr, m));
+                    ks.push_back(report::kernel_prediction_json(preds.back()));
+                    extra += report::kernel_prediction_text(preds.back());
                 }
-                if (profiles.size() > 1) {
-                    char buf[128];
-                    std::snprintf(buf, sizeof buf, "\nkernel model, forward + backward: %.4f ms\n", total_ms);
-                    extra += buf;
-                }
-                j["kernel_model"] = ks;
-                j["kernel_model_ms"] = total_ms;
+                j["kernel_model"] = ks;  // rung 3's passes, each with where its time goes
             }
+            // one predicted_ms: the kernel's where one is named, else the ideal machine's; the other
+            // rungs under their own names
+            const sim::Ladder ladder = sim::ladder_of(r, preds);
+            report::add_ladder_json(j, ladder);
             if (args->json)
                 std::cout << j.dump(2) << "\n";
             else
-                std::cout << report::result_text(r, base.get()) << extra;
+                std::cout << report::result_text(r, base.get(), false) << extra << "\n"
+                          << report::ladder_text(ladder);
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("simulate", e.what());

@@ -1,5 +1,7 @@
 #include "report/kernel_report.hpp"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 
@@ -62,6 +64,22 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.hbm_rmw_d128 = optional("hbm_rmw_f32_d128");
     r.l2_red = optional("l2_red_f32x2");
     r.red_fence_s = optional("l2_red_fence");
+    // standard's two-pass softmax kernels at row lengths n: softmax_rows_fwd_n<n>, softmax_rows_bwd_n<n>
+    for (const auto& c : doc["ceilings"]) {
+        if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
+        const std::string name = c["name"];
+        for (auto [prefix, pts] : {std::pair{std::string("softmax_rows_fwd_n"), &r.softmax_rows_fwd},
+                                   std::pair{std::string("softmax_rows_bwd_n"), &r.softmax_rows_bwd}}) {
+            if (name.rfind(prefix, 0) != 0) continue;
+            const std::string digits = name.substr(prefix.size());
+            if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+                throw sim::Error(where + ": ceiling '" + name + "' should end in a row length, e.g. " +
+                                 prefix + "4100");
+            pts->push_back({std::stoll(digits), get(name)});
+        }
+    }
+    std::sort(r.softmax_rows_fwd.begin(), r.softmax_rows_fwd.end());
+    std::sort(r.softmax_rows_bwd.begin(), r.softmax_rows_bwd.end());
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
     std::string date = doc.contains("date") && doc["date"].is_string() ? doc["date"].get<std::string>() : "";
     std::string commit =
@@ -177,7 +195,7 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
              "a unit: one query block, or under the causal mask a head's p-th heaviest and p-th lightest, " +
              (k.profile.lone_middles ? "or its middle block alone" : "or two heads' middle blocks") +
              "); the blocks above are its tiles\n";
-    std::snprintf(buf, sizeof buf, "  predicted %.4f ms (%.0f TFLOP/s); largest part: %s\n", k.predicted_ms, k.tflops,
+    std::snprintf(buf, sizeof buf, "  this pass: %.4f ms (%.0f TFLOP/s); largest part: %s\n", k.predicted_ms, k.tflops,
                   k.bound.c_str());
     s += buf;
     if (k.uncertain) s += "  uncertain: " + k.uncertain_why + "\n";

@@ -169,7 +169,9 @@ std::string decode_text(const sim::DecodeResult& r, const sim::Machine& m, const
           << "\n";
     }
     std::snprintf(buf, sizeof buf,
-                  "Predicted: %.2f us = split kernel %.2f us (at %.2f TB/s, %s, x %.2f fill) + merge %.2f us + "
+                  "Predicted, this kernel (the decode kernel's bytes at the bandwidth its blocks fill; "
+                  "docs/timing.md): "
+                  "%.2f us = split kernel %.2f us (at %.2f TB/s, %s, x %.2f fill) + merge %.2f us + "
                   "launches %.2f us; K, V bytes / time = %.2f TB/s\n",
                   r.total_s * 1e6, r.split_kernel_s * 1e6, r.bandwidth / 1e12, r.bandwidth_source.c_str(), r.fill,
                   r.merge_s * 1e6, r.launch_s * 1e6, r.kv_bandwidth() / 1e12);

@@ -1,5 +1,7 @@
 #include "report/report.hpp"
 
+#include "report/ladder.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -203,7 +205,7 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     j["hbm_without_l2"] = traffic_json(r.totals.hbm_total());
     j["hbm_with_l2"] = r.l2.simulated ? traffic_json(r.l2.hbm_total()) : nlohmann::json(nullptr);
     j["l2"] = l2_json(r.l2);
-    j["predicted_ms"] = r.timing.computed ? finite_or_null(r.timing.predicted_ms) : nlohmann::json(nullptr);
+    add_ladder_json(j, sim::ladder_of(r));  // predicted_ms: the ideal machine's (rung 2), the highest without a kernel
     j["predicted_tflops"] = r.timing.computed ? finite_or_null(r.timing.predicted_tflops) : nlohmann::json(nullptr);
     j["timing"] = timing_json(r.timing, with_timeline);
     return j;
@@ -217,7 +219,7 @@ std::string mask_note(const sim::Problem& p) {
 }
 }  // namespace
 
-std::string result_text(const sim::Result& r, const sim::Result* base) {
+std::string result_text(const sim::Result& r, const sim::Result* base, bool with_ladder) {
     const auto& p = r.problem;
     std::ostringstream o;
     o << sim::algo_name(r.algo)
@@ -276,7 +278,8 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
     if (r.timing.computed) {
         char buf[256];
         std::snprintf(buf, sizeof buf,
-                      "predicted time: %.4g ms overlapped, %.4g ms serial; %.1f TFLOP/s (%s ceilings%s)\n",
+                      "ideal machine's schedule: %.4g ms with each step's copies overlapped, %.4g ms in series; "
+                      "%.1f TFLOP/s (%s ceilings%s)\n",
                       r.timing.overlapped_s * 1e3, r.timing.serial_s * 1e3, r.timing.predicted_tflops,
                       r.timing.ceilings.c_str(), r.timing.with_l2 ? ", L2 hits at L2 bandwidth" : "");
         o << buf;
@@ -288,6 +291,7 @@ std::string result_text(const sim::Result& r, const sim::Result* base) {
                       std::string(sim::algo_name(base->algo)).c_str(), tot.total() / b, b / tot.total());
         o << buf;
     }
+    if (with_ladder && r.timing.computed) o << ladder_text(sim::ladder_of(r));
     if (r.trace.truncated)
         o << "(trace keeps the first " << group_digits(static_cast<int64_t>(r.trace.events.size())) << " of "
           << group_digits(r.trace.events_total) << " events of head 0; totals count everything)\n";
@@ -298,6 +302,7 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
     if (rs.empty()) return {};
     const auto& p = rs[0].problem;
     std::ostringstream o;
+    constexpr int kLabel = 16;  // "ideal machine ms"
     o << "HBM traffic"
       << (rs[0].pass == sim::Pass::forward ? ""
           : rs[0].pass == sim::Pass::both  ? " (forward + backward)"
@@ -305,7 +310,7 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
       << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
       << sim::dtype_name(p.dtype) << mask_note(p) << " on " << rs[0].machine.name << " (SRAM "
       << human_bytes(static_cast<double>(rs[0].sram_bytes)) << ")\n\n";
-    o << std::left << std::setw(10) << "tensor";
+    o << std::left << std::setw(kLabel) << "tensor";
     for (const auto& r : rs) o << std::right << std::setw(24) << sim::algo_name(r.algo);
     o << "\n";
     for (int i = 0; i < sim::kTensorCount; ++i) {
@@ -313,39 +318,42 @@ std::string compare_text(const std::vector<sim::Result>& rs) {
         bool any = false;
         for (const auto& r : rs) any |= tensor_used(r, t);
         if (!any) continue;
-        o << std::left << std::setw(10) << sim::tensor_name(t);
+        o << std::left << std::setw(kLabel) << sim::tensor_name(t);
         for (const auto& r : rs)
             o << std::right << std::setw(24) << human_bytes(static_cast<double>(r.totals[t].total()));
         o << "\n";
     }
     (void)p;
-    o << std::left << std::setw(10) << "total";
+    o << std::left << std::setw(kLabel) << "total";
     for (const auto& r : rs)
         o << std::right << std::setw(24) << human_bytes(static_cast<double>(r.totals.hbm_total().total()));
-    o << "\n" << std::left << std::setw(10) << "vs first";
+    o << "\n" << std::left << std::setw(kLabel) << "vs first";
     const double b = static_cast<double>(rs[0].totals.hbm_total().total());
     for (const auto& r : rs) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.3fx", r.totals.hbm_total().total() / b);
         o << std::right << std::setw(24) << buf;
     }
-    o << "\n" << std::left << std::setw(10) << "FLOPs";
+    o << "\n" << std::left << std::setw(kLabel) << "FLOPs";
     for (const auto& r : rs)
         o << std::right << std::setw(24) << human_flops(static_cast<double>(r.totals.flops.total()));
-    o << "\n" << std::left << std::setw(10) << "with L2";
+    o << "\n" << std::left << std::setw(kLabel) << "with L2";
     for (const auto& r : rs)
         o << std::right << std::setw(24)
           << (r.l2.simulated ? human_bytes(static_cast<double>(r.l2.hbm_total().total())) : std::string("-"));
-    o << "\n" << std::left << std::setw(10) << "time";
-    for (const auto& r : rs) {
-        char buf[32];
-        if (r.timing.computed)
-            std::snprintf(buf, sizeof buf, "%.4g ms", r.timing.predicted_ms);
-        else
-            std::snprintf(buf, sizeof buf, "-");
-        o << std::right << std::setw(24) << buf;
+    for (const sim::Rung rung : {sim::Rung::bytes_bound, sim::Rung::ideal_machine}) {  // no kernel named: rungs 1, 2
+        o << "\n" << std::left << std::setw(kLabel) << rung_column(rung);
+        for (const auto& r : rs) {
+            const sim::RungTime t = sim::ladder_of(r).at(rung);
+            char buf[32];
+            if (t.present)
+                std::snprintf(buf, sizeof buf, "%.4g ms", t.ms);
+            else
+                std::snprintf(buf, sizeof buf, "-");
+            o << std::right << std::setw(24) << buf;
+        }
     }
-    o << "\n" << std::left << std::setw(10) << "blocks";
+    o << "\n" << std::left << std::setw(kLabel) << "blocks";
     for (const auto& r : rs)
         o << std::right << std::setw(24) << (std::to_string(r.block_rows) + " x " + std::to_string(r.block_cols));
     o << "\n";
@@ -403,6 +411,8 @@ std::string sweep_text(const std::string& param, const std::vector<SweepRow>& ro
           << ", N=" << p.seq << " d=" << p.head_dim << " B=" << p.batch << " H=" << p.heads << " "
           << sim::dtype_name(p.dtype) << mask_note(p) << " on " << first->machine.name << "\n\n";
     }
+    o << "(ms: the ideal machine, rung 2 of the ladder of models (docs/timing.md), its steps' copies in series "
+         "or overlapped)\n";
     o << std::right << std::setw(10) << param << std::setw(6) << "B_r" << std::setw(6) << "B_c" << std::setw(13)
       << "HBM" << std::setw(13) << "HBM w/ L2" << std::setw(8) << "L2 hit" << std::setw(11) << "GFLOP" << std::setw(12)
       << "serial ms" << std::setw(12) << "overlap ms" << std::setw(9) << "TFLOP/s"
@@ -425,8 +435,9 @@ std::string sweep_text(const std::string& param, const std::vector<SweepRow>& ro
 std::string sweep_csv(const std::string& param, const std::vector<SweepRow>& rows) {
     std::ostringstream o;
     o << param
-      << ",block_rows,block_cols,hbm_bytes,hbm_bytes_with_l2,l2_hit_rate,flops,serial_ms,predicted_ms,"
-         "predicted_tflops,error\n";
+      << ",block_rows,block_cols,hbm_bytes,hbm_bytes_with_l2,l2_hit_rate,flops,ideal_machine_serial_ms,"
+         "ideal_machine_ms,"
+         "ideal_machine_tflops,error\n";
     for (const auto& r : rows) {
         o << r.value << ",";
         if (!r.result) {
@@ -470,8 +481,8 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
       << mask_note(p) << ", " << sim::pass_name(rs[0].pass) << ", on " << rs[0].machine.name << " ("
       << rs[0].timing.ceilings << " ceilings)\n\n";
     o << std::left << std::setw(10) << "algo" << std::right << std::setw(10) << "GFLOP" << std::setw(12) << "HBM GB"
-      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit" << std::setw(13) << "predicted ms" << std::setw(9)
-      << "TFLOP/s" << std::setw(10) << "speedup"
+      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit"
+      << std::setw(18) << rung_column(sim::Rung::ideal_machine) << std::setw(9) << "TFLOP/s" << std::setw(10) << "speedup"
       << "\n";
     const double base_ms = rs[0].timing.computed ? rs[0].timing.predicted_ms : 0;
     for (const auto& r : rs) {
@@ -479,7 +490,7 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
         o << std::left << std::setw(10) << sim::algo_name(r.algo) << std::right << std::setw(10) << fmt("%.1f", c.gflop)
           << std::setw(12) << fmt("%.3f", c.hbm / 1e9) << std::setw(14)
           << (c.hbm_l2 < 0 ? "-" : fmt("%.3f", c.hbm_l2 / 1e9)) << std::setw(8) << fmt("%.1f%%", c.hit * 100)
-          << std::setw(13) << fmt("%.4g", c.ms) << std::setw(9) << fmt("%.1f", c.tflops) << std::setw(10)
+          << std::setw(18) << fmt("%.4g", c.ms) << std::setw(9) << fmt("%.1f", c.tflops) << std::setw(10)
           << (c.ms > 0 && base_ms > 0 ? fmt("%.2fx", base_ms / c.ms) : "-") << "\n";
     }
     for (const auto& r : rs)

@@ -23,8 +23,9 @@ std::string human_flops(double flops);
 nlohmann::json result_json(const sim::Result& r, bool with_timeline = false);
 nlohmann::json error_json(const sim::ErrorStats& e);
 // Human table: bytes per tensor (read, written), totals, FLOPs, SRAM, blocks; `baseline` (e.g. the
-// standard algorithm on the same problem) adds a ratio line.
-std::string result_text(const sim::Result& r, const sim::Result* baseline);
+// standard algorithm on the same problem) adds a ratio line. with_ladder: end with the ladder of
+// models (rungs 1 and 2: report/ladder.hpp); a caller that names a kernel prints its own ladder.
+std::string result_text(const sim::Result& r, const sim::Result* baseline, bool with_ladder = true);
 // Several algorithms on one problem, side by side (HBM bytes per tensor, total, FLOPs, ratio to the first).
 std::string compare_text(const std::vector<sim::Result>& rs);
 nlohmann::json compare_json(const std::vector<sim::Result>& rs);

@@ -136,8 +136,11 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
         o << "work a GPU (query-key pairs): " << mn << " to " << mx << "; balance (mean / max) "
           << fmt("%.3f", pr.balance) << "\n";
         o << "bytes over each link, one way: " << human_bytes(double(pr.link_bytes)) << "\n";
-        o << "time: " << ms(pr.time_s) << " ms (compute alone " << ms(pr.compute_only_s) << " ms, all GPUs busy "
-          << ms(pr.busy_s) << " ms); ideal " << ms(pr.ideal_s) << " ms (P x one GPU on its " << p.tokens_per_gpu()
+        o << "time (each GPU's compute at the ideal machine, rung 2 of docs/timing.md's ladder, or the rate given; "
+             "transfers at the link): "
+          << ms(pr.time_s) << " ms (compute alone " << ms(pr.compute_only_s) << " ms, all GPUs busy "
+          << ms(pr.busy_s) << " ms); perfect scaling " << ms(pr.ideal_s) << " ms (P x one GPU on its "
+          << p.tokens_per_gpu()
           << " tokens: " << ms(pr.single_gpu_s) << " ms each); scaling efficiency " << fmt("%.1f", 100 * pr.efficiency)
           << "%\n";
         if (pr.break_even_tokens > 0)
@@ -149,7 +152,7 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
               << " tokens a GPU, where the step's arithmetic at this size's time per pair equals bytes / link bandwidth\n";
     }
     if (r.passes.size() > 1)
-        o << "\ntotal: " << ms(r.time_s) << " ms, ideal " << ms(r.ideal_s) << " ms, efficiency "
+        o << "\ntotal: " << ms(r.time_s) << " ms, perfect scaling " << ms(r.ideal_s) << " ms, efficiency "
           << fmt("%.1f", 100 * r.efficiency) << "%\n";
     if (!checks.empty())
         o << "\ncheck: the ring run on the CPU (" << P

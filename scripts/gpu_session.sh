@@ -32,7 +32,9 @@
 # GPU for RING_PS devices at RING_TOKENS tokens a device, causal, balanced (and contiguous at P = 4),
 # then over NCCL at P = 2 and on every GPU the machine has (RING_NCCL_PS); all rows in ring.json),
 # eager (scripts/eager_pytorch.py: Figure 2's standard attention as eager PyTorch, EAGER_PROGRAMS
-# "authors hf", each kernel's time and, by ncu, its DRAM bytes; eager_<program>.json).
+# "authors hf", each kernel's time and, by ncu, its DRAM bytes; eager_<program>.json), offgrid
+# (tools/offgrid/measure.sh: the off-grid shape set OFFGRID_SHAPES, default tools/offgrid/shapes.json,
+# standard, flash2 and flash2h both passes; offgrid.json, checked by tools/offgrid/check.py).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = SAN_SEQ (130) and memcheck at SAN_ODD_SEQS.
 # CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
@@ -515,6 +517,17 @@ print("bench rows so far:", len(doc["rows"]))
 EOF
     done
   done
+fi
+
+if has offgrid; then
+  # the off-grid shape set, chosen before measurement (tools/offgrid/choose.py: seed and rule in the
+  # file): every kernel of the set, both passes, one bench call a shape; then the kernel model's share
+  # within 15% (tools/offgrid/check.py). OFFGRID_SHAPES picks another set.
+  stamp offgrid
+  BIN="$BIN" REPEATS="$REPEATS" bash tools/offgrid/measure.sh "${OFFGRID_SHAPES:-tools/offgrid/shapes.json}" \
+    "$OUT/offgrid.json"
+  echo "offgrid rc=$?"
+  python3 tools/offgrid/check.py "$OUT/offgrid.json" | tail -8
 fi
 
 if has det; then

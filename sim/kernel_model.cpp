@@ -44,6 +44,26 @@ std::string_view dq_name(DqAccumulation d) {
     return "?";
 }
 
+// ---------------------------------------------------------------- [standard's softmax path]
+bool standard_softmax_one_pass(int64_t n, Pass pass) {
+    constexpr int64_t kVecElems = 8, kMaxThreads = 512;                // cuda/standard.cu's vector path
+    const int64_t vectors_a_thread = pass == Pass::backward ? 4 : 8;  // backward holds P's and dP's
+    return n % kVecElems == 0 && n <= kMaxThreads * vectors_a_thread * kVecElems;
+}
+
+double softmax_rows_rate(const std::vector<std::pair<int64_t, double>>& pts, int64_t n) {
+    if (pts.empty()) return 0;
+    if (n <= pts.front().first) return pts.front().second;
+    if (n >= pts.back().first) return pts.back().second;
+    for (size_t i = 1; i < pts.size(); ++i)
+        if (n <= pts[i].first) {
+            const double x0 = std::log(double(pts[i - 1].first)), x1 = std::log(double(pts[i].first));
+            const double t = x1 > x0 ? (std::log(double(n)) - x0) / (x1 - x0) : 0;
+            return pts[i - 1].second + t * (pts[i].second - pts[i - 1].second);
+        }
+    return pts.back().second;
+}
+
 // ---------------------------------------------------------------- [rates]
 KernelRates datasheet_rates(const Machine& m) {
     KernelRates r;
@@ -303,6 +323,34 @@ double usual_flops(const Problem& p, Pass pass) {
 
 }  // namespace
 
+// Standard attention's softmax kernel at this problem: 0 where cuda/standard.cu runs its one-pass
+// kernels (the copy, read and write rates hold); else the two-pass row kernels' measured rate at the
+// row length, and where none is measured the prediction is marked uncertain, with the reason. A row
+// length that is not a multiple of 8 also puts cuBLAS's GEMMs off 16-byte alignment (their leading
+// dimension is N): no ceiling measures them there, so such rows stay uncertain.
+static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates& rates, KernelPrediction& out) {
+    if (standard_softmax_one_pass(p.seq, pass)) return 0;
+    const auto& points = pass == Pass::backward ? rates.softmax_rows_bwd : rates.softmax_rows_fwd;
+    const double rate = softmax_rows_rate(points, p.seq);
+    const std::string n = std::to_string(p.seq);
+    auto uncertain = [&](const std::string& why) {
+        out.uncertain = true;
+        out.uncertain_why += (out.uncertain_why.empty() ? "" : "; ") + why;
+    };
+    if (rate <= 0)
+        uncertain("N = " + n + (p.seq % 8 ? " is not a multiple of 8" : " is past the one-pass kernels' rows") +
+                  ": the softmax runs cuda/standard.cu's two-pass row kernels (one block a row, 2-byte loads), "
+                  "with which the H200's forward took 1.2-1.9x the one-pass kernels' time at N = 1024-16384 "
+                  "(cuda/results/h200_standard_softmax_ab_3871a51.json), and no ceiling measures their rate (the "
+                  "copy rate charged here is too fast)");
+    if (p.seq % 8)
+        uncertain("N = " + n + " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
+                  "measures its GEMMs there");
+    out.notes.push_back("softmax: two-pass row kernels (N = " + n +
+                        (rate > 0 ? ", at their measured rate)" : ", rate not measured)"));
+    return rate;
+}
+
 // ---------------------------------------------------------------- [predict_kernel()]
 KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, const KernelRates& rates, const Machine& m,
                                 int64_t block_rows, int64_t block_cols) {
@@ -387,25 +435,28 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         // bytes read, bytes written, FLOPs, exponentials, the rate its writes go at
         struct K3 {
             double r, w, f, x, wrate;
+            double all = 0;  // B/s of reads + writes together where the kernel has its own rate (0: HBM's)
         };
-        const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},        // S = Q K^T
-                                                         {vis * e, nn * e, 0, 2 * vis, W},  // P = softmax(S)
-                                                         {nn * e + nd, nd, g, 0, W}}        // O = P V
-                                       : std::vector<K3>{{nn * e + nd, nd, g, 0, W},        // dV = P^T dO
-                                                         {2 * nd, nn * e, g, 0, Wg},        // dP = dO V^T
-                                                         {2 * nn * e, nn * e, 0, 0, W},     // dS = P o (dP - D)
-                                                         {nn * e + nd, nd, g, 0, W},        // dQ = dS K
-                                                         {nn * e + nd, nd, g, 0, W}};       // dK = dS^T Q
+        const double rows = standard_rows_rate(p, k.pass, rates, out);  // 0: the one-pass kernels
+        const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},              // S = Q K^T
+                                                         {vis * e, nn * e, 0, 2 * vis, W, rows},  // P = softmax(S)
+                                                         {nn * e + nd, nd, g, 0, W}}              // O = P V
+                                       : std::vector<K3>{{nn * e + nd, nd, g, 0, W},              // dV = P^T dO
+                                                         {2 * nd, nn * e, g, 0, Wg},              // dP = dO V^T
+                                                         {2 * nn * e, nn * e, 0, 0, W, rows},     // dS = P o (dP - D)
+                                                         {nn * e + nd, nd, g, 0, W},              // dQ = dS K
+                                                         {nn * e + nd, nd, g, 0, W}};             // dK = dS^T Q
         for (const auto& q : ks) {
-            const double t_bytes = std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
+            const double t_bytes = q.all > 0 ? (q.r + q.w) / q.all
+                                             : std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
             total_s += std::max({t_bytes, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
         }
         launches = static_cast<int>(ks.size());
         out.steady_s = total_s - launches * rates.launch_s;
         out.ctas = 0;
         // Certain since the one-pass softmax kernels (2026-12-03): the H200's standard rows come to
-        // 0.83-1.01 of this count at these rates, their DRAM bytes 0.98-1.01 of the L2 model's.
-        out.uncertain = false;
+        // 0.83-1.01 of this count at these rates, their DRAM bytes 0.98-1.01 of the L2 model's. Rows
+        // the one-pass kernels do not take are not (standard_rows_rate says why).
     } else {
         const int64_t br = k.block_rows > 0 ? k.block_rows : (fwd ? r.block_rows : r.bwd_block_rows);
         const int64_t bc = k.block_cols > 0 ? k.block_cols : (fwd ? r.block_cols : r.bwd_block_cols);

@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/machine.hpp"
@@ -64,8 +65,21 @@ struct KernelRates {
     // seconds a fence after a warpgroup's float2 atomics (16 KiB) adds beyond their throughput: their
     // round trip through L2, paid every step by the deterministic backward; 0: not measured
     double red_fence_s = 0;
+    // B/s of standard's two-pass row softmax kernels (cuda/standard.cu runs them for rows the one-pass
+    // kernels do not take: standard_softmax_one_pass), the bytes the model counts (forward: S read once,
+    // P written; backward: P and dP read, dS written) over their time, measured at row lengths n:
+    // (n, B/s) pairs in ascending n; empty: not measured
+    std::vector<std::pair<int64_t, double>> softmax_rows_fwd, softmax_rows_bwd;
     std::string source;   // where the numbers come from
 };
+// cuda/standard.cu's choice of softmax kernels for rows of n columns: the one-pass kernels (16-byte
+// loads, a row held in registers, S read once) when every row starts on a 16-byte boundary
+// (n % 8 == 0) and a group of at most 512 threads holds it (n <= 32768 forward, 16384 backward); the
+// two-pass row kernels (one block a row, 2-byte loads, the row read twice) otherwise.
+bool standard_softmax_one_pass(int64_t n, Pass pass);
+// The two-pass kernels' rate at row length n from measured points: linear in log n between them, the
+// nearest point's beyond them; 0 when none are measured.
+double softmax_rows_rate(const std::vector<std::pair<int64_t, double>>& points, int64_t n);
 // The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).
 KernelRates datasheet_rates(const Machine& m);
 

@@ -25,6 +25,19 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "The simulator's timing model for the whole problem on the preset GPU: each step's copies "
      "against its arithmetic, blocks scheduled over the SMs, copies overlapped with the previous "
      "step's math (docs/simulator.md). Compare with the measured view."},
+    {"bytes bound",
+     "Rung 1 of the ladder of time models (docs/timing.md): the HBM bytes the algorithm's loops move, "
+     "at the memory bandwidth, with arithmetic free. No kernel of that algorithm can be faster."},
+    {"ideal machine",
+     "Rung 2 of the ladder of time models: the algorithm's own steps on a GPU that runs every byte and "
+     "FLOP at its peak rate: each step's copies at the memory bandwidth, its products at the tensor-core "
+     "peak and its softmax at the fp32 peak, copies overlapped with the arithmetic, blocks over the SMs "
+     "in waves. The limit a kernel of that algorithm approaches."},
+    {"this kernel",
+     "Rung 3 of the ladder of time models: the kernel model of one CUDA kernel: its tiles, the "
+     "tensor-core instruction it uses, exponentials on the special-function units, what its schedule "
+     "overlaps, its launches, at measured or datasheet ceilings. Where a kernel is named this is the "
+     "headline; its breakdown is where the time goes."},
     {"tile",
      "A block of rows (and columns) of a tensor, small enough to sit in SRAM. Tiled algorithms move "
      "tiles, never whole matrices."},

@@ -809,7 +809,7 @@ TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the m
     const Out t = sh("simulate --kernel flash2 --seq 4096 --head-dim 64 --pass both --ceilings measured");
     REQUIRE(t.rc == 0);
     CHECK(t.text.find("where the time goes") != std::string::npos);
-    CHECK(t.text.find("kernel model, forward + backward") != std::string::npos);
+    CHECK(t.text.find("predicted, this kernel:") != std::string::npos);  // forward + backward, one line (the ladder)
 }
 
 TEST_CASE("--ceilings measured: cuBLAS's measured write rate for its d and dtype slows standard's S and nothing else") {
