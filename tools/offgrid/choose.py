@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/offgrid/choose.py — choose the off-grid shape set before anything is measured.
 
-The recorded grid (cuda/results/h200.json) holds B*N = 16384 and H*d = 2048 at powers of two. The
+The recorded grid (results/h200/bench.json) holds B*N = 16384 and H*d = 2048 at powers of two. The
 off-grid set draws shapes the model never saw, at random, by a rule fixed here and recorded in the
 output beside the seed, so that anyone can draw the same set again and nobody picks shapes after
 seeing how the model does on them.
