@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 r=$src/cuda/results
 cp "$r/h200_ring.json" "$tmp/"
-(cd "$src" && "$bin" bench --resimulate "$tmp/h200_ring.json" 2>/dev/null)
+(cd "$src" && "$bin" bench --resimulate "$tmp/h200_ring.json" --json "$tmp/h200_ring.json" 2>/dev/null)
 python3 - "$r/h200_ring.json" "$tmp/h200_ring.json" <<'PY'
 import json, sys
 old, new = (json.load(open(p))["rows"] for p in sys.argv[1:3])
@@ -21,7 +21,7 @@ def differs(a, b, k):
 bad = [i + 1 for i, (a, b) in enumerate(zip(old, new)) if any(differs(a, b, k) for k in ("forward_ms", "backward_ms"))]
 if bad:
     sys.exit(f"cuda/results/h200_ring.json rows {bad}: the simulator's ring is not this model's; run "
-             "`flashsim bench --resimulate cuda/results/h200_ring.json` and paste `table.py --ring` into README.md")
+             "`flashsim bench --resimulate cuda/results/h200_ring.json --json cuda/results/h200_ring.json` and paste `table.py --ring` into README.md")
 PY
 check() {  # check NAME COMMAND...: the command's non-empty lines appear in README.md, in order, as one block
   local name=$1; shift
