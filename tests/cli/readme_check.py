@@ -59,7 +59,7 @@ GIVEN = {
 def numbers_in(text):
     """The numbers of `text` as written, thousands separators removed; version-like and glued tokens skipped."""
     out = []
-    for m in re.finditer(r"(?<![\w.,/])(?<![A-Za-z_]-)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?=x\b|[^\w.]|\.(?!\d)|$)", text):
+    for m in re.finditer(r"(?<![\w./])(?<![A-Za-z_]-)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?=x\b|[^\w.]|\.(?!\d)|$)", text):
         out.append(m.group(1).replace(",", "") + (m.group(2) or ""))
     return out
 
