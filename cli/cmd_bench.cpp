@@ -439,8 +439,10 @@ bool resimulate_ring_row(json& row, const sim::Machine& machine, std::string& wh
     return true;
 }
 
-// flashsim bench --resimulate FILE: recompute the simulator's columns of recorded rows in place.
-int resimulate(const std::string& path, const std::string& gpu) {
+// flashsim bench --resimulate FILE [--json OUT]: recompute the simulator's columns of recorded rows and
+// write the document to OUT (which may be FILE itself, to update it), or print it when no OUT is named:
+// a recorded file changes only when its user names it.
+int resimulate(const std::string& path, const std::string& gpu, const std::string& out_path) {
     std::ifstream in(path);
     if (!in) {
         print_error("bench", "cannot read " + path);
@@ -543,9 +545,18 @@ int resimulate(const std::string& path, const std::string& gpu) {
         ++n;
     }
     doc["simulated_with"] = "flashsim bench --resimulate (simulator of this checkout, " + gpu + " preset)";
-    std::ofstream out(path);
+    if (out_path.empty()) {
+        std::cout << doc.dump(1) << "\n";
+        std::cerr << "resimulate: " << n << " rows of " << path << " recomputed (printed; --json FILE writes them)\n";
+        return 0;
+    }
+    std::ofstream out(out_path);
     out << doc.dump(1) << "\n";
-    std::cerr << "resimulate: " << n << " rows of " << path << " updated\n";
+    if (!out) {
+        print_error("bench", "cannot write " + out_path);
+        return 1;
+    }
+    std::cerr << "resimulate: " << n << " rows of " << path << " recomputed, written to " << out_path << "\n";
     return 0;
 }
 
@@ -1363,7 +1374,8 @@ void register_bench(CLI::App& app, int& rc) {
                   "The flash kernels past 2^31 elements in a tensor and at N = 1,048,576, checked on sampled rows");
     auto resim = std::make_shared<std::string>();
     cmd->add_option("--resimulate", *resim,
-                    "Recompute the simulator's columns of a recorded bench JSON in place (no GPU needed)");
+                    "Recompute the simulator's columns of a recorded bench JSON (no GPU needed); prints the "
+                    "result, or writes it to the file --json names (the same file to update it)");
     auto* opt_ring = cmd->get_option("--ring");
     auto* opt_study = cmd->get_option("--study");
     auto* opt_transport = cmd->get_option("--ring-transport");
@@ -1372,7 +1384,7 @@ void register_bench(CLI::App& app, int& rc) {
                    opt_time_limit, opt_ring, opt_study, opt_transport, &rc] {
         if (!resim->empty()) {
             try {
-                rc = resimulate(*resim, args->gpu);
+                rc = resimulate(*resim, args->gpu, args->json);
             } catch (const std::exception& e) {
                 print_error("bench", e.what());
                 rc = 1;

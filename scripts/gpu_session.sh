@@ -107,6 +107,8 @@ if has tests; then
     cuda-gdb -batch -ex run -ex bt --args "$BIN/test_cuda_gpu" >> "$OUT/tests.log" 2>&1
   fi
   tail -n 12 "$OUT/tests.log"
+  # the cases run and skipped on this card, by name (tests/cuda/gpu_cases.hpp)
+  grep -E "^(GPU summary|  (skipped|not run|EMPTY) )" "$OUT/tests.log" || true
 fi
 
 if has sanitize; then

@@ -11,7 +11,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$src/results/h200/bench.json" "$src/results/h200/counters_probe.json" "$tmp/"
-(cd "$src" && "$bin" bench --resimulate "$tmp/bench.json" 2>/dev/null)
+(cd "$src" && "$bin" bench --resimulate "$tmp/bench.json" --json "$tmp/bench.json" 2>/dev/null)
 python3 "$src/tools/results/predicted.py" --check 0.15 --known "$src/results/h200/known_misses.txt" "$tmp/bench.json" >/dev/null
 python3 - "$src/results/h200/bench.json" "$tmp/bench.json" <<'PY'
 import json, sys
@@ -24,7 +24,7 @@ for a, b in stale[:5]:
           f"{a.get('predicted_ms')}, model now {b['predicted_ms']:.4f} ms", file=sys.stderr)
 if stale:
     print(f"{len(stale)} recorded prediction(s) differ from the model: run `flashsim bench --resimulate "
-          f"results/h200/bench.json` and commit it", file=sys.stderr)
+          f"results/h200/bench.json --json results/h200/bench.json` and commit it", file=sys.stderr)
     sys.exit(1)
 print(f"{len(new)} rows: recorded predictions agree with the model")
 PY

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 r=$src/results
 cp "$r/h200/ring.json" "$tmp/ring.json"
-(cd "$src" && "$bin" bench --resimulate "$tmp/ring.json" 2>/dev/null)
+(cd "$src" && "$bin" bench --resimulate "$tmp/ring.json" --json "$tmp/ring.json" 2>/dev/null)
 python3 - "$r/h200/ring.json" "$tmp/ring.json" <<'PY'
 import json, sys
 old, new = (json.load(open(p))["rows"] for p in sys.argv[1:3])
@@ -22,7 +22,7 @@ def differs(a, b, k):
 bad = [i + 1 for i, (a, b) in enumerate(zip(old, new)) if any(differs(a, b, k) for k in ("forward_ms", "backward_ms"))]
 if bad:
     sys.exit(f"results/h200/ring.json rows {bad}: the simulator's ring is not this model's; run "
-             "`flashsim bench --resimulate results/h200/ring.json` and paste `table.py --ring` into docs/results.md")
+             "`flashsim bench --resimulate results/h200/ring.json --json results/h200/ring.json` and paste `table.py --ring` into docs/results.md")
 PY
 check() {  # check PAGE NAME COMMAND...: the command's non-empty lines appear in PAGE, in order, as one block
   local page=$1 name=$2; shift 2

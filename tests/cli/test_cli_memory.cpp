@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "sim/decode.hpp"
@@ -25,16 +26,47 @@ TEST_CASE("fit: each row's N fits and the next grid point does not") {
     const auto j = json_of(fs("fit --json --pass forward,both"));
     REQUIRE(j["rows"].size() == 6);
     const double cap = j["capacity_bytes"];
+    // The H200 preset's usable memory: 139 GiB (what the device reports free, not the datasheet's 141 GB).
+    CHECK(cap == 139.0 * 1024 * 1024 * 1024);
+    CHECK(j["batch"] == 1);
+    CHECK(j["heads"] == 16);
+    CHECK(j["head_dim"] == 128);
+    CHECK(j["dtype"] == "bf16");
+    // By hand, the tensors a pass holds at once (B = 1, H = 16, d = 128, bf16, e = 2 bytes), with
+    // T = 16 N 128 elements (one of Q, K, V, O, dO, dQ, dK, dV), R = 16 N rows and 16 N^2 scores:
+    //   standard forward: Q, K, V, O and S, P;  standard both: 8 of T and S, P, dP, dS;
+    //   flash1 forward: Q, K, V in bf16, O in fp32 (4 bytes), m and l (fp32 a row);
+    //   flash1 both (its backward): Q, K, V, dO, dK, dV in bf16, O and dQ in fp32, m and l;
+    //   flash2 forward: Q, K, V, O and the LSE (fp32 a row);
+    //   flash2 both (its backward): 8 of T, LSE and D (fp32 a row each), dQ's fp32 accumulator.
+    auto held = [](const std::string& algo, const std::string& pass, double n) {
+        const double T = 16 * n * 128, R = 16 * n, S = 16 * n * n, e = 2;
+        if (algo == "standard") return pass == "forward" ? 4 * T * e + 2 * S * e : 8 * T * e + 4 * S * e;
+        if (algo == "flash1") return pass == "forward" ? 3 * T * e + 4 * T + 8 * R : 6 * T * e + 8 * T + 8 * R;
+        return pass == "forward" ? 4 * T * e + 4 * R : 8 * T * e + 8 * R + 4 * T;
+    };
+    // The grid: 1..8, then eight steps an octave (2^k (8 + j) / 8): above 8 the next point is n + 2^(k-3)
+    // for n in [2^k, 2^(k+1)).
+    auto next_point = [](int64_t n) {
+        if (n < 8) return n + 1;
+        int64_t k = 0;
+        while ((int64_t{2} << k) <= n) ++k;
+        return n + (int64_t{1} << (k - 3));
+    };
+    std::set<std::string> seen;
     for (const auto& r : j["rows"]) {
-        CHECK(r["bytes_at_longest"].get<double>() <= cap);
-        CHECK(r["bytes_at_next"].get<double>() > cap);
-        sim::Problem p;
-        p.heads = 16;
-        p.head_dim = 128;
-        p.dtype = sim::DType::bf16;
-        p.seq = r["next_n"];
-        CHECK(r["next_n"].get<int64_t>() == sim::grid_point(sim::grid_index_at_most(r["longest_n"]) + 1));
+        const std::string algo = r["algo"], pass = r["pass"];
+        CAPTURE(algo);
+        CAPTURE(pass);
+        seen.insert(algo + " " + pass);
+        const int64_t n = r["longest_n"], next = r["next_n"];
+        CHECK(next == next_point(n));
+        CHECK(r["bytes_at_longest"].get<double>() == held(algo, pass, static_cast<double>(n)));
+        CHECK(r["bytes_at_next"].get<double>() == held(algo, pass, static_cast<double>(next)));
+        CHECK(held(algo, pass, static_cast<double>(n)) <= cap);    // the longest N fits
+        CHECK(held(algo, pass, static_cast<double>(next)) > cap);  // the next grid point does not
     }
+    CHECK(seen.size() == 6);
     CHECK(json_of(fs("fit --json --algo standard --memory 80GB"))["capacity_bytes"].get<double>() == 80e9);
 }
 

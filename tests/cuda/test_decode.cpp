@@ -26,6 +26,7 @@
 #include <string>
 
 #include "cuda/api.hpp"
+#include "tests/cuda/gpu_cases.hpp"
 #include "sim/decode.hpp"
 #include "sim/footprint.hpp"
 #include "sim/reference.hpp"
@@ -172,7 +173,7 @@ TEST_CASE("decode: 128-key ring stages at d = 64 give the bits of 64-key stages"
 // and in chunks, caches shorter than a box, caches ending mid-stage, and the float64 reference
 TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
     if (!fcuda::variant_available("flash2h")) {  // the Hopper kernels run where TMA does
-        MESSAGE("SKIP: TMA needs compute capability 9.0");
+        gpu_cases::skip("TMA needs compute capability 9.0");
         return;
     }
     struct Heads {
@@ -228,7 +229,7 @@ TEST_CASE("decode: TMA loads give the bits of the cp.async copies") {
 // 16 splits (a non-portable cluster); more than 16 and the cp.async copies are refused with the fix.
 TEST_CASE("decode: the cluster merge through shared memory gives the fused merge's LSE and the reference's O") {
     if (!fcuda::variant_available("flash2h")) {  // clusters and TMA: compute capability 9.0
-        MESSAGE("SKIP: the cluster merge needs compute capability 9.0");
+        gpu_cases::skip("the cluster merge needs compute capability 9.0");
         return;
     }
     struct Heads {
@@ -405,7 +406,7 @@ TEST_CASE("fit: the workspace table equals the kernels' own, and the probed N fi
     for (const char* v : {"standard", "flash2", "flash2h"}) {
         std::string why;
         if (!fcuda::variant_available(v, &why)) {
-            MESSAGE("skipping ", v, ": ", why);
+            gpu_cases::not_run(v, why);
             continue;
         }
         for (int64_t n : {77, 300, 1000}) {

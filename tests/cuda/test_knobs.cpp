@@ -196,12 +196,24 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
 // deterministic mode and at d = 128; bad values and impossible pairings refused with the fix.
 // flash2h's backward converts its tiled dQ accumulator through a shared-memory tile unless
 // FLASHSIM_FLASH2H_BWD_POST=plain; anything else is refused when the tiles are asked for
+// The knob picks how the accumulator is written out, after the main loop: the tiles, the shared
+// memory they take and the accumulators are the same either way (the same bits, checked on the GPU
+// in test_kernels.cpp, "FLASHSIM_FLASH2H_BWD_POST: staged and plain give the same bits").
 TEST_CASE("flash2h backward: FLASHSIM_FLASH2H_BWD_POST takes staged or plain") {
     clear();
     const sim::Problem d128 = shape(false);
+    const fcuda::TileConfig unset = fcuda::tile_config("flash2h", d128, fcuda::Pass::backward);
     for (const char* ok : {"staged", "plain"}) {
+        CAPTURE(ok);
         setenv("FLASHSIM_FLASH2H_BWD_POST", ok, 1);
-        CHECK_NOTHROW(fcuda::tile_config("flash2h", d128, fcuda::Pass::backward));
+        fcuda::TileConfig c{};
+        REQUIRE_NOTHROW(c = fcuda::tile_config("flash2h", d128, fcuda::Pass::backward));
+        CHECK(c.block_rows == unset.block_rows);
+        CHECK(c.block_cols == unset.block_cols);
+        CHECK(c.stages == unset.stages);
+        CHECK(c.smem_bytes == unset.smem_bytes);
+        CHECK(c.dq_copies == unset.dq_copies);
+        CHECK(std::string(c.layout) == unset.layout);
     }
     setenv("FLASHSIM_FLASH2H_BWD_POST", "tiled", 1);
     check_refused(d128, fcuda::Pass::backward, "FLASHSIM_FLASH2H_BWD_POST must be staged or plain (got 'tiled')");

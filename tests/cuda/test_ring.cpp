@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cuda/api.hpp"
+#include "tests/cuda/gpu_cases.hpp"
 #include "cuda/reference_bwd.hpp"
 #include "sim/reference.hpp"
 #include "sim/ring.hpp"
@@ -56,8 +57,13 @@ double largest(const sim::TensorD& t) {
 
 std::vector<std::string> kernels() {
     std::vector<std::string> v;
-    for (const char* k : {"flash2", "flash2h"})
-        if (fcuda::variant_available(k)) v.push_back(k);
+    for (const char* k : {"flash2", "flash2h"}) {
+        std::string why;
+        if (fcuda::variant_available(k, &why))
+            v.push_back(k);
+        else
+            gpu_cases::not_run(k, why);
+    }
     return v;
 }
 
@@ -126,7 +132,7 @@ void check_against_reference(const sim::RingProblem& rp, const std::string& kern
 }  // namespace
 
 TEST_CASE("ring: the emulated ring's outputs equal float64 attention to rounding, forward and backward") {
-    if (!fcuda::device_available()) return;
+    if (!fcuda::device_available()) return gpu_cases::skip("no CUDA device");
     for (const std::string& k : kernels())
         for (int64_t d : {64, 128}) {
             // c = 40 and 24: chunks shorter than a tile, and not multiples of 16
@@ -143,7 +149,7 @@ TEST_CASE("ring: the emulated ring's outputs equal float64 attention to rounding
 }
 
 TEST_CASE("ring: kernel calls and sends follow the schedule") {
-    if (!fcuda::device_available()) return;
+    if (!fcuda::device_available()) return gpu_cases::skip("no CUDA device");
     const std::string k = kernels().front();
     for (int64_t P : {1, 2, 3, 4}) {
         CAPTURE(P);
@@ -166,7 +172,7 @@ TEST_CASE("ring: kernel calls and sends follow the schedule") {
 }
 
 TEST_CASE("ring: refusals say what is wrong") {
-    if (!fcuda::device_available()) return;
+    if (!fcuda::device_available()) return gpu_cases::skip("no CUDA device");
     const sim::RingProblem ok = ring_shape(2, sim::RingLayout::balanced, 160, 64, true, sim::Pass::forward);
     for (const char* k : {"standard", "flash1"}) {
         try {
@@ -198,10 +204,10 @@ TEST_CASE("ring: refusals say what is wrong") {
 }
 
 TEST_CASE("ring: over NCCL the ring gives the emulated ring's bits (on the GPUs this machine has)") {
-    if (!fcuda::device_available()) return;
+    if (!fcuda::device_available()) return gpu_cases::skip("no CUDA device");
     std::string why;
     if (!fcuda::nccl_available(&why)) {
-        MESSAGE("NCCL not loaded, NCCL ring not run: " << why);
+        gpu_cases::skip("NCCL not loaded, the NCCL ring not run: " + why);
         return;
     }
     const std::string k = kernels().front();

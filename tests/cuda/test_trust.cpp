@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuda/api.hpp"
+#include "tests/cuda/gpu_cases.hpp"
 #include "cuda/reference64.hpp"
 #include "cuda/reference_bwd.hpp"
 #include "sim/reference.hpp"
@@ -35,10 +36,17 @@ sim::Problem shape(int64_t b, int64_t h, int64_t n, int64_t d, sim::DType dt, bo
     return p;
 }
 
+// The variants this card runs; each one left out is recorded (and printed) as a part of the running
+// case not run here, with the reason, never dropped in silence.
 std::vector<std::string> available(std::initializer_list<const char*> names) {
     std::vector<std::string> v;
-    for (const char* n : names)
-        if (fcuda::variant_available(n)) v.push_back(n);
+    for (const char* n : names) {
+        std::string why;
+        if (fcuda::variant_available(n, &why))
+            v.push_back(n);
+        else
+            gpu_cases::not_run(n, why);
+    }
     return v;
 }
 

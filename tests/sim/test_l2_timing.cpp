@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,26 @@
 
 using namespace sim;
 using namespace sim::test;
+
+namespace {
+// The DRAM bytes read (MiB) of the one recorded forward row with these parameters in a results file.
+double recorded_read_mib(const std::string& file, const std::string& variant, int64_t batch, int64_t heads, int64_t seq,
+                         int64_t head_dim, bool causal) {
+    std::ifstream f(std::string(FLASHSIM_SOURCE_DIR) + "/" + file);
+    REQUIRE_MESSAGE(f, file);
+    const auto doc = nlohmann::json::parse(f);
+    double found = -1;
+    int matches = 0;
+    for (const auto& r : doc["rows"])
+        if (r["variant"] == variant && r["pass"] == "forward" && r["batch"] == batch && r["heads"] == heads &&
+            r["seq"] == seq && r["head_dim"] == head_dim && r["causal"] == causal) {
+            found = r["dram_read_bytes"].get<double>() / (1 << 20);
+            ++matches;
+        }
+    REQUIRE_MESSAGE(matches == 1, file << ": " << matches << " rows match");
+    return found;
+}
+}  // namespace
 
 TEST_CASE("L2: a problem that fits in L2 costs compulsory traffic only (each byte once)") {
     // flash2, 4 heads of N = 1024, d = 64, fp16: Q, K, V are 128 KiB each a head; L2 is 60 MiB.
@@ -457,19 +479,36 @@ TEST_CASE("static order on the H200: lone middle blocks run ahead and re-read K,
     // (the kernel until 2026-12-05) the H200's DRAM counters read 248.4 MiB there, 56 beyond Q, K, V
     // (results/h200/bench.json, re-measured 2026-12-05 at 1.287), and 192.1 MiB at N = 4096. Two
     // heads' middle blocks to a unit, every unit is a pair's work and the slots stay level.
-    auto reads = [](int64_t n, GridOrder g, bool lone = true) {
+    auto reads = [](int64_t n, GridOrder g, bool lone = true, double l2_mib = 0) {
         const Problem p = with_heads(shape(n, 64, true), 1, (int64_t{1} << 19) / n);
         Config c = counting(Algo::flash2, 192, 128, Pass::forward, L2Mode::on);
         c.sram_bytes = int64_t{1} << 20;
         c.grid_order = g;
         c.lone_middles = lone;
-        const Result r = simulate(p, find_machine("H200"), c);
+        Machine m = find_machine("H200");
+        if (l2_mib > 0) m.l2_reuse_bytes = l2_mib * (1 << 20);
+        const Result r = simulate(p, m, c);
         REQUIRE(r.l2.simulated);
         return static_cast<double>(r.l2.hbm_total().read_bytes) / (1 << 20) - 192.0;  // MiB beyond Q, K, V
     };
     const double in_turn = reads(2048, GridOrder::static_units), launch = reads(2048, GridOrder::launch);
-    CHECK(in_turn > 40);  // measured 56
-    CHECK(in_turn < 80);
+    // The claim: the walk, with an L2 of the size a re-read finds, reads what the counters read. That
+    // size is measured only so well: the probe's second read was 84% served at 24 MiB and 17% at
+    // 40 MiB (cuda/results/h200_counters_probe_reread.json), so any L2 between the two is as true to
+    // it as the preset's 31 MiB. The walk at 40 and at 24 MiB bounds what the claim allows, and the
+    // measurement must fall between (a bigger L2 keeps more K, V: fewer reads). The measurement is
+    // read from its file: flash2h forward, B = 8, H = 32, N = 2048, d = 64, causal, lone middle blocks.
+    const double measured = recorded_read_mib("cuda/results/h200_dram_recheck_2026-12-05_c87ee17.json", "flash2h", 8,
+                                              32, 2048, 64, true) -
+                            192.0;
+    const double small_l2 = reads(2048, GridOrder::static_units, true, 24),
+                 large_l2 = reads(2048, GridOrder::static_units, true, 40);
+    INFO("walk: " << in_turn << " MiB beyond Q, K, V at 31 MiB of L2, " << large_l2 << " at 40, " << small_l2
+                  << " at 24; measured " << measured);
+    CHECK(large_l2 <= measured);
+    CHECK(measured <= small_l2);
+    CHECK(large_l2 <= in_turn);
+    CHECK(in_turn <= small_l2);
     CHECK(launch < 2);                                 // blocks handed out as they free: K, V shared
     CHECK(reads(4096, GridOrder::static_units) < 15);  // measured 0.1
     CHECK(reads(2048, GridOrder::static_units, false) < 15);  // middle blocks paired
@@ -511,8 +550,16 @@ TEST_CASE("a kernel's own blocks an SM: flash2's forward holds two, and its K, V
     CHECK(two.l2.concurrent_blocks == 2 * m.sm_count);
     const double mib = 1 << 20;
     CHECK(static_cast<double>(one.l2.hbm_total().read_bytes) / mib < 193);
-    CHECK(static_cast<double>(two.l2.hbm_total().read_bytes) / mib > 200);
-    CHECK(static_cast<double>(two.l2.hbm_total().read_bytes) / mib < 260);
+    // Two blocks an SM against the counters (cuda/results/h200.json, flash2 forward, B = 1, H = 16,
+    // N = 16384, d = 128): the card too reads K, V again, 30.5 MiB beyond the 192 of Q, K, V. The walk
+    // reads 55.6 beyond: it over-counts the re-reads by about 1.8x, more than the L2's uncertain size
+    // explains (with 40 MiB of L2 it still reads 47.6 beyond). What the model claims for a recorded row
+    // is the project's band, within 15% (tests/cli/predicted_band.sh); the total reads stay inside it.
+    const double measured = recorded_read_mib("cuda/results/h200.json", "flash2", 1, 16, 16384, 128, false);
+    const double walked = static_cast<double>(two.l2.hbm_total().read_bytes) / mib;
+    INFO("walk " << walked << " MiB, measured " << measured);
+    CHECK(measured > 192 + 1);  // the card re-reads too: the effect the walk models is real
+    CHECK(std::abs(walked / measured - 1) <= 0.15);
     c.fwd_blocks_per_sm = -1;
     CHECK_THROWS_AS(simulate(p, m, c), Error);
 }
