@@ -36,15 +36,15 @@ SKIP = [
 
 # Scripts whose output README quotes (its tables), run from the source tree.
 SOURCES = [
-    ["python3", "cuda/results/table.py", "--summary", "cuda/results/h200.json"],
-    ["python3", "cuda/results/table.py", "--ring", "cuda/results/h200_ring.json"],
-    ["python3", "cuda/results/table.py", "--decode", "cuda/results/h200_decode.json"],
-    ["python3", "cuda/results/table.py", "--decode-fixed", "cuda/results/h200_decode.json"],
-    ["python3", "cuda/results/table.py", "--decode-trace", "cuda/results/h200_decode.json"],
-    ["python3", "cuda/results/table.py", "--ceilings", "cuda/results/h200_ceilings.json"],
-    ["python3", "cuda/results/eager.py", "cuda/results/h100_eager_authors.json"],
-    ["python3", "cuda/results/study.py", "cuda/results/h200_study.json"],
-    ["python3", "cuda/results/study.py", "--scale", "cuda/results/h200_scale.json"],
+    ["python3", "tools/results/table.py", "--summary", "results/h200/bench.json"],
+    ["python3", "tools/results/table.py", "--ring", "results/h200/ring.json"],
+    ["python3", "tools/results/table.py", "--decode", "results/h200/decode.json"],
+    ["python3", "tools/results/table.py", "--decode-fixed", "results/h200/decode.json"],
+    ["python3", "tools/results/table.py", "--decode-trace", "results/h200/decode.json"],
+    ["python3", "tools/results/table.py", "--ceilings", "results/h200/ceilings.json"],
+    ["python3", "tools/results/eager.py", "results/h100/eager_authors.json"],
+    ["python3", "tools/results/study.py", "results/h200/study.json"],
+    ["python3", "tools/results/study.py", "--scale", "results/h200/scale.json"],
 ]
 
 # Numbers README may state without a printed source, each with its reason. Keep it short: a figure

@@ -862,7 +862,7 @@ TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the m
     // By hand: S = Q K^T and O = P V, 2 N^2 d FLOPs each for each of the B H heads (not causal).
     const double flops = 4.0 * 2 * 16 * 8192.0 * 8192 * 128;
     // The measured wgmma rate, read here from the ceilings file itself (not through the program).
-    std::ifstream cf(std::string(FLASHSIM_SOURCE_DIR) + "/cuda/results/h200_ceilings.json");
+    std::ifstream cf(std::string(FLASHSIM_SOURCE_DIR) + "/results/h200/ceilings.json");
     REQUIRE(cf);
     const auto ceilings = nlohmann::json::parse(cf);
     double wgmma = 0;

@@ -224,7 +224,7 @@ nlohmann::json read_json(const std::string& rel) {
 
 // The H200 figures the lessons quote (machine.H200.*, the same preset in every lesson) against
 // sources that do not go through the preset: the datasheet's figures as the test reads them, and
-// the card's own measurements in cuda/results/.
+// the card's own measurements in results/.
 TEST_CASE("the H200 figures the lessons quote agree with the datasheet and the card's measurements") {
     SUBCASE("the ridge point (lessons 2, 7, 10, 13): datasheet matrix rate over datasheet bandwidth") {
         // NVIDIA's H200 SXM datasheet: BF16 tensor core 1,979 TFLOPS with sparsity (989.5 dense),
@@ -241,7 +241,7 @@ TEST_CASE("the H200 figures the lessons quote agree with the datasheet and the c
         // CUDA guide, arithmetic instruction throughput, compute capability 9.0: 16 ex2 results a
         // clock an SM. The clocks our H200 ran at under load (nvidia-smi, samples above 1 GHz) bound
         // what any quoted rate may be; the ex2 microbenchmark must fall inside the same bounds.
-        std::ifstream csv(repo_file("cuda/results/h200_clocks_2026-12-03.csv"));
+        std::ifstream csv(repo_file("results/h200/clocks.csv"));
         REQUIRE(csv);
         std::string line;
         std::getline(csv, line);  // header
@@ -256,7 +256,7 @@ TEST_CASE("the H200 figures the lessons quote agree with the datasheet and the c
         }
         REQUIRE(hi > 0);
         const double sms = 132;  // cudaGetDeviceProperties on our H200 (and the Hopper whitepaper's SXM count)
-        const auto ceilings = read_json("cuda/results/h200_ceilings.json");
+        const auto ceilings = read_json("results/h200/ceilings.json");
         double measured = 0;
         for (const auto& c : ceilings["ceilings"])
             if (c["name"] == "ex2") measured = c["value"].get<double>();
@@ -271,11 +271,11 @@ TEST_CASE("the H200 figures the lessons quote agree with the datasheet and the c
         }
     }
     SUBCASE("the L2 a re-read finds (lessons 9, 10): where the probe's second read is half served") {
-        // cuda/results/h200_counters_probe_reread.json: the same S MiB read twice after a flush. The
+        // results/h200/counters_probe_reread.json: the same S MiB read twice after a flush. The
         // second read's share served by L2 is 2 (1 - DRAM bytes / bytes asked), 1 when all of it hit.
         // Between the two sizes around one half, linear interpolation gives the half point; the
         // preset states it in whole MiB, so the lessons' figure must lie within 0.5 MiB of it.
-        const auto probe = read_json("cuda/results/h200_counters_probe_reread.json");
+        const auto probe = read_json("results/h200/counters_probe_reread.json");
         std::vector<std::pair<double, double>> curve;  // (S in MiB, share served)
         for (const auto& r : probe["counters_probe"]) {
             const std::string name = r["name"];

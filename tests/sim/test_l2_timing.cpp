@@ -494,11 +494,11 @@ TEST_CASE("static order on the H200: lone middle blocks run ahead and re-read K,
     const double in_turn = reads(2048, GridOrder::static_units), launch = reads(2048, GridOrder::launch);
     // The claim: the walk, with an L2 of the size a re-read finds, reads what the counters read. That
     // size is measured only so well: the probe's second read was 84% served at 24 MiB and 17% at
-    // 40 MiB (cuda/results/h200_counters_probe_reread.json), so any L2 between the two is as true to
+    // 40 MiB (results/h200/counters_probe_reread.json), so any L2 between the two is as true to
     // it as the preset's 31 MiB. The walk at 40 and at 24 MiB bounds what the claim allows, and the
     // measurement must fall between (a bigger L2 keeps more K, V: fewer reads). The measurement is
     // read from its file: flash2h forward, B = 8, H = 32, N = 2048, d = 64, causal, lone middle blocks.
-    const double measured = recorded_read_mib("cuda/results/h200_dram_recheck_2026-12-05_c87ee17.json", "flash2h", 8,
+    const double measured = recorded_read_mib("results/h200/dram_recheck.json", "flash2h", 8,
                                               32, 2048, 64, true) -
                             192.0;
     const double small_l2 = reads(2048, GridOrder::static_units, true, 24),
@@ -550,12 +550,12 @@ TEST_CASE("a kernel's own blocks an SM: flash2's forward holds two, and its K, V
     CHECK(two.l2.concurrent_blocks == 2 * m.sm_count);
     const double mib = 1 << 20;
     CHECK(static_cast<double>(one.l2.hbm_total().read_bytes) / mib < 193);
-    // Two blocks an SM against the counters (cuda/results/h200.json, flash2 forward, B = 1, H = 16,
+    // Two blocks an SM against the counters (results/h200/bench.json, flash2 forward, B = 1, H = 16,
     // N = 16384, d = 128): the card too reads K, V again, 30.5 MiB beyond the 192 of Q, K, V. The walk
     // reads 55.6 beyond: it over-counts the re-reads by about 1.8x, more than the L2's uncertain size
     // explains (with 40 MiB of L2 it still reads 47.6 beyond). What the model claims for a recorded row
     // is the project's band, within 15% (tests/cli/predicted_band.sh); the total reads stay inside it.
-    const double measured = recorded_read_mib("cuda/results/h200.json", "flash2", 1, 16, 16384, 128, false);
+    const double measured = recorded_read_mib("results/h200/bench.json", "flash2", 1, 16, 16384, 128, false);
     const double walked = static_cast<double>(two.l2.hbm_total().read_bytes) / mib;
     INFO("walk " << walked << " MiB, measured " << measured);
     CHECK(measured > 192 + 1);  // the card re-reads too: the effect the walk models is real

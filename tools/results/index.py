@@ -34,6 +34,8 @@ CURRENT = {
                                         "tests/report/test_results.cpp"),
     "h200/dram_recheck.json": (BENCH + ": flash2h forward rows re-measured beside their DRAM counters (the rows "
                                "outside the DRAM band, timed again in one call)", "lesson 10"),
+    "h200/clocks.csv": ("scripts/gpu_session.sh with CLOCKS=1: the SM clock, power and throttle reasons every 200 ms "
+                        "beside a bench call", "tests/lessons/test_course.cpp (the exp rate's clock range)"),
     "h200/known_misses.txt": ("written by hand: rows the kernel model is known to miss, each with its reason",
                               "tools/results/predicted.py --known, tests/cli/predicted_band.sh"),
     "h200/known_dram_misses.txt": ("written by hand: rows whose DRAM count is known to leave the band",
