@@ -60,6 +60,7 @@
 
 #include "cuda/hopper.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/units.hpp"
 #include "cuda/variants.hpp"
 
@@ -687,10 +688,10 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
     if (counter != nullptr) {  // st.async hands the tile word over: a launch in clusters of two blocks
         // (a unit counter's grid may be any size up to the units: rounded down to even)
         launch_in_clusters(kernel, dim3(grid.x & ~1u), dim3(Z::THREADS), smem, s, 2, mq, mk, mv, static_cast<T*>(t.O),
-                           t.LSE, N, scale, scale * 1.4426950408889634f, 0, BH, counter);
+                           t.LSE, N, scale, scale * LOG2E, 0, BH, counter);
     } else {
         kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                              scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH,
+                                              scale * LOG2E, PERSIST ? 0 : heavy_first(CAUSAL), BH,
                                               counter);
     }
     LAUNCH_CHECK();

@@ -102,6 +102,7 @@
 
 #include "cuda/hopper.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -127,7 +128,6 @@ constexpr int deep_stages() {
 }
 constexpr int PRODUCER_REGS = 24;
 constexpr int SUM_BUFFERS = 4;  // bulk-sum's ring of summed dQ tiles (below)
-constexpr float LOG2E = 1.4426950408889634f;
 
 // QB: query rows a step (B_r): 64, or 128 (FLASHSIM_FLASH2H_BWD_BR=128, bulk-sum at d = 64 only)
 template <int D, int STAGES = 2, int QB = BR>
