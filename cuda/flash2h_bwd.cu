@@ -1011,9 +1011,9 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
                                                 heavy_first(CAUSAL));
     LAUNCH_CHECK();
     if constexpr (BULK) {
-        if (staged)
-            flash2h_bwd_post_staged<T, D, KH><<<132 * 8, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
-                                                                      static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
+        if (staged)  // a grid that fills every SM once (2048 threads an SM on Hopper), striding over the tiles
+            flash2h_bwd_post_staged<T, D, KH><<<sm_count() * (2048 / 256), 256, 0, s>>>(
+                reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
         else
             flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
                                                                   static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
