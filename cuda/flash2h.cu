@@ -275,10 +275,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto issue_s = [&](int s) {
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
-            if constexpr (BC == 176)
-                Ops<T>::ss176(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
-            else
-                Ops<T>::ss128(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
+            wgmma_ss<T, BC>(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
         }
         wgmma_commit();
     };
@@ -286,10 +283,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto issue_pv = [&](int s) {
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(o, pa[kk], descV(s, kk), 1);
-            else
-                Ops<T>::rs64(o, pa[kk], descV(s, kk), 1);
+            wgmma_rs<T, D>(o, pa[kk], descV(s, kk), 1);
         }
         wgmma_commit();
     };

@@ -606,10 +606,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     auto issue_dv = [&](const Desc& dot) {
 #pragma unroll
         for (int kk = 0; kk < KQ; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(dv, pa[kk], descQt(dot, kk), 1);
-            else
-                Ops<T>::rs64(dv, pa[kk], descQt(dot, kk), 1);
+            wgmma_rs<T, D>(dv, pa[kk], descQt(dot, kk), 1);
         }
     };
 
@@ -636,10 +633,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             const Desc qb(qs, 16);
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) {
-                if constexpr (QB == 64)
-                    Ops<T>::template ss64<0, 0>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
-                else
-                    Ops<T>::ss128(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, QB>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
             }
         }
         wgmma_commit();
@@ -647,10 +641,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             const Desc dob(dos, 16);
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) {
-                if constexpr (QB == 64)
-                    Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
-                else
-                    Ops<T>::ss128(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, QB>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
             }
         }
         wgmma_commit();
@@ -742,10 +733,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if constexpr (!PIPE) issue_dv(dot);
 #pragma unroll
         for (int kk = 0; kk < KQ; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(dk, da[kk], descQt(qt, kk), 1);
-            else
-                Ops<T>::rs64(dk, da[kk], descQt(qt, kk), 1);
+            wgmma_rs<T, D>(dk, da[kk], descQt(qt, kk), 1);
         }
         wgmma_commit();
 
@@ -757,11 +745,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if constexpr (D == 128 && !KEYS) {
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq, descdS(dsbuf, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
         } else {  // over this warpgroup's keys (B_r = 128: the first 64-query half)
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
         }
         wgmma_commit();
         wgmma_wait<1>();  // dV and dK done (dQ may run on)
@@ -781,7 +769,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq2, descdS(dsbuf, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq2, descdS(dsbuf, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
             wgmma_commit();
             wgmma_wait<1>();
             fence_regs(dq);
@@ -803,7 +791,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(dq);
