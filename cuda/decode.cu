@@ -231,68 +231,6 @@ __device__ inline void cluster_merge(unsigned char* ring_raw, T* __restrict__ O,
 #endif
 }
 
-// The fused merge, run by every block of a (b, KV head, chunk) once its partial is written: the
-// block that finishes last (counter: blocks done so far, set back to 0 for the next launch) merges
-// every split's partial: LSE = log sum_s exp(LSE_s), O = sum_s exp(LSE_s - LSE) O_s. q0: the block's
-// first query head (b H_q + qh0); sm_last, sm_lse: the kernel's shared words for the verdict and
-// the G LSEs.
-template <typename T, int D, int G>
-__device__ __forceinline__ void fused_merge(unsigned char* ring_raw, T* __restrict__ O, float* __restrict__ LSE,
-                                            const float* __restrict__ O_part, const float* __restrict__ LSE_part,
-                                            unsigned* counter, int64_t q0, int splits, unsigned& sm_last,
-                                            float (&sm_lse)[G], unsigned long long* rec) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    __threadfence();  // this block's partials are visible device-wide before it is counted
-    __syncthreads();
-    if (threadIdx.x == 0) sm_last = atomicAdd(counter, 1u) == unsigned(splits - 1);
-    __syncthreads();
-    if (!sm_last) return;
-    __threadfence();
-    float* w = reinterpret_cast<float*>(ring_raw);  // (G, splits): LSE_s, then w_s = exp(LSE_s - LSE); in the ring
-    for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
-        w[k] = __ldcg(LSE_part + q0 * splits + k);
-    __syncthreads();
-    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s), then the weights
-        const float lse = merge_weights(w + warp * splits, splits, lane);
-        if (lane == 0) sm_lse[warp] = lse;
-    }
-    __syncthreads();
-    // O = sum_s w_s O_s: the G x D outputs as float4 slots, RS adjacent threads a slot sharing the splits
-    constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
-    static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
-    const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
-    const int gm = slot / (D / 4), x4 = slot % (D / 4);
-    const int64_t qh = q0 + gm;
-    const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
-    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-    for (int s = r; s < splits; s += RS) {
-        const float ws = w[gm * splits + s];
-        const float4 v = __ldcg(op + int64_t(s) * (D / 4));
-        o.x = fmaf(ws, v.x, o.x);
-        o.y = fmaf(ws, v.y, o.y);
-        o.z = fmaf(ws, v.z, o.z);
-        o.w = fmaf(ws, v.w, o.w);
-    }
-#pragma unroll
-    for (int off = RS / 2; off > 0; off /= 2) {
-        o.x += __shfl_xor_sync(0xffffffffu, o.x, off);
-        o.y += __shfl_xor_sync(0xffffffffu, o.y, off);
-        o.z += __shfl_xor_sync(0xffffffffu, o.z, off);
-        o.w += __shfl_xor_sync(0xffffffffu, o.w, off);
-    }
-    if (r == 0) {
-        T* out = O + qh * D + x4 * 4;
-        out[0] = StorageTraits<T>::from_float(o.x);
-        out[1] = StorageTraits<T>::from_float(o.y);
-        out[2] = StorageTraits<T>::from_float(o.z);
-        out[3] = StorageTraits<T>::from_float(o.w);
-    }
-    if (threadIdx.x < G && LSE) LSE[q0 + threadIdx.x] = sm_lse[threadIdx.x];
-    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
-    trace_stamp(rec, 4);
-}
-
 // Q (B, H_q, 1, D), K and V (B, H_kv, L, D), O (B, H_q, 1, D), LSE (B, H_q); partials
 // O_part (B, H_q, splits, D) and LSE_part (B, H_q, splits), fp32; counters (B, H_kv * chunks).
 // CL: 0 the fused or separate merge; 1 the cluster merge, two blocks an SM; 2 the cluster merge, one
@@ -524,8 +462,56 @@ __global__ void __launch_bounds__(kThreads, CL == 2 ? 1 : 2)
     // Fused merge: the last block of this (b, KV head, chunk) to finish merges every split's partial.
     __shared__ unsigned sm_last;
     __shared__ float sm_lse[G];
-    fused_merge<T, D, G>(ring_raw, O, LSE, O_part, LSE_part, counters + blockIdx.z * gridDim.y + blockIdx.y,
-                         b * H_q + qh0, splits, sm_last, sm_lse, rec);
+    __threadfence();  // this block's partials are visible device-wide before it is counted
+    __syncthreads();
+    unsigned* counter = counters + blockIdx.z * gridDim.y + blockIdx.y;
+    if (threadIdx.x == 0) sm_last = atomicAdd(counter, 1u) == unsigned(splits - 1);
+    __syncthreads();
+    if (!sm_last) return;
+    __threadfence();
+    float* w = reinterpret_cast<float*>(ring_raw);  // (G, splits): LSE_s, then w_s = exp(LSE_s - LSE); in the ring
+    for (int k = threadIdx.x; k < G * splits; k += kThreads)  // all at once: one trip to L2
+        w[k] = __ldcg(LSE_part + (b * H_q + qh0) * splits + k);
+    __syncthreads();
+    if (warp < G) {  // one warp per query head: LSE = log sum_s exp(LSE_s), then the weights
+        const float lse = merge_weights(w + warp * splits, splits, lane);
+        if (lane == 0) sm_lse[warp] = lse;
+    }
+    __syncthreads();
+    // O = sum_s w_s O_s: the G x D outputs as float4 slots, RS adjacent threads a slot sharing the splits
+    constexpr int SLOTS = G * D / 4, RS = kThreads / SLOTS;
+    static_assert(RS >= 1 && RS <= 32 && SLOTS * RS == kThreads, "merge shape");
+    const int slot = threadIdx.x / RS, r = threadIdx.x % RS;
+    const int gm = slot / (D / 4), x4 = slot % (D / 4);
+    const int64_t qh = b * H_q + qh0 + gm;
+    const float4* op = reinterpret_cast<const float4*>(O_part + qh * splits * D) + x4;
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+    for (int s = r; s < splits; s += RS) {
+        const float ws = w[gm * splits + s];
+        const float4 v = __ldcg(op + int64_t(s) * (D / 4));
+        o.x = fmaf(ws, v.x, o.x);
+        o.y = fmaf(ws, v.y, o.y);
+        o.z = fmaf(ws, v.z, o.z);
+        o.w = fmaf(ws, v.w, o.w);
+    }
+#pragma unroll
+    for (int off = RS / 2; off > 0; off /= 2) {
+        o.x += __shfl_xor_sync(0xffffffffu, o.x, off);
+        o.y += __shfl_xor_sync(0xffffffffu, o.y, off);
+        o.z += __shfl_xor_sync(0xffffffffu, o.z, off);
+        o.w += __shfl_xor_sync(0xffffffffu, o.w, off);
+    }
+    if (r == 0) {
+        T* out = O + qh * D + x4 * 4;
+        out[0] = StorageTraits<T>::from_float(o.x);
+        out[1] = StorageTraits<T>::from_float(o.y);
+        out[2] = StorageTraits<T>::from_float(o.z);
+        out[3] = StorageTraits<T>::from_float(o.w);
+    }
+    if (threadIdx.x < G && LSE) LSE[b * H_q + qh0 + threadIdx.x] = sm_lse[threadIdx.x];
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
+    trace_stamp(rec, 4);
 }
 
 template <typename T, int D>
