@@ -469,9 +469,11 @@ __device__ __forceinline__ void bwd_issue_rows_by_q(float (&acc)[QB / 2], const 
 
 // P^T from S^T in place (accumulator element nb*4+e: key row kr + 8 (e>>1), query column
 // nb*8 + 2t + (e&1)): exp2(S^T scale log2e - LSE_i log2e), 0 for keys >= N and causal key > query
-template <bool CAUSAL, int NQ>
-__device__ __forceinline__ void bwd_p_of_s(float (&st)[4 * NQ], const float* Ls, float scale_log2, bool need_mask,
-                                           int kr, int q0, int t, int N) {
+// (masked only where the block of keys from kv0 reaches past N or past query q0)
+template <bool CAUSAL, int NQ, int BC>
+__device__ __forceinline__ void bwd_p_of_s(float (&st)[4 * NQ], const float* Ls, float scale_log2, int kv0, int kr,
+                                           int q0, int t, int N) {
+    const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
 #pragma unroll
     for (int nb = 0; nb < NQ; ++nb)
 #pragma unroll
@@ -763,8 +765,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         fence_regs(st);
 
         // P^T (accumulator element nb*4+e: key row kr + 8 (e>>1), query column nb*8 + 2t + (e&1))
-        const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
-        bwd_p_of_s<CAUSAL, NQ>(st, Ls, scale_log2, need_mask, kr, q0, t, N);
+        bwd_p_of_s<CAUSAL, NQ, BC>(st, Ls, scale_log2, kv0, kr, q0, t, N);
         // P^T as 16-bit A fragments (same places as the accumulators); at B_r = 128 after dS^T,
         // so that P^T's fp32 and 16-bit copies are not both held beside S^T and dP^T
         auto pack_p = [&]() {
