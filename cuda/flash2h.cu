@@ -134,9 +134,14 @@ struct FwdSchedule {
     int N, T_r, u0, G, u_end, heavy, BH;
     unsigned* next_unit;
     __device__ __forceinline__ FwdSchedule(int N_, int heavy_, int BH_, unsigned* next_unit_)
-        : N(N_), T_r((N_ + BR - 1) / BR), u0(PERSIST ? static_cast<int>(blockIdx.x) : 0),
-          G(PERSIST ? static_cast<int>(gridDim.x) : 1), u_end(PERSIST ? persistent_units(CAUSAL, T_r, BH_) : 1),
-          heavy(heavy_), BH(BH_), next_unit(next_unit_) {}
+        : N(N_),
+          T_r((N_ + BR - 1) / BR),
+          u0(PERSIST ? static_cast<int>(blockIdx.x) : 0),
+          G(PERSIST ? static_cast<int>(gridDim.x) : 1),
+          u_end(PERSIST ? persistent_units(CAUSAL, T_r, BH_) : 1),
+          heavy(heavy_),
+          BH(BH_),
+          next_unit(next_unit_) {}
     __device__ __forceinline__ int tiles_of(int u) const { return PERSIST ? units::tiles(CAUSAL, u, T_r, BH) : 1; }
     __device__ __forceinline__ FwdTile tile_at(int u, int half) const {
         if constexpr (PERSIST) {
@@ -220,8 +225,9 @@ __device__ __forceinline__ void fwd_produce(const CUtensorMap* tmQ, const CUtens
 // The epilogue of a consumer thread's two rows r0, r0 + 8: l summed over the quad, O / l stored,
 // LSE = scale m + ln l (rows beyond N are not stored).
 template <typename T, int D, int NO>
-__device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__ LSE, const float (&o)[NO], float (&l)[2],
-                                          const float (&m)[2], int r0, int t, int bh, int N, float scale) {
+__device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__ LSE, const float (&o)[NO],
+                                          float (&l)[2], const float (&m)[2], int r0, int t, int bh, int N,
+                                          float scale) {
     T* Oh = O + static_cast<size_t>(bh) * N * D;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -264,7 +270,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                        float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
     using Z = Sizes<D, NC, STAGES, BC>;
     static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
-    static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2), "B_c = 176 only at d = 128 with two consumer warpgroups");
+    static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2),
+                  "B_c = 176 only at d = 128 with two consumer warpgroups");
     constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
@@ -320,17 +327,13 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     // S = Q_i K_j^T, issued (not waited for)
     auto issue_s = [&](int s) {
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-            wgmma_ss<T, BC>(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
-        }
+        for (int kk = 0; kk < D / 16; ++kk) wgmma_ss<T, BC>(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
         wgmma_commit();
     };
     // O += P V_j, issued
     auto issue_pv = [&](int s) {
 #pragma unroll
-        for (int kk = 0; kk < BC / 16; ++kk) {
-            wgmma_rs<T, D>(o, pa[kk], descV(s, kk), 1);
-        }
+        for (int kk = 0; kk < BC / 16; ++kk) wgmma_rs<T, D>(o, pa[kk], descV(s, kk), 1);
         wgmma_commit();
     };
     // masks, running max, exponentials, row sums of block j (in s_acc, in place); returns the
@@ -445,83 +448,83 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         if constexpr (PERSIST) release(rg.emptyQ);
     };
     int walk_u = u0, walk_half = 0;  // the static order's next unit and tile
-    for (int n = 0;; ++n) {  // tiles begun
-            int code = 0;
-            if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked here as the producer walks them
-                if (walk_u >= u_end) break;
-                code = 2 * walk_u + walk_half;
-                if (++walk_half == sc.tiles_of(walk_u)) {
-                    walk_half = 0;
-                    walk_u += G;
-                }
+    for (int n = 0;; ++n) {          // tiles begun
+        int code = 0;
+        if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked here as the producer walks them
+            if (walk_u >= u_end) break;
+            code = 2 * walk_u + walk_half;
+            if (++walk_half == sc.tiles_of(walk_u)) {
+                walk_half = 0;
+                walk_u += G;
             }
-            mbar_wait(rg.barQ, n & 1);
-            if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
-                code = *static_cast<volatile int*>(&tile_code);
-                if (code < 0) break;
-            }
-            const FwdTile tl = sc.tile_at(code >> 1, code & 1);
-            const int q0 = tl.i * BR;
-            T_c = sc.key_blocks(tl.i);
-            bh = tl.bh;
-            r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
-            wg_first_row = q0 + wg * 64;
-#pragma unroll
-            for (int k = 0; k < NO; ++k) o[k] = 0.0f;
-            m[0] = m[1] = -INFINITY;
-            l[0] = l[1] = 0.0f;
-
-            if constexpr (!OVERLAP) {
-                for (int j = 0; j < T_c; ++j) {
-                    s_block(j);
-                    if (j + 1 == T_c) q_done();
-                    float alpha[2];
-                    softmax(j, alpha);
-                    rescale_o(alpha);
-                    to_p();
-                    pv_block(j);
-                }
-            } else {
-                // block 0: S, softmax, P (O is still zero: nothing to rescale)
-                s_block(0);
-                if (T_c == 1) q_done();
-                {
-                    float alpha[2];
-                    softmax(0, alpha);
-                }
-                to_p();
-                // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
-                // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
-                for (int j = 0; j + 1 < T_c; ++j) {
-                    const int s = (it0 + j) % STAGES, s1 = (it0 + j + 1) % STAGES;
-                    mbar_wait(rg.fullK(s1), ((it0 + j + 1) / STAGES) & 1);
-                    mbar_wait(rg.fullV(s), ((it0 + j) / STAGES) & 1);
-                    fence_regs(s_acc);
-                    fence_regs(o);
-                    wgmma_fence();
-                    turn_wait();
-                    issue_s(s1);
-                    issue_pv(s);
-                    turn_pass();
-                    wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
-                    fence_regs(s_acc);
-                    release(rg.emptyK(s1));
-                    if (j + 2 == T_c) q_done();
-                    float alpha[2];
-                    softmax(j + 1, alpha);
-                    wgmma_wait<0>();
-                    fence_regs(o);
-                    release(rg.emptyV(s));
-                    rescale_o(alpha);
-                    to_p();
-                }
-                pv_block(T_c - 1);  // the last block: O += P V only
-            }
-
-            fwd_store<T, D>(O, LSE, o, l, m, r0, t, bh, N, scale);  // l over the quad, O / l, LSE
-            it0 += T_c;
-            if (!PERSIST) break;
         }
+        mbar_wait(rg.barQ, n & 1);
+        if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
+            code = *static_cast<volatile int*>(&tile_code);
+            if (code < 0) break;
+        }
+        const FwdTile tl = sc.tile_at(code >> 1, code & 1);
+        const int q0 = tl.i * BR;
+        T_c = sc.key_blocks(tl.i);
+        bh = tl.bh;
+        r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
+        wg_first_row = q0 + wg * 64;
+#pragma unroll
+        for (int k = 0; k < NO; ++k) o[k] = 0.0f;
+        m[0] = m[1] = -INFINITY;
+        l[0] = l[1] = 0.0f;
+
+        if constexpr (!OVERLAP) {
+            for (int j = 0; j < T_c; ++j) {
+                s_block(j);
+                if (j + 1 == T_c) q_done();
+                float alpha[2];
+                softmax(j, alpha);
+                rescale_o(alpha);
+                to_p();
+                pv_block(j);
+            }
+        } else {
+            // block 0: S, softmax, P (O is still zero: nothing to rescale)
+            s_block(0);
+            if (T_c == 1) q_done();
+            {
+                float alpha[2];
+                softmax(0, alpha);
+            }
+            to_p();
+            // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
+            // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
+            for (int j = 0; j + 1 < T_c; ++j) {
+                const int s = (it0 + j) % STAGES, s1 = (it0 + j + 1) % STAGES;
+                mbar_wait(rg.fullK(s1), ((it0 + j + 1) / STAGES) & 1);
+                mbar_wait(rg.fullV(s), ((it0 + j) / STAGES) & 1);
+                fence_regs(s_acc);
+                fence_regs(o);
+                wgmma_fence();
+                turn_wait();
+                issue_s(s1);
+                issue_pv(s);
+                turn_pass();
+                wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
+                fence_regs(s_acc);
+                release(rg.emptyK(s1));
+                if (j + 2 == T_c) q_done();
+                float alpha[2];
+                softmax(j + 1, alpha);
+                wgmma_wait<0>();
+                fence_regs(o);
+                release(rg.emptyV(s));
+                rescale_o(alpha);
+                to_p();
+            }
+            pv_block(T_c - 1);  // the last block: O += P V only
+        }
+
+        fwd_store<T, D>(O, LSE, o, l, m, r0, t, bh, N, scale);  // l over the quad, O / l, LSE
+        it0 += T_c;
+        if (!PERSIST) break;
+    }
     if constexpr (PP) {
         if (wg == 0) named_sync(1, 256);  // the last warpgroup's last opening
     }

@@ -461,7 +461,8 @@ __device__ __forceinline__ void bwd_issue_rows_by_q(float (&acc)[QB / 2], const 
     const Desc b(stage, 16);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-        const uint64_t da = rows.at((kk / 4) * BC * 128 + (kk % 4) * 32), db = b.at((kk / 4) * QB * 128 + (kk % 4) * 32);
+        const uint64_t da = rows.at((kk / 4) * BC * 128 + (kk % 4) * 32),
+                       db = b.at((kk / 4) * QB * 128 + (kk % 4) * 32);
         wgmma_ss<T, QB>(acc, da, db, kk > 0 ? 1 : 0);
     }
     wgmma_commit();
@@ -526,7 +527,8 @@ __device__ __forceinline__ void bwd_flush_dq_atomic(float* dQh, int* __restrict_
             float* dst = dQh + static_cast<size_t>(row) * D + dq_col0 + 2 * t;
 #pragma unroll
             for (int nb = 0; nb < 8; ++nb)
-                atomicAdd(reinterpret_cast<float2*>(dst + nb * 8), make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
+                atomicAdd(reinterpret_cast<float2*>(dst + nb * 8),
+                          make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
         }
     }
     if constexpr (DETERMINISTIC) {
@@ -550,7 +552,8 @@ __device__ __forceinline__ void bwd_flush_dq_bulk(float* __restrict__ dQacc, uns
     float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
     if constexpr (WRITER) named_sync(13 + wg, 160);  // the writer has read the last tile
 #pragma unroll
-    for (int k = 0; k < 8; ++k) tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+    for (int k = 0; k < 8; ++k)
+        tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
     if constexpr (WRITER) {
         // the step's last tile is handed over after the next step's dS^T fence (which orders
         // these stores too), so that no thread waits here for its stores to land; another at once
@@ -637,7 +640,12 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                   "B_r = 128 is written for bulk-sum (d = 64) only");
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
-    static_assert((SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
+    static_assert((SUM              ? Z::SMEM_SUM
+                   : KEYS           ? Z::SMEM_KEYS
+                   : DQM == DQ_BULK ? Z::SMEM_BULK
+                                    : Z::SMEM) +
+                          64 <=
+                      232448,
                   "more shared memory than a block may have (227 KiB)");
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_SUM >= Z::OFF_DQ + SUM_BUFFERS * Z::DQ_BYTES),
@@ -731,9 +739,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     auto flush_dq_sum = [&](int n, const float(&part)[32]) { bwd_flush_dq_sum<Z>(gbase, part, n, wg, wtid); };
     auto issue_dv = [&](const Desc& dot) {
 #pragma unroll
-        for (int kk = 0; kk < KQ; ++kk) {
-            wgmma_rs<T, D>(dv, pa[kk], descQt(dot, kk), 1);
-        }
+        for (int kk = 0; kk < KQ; ++kk) wgmma_rs<T, D>(dv, pa[kk], descQt(dot, kk), 1);
     };
 
     mbar_wait(barKV, 0);
@@ -820,9 +826,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         wgmma_fence();
         if constexpr (!PIPE) issue_dv(dot);
 #pragma unroll
-        for (int kk = 0; kk < KQ; ++kk) {
-            wgmma_rs<T, D>(dk, da[kk], descQt(qt, kk), 1);
-        }
+        for (int kk = 0; kk < KQ; ++kk) wgmma_rs<T, D>(dk, da[kk], descQt(qt, kk), 1);
         wgmma_commit();
 
         // dQ_i (part) = dS K_j
