@@ -640,13 +640,8 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                   "B_r = 128 is written for bulk-sum (d = 64) only");
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
-    static_assert((SUM              ? Z::SMEM_SUM
-                   : KEYS           ? Z::SMEM_KEYS
-                   : DQM == DQ_BULK ? Z::SMEM_BULK
-                                    : Z::SMEM) +
-                          64 <=
-                      232448,
-                  "more shared memory than a block may have (227 KiB)");
+    constexpr int SMEM_USED = SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM;
+    static_assert(SMEM_USED + 64 <= 232448, "more shared memory than a block may have (227 KiB)");
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_SUM >= Z::OFF_DQ + SUM_BUFFERS * Z::DQ_BYTES),
                   "bulk-sum: d = 64, two consumer warpgroups, a writer warp, its ring of tiles");
