@@ -53,9 +53,9 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_kernel(const uint3
 #pragma unroll
         for (int k = 0; k < 4; ++k) {  // the 4 K-steps of a 64-wide panel: 32 bytes each
             if constexpr (BF16)
-                wgmma_ss_m64n128k16_bf16(d, da + 2 * k, db + 2 * k, 1);
+                wgmma_ss<__nv_bfloat16, 128>(d, da + 2 * k, db + 2 * k, 1);
             else
-                wgmma_ss_m64n128k16_f16(d, da + 2 * k, db + 2 * k, 1);
+                wgmma_ss<__half, 128>(d, da + 2 * k, db + 2 * k, 1);
         }
         wgmma_commit();
         wgmma_wait<1>();
@@ -90,14 +90,14 @@ __global__ void __launch_bounds__(128 * WG, 1) wgmma_shape_kernel(const uint32_t
         for (int k = 0; k < 4; ++k) {
             if constexpr (RS) {
                 if constexpr (N == 128)
-                    wgmma_rs_m64n128k16_bf16(d, a[k], desc_sw128(b + k * 16 * 128, 64 * 128), 1);
+                    wgmma_rs<__nv_bfloat16, 128>(d, a[k], desc_sw128(b + k * 16 * 128, 64 * 128), 1);
                 else
-                    wgmma_rs_m64n64k16_bf16(d, a[k], desc_sw128(b + k * 16 * 128, 64 * 128), 1);
+                    wgmma_rs<__nv_bfloat16, 64>(d, a[k], desc_sw128(b + k * 16 * 128, 64 * 128), 1);
             } else {
                 if constexpr (N == 128)
-                    wgmma_ss_m64n128k16_bf16(d, desc_sw128(base, 0) + 2 * k, desc_sw128(b, 0) + 2 * k, 1);
+                    wgmma_ss<__nv_bfloat16, 128>(d, desc_sw128(base, 0) + 2 * k, desc_sw128(b, 0) + 2 * k, 1);
                 else
-                    wgmma_ss_m64n64k16_bf16<0, 0>(d, desc_sw128(base, 0) + 2 * k, desc_sw128(b, 0) + 2 * k, 1);
+                    wgmma_ss<__nv_bfloat16, 64, 0, 0>(d, desc_sw128(base, 0) + 2 * k, desc_sw128(b, 0) + 2 * k, 1);
             }
         }
         wgmma_commit();
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(128, 1) wgmma_wait_kernel(const uint32_t* __re
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < K; ++k)
-            wgmma_ss_m64n64k16_bf16<0, 0>(d, desc_sw128(base, 0) + 2 * (k % 4),
+            wgmma_ss<__nv_bfloat16, 64, 0, 0>(d, desc_sw128(base, 0) + 2 * (k % 4),
                                           desc_sw128(base + kABytes, 0) + 2 * (k % 4), 1);
         wgmma_commit();
         wgmma_wait<0>();

@@ -60,6 +60,7 @@
 #include <cstring>
 
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/tma.cuh"
 #include "cuda/variants.hpp"
 #include "sim/decode.hpp"
@@ -76,7 +77,6 @@ constexpr int kRingBytes = 96 * 1024;  // the K/V ring of one block (two blocks 
 constexpr int kClusterRingBytes = 2 * kRingBytes;
 constexpr int kMaxClusterSplits = 16;  // the largest cluster the launch asks for (non-portable above 8)
 constexpr int kMaxFusedSplits = 1024;  // the last block merges when splits <= this (weights fit the ring)
-constexpr float kLog2e = 1.4426950408889634f;
 // How K and V reach the ring: 16-byte cp.async copies by every thread, or TMA boxes issued by one
 // thread and completing on a per-stage mbarrier (sm_90; FLASHSIM_DECODE_LOAD=tma)
 constexpr int kLoadCpAsync = 0, kLoadTma = 1;
@@ -84,9 +84,8 @@ constexpr int kLoadCpAsync = 0, kLoadTma = 1;
 // A split's weight in the merge, exp(LSE_s - ref) (natural-log LSEs, computed in base 2); a split
 // that saw no key (LSE_s = -inf) weighs 0. Both merges (the last block's and the merge kernel) use it.
 __device__ inline float split_weight(float lse_s, float ref) {
-    return lse_s == -INFINITY ? 0.f : exp2f((lse_s - ref) * kLog2e);
+    return lse_s == -INFINITY ? 0.f : exp2f((lse_s - ref) * LOG2E);
 }
-constexpr float kLn2 = 0.6931471805599453f;
 
 // One warp turns a head's split LSEs ws[0, splits) into the merge's weights w_s = exp(LSE_s - LSE), in
 // place, and returns LSE = log sum_s exp(LSE_s). Each lane reads and writes only its own entries. The
@@ -438,7 +437,7 @@ __global__ void __launch_bounds__(kThreads, CL == 2 ? 1 : 2)
             lsum += sm_m[w][h] == -INFINITY ? 0.f : sm_l[w][h] * exp2f(sm_m[w][h] - M);
         }
         const int64_t qh = b * H_q + qh0 + h;
-        const float lse = lsum > 0.f ? (M + log2f(lsum)) * kLn2 : -INFINITY;
+        const float lse = lsum > 0.f ? (M + log2f(lsum)) * LN2 : -INFINITY;
         const float out = lsum > 0.f ? o / lsum : 0.f;
         if (splits == 1) {
             O[qh * D + x] = StorageTraits<T>::from_float(out);
@@ -596,7 +595,7 @@ void launch_split(const sim::DecodeProblem& p, const DecodePlan& plan, const Dec
         throw std::runtime_error("decode: the fused merge needs its counters (DecodeTensors::counters)");
     const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(p.kv_heads * (p.group() / G)),
                     static_cast<unsigned>(p.batch));
-    const float scale_log2 = static_cast<float>(p.softmax_scale()) * kLog2e;
+    const float scale_log2 = static_cast<float>(p.softmax_scale()) * LOG2E;
     CUtensorMap mk{}, mv{};
     if constexpr (LOAD == kLoadTma) kv_maps<T>(p, t, Ring<T, D, SUB>::kStageKeys, mk, mv);
     const T* q = static_cast<const T*>(t.Q);

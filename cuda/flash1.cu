@@ -38,6 +38,7 @@
 // history (bb547bd); cuda/NOTES.md has both versions' times.
 // Run/check: flashsim bench --variant flash1 --seq 1024 ; ctest -L gpu
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -287,7 +288,7 @@ void launch_all(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
         const int G = std::max(1, std::min(blocks_i, sms / BH));
         kernel<<<dim3(G, BH), kThreads, L::bytes, s>>>(static_cast<const T*>(t.Q), static_cast<const T*>(t.K),
                                                        static_cast<const T*>(t.V), O32, l, m, N, j, scale,
-                                                       scale * 1.4426950408889634f);
+                                                       scale * LOG2E);
         LAUNCH_CHECK();
     }
     flash1_finish<T><<<1024, 256, 0, s>>>(O32, static_cast<T*>(t.O), od);

@@ -33,6 +33,7 @@
 #include <string>
 
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -270,7 +271,7 @@ void launch_fwd(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
     const float scale = static_cast<float>(p.softmax_scale());
     kernel<<<grid, Tl::WARPS * 32, smem, s>>>(static_cast<const T*>(t.Q), static_cast<const T*>(t.K),
                                               static_cast<const T*>(t.V), static_cast<T*>(t.O), t.LSE, N, scale,
-                                              scale * 1.4426950408889634f);
+                                              scale * LOG2E);
     LAUNCH_CHECK();
 }
 

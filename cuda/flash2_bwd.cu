@@ -32,6 +32,7 @@
 #include <string>
 
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(Tl::THREADS)
         load_tile_async<BR, D, THREADS>(sdO + stage * BR * D, dO + head, i * BR, N);
         for (int r = threadIdx.x; r < BR; r += THREADS) {
             const int q = i * BR + r;
-            sL[stage * BR + r] = q < N ? LSE[head_rows + q] * 1.4426950408889634f : INFINITY;
+            sL[stage * BR + r] = q < N ? LSE[head_rows + q] * LOG2E : INFINITY;
             sD[stage * BR + r] = q < N ? Dsum[head_rows + q] : 0.0f;
         }
     };
@@ -287,7 +288,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO),
         t.LSE, ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale,
-        scale * 1.4426950408889634f, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0);
+        scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0);
     LAUNCH_CHECK();
     flash2_bwd_post<T><<<2048, 256, 0, s>>>(ws.a.as<float>(), static_cast<T*>(t.dQ), elems, scale);
     LAUNCH_CHECK();

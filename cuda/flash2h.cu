@@ -60,6 +60,7 @@
 
 #include "cuda/hopper.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/units.hpp"
 #include "cuda/variants.hpp"
 
@@ -126,6 +127,125 @@ __host__ __device__ constexpr int persistent_units(bool causal, int T_r, int BH)
     return units::count(causal, T_r, BH);
 }
 
+// The tiles a thread block runs, shared by its producer and its consumers: units from u0 on
+// (PERSIST: the next from the counter or u + G), below u_end, each of tiles_of(u) tiles.
+template <bool CAUSAL, bool PERSIST, int BR, int BC>
+struct FwdSchedule {
+    int N, T_r, u0, G, u_end, heavy, BH;
+    unsigned* next_unit;
+    __device__ __forceinline__ FwdSchedule(int N_, int heavy_, int BH_, unsigned* next_unit_)
+        : N(N_),
+          T_r((N_ + BR - 1) / BR),
+          u0(PERSIST ? static_cast<int>(blockIdx.x) : 0),
+          G(PERSIST ? static_cast<int>(gridDim.x) : 1),
+          u_end(PERSIST ? persistent_units(CAUSAL, T_r, BH_) : 1),
+          heavy(heavy_),
+          BH(BH_),
+          next_unit(next_unit_) {}
+    __device__ __forceinline__ int tiles_of(int u) const { return PERSIST ? units::tiles(CAUSAL, u, T_r, BH) : 1; }
+    __device__ __forceinline__ FwdTile tile_at(int u, int half) const {
+        if constexpr (PERSIST) {
+            return units::tile(CAUSAL, u, half, T_r);
+        } else {
+            const GridPlace place = grid_place(heavy);
+            return {static_cast<int>(gridDim.x) - 1 - place.block, place.head};  // a head's heavy causal blocks first
+        }
+    }
+    __device__ __forceinline__ int next_of(int u) const {  // the producer's next unit after u
+        if (!PERSIST) return u_end;
+        if (next_unit == nullptr) return u + G;
+        const unsigned f = atomicAdd(next_unit, 1u);
+        if (f == static_cast<unsigned>(u_end - 1)) *next_unit = 0u;  // the launch's last request
+        return G + static_cast<int>(f);
+    }
+    __device__ __forceinline__ int key_blocks(int i) const {  // K/V blocks query block i visits
+        const int all = (N + BC - 1) / BC;
+        return CAUSAL ? min(all, (min(i * BR + BR, N) - 1) / BC + 1) : all;
+    }
+};
+
+// Where the tiles sit in shared memory and the mbarriers that guard them: Q_i's (full, and empty
+// once every consumer warp's last S of the tile is done), and per ring stage K_j's and V_j's.
+template <int STAGES>
+struct FwdRing {
+    uint32_t sQ, sK, sV, barQ, emptyQ;
+    uint64_t* bars;
+    __device__ __forceinline__ uint32_t fullK(int s) const { return smem_addr(&bars[2 + s]); }
+    __device__ __forceinline__ uint32_t fullV(int s) const { return smem_addr(&bars[2 + STAGES + s]); }
+    __device__ __forceinline__ uint32_t emptyK(int s) const { return smem_addr(&bars[2 + 2 * STAGES + s]); }
+    __device__ __forceinline__ uint32_t emptyV(int s) const { return smem_addr(&bars[2 + 3 * STAGES + s]); }
+};
+
+// The producer (one thread): Q_i of each tile once the consumers are done with the last one's,
+// and K_j, V_j into the ring as its stages free. With the counter, the tile's code (2 u + half)
+// rides to the consumers on Q_i's barrier, and -1 after the last.
+template <class Z, int BC, int STAGES, bool PERSIST, class Sched>
+__device__ __forceinline__ void fwd_produce(const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV,
+                                            const Sched& sc, const FwdRing<STAGES>& rg, int* tile_code) {
+    constexpr int BR = Z::BR;
+    tma_prefetch_map(tmK);
+    tma_prefetch_map(tmV);
+    int n = 0, it = 0;  // tiles begun, ring slots used
+    for (int u = sc.u0; u < sc.u_end;) {
+        const int u_next = sc.next_of(u);  // asked now, used after this unit's tiles
+        for (int half = 0; half < sc.tiles_of(u); ++half, ++n) {
+            const FwdTile tl = sc.tile_at(u, half);
+            const int T_c = sc.key_blocks(tl.i), bh = tl.bh;
+            if (n > 0) mbar_wait(rg.emptyQ, (n - 1) & 1);  // the last tile's S products are done
+            if (PERSIST && sc.next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
+                mbar_arrive_expect_tx(rg.barQ, Z::Q_BYTES + 4);
+                st_async_u32(own_cluster_addr(smem_addr(tile_code)), static_cast<uint32_t>(2 * u + half),
+                             own_cluster_addr(rg.barQ));
+            } else {
+                mbar_arrive_expect_tx(rg.barQ, Z::Q_BYTES);
+            }
+            for (int p = 0; p < Z::PANELS; ++p) tma_load_3d(rg.sQ + p * BR * 128, tmQ, rg.barQ, 64 * p, tl.i * BR, bh);
+            for (int j = 0; j < T_c; ++j, ++it) {
+                const int s = it % STAGES;
+                const uint32_t ph = (it / STAGES) & 1;
+                if (it >= STAGES) mbar_wait(rg.emptyK(s), ph ^ 1);
+                mbar_arrive_expect_tx(rg.fullK(s), Z::KV_BYTES);
+                for (int p = 0; p < Z::PANELS; ++p)
+                    tma_load_3d(rg.sK + s * Z::KV_BYTES + p * BC * 128, tmK, rg.fullK(s), 64 * p, j * BC, bh);
+                if (it >= STAGES) mbar_wait(rg.emptyV(s), ph ^ 1);
+                mbar_arrive_expect_tx(rg.fullV(s), Z::KV_BYTES);
+                for (int p = 0; p < Z::PANELS; ++p)
+                    tma_load_3d(rg.sV + s * Z::KV_BYTES + p * BC * 128, tmV, rg.fullV(s), 64 * p, j * BC, bh);
+            }
+        }
+        u = u_next;
+    }
+    if (PERSIST && sc.next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
+        mbar_wait(rg.emptyQ, (n - 1) & 1);
+        mbar_arrive_expect_tx(rg.barQ, 4);
+        st_async_u32(own_cluster_addr(smem_addr(tile_code)), ~0u, own_cluster_addr(rg.barQ));  // -1
+    }
+}
+
+// The epilogue of a consumer thread's two rows r0, r0 + 8: l summed over the quad, O / l stored,
+// LSE = scale m + ln l (rows beyond N are not stored).
+template <typename T, int D, int NO>
+__device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__ LSE, const float (&o)[NO],
+                                          float (&l)[2], const float (&m)[2], int r0, int t, int bh, int N,
+                                          float scale) {
+    T* Oh = O + static_cast<size_t>(bh) * N * D;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+        const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
+        const int row = r0 + 8 * h;
+        if (row < N) {
+            T* orow = Oh + static_cast<size_t>(row) * D;
+#pragma unroll
+            for (int nb = 0; nb < D / 8; ++nb)
+                *reinterpret_cast<uint32_t*>(orow + nb * 8 + 2 * t) =
+                    pack2<T>(o[nb * 4 + 2 * h] * inv, o[nb * 4 + 2 * h + 1] * inv);
+            if (LSE != nullptr && t == 0) LSE[static_cast<size_t>(bh) * N + row] = m[h] * scale + logf(l[h]);
+        }
+    }
+}
+
 // PERSIST: one thread block an SM (grid G = min(SMs, units)); block b starts with unit b and then
 // takes the next unit from a counter (next_unit: units G, G + 1, ... in the order blocks ask, as
 // the hardware hands out the blocks of a grid), or, without one (next_unit null), units b + G,
@@ -150,56 +270,29 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                        float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
     using Z = Sizes<D, NC, STAGES, BC>;
     static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
-    static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2), "B_c = 176 only at d = 128 with two consumer warpgroups");
+    static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2),
+                  "B_c = 176 only at d = 128 with two consumer warpgroups");
     constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) uint64_t bars[2 + 4 * STAGES];
     const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
     const uint32_t sQ = base, sK = sQ + Z::Q_BYTES, sV = sK + STAGES * Z::KV_BYTES;
-    const uint32_t barQ = smem_addr(&bars[0]), emptyQ = smem_addr(&bars[1]);
-    auto fullK = [&](int s) { return smem_addr(&bars[2 + s]); };
-    auto fullV = [&](int s) { return smem_addr(&bars[2 + STAGES + s]); };
-    auto emptyK = [&](int s) { return smem_addr(&bars[2 + 2 * STAGES + s]); };
-    auto emptyV = [&](int s) { return smem_addr(&bars[2 + 3 * STAGES + s]); };
+    const FwdRing<STAGES> rg{sQ, sK, sV, smem_addr(&bars[0]), smem_addr(&bars[1]), bars};
 
-    // the tiles this block runs: units from u0 on (PERSIST: the next from the counter or u + G),
-    // below u_end, each of unit_tiles tiles
     __shared__ int tile_code;  // with the counter, the producer's word to the consumers: 2 u + half, or -1 (no more)
-    const int T_r = (N + BR - 1) / BR;
-    const int u0 = PERSIST ? static_cast<int>(blockIdx.x) : 0;
-    const int G = PERSIST ? static_cast<int>(gridDim.x) : 1;
-    const int u_end = PERSIST ? persistent_units(CAUSAL, T_r, BH) : 1;
-    auto tiles_of = [&](int u) { return PERSIST ? units::tiles(CAUSAL, u, T_r, BH) : 1; };
-    auto tile_at = [&](int u, int half) -> FwdTile {
-        if constexpr (PERSIST) {
-            return units::tile(CAUSAL, u, half, T_r);
-        } else {
-            const GridPlace place = grid_place(heavy);
-            return {static_cast<int>(gridDim.x) - 1 - place.block, place.head};  // a head's heavy causal blocks first
-        }
-    };
-    auto next_of = [&](int u) {  // the producer's next unit after u
-        if (!PERSIST) return u_end;
-        if (next_unit == nullptr) return u + G;
-        const unsigned f = atomicAdd(next_unit, 1u);
-        if (f == static_cast<unsigned>(u_end - 1)) *next_unit = 0u;  // the launch's last request
-        return G + static_cast<int>(f);
-    };
-    auto key_blocks = [&](int i) {  // K/V blocks query block i visits
-        const int all = (N + BC - 1) / BC;
-        return CAUSAL ? min(all, (min(i * BR + BR, N) - 1) / BC + 1) : all;
-    };
+    const FwdSchedule<CAUSAL, PERSIST, BR, BC> sc(N, heavy, BH, next_unit);
+    const int u0 = sc.u0, G = sc.G, u_end = sc.u_end;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
     if (threadIdx.x == 0) {
-        mbar_init(barQ, 1);
-        mbar_init(emptyQ, Z::CONSUMER_WARPS);
+        mbar_init(rg.barQ, 1);
+        mbar_init(rg.emptyQ, Z::CONSUMER_WARPS);
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(fullK(s), 1);
-            mbar_init(fullV(s), 1);
-            mbar_init(emptyK(s), Z::CONSUMER_WARPS);
-            mbar_init(emptyV(s), Z::CONSUMER_WARPS);
+            mbar_init(rg.fullK(s), 1);
+            mbar_init(rg.fullV(s), 1);
+            mbar_init(rg.emptyK(s), Z::CONSUMER_WARPS);
+            mbar_init(rg.emptyV(s), Z::CONSUMER_WARPS);
         }
         mbar_fence_init();
     }
@@ -207,46 +300,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        if (warp == 0 && lane == 0) {
-            tma_prefetch_map(&tmK);
-            tma_prefetch_map(&tmV);
-            int n = 0, it = 0;  // tiles begun, ring slots used
-            for (int u = u0; u < u_end;) {
-                const int u_next = next_of(u);  // asked now, used after this unit's tiles
-                for (int half = 0; half < tiles_of(u); ++half, ++n) {
-                    const FwdTile tl = tile_at(u, half);
-                    const int T_c = key_blocks(tl.i), bh = tl.bh;
-                    if (n > 0) mbar_wait(emptyQ, (n - 1) & 1);  // the last tile's S products are done
-                    if (PERSIST && next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
-                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES + 4);
-                        st_async_u32(own_cluster_addr(smem_addr(&tile_code)), static_cast<uint32_t>(2 * u + half),
-                                     own_cluster_addr(barQ));
-                    } else {
-                        mbar_arrive_expect_tx(barQ, Z::Q_BYTES);
-                    }
-                    for (int p = 0; p < Z::PANELS; ++p)
-                        tma_load_3d(sQ + p * BR * 128, &tmQ, barQ, 64 * p, tl.i * BR, bh);
-                    for (int j = 0; j < T_c; ++j, ++it) {
-                        const int s = it % STAGES;
-                        const uint32_t ph = (it / STAGES) & 1;
-                        if (it >= STAGES) mbar_wait(emptyK(s), ph ^ 1);
-                        mbar_arrive_expect_tx(fullK(s), Z::KV_BYTES);
-                        for (int p = 0; p < Z::PANELS; ++p)
-                            tma_load_3d(sK + s * Z::KV_BYTES + p * BC * 128, &tmK, fullK(s), 64 * p, j * BC, bh);
-                        if (it >= STAGES) mbar_wait(emptyV(s), ph ^ 1);
-                        mbar_arrive_expect_tx(fullV(s), Z::KV_BYTES);
-                        for (int p = 0; p < Z::PANELS; ++p)
-                            tma_load_3d(sV + s * Z::KV_BYTES + p * BC * 128, &tmV, fullV(s), 64 * p, j * BC, bh);
-                    }
-                }
-                u = u_next;
-            }
-            if (PERSIST && next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
-                mbar_wait(emptyQ, (n - 1) & 1);
-                mbar_arrive_expect_tx(barQ, 4);
-                st_async_u32(own_cluster_addr(smem_addr(&tile_code)), ~0u, own_cluster_addr(barQ));  // -1
-            }
-        }
+        if (warp == 0 && lane == 0) fwd_produce<Z, BC, STAGES, PERSIST>(&tmQ, &tmK, &tmV, sc, rg, &tile_code);
         return;
     }
 
@@ -273,23 +327,13 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     // S = Q_i K_j^T, issued (not waited for)
     auto issue_s = [&](int s) {
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-            if constexpr (BC == 176)
-                Ops<T>::ss176(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
-            else
-                Ops<T>::ss128(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
-        }
+        for (int kk = 0; kk < D / 16; ++kk) wgmma_ss<T, BC>(s_acc, descQ(kk), descK(s, kk), kk > 0 ? 1 : 0);
         wgmma_commit();
     };
     // O += P V_j, issued
     auto issue_pv = [&](int s) {
 #pragma unroll
-        for (int kk = 0; kk < BC / 16; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(o, pa[kk], descV(s, kk), 1);
-            else
-                Ops<T>::rs64(o, pa[kk], descV(s, kk), 1);
-        }
+        for (int kk = 0; kk < BC / 16; ++kk) wgmma_rs<T, D>(o, pa[kk], descV(s, kk), 1);
         wgmma_commit();
     };
     // masks, running max, exponentials, row sums of block j (in s_acc, in place); returns the
@@ -374,7 +418,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     // S_j = Q K_j^T to completion, K_j's stage released
     auto s_block = [&](int j) {
         const int s = (it0 + j) % STAGES;
-        mbar_wait(fullK(s), ((it0 + j) / STAGES) & 1);
+        mbar_wait(rg.fullK(s), ((it0 + j) / STAGES) & 1);
         fence_regs(s_acc);
         wgmma_fence();
         turn_wait();
@@ -382,12 +426,12 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         turn_pass();
         wgmma_wait<0>();
         fence_regs(s_acc);
-        release(emptyK(s));
+        release(rg.emptyK(s));
     };
     // O += P_j V_j to completion, V_j's stage released
     auto pv_block = [&](int j) {
         const int s = (it0 + j) % STAGES;
-        mbar_wait(fullV(s), ((it0 + j) / STAGES) & 1);
+        mbar_wait(rg.fullV(s), ((it0 + j) / STAGES) & 1);
         fence_regs(o);
         wgmma_fence();
         turn_wait();
@@ -395,108 +439,92 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         turn_pass();
         wgmma_wait<0>();
         fence_regs(o);
-        release(emptyV(s));
+        release(rg.emptyV(s));
     };
 
     // Q_i is no longer read by this warp (its last S is done): with the persistent grid the
     // producer may load the next tile's once every consumer warp has said so
     auto q_done = [&]() {
-        if constexpr (PERSIST) release(emptyQ);
+        if constexpr (PERSIST) release(rg.emptyQ);
     };
     int walk_u = u0, walk_half = 0;  // the static order's next unit and tile
-    for (int n = 0;; ++n) {  // tiles begun
-            int code = 0;
-            if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked here as the producer walks them
-                if (walk_u >= u_end) break;
-                code = 2 * walk_u + walk_half;
-                if (++walk_half == tiles_of(walk_u)) {
-                    walk_half = 0;
-                    walk_u += G;
-                }
+    for (int n = 0;; ++n) {          // tiles begun
+        int code = 0;
+        if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked here as the producer walks them
+            if (walk_u >= u_end) break;
+            code = 2 * walk_u + walk_half;
+            if (++walk_half == sc.tiles_of(walk_u)) {
+                walk_half = 0;
+                walk_u += G;
             }
-            mbar_wait(barQ, n & 1);
-            if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
-                code = *static_cast<volatile int*>(&tile_code);
-                if (code < 0) break;
-            }
-            const FwdTile tl = tile_at(code >> 1, code & 1);
-            const int q0 = tl.i * BR;
-            T_c = key_blocks(tl.i);
-            bh = tl.bh;
-            r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
-            wg_first_row = q0 + wg * 64;
-#pragma unroll
-            for (int k = 0; k < NO; ++k) o[k] = 0.0f;
-            m[0] = m[1] = -INFINITY;
-            l[0] = l[1] = 0.0f;
-
-            if constexpr (!OVERLAP) {
-                for (int j = 0; j < T_c; ++j) {
-                    s_block(j);
-                    if (j + 1 == T_c) q_done();
-                    float alpha[2];
-                    softmax(j, alpha);
-                    rescale_o(alpha);
-                    to_p();
-                    pv_block(j);
-                }
-            } else {
-                // block 0: S, softmax, P (O is still zero: nothing to rescale)
-                s_block(0);
-                if (T_c == 1) q_done();
-                {
-                    float alpha[2];
-                    softmax(0, alpha);
-                }
-                to_p();
-                // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
-                // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
-                for (int j = 0; j + 1 < T_c; ++j) {
-                    const int s = (it0 + j) % STAGES, s1 = (it0 + j + 1) % STAGES;
-                    mbar_wait(fullK(s1), ((it0 + j + 1) / STAGES) & 1);
-                    mbar_wait(fullV(s), ((it0 + j) / STAGES) & 1);
-                    fence_regs(s_acc);
-                    fence_regs(o);
-                    wgmma_fence();
-                    turn_wait();
-                    issue_s(s1);
-                    issue_pv(s);
-                    turn_pass();
-                    wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
-                    fence_regs(s_acc);
-                    release(emptyK(s1));
-                    if (j + 2 == T_c) q_done();
-                    float alpha[2];
-                    softmax(j + 1, alpha);
-                    wgmma_wait<0>();
-                    fence_regs(o);
-                    release(emptyV(s));
-                    rescale_o(alpha);
-                    to_p();
-                }
-                pv_block(T_c - 1);  // the last block: O += P V only
-            }
-
-            // ---- finish: l over the quad, O / l, LSE = scale m + ln l
-            T* Oh = O + static_cast<size_t>(bh) * N * D;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-                l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-                const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
-                const int row = r0 + 8 * h;
-                if (row < N) {
-                    T* orow = Oh + static_cast<size_t>(row) * D;
-#pragma unroll
-                    for (int nb = 0; nb < D / 8; ++nb)
-                        *reinterpret_cast<uint32_t*>(orow + nb * 8 + 2 * t) =
-                            pack2<T>(o[nb * 4 + 2 * h] * inv, o[nb * 4 + 2 * h + 1] * inv);
-                    if (LSE != nullptr && t == 0) LSE[static_cast<size_t>(bh) * N + row] = m[h] * scale + logf(l[h]);
-                }
-            }
-            it0 += T_c;
-            if (!PERSIST) break;
         }
+        mbar_wait(rg.barQ, n & 1);
+        if (PERSIST && next_unit != nullptr) {  // from the counter: the producer's word
+            code = *static_cast<volatile int*>(&tile_code);
+            if (code < 0) break;
+        }
+        const FwdTile tl = sc.tile_at(code >> 1, code & 1);
+        const int q0 = tl.i * BR;
+        T_c = sc.key_blocks(tl.i);
+        bh = tl.bh;
+        r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
+        wg_first_row = q0 + wg * 64;
+#pragma unroll
+        for (int k = 0; k < NO; ++k) o[k] = 0.0f;
+        m[0] = m[1] = -INFINITY;
+        l[0] = l[1] = 0.0f;
+
+        if constexpr (!OVERLAP) {
+            for (int j = 0; j < T_c; ++j) {
+                s_block(j);
+                if (j + 1 == T_c) q_done();
+                float alpha[2];
+                softmax(j, alpha);
+                rescale_o(alpha);
+                to_p();
+                pv_block(j);
+            }
+        } else {
+            // block 0: S, softmax, P (O is still zero: nothing to rescale)
+            s_block(0);
+            if (T_c == 1) q_done();
+            {
+                float alpha[2];
+                softmax(0, alpha);
+            }
+            to_p();
+            // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
+            // block j+1 runs while P_j V_j finishes; then O is rescaled and P_{j+1} takes P_j's place
+            for (int j = 0; j + 1 < T_c; ++j) {
+                const int s = (it0 + j) % STAGES, s1 = (it0 + j + 1) % STAGES;
+                mbar_wait(rg.fullK(s1), ((it0 + j + 1) / STAGES) & 1);
+                mbar_wait(rg.fullV(s), ((it0 + j) / STAGES) & 1);
+                fence_regs(s_acc);
+                fence_regs(o);
+                wgmma_fence();
+                turn_wait();
+                issue_s(s1);
+                issue_pv(s);
+                turn_pass();
+                wgmma_wait<1>();  // S_{j+1} is done; P_j V_j may still run
+                fence_regs(s_acc);
+                release(rg.emptyK(s1));
+                if (j + 2 == T_c) q_done();
+                float alpha[2];
+                softmax(j + 1, alpha);
+                wgmma_wait<0>();
+                fence_regs(o);
+                release(rg.emptyV(s));
+                rescale_o(alpha);
+                to_p();
+            }
+            pv_block(T_c - 1);  // the last block: O += P V only
+        }
+
+        fwd_store<T, D>(O, LSE, o, l, m, r0, t, bh, N, scale);  // l over the quad, O / l, LSE
+        it0 += T_c;
+        if (!PERSIST) break;
+    }
     if constexpr (PP) {
         if (wg == 0) named_sync(1, 256);  // the last warpgroup's last opening
     }
@@ -687,10 +715,10 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
     if (counter != nullptr) {  // st.async hands the tile word over: a launch in clusters of two blocks
         // (a unit counter's grid may be any size up to the units: rounded down to even)
         launch_in_clusters(kernel, dim3(grid.x & ~1u), dim3(Z::THREADS), smem, s, 2, mq, mk, mv, static_cast<T*>(t.O),
-                           t.LSE, N, scale, scale * 1.4426950408889634f, 0, BH, counter);
+                           t.LSE, N, scale, scale * LOG2E, 0, BH, counter);
     } else {
         kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                              scale * 1.4426950408889634f, PERSIST ? 0 : heavy_first(CAUSAL), BH,
+                                              scale * LOG2E, PERSIST ? 0 : heavy_first(CAUSAL), BH,
                                               counter);
     }
     LAUNCH_CHECK();

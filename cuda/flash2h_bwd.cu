@@ -102,6 +102,7 @@
 
 #include "cuda/hopper.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/numbers.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -127,7 +128,6 @@ constexpr int deep_stages() {
 }
 constexpr int PRODUCER_REGS = 24;
 constexpr int SUM_BUFFERS = 4;  // bulk-sum's ring of summed dQ tiles (below)
-constexpr float LOG2E = 1.4426950408889634f;
 
 // QB: query rows a step (B_r): 64, or 128 (FLASHSIM_FLASH2H_BWD_BR=128, bulk-sum at d = 64 only)
 template <int D, int STAGES = 2, int QB = BR>
@@ -360,6 +360,268 @@ __device__ __forceinline__ int load_acquire(const int* p) {
     return v;
 }
 
+// The mbarriers of a block: K_j and V_j's (loaded once), and per ring stage the full and empty
+// barriers of Q_i, dO_i, LSE_i, D_i (empty once every consumer thread has read the stage)
+template <int STAGES>
+struct BwdBars {
+    uint64_t* bars;
+    __device__ __forceinline__ uint32_t kv() const { return smem_addr(&bars[0]); }
+    __device__ __forceinline__ uint32_t full(int s) const { return smem_addr(&bars[1 + s]); }
+    __device__ __forceinline__ uint32_t empty(int s) const { return smem_addr(&bars[1 + STAGES + s]); }
+};
+
+// ---- the producer warpgroup's parts ----------------------------------------------------------------
+
+// The producer thread: K_j and V_j once, then each step's Q_i, dO_i (TMA) and LSE_i, D_i (bulk
+// copies) into the ring as its stages free.
+template <class Z, int STAGES, int QB>
+__device__ __forceinline__ void bwd_load(const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV,
+                                         const CUtensorMap* tmdO, const float* __restrict__ Lp,
+                                         const float* __restrict__ Dp, uint32_t base, const BwdBars<STAGES>& bb,
+                                         int kv0, int bh, int Tpad, int i_first, int steps) {
+    constexpr int BC = Z::BC;
+    const uint32_t sK = base + Z::OFF_K, sV = base + Z::OFF_V, sQ = base + Z::OFF_Q, sdO = base + Z::OFF_DO;
+    const uint32_t sL = base + Z::OFF_L, sD = base + Z::OFF_D;
+    tma_prefetch_map(tmQ);
+    tma_prefetch_map(tmdO);
+    mbar_arrive_expect_tx(bb.kv(), 2 * Z::KV_BYTES);
+    for (int p = 0; p < Z::PANELS; ++p) {
+        tma_load_3d(sK + p * BC * 128, tmK, bb.kv(), 64 * p, kv0, bh);
+        tma_load_3d(sV + p * BC * 128, tmV, bb.kv(), 64 * p, kv0, bh);
+    }
+    const float* Lh = Lp + static_cast<size_t>(bh) * Tpad;
+    const float* Dh = Dp + static_cast<size_t>(bh) * Tpad;
+    for (int n = 0; n < steps; ++n) {
+        const int i = i_first + n, s = n % STAGES;
+        if (n >= STAGES) mbar_wait(bb.empty(s), ((n / STAGES) & 1) ^ 1);
+        mbar_arrive_expect_tx(bb.full(s), 2 * Z::QI_BYTES + 2 * Z::ROW_BYTES);
+        for (int p = 0; p < Z::PANELS; ++p) {
+            tma_load_3d(sQ + s * Z::QI_BYTES + p * QB * 128, tmQ, bb.full(s), 64 * p, i * QB, bh);
+            tma_load_3d(sdO + s * Z::QI_BYTES + p * QB * 128, tmdO, bb.full(s), 64 * p, i * QB, bh);
+        }
+        bulk_load(sL + s * Z::ROW_BYTES, Lh + i * QB, Z::ROW_BYTES, bb.full(s));
+        bulk_load(sD + s * Z::ROW_BYTES, Dh + i * QB, Z::ROW_BYTES, bb.full(s));
+    }
+}
+
+// bulk-sum's writer warp: tile f (step f / HALVES, its 64-row half f % HALVES; buffer
+// f % SUM_BUFFERS) into its 64-row block's one accumulator tile; every buffer starts free
+template <class Z, int HALVES>
+__device__ __forceinline__ void bwd_sum_writer(float* __restrict__ dQacc, uint32_t base, int lane, int bh, int T_r,
+                                               int i_first, int steps) {
+    const int tiles = steps * HALVES;
+    for (int b = 0; b < SUM_BUFFERS && b < tiles; ++b) named_arrive(bar_tile_free(b), 160);
+    for (int f = 0; f < tiles; ++f) {
+        const int b = f % SUM_BUFFERS;
+        named_sync(bar_summed(b), 160);
+        if (lane == 0) {
+            float* dst = dQacc + (static_cast<size_t>(bh) * T_r * HALVES + i_first * HALVES + f) * DQ_TILE;
+            bulk_reduce_add_f32(dst, base + Z::OFF_DQ + b * Z::DQ_BYTES, Z::DQ_BYTES);
+            bulk_commit();
+            bulk_wait_read_all();
+        }
+        __syncwarp();
+        if (f + SUM_BUFFERS < tiles) named_arrive(bar_tile_free(b), 160);
+    }
+    if (lane == 0) bulk_wait_all();  // the additions done before the block ends
+}
+
+// dQ writer of consumer warpgroup w: once the warpgroup has written (and fenced) a dQ_i tile it
+// arrives at named barrier 10 + w; this warp's lane 0 adds the tile into HBM with one bulk
+// reduction, waits until the reduction has read it, and the warp arrives at 13 + w (the tile is
+// free again), where the warpgroup waits before writing its next tile
+template <class Z, bool KEYS, int KH, int FLUSHES>
+__device__ __forceinline__ void bwd_dq_writer(float* __restrict__ dQacc, uint32_t base, int w, int lane, int bh,
+                                              int T_r, int i_first, int steps) {
+    constexpr int NT = KH * Z::PANELS;
+    named_arrive(13 + w, 160);
+    for (int n = 0; n < steps; ++n)
+        for (int f = 0; f < FLUSHES; ++f) {
+            named_sync(10 + w, 160);
+            if (lane == 0) {
+                const int i = i_first + n, tl = KH > 1 ? w * Z::PANELS + f : w;
+                float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
+                bulk_reduce_add_f32(dst, base + Z::OFF_DQ + (KEYS ? tl : w) * Z::DQ_BYTES, Z::DQ_BYTES);
+                bulk_commit();
+                bulk_wait_read_all();
+            }
+            __syncwarp();
+            if (n + 1 < steps || f + 1 < FLUSHES) named_arrive(13 + w, 160);
+        }
+    if (lane == 0) bulk_wait_all();  // the additions done before the block ends
+}
+
+// ---- the consumers' parts ------------------------------------------------------------------------
+
+// One product group, issued and committed: acc (64 key rows, B_r) = rows (this warpgroup's 64 rows
+// of K_j or V_j, K-major A) times the stage's Q_i or dO_i (K-major B, B_r rows) transposed; kk
+// steps 16 of d. The first wgmma ignores acc's old contents.
+template <typename T, int D, int QB, int BC>
+__device__ __forceinline__ void bwd_issue_rows_by_q(float (&acc)[QB / 2], const Desc& rows, uint32_t stage) {
+    const Desc b(stage, 16);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+        const uint64_t da = rows.at((kk / 4) * BC * 128 + (kk % 4) * 32),
+                       db = b.at((kk / 4) * QB * 128 + (kk % 4) * 32);
+        wgmma_ss<T, QB>(acc, da, db, kk > 0 ? 1 : 0);
+    }
+    wgmma_commit();
+}
+
+// P^T from S^T in place (accumulator element nb*4+e: key row kr + 8 (e>>1), query column
+// nb*8 + 2t + (e&1)): exp2(S^T scale log2e - LSE_i log2e), 0 for keys >= N and causal key > query
+// (masked only where the block of keys from kv0 reaches past N or past query q0)
+template <bool CAUSAL, int NQ, int BC>
+__device__ __forceinline__ void bwd_p_of_s(float (&st)[4 * NQ], const float* Ls, float scale_log2, int kv0, int kr,
+                                           int q0, int t, int N) {
+    const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
+#pragma unroll
+    for (int nb = 0; nb < NQ; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int qc = nb * 8 + 2 * t + (e & 1);
+            float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -Ls[qc]));
+            if (need_mask) {
+                const int key = kr + (e >> 1) * 8;
+                if (key >= N || (CAUSAL && key > q0 + qc)) p = 0.0f;
+            }
+            st[nb * 4 + e] = p;
+        }
+}
+
+// dS^T as 16-bit A fragments (da), and into shared memory at dsb, swizzled as wgmma reads it
+template <typename T, int KQ, int BC>
+__device__ __forceinline__ void bwd_store_ds(uint32_t (&da)[KQ][4], const float (&dpt)[8 * KQ], unsigned char* dsb,
+                                             int kr_local, int t) {
+#pragma unroll
+    for (int kk = 0; kk < KQ; ++kk) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) da[kk][q] = pack2<T>(dpt[8 * kk + 2 * q], dpt[8 * kk + 2 * q + 1]);
+            // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1; panel nb / 8
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int nb = 2 * kk + (q >> 1), r = kr_local + (q & 1) * 8;
+            *reinterpret_cast<uint32_t*>(dsb + (nb >> 3) * BC * 128 + r * 128 + (((nb & 7) ^ (r & 7)) << 4) + 4 * t) =
+                da[kk][q];
+        }
+    }
+}
+
+// dQ_i's part (B_r, 64) into the fp32 accumulator with float2 atomics (deterministic: in block
+// order, each block waiting for its turn on the query block's counter)
+template <int D, bool DETERMINISTIC>
+__device__ __forceinline__ void bwd_flush_dq_atomic(float* dQh, int* __restrict__ counters, const float (&dq)[32],
+                                                    int i, int j, int wg, int wq, int g, int t, int bh, int T_r, int N,
+                                                    int dq_col0) {
+    int* counter = DETERMINISTIC ? counters + static_cast<size_t>(bh) * T_r + i : nullptr;
+    if constexpr (DETERMINISTIC) {
+        const int turn = D == 128 ? 2 * j : 2 * j + wg;
+        if (threadIdx.x % 128 == 0)
+            while (load_acquire(counter) < turn) {}
+        named_sync(5 + wg, 128);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = i * BR + wq * 16 + g + 8 * h;
+        if (row < N) {
+            float* dst = dQh + static_cast<size_t>(row) * D + dq_col0 + 2 * t;
+#pragma unroll
+            for (int nb = 0; nb < 8; ++nb)
+                atomicAdd(reinterpret_cast<float2*>(dst + nb * 8),
+                          make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
+        }
+    }
+    if constexpr (DETERMINISTIC) {
+        __threadfence();
+        named_sync(5 + wg, 128);
+        if (threadIdx.x % 128 == 0) atomicAdd(counter, 1);
+    }
+}
+
+// bulk schedules: the part into this warpgroup's smem tile (fragment order, conflict-free float4
+// stores), then one thread adds the tile into HBM with one bulk reduction; it waits for the
+// reduction to have read the tile before the next step's ds_sync (so before any thread writes the
+// tile again). Accumulator tile tl (KH = 2: key half wg, column panel p; KH = 1: column panel wg).
+template <class Z, bool WRITER, bool KEYS, int KH, int FLUSHES>
+__device__ __forceinline__ void bwd_flush_dq_bulk(float* __restrict__ dQacc, unsigned char* gbase, uint32_t base,
+                                                  const float (&dq)[32], int i, int p, int wg, int wtid, int bh,
+                                                  int T_r) {
+    constexpr int NT = KH * Z::PANELS;
+    const int tl = KH > 1 ? wg * Z::PANELS + p : wg;
+    const int st_tile = KEYS ? tl : wg;  // its shared-memory tile
+    float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
+    if constexpr (WRITER) named_sync(13 + wg, 160);  // the writer has read the last tile
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+    if constexpr (WRITER) {
+        // the step's last tile is handed over after the next step's dS^T fence (which orders
+        // these stores too), so that no thread waits here for its stores to land; another at once
+        if (p + 1 < FLUSHES) {
+            fence_proxy_async();
+            named_arrive(10 + wg, 160);
+        }
+        return;
+    }
+    fence_proxy_async();  // the generic stores, before the bulk copy (async proxy) reads them
+    named_sync(5 + wg, 128);
+    if (wtid == 0) {
+        float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
+        bulk_reduce_add_f32(dst, base + Z::OFF_DQ + st_tile * Z::DQ_BYTES, Z::DQ_BYTES);
+        bulk_commit();
+    }
+}
+
+// bulk-sum: warpgroup 0 stores its part into buffer n % SUM_BUFFERS once the writer has read
+// that buffer's last tile; warpgroup 1 adds its part into the same float4s (same fragment order, so each
+// thread reads back what its twin of warpgroup 0 wrote) and hands the tile to the writer after
+// the next step's dS^T fence (which orders these stores before the bulk reduction reads them)
+template <class Z>
+__device__ __forceinline__ void bwd_flush_dq_sum(unsigned char* gbase, const float (&part)[32], int n, int wg,
+                                                 int wtid) {
+    const int b = n % SUM_BUFFERS;
+    float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + b * Z::DQ_BYTES);
+    if (wg == 0) {
+        named_sync(bar_tile_free(b), 160);
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            tile[k * 128 + wtid] = make_float4(part[4 * k], part[4 * k + 1], part[4 * k + 2], part[4 * k + 3]);
+        named_arrive(bar_part_written(b), 256);
+    } else {
+        named_sync(bar_part_written(b), 256);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            float4 v = tile[k * 128 + wtid];
+            v.x += part[4 * k];
+            v.y += part[4 * k + 1];
+            v.z += part[4 * k + 2];
+            v.w += part[4 * k + 3];
+            tile[k * 128 + wtid] = v;
+        }
+    }
+}
+
+// dK_j = scale * sum dS^T Q, dV_j = sum P^T dO: this thread's rows kr, kr + 8, written once
+template <typename T, int D>
+__device__ __forceinline__ void bwd_store_dkdv(T* __restrict__ dK, T* __restrict__ dV, const float (&dk)[D / 2],
+                                               const float (&dv)[D / 2], int kr, int t, int bh, int N, float scale) {
+    const size_t head = static_cast<size_t>(bh) * N * D;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = kr + 8 * h;
+        if (row < N) {
+            T* dkr = dK + head + static_cast<size_t>(row) * D + 2 * t;
+            T* dvr = dV + head + static_cast<size_t>(row) * D + 2 * t;
+#pragma unroll
+            for (int nb = 0; nb < D / 8; ++nb) {
+                *reinterpret_cast<uint32_t*>(dkr + nb * 8) =
+                    pack2<T>(dk[nb * 4 + 2 * h] * scale, dk[nb * 4 + 2 * h + 1] * scale);
+                *reinterpret_cast<uint32_t*>(dvr + nb * 8) = pack2<T>(dv[nb * 4 + 2 * h], dv[nb * 4 + 2 * h + 1]);
+            }
+        }
+    }
+}
+
 // ---- the main kernel -----------------------------------------------------------------------------
 
 template <typename T, int D, bool CAUSAL, bool DETERMINISTIC, bool PIPE, int DQM, int STAGES, bool WRITER, int QB>
@@ -378,8 +640,8 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
                   "B_r = 128 is written for bulk-sum (d = 64) only");
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
-    static_assert((SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM) + 64 <= 232448,
-                  "more shared memory than a block may have (227 KiB)");
+    constexpr int SMEM_USED = SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM;
+    static_assert(SMEM_USED + 64 <= 232448, "more shared memory than a block may have (227 KiB)");
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_SUM >= Z::OFF_DQ + SUM_BUFFERS * Z::DQ_BYTES),
                   "bulk-sum: d = 64, two consumer warpgroups, a writer warp, its ring of tiles");
@@ -392,10 +654,9 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     const uint32_t base = (raw + 1023u) & ~1023u;    // swizzle atoms need 1024-byte alignment
     unsigned char* gbase = smem_raw + (base - raw);  // the same place, as a generic pointer
     const uint32_t sK = base + Z::OFF_K, sV = base + Z::OFF_V, sQ = base + Z::OFF_Q, sdO = base + Z::OFF_DO;
-    const uint32_t sdS = base + Z::OFF_DS, sL = base + Z::OFF_L, sD = base + Z::OFF_D;
-    const uint32_t barKV = smem_addr(&bars[0]);
-    auto full = [&](int s) { return smem_addr(&bars[1 + s]); };
-    auto empty = [&](int s) { return smem_addr(&bars[1 + STAGES + s]); };
+    const uint32_t sdS = base + Z::OFF_DS;
+    const BwdBars<STAGES> bb{bars};
+    const uint32_t barKV = bb.kv();
 
     const GridPlace place = grid_place(heavy);  // key block 0 is a causal head's heaviest
     const int j = place.block, bh = place.head;
@@ -408,8 +669,8 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     if (threadIdx.x == 0) {
         mbar_init(barKV, 1);
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full(s), 1);
-            mbar_init(empty(s), Warps::CONSUMERS);  // every consumer thread releases its own reads
+            mbar_init(bb.full(s), 1);
+            mbar_init(bb.empty(s), Warps::CONSUMERS);  // every consumer thread releases its own reads
         }
         mbar_fence_init();
     }
@@ -417,67 +678,12 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
 
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        if (warp == 0 && lane == 0) {
-            tma_prefetch_map(&tmQ);
-            tma_prefetch_map(&tmdO);
-            mbar_arrive_expect_tx(barKV, 2 * Z::KV_BYTES);
-            for (int p = 0; p < Z::PANELS; ++p) {
-                tma_load_3d(sK + p * BC * 128, &tmK, barKV, 64 * p, kv0, bh);
-                tma_load_3d(sV + p * BC * 128, &tmV, barKV, 64 * p, kv0, bh);
-            }
-            const float* Lh = Lp + static_cast<size_t>(bh) * Tpad;
-            const float* Dh = Dp + static_cast<size_t>(bh) * Tpad;
-            for (int n = 0; n < steps; ++n) {
-                const int i = i_first + n, s = n % STAGES;
-                if (n >= STAGES) mbar_wait(empty(s), ((n / STAGES) & 1) ^ 1);
-                mbar_arrive_expect_tx(full(s), 2 * Z::QI_BYTES + 2 * Z::ROW_BYTES);
-                for (int p = 0; p < Z::PANELS; ++p) {
-                    tma_load_3d(sQ + s * Z::QI_BYTES + p * QB * 128, &tmQ, full(s), 64 * p, i * QB, bh);
-                    tma_load_3d(sdO + s * Z::QI_BYTES + p * QB * 128, &tmdO, full(s), 64 * p, i * QB, bh);
-                }
-                bulk_load(sL + s * Z::ROW_BYTES, Lh + i * QB, Z::ROW_BYTES, full(s));
-                bulk_load(sD + s * Z::ROW_BYTES, Dh + i * QB, Z::ROW_BYTES, full(s));
-            }
-        } else if (SUM && warp == 1) {
-            // bulk-sum's writer: tile f (step f / HALVES, its 64-row half f % HALVES; buffer
-            // f % SUM_BUFFERS) into its 64-row block's one accumulator tile; every buffer starts free
-            const int tiles = steps * HALVES;
-            for (int b = 0; b < SUM_BUFFERS && b < tiles; ++b) named_arrive(bar_tile_free(b), 160);
-            for (int f = 0; f < tiles; ++f) {
-                const int b = f % SUM_BUFFERS;
-                named_sync(bar_summed(b), 160);
-                if (lane == 0) {
-                    float* dst = dQacc + (static_cast<size_t>(bh) * T_r * HALVES + i_first * HALVES + f) * DQ_TILE;
-                    bulk_reduce_add_f32(dst, base + Z::OFF_DQ + b * Z::DQ_BYTES, Z::DQ_BYTES);
-                    bulk_commit();
-                    bulk_wait_read_all();
-                }
-                __syncwarp();
-                if (f + SUM_BUFFERS < tiles) named_arrive(bar_tile_free(b), 160);
-            }
-            if (lane == 0) bulk_wait_all();  // the additions done before the block ends
-        } else if (WRITER && !SUM && warp >= 1 && warp <= NWG) {
-            // dQ writer of consumer warpgroup w: once the warpgroup has written (and fenced) a dQ_i
-            // tile it arrives at named barrier 10 + w; this warp's lane 0 adds the tile into HBM with
-            // one bulk reduction, waits until the reduction has read it, and the warp arrives at 13 + w
-            // (the tile is free again), where the warpgroup waits before writing its next tile
-            const int w = warp - 1;
-            named_arrive(13 + w, 160);
-            for (int n = 0; n < steps; ++n)
-                for (int f = 0; f < FLUSHES; ++f) {
-                    named_sync(10 + w, 160);
-                    if (lane == 0) {
-                        const int i = i_first + n, tl = KH > 1 ? w * Z::PANELS + f : w;
-                        float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
-                        bulk_reduce_add_f32(dst, base + Z::OFF_DQ + (KEYS ? tl : w) * Z::DQ_BYTES, Z::DQ_BYTES);
-                        bulk_commit();
-                        bulk_wait_read_all();
-                    }
-                    __syncwarp();
-                    if (n + 1 < steps || f + 1 < FLUSHES) named_arrive(13 + w, 160);
-                }
-            if (lane == 0) bulk_wait_all();  // the additions done before the block ends
-        }
+        if (warp == 0 && lane == 0)
+            bwd_load<Z, STAGES, QB>(&tmQ, &tmK, &tmV, &tmdO, Lp, Dp, base, bb, kv0, bh, Tpad, i_first, steps);
+        else if (SUM && warp == 1)
+            bwd_sum_writer<Z, HALVES>(dQacc, base, lane, bh, T_r, i_first, steps);
+        else if (WRITER && !SUM && warp >= 1 && warp <= NWG)
+            bwd_dq_writer<Z, KEYS, KH, FLUSHES>(dQacc, base, warp - 1, lane, bh, T_r, i_first, steps);
         return;
     }
 
@@ -496,9 +702,6 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
 
     // K-major A: this warpgroup's 64 rows of K_j (V_j); step kk = 16 of d
     const Desc ka_k(sK + wg * 64 * 128, 16), ka_v(sV + wg * 64 * 128, 16);
-    auto descKa = [&](const Desc& tile, int kk) { return tile.at((kk / 4) * BC * 128 + (kk % 4) * 32); };
-    // K-major B: Q_i (dO_i) of a stage, 64 rows (stage: Desc(stage start, 16)); kk = 16 of d
-    auto descQb = [&](const Desc& stage, int kk) { return stage.at((kk / 4) * QB * 128 + (kk % 4) * 32); };
     // MN-major B: Q_i (dO_i) read transposed, the reduction over its 64 rows (stage: Desc(stage
     // start, B_r 128)); kk = 16 rows
     auto descQt = [&](const Desc& stage, int kk) { return stage.at(kk * 16 * 128); };
@@ -520,97 +723,18 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     float* dQh = dQacc + static_cast<size_t>(bh) * N * D;
     const int dq_col0 = D == 128 ? wg * 64 : 0;
     float dq[32];  // this warpgroup's part of dQ_i (B_r, 64)
-    // dQ_i's part into the fp32 accumulator (deterministic: in block order)
+    // dQ_i's part into the fp32 accumulator: atomics, a bulk reduction of a tile, or bulk-sum's ring
     auto flush_dq = [&](int i) {
-        int* counter = DETERMINISTIC ? counters + static_cast<size_t>(bh) * T_r + i : nullptr;
-        if constexpr (DETERMINISTIC) {
-            const int turn = D == 128 ? 2 * j : 2 * j + wg;
-            if (threadIdx.x % 128 == 0)
-                while (load_acquire(counter) < turn) {}
-            named_sync(5 + wg, 128);
-        }
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = i * BR + wq * 16 + g + 8 * h;
-            if (row < N) {
-                float* dst = dQh + static_cast<size_t>(row) * D + dq_col0 + 2 * t;
-#pragma unroll
-                for (int nb = 0; nb < 8; ++nb)
-                    atomicAdd(reinterpret_cast<float2*>(dst + nb * 8),
-                              make_float2(dq[nb * 4 + 2 * h], dq[nb * 4 + 2 * h + 1]));
-            }
-        }
-        if constexpr (DETERMINISTIC) {
-            __threadfence();
-            named_sync(5 + wg, 128);
-            if (threadIdx.x % 128 == 0) atomicAdd(counter, 1);
-        }
+        bwd_flush_dq_atomic<D, DETERMINISTIC>(dQh, counters, dq, i, j, wg, wq, g, t, bh, T_r, N, dq_col0);
     };
-    // bulk schedules: the part into this warpgroup's smem tile (fragment order, conflict-free
-    // float4 stores), then one thread adds the tile into HBM with one bulk reduction; it waits
-    // for the reduction to have read the tile before the next step's ds_sync (so before any
-    // thread writes the tile again).
     const int wtid = threadIdx.x % 128;
-    // accumulator tile tl (KH = 2: key half wg, column panel p; KH = 1: column panel wg)
     auto flush_dq_bulk = [&](int i, int p) {
-        const int tl = KH > 1 ? wg * Z::PANELS + p : wg;
-        const int st_tile = KEYS ? tl : wg;  // its shared-memory tile
-        float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + st_tile * Z::DQ_BYTES);
-        if constexpr (WRITER) named_sync(13 + wg, 160);  // the writer has read the last tile
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            tile[k * 128 + wtid] = make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
-        if constexpr (WRITER) {
-            // the step's last tile is handed over after the next step's dS^T fence (which orders
-            // these stores too), so that no thread waits here for its stores to land; another at once
-            if (p + 1 < FLUSHES) {
-                fence_proxy_async();
-                named_arrive(10 + wg, 160);
-            }
-            return;
-        }
-        fence_proxy_async();  // the generic stores, before the bulk copy (async proxy) reads them
-        named_sync(5 + wg, 128);
-        if (wtid == 0) {
-            float* dst = dQacc + ((static_cast<size_t>(bh) * T_r + i) * NT + tl) * DQ_TILE;
-            bulk_reduce_add_f32(dst, base + Z::OFF_DQ + st_tile * Z::DQ_BYTES, Z::DQ_BYTES);
-            bulk_commit();
-        }
+        bwd_flush_dq_bulk<Z, WRITER, KEYS, KH, FLUSHES>(dQacc, gbase, base, dq, i, p, wg, wtid, bh, T_r);
     };
-    // bulk-sum: warpgroup 0 stores its part into buffer n % SUM_BUFFERS once the writer has read
-    // that buffer's last tile; warpgroup 1 adds its part into the same float4s (same fragment order, so each
-    // thread reads back what its twin of warpgroup 0 wrote) and hands the tile to the writer after
-    // the next step's dS^T fence (which orders these stores before the bulk reduction reads them)
-    auto flush_dq_sum = [&](int n, const float (&part)[32]) {
-        const int b = n % SUM_BUFFERS;
-        float4* tile = reinterpret_cast<float4*>(gbase + Z::OFF_DQ + b * Z::DQ_BYTES);
-        if (wg == 0) {
-            named_sync(bar_tile_free(b), 160);
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                tile[k * 128 + wtid] = make_float4(part[4 * k], part[4 * k + 1], part[4 * k + 2], part[4 * k + 3]);
-            named_arrive(bar_part_written(b), 256);
-        } else {
-            named_sync(bar_part_written(b), 256);
-#pragma unroll
-            for (int k = 0; k < 8; ++k) {
-                float4 v = tile[k * 128 + wtid];
-                v.x += part[4 * k];
-                v.y += part[4 * k + 1];
-                v.z += part[4 * k + 2];
-                v.w += part[4 * k + 3];
-                tile[k * 128 + wtid] = v;
-            }
-        }
-    };
+    auto flush_dq_sum = [&](int n, const float(&part)[32]) { bwd_flush_dq_sum<Z>(gbase, part, n, wg, wtid); };
     auto issue_dv = [&](const Desc& dot) {
 #pragma unroll
-        for (int kk = 0; kk < KQ; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(dv, pa[kk], descQt(dot, kk), 1);
-            else
-                Ops<T>::rs64(dv, pa[kk], descQt(dot, kk), 1);
-        }
+        for (int kk = 0; kk < KQ; ++kk) wgmma_rs<T, D>(dv, pa[kk], descQt(dot, kk), 1);
     };
 
     mbar_wait(barKV, 0);
@@ -623,7 +747,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if (wg > 0) named_sync(7 + wg, 256);
     for (int n = 0; n < steps; ++n) {
         const int i = i_first + n, s = n % STAGES, q0 = i * QB;
-        mbar_wait(full(s), (n / STAGES) & 1);
+        mbar_wait(bb.full(s), (n / STAGES) & 1);
         const uint32_t qs = sQ + s * Z::QI_BYTES, dos = sdO + s * Z::QI_BYTES;
         const Desc dot(dos, QB * 128), qt(qs, QB * 128);
 
@@ -632,28 +756,8 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         // kept alive across steps.
         float st[4 * NQ], dpt[4 * NQ];
         wgmma_fence();
-        {
-            const Desc qb(qs, 16);
-#pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
-                if constexpr (QB == 64)
-                    Ops<T>::template ss64<0, 0>(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
-                else
-                    Ops<T>::ss128(st, descKa(ka_k, kk), descQb(qb, kk), kk > 0 ? 1 : 0);
-            }
-        }
-        wgmma_commit();
-        {
-            const Desc dob(dos, 16);
-#pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
-                if constexpr (QB == 64)
-                    Ops<T>::template ss64<0, 0>(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
-                else
-                    Ops<T>::ss128(dpt, descKa(ka_v, kk), descQb(dob, kk), kk > 0 ? 1 : 0);
-            }
-        }
-        wgmma_commit();
+        bwd_issue_rows_by_q<T, D, QB, BC>(st, ka_k, qs);
+        bwd_issue_rows_by_q<T, D, QB, BC>(dpt, ka_v, dos);
         // LSE_i and D_i are read from shared memory where they are used (reading them into 32
         // registers while S^T runs was measured 2-4% slower, cuda/NOTES.md)
         const float* Ls = reinterpret_cast<const float*>(gbase + Z::OFF_L + s * Z::ROW_BYTES);
@@ -662,19 +766,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         fence_regs(st);
 
         // P^T (accumulator element nb*4+e: key row kr + 8 (e>>1), query column nb*8 + 2t + (e&1))
-        const bool need_mask = kv0 + BC > N || (CAUSAL && kv0 + BC - 1 > q0);
-#pragma unroll
-        for (int nb = 0; nb < NQ; ++nb)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int qc = nb * 8 + 2 * t + (e & 1);
-                float p = fast_exp2(fmaf(st[nb * 4 + e], scale_log2, -Ls[qc]));
-                if (need_mask) {
-                    const int key = kr + (e >> 1) * 8;
-                    if (key >= N || (CAUSAL && key > q0 + qc)) p = 0.0f;
-                }
-                st[nb * 4 + e] = p;
-            }
+        bwd_p_of_s<CAUSAL, NQ, BC>(st, Ls, scale_log2, kv0, kr, q0, t, N);
         // P^T as 16-bit A fragments (same places as the accumulators); at B_r = 128 after dS^T,
         // so that P^T's fp32 and 16-bit copies are not both held beside S^T and dP^T
         auto pack_p = [&]() {
@@ -712,19 +804,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         }
         // dS^T as A fragments, and into shared memory
         const int dsbuf = Z::DS_BUFS == 2 ? (n & 1) : 0;
-        unsigned char* dsb = gbase + Z::OFF_DS + dsbuf * Z::DS_BYTES;
-#pragma unroll
-        for (int kk = 0; kk < KQ; ++kk) {
-#pragma unroll
-            for (int q = 0; q < 4; ++q) da[kk][q] = pack2<T>(dpt[8 * kk + 2 * q], dpt[8 * kk + 2 * q + 1]);
-                // da[kk][q]: column block nb = 2 kk + (q >> 1), row half h = q & 1; panel nb / 8
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int nb = 2 * kk + (q >> 1), r = kr_local + (q & 1) * 8;
-                *reinterpret_cast<uint32_t*>(dsb + (nb >> 3) * BC * 128 + r * 128 + (((nb & 7) ^ (r & 7)) << 4) +
-                                             4 * t) = da[kk][q];
-            }
-        }
+        bwd_store_ds<T, KQ, BC>(da, dpt, gbase + Z::OFF_DS + dsbuf * Z::DS_BYTES, kr_local, t);
         fence_proxy_async();
         // (writers) this fence also ordered the last step's dQ tile stores: hand that tile over
         if constexpr (SUM) {
@@ -741,12 +821,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         wgmma_fence();
         if constexpr (!PIPE) issue_dv(dot);
 #pragma unroll
-        for (int kk = 0; kk < KQ; ++kk) {
-            if constexpr (D == 128)
-                Ops<T>::rs128(dk, da[kk], descQt(qt, kk), 1);
-            else
-                Ops<T>::rs64(dk, da[kk], descQt(qt, kk), 1);
-        }
+        for (int kk = 0; kk < KQ; ++kk) wgmma_rs<T, D>(dk, da[kk], descQt(qt, kk), 1);
         wgmma_commit();
 
         // dQ_i (part) = dS K_j
@@ -757,11 +832,11 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if constexpr (D == 128 && !KEYS) {
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq, descdS(dsbuf, kk), descKt(wg, kk), kk > 0 ? 1 : 0);
         } else {  // over this warpgroup's keys (B_r = 128: the first 64-query half)
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
         }
         wgmma_commit();
         wgmma_wait<1>();  // dV and dK done (dQ may run on)
@@ -772,7 +847,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             fence_regs(pa[kk]);
             fence_regs(da[kk]);
         }
-        mbar_arrive(empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
+        mbar_arrive(bb.empty(s));  // this thread has read Q_i, dO_i, LSE_i, D_i of this stage
         if constexpr (HALVES == 2) {
             // bulk-sum at B_r = 128: the second 64-query half, issued only now that dV and dK are done
             // (P^T's and dS^T's registers free; issued beside them, ptxas serialized every wgmma,
@@ -781,7 +856,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq2, descdS(dsbuf, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq2, descdS(dsbuf, wg * 4 + kk, 1), descKt(0, wg * 4 + kk), kk > 0 ? 1 : 0);
             wgmma_commit();
             wgmma_wait<1>();
             fence_regs(dq);
@@ -803,7 +878,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
-                Ops<T>::template ss64<1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
+                wgmma_ss<T, 64, 1, 1>(dq, descdS(dsbuf, wg * 4 + kk), descKt(1, wg * 4 + kk), kk > 0 ? 1 : 0);
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(dq);
@@ -823,22 +898,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
         if (wtid == 0) bulk_wait_all();  // the tile is read (and added) before the block ends
     }
 
-    // dK_j = scale * sum dS^T Q, dV_j = sum P^T dO: written once
-    const size_t head = static_cast<size_t>(bh) * N * D;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int row = kr + 8 * h;
-        if (row < N) {
-            T* dkr = dK + head + static_cast<size_t>(row) * D + 2 * t;
-            T* dvr = dV + head + static_cast<size_t>(row) * D + 2 * t;
-#pragma unroll
-            for (int nb = 0; nb < D / 8; ++nb) {
-                *reinterpret_cast<uint32_t*>(dkr + nb * 8) =
-                    pack2<T>(dk[nb * 4 + 2 * h] * scale, dk[nb * 4 + 2 * h + 1] * scale);
-                *reinterpret_cast<uint32_t*>(dvr + nb * 8) = pack2<T>(dv[nb * 4 + 2 * h], dv[nb * 4 + 2 * h + 1]);
-            }
-        }
-    }
+    bwd_store_dkdv<T, D>(dK, dV, dk, dv, kr, t, bh, N, scale);
 }
 
 // ---- host side ---------------------------------------------------------------------------------
@@ -1011,9 +1071,9 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
                                                 heavy_first(CAUSAL));
     LAUNCH_CHECK();
     if constexpr (BULK) {
-        if (staged)
-            flash2h_bwd_post_staged<T, D, KH><<<132 * 8, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
-                                                                      static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
+        if (staged)  // a grid that fills every SM once (2048 threads an SM on Hopper), striding over the tiles
+            flash2h_bwd_post_staged<T, D, KH><<<sm_count() * (2048 / 256), 256, 0, s>>>(
+                reinterpret_cast<const float4*>(ws.a.get()), static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);
         else
             flash2h_bwd_post_tiled<T, D, KH><<<2048, 256, 0, s>>>(reinterpret_cast<const float4*>(ws.a.get()),
                                                                   static_cast<T*>(t.dQ), N, Tpad / BR, BH, scale);

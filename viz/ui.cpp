@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <string_view>
 
+#include "lessons/lib/glossary.hpp"
 #include "report/report.hpp"
 #include "viz/ticks.hpp"
 #include "viz/text_wrap.hpp"
-#include "viz/glossary.hpp"
 
 namespace viz::ui {
 
@@ -81,7 +81,7 @@ void help(std::string_view t) {
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-        const std::string_view g = glossary(t);
+        const std::string_view g = lessons::glossary(t);
         ImGui::TextUnformatted(t.data(), t.data() + t.size());
         ImGui::Separator();
         ImGui::TextUnformatted(g.data(), g.data() + g.size());

@@ -1,6 +1,6 @@
 // lessons/lib/glossary.hpp — every term the course explains, in one table: the lessons link terms
 // (a step's `terms = [...]`), `flashsim lesson --term NAME` prints an entry, and the app's "(?)"
-// markers show the same text (viz/glossary.hpp forwards here). Header-only: plain data.
+// markers show the same text. Header-only: plain data.
 #pragma once
 #include <array>
 #include <string_view>

@@ -8,10 +8,10 @@
 #include <regex>
 #include <sstream>
 
+#include "lessons/lib/glossary.hpp"
 #include "lessons/lib/lesson.hpp"
 #include "sim/tensor.hpp"
 #include "viz/app_args.hpp"
-#include "viz/glossary.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/measurement.hpp"
 #include "viz/series.hpp"
@@ -331,15 +331,15 @@ TEST_CASE("every term the app's (?) markers use has a glossary entry") {
         for (auto it = std::sregex_iterator(s.begin(), s.end(), call); it != std::sregex_iterator(); ++it) {
             const std::string t = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
             INFO(e.path().filename().string() << ": " << t);
-            CHECK(glossary_has(t));
+            CHECK(lessons::glossary_has(t));
             ++found;
         }
     }
     CHECK(found > 20);
     for (const char* t : {"standard", "flash1", "flash2", "HBM", "SRAM", "L2", "tile", "B_r", "B_c", "online softmax",
                           "rescale", "LSE"})
-        CHECK(glossary_has(t));
-    CHECK(glossary("no such term").find("add it to viz/glossary.cpp") != std::string::npos);
+        CHECK(lessons::glossary_has(t));
+    CHECK(lessons::glossary("no such term").find("add it to lessons/lib/glossary.hpp") != std::string::npos);
 }
 
 TEST_CASE("charts: standard's bytes grow like N^2; flash1's shrink like 1/M") {
