@@ -264,11 +264,15 @@ TEST_CASE("a prediction: tolerance, hints in words, bad numbers refused") {
 TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss") {
     const Lesson& l = lesson(14);
     REQUIRE(l.exercise);
-    // B_r = 90, B_c = 1: T_r = 46, 46 MiB of K and V plus Q, O: under the 48 MiB budget, but one key a step.
-    const auto thin = check_answer(l, parse_answer("algo=flash2,block_rows=90,block_cols=1"));
+    // B_r = 96, B_c = 1: T_r = 43, 43 MiB of K and V plus Q, O: under the 48 MiB budget, but one key a step.
+    const auto thin = check_answer(l, parse_answer("algo=flash2,block_rows=96,block_cols=1"));
     CHECK_FALSE(thin.valid);
     CHECK_FALSE(thin.passed);
-    CHECK(thin.message.find("4,096 steps") != std::string::npos);
+    CHECK(thin.message.find("multiple of 16") != std::string::npos);
+    // B_r = 90 = 5 x 16 + 10: refused before it is simulated, the nearest multiples named.
+    const auto off = check_answer(l, parse_answer("algo=flash2,block_rows=90,block_cols=16"));
+    CHECK_FALSE(off.valid);
+    CHECK(off.message.find("80 or 96") != std::string::npos);
     const auto miss = check_answer(l, parse_answer("algo=flash2,block_rows=32,block_cols=48"));
     CHECK(miss.valid);
     CHECK_FALSE(miss.passed);

@@ -67,7 +67,18 @@ TEST_CASE("answers") {
     const Out bad = sh("lesson exercises --answer block_rows");
     CHECK(bad.rc == 1);
     CHECK(bad.text.find("NAME=VALUE") != std::string::npos);
-    CHECK(sh("lesson two-memories --answer algo=flash2").rc == 1);  // no exercise there
+    CHECK(sh("lesson two-memories --answer algo=flash2").rc == 1);  // a prediction takes value=...
+    // Nonsense is refused with a reason and exit 1, never scored: empty, negative, off the 16-wide tile.
+    const Out empty = sh("lesson 1 --answer ''");
+    CHECK(empty.rc == 1);
+    CHECK(empty.text.find("empty") != std::string::npos);
+    CHECK(empty.text.find("value=NUMBER") != std::string::npos);
+    const Out negative = sh("lesson 1 --answer value=-33554432");
+    CHECK(negative.rc == 1);
+    CHECK(negative.text.find("positive") != std::string::npos);
+    const Out off_tile = sh("lesson causal --answer block_rows=100,block_cols=128");
+    CHECK(off_tile.rc == 1);
+    CHECK(off_tile.text.find("multiple of 16") != std::string::npos);
     // A prediction: S at N = 4096 in fp16 is 4096^2 x 2 bytes; twice that earns a hint in words.
     CHECK(sh("lesson 1 --answer value=33554432").rc == 0);
     const Out twice = sh("lesson 1 --answer value=67108864");
