@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 #include "tests/run_cli.hpp"
@@ -144,4 +145,20 @@ TEST_CASE("lesson --all without an id prints the whole course in order; the new 
     const Out per_head = sh("lesson decoding --answer value=8589934592");
     CHECK(per_head.rc == 3);
     CHECK(per_head.text.find("GQA") != std::string::npos);
+}
+
+// The course stays readable in a term: at most 16,000 words as printed (`flashsim lesson --all | wc -w`),
+// exercises included. Words are counted as wc does: runs of characters between whitespace.
+TEST_CASE("the whole course is at most 16,000 words") {
+    const Out all = sh("lesson --all");
+    REQUIRE(all.rc == 0);
+    size_t words = 0;
+    bool in_word = false;
+    for (const char c : all.text) {
+        const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+        if (!space && !in_word) ++words;
+        in_word = !space;
+    }
+    CHECK(words > 10000);  // the course printed, not an error line
+    CHECK(words <= 16000);
 }
