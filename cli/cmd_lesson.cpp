@@ -26,6 +26,7 @@ namespace {
 struct LessonArgs {
     std::string id, dir, file, answer, term;
     bool list = false, all = false, check = false;
+    bool answered = false;  // --answer was given (an empty answer is refused, not read as "no answer")
 };
 
 // Wrap paragraph lines to `width` columns; lines starting with a space are printed as they are.
@@ -175,7 +176,7 @@ int run(const LessonArgs& a) {
     if (!a.file.empty()) {
         l = lessons::load_lesson(a.file);
     } else {
-        if (a.id.empty() && a.all && a.answer.empty()) {  // the whole course, in lesson order
+        if (a.id.empty() && a.all && !a.answered) {  // the whole course, in lesson order
             std::vector<lessons::Lesson> course;
             for (auto& x : lessons::load_all(dir)) {
                 if (!x.lesson) {
@@ -220,12 +221,19 @@ int run(const LessonArgs& a) {
             return 1;
         }
     }
-    if (!a.answer.empty()) {
+    if (a.answered) {
         if (!l.exercise) {
             print_error("lesson", "lesson '" + l.id + "' has no exercise to answer");
             return 1;
         }
-        const auto ans = lessons::parse_answer(a.answer);
+        std::map<std::string, std::string> ans;
+        try {
+            ans = lessons::parse_answer(a.answer);
+        } catch (const lessons::LoadError& e) {  // the learner's words, without a file position
+            print_error("lesson", "--answer: " + e.message +
+                                      (l.exercise->predict.empty() ? "" : "; this lesson asks for value=NUMBER"));
+            return 1;
+        }
         const auto r = lessons::check_answer(l, ans);
         if (!r.valid) {  // not an answer at all: an error, on stderr, as every other bad input
             print_error("lesson", "--answer: " + r.message);
@@ -266,7 +274,8 @@ void register_lesson(CLI::App& app, int& rc) {
     cmd->add_flag("--list", a->list, "List the lessons");
     cmd->add_flag("--all", a->all, "Print every step without waiting for Enter");
     cmd->add_flag("--check", a->check, "Load every lesson (or the one named) and check its expectations (exit 1 if any fails)");
-    cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"");
+    cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"")
+        ->each([a](const std::string&) { a->answered = true; });
     cmd->add_option("--dir", a->dir, "Lessons directory (default: $FLASHSIM_LESSONS or the repo's lessons/)");
     cmd->add_option("--file", a->file, "Load this lesson file instead of looking up ID");
     cmd->add_option("--term", a->term, "Print a glossary term's entry, e.g. --term LSE");

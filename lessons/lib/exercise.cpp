@@ -139,6 +139,13 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
             return res;
         }
         const double truth = evaluate(lesson, ex.predict);
+        // A count, a size, a time or a factor asked for is positive: a negative or zero prediction is
+        // not a guess at it, so it is refused with the reason, not scored as "off by a factor of -1".
+        if (truth > 0 && !(x > 0)) {
+            res.message =
+                "'value' must be a positive number: the quantity asked for is positive (got " + num_text(x) + ")";
+            return res;
+        }
         res.valid = true;
         res.goal_value = x;
         res.passed = std::abs(x - truth) <= ex.tolerance * std::abs(truth);
@@ -147,19 +154,39 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
         o << "You said " << num_text(x) << "; the simulator computes " << num_text(truth);
         if (res.passed)
             o << ": right (within " << num_text(ex.tolerance * 100) << "%).";
-        else
+        else {
+            const std::string hints = hints_for(aj);
             o << ": off by a factor of " << num_text(truth != 0 ? x / truth : 0.0) << " (a pass is within "
-              << num_text(ex.tolerance * 100) << "%)." << hints_for(aj);
+              << num_text(ex.tolerance * 100) << "%)." << hints;
+            // Every wrong answer gets words, not only the slips a lesson foresaw.
+            if (hints.empty())
+                o << "\n\nHint: your number is " << (x > truth ? "too large" : "too small") << " by a factor of "
+                  << num_text(x > truth ? x / truth : truth / x)
+                  << "; no common slip gives that. Recount from the lesson's shape: what is read or written,"
+                     " how many times, and how many bytes an element.";
+        }
         res.message = o.str();
         return res;
     }
     ConfigSpec c = lesson.configs.at(ex.base);
     auto parse_int = [](const std::string& k, const std::string& v, int64_t& out) -> std::string {
+        if (!v.empty() && v[0] == '-')
+            return "'" + k + "' must be positive: a size cannot be negative, got '" + v + "'";
         if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos)
             return "'" + k + "' must be a positive whole number, got '" + v + "'";
         out = std::stoll(v);
-        if (out < 1) return "'" + k + "' must be at least 1";
+        if (out < 1) return "'" + k + "' must be at least 1: a size of " + v + " holds nothing";
         return {};
+    };
+    // Tiles the tensor cores can multiply: an mma instruction takes 16 rows (and 16 keys) at a time, so
+    // a block edge that is not a multiple of 16 leaves part of every instruction idle. The simulator
+    // would count such a block, but no kernel runs it; refusing it keeps the exercises about real tiles.
+    constexpr int64_t kMmaTile = 16;
+    auto tile_multiple = [&](const std::string& k, int64_t value) -> std::string {
+        if (value % kMmaTile == 0) return {};
+        const int64_t lo = value / kMmaTile * kMmaTile, hi = lo + kMmaTile;
+        return "'" + k + "' = " + std::to_string(value) + " is not a multiple of " + std::to_string(kMmaTile) +
+               ", the tensor cores' tile edge; try " + (lo > 0 ? std::to_string(lo) + " or " : "") + std::to_string(hi);
     };
     for (const auto& [k, v] : answer) {
         if (std::find(ex.fields.begin(), ex.fields.end(), k) == ex.fields.end()) {
@@ -179,11 +206,13 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
                 err = "'dtype' must be fp16, bf16 or fp32, got '" + v + "'";
             else
                 c.problem.dtype = *d;
-        } else if (k == "block_rows")
+        } else if (k == "block_rows") {
             err = parse_int(k, v, c.config.block_rows);
-        else if (k == "block_cols")
+            if (err.empty()) err = tile_multiple(k, c.config.block_rows);
+        } else if (k == "block_cols") {
             err = parse_int(k, v, c.config.block_cols);
-        else if (k == "sram")
+            if (err.empty()) err = tile_multiple(k, c.config.block_cols);
+        } else if (k == "sram")
             err = parse_int(k, v, c.config.sram_bytes);
         else if (k == "seq")
             err = parse_int(k, v, c.problem.seq);
@@ -250,7 +279,13 @@ AnswerResult check_answer(const Lesson& lesson, const std::map<std::string, std:
     if (ex.goal_at_most) o << " (must be <= " << num_text(*ex.goal_at_most) << ")";
     if (ex.goal_at_least) o << " (must be >= " << num_text(*ex.goal_at_least) << ")";
     o << (res.passed ? ": met." : ": not met yet.");
-    if (!res.passed) o << hints_for(aj);
+    if (!res.passed) {
+        const std::string hints = hints_for(aj);
+        o << hints;
+        if (hints.empty())
+            o << "\n\nHint: no common slip matches these blocks; compare what each loop re-reads with your "
+                 "blocks and the lesson's, and move B_r or B_c in the direction that re-reads less.";
+    }
     res.message = o.str();
     return res;
 }

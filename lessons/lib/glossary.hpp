@@ -24,20 +24,24 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
     {"predicted time",
      "The simulator's timing model for the whole problem on the preset GPU: each step's copies "
      "against its arithmetic, blocks scheduled over the SMs, copies overlapped with the previous "
-     "step's math (docs/simulator.md). Compare with the measured view."},
+     "step's math (docs/simulator.md). Compare with the measured view. It is one rung of the timing "
+     "ladder: see bytes bound, ideal machine and this kernel."},
     {"bytes bound",
-     "Rung 1 of the ladder of time models (docs/timing.md): the HBM bytes the algorithm's loops move, "
-     "at the memory bandwidth, with arithmetic free. No kernel of that algorithm can be faster."},
+     "Rung 1 of the timing ladder: the HBM bytes a pass moves divided by the HBM bandwidth. No kernel "
+     "can be faster than its bytes allow; for standard attention it is close to the whole story, for "
+     "flash attention far from it."},
     {"ideal machine",
-     "Rung 2 of the ladder of time models: the algorithm's own steps on a GPU that runs every byte and "
-     "FLOP at its peak rate: each step's copies at the memory bandwidth, its products at the tensor-core "
-     "peak and its softmax at the fp32 peak, copies overlapped with the arithmetic, blocks over the SMs "
-     "in waves. The limit a kernel of that algorithm approaches."},
+     "Rung 2 of the timing ladder: bytes and FLOPs at the preset's peak rates, copies overlapped with "
+     "arithmetic (matrix products on the tensor cores, exponentials on the special-function units, the "
+     "rest on the fp32 lanes). A limit no real kernel reaches. The one caveat of the course's timings: "
+     "the step-level model charges the exponentials with the other non-matrix work at the fp32 lanes' "
+     "rate, so its exponential bars are thinner than the special-function units would make them; the "
+     "kernel model (this kernel) charges them where they run."},
     {"this kernel",
-     "Rung 3 of the ladder of time models: the kernel model of one CUDA kernel: its tiles, the "
-     "tensor-core instruction it uses, exponentials on the special-function units, what its schedule "
-     "overlaps, its launches, at measured or datasheet ceilings. Where a kernel is named this is the "
-     "headline; its breakdown is where the time goes."},
+     "Rung 3 of the timing ladder: the kernel model (sim/kernel_model.hpp) of one named kernel: its "
+     "tiles, its instruction path (mma.sync or wgmma, MUFU for exponentials, copies), its schedule of "
+     "thread blocks over the SMs, at datasheet or measured ceilings. Where a kernel is named or "
+     "measured, this is the prediction to compare; the lower rungs explain the gap."},
     {"tile",
      "A block of rows (and columns) of a tensor, small enough to sit in SRAM. Tiled algorithms move "
      "tiles, never whole matrices."},
@@ -92,7 +96,8 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
     {"phase", "Standard attention runs three passes: S = QK^T, then P = softmax(S), then O = PV."},
     {"FLOPs",
      "Floating-point operations: 2 per multiply-add in the matrix products, plus exponentials, maxima "
-     "and rescaling. Flash does about the same arithmetic as standard; it moves far fewer bytes."},
+     "and rescaling. Flash's forward does the same matrix products as standard's; its backward adds one "
+     "(recomputing S: a quarter more matmul FLOPs, lesson 7). It moves far fewer bytes."},
     {"ulp",
      "Unit in the last place: the gap between adjacent floating-point numbers. 0 ulp means bit-identical; "
      "1 ulp is the smallest possible difference."},
@@ -105,6 +110,30 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
     {"event cap",
      "The trace keeps the first events of head 0 only (to bound memory). Totals always cover the "
      "whole run; the animation stops where the kept events end."},
+    {"DRAM",
+     "The memory chips of the GPU. On the GPUs in this course the DRAM is the HBM: 'DRAM bytes' from "
+     "the hardware counters are HBM traffic."},
+    {"ncu",
+     "Nsight Compute, NVIDIA's kernel profiler: it replays a kernel and reads the hardware counters "
+     "(DRAM bytes, instructions, stalls). The bench reads the same counters in process through CUPTI."},
+    {"cuBLAS",
+     "NVIDIA's library of dense linear algebra on the GPU (matrix products). Standard attention's "
+     "products call it; it is the yardstick for a tuned GEMM."},
+    {"eager PyTorch",
+     "PyTorch run operation by operation as the Python code calls them, each one its own kernel "
+     "reading its inputs from HBM and writing its output back: how the paper's standard attention runs."},
+    {"persistent grid",
+     "A launch of one thread block per SM (or a few), each looping over units of work until none are "
+     "left, instead of one thread block per unit. The order of the units is then the kernel's choice "
+     "(flash2h's forward runs so)."},
+    {"FlashAttention-3",
+     "The third FlashAttention (Shah et al., 2024), for Hopper: warp specialisation (producer warps "
+     "issue TMA copies while consumer warpgroups compute) and ping-pong scheduling (two warpgroups take "
+     "turns so one's softmax runs while the other's wgmma products do), plus FP8. Copy-compute "
+     "overlap itself (cp.async double buffering) was already FlashAttention-2's practice."},
+    {"causal mask",
+     "The mask that lets query n see keys 0..n only (causal): scores above the diagonal are set to "
+     "minus infinity, so their weights are 0. Tiles wholly above the diagonal need not be computed (lesson 8)."},
     {"DRAM bytes",
      "Bytes the GPU's memory controller actually read and wrote, from hardware counters (read "
      "in process through CUPTI, or by Nsight Compute). Compare them with the simulator's count for the "
@@ -169,7 +198,8 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
      "gives dQ = dS K and dK = dS^T Q."},
     {"D",
      "D_i = the dot product of row i of dO and row i of O: one number per query row that the softmax "
-     "gradient needs (dS = P * (dP - D))."},
+     "gradient needs (dS = P * (dP - D)). It equals sum_j P_ij dP_ij, the part of dP that every weight of "
+     "the row shares because the row's weights sum to 1; computing it from O and dO avoids a pass over P."},
     {"dQ",
      "The gradient with respect to Q. In the flash backward every key block adds its part to the same "
      "dQ rows, so the additions come from many thread blocks (atomics) in an order that can vary."},
@@ -228,7 +258,8 @@ inline constexpr std::string_view kCheckedTerms[] = {
     "dO",    "dP",        "dS",       "D",           "dQ",           "atomics",        "atomic add", "TMA",
     "wgmma", "warpgroup", "roofline", "ridge point", "footprint", "KV cache", "GQA",
     "MQA",   "split-KV",  "warp",     "flash2h",     "mma.sync",     "SDPA",           "bf16",
-    "cuDNN", "CUPTI",     "NVLink",
+    "cuDNN", "CUPTI",     "NVLink", "FlashAttention-3", "causal mask", "ncu", "DRAM", "persistent grid",
+    "cuBLAS", "eager PyTorch", "bytes bound", "ideal machine",
 };
 inline constexpr auto& checked_terms() { return kCheckedTerms; }
 

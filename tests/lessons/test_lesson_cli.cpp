@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 #include "tests/run_cli.hpp"
@@ -67,7 +68,18 @@ TEST_CASE("answers") {
     const Out bad = sh("lesson exercises --answer block_rows");
     CHECK(bad.rc == 1);
     CHECK(bad.text.find("NAME=VALUE") != std::string::npos);
-    CHECK(sh("lesson two-memories --answer algo=flash2").rc == 1);  // no exercise there
+    CHECK(sh("lesson two-memories --answer algo=flash2").rc == 1);  // a prediction takes value=...
+    // Nonsense is refused with a reason and exit 1, never scored: empty, negative, off the 16-wide tile.
+    const Out empty = sh("lesson 1 --answer ''");
+    CHECK(empty.rc == 1);
+    CHECK(empty.text.find("empty") != std::string::npos);
+    CHECK(empty.text.find("value=NUMBER") != std::string::npos);
+    const Out negative = sh("lesson 1 --answer value=-33554432");
+    CHECK(negative.rc == 1);
+    CHECK(negative.text.find("positive") != std::string::npos);
+    const Out off_tile = sh("lesson causal --answer block_rows=100,block_cols=128");
+    CHECK(off_tile.rc == 1);
+    CHECK(off_tile.text.find("multiple of 16") != std::string::npos);
     // A prediction: S at N = 4096 in fp16 is 4096^2 x 2 bytes; twice that earns a hint in words.
     CHECK(sh("lesson 1 --answer value=33554432").rc == 0);
     const Out twice = sh("lesson 1 --answer value=67108864");
@@ -133,4 +145,20 @@ TEST_CASE("lesson --all without an id prints the whole course in order; the new 
     const Out per_head = sh("lesson decoding --answer value=8589934592");
     CHECK(per_head.rc == 3);
     CHECK(per_head.text.find("GQA") != std::string::npos);
+}
+
+// The course stays readable in a term: at most 16,000 words as printed (`flashsim lesson --all | wc -w`),
+// exercises included. Words are counted as wc does: runs of characters between whitespace.
+TEST_CASE("the whole course is at most 16,000 words") {
+    const Out all = sh("lesson --all");
+    REQUIRE(all.rc == 0);
+    size_t words = 0;
+    bool in_word = false;
+    for (const char c : all.text) {
+        const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+        if (!space && !in_word) ++words;
+        in_word = !space;
+    }
+    CHECK(words > 10000);  // the course printed, not an error line
+    CHECK(words <= 16000);
 }

@@ -77,9 +77,14 @@ TEST_CASE("10.9: each kernel on the roofline, from the results file and the pres
         INFO(variant << " " << pass);
         const json* r = row(variant, pass);
         REQUIRE(r);
-        const double flops = (*r)["flops"].get<double>();
-        // 4 B H N^2 d forward (B = 2, H = 16), two and a half times that backward
-        CHECK(flops == doctest::Approx((pass == "forward" ? 1.0 : 2.5) * 4.0 * 2 * 16 * 8192.0 * 8192 * 128));
+        const double recorded = (*r)["flops"].get<double>();
+        // 4 B H N^2 d forward (B = 2, H = 16), two and a half times that backward (the bench's count:
+        // five products of 2 N^2 d, S recomputed)
+        CHECK(recorded == doctest::Approx((pass == "forward" ? 1.0 : 2.5) * 4.0 * 2 * 16 * 8192.0 * 8192 * 128));
+        // Standard's backward does four of those five products (dV, dP, dQ, dK; P is read, not
+        // recomputed), so the roofline places it with 2 x the forward's FLOPs.
+        const bool standard_bwd = variant == "standard" && pass == "backward";
+        const double flops = standard_bwd ? 2.0 * 4.0 * 2 * 16 * 8192.0 * 8192 * 128 : recorded;
         const double dram = (*r)["dram_read_bytes"].get<double>() + (*r)["dram_write_bytes"].get<double>();
         const double sim_l2 = (*r)["sim_l2_hbm_read_bytes"].get<double>() + (*r)["sim_l2_hbm_write_bytes"].get<double>();
         const double i_meas = flops / dram, i_sim = flops / sim_l2;
