@@ -20,6 +20,12 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
     bool apply = false;
     if (rs && animated(v.panel)) {
         const Timeline& tl = rs->timeline(driver(*rs, v.panel, v.algo, v.columns));
+        if (v.answer_hidden) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
+            ui::wrapped("Predict first (in the lesson pane): the animation moves on once you have.");
+            ImGui::PopStyleColor();
+        }
+        ImGui::BeginDisabled(v.answer_hidden);
         if (ImGui::Button("|<")) go_home(v);
         ImGui::SameLine();
         if (ImGui::Button("<")) step_back(v, tl);
@@ -39,10 +45,11 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         const bool shared = v.panel == Panel::compare || v.panel == Panel::scores;
         const std::string fmt =
             (shared ? std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))) + " " : std::string()) +
-            "step %lld of " + std::to_string(tl.steps_total);
+            "animation step %lld of " + std::to_string(tl.steps_total);
         ImGui::SetNextItemWidth(-fs * 3.5f);
         if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
-            scrub_to(v, tl, s - 1);
+            user_scrub(v, tl, s - 1);
+        ImGui::EndDisabled();
         ui::help("step");
         float sp = static_cast<float>(v.speed);
         ImGui::SetNextItemWidth(-fs * 3.5f);
