@@ -269,6 +269,7 @@ int main(int argc, char** argv) {
         }
         exact.poll();
         live.poll();
+        v.answer_hidden = lessons_ready && !next_step_open(lib, v);
         const RunSet* rs = sims.current().get();
         prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
 
@@ -357,9 +358,9 @@ int main(int argc, char** argv) {
         ImGui::SameLine();
         ImGui::TextDisabled("IO-aware exact attention");
         ImGui::Separator();
-        // a table in a step's text may be wider than the pane: it scrolls sideways (prose wraps)
-        ImGui::BeginChild("lesson", ImVec2(0, ImGui::GetContentRegionAvail().y * 0.5f), true,
-                          ImGuiWindowFlags_HorizontalScrollbar);
+        // the lesson pane above the controls, the bar between them dragged to share the height
+        const float left_h = ImGui::GetContentRegionAvail().y;
+        ImGui::BeginChild("lesson", ImVec2(0, std::max(fs * 8, left_h * v.lesson_share)), true);
         {
             if (!lessons_ready) {
                 ImGui::TextDisabled("loading the lessons (each simulates its own configurations)...");
@@ -369,6 +370,13 @@ int main(int argc, char** argv) {
             }
         }
         ImGui::EndChild();
+        ImGui::InvisibleButton("splitter", ImVec2(-1, fs * 0.45f));
+        if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
+        if (ImGui::IsItemActive() && left_h > 0)
+            v.lesson_share = std::clamp(v.lesson_share + io.MouseDelta.y / left_h, 0.2f, 0.85f);
+        ImGui::GetWindowDrawList()->AddLine(ImVec2(ImGui::GetItemRectMin().x + fs, ImGui::GetItemRectMin().y + fs * 0.22f),
+                                            ImVec2(ImGui::GetItemRectMax().x - fs, ImGui::GetItemRectMin().y + fs * 0.22f),
+                                            IM_COL32(255, 255, 255, 60), 2);
         ImGui::BeginChild("controls", ImVec2(0, 0), true);
         if (draw_controls_panel(rs, sims.busy(), sims.progress(), v)) {
             v.param_error = sims.request(v.edit);
