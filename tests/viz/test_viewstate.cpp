@@ -12,6 +12,7 @@
 #include "sim/softmax.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/model.hpp"
+#include "viz/rungs.hpp"
 #include "viz/view_state.hpp"
 
 using namespace viz;
@@ -444,4 +445,28 @@ TEST_CASE("a lesson step that names no animation step opens the animation at its
     s.step = 7;
     CHECK(apply_lesson_step(s, v, sims).empty());
     CHECK(v.cursor.step == 7);
+}
+
+TEST_CASE("rung 3 in the app: the kernel model per pass, both passes their sum, kept per problem") {
+    sim::Problem p;
+    p.seq = 1024;
+    p.head_dim = 64;
+    p.batch = 1;
+    p.heads = 2;
+    p.dtype = sim::DType::bf16;
+    const sim::Machine& m = sim::find_machine("H200");
+    const KernelRung& f = kernel_rung(p, sim::Pass::forward, "flash2", m);
+    const KernelRung& b = kernel_rung(p, sim::Pass::backward, "flash2", m);
+    const KernelRung& both = kernel_rung(p, sim::Pass::both, "flash2", m);
+    REQUIRE(f.error.empty());
+    CHECK(f.seconds > 0);
+    CHECK(b.seconds > f.seconds);  // the backward does 2.5x the forward's matmul work
+    // the same two predictions, added: equal up to the rounding of one addition
+    CHECK(both.seconds == doctest::Approx(f.seconds + b.seconds).epsilon(1e-12));
+    CHECK(&kernel_rung(p, sim::Pass::forward, "flash2", m) == &f);  // computed once, then kept
+    CHECK_FALSE(kernel_rung(p, sim::Pass::forward, "no-such-kernel", m).error.empty());
+    CHECK(rung_ratio(3.34, 2.99) == doctest::Approx(3.34 / 2.99));
+    CHECK(rung_ratio(0, 1) == 0);
+    CHECK(lane_unit("arithmetic", "flash2h").find("wgmma") != std::string::npos);
+    CHECK(lane_unit("arithmetic", "flash2").find("mma.sync") != std::string::npos);
 }
