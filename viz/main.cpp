@@ -405,7 +405,12 @@ int draw_left(App& a, const viz::RunSet* rs, float left_w) {
     ImGui::BeginChild("controls", ImVec2(0, -ImGui::GetTextLineHeightWithSpacing() * 2), true);
     if (draw_controls_panel(rs, a.sims.busy(), a.sims.progress(), v)) {
         v.param_error = a.sims.request(v.edit);
-        if (v.param_error.empty()) v.own_params = true;
+        if (v.param_error.empty())
+            v.own_params = true;
+        else if (rs) {
+            v.edit = rs->params;  // refused: the fields go back to what the views show (the banner says why)
+            v.edit.algo = v.algo;
+        }
     }
     ImGui::EndChild();
     // the keys a presenter needs, always on screen
