@@ -465,6 +465,9 @@ bool draw_view(App& a, const viz::RunSet* rs) {
         case Panel::exact:
             draw_exact_panel(exact, v);
             break;
+        case Panel::footprint:
+            draw_footprint_panel(*rs, v);
+            break;
     }
     return true;
 }

@@ -21,8 +21,8 @@
 namespace viz {
 
 // In tab order; the number keys 1..8 open them in this order.
-enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact };
-inline constexpr int kPanelCount = 9;
+enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact, footprint };
+inline constexpr int kPanelCount = 10;
 // Views that animate the trace (the step / play / scrub controls drive them).
 inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
@@ -65,6 +65,7 @@ struct ViewState {
     std::string softmax_error;   // why the text above was refused (the last good scores stay shown)
     std::string softmax_note;    // what was adjusted on the last apply (V resized to the scores)
     int softmax_block_good = 4;  // the block size of the last good input (softmax_block is the field)
+    int footprint_pass = 2;      // the footprint view's pass: 0 forward, 1 backward, 2 both (a training step)
     int exact_tensor = 0;        // the exactness view's tensor: 0 = O, then dQ, dK, dV (with a backward)
     int softmax_focus = -1;      // -1: follow the animation step
     // Charts: what is counted (0: DRAM through the L2 model, 1: HBM<->SRAM as the paper counts;

@@ -470,3 +470,19 @@ TEST_CASE("rung 3 in the app: the kernel model per pass, both passes their sum, 
     CHECK(lane_unit("arithmetic", "flash2h").find("wgmma") != std::string::npos);
     CHECK(lane_unit("arithmetic", "flash2").find("mma.sync") != std::string::npos);
 }
+
+TEST_CASE("lesson 12's steps open the footprint view, not what the lesson before left on screen") {
+    CHECK(parse_panel("footprint") == Panel::footprint);
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("memory-wall");
+    REQUIRE(k >= 0);
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(k)];
+    REQUIRE(L.error.empty());
+    REQUIRE_FALSE(L.steps.empty());
+    for (const auto& s : L.steps) {
+        REQUIRE(s.panel.has_value());
+        CHECK(*s.panel == Panel::footprint);
+    }
+}
