@@ -631,7 +631,7 @@ TEST_CASE("a prediction in the learner's words: separators, units, 0 refused, th
     ExerciseState st;
     st.typed = "0";
     st = submit_answer(ex, st);
-    CHECK_FALSE(st.answered);  // 0 is no prediction: refused, the gate stays shut
+    CHECK_FALSE(st.answered);   // 0 is no prediction: refused, the gate stays shut
     st.typed = grouped(truth);  // typed with separators
     st = submit_answer(ex, st);
     CHECK(st.passed);
