@@ -36,6 +36,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_option("--results", a.results_dir, "Folder of measured results (default results)");
     app.add_flag("--show-keys", a.show_keys, "Open with the keyboard help shown (as F1 does)");
     app.add_option("--font-size", a.font_px, "Font size in pixels before the monitor's scale (default 17)");
+    app.add_option("--zoom", a.zoom, "Zoom, 1 to 2 (as Ctrl +/- sets it while running)");
     app.add_flag("--tour", a.tour,
                  "Open every step of every lesson in turn (as Next does), render --frames frames of each (default 2), "
                  "print a line a step; exit 1 if a step fails");
@@ -111,6 +112,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     }
     if (app.count("--font-size") && !(a.font_px >= 8 && a.font_px <= 64))
         return "--font-size must be between 8 and 64 pixels";
+    if (app.count("--zoom") && !(a.zoom >= 1.0 && a.zoom <= 2.0)) return "--zoom must be between 1 and 2";
     if (!a.screenshot.empty()) {
         const auto& s = a.screenshot;
         if (s.size() < 5 || s.substr(s.size() - 4) != ".png")

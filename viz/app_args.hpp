@@ -27,15 +27,16 @@ struct AppArgs {
     std::optional<int64_t> seq, head_dim;
     std::optional<sim::Algo> algo;
     bool causal = false;
-    std::optional<sim::Pass> pass;  // --pass forward|backward|both
-    int64_t anim_step = -1;   // --anim-step: the animation step to show (the ring view: its step)
-    std::optional<int64_t> gpus;               // --gpus P: the ring view's GPUs, 1 to kRingMaxGpus
-    std::optional<sim::RingLayout> layout;     // --layout balanced|contiguous: the ring view's layout
-    bool play = false;        // start playing
-    double speed = 0;         // steps per second (0: the default)
-    std::string results_dir;  // results by default
-    double font_px = 0;       // font size before content scaling (0: default)
-    bool show_keys = false;   // open with the keyboard help overlay
+    std::optional<sim::Pass> pass;          // --pass forward|backward|both
+    int64_t anim_step = -1;                 // --anim-step: the animation step to show (the ring view: its step)
+    std::optional<int64_t> gpus;            // --gpus P: the ring view's GPUs, 1 to kRingMaxGpus
+    std::optional<sim::RingLayout> layout;  // --layout balanced|contiguous: the ring view's layout
+    bool play = false;                      // start playing
+    double speed = 0;                       // steps per second (0: the default)
+    std::string results_dir;                // results/ by default (report::results_dir())
+    double font_px = 0;                     // font size before content scaling (0: default)
+    double zoom = 1.0;                      // the live zoom to open with (Ctrl +/- change it), 1 to 2
+    bool show_keys = false;                 // open with the keyboard help overlay
     // --tour: open every step of every lesson in turn, as Next does, render `frames` frames of each
     // (default 2), print a line a step and a summary; exit 1 when a step failed to open or render
     bool tour = false;

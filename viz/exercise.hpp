@@ -5,6 +5,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lessons {
@@ -41,5 +42,18 @@ ExerciseState submit_answer(const ExerciseDoc& ex, ExerciseState st);
 
 // What to type, e.g. "block_rows=..., block_cols=..." or "a number".
 std::string answer_format(const ExerciseDoc& ex);
+
+// A prediction as the learner types it: "41943040", "41,943,040", "4.2e7", "40 MiB", "2 GiB",
+// "3 MB" (KiB/MiB/GiB/TiB count 1024s, kB/MB/GB/TB 1000s; B is bytes). Returns "" and sets `out`,
+// or a sentence saying what is wrong; 0 and negative numbers are refused (nothing is moved 0 times).
+std::string parse_prediction(std::string_view text, double& out);
+// x with thousands separators: 41943040 -> "41,943,040", 0.0125 -> "0.0125", 1.5e12 -> "1,500,000,000,000".
+std::string grouped(double x);
+// How far a prediction is from the truth, in words: "about 34,000 times too small", "about 2.9 times
+// too large", "about 12% too large" (truth and said both > 0).
+std::string how_far(double said, double truth);
+// A message from the lesson checker in the learner's words: command-line flags named as the
+// fields they set ("--block-rows" -> "block_rows"), long whole numbers grouped in thousands.
+std::string learner_words(std::string_view message);
 
 }  // namespace viz

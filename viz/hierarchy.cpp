@@ -3,6 +3,7 @@
 // [SECTIONS]  replay cache · captions and verbs · draw_hierarchy(): HBM · L2 · SRAM (slots, the tile
 // in flight, this step's events, the caption)
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -60,8 +61,8 @@ std::string phase_caption(const sim::Result& r, int32_t phase, uint8_t pass) {
                 ++n_bwd;
             }
         if (phase >= 0 && phase < static_cast<int32_t>(r.kernels.size()))
-            return "backward, kernel " + std::to_string(phase - first_bwd + 1) + " of " + std::to_string(n_bwd) +
-                   ": " + r.kernels[static_cast<size_t>(phase)].name;
+            return "backward, kernel " + std::to_string(phase - first_bwd + 1) + " of " + std::to_string(n_bwd) + ": " +
+                   r.kernels[static_cast<size_t>(phase)].name;
         return "backward";
     }
     if (r.algo == sim::Algo::standard) {
@@ -144,27 +145,67 @@ std::string verb(const sim::Event& e) {
     return {};
 }
 
-}  // namespace
+// What the sections of one drawing share: the inputs, where the cursor is, and what each section
+// places for the ones after it (tensors in HBM, the boxes' edges, the slots in SRAM).
+struct Frame {
+    ImDrawList* dl;
+    ImVec2 a, b;
+    const RunSet& rs;
+    const sim::Result& r;
+    const Timeline& tl;
+    const Layout& L;
+    Replay& rp;
+    Cursor c;
+    bool compact;
+    const ViewState& v;
+    float fs = 0, W = 0, H = 0;
+    const std::vector<sim::Event>& ev;
+    int64_t step = 0;
+    size_t first = 0, last = 0, done = 0;
+    double kpos = 0;
+    // placed by the sections
+    std::array<ImVec2, sim::kTensorCount> t0{}, t1{};  // tensors in HBM
+    ImVec2 h1{}, l1{}, s0{}, s1{}, cb1{};              // HBM's and L2's bottom right; SRAM's box; its capacity bar
+    int32_t phase = 0;
+    std::array<ImVec2, sim::kTensorCount> q0{}, q1{};  // slots in SRAM
+    std::array<bool, sim::kTensorCount> has_slot{};
+    float slots_bottom = 0;
+    size_t inflight = 0;
+    bool animating = false;
+};
 
-void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
-                    bool compact, const ViewState& v) {
+// The names the sections below use, bound to the frame's (not every section uses each).
+#define FLASHSIM_FRAME_NAMES                                                     \
+    [[maybe_unused]] ImDrawList* dl = f.dl;                                      \
+    [[maybe_unused]] const ImVec2 a = f.a, b = f.b;                              \
+    [[maybe_unused]] const sim::Result& r = f.r;                                 \
+    [[maybe_unused]] const Timeline& tl = f.tl;                                  \
+    [[maybe_unused]] const Layout& L = f.L;                                      \
+    [[maybe_unused]] Replay& rp = f.rp;                                          \
+    [[maybe_unused]] const Cursor c = f.c;                                       \
+    [[maybe_unused]] const bool compact = f.compact;                             \
+    [[maybe_unused]] const ViewState& v = f.v;                                   \
+    [[maybe_unused]] const float fs = f.fs, W = f.W, H = f.H;                    \
+    [[maybe_unused]] const auto& ev = f.ev;                                      \
+    [[maybe_unused]] const int64_t step = f.step;                                \
+    [[maybe_unused]] const size_t first = f.first, last = f.last, done = f.done; \
+    [[maybe_unused]] const double kpos = f.kpos;
+
+// A tile's rectangle in its tensor in HBM.
+void hbm_rect(const Frame& f, const sim::Event& e, ImVec2* p0, ImVec2* p1) {
+    const size_t k = static_cast<size_t>(e.tensor);
+    const ElemRect er = f.L.rect(e);
+    const float R = static_cast<float>(std::max<int64_t>(1, f.L.rows[k])),
+                C = static_cast<float>(std::max<int64_t>(1, f.L.cols[k]));
+    const float w = f.t1[k].x - f.t0[k].x;
+    const float th = f.t1[k].y - f.t0[k].y;
+    *p0 = ImVec2(f.t0[k].x + w * er.c0 / C, f.t0[k].y + th * er.r0 / R);
+    *p1 = ImVec2(f.t0[k].x + w * er.c1 / C, std::max(f.t0[k].y + th * er.r1 / R, f.t0[k].y + th * er.r0 / R + 2));
+}
+
+void draw_hbm(Frame& f) {
+    FLASHSIM_FRAME_NAMES
     const int64_t highlight_row = v.highlight_row;
-    const sim::Result& r = rs.result(algo);
-    const Timeline& tl = rs.timeline(algo);
-    const Layout& L = rp.layout();
-    const float fs = ImGui::GetFontSize();
-    const float W = b.x - a.x, H = b.y - a.y;
-    const auto& ev = r.trace.events;
-
-    // Where the cursor is.
-    int64_t step = tl.steps_kept ? std::clamp<int64_t>(c.step, 0, tl.steps_kept - 1) : 0;
-    const size_t first = tl.steps_kept ? tl.step_first[static_cast<size_t>(step)] : 0;
-    const size_t last = tl.steps_kept ? tl.step_first[static_cast<size_t>(step) + 1] : 0;
-    const size_t done = events_done(tl, {step, c.frac});
-    rp.advance_to(done);
-    const double span = static_cast<double>(last - first);
-    const double kpos = span * std::clamp(c.frac, 0.0, 1.0);
-
     // ---------------------------------------------------------------- HBM
     std::vector<Tensor> shown;
     for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV,
@@ -195,7 +236,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     if (two_rows) {
         // the N x d columns share the first row with the statistics
         wc = std::min(wc, std::max(fs * 1.0f, (W - 16 - gap * static_cast<float>(n_nd + n_st) - ws * n_st) /
-                                                   static_cast<float>(std::max(1, n_nd))));
+                                                  static_cast<float>(std::max(1, n_nd))));
         side2 = std::max(fs * 2.0f, std::min((W - 16 - gap * static_cast<float>(n_nn - 1)) / static_cast<float>(n_nn),
                                              H * 0.55f - head - row1 - label_h - foot));
         ht = row1;
@@ -218,7 +259,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         dl->AddText(ImVec2(h0.x + 8, h0.y + 4), ui::text_col, t.c_str());
     }
     const float top = h0.y + head;
-    std::array<ImVec2, sim::kTensorCount> t0{}, t1{};
+    auto& t0 = f.t0;
+    auto& t1 = f.t1;
     float x = h0.x + 8, x2 = h0.x + 8;
     float label_end = -1e9f, label_y = -1e9f;  // the last label drawn on this row of tensors
     for (Tensor t : shown) {
@@ -267,16 +309,6 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         dl->AddText(ImVec2(lx, t0[k].y - fs * 1.25f), col, label.c_str());
         label_end = lx + ImGui::CalcTextSize(label.c_str()).x;
     }
-    auto hbm_rect = [&](const sim::Event& e, ImVec2* p0, ImVec2* p1) {
-        const size_t k = static_cast<size_t>(e.tensor);
-        const ElemRect er = L.rect(e);
-        const float R = static_cast<float>(std::max<int64_t>(1, L.rows[k])),
-                    C = static_cast<float>(std::max<int64_t>(1, L.cols[k]));
-        const float w = t1[k].x - t0[k].x;
-        const float th = t1[k].y - t0[k].y;
-        *p0 = ImVec2(t0[k].x + w * er.c0 / C, t0[k].y + th * er.r0 / R);
-        *p1 = ImVec2(t0[k].x + w * er.c1 / C, std::max(t0[k].y + th * er.r1 / R, t0[k].y + th * er.r0 / R + 2));
-    };
     if (highlight_row >= 0 && highlight_row < L.n) {
         for (Tensor t : shown) {
             const size_t k = static_cast<size_t>(t);
@@ -305,7 +337,12 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         mark(Tensor::K, j * bc, (j + 1) * bc, 0, L.d);
         mark(Tensor::S, i * br, (i + 1) * br, j * bc, (j + 1) * bc);
     }
+    f.h1 = h1;
+}
 
+void draw_l2(Frame& f) {
+    FLASHSIM_FRAME_NAMES
+    const ImVec2 h1 = f.h1;
     // ---------------------------------------------------------------- L2
     const float l2_h = fs * (compact ? 1.6f : 1.9f);
     const ImVec2 l0(a.x, h1.y + fs * 0.5f), l1(b.x, h1.y + fs * 0.5f + l2_h);
@@ -321,8 +358,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                                          ? ui::bytes(walk) + " of " + ui::bytes(r.machine.l2_bytes)
                                          : ui::bytes(r.machine.l2_bytes);
             t = compact ? "L2 " + size + ": " + hit + " hits"
-                        : "L2 (" + size + ", LRU model): " + hit +
-                              " of loads hit; HBM after L2 " + ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
+                        : "L2 (" + size + ", LRU model): " + hit + " of loads hit; HBM after L2 " +
+                              ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
         } else {
             t = compact ? "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run"
                         : "L2 cache (" + ui::bytes(r.machine.l2_bytes) + "): no model run" +
@@ -341,7 +378,12 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered())
             ImGui::SetTooltip("%s", t.c_str());
     }
+    f.l1 = l1;
+}
 
+void draw_sram_bar(Frame& f) {
+    FLASHSIM_FRAME_NAMES
+    const ImVec2 l1 = f.l1;
     // ---------------------------------------------------------------- SRAM
     const ImVec2 s0(a.x, l1.y + fs * 0.5f), s1 = b;
     dl->AddRectFilled(s0, s1, IM_COL32(30, 46, 42, 255), 6.0f);
@@ -419,6 +461,15 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         dl->AddRectFilled(ImVec2(tp.x - 3, cb0.y), cb1, IM_COL32(20, 22, 28, 220));
         dl->AddText(tp, ui::text_col, cap.c_str());
     }
+    f.s0 = s0;
+    f.s1 = s1;
+    f.cb1 = cb1;
+    f.phase = phase;
+}
+
+void draw_slots(Frame& f) {
+    FLASHSIM_FRAME_NAMES
+    const ImVec2 s0 = f.s0, s1 = f.s1, cb1 = f.cb1;
     // resident tiles: one slot per tensor
     const std::vector<Resident> res = resident_tiles(r.trace, first, last);
     const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
@@ -430,12 +481,13 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     const int slot_cols = (nslots + slot_rows - 1) / slot_rows;  // balanced rows
     const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / slot_cols - gx);
     const float gy = fs * (compact ? 0.4f : 1.5f);
-    const float slot_h = std::max(
-        fs * 1.5f, std::min({((sy1 - sy0) * (compact ? 1.0f : 0.4f) - gy * (slot_rows - 1)) / slot_rows,
-                             slot_w * 0.9f, fs * 4.5f}));
+    const float slot_h =
+        std::max(fs * 1.5f, std::min({((sy1 - sy0) * (compact ? 1.0f : 0.4f) - gy * (slot_rows - 1)) / slot_rows,
+                                      slot_w * 0.9f, fs * 4.5f}));
     const float slots_bottom = sy0 + slot_rows * slot_h + (slot_rows - 1) * gy;
-    std::array<ImVec2, sim::kTensorCount> q0{}, q1{};
-    std::array<bool, sim::kTensorCount> has_slot{};
+    auto& q0 = f.q0;
+    auto& q1 = f.q1;
+    auto& has_slot = f.has_slot;
     {
         int k_in_row = 0, row = 0;
         const auto row_start = [&](int row_) {
@@ -531,6 +583,21 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
                                  ui::bytes(static_cast<double>(rt.bytes)));
         }
     }
+    f.slots_bottom = slots_bottom;
+    f.inflight = inflight;
+    f.animating = animating;
+}
+
+void draw_flight_and_events(Frame& f) {
+    FLASHSIM_FRAME_NAMES
+    const ImVec2 s0 = f.s0, s1 = f.s1;
+    const auto& q0 = f.q0;
+    const auto& q1 = f.q1;
+    const auto& has_slot = f.has_slot;
+    const float slots_bottom = f.slots_bottom;
+    const size_t inflight = f.inflight;
+    const bool animating = f.animating;
+    const int32_t phase = f.phase;
     // the event in flight: a tile moving between its place in HBM and its slot in SRAM
     if (animating) {
         const sim::Event& e = ev[inflight];
@@ -538,7 +605,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         const float u = ease(static_cast<float>(std::clamp(kpos - static_cast<double>(done - first), 0.0, 1.0)));
         if ((e.kind == EventKind::load || e.kind == EventKind::store) && has_slot[k]) {
             ImVec2 p0, p1;
-            hbm_rect(e, &p0, &p1);
+            hbm_rect(f, e, &p0, &p1);
             dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 255, 255, 255), 0, 0,
                         2.0f);
             const ImVec2 from0 = e.kind == EventKind::load ? p0 : q0[k], from1 = e.kind == EventKind::load ? p1 : q1[k];
@@ -598,6 +665,39 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
         dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());
         dl->PopClipRect();
     }
+}
+
+#undef FLASHSIM_FRAME_NAMES
+
+}  // namespace
+
+void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
+                    bool compact, const ViewState& v) {
+    const sim::Result& r = rs.result(algo);
+    const Timeline& tl = rs.timeline(algo);
+    Frame f{dl,          a,         b,
+            rs,          r,         tl,
+            rp.layout(), rp,        c,
+            compact,     v,         ImGui::GetFontSize(),
+            b.x - a.x,   b.y - a.y, r.trace.events};
+    // Where the cursor is.
+    int64_t step = tl.steps_kept ? std::clamp<int64_t>(c.step, 0, tl.steps_kept - 1) : 0;
+    const size_t first = tl.steps_kept ? tl.step_first[static_cast<size_t>(step)] : 0;
+    const size_t last = tl.steps_kept ? tl.step_first[static_cast<size_t>(step) + 1] : 0;
+    const size_t done = events_done(tl, {step, c.frac});
+    rp.advance_to(done);
+    const double span = static_cast<double>(last - first);
+    const double kpos = span * std::clamp(c.frac, 0.0, 1.0);
+    f.step = step;
+    f.first = first;
+    f.last = last;
+    f.done = done;
+    f.kpos = kpos;
+    draw_hbm(f);
+    draw_l2(f);
+    draw_sram_bar(f);
+    draw_slots(f);
+    draw_flight_and_events(f);
 }
 
 }  // namespace viz

@@ -295,6 +295,10 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
     } else if (s.params && s.panel == Panel::scores) {
         // the score matrix without a step named: the whole sweep (scrub_to clamps to the last step)
         v.pending_step = std::numeric_limits<int64_t>::max();
+    } else {
+        // no step named: the animation opens at its start, not where the last step left it
+        v.cursor = {0, 0.0};
+        v.pending_step = s.params ? 0 : -1;
     }
     v.playing = false;
     return err;

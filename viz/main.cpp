@@ -64,46 +64,48 @@ std::string screenshot_name(const std::string& base, viz::Panel p) {
 
 bool key(int glfw_key) { return ImGui::IsKeyPressed(glfw_key); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    using namespace viz;
-    // ---------------------------------------------------------------- arguments and data
-    AppArgs args;
-    bool want_help = false;
-    std::string help_text;
-    if (std::string err = parse_app_args(argc, argv, args, &want_help, &help_text); !err.empty()) return fail(err);
-    if (want_help) {
-        std::printf("%s", help_text.c_str());
-        return 0;
-    }
-    ViewState v;
-    Simulations sims;
-    ChartJob charts;
-    RingJob ring;  // the ring view's simulation (sim::simulate_ring), off the UI thread
-    ExactJob exact;  // the exactness view's outputs (numerics on), off the UI thread
-    const MeasuredSet measured = load_measurements(args.results_dir.empty() ? default_results_dir() : args.results_dir);
-    const bool scripted = args.frames > 0;  // render a fixed number of frames (screenshots, timing)
-
-    // Lessons load (and simulate their configurations) in the background unless the command line
-    // names one: then a bad name or step is refused before any window opens.
-    LessonLibrary lib;
-    std::future<LessonLibrary> lib_job;
+// Everything the loop reads and writes: the view state, the background jobs, the lessons, and
+// the frame bookkeeping of the scripted modes (screenshots, the tour).
+struct App {
+    viz::AppArgs args;
+    viz::ViewState v;
+    viz::Simulations sims;
+    viz::ChartJob charts;
+    viz::RingJob ring;    // the ring view's simulation (sim::simulate_ring), off the UI thread
+    viz::ExactJob exact;  // the exactness view's outputs (numerics on), off the UI thread
+    viz::MeasuredSet measured;
+    viz::LessonLibrary lib;
+    std::future<viz::LessonLibrary> lib_job;
     bool lessons_ready = false;
-    int tab_forced = -1;  // a tab to select programmatically (-1: none)
+    bool scripted = false;   // render a fixed number of frames (screenshots, timing)
+    int tab_forced = -1;     // a tab to select programmatically (-1: none)
+    std::string tour_error;  // --tour: why the step on screen failed ("": it has not)
+    viz::TourLog tour;
+    viz::ReplayCache cache;
+    viz::LiveRun live;
+    GLFWwindow* window = nullptr;
+    // Presentation: full screen, zoom (1 to 2), the left column hidden, a picture asked for, and
+    // what the last key did (shown a few seconds).
+    bool full_screen = false;
+    int win_x = 0, win_y = 0, win_w = 0, win_h = 0;  // the window before full screen
+    float zoom = 1.0f;
+    ImFont* font_1x = nullptr;
+    ImFont* font_2x = nullptr;  // null where only ImGui's built-in font is there
+    bool hide_controls = false;
+    bool save_picture = false;
+    std::string notice;
+    double notice_until = 0;
+
     // Open the lesson step v.lesson, v.lesson_step and show its view: what the lesson panel's Back /
     // Next, Page Up / Down, the command line and the tour all do. Returns why it could not be opened.
-    auto apply_step = [&]() -> std::string {
+    std::string apply_step() {
         if (lib.lessons.empty()) return lib.error;
-        std::string err = open_lesson_step(lib, v.lesson, v.lesson_step, v, sims);
+        std::string err = viz::open_lesson_step(lib, v.lesson, v.lesson_step, v, sims);
         tab_forced = static_cast<int>(v.panel);
         return err;
-    };
-    // --tour: why the step on screen failed ("" : it has not), and the steps done so far
-    std::string tour_error;
-    TourLog tour;
+    }
     // command-line overrides of whatever the lesson shows
-    auto apply_overrides = [&]() -> std::string {
+    std::string apply_overrides() {
         if (args.gpus) v.ring.gpus = *args.gpus;
         if (args.layout) v.ring.layout = *args.layout;
         if (args.pass) v.ring.pass = *args.pass;
@@ -124,44 +126,71 @@ int main(int argc, char** argv) {
             v.ring_pos = static_cast<double>(args.anim_step) + 1.0;  // the ring view: that step, complete
         }
         return {};
-    };
-    if (!args.lesson.empty() || args.lesson_step_given || scripted) {
-        lib = load_lesson_library();
-        lessons_ready = true;
+    }
+    std::vector<int> step_counts() const {
+        std::vector<int> steps;
+        for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
+        return steps;
+    }
+    void say(std::string what) {
+        notice = std::move(what);
+        notice_until = ImGui::GetTime() + 4.0;
+    }
+};
+
+// The lessons and the command line's choices. Lessons load (and simulate their configurations) in
+// the background unless the command line names one: then a bad name or step is refused before
+// any window opens. Returns an exit code, or -1 to go on.
+int load_data(App& a) {
+    using namespace viz;
+    AppArgs& args = a.args;
+    ViewState& v = a.v;
+    a.measured = load_measurements(args.results_dir.empty() ? default_results_dir() : args.results_dir);
+    a.scripted = args.frames > 0;
+    if (!args.lesson.empty() || args.lesson_step_given || a.scripted) {
+        a.lib = load_lesson_library();
+        a.lessons_ready = true;
         if (!args.lesson.empty()) {
-            v.lesson = lib.find(args.lesson);
+            v.lesson = a.lib.find(args.lesson);
             if (v.lesson < 0) {
                 std::string ids;
-                for (const auto& l : lib.lessons) ids += (ids.empty() ? "" : ", ") + l.id;
+                for (const auto& l : a.lib.lessons) ids += (ids.empty() ? "" : ", ") + l.id;
                 return fail("no lesson '" + args.lesson + "'; lessons: " + ids);
             }
         }
         if (args.lesson_step_given) {
             const int n =
-                lib.lessons.empty() ? 0 : static_cast<int>(lib.lessons[static_cast<size_t>(v.lesson)].steps.size());
+                a.lib.lessons.empty() ? 0 : static_cast<int>(a.lib.lessons[static_cast<size_t>(v.lesson)].steps.size());
             if (args.lesson_step >= n)
                 return fail("--step " + std::to_string(args.lesson_step + 1) + " is past the lesson's " +
                             std::to_string(n) + " steps");
             v.lesson_step = args.lesson_step;
         }
-        if (args.tour && lib.lessons.empty()) return fail("--tour: no lessons to open: " + lib.error, 1);
-        tour_error = apply_step();  // the tour starts at the first step of the first lesson
+        if (args.tour && a.lib.lessons.empty()) return fail("--tour: no lessons to open: " + a.lib.error, 1);
+        a.tour_error = a.apply_step();  // the tour starts at the first step of the first lesson
     } else {
-        lib_job = std::async(std::launch::async, load_lesson_library);
+        a.lib_job = std::async(std::launch::async, load_lesson_library);
     }
-    if (std::string err = apply_overrides(); !err.empty()) return fail(err);
+    if (std::string err = a.apply_overrides(); !err.empty()) return fail(err);
     if (args.play) v.playing = v.ring_playing = true;
     if (args.show_keys) v.show_help = true;
     if (args.speed > 0) v.speed = clamp_speed(args.speed);
+    a.zoom = static_cast<float>(args.zoom);
+    return -1;
+}
 
-    // ---------------------------------------------------------------- window and ImGui
+// The window, ImGui and the font. Returns an exit code, or -1 to go on.
+int open_window(App& a) {
+    const viz::AppArgs& args = a.args;
+    const bool scripted = a.scripted;
     static std::string glfw_error;  // the last GLFW complaint, folded into our one-line error
     glfwSetErrorCallback([](int, const char* what) { glfw_error = what ? what : ""; });
     if (!glfwInit()) return fail("cannot open a window (" + glfw_error + "): set DISPLAY, or run under xvfb-run -a", 1);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    GLFWwindow* window = glfwCreateWindow(args.width, args.height, "flashsim: IO-aware attention", nullptr, nullptr);
+    GLFWwindow* window = a.window =
+        glfwCreateWindow(args.width, args.height, "flashsim: IO-aware attention", nullptr, nullptr);
     if (!window) {
         glfwTerminate();
         return fail("cannot create an OpenGL 3.3 window (" + glfw_error + "): is OpenGL available? try xvfb-run -a", 1);
@@ -180,11 +209,13 @@ int main(int argc, char** argv) {
     const float scale = std::clamp(std::max(xscale, yscale), 1.0f, 4.0f);
     const float font_px = (args.font_px > 0 ? static_cast<float>(args.font_px) : 17.0f) * scale;
     const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-    if (std::filesystem::exists(font) && io.Fonts->AddFontFromFileTTF(font, font_px)) {
+    // the font at 1x and at 2x: zoom draws from the nearer, so text stays sharp up to 2x
+    if (std::filesystem::exists(font) && (a.font_1x = io.Fonts->AddFontFromFileTTF(font, font_px))) {
+        a.font_2x = io.Fonts->AddFontFromFileTTF(font, font_px * 2);
     } else {
         ImFontConfig cfg;
         cfg.SizePixels = font_px;
-        io.Fonts->AddFontDefault(&cfg);
+        a.font_1x = io.Fonts->AddFontDefault(&cfg);
         std::fprintf(stderr, "flashsim-app: %s not found (install fonts-dejavu-core); using ImGui's built-in font\n",
                      font);
     }
@@ -196,10 +227,355 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
 
-    if (scripted) sims.wait();  // a screenshot shows the finished simulation, not a progress bar
-    ReplayCache cache;
-    LiveRun live;
-    tab_forced = static_cast<int>(v.panel);
+    return -1;
+}
+
+// F11 (or Alt+Enter): full screen on the window's monitor, and back.
+void toggle_full_screen(App& a) {
+    GLFWmonitor* mon = glfwGetPrimaryMonitor();
+    const GLFWvidmode* mode = mon ? glfwGetVideoMode(mon) : nullptr;
+    if (!a.full_screen && mode) {
+        glfwGetWindowPos(a.window, &a.win_x, &a.win_y);
+        glfwGetWindowSize(a.window, &a.win_w, &a.win_h);
+        glfwSetWindowMonitor(a.window, mon, 0, 0, mode->width, mode->height, mode->refreshRate);
+        a.full_screen = true;
+    } else if (a.full_screen) {
+        glfwSetWindowMonitor(a.window, nullptr, a.win_x, a.win_y, a.win_w, a.win_h, 0);
+        a.full_screen = false;
+    }
+}
+
+// The presentation keys: full screen, zoom, hide the controls, save a picture, quit.
+void presentation_keys(App& a) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (key(GLFW_KEY_F11) || (io.KeyAlt && key(GLFW_KEY_ENTER))) toggle_full_screen(a);
+    if (io.KeyCtrl) {
+        const float before = a.zoom;
+        if (key(GLFW_KEY_EQUAL) || key(GLFW_KEY_KP_ADD)) a.zoom = std::min(2.0f, a.zoom + 0.1f);
+        if (key(GLFW_KEY_MINUS) || key(GLFW_KEY_KP_SUBTRACT)) a.zoom = std::max(1.0f, a.zoom - 0.1f);
+        if (key(GLFW_KEY_0) || key(GLFW_KEY_KP_0)) a.zoom = 1.0f;
+        if (a.zoom != before) a.say("zoom " + std::to_string(static_cast<int>(std::lround(a.zoom * 100))) + "%");
+        if (key(GLFW_KEY_Q)) glfwSetWindowShouldClose(a.window, 1);
+        return;  // Ctrl+digit zooms, it does not switch views
+    }
+    if (key(GLFW_KEY_Q)) glfwSetWindowShouldClose(a.window, 1);
+    if (key(GLFW_KEY_H)) a.hide_controls = !a.hide_controls;
+    if (key(GLFW_KEY_P)) a.save_picture = true;
+}
+
+// The keyboard (not while typing in a field): animation, lesson steps, views, presentation.
+// Returns the lesson step to open (-1: none).
+int handle_keys(App& a, const viz::RunSet* rs) {
+    using namespace viz;
+    ViewState& v = a.v;
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput) return -1;
+    int lesson_go = -1;
+    presentation_keys(a);
+    if (io.KeyCtrl) return -1;
+    RingJob& ring = a.ring;
+    const Timeline* tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
+    if (key(GLFW_KEY_F1)) v.show_help = !v.show_help;
+    for (ImWchar c : io.InputQueueCharacters)
+        if (c == '?') v.show_help = !v.show_help;
+    if (key(GLFW_KEY_ESCAPE)) v.show_help = false;
+    if (v.panel == Panel::softmax) {
+        if (key(GLFW_KEY_RIGHT))
+            v.softmax_focus = v.softmax_focus < 0 ? -1 : v.softmax_focus + 1;  // clamped by the panel
+        if (key(GLFW_KEY_LEFT)) v.softmax_focus = v.softmax_focus < 0 ? 1000 : std::max(0, v.softmax_focus - 1);
+        if (key(GLFW_KEY_HOME)) v.softmax_focus = 0;
+        if (key(GLFW_KEY_END)) v.softmax_focus = -1;
+    } else if (v.panel == Panel::ring) {
+        if (const RingRun* rr = ring.current().get()) {
+            const sim::RingResult& r = rr->result;
+            const int64_t n = ring_step_count(r);
+            // the step shown: the one the position completes (or 0 at the start)
+            const int64_t k = v.ring_pos <= 0 ? -1 : static_cast<int64_t>(std::ceil(v.ring_pos)) - 1;
+            if (key(GLFW_KEY_SPACE)) {
+                if (!v.ring_playing && v.ring_pos >= static_cast<double>(n)) v.ring_pos = 0;
+                v.ring_playing = !v.ring_playing;
+            }
+            if (key(GLFW_KEY_RIGHT)) {
+                v.ring_pos = ring_pos_of_step(r, k + 1);
+                v.ring_playing = false;
+            }
+            if (key(GLFW_KEY_LEFT)) {
+                v.ring_pos = k > 0 ? ring_pos_of_step(r, k - 1) : 0.0;
+                v.ring_playing = false;
+            }
+            if (key(GLFW_KEY_HOME)) v.ring_pos = 0, v.ring_playing = false;
+            if (key(GLFW_KEY_END)) v.ring_pos = static_cast<double>(n), v.ring_playing = false;
+        }
+    } else if (tl) {
+        if (key(GLFW_KEY_SPACE) && !v.answer_hidden) {
+            if (!v.playing && v.cursor.step >= last_step(*tl) && v.cursor.frac >= 1.0) v.cursor = {0, 0.0};
+            v.playing = !v.playing;
+        }
+        if (key(GLFW_KEY_RIGHT)) step_forward(v, *tl);
+        if (key(GLFW_KEY_LEFT)) step_back(v, *tl);
+        if (key(GLFW_KEY_HOME)) go_home(v);
+        if (key(GLFW_KEY_END)) go_end(v, *tl);
+    }
+    const std::vector<int> steps = a.step_counts();  // Page Down / Up cross lessons as Next / Back do
+    if (key(GLFW_KEY_PAGE_DOWN) && next_step_open(a.lib, v) && lesson_next(v.lesson, v.lesson_step, steps))
+        lesson_go = v.lesson_step;
+    if (key(GLFW_KEY_PAGE_UP) && lesson_back(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
+    for (int k = 0; k < kPanelCount; ++k)
+        if (key(GLFW_KEY_1 + k)) {
+            switch_panel(v, rs, static_cast<Panel>(k));
+            a.tab_forced = static_cast<int>(v.panel);
+        }
+    return lesson_go;
+}
+
+// New results from the background jobs: lessons, simulations, charts, ring, exactness, live run.
+void poll_jobs(App& a, const viz::Timeline*& prev_tl, std::shared_ptr<const viz::RunSet>& prev_rs) {
+    using namespace viz;
+    ViewState& v = a.v;
+    if (!a.lessons_ready && a.lib_job.valid() &&
+        a.lib_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        a.lib = a.lib_job.get();
+        a.lessons_ready = true;
+        a.apply_step();  // the app opens on the first lesson once it has loaded
+        a.apply_overrides();
+        a.tab_forced = static_cast<int>(v.panel);
+    }
+    if (a.sims.poll() || (a.sims.current() && prev_rs != a.sims.current())) {
+        a.cache = ReplayCache{};
+        const RunSet& now = *a.sims.current();
+        if (v.pending_step >= 0) {
+            scrub_to(v, now.timeline(driver(now, v.panel, v.algo, v.columns)), v.pending_step);
+            v.pending_step = -1;
+        } else {
+            rebase(v, now, prev_tl);
+        }
+        a.charts.request(now.params);
+        if (a.scripted && v.panel == Panel::charts) a.charts.wait();
+        prev_rs = a.sims.current();
+    }
+    a.charts.poll();
+    // the ring view simulates the app's problem with its own inputs; a new request only when
+    // either changed (a refusal stays in ring.refusal() and the last good ring stays shown)
+    if (a.sims.current() && v.panel == Panel::ring) {
+        a.ring.request(a.sims.current()->params, v.ring);
+        if (a.scripted) a.ring.wait();
+    }
+    a.ring.poll();
+    // the exactness view computes the app's problem's outputs, only while it is shown
+    if (a.sims.current() && v.panel == Panel::exact) {
+        a.exact.request(a.sims.current()->params);
+        if (a.scripted) a.exact.wait();
+    }
+    a.exact.poll();
+    a.live.poll();
+}
+
+// The left column: the lesson pane, the bar that shares the height, the controls, the keys.
+// Returns the lesson step to open (-1: none).
+int draw_left(App& a, const viz::RunSet* rs, float left_w) {
+    using namespace viz;
+    ViewState& v = a.v;
+    const float fs = ImGui::GetFontSize();
+    int lesson_go = -1;
+    ImGui::BeginChild("left", ImVec2(left_w, 0), false);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "flashsim");
+    ImGui::SameLine();
+    ImGui::TextDisabled("IO-aware exact attention");
+    ImGui::Separator();
+    // the lesson pane above the controls, the bar between them dragged to share the height
+    const float left_h = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2;
+    ImGui::BeginChild("lesson", ImVec2(0, std::max(fs * 8, left_h * v.lesson_share)), true);
+    if (!a.lessons_ready) {
+        ImGui::TextDisabled("loading the lessons (each simulates its own configurations)...");
+    } else {
+        const int g = draw_lesson_panel(a.lib, v);
+        if (g >= 0) lesson_go = g;
+    }
+    ImGui::EndChild();
+    ImGui::InvisibleButton("splitter", ImVec2(-1, fs * 0.45f));
+    if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
+    if (ImGui::IsItemActive() && left_h > 0)
+        v.lesson_share = std::clamp(v.lesson_share + ImGui::GetIO().MouseDelta.y / left_h, 0.2f, 0.85f);
+    const ImVec2 r0 = ImGui::GetItemRectMin(), r1 = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(r0.x + fs, r0.y + fs * 0.22f), ImVec2(r1.x - fs, r0.y + fs * 0.22f),
+                                        IM_COL32(255, 255, 255, 60), 2);
+    ImGui::BeginChild("controls", ImVec2(0, -ImGui::GetTextLineHeightWithSpacing() * 2), true);
+    if (draw_controls_panel(rs, a.sims.busy(), a.sims.progress(), v)) {
+        v.param_error = a.sims.request(v.edit);
+        if (v.param_error.empty())
+            v.own_params = true;
+        else if (rs) {
+            v.edit = rs->params;  // refused: the fields go back to what the views show (the banner says why)
+            v.edit.algo = v.algo;
+        }
+    }
+    ImGui::EndChild();
+    // the keys a presenter needs, always on screen
+    ui::wrapped("F1 keys  F11 full screen  Ctrl +/- zoom  H hide controls  P save picture  Q quit");
+    ImGui::EndChild();
+    return lesson_go;
+}
+
+// The view of v.panel (or a progress bar while its simulation runs). Returns whether the view
+// itself was drawn (the tour checks it).
+bool draw_view(App& a, const viz::RunSet* rs) {
+    using namespace viz;
+    ViewState& v = a.v;
+    const float fs = ImGui::GetFontSize();
+    const Panel p = v.panel;
+    if (!rs && p != Panel::softmax && p != Panel::measured) {
+        ImGui::ProgressBar(a.sims.progress(), ImVec2(fs * 16, 0), "simulating...");
+        if (!a.sims.last_error().empty()) ui::wrapped("%s", a.sims.last_error().c_str());
+        return false;
+    }
+    auto& cache = a.cache;
+    auto& charts = a.charts;
+    auto& measured = a.measured;
+    auto& live = a.live;
+    auto& ring = a.ring;
+    auto& exact = a.exact;
+    switch (p) {
+        case Panel::memory:
+            draw_memory_panel(*rs, cache, v);
+            break;
+        case Panel::compare:
+            draw_compare_panel(*rs, cache, v);
+            break;
+        case Panel::scores:
+            draw_scores_panel(*rs, cache, v);
+            break;
+        case Panel::timeline:
+            draw_timeline_panel(*rs, measured, v);
+            break;
+        case Panel::softmax:
+            draw_softmax_panel(v);
+            break;
+        case Panel::charts:
+            draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), measured, v);
+            break;
+        case Panel::measured:
+            draw_measured_panel(measured, rs, &live, v);
+            break;
+        case Panel::ring:
+            draw_ring_panel(ring, v);
+            break;
+        case Panel::exact:
+            draw_exact_panel(exact, v);
+            break;
+        case Panel::footprint:
+            draw_footprint_panel(*rs, v);
+            break;
+    }
+    return true;
+}
+
+// The right side: a refusal's banner and the tabs stay put; the view under them scrolls. (The
+// tabs in the scrolling child stretched to the widest view's width and the last ones ran off the
+// screen.) Returns whether the view was drawn.
+bool draw_right(App& a, const viz::RunSet* rs) {
+    using namespace viz;
+    ViewState& v = a.v;
+    const float fs = ImGui::GetFontSize();
+    ImGui::BeginChild("right", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    if (!v.param_error.empty()) {  // a refusal, where the learner looks after pressing Simulate
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
+        ui::wrapped("Not applied: %s", v.param_error.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::SmallButton("OK")) v.param_error.clear();
+        ImGui::SameLine();
+        ImGui::TextDisabled("the views still show the last good simulation");
+    }
+    if (ImGui::BeginTabBar("panels", ImGuiTabBarFlags_FittingPolicyScroll)) {
+        for (int k = 0; k < kPanelCount; ++k) {
+            const Panel p = static_cast<Panel>(k);
+            const ImGuiTabItemFlags fl = a.tab_forced == k ? ImGuiTabItemFlags_SetSelected : 0;
+            const std::string title = std::string(panel_title(p)) + "###" + std::string(panel_name(p));
+            if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
+                if (a.tab_forced == k) a.tab_forced = -1;  // the forced tab is showing now
+                if (a.tab_forced < 0 && v.panel != p) switch_panel(v, rs, p);
+                ImGui::EndTabItem();
+            }
+        }
+        ImGui::EndTabBar();
+    }
+    {
+        // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
+        // collapsed and the side-by-side panes overlapped).
+        const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 28.0f);
+        if (avail.x < min_view.x || avail.y < min_view.y)
+            ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
+    }
+    ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    const bool drawn = draw_view(a, rs);
+    ImGui::EndChild();
+    ImGui::EndChild();
+    return drawn;
+}
+
+// P: the frame just rendered as a PNG in the working folder, and the command that brings the
+// step back on the clipboard.
+void save_picture(App& a, int fw, int fh) {
+    const viz::ViewState& v = a.v;
+    const std::string cmd = "flashsim-app --lesson " + std::to_string(v.lesson + 1) + " --step " +
+                            std::to_string(v.lesson_step + 1) + " --panel " + std::string(viz::panel_name(v.panel));
+    const std::string png = "flashsim-lesson" + std::to_string(v.lesson + 1) + "-step" +
+                            std::to_string(v.lesson_step + 1) + "-" + std::string(viz::panel_name(v.panel)) + ".png";
+    ImGui::SetClipboardText(cmd.c_str());
+    a.say(write_png(png, fw, fh) ? "saved " + png + "; copied: " + cmd : "could not write " + png + " here");
+}
+
+void report_frame_time(const App& a, const std::vector<double>& frame_ms, const std::vector<double>& ui_ms) {
+    using namespace viz;
+    const AppArgs& args = a.args;
+    const ViewState& v = a.v;
+    std::vector<double> s(frame_ms.begin() + std::min<size_t>(frame_ms.size() - 1, 5),
+                          frame_ms.end());  // skip warm-up
+    std::sort(s.begin(), s.end());
+    double sum = 0;
+    for (double x : s) sum += x;
+    const double mean = sum / static_cast<double>(s.size());
+    const RunSet* rs = a.sims.current().get();
+    std::printf(
+        "frames %zu (after 5 warm-up) at %dx%d, N = %lld, panel %s: mean %.2f ms, median %.2f ms, p95 %.2f ms, "
+        "max %.2f ms, %.1f fps (mean)\n",
+        s.size(), args.width, args.height, rs ? static_cast<long long>(rs->problem.seq) : 0LL,
+        std::string(panel_name(v.panel)).c_str(), mean, s[s.size() / 2], s[s.size() * 95 / 100], s.back(),
+        1000.0 / mean);
+    std::vector<double> u(ui_ms.begin() + std::min<size_t>(ui_ms.size() - 1, 5), ui_ms.end());
+    std::sort(u.begin(), u.end());
+    double usum = 0;
+    for (double x : u) usum += x;
+    std::printf(
+        "of which the app's own work (input, panels, draw lists): mean %.2f ms, p95 %.2f ms; the rest is "
+        "OpenGL rasterising and presenting\n",
+        usum / static_cast<double>(u.size()), u[u.size() * 95 / 100]);
+    std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace viz;
+    // ---------------------------------------------------------------- arguments, data, window
+    App a;
+    {
+        bool want_help = false;
+        std::string help_text;
+        if (std::string err = parse_app_args(argc, argv, a.args, &want_help, &help_text); !err.empty())
+            return fail(err);
+        if (want_help) {
+            std::printf("%s", help_text.c_str());
+            return 0;
+        }
+    }
+    if (const int rc = load_data(a); rc >= 0) return rc;
+    if (const int rc = open_window(a); rc >= 0) return rc;
+    const AppArgs& args = a.args;
+    ViewState& v = a.v;
+    ImGuiIO& io = ImGui::GetIO();
+    const bool scripted = a.scripted;
+    if (scripted) a.sims.wait();  // a screenshot shows the finished simulation, not a progress bar
+    a.tab_forced = static_cast<int>(v.panel);
     std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
@@ -208,138 +584,61 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- loop
     // Idle, the app waits for input instead of redrawing 60 times a second: background work wakes
-    // it (glfwPostEmptyEvent from the worker threads), playback and progress bars keep it drawing.
-    sims.set_wake(glfwPostEmptyEvent);
-    charts.set_wake(glfwPostEmptyEvent);
-    ring.set_wake(glfwPostEmptyEvent);
-    exact.set_wake(glfwPostEmptyEvent);
+    // it (glfwPostEmptyEvent from the worker threads). Playing, it draws at a rate that follows the
+    // speed (20 frames a second at 2 steps/s), not as fast as the machine allows.
+    a.sims.set_wake(glfwPostEmptyEvent);
+    a.charts.set_wake(glfwPostEmptyEvent);
+    a.ring.set_wake(glfwPostEmptyEvent);
+    a.exact.set_wake(glfwPostEmptyEvent);
     int settle = 3;  // frames to draw after an event before waiting again (ImGui settles hover/active state)
-    while (!glfwWindowShouldClose(window)) {
+    auto last_frame = std::chrono::steady_clock::now();
+    while (!glfwWindowShouldClose(a.window)) {
         const bool animating = (v.playing && animated(v.panel)) || (v.ring_playing && v.panel == Panel::ring);
         const bool working =
-            sims.busy() || charts.busy() || ring.busy() || exact.busy() || live.running() || !lessons_ready;
-        if (scripted || animating || settle > 0) {
+            a.sims.busy() || a.charts.busy() || a.ring.busy() || a.exact.busy() || a.live.running() || !a.lessons_ready;
+        if (scripted || settle > 0) {
             glfwPollEvents();
             settle = std::max(0, settle - 1);
         } else {
-            // a text field's cursor blinks; progress bars move; otherwise only events matter
-            const double timeout = working ? 0.1 : io.WantTextInput ? 0.5 : 10.0;
+            // playing: the next frame when its time comes; otherwise a text field's cursor blinks,
+            // progress bars move, and only events matter
+            const double fps = std::clamp(v.speed * 10.0, 10.0, 60.0);
+            const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_frame).count();
+            const double timeout = animating          ? std::max(0.0, 1.0 / fps - since)
+                                   : working          ? 0.1
+                                   : io.WantTextInput ? 0.5
+                                                      : 10.0;
             const auto w0 = std::chrono::steady_clock::now();
             glfwWaitEventsTimeout(timeout);
-            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < timeout * 0.9)
+            if (!animating &&
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < timeout * 0.9)
                 settle = 3;  // woken by an event, not the timeout
         }
-        const auto t0 = std::chrono::steady_clock::now();
-        if (!lessons_ready && lib_job.valid() &&
-            lib_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-            lib = lib_job.get();
-            lessons_ready = true;
-            apply_step();  // the app opens on the first lesson once it has loaded
-            apply_overrides();
-            tab_forced = static_cast<int>(v.panel);
-        }
-        if (sims.poll() || (sims.current() && prev_rs != sims.current())) {
-            cache = ReplayCache{};
-            const RunSet& now = *sims.current();
-            if (v.pending_step >= 0) {
-                scrub_to(v, now.timeline(driver(now, v.panel, v.algo, v.columns)), v.pending_step);
-                v.pending_step = -1;
-            } else {
-                rebase(v, now, prev_tl);
-            }
-            charts.request(now.params);
-            if (scripted && v.panel == Panel::charts) charts.wait();
-            prev_rs = sims.current();
-        }
-        charts.poll();
-        // the ring view simulates the app's problem with its own inputs; a new request only when
-        // either changed (a refusal stays in ring.refusal() and the last good ring stays shown)
-        if (sims.current() && v.panel == Panel::ring) {
-            ring.request(sims.current()->params, v.ring);
-            if (scripted) ring.wait();
-        }
-        ring.poll();
-        // the exactness view computes the app's problem's outputs, only while it is shown
-        if (sims.current() && v.panel == Panel::exact) {
-            exact.request(sims.current()->params);
-            if (scripted) exact.wait();
-        }
-        exact.poll();
-        live.poll();
-        const RunSet* rs = sims.current().get();
+        const auto t0 = last_frame = std::chrono::steady_clock::now();
+        poll_jobs(a, prev_tl, prev_rs);
+        v.answer_hidden = a.lessons_ready && !next_step_open(a.lib, v);
+        const RunSet* rs = a.sims.current().get();
         prev_tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
 
+        // Ctrl +/-: every view lays out from the font size
+        const bool big = a.font_2x && a.zoom > 1.4f;
+        io.FontDefault = big ? a.font_2x : a.font_1x;
+        io.FontGlobalScale = big ? a.zoom / 2 : a.zoom;
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         ImGui::NewFrame();
-        const float fs = ImGui::GetFontSize();
-
-        // keyboard (not while typing in a field)
-        int lesson_go = -1;
-        if (!io.WantTextInput) {
-            const Timeline* tl = rs ? &rs->timeline(driver(*rs, v.panel, v.algo, v.columns)) : nullptr;
-            if (key(GLFW_KEY_F1)) v.show_help = !v.show_help;
-            for (ImWchar c : io.InputQueueCharacters)
-                if (c == '?') v.show_help = !v.show_help;
-            if (key(GLFW_KEY_ESCAPE)) v.show_help = false;
-            if (v.panel == Panel::softmax) {
-                if (key(GLFW_KEY_RIGHT))
-                    v.softmax_focus = v.softmax_focus < 0 ? -1 : v.softmax_focus + 1;  // clamped by the panel
-                if (key(GLFW_KEY_LEFT)) v.softmax_focus = v.softmax_focus < 0 ? 1000 : std::max(0, v.softmax_focus - 1);
-                if (key(GLFW_KEY_HOME)) v.softmax_focus = 0;
-                if (key(GLFW_KEY_END)) v.softmax_focus = -1;
-            } else if (v.panel == Panel::ring) {
-                if (const RingRun* rr = ring.current().get()) {
-                    const sim::RingResult& r = rr->result;
-                    const int64_t n = ring_step_count(r);
-                    // the step shown: the one the position completes (or 0 at the start)
-                    const int64_t k = v.ring_pos <= 0 ? -1 : static_cast<int64_t>(std::ceil(v.ring_pos)) - 1;
-                    if (key(GLFW_KEY_SPACE)) {
-                        if (!v.ring_playing && v.ring_pos >= static_cast<double>(n)) v.ring_pos = 0;
-                        v.ring_playing = !v.ring_playing;
-                    }
-                    if (key(GLFW_KEY_RIGHT)) {
-                        v.ring_pos = ring_pos_of_step(r, k + 1);
-                        v.ring_playing = false;
-                    }
-                    if (key(GLFW_KEY_LEFT)) {
-                        v.ring_pos = k > 0 ? ring_pos_of_step(r, k - 1) : 0.0;
-                        v.ring_playing = false;
-                    }
-                    if (key(GLFW_KEY_HOME)) v.ring_pos = 0, v.ring_playing = false;
-                    if (key(GLFW_KEY_END)) v.ring_pos = static_cast<double>(n), v.ring_playing = false;
-                }
-            } else if (tl) {
-                if (key(GLFW_KEY_SPACE)) {
-                    if (!v.playing && v.cursor.step >= last_step(*tl) && v.cursor.frac >= 1.0) v.cursor = {0, 0.0};
-                    v.playing = !v.playing;
-                }
-                if (key(GLFW_KEY_RIGHT)) step_forward(v, *tl);
-                if (key(GLFW_KEY_LEFT)) step_back(v, *tl);
-                if (key(GLFW_KEY_HOME)) go_home(v);
-                if (key(GLFW_KEY_END)) go_end(v, *tl);
-            }
-            std::vector<int> steps;  // Page Down / Up cross lessons as Next / Back do
-            for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
-            if (key(GLFW_KEY_PAGE_DOWN) && next_step_open(lib, v) && lesson_next(v.lesson, v.lesson_step, steps))
-                lesson_go = v.lesson_step;
-            if (key(GLFW_KEY_PAGE_UP) && lesson_back(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
-            for (int k = 0; k < kPanelCount; ++k)
-                if (key(GLFW_KEY_1 + k)) {
-                    switch_panel(v, rs, static_cast<Panel>(k));
-                    tab_forced = static_cast<int>(v.panel);
-                }
-        }
-        if (v.panel == Panel::ring && v.ring_playing && ring.current()) {
+        int lesson_go = handle_keys(a, rs);
+        if (v.panel == Panel::ring && v.ring_playing && a.ring.current()) {
             const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
-            ring_tick(v.ring_pos, v.ring_playing, ring_step_count(ring.current()->result), dt, std::min(v.speed, 4.0));
+            ring_tick(v.ring_pos, v.ring_playing, ring_step_count(a.ring.current()->result), dt,
+                      std::min(v.speed, 4.0));
         }
         if (rs && animated(v.panel)) {
             const double dt = scripted ? 1.0 / 60.0 : io.DeltaTime;
             tick(v, rs->timeline(driver(*rs, v.panel, v.algo, v.columns)), dt);
         }
 
-        // the one window: lesson and controls on the left, the views on the right
+        // the one window: lesson and controls on the left (H hides them), the views on the right
         const ImGuiViewport* vp = ImGui::GetMainViewport();
         ImGui::SetNextWindowPos(vp->WorkPos);
         ImGui::SetNextWindowSize(vp->WorkSize);
@@ -348,134 +647,55 @@ int main(int argc, char** argv) {
         ImGui::Begin("flashsim", nullptr,
                      ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus |
                          ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBackground);
-        const float left_w = std::max(fs * 19.0f, vp->WorkSize.x * 0.26f);
-        ImGui::BeginChild("left", ImVec2(left_w, 0), false);
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "flashsim");
-        ImGui::SameLine();
-        ImGui::TextDisabled("IO-aware exact attention");
-        ImGui::Separator();
-        // a table in a step's text may be wider than the pane: it scrolls sideways (prose wraps)
-        ImGui::BeginChild("lesson", ImVec2(0, ImGui::GetContentRegionAvail().y * 0.5f), true,
-                          ImGuiWindowFlags_HorizontalScrollbar);
-        {
-            if (!lessons_ready) {
-                ImGui::TextDisabled("loading the lessons (each simulates its own configurations)...");
-            } else {
-                const int g = draw_lesson_panel(lib, v);
-                if (g >= 0) lesson_go = g;
-            }
-        }
-        ImGui::EndChild();
-        ImGui::BeginChild("controls", ImVec2(0, 0), true);
-        if (draw_controls_panel(rs, sims.busy(), sims.progress(), v)) {
-            v.param_error = sims.request(v.edit);
-            if (v.param_error.empty()) v.own_params = true;
-        }
-        ImGui::EndChild();
-        ImGui::EndChild();
-        ImGui::SameLine();
-        // The right side: a refusal's banner and the tabs stay put; the view under them scrolls. (The
-        // tabs in the scrolling child stretched to the widest view's width and the last ones ran off
-        // the screen.)
-        ImGui::BeginChild("right", ImVec2(0, 0), false,
-                          ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-        if (!v.param_error.empty()) {  // a refusal, where the learner looks after pressing Simulate
-            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
-            ui::wrapped("Not applied: %s", v.param_error.c_str());
-            ImGui::PopStyleColor();
-            if (ImGui::SmallButton("OK")) v.param_error.clear();
+        if (!a.hide_controls) {
+            const float fs = ImGui::GetFontSize();
+            const int g =
+                draw_left(a, rs, std::min(vp->WorkSize.x * 0.45f, std::max(fs * 19.0f, vp->WorkSize.x * 0.26f)));
+            if (g >= 0) lesson_go = g;
             ImGui::SameLine();
-            ImGui::TextDisabled("the views still show the last good simulation");
         }
-        if (ImGui::BeginTabBar("panels")) {
-            for (int k = 0; k < kPanelCount; ++k) {
-                const Panel p = static_cast<Panel>(k);
-                const ImGuiTabItemFlags fl = tab_forced == k ? ImGuiTabItemFlags_SetSelected : 0;
-                const std::string title = std::string(panel_title(p)) + "###" + std::string(panel_name(p));
-                if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
-                    if (tab_forced == k) tab_forced = -1;  // the forced tab is showing now
-                    if (tab_forced < 0 && v.panel != p) switch_panel(v, rs, p);
-                    ImGui::EndTabItem();
-                }
-            }
-            ImGui::EndTabBar();
-        }
-        {
-            // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
-            // collapsed and the side-by-side panes overlapped).
-            const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 28.0f);
-            if (avail.x < min_view.x || avail.y < min_view.y)
-                ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
-        }
-        ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
-        // whether v.panel's own view was drawn this frame, not a progress bar (the tour checks it)
-        bool view_drawn = false;
-        {
-            const Panel p = v.panel;
-            if (!rs && p != Panel::softmax && p != Panel::measured) {
-                ImGui::ProgressBar(sims.progress(), ImVec2(fs * 16, 0), "simulating...");
-                if (!sims.last_error().empty()) ui::wrapped("%s", sims.last_error().c_str());
-            } else {
-                view_drawn = true;
-                switch (p) {
-                    case Panel::memory:
-                        draw_memory_panel(*rs, cache, v);
-                        break;
-                    case Panel::compare:
-                        draw_compare_panel(*rs, cache, v);
-                        break;
-                    case Panel::scores:
-                        draw_scores_panel(*rs, cache, v);
-                        break;
-                    case Panel::timeline:
-                        draw_timeline_panel(*rs, measured, v);
-                        break;
-                    case Panel::softmax:
-                        draw_softmax_panel(v);
-                        break;
-                    case Panel::charts:
-                        draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), measured, v);
-                        break;
-                    case Panel::measured:
-                        draw_measured_panel(measured, rs, &live, v);
-                        break;
-                    case Panel::ring:
-                        draw_ring_panel(ring, v);
-                        break;
-                    case Panel::exact:
-                        draw_exact_panel(exact, v);
-                        break;
-                }
-            }
-        }
-        ImGui::EndChild();
-        ImGui::EndChild();
+        const bool view_drawn = draw_right(a, rs);
         ImGui::End();
         draw_help_overlay(v);
-        if (lesson_go >= 0 && !lib.lessons.empty()) apply_step();
+        if (!a.notice.empty() && ImGui::GetTime() < a.notice_until) {
+            ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y - 8),
+                                    ImGuiCond_Always, ImVec2(0.5f, 1.0f));
+            ImGui::SetNextWindowBgAlpha(0.9f);
+            ImGui::Begin("notice", nullptr,
+                         ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoInputs |
+                             ImGuiWindowFlags_NoFocusOnAppearing);
+            ImGui::TextUnformatted(a.notice.c_str());
+            ImGui::End();
+            settle = std::max(settle, 1);  // redraw once more when it is due to go
+        }
+        if (lesson_go >= 0 && !a.lib.lessons.empty()) a.apply_step();
 
         // render
         ImGui::Render();
         const auto t_ui = std::chrono::steady_clock::now();
         int fw = 0, fh = 0;
-        glfwGetFramebufferSize(window, &fw, &fh);
+        glfwGetFramebufferSize(a.window, &fw, &fh);
         glViewport(0, 0, fw, fh);
         glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         if (args.tour)
             for (GLenum e; (e = glGetError()) != GL_NO_ERROR;)
-                if (tour_error.empty()) {
+                if (a.tour_error.empty()) {
                     char code[16];
                     std::snprintf(code, sizeof code, "0x%04x", e);
-                    tour_error = std::string("OpenGL error ") + code + " while rendering";
+                    a.tour_error = std::string("OpenGL error ") + code + " while rendering";
                 }
         ++frame;
+        if (a.save_picture) {
+            a.save_picture = false;
+            save_picture(a, fw, fh);
+        }
         if (scripted && frame >= args.frames && !args.screenshot.empty()) {
             const std::string png = args.all_panels ? screenshot_name(args.screenshot, v.panel) : args.screenshot;
             if (!write_png(png, fw, fh)) rc = fail("cannot write " + png, 1);
         }
-        glfwSwapBuffers(window);
+        glfwSwapBuffers(a.window);
         if (scripted) {
             glFinish();
             frame_ms.push_back(
@@ -483,25 +703,24 @@ int main(int argc, char** argv) {
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
             if (frame >= args.frames && args.tour) {
                 // this step has been rendered: say so (or why not), then open the next as Next does
-                if (tour_error.empty() && !sims.last_error().empty()) tour_error = sims.last_error();
-                if (tour_error.empty() && !view_drawn) tour_error = "its view was not drawn";
-                const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
-                std::printf("%s\n", tour.step_done(L, v.lesson_step, v.panel, tour_error).c_str());
+                if (a.tour_error.empty() && !a.sims.last_error().empty()) a.tour_error = a.sims.last_error();
+                if (a.tour_error.empty() && !view_drawn) a.tour_error = "its view was not drawn";
+                const LessonDoc& L = a.lib.lessons[static_cast<size_t>(v.lesson)];
+                std::printf("%s\n", a.tour.step_done(L, v.lesson_step, v.panel, a.tour_error).c_str());
                 std::fflush(stdout);
-                std::vector<int> steps;
-                for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
+                const std::vector<int> steps = a.step_counts();
                 if (!lesson_next(v.lesson, v.lesson_step, steps)) break;
-                tour_error = apply_step();
-                sims.wait();  // the next step's simulations, finished before its frames
-                if (v.panel == Panel::charts) charts.wait();
+                a.tour_error = a.apply_step();
+                a.sims.wait();  // the next step's simulations, finished before its frames
+                if (v.panel == Panel::charts) a.charts.wait();
                 frame = 0;
             } else if (frame >= args.frames) {
                 const int next = static_cast<int>(v.panel) + 1;
                 if (!args.all_panels || next >= kPanelCount || rc) break;
                 // --panel all: the next view, with its data ready, for another args.frames frames
                 switch_panel(v, rs, static_cast<Panel>(next));
-                tab_forced = next;
-                if (v.panel == Panel::charts) charts.wait();
+                a.tab_forced = next;
+                if (v.panel == Panel::charts) a.charts.wait();
                 frame = 0;
             }
         }
@@ -509,40 +728,17 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- cleanup
     if (args.tour) {
-        std::printf("%s\n", tour.summary(lib.lessons.size()).c_str());
-        if (!tour.failures().empty()) rc = fail(tour.failures(), 1);
+        std::printf("%s\n", a.tour.summary(a.lib.lessons.size()).c_str());
+        if (!a.tour.failures().empty()) rc = fail(a.tour.failures(), 1);
     }
-    if (args.report_frame_time && !frame_ms.empty()) {
-        std::vector<double> s(frame_ms.begin() + std::min<size_t>(frame_ms.size() - 1, 5),
-                              frame_ms.end());  // skip warm-up
-        std::sort(s.begin(), s.end());
-        double sum = 0;
-        for (double x : s) sum += x;
-        const double mean = sum / static_cast<double>(s.size());
-        const RunSet* rs = sims.current().get();
-        std::printf(
-            "frames %zu (after 5 warm-up) at %dx%d, N = %lld, panel %s: mean %.2f ms, median %.2f ms, p95 %.2f ms, "
-            "max %.2f ms, %.1f fps (mean)\n",
-            s.size(), args.width, args.height, rs ? static_cast<long long>(rs->problem.seq) : 0LL,
-            std::string(panel_name(v.panel)).c_str(), mean, s[s.size() / 2], s[s.size() * 95 / 100], s.back(),
-            1000.0 / mean);
-        std::vector<double> u(ui_ms.begin() + std::min<size_t>(ui_ms.size() - 1, 5), ui_ms.end());
-        std::sort(u.begin(), u.end());
-        double usum = 0;
-        for (double x : u) usum += x;
-        std::printf(
-            "of which the app's own work (input, panels, draw lists): mean %.2f ms, p95 %.2f ms; the rest is "
-            "OpenGL rasterising and presenting\n",
-            usum / static_cast<double>(u.size()), u[u.size() * 95 / 100]);
-        std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
-    }
-    sims.set_wake(nullptr);  // no wake-ups to a terminated GLFW from a run still finishing
-    charts.set_wake(nullptr);
-    ring.set_wake(nullptr);
+    if (args.report_frame_time && !frame_ms.empty()) report_frame_time(a, frame_ms, ui_ms);
+    a.sims.set_wake(nullptr);  // no wake-ups to a terminated GLFW from a run still finishing
+    a.charts.set_wake(nullptr);
+    a.ring.set_wake(nullptr);
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
-    glfwDestroyWindow(window);
+    glfwDestroyWindow(a.window);
     glfwTerminate();
     return rc;
 }

@@ -10,8 +10,13 @@
 namespace viz {
 
 namespace {
-bool input_i64(const char* label, int64_t* v, int64_t step) {
-    return ImGui::InputScalar(label, ImGuiDataType_S64, v, &step, &step, "%lld");
+// A whole-number field whose - button stops at `lo`, the smallest legal value (d stepped below
+// zero by 16 before). Sets `enter` when the learner pressed Enter in it.
+bool input_i64(const char* label, int64_t* v, int64_t step, int64_t lo, bool& enter) {
+    const bool changed = ImGui::InputScalar(label, ImGuiDataType_S64, v, &step, &step, "%lld");
+    if (*v < lo) *v = lo;
+    if (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) enter = true;
+    return changed;
 }
 }  // namespace
 
@@ -20,6 +25,12 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
     bool apply = false;
     if (rs && animated(v.panel)) {
         const Timeline& tl = rs->timeline(driver(*rs, v.panel, v.algo, v.columns));
+        if (v.answer_hidden) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
+            ui::wrapped("Predict first (in the lesson pane): the animation moves on once you have.");
+            ImGui::PopStyleColor();
+        }
+        ImGui::BeginDisabled(v.answer_hidden);
         if (ImGui::Button("|<")) go_home(v);
         ImGui::SameLine();
         if (ImGui::Button("<")) step_back(v, tl);
@@ -39,10 +50,11 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         const bool shared = v.panel == Panel::compare || v.panel == Panel::scores;
         const std::string fmt =
             (shared ? std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))) + " " : std::string()) +
-            "step %lld of " + std::to_string(tl.steps_total);
+            "animation step %lld of " + std::to_string(tl.steps_total);
         ImGui::SetNextItemWidth(-fs * 3.5f);
         if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
-            scrub_to(v, tl, s - 1);
+            user_scrub(v, tl, s - 1);
+        ImGui::EndDisabled();
         ui::help("step");
         float sp = static_cast<float>(v.speed);
         ImGui::SetNextItemWidth(-fs * 3.5f);
@@ -76,17 +88,27 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         ImGui::PopStyleColor();
     }
     Params& p = v.edit;
+    // fields differ from what the views show: say so until Simulate or Enter applies them
+    Params shown = rs ? rs->params : p;
+    shown.algo = p.algo;  // the algorithm shown is a view choice: all three are simulated
+    if (rs && !(p == shown) && !busy) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
+        ui::wrapped("Not applied yet: press Enter in a field or Simulate.");
+        ImGui::PopStyleColor();
+    }
     ImGui::PushItemWidth(fs * 8);
-    input_i64("N (tokens)", &p.seq, 256);
+    bool enter = false;
+    input_i64("N (tokens)", &p.seq, 256, 1, enter);
     ui::help("N");
-    input_i64("d (head dim)", &p.head_dim, 16);
+    input_i64("d (head dim)", &p.head_dim, 16, 1, enter);
     ui::help("d");
-    input_i64("B_r (0: rule)", &p.block_rows, 16);
+    input_i64("B_r (0: rule)", &p.block_rows, 16, 0, enter);
     ui::help("B_r");
-    input_i64("B_c (0: rule)", &p.block_cols, 16);
+    input_i64("B_c (0: rule)", &p.block_cols, 16, 0, enter);
     ui::help("B_c");
     int64_t kib = p.sram_bytes / 1024;
-    if (input_i64("SRAM KiB (0: GPU's)", &kib, 16)) p.sram_bytes = kib * 1024;
+    if (input_i64("SRAM KiB (0: GPU's)", &kib, 16, 0, enter)) p.sram_bytes = kib * 1024;
+    if (enter) apply = true;
     ui::help("M");
     const char* dtypes[] = {"fp32", "fp16", "bf16"};
     int dt = static_cast<int>(p.dtype);

@@ -215,6 +215,17 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     ImGui::TextDisabled("query rows down (row 0 at the top), d across");
     {
         const int64_t n = p.seq, d = p.head_dim;
+        // say what a cell shows: when a cell covers several elements its colour is their worst, so the
+        // map reads redder than the histogram's count of elements
+        const int64_t rows_fit = std::max<int64_t>(1, static_cast<int64_t>(
+                                                          std::max(fs * 6, ImGui::GetContentRegionAvail().y) / 2));
+        const int64_t per_cell = std::max<int64_t>(1, (n + rows_fit - 1) / rows_fit);
+        if (per_cell > 1)
+            ui::wrapped("A cell covers about %lld rows; its colour is the largest distance among them (the histogram "
+                        "counts single elements).",
+                        static_cast<long long>(per_cell));
+        else
+            ImGui::TextDisabled("A cell is one element.");
         const float legend_w = fs * 6;
         const float w = std::max(fs * 4, ImGui::GetContentRegionAvail().x - legend_w - fs);
         const float h = std::max(fs * 6, ImGui::GetContentRegionAvail().y - fs * 0.5f);

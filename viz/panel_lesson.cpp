@@ -16,7 +16,8 @@ void draw_exercise(const LessonDoc& L, ViewState& v) {
     ExerciseState& st = v.exercises[L.id];
     ImGui::Separator();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
-    ui::wrapped("%s", ex.predict ? (st.answered || st.skipped ? "Your prediction" : "Predict first: the next steps show the answer")
+    ui::wrapped("%s", ex.predict ? (st.answered || st.skipped ? "Your prediction"
+                                                              : "Predict first: the next steps show the answer")
                                  : "Exercise");
     ImGui::PopStyleColor();
     ui::lesson_text(ex.prompt);
@@ -87,20 +88,19 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     const bool first = v.lesson == 0 && v.lesson_step == 0;
     const bool last = v.lesson + 1 >= static_cast<int>(lib.lessons.size()) && v.lesson_step + 1 >= n;
     ImGui::BeginDisabled(first);
-    if (ImGui::Button(v.lesson_step == 0 ? "< Previous lesson" : "< Back") &&
-        lesson_back(v.lesson, v.lesson_step, steps))
-        go = v.lesson_step;
+    // short labels: Back, Next and the counter fit the pane's width at 1280x800 and at 2x zoom
+    if (ImGui::Button("< Back") && lesson_back(v.lesson, v.lesson_step, steps)) go = v.lesson_step;
+    if (v.lesson_step == 0 && ImGui::IsItemHovered()) ImGui::SetTooltip("opens the previous lesson's last step");
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::Text("step %d of %d", v.lesson_step + 1, n);
+    ImGui::Text("lesson step %d of %d", v.lesson_step + 1, n);
     ImGui::SameLine();
     // a prediction keeps the steps that reveal its number closed until the learner has predicted
     const ExerciseDoc* ex = L.exercise ? &*L.exercise : nullptr;
     const bool locked = !next_step_open(lib, v);
     ImGui::BeginDisabled(last || locked);
-    if (ImGui::Button(v.lesson_step + 1 >= n && !last ? "Next lesson >" : "Next >") &&
-        lesson_next(v.lesson, v.lesson_step, steps))
-        go = v.lesson_step;
+    if (ImGui::Button("Next >") && lesson_next(v.lesson, v.lesson_step, steps)) go = v.lesson_step;
+    if (v.lesson_step + 1 >= n && !last && ImGui::IsItemHovered()) ImGui::SetTooltip("opens the next lesson");
     ImGui::EndDisabled();
     if (locked) {
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -108,7 +108,7 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::orange));
         const int asked = ex ? exercise_step(*ex, n) : 0;
         if (v.lesson_step == asked)
-            ui::wrapped("Predict first: type your answer below the text, then Next opens.");
+            ui::wrapped("Predict first: type your answer in the box below, then Next opens.");
         else  // reached past the question (Back from the next lesson, or --step): say where it is asked
             ui::wrapped(
                 "Predict first: the question is on step %d of this lesson (Back to it, or Skip there); "
@@ -116,7 +116,18 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
                 asked + 1);
         ImGui::PopStyleColor();
     }
-    ImGui::Spacing();
+    // The step's text scrolls in a child of its own: the lesson list and Back / Next above it and the
+    // answer field below it stay in view. A step opens with its text at the top.
+    const bool asks = ex && v.lesson_step == exercise_step(*ex, n);
+    const float fs = ImGui::GetFontSize();
+    const float box_h = asks ? std::min(ImGui::GetContentRegionAvail().y * 0.55f, fs * 10.0f) : 0.0f;
+    ImGui::BeginChild("step_text", ImVec2(0, asks ? -box_h : 0.0f), false, ImGuiWindowFlags_HorizontalScrollbar);
+    if (v.text_lesson != v.lesson || v.text_step != v.lesson_step) {
+        ImGui::SetScrollY(0);
+        ImGui::SetScrollX(0);
+        v.text_lesson = v.lesson;
+        v.text_step = v.lesson_step;
+    }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::yellow));
     ui::wrapped("%s", s.title.c_str());
     ImGui::PopStyleColor();
@@ -127,7 +138,12 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         if (ImGui::SmallButton("Back to the lesson's setup")) go = v.lesson_step;
     }
     ui::lesson_text(s.text);
-    if (ex && v.lesson_step == exercise_step(*ex, n)) draw_exercise(L, v);
+    ImGui::EndChild();
+    if (asks) {
+        ImGui::BeginChild("answer_box", ImVec2(0, 0), false);
+        draw_exercise(L, v);
+        ImGui::EndChild();
+    }
     return go;
 }
 

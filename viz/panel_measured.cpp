@@ -15,6 +15,7 @@
 #include "viz/chart.hpp"
 #include "viz/live_run.hpp"
 #include "viz/panels.hpp"
+#include "viz/rungs.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -38,6 +39,27 @@ bool keep(const MeasuredRow& r, const ViewState& v) {
     return r.causal == (v.measured_mask == 1);
 }
 
+// Rung 3 for a measured row: the kernel model of its kernel at its shape, on the preset of the GPU
+// it ran on (datasheet ceilings); null for a ring row, a kernel the model does not know, or a GPU
+// without a preset.
+const KernelRung* row_rung(const MeasuredRow& r) {
+    if (r.pass != "forward" && r.pass != "backward") return nullptr;
+    const std::string gpu = r.device.find("H200") != std::string::npos   ? "H200"
+                            : r.device.find("H100") != std::string::npos ? "H100-SXM"
+                                                                         : "";
+    if (gpu.empty()) return nullptr;
+    sim::Problem p;
+    p.seq = r.seq;
+    p.head_dim = r.head_dim;
+    p.batch = r.batch;
+    p.heads = r.heads;
+    p.causal = r.causal;
+    p.dtype = sim::parse_dtype(r.dtype).value_or(sim::DType::bf16);
+    const KernelRung& k = kernel_rung(p, r.pass == "forward" ? sim::Pass::forward : sim::Pass::backward, r.variant,
+                                      sim::find_machine(gpu));
+    return k.error.empty() && k.seconds > 0 ? &k : nullptr;
+}
+
 void table(const MeasuredFile& f, const ViewState& v, float height) {
     const float fs = ImGui::GetFontSize();
     const char* heads[] = {"kernel",
@@ -45,6 +67,8 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
                            "d",
                            "BxH",
                            "ms",
+                           "this kernel ms",
+                           "measured / this kernel",
                            "TFLOP/s",
                            "DRAM (counters)",
                            "sim: DRAM, L2 model",
@@ -54,7 +78,7 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
                            "SDPA-flash ms",
                            "speed vs SDPA-flash",
                            "speed vs cuDNN"};
-    if (!ImGui::BeginTable(f.path.c_str(), 14,
+    if (!ImGui::BeginTable(f.path.c_str(), 16,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit,
                            ImVec2(0, std::max(height, fs * 5))))
@@ -81,6 +105,23 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
         }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(opt_fixed(r.ms, 3).c_str());
+        const bool visible = ImGui::IsItemVisible();  // rung 3 is computed for the rows on screen only
+        {
+            const KernelRung* k = visible ? row_rung(r) : nullptr;
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k ? ui::fixed(k->seconds * 1e3, 3).c_str() : "-");
+            if (k && ImGui::IsItemHovered())
+                ImGui::SetTooltip("rung 3, this kernel: the kernel model for %s (%s), bound by %s", r.variant.c_str(),
+                                  k->rates.c_str(), k->bound.c_str());
+            ImGui::TableNextColumn();
+            const double ratio = k && r.ms ? rung_ratio(*r.ms / 1e3, k->seconds) : 0;
+            if (ratio > 0)
+                ImGui::TextColored(
+                    ImGui::ColorConvertU32ToFloat4(std::abs(ratio - 1) <= 0.15 ? ui::okabe::green : ui::okabe::orange),
+                    "%s", ui::fixed(ratio, 2).c_str());
+            else
+                ImGui::TextUnformatted("-");
+        }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(opt_fixed(r.tflops, 0).c_str());
         ImGui::TableNextColumn();

@@ -236,38 +236,34 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::BeginChild("state", ImVec2(avail.x * 0.5f - 4, 0), true);
     ImGui::Text("Block %d (j = %d): what the carried state goes through", j + 1, j);
     ui::help("rescale");
-    double block_sum = 0;
-    for (double s : B.scores) block_sum += std::exp(s - B.running_max_after);
-    // masked (-inf) scores enter the simulator as kMaskedScore: show them, and the state of a row
-    // with only masked scores so far, as -inf and 0
-    auto masked = [](double x) { return x <= kMaskedScore * 0.5; };
-    auto sc = [&](double x, int digits) { return masked(x) ? std::string("-inf") : ui::fixed(x, digits); };
-    if (masked(B.running_max_after)) {
-        ui::wrapped("Every score so far is masked (-inf): nothing is carried yet (m = -inf, l = 0).");
-    } else if (!std::isfinite(B.running_max_before)) {
-        ui::wrapped("First block: nothing is carried yet. m = max of the block = %s, l = sum of e^(s - m) = %s.",
-                    ui::fixed(B.running_max_after, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
+    const SoftmaxStepShown st = softmax_step_shown(B);
+    double block_sum = 0;  // this block's sum of e^(s - m); a masked score adds exactly 0
+    if (!st.masked_so_far)
+        for (double s : B.scores) block_sum += std::exp(s - B.running_max_after);
+    if (st.masked_so_far) {
+        ui::wrapped("Every score so far is masked (-inf): nothing is carried yet (m = -inf, l = 0, accumulator 0).");
+    } else if (st.nothing_carried) {
+        ui::wrapped("Nothing is carried yet (%s). m = max of the block = %s, l = sum of e^(s - m) = %s.",
+                    j == 0 ? "first block" : "every earlier score is masked", ui::fixed(st.m_after, 4).c_str(),
+                    ui::fixed(st.l_after, 4).c_str());
     } else {
-        const bool from_masked = masked(B.running_max_before);
-        ui::wrapped("running max m: %s -> %s", sc(B.running_max_before, 4).c_str(), sc(B.running_max_after, 4).c_str());
+        ui::wrapped("running max m: %s -> %s", ui::fixed(st.m_before, 4).c_str(), ui::fixed(st.m_after, 4).c_str());
         ui::help("running max");
-        ui::wrapped("rescale factor e^(m_old - m_new) = e^(%s) = %s",
-                    from_masked ? "-inf" : ui::fixed(B.running_max_before - B.running_max_after, 4).c_str(),
-                    ui::fixed(B.rescale, 6).c_str());
-        if (B.rescale == 1.0) ImGui::TextDisabled("(the max did not grow: nothing to correct)");
-        const double l_before = from_masked ? 0.0 : B.running_sum_before;
-        ui::wrapped("running sum l: %s x %s = %s, plus this block's %s = %s", ui::fixed(l_before, 4).c_str(),
-                    ui::fixed(B.rescale, 4).c_str(), ui::fixed(l_before * B.rescale, 4).c_str(),
-                    ui::fixed(block_sum, 4).c_str(), ui::fixed(B.running_sum_after, 4).c_str());
+        ui::wrapped("rescale factor e^(m_old - m_new) = e^(%s) = %s", ui::fixed(st.m_before - st.m_after, 4).c_str(),
+                    ui::fixed(st.rescale, 6).c_str());
+        if (st.rescale == 1.0) ImGui::TextDisabled("(the max did not grow: nothing to correct)");
+        ui::wrapped("running sum l: %s x %s = %s, plus this block's %s = %s", ui::fixed(st.l_before, 4).c_str(),
+                    ui::fixed(st.rescale, 4).c_str(), ui::fixed(st.l_before * st.rescale, 4).c_str(),
+                    ui::fixed(block_sum, 4).c_str(), ui::fixed(st.l_after, 4).c_str());
         ui::help("running sum");
     }
     ImGui::Spacing();
     ImGui::TextUnformatted(sm.with_values ? "accumulator (sum of e^(s - m) V_j so far)"
                                           : "accumulator (unnormalised weight of each key so far)");
     ui::help("accumulator");
-    ui::wrapped("before: %s", vec_text(B.acc_before, 3).c_str());
-    ui::wrapped("x %s: %s", ui::fixed(B.rescale, 4).c_str(), vec_text(B.acc_rescaled, 3).c_str());
-    ui::wrapped("after:  %s", vec_text(B.acc_after, 3).c_str());
+    ui::wrapped("before: %s", vec_text(st.acc_before, 3).c_str());
+    ui::wrapped("x %s: %s", ui::fixed(st.rescale, 4).c_str(), vec_text(st.acc_rescaled, 3).c_str());
+    ui::wrapped("after:  %s", vec_text(st.acc_after, 3).c_str());
     ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V."
                                        : "Final output = accumulator / l: the softmax weights.");
     ImGui::EndChild();

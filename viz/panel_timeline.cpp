@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "viz/panels.hpp"
+#include "viz/rungs.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -32,8 +33,7 @@ ImU32 kind_colour(Kind k) {
 void swatch(ImU32 col, const char* text) {
     const float fs = ImGui::GetFontSize();
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.2f), ImVec2(p.x + fs * 0.8f, p.y + fs),
-                                              col, 2);
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.2f), ImVec2(p.x + fs * 0.8f, p.y + fs), col, 2);
     ImGui::Dummy(ImVec2(fs * 0.9f, fs));
     ImGui::SameLine();
     ImGui::TextUnformatted(text);
@@ -119,16 +119,18 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     size_t steps = 0;
     for (const auto& b : blocks)
         for (const auto* s : b.serial) steps = std::max(steps, static_cast<size_t>(s->step) + 1);
-    ui::wrapped("Kernel \"%s\": its first %zu thread blocks, first %zu steps each. Each SM holds %lld block%s at "
-                "once, each with an equal share of the SM's copy bandwidth and arithmetic.",
-                kernel.c_str(), blocks.size(), steps, static_cast<long long>(r.machine.blocks_per_sm),
-                r.machine.blocks_per_sm == 1 ? "" : "s");
-    swatch(kind_colour(Kind::copy), "copy HBM/L2 -> SRAM");
+    ui::wrapped(
+        "Kernel \"%s\": its first %zu thread blocks, first %zu steps each. Each SM holds %lld block%s at "
+        "once, each with an equal share of the SM's copy bandwidth and arithmetic.",
+        kernel.c_str(), blocks.size(), steps, static_cast<long long>(r.machine.blocks_per_sm),
+        r.machine.blocks_per_sm == 1 ? "" : "s");
+    swatch(kind_colour(Kind::copy), "copies HBM/L2 -> SRAM");
     ImGui::SameLine(0, fs);
-    swatch(kind_colour(Kind::matmul), "tensor-core products");
+    swatch(kind_colour(Kind::matmul),
+           v.algo == sim::Algo::standard ? "tensor cores (the library GEMM)" : "tensor cores (mma.sync)");
     ui::help("tensor cores");
     ImGui::SameLine(0, fs);
-    swatch(kind_colour(Kind::scalar), "exp / softmax (at the fp32 rate)");
+    swatch(kind_colour(Kind::scalar), "exp and softmax (charged on fp32 lanes)");
     ui::help("special-function units");
 
     double t_max = 0;
@@ -141,7 +143,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 avail = ImGui::GetContentRegionAvail();
     avail.x -= ImGui::GetStyle().ScrollbarSize;  // room for a vertical scrollbar in a small window
-    const float summary_h = fs * 16.5f;          // the text under the lanes and the whole-GPU bars
+    const float summary_h = fs * 23.0f;          // the text under the lanes and the whole-GPU bars
     const float label_w = fs * 10.0f, end_w = fs * 5.5f;
     const float w = std::max(fs * 6, avail.x - label_w - end_w);
     const float lanes_h = std::max(fs * 8, avail.y - summary_h - fs * 2.5f);
@@ -173,12 +175,12 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     ui::time_axis(dl, p0.x + label_w, p0.x + label_w + w, y + 2, t_max, unit, unit_name, true);
     ImGui::Dummy(ImVec2(avail.x, y - p0.y + fs * 2.4f));
     if (!blocks.empty() && blocks.front().overlapped_end > 0)
-        ui::wrapped("These %zu steps: serial %s, overlapped %s (%sx). The copy of step k+1 runs under step k's "
-                    "arithmetic, so a step costs about max(copy, arithmetic) instead of their sum. White ticks: where each "
-                    "block's last step shown ends.",
-                    steps, ui::seconds(blocks.front().serial_end).c_str(),
-                    ui::seconds(blocks.front().overlapped_end).c_str(),
-                    ui::fixed(blocks.front().serial_end / blocks.front().overlapped_end, 2).c_str());
+        ui::wrapped(
+            "These %zu steps: serial %s, overlapped %s (%sx). The copy of step k+1 runs under step k's "
+            "arithmetic, so a step costs about max(copy, arithmetic) instead of their sum. White ticks: where each "
+            "block's last step shown ends.",
+            steps, ui::seconds(blocks.front().serial_end).c_str(), ui::seconds(blocks.front().overlapped_end).c_str(),
+            ui::fixed(blocks.front().serial_end / blocks.front().overlapped_end, 2).c_str());
     ImGui::Separator();
 
     // whole GPU: the model at the bench's shape beside the measured kernels
@@ -194,8 +196,10 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     };
     std::vector<Row> rows;
     if (bt.computed) {
-        rows.push_back({"model, serial", bt.serial_s, ui::with_alpha(ui::algo_colour(v.algo), 110)});
-        rows.push_back({"model, overlapped", bt.overlapped_s, ui::algo_colour(v.algo)});
+        // rung 2 of the timing ladder: the step model at peak rates (its serial form for contrast)
+        rows.push_back(
+            {std::string(kRungIdeal) + ", in series", bt.serial_s, ui::with_alpha(ui::algo_colour(v.algo), 110)});
+        rows.push_back({kRungIdeal, bt.overlapped_s, ui::algo_colour(v.algo)});
     }
     // measured: forward and backward rows of each variant (both: their sum, when both were measured)
     std::vector<std::string> passes;
@@ -217,9 +221,21 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
                 ++found[static_cast<size_t>(it - measured.begin())].second;
             }
         }
+    // rung 3, this kernel: the kernel model of each measured kernel (measured in bf16), beside its row
+    sim::Problem kp = bp;
+    kp.dtype = sim::DType::bf16;
+    std::vector<std::string> verdicts;  // "flash2: this kernel 3.41 ms, measured 3.34 ms (measured / this kernel 0.98)"
     for (size_t k = 0; k < measured.size(); ++k) {
         if (found[k].second != static_cast<int>(passes.size())) continue;  // a pass missing: no sum
         const bool mine = measured[k].first == sim::algo_name(v.algo);
+        const KernelRung& kr = kernel_rung(kp, rs.params.pass, measured[k].first, rs.machine);
+        if (kr.error.empty() && kr.seconds > 0) {
+            rows.push_back({std::string(kRungKernel) + ": " + measured[k].first, kr.seconds,
+                            mine ? ui::okabe::yellow : ui::with_alpha(ui::okabe::yellow, 120)});
+            verdicts.push_back(measured[k].first + ": " + kRungKernel + " " + ui::seconds(kr.seconds) + ", measured " +
+                               ui::seconds(measured[k].second) + " (measured / " + kRungKernel + " " +
+                               ui::fixed(rung_ratio(measured[k].second, kr.seconds), 2) + ")");
+        }
         rows.push_back({"measured " + measured[k].first, measured[k].second,
                         mine ? ui::mix(ui::algo_colour(v.algo), IM_COL32(255, 255, 255, 255), 0.35f)
                              : IM_COL32(120, 124, 140, 255)});
@@ -233,7 +249,13 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
         bar(dl, ImVec2(q.x, q.y + bh * static_cast<float>(k)), bl, bw, bh, rows[k].label, rows[k].s, g_max,
             rows[k].col);
     ImGui::Dummy(ImVec2(bl + bw, bh * static_cast<float>(rows.size())));
+    for (const auto& line : verdicts) ui::wrapped("%s", line.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (!verdicts.empty())
+        ui::wrapped(
+            "Rungs: %s = bytes and FLOPs at peak rates, overlapped (the limit); %s = the kernel model (its "
+            "tiles, instruction path and schedule, %s ceilings).",
+            kRungIdeal, kRungKernel, "datasheet");
     if (measured.empty())
         ui::wrapped(
             "No row measured on an %s at N = %lld, d = %lld%s, B = %lld, H = %lld in %s: the bench ran other "

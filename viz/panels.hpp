@@ -55,6 +55,8 @@ void draw_ring_panel(const RingJob& job, ViewState& v);
 // Exact, but in which sense: the three algorithms' real outputs on the app's problem against the
 // float64 reference and each other, flash2's ulp distances from standard and where they fall.
 void draw_exact_panel(const ExactJob& job, ViewState& v);
+// The memory wall: one layer's bytes held at once per algorithm against the card, the longest N.
+void draw_footprint_panel(const RunSet& rs, ViewState& v);
 void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, const MeasuredSet& ms,
                        ViewState& v);
 class LiveRun;

@@ -1,5 +1,8 @@
 #include "viz/view_state.hpp"
 
+#include "sim/problem.hpp"
+#include "sim/softmax.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -12,10 +15,10 @@ namespace viz {
 
 namespace {
 constexpr std::array<std::string_view, kPanelCount> kNames = {"memory", "compare",  "scores", "timeline", "softmax",
-                                                              "charts", "measured", "ring",   "exact"};
-constexpr std::array<std::string_view, kPanelCount> kTitles = {"Memory",   "Side by side",   "Score matrix",
-                                                               "Timeline", "Online softmax", "Charts",
-                                                               "Measured", "Ring of GPUs",   "Exactness"};
+                                                              "charts", "measured", "ring",   "exact",    "footprint"};
+constexpr std::array<std::string_view, kPanelCount> kTitles = {
+    "Memory", "Side by side", "Score matrix", "Timeline",  "Online softmax",
+    "Charts", "Measured",     "Ring of GPUs", "Exactness", "Footprint"};
 }  // namespace
 
 std::string_view panel_name(Panel p) { return kNames[static_cast<size_t>(p)]; }
@@ -63,6 +66,12 @@ bool parse_numbers(std::string_view text, std::vector<double>& out, std::string&
             err = "'" + tok + "' is not a finite number" +
                   (allow_masked ? " (-inf masks a score); type numbers separated by commas"
                                 : "; type numbers separated by commas");
+            return false;
+        }
+        // The view computes in float32: a number beyond its range would turn into infinity there.
+        if (std::abs(x) > static_cast<double>(std::numeric_limits<float>::max())) {
+            err = "'" + tok + "' is too large: the view computes in float32, whose largest number is about 3.4e38; " +
+                  "type a smaller number";
             return false;
         }
         out.push_back(x);
@@ -158,6 +167,14 @@ bool apply_scores_text(ViewState& v, bool scores_edited) {
         v.softmax_error = std::move(err);
         return false;
     }
+    // The parse checks what the streamed softmax needs; should it still refuse, the input is refused
+    // here (the last good one stays drawn) rather than a blank view.
+    try {
+        (void)sim::stream_softmax(scores_for_sim(in.scores), in.block, in.values, sim::Precision::fp32);
+    } catch (const sim::Error&) {
+        v.softmax_error = "these numbers cannot be streamed in float32; type smaller numbers";
+        return false;
+    }
     v.softmax_scores = std::move(in.scores);
     v.softmax_values = std::move(in.values);
     v.softmax_block_good = in.block;
@@ -165,6 +182,26 @@ bool apply_scores_text(ViewState& v, bool scores_edited) {
     v.softmax_note = std::move(in.note);
     v.softmax_error.clear();
     return true;
+}
+
+SoftmaxStepShown softmax_step_shown(const sim::SoftmaxBlockState& b) {
+    const double neg_inf = -std::numeric_limits<double>::infinity();
+    auto masked = [](double m) { return !std::isfinite(m) || m <= kMaskedScore * 0.5; };
+    auto zeros = [](const std::vector<double>& x) { return std::vector<double>(x.size(), 0.0); };
+    SoftmaxStepShown s;
+    const bool before_masked = masked(b.running_max_before);
+    s.masked_so_far = masked(b.running_max_after);
+    s.nothing_carried = before_masked;
+    s.m_before = before_masked ? neg_inf : b.running_max_before;
+    s.l_before = before_masked ? 0.0 : b.running_sum_before;
+    s.acc_before = before_masked ? zeros(b.acc_before) : b.acc_before;
+    // e^(m_old - m_new) with m_old = -inf is 0; with both -inf nothing is rescaled (shown as 1)
+    s.rescale = s.masked_so_far ? 1.0 : before_masked ? 0.0 : b.rescale;
+    s.acc_rescaled = before_masked ? zeros(b.acc_rescaled) : b.acc_rescaled;
+    s.m_after = s.masked_so_far ? neg_inf : b.running_max_after;
+    s.l_after = s.masked_so_far ? 0.0 : b.running_sum_after;
+    s.acc_after = s.masked_so_far ? zeros(b.acc_after) : b.acc_after;
+    return s;
 }
 
 double clock_of(const Timeline& tl, Cursor c) {
@@ -181,6 +218,7 @@ Cursor cursor_at(const Timeline& tl, double t) {
 
 void step_forward(ViewState& v, const Timeline& tl) {
     // A step shown half-done completes first; a complete one moves on.
+    if (v.answer_hidden) return;
     if (v.cursor.frac < 1.0)
         v.cursor.frac = 1.0;
     else if (v.cursor.step < last_step(tl))
@@ -203,12 +241,17 @@ void go_home(ViewState& v) {
 }
 
 void go_end(ViewState& v, const Timeline& tl) {
+    if (v.answer_hidden) return;
     v.cursor = {last_step(tl), 1.0};
     v.playing = false;
 }
 
 void scrub_to(ViewState& v, const Timeline& tl, int64_t step) {
     v.cursor = {std::clamp<int64_t>(step, 0, last_step(tl)), 1.0};
+}
+
+void user_scrub(ViewState& v, const Timeline& tl, int64_t step) {
+    if (!v.answer_hidden) scrub_to(v, tl, step);
 }
 
 bool lesson_next(int& lesson, int& step, const std::vector<int>& steps) {
@@ -243,6 +286,7 @@ double clamp_speed(double s) {
 }
 
 bool tick(ViewState& v, const Timeline& tl, double dt) {
+    if (v.answer_hidden) v.playing = false;
     if (!v.playing || dt <= 0 || tl.steps_kept == 0) return false;
     const Cursor before = v.cursor;
     double pos = static_cast<double>(v.cursor.step) + v.cursor.frac + dt * clamp_speed(v.speed);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/simulate.hpp"
 #include "viz/exercise.hpp"
 #include "viz/model.hpp"
 #include "viz/ring_view.hpp"
@@ -20,8 +21,8 @@
 namespace viz {
 
 // In tab order; the number keys 1..8 open them in this order.
-enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact };
-inline constexpr int kPanelCount = 9;
+enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact, footprint };
+inline constexpr int kPanelCount = 10;
 // Views that animate the trace (the step / play / scrub controls drive them).
 inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
@@ -37,16 +38,19 @@ struct Cursor {
 struct ViewState {
     Panel panel = Panel::memory;
     std::map<std::string, ExerciseState> exercises;  // by lesson id: the learner's answers this session
-    sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows (all three are simulated)
+    sim::Algo algo = sim::Algo::flash2;              // the algorithm the memory view shows (all three are simulated)
     // Which algorithms the side-by-side, score-matrix and timeline views show (a lesson's `compare`
     // list narrows it; indexed by algo_index).
     std::array<bool, 3> columns = {true, true, true};
     bool timeline_overlapped = true;  // timeline view: draw the overlapped schedule (and the serial one)
-    Cursor cursor;                       // on the driving timeline (see driver())
-    int64_t pending_step = -1;           // a lesson's step, applied when the simulations it asked for arrive
-    int64_t highlight_row = -1;          // a lesson's highlighted query row
+    Cursor cursor;                    // on the driving timeline (see driver())
+    int64_t pending_step = -1;        // a lesson's step, applied when the simulations it asked for arrive
+    int64_t highlight_row = -1;       // a lesson's highlighted query row
     int64_t highlight_tile_row = -1, highlight_tile_col = -1;  // a lesson's highlighted tile (i, j)
     bool playing = false;
+    // A lesson's prediction waits for the learner: the animation stays where the step opened it
+    // (forward, End, the slider and Play would show the answer). Set each frame from the lesson.
+    bool answer_hidden = false;
     double speed = 2.0;      // steps per second while playing
     bool show_help = false;  // keyboard help overlay (F1 or ?)
     // Parameters being edited (applied with Simulations::request) and the last refusal.
@@ -61,6 +65,7 @@ struct ViewState {
     std::string softmax_error;   // why the text above was refused (the last good scores stay shown)
     std::string softmax_note;    // what was adjusted on the last apply (V resized to the scores)
     int softmax_block_good = 4;  // the block size of the last good input (softmax_block is the field)
+    int footprint_pass = 2;      // the footprint view's pass: 0 forward, 1 backward, 2 both (a training step)
     int exact_tensor = 0;        // the exactness view's tensor: 0 = O, then dQ, dK, dV (with a backward)
     int softmax_focus = -1;      // -1: follow the animation step
     // Charts: what is counted (0: DRAM through the L2 model, 1: HBM<->SRAM as the paper counts;
@@ -81,7 +86,10 @@ struct ViewState {
     // Lessons.
     int lesson = 0;
     int lesson_step = 0;
-    bool own_params = false;  // the learner changed the parameters: the views no longer show the lesson's
+    bool own_params = false;
+    int text_lesson = -1, text_step = -1;  // the step whose text the lesson pane shows (new: scrolled to the top)
+    float lesson_share =
+        0.62f;  // the lesson pane's share of the left column (the splitter drags it)  // the learner changed the parameters: the views no longer show the lesson's
 };
 
 // Lesson navigation across lessons: Next at a lesson's last step opens the next lesson's first step;
@@ -123,17 +131,30 @@ std::vector<double> scores_for_sim(const std::vector<double>& scores);
 // softmax_error. Returns true on success.
 bool apply_scores_text(ViewState& v, bool scores_edited = false);
 
+// One block of the online softmax as the view states it: a state carried from masked scores only
+// (the simulator's finite placeholder for -inf) is shown as what it means, m = -inf, l = 0 and an
+// accumulator of zeros, since every masked score has weight 0.
+struct SoftmaxStepShown {
+    bool masked_so_far = false;    // every score up to and including this block is masked
+    bool nothing_carried = false;  // nothing came in from earlier blocks (first block, or only masked before)
+    double m_before = 0, m_after = 0, l_before = 0, l_after = 0, rescale = 1;
+    std::vector<double> acc_before, acc_rescaled, acc_after;
+};
+SoftmaxStepShown softmax_step_shown(const sim::SoftmaxBlockState& b);
+
 // Modelled seconds at a cursor, and the cursor at a modelled time.
 double clock_of(const Timeline& tl, Cursor c);
 Cursor cursor_at(const Timeline& tl, double t);
 
 // Last step index (steps_kept - 1, or 0).
 int64_t last_step(const Timeline& tl);
-void step_forward(ViewState& v, const Timeline& tl);            // next step, shown complete
-void step_back(ViewState& v, const Timeline& tl);               // previous step, shown complete
-void go_home(ViewState& v);                                     // step 0, before its events
-void go_end(ViewState& v, const Timeline& tl);                  // last step, complete
-void scrub_to(ViewState& v, const Timeline& tl, int64_t step);  // clamped, complete
+// While v.answer_hidden, step_forward, go_end, user_scrub and tick leave the cursor where it is.
+void step_forward(ViewState& v, const Timeline& tl);              // next step, shown complete
+void step_back(ViewState& v, const Timeline& tl);                 // previous step, shown complete
+void go_home(ViewState& v);                                       // step 0, before its events
+void go_end(ViewState& v, const Timeline& tl);                    // last step, complete
+void scrub_to(ViewState& v, const Timeline& tl, int64_t step);    // clamped, complete
+void user_scrub(ViewState& v, const Timeline& tl, int64_t step);  // the learner's slider: scrub_to, gated
 // Playback speed in steps per second: kept within [kMinSpeed, kMaxSpeed] (a NaN becomes the default
 // 2), so Play always moves.
 inline constexpr float kMinSpeed = 0.25f, kMaxSpeed = 200.0f;

@@ -457,7 +457,7 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
                 "block", "chart", "pass", "head_dim", "mask", "file"},
                "view");
     static const std::vector<std::string> panels = {"memory", "softmax",  "compare", "scores", "timeline",
-                                                    "charts", "measured", "ring",    "exact",  "text"};
+                                                    "charts", "measured", "ring",    "exact",  "footprint", "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
         if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())

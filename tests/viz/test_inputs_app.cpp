@@ -592,3 +592,55 @@ TEST_CASE("exercises in the app: a prediction opens the next steps once made, a 
     CHECK(!c.passed);
     CHECK(!c.message.empty());
 }
+
+TEST_CASE("a prediction in the learner's words: separators, units, 0 refused, the verdict as a factor") {
+    // units by hand: 2 GiB = 2 x 1024^3 bytes; 3 MB = 3 x 10^6
+    double x = 0;
+    CHECK(parse_prediction("41,943,040", x).empty());
+    CHECK(x == 41943040.0);
+    CHECK(parse_prediction("2 GiB", x).empty());
+    CHECK(x == 2.0 * 1024 * 1024 * 1024);
+    CHECK(parse_prediction("3MB", x).empty());
+    CHECK(x == 3e6);
+    CHECK(parse_prediction("4.2e7", x).empty());
+    CHECK(x == 4.2e7);
+    CHECK(parse_prediction("0", x).find("more than 0") != std::string::npos);
+    CHECK(parse_prediction("-5", x).find("more than 0") != std::string::npos);
+    CHECK(parse_prediction("abc", x).find("not a number") != std::string::npos);
+    CHECK(parse_prediction("5 parsecs", x).find("not a unit") != std::string::npos);
+    CHECK(grouped(33554432) == "33,554,432");
+    CHECK(grouped(999) == "999");
+    // 2^25 / 2^10 = 32,768: two significant digits
+    CHECK(how_far(1024, 33554432) == "about 33,000 times too small");
+    CHECK(how_far(3, 1) == "about 3.0 times too large");
+    CHECK(how_far(1.25, 1) == "about 25% too large");
+    CHECK(learner_words("Use smaller --block-rows/--block-cols or a larger --sram") ==
+          "Use smaller block_rows/block_cols or a larger sram");
+    CHECK(learner_words("total = 135282688 (at most 50331648), 1.5e12, row 3") ==
+          "total = 135,282,688 (at most 50,331,648), 1.5e12, row 3");
+
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("standard-attention");
+    REQUIRE(k >= 0);
+    const ExerciseDoc& ex = *lib.lessons[static_cast<size_t>(k)].exercise;
+    const std::string& solution = ex.lesson->exercise->solution;  // "value=N", the lesson's worked answer
+    REQUIRE(solution.rfind("value=", 0) == 0);
+    const double truth = std::stod(solution.substr(6));
+    ExerciseState st;
+    st.typed = "0";
+    st = submit_answer(ex, st);
+    CHECK_FALSE(st.answered);   // 0 is no prediction: refused, the gate stays shut
+    st.typed = grouped(truth);  // typed with separators
+    st = submit_answer(ex, st);
+    CHECK(st.passed);
+    st = ExerciseState{};
+    st.typed = grouped(truth / 1024);
+    st = submit_answer(ex, st);
+    CHECK(st.answered);
+    CHECK_FALSE(st.passed);
+    CHECK(st.message.find(how_far(truth / 1024, truth)) != std::string::npos);
+    CHECK(st.message.find("factor of") == std::string::npos);
+    CHECK(st.message.find("--") == std::string::npos);
+}

@@ -10,7 +10,9 @@
 #include <cmath>
 
 #include "sim/softmax.hpp"
+#include "viz/lessons_view.hpp"
 #include "viz/model.hpp"
+#include "viz/rungs.hpp"
 #include "viz/view_state.hpp"
 
 using namespace viz;
@@ -336,4 +338,151 @@ TEST_CASE("softmax input: -inf masks a score, block 0 is refused, V follows the 
     v.softmax_block = 0;
     CHECK_FALSE(apply_scores_text(v));
     CHECK(v.softmax_block_good == 3);
+}
+
+TEST_CASE("softmax view: a block of masked scores carries nothing, and the next block starts afresh") {
+    // scores -inf x4 then 1, 2, 3, 4 in blocks of 4, every V row (1, 1): block 1 holds only masked
+    // scores, each of weight e^-inf = 0, so m = -inf, l = 0 and the accumulator is (0, 0); block 2
+    // then starts as a first block would: m = 4, l = e^-3 + e^-2 + e^-1 + e^0, accumulator (l, l).
+    ViewState v;
+    v.scores_text = "-inf, -inf, -inf, -inf, 1, 2, 3, 4";
+    v.values_text = "1,1; 1,1; 1,1; 1,1; 1,1; 1,1; 1,1; 1,1";
+    v.softmax_block = 4;
+    REQUIRE(apply_scores_text(v, true));
+    const auto sm = sim::stream_softmax(scores_for_sim(v.softmax_scores), 4, v.softmax_values, sim::Precision::fp32);
+    REQUIRE(sm.record.blocks.size() == 2);
+    const auto b1 = softmax_step_shown(sm.record.blocks[0]);
+    CHECK(b1.masked_so_far);
+    CHECK(b1.nothing_carried);
+    CHECK(std::isinf(b1.m_after));
+    CHECK(b1.m_after < 0);
+    CHECK(b1.l_after == 0.0);
+    CHECK(b1.acc_after == std::vector<double>{0.0, 0.0});
+    const auto b2 = softmax_step_shown(sm.record.blocks[1]);
+    const double l = std::exp(-3.0) + std::exp(-2.0) + std::exp(-1.0) + 1.0;
+    CHECK_FALSE(b2.masked_so_far);
+    CHECK(b2.nothing_carried);  // only masked scores came before: nothing is carried
+    CHECK(b2.acc_before == std::vector<double>{0.0, 0.0});
+    CHECK(b2.acc_rescaled == std::vector<double>{0.0, 0.0});
+    CHECK(b2.m_after == 4.0);
+    // float32 sums of four terms: within a few float ulps of the double value (1e-6 relative)
+    CHECK(b2.l_after == doctest::Approx(l).epsilon(1e-6));
+    REQUIRE(b2.acc_after.size() == 2);
+    CHECK(b2.acc_after[0] == doctest::Approx(l).epsilon(1e-6));
+    // a row whose every score is masked is refused (the softmax of nothing is undefined)
+    v.scores_text = "-inf, -inf, -inf";
+    CHECK_FALSE(apply_scores_text(v, true));
+    CHECK(v.softmax_error.find("at least one must be a number") != std::string::npos);
+}
+
+TEST_CASE("softmax view: a score beyond float32 is refused and the last good input, V included, stays") {
+    ViewState v;
+    v.scores_text = "1, 2, 3, 4, 5, 6, 7, 8";
+    v.values_text = "1,0; 0,1; 1,0; 0,1; 1,0; 0,1; 1,0; 0,1";
+    REQUIRE(apply_scores_text(v, true));
+    const auto scores = v.softmax_scores;
+    const auto values = v.softmax_values;
+    const auto vtext = v.values_text;
+    // 1e39 is finite in double but above float32's largest value (about 3.4e38)
+    v.scores_text = "1, 2, 1e39, 4";
+    CHECK_FALSE(apply_scores_text(v, true));
+    CHECK(v.softmax_scores == scores);
+    CHECK(v.softmax_values == values);  // V is not cut to 4 rows by a refused input
+    CHECK(v.values_text == vtext);
+    CHECK(v.softmax_error.find("1e39") != std::string::npos);
+    CHECK(v.softmax_error.find("too large") != std::string::npos);
+    CHECK(v.softmax_error.find("--") == std::string::npos);  // no flag the app does not have
+    // the same for V
+    v.scores_text = "1, 2";
+    v.values_text = "1; -5e38";
+    CHECK_FALSE(apply_scores_text(v, false));
+    CHECK(v.softmax_values == values);
+    CHECK(v.softmax_error.find("too large") != std::string::npos);
+    // just inside float32's range is accepted
+    v.values_text = "";
+    v.scores_text = "3e38, 1";
+    CHECK(apply_scores_text(v, true));
+}
+
+TEST_CASE("while a prediction waits, no way forward in the animation shows the answer") {
+    const auto rs = run_all(small(), nullptr);
+    const Timeline& tl = rs->timeline(sim::Algo::flash2);
+    REQUIRE(last_step(tl) > 2);
+    ViewState v;
+    v.cursor = {1, 1.0};
+    v.answer_hidden = true;
+    const Cursor at = v.cursor;
+    step_forward(v, tl);
+    CHECK(v.cursor == at);
+    go_end(v, tl);
+    CHECK(v.cursor == at);
+    user_scrub(v, tl, last_step(tl));
+    CHECK(v.cursor == at);
+    v.playing = true;
+    CHECK_FALSE(tick(v, tl, 10.0));
+    CHECK(v.cursor == at);
+    CHECK_FALSE(v.playing);
+    // once the learner has predicted, each way moves again
+    v.answer_hidden = false;
+    go_end(v, tl);
+    CHECK(v.cursor.step == last_step(tl));
+    user_scrub(v, tl, 0);
+    CHECK(v.cursor.step == 0);
+}
+
+TEST_CASE("a lesson step that names no animation step opens the animation at its start") {
+    // the fault: 3.1 opened at animation step 1313, where lesson 2 had left the memory view
+    LessonStep s;
+    s.panel = Panel::memory;
+    ViewState v;
+    v.cursor = {1313, 1.0};
+    v.playing = true;
+    Simulations sims;
+    CHECK(apply_lesson_step(s, v, sims).empty());
+    CHECK(v.cursor == Cursor{0, 0.0});
+    CHECK_FALSE(v.playing);
+    // a step that names one opens there
+    s.step = 7;
+    CHECK(apply_lesson_step(s, v, sims).empty());
+    CHECK(v.cursor.step == 7);
+}
+
+TEST_CASE("rung 3 in the app: the kernel model per pass, both passes their sum, kept per problem") {
+    sim::Problem p;
+    p.seq = 1024;
+    p.head_dim = 64;
+    p.batch = 1;
+    p.heads = 2;
+    p.dtype = sim::DType::bf16;
+    const sim::Machine& m = sim::find_machine("H200");
+    const KernelRung& f = kernel_rung(p, sim::Pass::forward, "flash2", m);
+    const KernelRung& b = kernel_rung(p, sim::Pass::backward, "flash2", m);
+    const KernelRung& both = kernel_rung(p, sim::Pass::both, "flash2", m);
+    REQUIRE(f.error.empty());
+    CHECK(f.seconds > 0);
+    CHECK(b.seconds > f.seconds);  // the backward does 2.5x the forward's matmul work
+    // the same two predictions, added: equal up to the rounding of one addition
+    CHECK(both.seconds == doctest::Approx(f.seconds + b.seconds).epsilon(1e-12));
+    CHECK(&kernel_rung(p, sim::Pass::forward, "flash2", m) == &f);  // computed once, then kept
+    CHECK_FALSE(kernel_rung(p, sim::Pass::forward, "no-such-kernel", m).error.empty());
+    CHECK(rung_ratio(3.34, 2.99) == doctest::Approx(3.34 / 2.99));
+    CHECK(rung_ratio(0, 1) == 0);
+    CHECK(lane_unit("arithmetic", "flash2h").find("wgmma") != std::string::npos);
+    CHECK(lane_unit("arithmetic", "flash2").find("mma.sync") != std::string::npos);
+}
+
+TEST_CASE("lesson 12's steps open the footprint view, not what the lesson before left on screen") {
+    CHECK(parse_panel("footprint") == Panel::footprint);
+    ::setenv("FLASHSIM_LESSONS", (std::string(FLASHSIM_SOURCE_DIR) + "/lessons").c_str(), 1);
+    const LessonLibrary lib = load_lesson_library();
+    ::unsetenv("FLASHSIM_LESSONS");
+    const int k = lib.find("memory-wall");
+    REQUIRE(k >= 0);
+    const LessonDoc& L = lib.lessons[static_cast<size_t>(k)];
+    REQUIRE(L.error.empty());
+    REQUIRE_FALSE(L.steps.empty());
+    for (const auto& s : L.steps) {
+        REQUIRE(s.panel.has_value());
+        CHECK(*s.panel == Panel::footprint);
+    }
 }
