@@ -36,7 +36,10 @@ namespace {
 #define CUBLAS_CHECK(expr)                                                                                      \
     do {                                                                                                        \
         cublasStatus_t st_ = (expr);                                                                            \
-        if (st_ != CUBLAS_STATUS_SUCCESS) ::fcuda::fail(#expr, __FILE__, __LINE__, cublasGetStatusString(st_)); \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
+            (void)cudaGetLastError();                                                                           \
+            throw std::runtime_error(std::string("cuBLAS refused " #expr ": ") + cublasGetStatusString(st_));   \
+        }                                                                                                       \
     } while (0)
 
 cublasHandle_t handle() {
