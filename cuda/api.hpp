@@ -2,13 +2,14 @@
 //
 //   fcuda::run(problem, "flash2", options) ──► Measurement (times, TFLOP/s, errors, counters)
 //   fcuda::compute(problem, "flash2", pass) ──► Outputs (O, LSE, dQ, dK, dV copied to the host)
-//   fcuda::tile_config(variant, problem)    ──► the (B_r, B_c, loop order, SRAM) the kernel uses,
-//                                               to configure sim::simulate with exactly that.
+//   fcuda::tile_config(variant, problem)    ──► the kernel's tiles and schedule as data (sim::KernelTiles),
+//                                               which sim::sim_config turns into sim::simulate's config.
 //
 // Variants: "standard" (cuBLAS GEMMs + softmax kernel, S and P in HBM; forward and backward),
 // "flash1" (the paper's Algorithm 1, forward only), "flash2" (FA2 order on tensor cores, forward
 // and backward), "flash2h" (FA2 forward and backward on Hopper's wgmma + TMA; sm_90 only). Inputs come from sim::input_value (same seed: same bytes as sim::generate_inputs).
-// Every function throws std::runtime_error with a message naming the failing call and file:line.
+// Every function throws std::runtime_error with a message that says what was asked, what the card
+// has (free memory, compute capability) and what to do; after a failed case, clear_error_state.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "sim/decode.hpp"
+#include "sim/kernel_config.hpp"
 #include "sim/problem.hpp"
 #include "sim/reference.hpp"
 #include "sim/ring.hpp"
@@ -24,28 +26,10 @@
 
 namespace fcuda {
 
-// A kernel's tiling, as data. block_rows = B_r (query rows per tile), block_cols = B_c (key
-// rows per tile), loop_order "kv_outer" (Algorithm 1) or "q_outer" (FA2), stages = K/V buffers
-// in flight, smem_bytes = shared memory one thread block allocates, sram_bytes = all on-chip
-// bytes its tiles occupy (shared memory plus the accumulators flash2 keeps in registers): the
-// budget M the simulator is given so that it can hold the same tiles.
-struct TileConfig {
-    const char* variant = "";
-    const char* algo = "";  // the simulator's algorithm this kernel runs: standard, flash1 or flash2
-    int block_rows = 0, block_cols = 0;
-    const char* loop_order = "";
-    int stages = 1;
-    int sram_bytes = 0;
-    int smem_bytes = 0;
-    int threads = 0;          // per thread block
-    const char* layout = "";  // how warps split the tile, in words
-    int dq_copies = 1;        // backward: fp32 dQ accumulators (one a warpgroup's keys, summed after)
-    // How the thread blocks meet the tiles: "tiles" (one block a tile, in launch order), "static" (a
-    // persistent grid, one block an SM taking units in turn) or "counter" (one taking the next unit
-    // from a counter); the simulator walks "static" as sim::GridOrder::static_units, the others in
-    // launch order.
-    const char* grid = "tiles";
-};
+// A kernel's tiling and schedule, as data with fields (grid kind, dQ schedule, lone middles, launch
+// per K/V block, ...): sim/kernel_config.hpp's KernelTiles, which sim::sim_config and sim::run_profile
+// turn into the simulator's and the kernel model's configuration.
+using TileConfig = sim::KernelTiles;
 
 // step: a training step, the forward then the backward, timed as one (as a training loop calls
 // them). A step's variant may pair two kernels, "FWD+BWD" (e.g. "flash2h+flash2": flash2h's
@@ -58,6 +42,10 @@ std::pair<std::string, std::string> step_pair(const std::string& variant);
 // True when a CUDA device is visible; otherwise `why` (if given) says what cudaGetDeviceCount said.
 bool device_available(std::string* why = nullptr);
 std::string device_name();
+// After a case failed: waits for the GPU, clears an error that is not sticky, and returns "" when the
+// GPU is usable for the next case, else why not (a sticky error: the context is lost for this process).
+// Every buffer the failed case allocated was freed as its exception unwound (RAII DeviceBuffer).
+std::string clear_error_state();
 std::string driver_version();  // e.g. "13.0" (what cudaDriverGetVersion reports)
 std::vector<std::string> variants();
 // False (and why) when this GPU cannot run the variant: flash2h needs compute capability 9.0.
@@ -81,6 +69,9 @@ struct RunOptions {
     bool nvtx = false;                  // wrap the first timed run in an NVTX range "measure" (for ncu)
     bool counters = true;               // DRAM / L2 bytes of one extra run from CUPTI's range profiler
     int trace_runs = 0;                 // run_decode: traced calls after the timed ones (DecodeTrace)
+    // run_decode: the machine preset its prediction is made for; empty: this card's
+    // (sim::preset_for_device), else H200
+    std::string machine;
 };
 
 struct Measurement {

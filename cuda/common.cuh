@@ -25,15 +25,62 @@ namespace fcuda {
 
 // ---- errors ----------------------------------------------------------------------------------
 
-[[noreturn]] inline void fail(const char* what, const char* file, int line, const std::string& msg) {
-    throw std::runtime_error(std::string(what) + " failed at " + file + ":" + std::to_string(line) + ": " + msg);
+// What to do about a failed CUDA call, in the user's words: the errors a user can act on get their
+// remedy; a sticky error (the context is lost) says that the rest of this process cannot use the GPU.
+inline std::string cuda_advice(cudaError_t e) {
+    switch (e) {
+        case cudaErrorMemoryAllocation:
+            return "the GPU has too little free memory for this problem: lower --seq, --batch or --heads, or free "
+                   "the GPU (nvidia-smi lists what holds it)";
+        case cudaErrorInvalidConfiguration:
+        case cudaErrorLaunchOutOfResources:
+        case cudaErrorInvalidValue:
+            return "this card cannot launch the kernel at this shape: try another --variant or head dim";
+        case cudaErrorNoKernelImageForDevice:
+        case cudaErrorUnsupportedPtxVersion:
+            return "this build has no code for this card: rebuild for its compute capability (cmake -DCMAKE_CUDA_"
+                   "ARCHITECTURES=...)";
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchFailure:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorHardwareStackError:
+            return "the GPU context is lost, so every later case in this process fails too: run the bench again "
+                   "from the next case, and report this one (a kernel fault)";
+        default:
+            return "";
+    }
 }
 
-#define CUDA_CHECK(expr)                                                                         \
-    do {                                                                                         \
-        cudaError_t e_ = (expr);                                                                 \
-        if (e_ != cudaSuccess) ::fcuda::fail(#expr, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+// A failed CUDA call: the error state is cleared (an error that is not sticky would otherwise be
+// returned again by the next cudaGetLastError, and fail a later, correct case), and the message says
+// what was asked, what CUDA said and what to do. `what` is the call as written; no source paths.
+[[noreturn]] inline void fail(const char* what, cudaError_t e) {
+    (void)cudaGetLastError();
+    const std::string advice = cuda_advice(e);
+    throw std::runtime_error(std::string("the GPU refused ") + what + ": " + cudaGetErrorString(e) +
+                             (advice.empty() ? "" : "; " + advice));
+}
+
+#define CUDA_CHECK(expr)                                       \
+    do {                                                       \
+        cudaError_t e_ = (expr);                               \
+        if (e_ != cudaSuccess) ::fcuda::fail(#expr, e_);       \
     } while (0)
+
+// An allocation the card could not make: what was asked, what the card has free and in all, what to do.
+[[noreturn]] inline void fail_allocation(size_t bytes, cudaError_t e) {
+    (void)cudaGetLastError();
+    if (e != cudaErrorMemoryAllocation) fail("cudaMalloc", e);
+    size_t free_b = 0, total_b = 0;
+    const bool known = cudaMemGetInfo(&free_b, &total_b) == cudaSuccess;
+    (void)cudaGetLastError();
+    char b[256];
+    std::snprintf(b, sizeof b, "could not allocate %.2f GiB of GPU memory (the card has %.2f GiB free of %.2f GiB)",
+                  double(bytes) / (1 << 30), known ? double(free_b) / (1 << 30) : 0.0,
+                  known ? double(total_b) / (1 << 30) : 0.0);
+    throw std::runtime_error(std::string(b) + "; " + cuda_advice(e));
+}
 
 // After every kernel launch: catches bad launch configurations at the launch site.
 #define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
@@ -44,7 +91,13 @@ class DeviceBuffer {
 public:
     DeviceBuffer() = default;
     explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
-        if (bytes_) CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
+        if (bytes_) {
+            const cudaError_t e = cudaMalloc(&ptr_, bytes_);
+            if (e != cudaSuccess) {
+                ptr_ = nullptr;
+                fail_allocation(bytes_, e);
+            }
+        }
     }
     ~DeviceBuffer() {
         if (ptr_) cudaFree(ptr_);

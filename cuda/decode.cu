@@ -678,7 +678,7 @@ void check_decode(const sim::DecodeProblem& p) {
 // the four rows, cuda/NOTES.md) and 64 at d = 128. 128 only at d = 64 (a 128-key stage of K and V is
 // 32 KiB there, three in the ring; at d = 128 it would be 64 KiB, one).
 int decode_stage_keys(int64_t head_dim) {
-    const char* e = std::getenv("FLASHSIM_DECODE_STAGE_KEYS");
+    const char* e = sim::knob("FLASHSIM_DECODE_STAGE_KEYS");
     if (e == nullptr || *e == 0) return head_dim == 64 ? 2 * kTileKeys : kTileKeys;
     const std::string v = e;
     if (v == "64") return kTileKeys;
@@ -696,7 +696,7 @@ int decode_stage_keys(int64_t head_dim) {
 
 // L2 prefetch size of the K/V copies: FLASHSIM_DECODE_PREFETCH=0|128|256 (bytes), else 0 (no hint).
 int decode_l2_prefetch() {
-    const char* e = std::getenv("FLASHSIM_DECODE_PREFETCH");
+    const char* e = sim::knob("FLASHSIM_DECODE_PREFETCH");
     if (e == nullptr || *e == 0) return 0;
     const std::string v = e;
     if (v == "0") return 0;
@@ -710,7 +710,7 @@ int decode_l2_prefetch() {
 // How K and V reach the ring: FLASHSIM_DECODE_LOAD=cp.async|tma, else tma where the GPU has it (and no
 // cp.async prefetch hint is asked for), cp.async before sm_90.
 std::string decode_kv_load(bool tma_default) {
-    const char* e = std::getenv("FLASHSIM_DECODE_LOAD");
+    const char* e = sim::knob("FLASHSIM_DECODE_LOAD");
     if (e == nullptr || *e == 0) return tma_default ? "tma" : "cp.async";
     const std::string v = e;
     if (v == "cp.async" || v == "tma") return v;
@@ -721,7 +721,7 @@ std::string decode_kv_load(bool tma_default) {
 
 // The cluster merge's ring: FLASHSIM_DECODE_CLUSTER_RING=96|192 (KiB), else 192 (one block an SM).
 int decode_cluster_ring_kib() {
-    const char* e = std::getenv("FLASHSIM_DECODE_CLUSTER_RING");
+    const char* e = sim::knob("FLASHSIM_DECODE_CLUSTER_RING");
     if (!e || !*e) return 192;
     const std::string v = e;
     if (v == "96" || v == "192") return std::stoi(v);
@@ -732,7 +732,7 @@ int decode_cluster_ring_kib() {
 
 // Who merges the splits: FLASHSIM_DECODE_MERGE=fused|separate|cluster, else fused (the last block of a head).
 std::string decode_merge_mode() {
-    const char* e = std::getenv("FLASHSIM_DECODE_MERGE");
+    const char* e = sim::knob("FLASHSIM_DECODE_MERGE");
     if (!e || !*e) return "fused";
     const std::string v = e;
     if (v == "fused" || v == "separate" || v == "cluster") return v;

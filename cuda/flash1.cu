@@ -302,6 +302,7 @@ TileConfig tiles_of() {
     c.variant = "flash1";
     c.algo = "flash1";
     c.loop_order = "kv_outer";
+    c.launch_per_kv_block = true;  // one launch per K/V block j
     c.stages = 1;
     c.threads = kThreads;
     c.layout = "8 warps, each owning a 16-row strip of Q_i; S_ij and O_i in registers (mma.sync)";

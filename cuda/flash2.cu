@@ -278,8 +278,8 @@ void launch_fwd(const sim::Problem& p, const Tensors& t, cudaStream_t s) {
 // FLASHSIM_FLASH2_FWD_D128 / FLASHSIM_FLASH2_FWD_D64 (else FLASHSIM_FLASH2_FWD) pick a tiling:
 // "default" (2 strips a warp), "16rows" (1 strip a warp, 8 warps), "bc32" (d = 128: B_c = 32).
 std::string tiling_choice(int64_t d) {
-    const char* e = std::getenv(d == 128 ? "FLASHSIM_FLASH2_FWD_D128" : "FLASHSIM_FLASH2_FWD_D64");
-    if (e == nullptr) e = std::getenv("FLASHSIM_FLASH2_FWD");
+    const char* e = sim::knob(d == 128 ? "FLASHSIM_FLASH2_FWD_D128" : "FLASHSIM_FLASH2_FWD_D64");
+    if (e == nullptr) e = sim::knob("FLASHSIM_FLASH2_FWD");
     return e == nullptr ? std::string("default") : std::string(e);
 }
 bool alternative_tiling(int64_t d) { return tiling_choice(d) == "16rows"; }

@@ -296,7 +296,7 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
 
 // The keys a block (B_c): FLASHSIM_FLASH2_BWD_BC=64|128, else 128.
 int block_cols() {
-    const char* e = std::getenv("FLASHSIM_FLASH2_BWD_BC");
+    const char* e = sim::knob("FLASHSIM_FLASH2_BWD_BC");
     if (e == nullptr || *e == 0) return 128;
     const std::string v = e;
     if (v == "64") return 64;
@@ -311,6 +311,7 @@ TileConfig bwd_tiles_of() {
     c.variant = "flash2";
     c.algo = "flash2";
     c.loop_order = "kv_outer";
+    c.dq = sim::DqSchedule::atomics;
     c.block_rows = BR;
     c.block_cols = Tl::BC;
     c.stages = 2;

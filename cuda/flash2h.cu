@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
                        float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
     using Z = Sizes<D, NC, STAGES, BC>;
-    static_assert(Z::SMEM + 128 <= 232448, "more shared memory than a block may have (227 KiB)");
+    static_assert(Z::SMEM + 128 <= sim::geometry::kMaxSmemPerBlock, "more shared memory than a block may have (227 KiB)");
     static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2),
                   "B_c = 176 only at d = 128 with two consumer warpgroups");
     constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
@@ -535,7 +535,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 // The schedule: FLASHSIM_FLASH2H=overlapped|plain; by default overlapped at d = 128 and plain at
 // d = 64, the faster of the two at each head dim on the H200 (cuda/NOTES.md, flash2h v1).
 bool overlapped(int64_t d) {
-    const char* e = std::getenv("FLASHSIM_FLASH2H");
+    const char* e = sim::knob("FLASHSIM_FLASH2H");
     if (e == nullptr) return d == 128;
     return std::string(e) != "plain";
 }
@@ -543,7 +543,7 @@ bool overlapped(int64_t d) {
 // FLASHSIM_FLASH2H_STAGES=2|deep: the K/V ring's depth (deep: fwd_deep_stages, with the default
 // schedule only: overlapped at d = 128, plain at d = 64).
 bool deep_ring(int64_t d) {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_STAGES");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_STAGES");
     const std::string v = e != nullptr ? e : "";
     if (v.empty() || v == "2" || v == "default") return false;
     if (v != "deep") throw std::runtime_error("FLASHSIM_FLASH2H_STAGES must be 2 or deep (got '" + v + "')");
@@ -556,7 +556,7 @@ bool deep_ring(int64_t d) {
 // FLASHSIM_FLASH2H_EXP=ftz|ieee|poly: the softmax's exponentials (ExpMode); ieee and poly with the
 // default schedule and ring only.
 int exp_mode(int64_t d) {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_EXP");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_EXP");
     const std::string v = e != nullptr ? e : "";
     if (v.empty() || v == "ftz" || v == "default") return EXP_FTZ;
     if (v != "ieee" && v != "poly")
@@ -575,7 +575,7 @@ int exp_mode(int64_t d) {
 // warpgroups" and "the softmax's exponentials".
 int consumer_groups(int64_t d) {
     if (d != 64) return 2;
-    const char* e = std::getenv("FLASHSIM_FLASH2H_WG");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_WG");
     if (e == nullptr || std::string(e).empty() || std::string(e) == "default") return 3;
     const std::string v(e);
     if (v == "2") return 2;
@@ -599,14 +599,15 @@ enum GridMode { GRID_TILES = 0, GRID_PERSISTENT = 1, GRID_STATIC = 2 };
 // The schedule, ring and exponentials all as by default (overlapped at d = 128, plain at 64; 2
 // stages; ex2.approx.ftz): what the persistent grids and the turns run with.
 bool default_kernel(int64_t d) { return overlapped(d) == (d == 128) && !deep_ring(d) && exp_mode(d) == EXP_FTZ; }
-constexpr int64_t kStaticCausalMaxTr = 95;  // the default's static order, causal: T_r = ceil(N / 128) up to this
+// the default's static order, causal: T_r = ceil(N / 128) up to this (sim/kernel_geometry.hpp)
+constexpr int64_t kStaticCausalMaxTr = sim::geometry::kFlash2hStaticCausalMaxTr;
 // d = 64, causal: T_r = ceil(N / 192) up to this (N <= 4,224); measured on the H200, the static order
 // against the tiles grid: -9, +3, -3, +3, +7% causal at N = 1,024-16,384 (the N = 2,048 row 3% slower
 // under this rule), -11 to -2% unmasked at every N
-constexpr int64_t kStaticCausalMaxTr64 = 22;
+constexpr int64_t kStaticCausalMaxTr64 = sim::geometry::kFlash2hStaticCausalMaxTr64;
 GridMode grid_mode(const sim::Problem& p) {
     const int64_t d = p.head_dim;
-    const char* e = std::getenv("FLASHSIM_FLASH2H_GRID");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_GRID");
     const std::string v = e != nullptr ? e : "";
     if (v == "tiles") return GRID_TILES;
     const bool explicit_ask = v == "persistent" || v == "static";
@@ -639,7 +640,7 @@ GridMode grid_mode(const sim::Problem& p) {
 // refused with what to unset.
 bool pingpong(const sim::Problem& p) {
     const int64_t d = p.head_dim;
-    const char* e = std::getenv("FLASHSIM_FLASH2H_PINGPONG");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_PINGPONG");
     const std::string v = e != nullptr ? e : "";
     if (v == "off") return false;
     const bool explicit_on = v == "on";
@@ -652,7 +653,7 @@ bool pingpong(const sim::Problem& p) {
         throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
                                  "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
     if (explicit_on && !grid_ok) {  // an asked-for grid, or at d = 64 the default's static order
-        const char* g = std::getenv("FLASHSIM_FLASH2H_GRID");
+        const char* g = sim::knob("FLASHSIM_FLASH2H_GRID");
         const std::string got = g != nullptr && *g != 0 ? std::string(" (got '") + g + "')"
                                 : gm == GRID_PERSISTENT ? std::string(" (the default grid here is the counter grid)")
                                                         : std::string(" (the default grid here is the static order)");
@@ -669,7 +670,7 @@ bool pingpong(const sim::Problem& p) {
 // where it is the default: measured 0.8-3.4% faster than 128 at N = 1024-16384 side by side
 // (cuda/NOTES.md); asked for elsewhere, refused with what to change.
 int key_block_cols(const sim::Problem& p) {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_BC");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_BC");
     const std::string v = e != nullptr ? e : "";
     if (v == "128") return BC;
     if (v.empty() || v == "default")
@@ -803,7 +804,9 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
     if (ov) layout += "; S_{j+1} overlaps P_j V_j";
     if (pingpong(p)) layout += "; warpgroups take turns to issue their products (ping-pong)";
     const GridMode gm = grid_mode(p);
-    c.grid = gm == GRID_STATIC ? "static" : gm == GRID_PERSISTENT ? "counter" : "tiles";
+    c.grid = gm == GRID_STATIC       ? sim::KernelGrid::static_units
+             : gm == GRID_PERSISTENT ? sim::KernelGrid::counter
+                                     : sim::KernelGrid::tiles;
     if (gm != GRID_TILES)
         layout +=
             std::string("; persistent grid (a block an SM; ") +

@@ -641,7 +641,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
     constexpr int SMEM_USED = SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM;
-    static_assert(SMEM_USED + 64 <= 232448, "more shared memory than a block may have (227 KiB)");
+    static_assert(SMEM_USED + 64 <= sim::geometry::kMaxSmemPerBlock, "more shared memory than a block may have (227 KiB)");
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_SUM >= Z::OFF_DQ + SUM_BUFFERS * Z::DQ_BYTES),
                   "bulk-sum: d = 64, two consumer warpgroups, a writer warp, its ring of tiles");
@@ -905,7 +905,7 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
 
 // FLASHSIM_FLASH2H_BWD=deterministic: dQ added in a fixed order (bit-identical runs).
 bool deterministic() {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_BWD");
     return e != nullptr && std::string(e) == "deterministic";
 }
 
@@ -913,7 +913,7 @@ bool deterministic() {
 // a shared-memory tile written out as whole rows (staged, the default) or by each thread's own
 // 4-byte stores (plain, the first version). Same bits either way.
 bool post_staged() {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_POST");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_BWD_POST");
     const std::string v = e != nullptr ? e : "";
     if (v.empty() || v == "staged") return true;
     if (v == "plain") return false;
@@ -941,7 +941,7 @@ struct Schedule {
 // Whether the bulk schedules hand their dQ tiles to writer warps unless told (cuda/NOTES.md)
 constexpr bool kWritersByDefault = true;
 Schedule schedule(int64_t head_dim) {
-    const char* e = std::getenv("FLASHSIM_FLASH2H_BWD_SCHEDULE");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_BWD_SCHEDULE");
     std::string v = e != nullptr ? e : "";
     if (v.empty() || v == "default") v = head_dim == 64 ? "bulk-sum" : "bulk-pipelined";
     Schedule c;
@@ -955,7 +955,7 @@ Schedule schedule(int64_t head_dim) {
     if (c.sum && head_dim != 64)
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-sum is written for d = 64 (got d = " +
                                  std::to_string(head_dim) + "); use bulk-keys or the default at d = 128");
-    const char* st = std::getenv("FLASHSIM_FLASH2H_BWD_STAGES");
+    const char* st = sim::knob("FLASHSIM_FLASH2H_BWD_STAGES");
     const std::string sv = st != nullptr ? st : "";
     if (sv == "deep") {
         // shared memory holds the deeper ring beside the default schedule's tiles only
@@ -973,7 +973,7 @@ Schedule schedule(int64_t head_dim) {
     } else if (sv != "2") {
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_STAGES must be 2 or deep (got '" + sv + "')");
     }
-    const char* f = std::getenv("FLASHSIM_FLASH2H_BWD_FLUSH");
+    const char* f = sim::knob("FLASHSIM_FLASH2H_BWD_FLUSH");
     const std::string fv = f != nullptr ? f : "";
     const bool bulk_atomic = c.bulk && !deterministic();  // where dQ goes out as bulk reductions
     if (fv == "writers") {
@@ -991,7 +991,7 @@ Schedule schedule(int64_t head_dim) {
         throw std::runtime_error(
             "FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-sum hands its summed tiles to a writer warp: unset "
             "FLASHSIM_FLASH2H_BWD_FLUSH or set it to writers");
-    const char* b = std::getenv("FLASHSIM_FLASH2H_BWD_BR");
+    const char* b = sim::knob("FLASHSIM_FLASH2H_BWD_BR");
     const std::string bv = b != nullptr ? b : "";
     // default: 128 where it runs (bulk-sum, not deterministic) unless the deep ring of 64-row stages
     // was asked for; measured 4-10% faster than 64 on all ten d = 64 rows (cuda/NOTES.md)
@@ -1169,6 +1169,7 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     const bool keys = bulk && sc.keys;
     const bool sum = keys && sc.sum;
     c.layout = layouts[sum ? 7 : keys ? 6 : bulk ? 4 + (sc.pipe ? 1 : 0) : (det ? 1 : 0) + (sc.pipe ? 2 : 0)];
+    c.dq = bulk ? sim::DqSchedule::bulk_reduction : det ? sim::DqSchedule::block_order : sim::DqSchedule::atomics;
     // the tiled accumulator's key parts (key_parts): each a whole fp32 copy of dQ, summed by post
     c.dq_copies = static_cast<int>(dq_copies(p.head_dim, det, sc));
     if (sc.deep)  // the default schedules only (schedule() refuses the others)

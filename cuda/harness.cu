@@ -113,7 +113,7 @@ static double median_of(std::vector<double> v) {
 // write back (the training rows' flush); read leaves L2 full of clean lines (a buffer written once,
 // read through twice at first use; the decode rows' flush). FLASHSIM_L2_FLUSH=write|read overrides.
 L2Flush l2_flush_mode(L2Flush fallback) {
-    const char* e = std::getenv("FLASHSIM_L2_FLUSH");
+    const char* e = sim::knob("FLASHSIM_L2_FLUSH");
     if (e == nullptr || *e == 0) return fallback;
     if (std::string(e) == "write") return L2Flush::write;
     if (std::string(e) == "read") return L2Flush::read;
@@ -789,6 +789,15 @@ Outputs compute(const sim::Problem& p, const std::string& variant, Pass pass) {
     return outputs_of(p, step_pair(variant).first, set, bwd);
 }
 
+std::string clear_error_state() {
+    const cudaError_t sync = cudaDeviceSynchronize();
+    const cudaError_t last = cudaGetLastError();  // clears an error that is not sticky
+    if (sync == cudaSuccess || cudaDeviceSynchronize() == cudaSuccess) return "";
+    const cudaError_t e = sync != cudaSuccess ? sync : last;
+    return std::string("the GPU context is lost (") + cudaGetErrorString(e) +
+           "): later cases in this process cannot run; run the bench again from the next case";
+}
+
 int64_t device_bytes_needed(const sim::Problem& p, const std::string& variant, Pass pass) {
     check_problem(p);
     (void)tile_config(variant, p, pass);
@@ -1031,7 +1040,8 @@ DecodeMeasurement run_decode(const sim::DecodeProblem& p, const RunOptions& opt,
     const int64_t chunks = p.group() / plan.group_chunk;
     out.blocks = plan.splits * p.batch * p.kv_heads * chunks;
     {  // the simulator's count for the same splits (K and V read once per KV head and chunk)
-        sim::Machine m = sim::find_machine("H200");
+        sim::Machine m = sim::find_machine(
+            !opt.machine.empty() ? opt.machine : sim::preset_for_device(device_name()).value_or("H200"));
         m.sm_count = sms;
         sim::DecodeConfig c = decode_kernel_config();
         c.splits = plan.splits;
@@ -1213,11 +1223,25 @@ FitProbe probe_fit(const std::string& variant, const sim::Problem& shape) {
         if (double(total(a)) > r.free_bytes) return false;  // cannot fit: no need to ask the driver
         return try_allocate(a);
     };
-    // largest grid index that fits; the simulator accepts N up to 2^24 (index 175)
+    // largest grid index that fits. The search ends where flashsim stops counting (N <= 2^24 and
+    // B H N^2 d <= 2^56: at B = 1, H = 16, d = 128, N up to 5.9 million) and where the step's own bytes
+    // exceed the free memory, so no probe asks for more than the card has
     int64_t lo = -1, hi = sim::grid_index_at_most(int64_t{1} << 24);
+    auto countable = [&](int64_t idx) {
+        sim::Problem q = p;
+        q.seq = sim::grid_point(idx);
+        try {
+            check_problem(q);
+            return double(total(step_allocations(variant, q))) <= r.free_bytes;
+        } catch (const std::exception&) { return false; }
+    };
+    const int64_t grid_end = hi;
+    while (hi > 0 && !countable(hi)) --hi;
     if (fits(hi)) {
         lo = hi;
-        r.note = "N = 2^24 fits (the grid's end)";
+        r.note = hi == grid_end ? "N = 2^24 fits (the grid's end)"
+                                : "N = " + std::to_string(sim::grid_point(hi)) +
+                                      " fits: the longest whose step flashsim counts and the free memory holds";
     } else {
         while (hi - lo > 1) {
             const int64_t mid = lo + (hi - lo) / 2;

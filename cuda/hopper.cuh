@@ -31,6 +31,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/tma.cuh"
+#include "sim/knobs.hpp"
 
 namespace fcuda::hopper {
 
@@ -99,7 +100,7 @@ __device__ __forceinline__ GridPlace grid_place(int heavy) {
 // FLASHSIM_FLASH2H_ORDER=heads|heavy (default: heads); only causal grids are reordered.
 inline int heavy_first(bool causal) {
     if (!causal) return 0;
-    const char* e = std::getenv("FLASHSIM_FLASH2H_ORDER");
+    const char* e = sim::knob("FLASHSIM_FLASH2H_ORDER");
     const std::string v = e != nullptr ? e : "";
     if (v.empty() || v == "default" || v == "heads") return 0;
     if (v == "heavy") return 1;

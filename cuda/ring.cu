@@ -69,7 +69,7 @@ struct Nccl {
 const Nccl& nccl() {
     static const Nccl n = [] {
         Nccl x;
-        const char* env = std::getenv("FLASHSIM_NCCL_LIB");
+        const char* env = sim::knob("FLASHSIM_NCCL_LIB");
         const std::string name = env && *env ? env : "libnccl.so.2";
         x.lib = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!x.lib) {

@@ -36,7 +36,10 @@ namespace {
 #define CUBLAS_CHECK(expr)                                                                                      \
     do {                                                                                                        \
         cublasStatus_t st_ = (expr);                                                                            \
-        if (st_ != CUBLAS_STATUS_SUCCESS) ::fcuda::fail(#expr, __FILE__, __LINE__, cublasGetStatusString(st_)); \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
+            (void)cudaGetLastError();                                                                           \
+            throw std::runtime_error(std::string("cuBLAS refused " #expr ": ") + cublasGetStatusString(st_));   \
+        }                                                                                                       \
     } while (0)
 
 cublasHandle_t handle() {
@@ -162,7 +165,7 @@ int vec_threads_per_row(int N, int per_thread) {
 // FLASHSIM_STANDARD_SOFTMAX: "vec" (default) or "rows" (the two-pass kernels everywhere, for a
 // side-by-side timing); anything else is refused.
 bool softmax_rows_forced() {
-    const char* e = std::getenv("FLASHSIM_STANDARD_SOFTMAX");
+    const char* e = sim::knob("FLASHSIM_STANDARD_SOFTMAX");
     if (e == nullptr || std::string(e) == "vec") return false;
     if (std::string(e) == "rows") return true;
     throw std::runtime_error(std::string("FLASHSIM_STANDARD_SOFTMAX=") + e +

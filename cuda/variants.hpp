@@ -10,6 +10,8 @@
 
 #include "cuda/api.hpp"
 #include "cuda/common.cuh"
+#include "sim/kernel_geometry.hpp"
+#include "sim/knobs.hpp"
 
 namespace fcuda {
 

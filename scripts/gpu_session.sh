@@ -34,7 +34,9 @@
 # eager (scripts/eager_pytorch.py: Figure 2's standard attention as eager PyTorch, EAGER_PROGRAMS
 # "authors hf", each kernel's time and, by ncu, its DRAM bytes; eager_<program>.json), offgrid
 # (tools/offgrid/measure.sh: the off-grid shape set OFFGRID_SHAPES, default tools/offgrid/shapes.json,
-# standard, flash2 and flash2h both passes; offgrid.json, checked by tools/offgrid/check.py).
+# standard, flash2 and flash2h both passes; offgrid.json, checked by tools/offgrid/check.py), modes (the bench's
+# GPU modes on this card: tests/cuda/test_bench_modes.cpp, bench fit, bench scale, a timed row with its
+# knobs and this card's predictions; modes.log, modes_*.json).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = SAN_SEQ (130) and memcheck at SAN_ODD_SEQS.
 # CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
@@ -688,6 +690,20 @@ if has fit; then
   stamp fit
   timeout "${FIT_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --fit --json "$OUT/fit.json"
   echo "fit rc=$?"
+fi
+
+if has modes; then
+  # the bench's GPU modes on this card (tests/cuda/test_bench_modes.cpp): a forced failure leaves the
+  # next case right; --fit and --scale sized from the free memory, a case that does not fit named;
+  # a timed row predicted for this card's preset, with the knobs it ran with
+  stamp modes
+  { timeout 300 "$BIN/test_cuda_gpu" -tc="a failed case*,--fit finds*,the prediction preset*"; echo "modes tests rc=$?"
+    timeout "${FIT_TIMEOUT:-90}" "$BIN/flashsim-bench" bench fit --json "$OUT/modes_fit.json"; echo "modes fit rc=$?"
+    timeout "${SCALE_TIMEOUT:-900}" "$BIN/flashsim-bench" bench scale --json "$OUT/modes_scale.json"; echo "modes scale rc=$?"
+    FLASHSIM_FLASH2H_BWD_POST=staged timeout 120 "$BIN/flashsim-bench" bench --variant flash2,flash2h --seq 4096 -d 128 \
+      --repeats 5 --json "$OUT/modes_time.json"; echo "modes time rc=$?"
+  } > "$OUT/modes.log" 2>&1
+  tail -n 40 "$OUT/modes.log"
 fi
 
 if has eager; then

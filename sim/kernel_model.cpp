@@ -11,6 +11,7 @@
 #include <limits>
 #include <queue>
 
+#include "sim/kernel_geometry.hpp"
 #include "sim/mask.hpp"
 #include "sim/program.hpp"
 
@@ -233,7 +234,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             // softmaxes use the same exponential unit and FP32 pipes.
             k.overlap = Overlap::softmax_behind_product;
             k.layout = "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
-            k.static_causal_max_tr = 22;  // N <= 4,224
+            k.static_causal_max_tr = geometry::kFlash2hStaticCausalMaxTr64;  // N <= 4,224
             k.why = "1 block an SM (registers: 160 a consumer thread x 384 + 24 x 128 = 64,512 of 65,536); TMA "
                     "copies behind compute; each warpgroup's softmax in series with its own products but under "
                     "the other two warpgroups' products, credited as half a tile's products (the overlapped "
@@ -245,7 +246,7 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.overlap = d == 128 ? Overlap::softmax_behind_product : Overlap::copy_behind_compute;
             k.layout = "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup" +
                        std::string(d == 128 ? "; S_{j+1} overlaps P_j V_j" : "");
-            k.static_causal_max_tr = 95;  // N <= 12,160
+            k.static_causal_max_tr = geometry::kFlash2hStaticCausalMaxTr;  // N <= 12,160
             k.why = "1 block an SM (registers: 240 a consumer thread x 256 + 24 x 128 = 64,512 of 65,536); TMA "
                     "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
                     "the products), at d = 64 it does not overlap";

@@ -5,7 +5,7 @@
 
 #if FLASHSIM_HAVE_CUDA
 #include "cuda/api.hpp"
-#include "sim/kernel_model.hpp"
+#include "sim/kernel_config.hpp"
 #include "sim/simulate.hpp"
 #endif
 
@@ -63,25 +63,9 @@ MeasuredFile measure_live(const sim::Problem& p, const std::string& gpu_preset, 
                     r.block_cols = m.tiles.block_cols;
                     r.sram_bytes = m.tiles.sram_bytes;
                 }
-                sim::Config c;  // the simulator with the kernel's own tiling, with and without L2
-                c.algo = *sim::parse_algo(m.tiles.algo);
-                c.block_rows = m.tiles.block_rows;
-                c.block_cols = m.tiles.block_cols;
-                c.sram_bytes = m.tiles.sram_bytes;
-                c.numerics = sim::Numerics::off;
-                c.event_cap = 0;
-                c.timing = false;
-                c.l2_budget = int64_t{1} << 22;
-                // the walk runs the kernel's own grid order and blocks an SM (its profile's)
-                if (c.algo == sim::Algo::flash2 && std::string(m.tiles.grid) == "static")
-                    c.grid_order = sim::GridOrder::static_units;
-                try {
-                    c.fwd_blocks_per_sm =
-                        sim::with_tiles(sim::kernel_profile(v, sim::Pass::forward, p.head_dim, p.causal),
-                                        m.tiles.block_rows, m.tiles.block_cols)
-                            .ctas_per_sm;
-                } catch (const sim::Error&) {  // no profile for this kernel: the machine's blocks an SM
-                }
+                // the simulator with the kernel's own tiling, grid order and blocks an SM: the bridge the bench
+                // and `bench --resimulate` use (sim/kernel_config.hpp)
+                const sim::Config c = sim::sim_config(sim::kernel_run(p, sim::Pass::forward, v, m.tiles));
                 const sim::Result s = sim::simulate(p, sim::find_machine(gpu_preset), c);
                 r.sim_read = static_cast<double>(s.totals.hbm_total().read_bytes);
                 r.sim_write = static_cast<double>(s.totals.hbm_total().write_bytes);
