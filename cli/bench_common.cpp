@@ -60,7 +60,7 @@ int check_device_and_dtype(const BenchArgs& a) {
     std::string why;
     if (!fcuda::device_available(&why)) {
         std::cerr << "flashsim bench: " << why
-                  << "; the H200 measurements recorded with this project are in cuda/results/h200.json\n";
+                  << "; the H200 measurements recorded with this project are in results/h200/bench.json\n";
         return 2;
     }
     const auto dt = sim::parse_dtype(a.dtype);

@@ -21,7 +21,7 @@
 // q_heads, kv_heads, splits, kv_bytes (K and V read), tbps (kv_bytes / median time) and the
 // simulator's prediction (sim::simulate_decode with the same splits). --trace K adds K traced
 // calls a row and its "trace": where the call's time goes, from the blocks' own timer stamps
-// (fcuda::DecodeTrace; python3 cuda/results/table.py --decode-trace prints it).
+// (fcuda::DecodeTrace; python3 tools/results/table.py --decode-trace prints it).
 //
 //   flashsim bench --counters-probe [--json F]
 // runs known work after the bench's L2 flush under the in-process DRAM counters (a warp, reads of
@@ -336,7 +336,7 @@ void register_bench(CLI::App& app, int& rc) {
             rc = run_mode(*args);
 #else
             std::cerr << "flashsim bench: this build has no CUDA backend (built without nvcc); recorded H200 "
-                         "results are in cuda/results/h200.json\n";
+                         "results are in results/h200/bench.json\n";
             rc = 2;
 #endif
         } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 // recorded row the same way, and old rows whose configuration is prose must still be read right.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -37,12 +38,16 @@ void check_same(const sim::Config& a, const sim::Config& b) {
 
 std::vector<std::filesystem::path> recorded_files() {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::path(FLASHSIM_SOURCE_DIR) / "cuda" / "results";
-    std::vector<fs::path> files{dir / "h200.json"};
-    for (const auto& e : fs::directory_iterator(dir)) {
+    // every recorded H200 bench row, and every H100 file, current or archived (the archive's grid
+    // experiments hold the prose-only rows the legacy reader must still understand)
+    const fs::path dir = fs::path(FLASHSIM_SOURCE_DIR) / "results";
+    std::vector<fs::path> files{dir / "h200" / "bench.json"};
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
         const std::string name = e.path().filename().string();
-        if (name.rfind("h100_", 0) == 0 && e.path().extension() == ".json") files.push_back(e.path());
+        const bool h100 = e.path().parent_path().filename() == "h100" || name.rfind("h100_", 0) == 0;
+        if (h100 && e.path().extension() == ".json") files.push_back(e.path());
     }
+    std::sort(files.begin(), files.end());
     return files;
 }
 
