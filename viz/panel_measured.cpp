@@ -42,24 +42,6 @@ bool keep(const MeasuredRow& r, const ViewState& v) {
 // Rung 3 for a measured row: the kernel model of its kernel at its shape, on the preset of the GPU
 // it ran on (datasheet ceilings); null for a ring row, a kernel the model does not know, or a GPU
 // without a preset.
-const KernelRung* row_rung(const MeasuredRow& r) {
-    if (r.pass != "forward" && r.pass != "backward") return nullptr;
-    const std::string gpu = r.device.find("H200") != std::string::npos   ? "H200"
-                            : r.device.find("H100") != std::string::npos ? "H100-SXM"
-                                                                         : "";
-    if (gpu.empty()) return nullptr;
-    sim::Problem p;
-    p.seq = r.seq;
-    p.head_dim = r.head_dim;
-    p.batch = r.batch;
-    p.heads = r.heads;
-    p.causal = r.causal;
-    p.dtype = sim::parse_dtype(r.dtype).value_or(sim::DType::bf16);
-    const KernelRung& k = kernel_rung(p, r.pass == "forward" ? sim::Pass::forward : sim::Pass::backward, r.variant,
-                                      sim::find_machine(gpu));
-    return k.error.empty() && k.seconds > 0 ? &k : nullptr;
-}
-
 void table(const MeasuredFile& f, const ViewState& v, float height) {
     const float fs = ImGui::GetFontSize();
     const char* heads[] = {"kernel",
@@ -107,7 +89,7 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
         ImGui::TextUnformatted(opt_fixed(r.ms, 3).c_str());
         const bool visible = ImGui::IsItemVisible();  // rung 3 is computed for the rows on screen only
         {
-            const KernelRung* k = visible ? row_rung(r) : nullptr;
+            const KernelRung* k = visible ? rung_of_row(r) : nullptr;
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(k ? ui::fixed(k->seconds * 1e3, 3).c_str() : "-");
             if (k && ImGui::IsItemHovered())
@@ -320,7 +302,8 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
                 // card/kind.json, as lessons name it ("h200/decode.json")
                 const std::string& path = ms.files[i].path;
                 const size_t last = path.find_last_of('/');
-                const size_t prev = last == std::string::npos || last == 0 ? std::string::npos : path.find_last_of('/', last - 1);
+                const size_t prev =
+                    last == std::string::npos || last == 0 ? std::string::npos : path.find_last_of('/', last - 1);
                 const std::string name = prev == std::string::npos ? path.substr(last + 1) : path.substr(prev + 1);
                 const ImGuiTabItemFlags open = name == v.measured_open ? ImGuiTabItemFlags_SetSelected : 0;
                 if (ImGui::BeginTabItem(name.c_str(), nullptr, open)) {

@@ -1,7 +1,12 @@
 #include "viz/rungs.hpp"
 
+#include <filesystem>
 #include <map>
 #include <sstream>
+
+#include "report/kernel_report.hpp"
+#include "report/results.hpp"
+#include "viz/measurement.hpp"
 
 namespace viz {
 
@@ -15,8 +20,17 @@ const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::
     if (!fresh) return r;
     r.kernel = kernel;
     try {
-        const sim::KernelRates rates = sim::datasheet_rates(m);
+        // the card's measured ceilings where its results hold them (results/h200/ceilings.json), as
+        // `flashsim simulate --kernel ... --ceilings measured` and the bench's predictions use; else the datasheet
+        sim::KernelRates rates = sim::datasheet_rates(m);
         r.rates = "datasheet ceilings";
+        if (const std::string card = report::card_folder(m.name); !card.empty()) {
+            const std::string file = report::current_file(card, "ceilings.json");
+            if (std::filesystem::exists(file)) {
+                rates = report::read_ceilings_file(file, m, p.dtype);
+                r.rates = "measured ceilings (" + file + ")";
+            }
+        }
         for (sim::Pass ps : {sim::Pass::forward, sim::Pass::backward}) {
             if (pass != sim::Pass::both && pass != ps) continue;
             const sim::KernelPrediction k =
@@ -30,6 +44,24 @@ const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::
         r.error = e.what();
     }
     return r;
+}
+
+const KernelRung* rung_of_row(const MeasuredRow& r) {
+    if (r.pass != "forward" && r.pass != "backward") return nullptr;
+    const std::string gpu = r.device.find("H200") != std::string::npos   ? "H200"
+                            : r.device.find("H100") != std::string::npos ? "H100-SXM"
+                                                                         : "";
+    if (gpu.empty()) return nullptr;
+    sim::Problem p;
+    p.seq = r.seq;
+    p.head_dim = r.head_dim;
+    p.batch = r.batch;
+    p.heads = r.heads;
+    p.causal = r.causal;
+    p.dtype = sim::parse_dtype(r.dtype).value_or(sim::DType::bf16);
+    const KernelRung& k = kernel_rung(p, r.pass == "forward" ? sim::Pass::forward : sim::Pass::backward, r.variant,
+                                      sim::find_machine(gpu));
+    return k.error.empty() && k.seconds > 0 ? &k : nullptr;
 }
 
 double rung_ratio(double measured_s, double predicted_s) {

@@ -13,6 +13,8 @@
 
 namespace viz {
 
+struct MeasuredRow;  // viz/measurement.hpp
+
 inline constexpr const char* kRungBytes = "bytes bound";
 inline constexpr const char* kRungIdeal = "ideal machine";
 inline constexpr const char* kRungKernel = "this kernel";
@@ -26,9 +28,13 @@ struct KernelRung {
     std::string error;  // why there is no prediction ("" when there is)
 };
 
-// Rung 3 for `kernel` on `p` (its pass: forward, backward or both summed), with `m`'s datasheet
-// ceilings. Kept per (kernel, problem, machine): a view may call it every frame.
+// Rung 3 for `kernel` on `p` (its pass: forward, backward or both summed), at `m`'s measured ceilings
+// where the results hold a ceilings file for its card, else its datasheet ceilings. Kept per (kernel, problem, machine): a view may call it every frame.
 const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::string& kernel, const sim::Machine& m);
+
+// Rung 3 for a recorded row as the Measured view draws it: the row's problem, pass and kernel on the
+// preset of the card it ran on (H200 or H100-SXM); null for a step row, another card, or no prediction.
+const KernelRung* rung_of_row(const MeasuredRow& r);
 
 // measured / predicted, as the views print it beside both ("1.07x"); 0 when either is missing.
 double rung_ratio(double measured_s, double predicted_s);

@@ -486,3 +486,29 @@ TEST_CASE("lesson 12's steps open the footprint view, not what the lesson before
         CHECK(*s.panel == Panel::footprint);
     }
 }
+
+// The numbers the Measured view draws beside each recorded row (rung 3, "this kernel") against the
+// row's measured time: within the project's +-15% band wherever the model says it is certain
+// (issue-level claim, the same band tools/results/predicted.py holds the bench's own predictions to).
+// The rows are the recorded H200 grid, read the way the app reads them.
+TEST_CASE("the Measured view's rung 3 lies within 15% of every recorded row it is certain of") {
+    const MeasuredSet ms = load_measurements(std::string(FLASHSIM_SOURCE_DIR) + "/results");
+    int checked = 0, outside = 0;
+    for (const auto& f : ms.files) {
+        if (f.path.find("h200/bench.json") == std::string::npos) continue;
+        for (const auto& r : f.rows) {
+            if (!r.tag.empty() || !r.ms || !r.error.empty()) continue;
+            const KernelRung* k = rung_of_row(r);
+            if (!k || k->uncertain) continue;
+            ++checked;
+            const double ratio = rung_ratio(*r.ms / 1e3, k->seconds);
+            if (ratio < 1 / 1.15 || ratio > 1.15) {
+                ++outside;
+                MESSAGE(r.variant << " " << r.pass << " N=" << r.seq << " d=" << r.head_dim
+                                  << (r.causal ? " causal" : "") << ": measured / this kernel = " << ratio);
+            }
+        }
+    }
+    CHECK(checked >= 100);  // the grid's certain forward and backward rows
+    CHECK(outside == 0);
+}
