@@ -152,10 +152,9 @@ void simulate_row(json& row, const sim::Machine& machine, std::optional<double> 
 // A step sums its forward's and its backward's predictions. Deterministic rows (dQ in block order)
 // get the ordered dQ profile, which the model marks uncertain.
 void predict_row(json& row, const sim::Machine& machine) {
-    for (const char* k :
-         {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
-          "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms", "predicted_machine",
-          "predicted_rung"})
+    for (const char* k : {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
+                          "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms",
+                          "predicted_machine", "predicted_rung"})
         row.erase(k);
     if (!row.contains("tiles") || !row.contains("ms_median")) return;
     if (row["pass"] == "step" && !row.contains("tiles_forward")) return;

@@ -18,4 +18,3 @@ std::optional<sim::KernelRates> measured_rates(const sim::Machine& m, sim::DType
     if (path.empty()) return std::nullopt;
     return report::read_ceilings_file(path, m, dtype);
 }
-

@@ -114,9 +114,7 @@ void print_exercise(const lessons::Lesson& l) {
 void print_lesson(const lessons::Lesson& l, bool interactive);
 
 // ID is a lesson's id or its number
-bool named(const lessons::Lesson& l, const std::string& id) {
-    return l.id == id || std::to_string(l.number) == id;
-}
+bool named(const lessons::Lesson& l, const std::string& id) { return l.id == id || std::to_string(l.number) == id; }
 
 int run(const LessonArgs& a) {
     if (!a.term.empty()) return print_term(a.term);
@@ -273,7 +271,8 @@ void register_lesson(CLI::App& app, int& rc) {
     cmd->add_option("id", a->id, "Lesson id or number (see --list)");
     cmd->add_flag("--list", a->list, "List the lessons");
     cmd->add_flag("--all", a->all, "Print every step without waiting for Enter");
-    cmd->add_flag("--check", a->check, "Load every lesson (or the one named) and check its expectations (exit 1 if any fails)");
+    cmd->add_flag("--check", a->check,
+                  "Load every lesson (or the one named) and check its expectations (exit 1 if any fails)");
     cmd->add_option("--answer", a->answer, "Answer the lesson's exercise, e.g. \"block_rows=64,block_cols=128\"")
         ->each([a](const std::string&) { a->answered = true; });
     cmd->add_option("--dir", a->dir, "Lessons directory (default: $FLASHSIM_LESSONS or the repo's lessons/)");

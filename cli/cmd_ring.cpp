@@ -111,8 +111,9 @@ void register_ring(CLI::App& app, int& rc) {
             if (a->check && double(p.attn.batch * p.attn.heads) * double(p.attn.seq) * double(p.attn.seq) *
                                     double(p.attn.head_dim) >
                                 2e10)
-                throw sim::Error("--check on this shape would take minutes on the CPU (B*H*N*N*d > 2e10); check a "
-                                 "smaller N");
+                throw sim::Error(
+                    "--check on this shape would take minutes on the CPU (B*H*N*N*d > 2e10); check a "
+                    "smaller N");
             const sim::RingResult r = sim::simulate_ring(p, m, c);
             report::RingChecks checks;
             if (a->check) {

@@ -148,8 +148,9 @@ void register_simulate(CLI::App& app, int& rc) {
             if (!args->kernel.empty()) {
                 if (args->flags.block_rows || args->flags.block_cols || args->flags.bwd_block_rows ||
                     args->flags.bwd_block_cols || args->prob.sram)
-                    throw sim::Error("--kernel uses the kernel's own tiles; leave out --block-rows, --block-cols, "
-                                     "--bwd-block-rows, --bwd-block-cols and --sram");
+                    throw sim::Error(
+                        "--kernel uses the kernel's own tiles; leave out --block-rows, --block-cols, "
+                        "--bwd-block-rows, --bwd-block-cols and --sram");
                 const auto ps = sim::parse_pass(args->flags.pass);
                 if (!ps) throw sim::Error("--pass must be forward, backward or both, got '" + args->flags.pass + "'");
                 profiles = sim::kernel_profiles(args->kernel, *ps, p);
@@ -258,8 +259,7 @@ void register_simulate(CLI::App& app, int& rc) {
             if (args->json)
                 std::cout << j.dump(2) << "\n";
             else
-                std::cout << report::result_text(r, base.get(), false) << extra << "\n"
-                          << report::ladder_text(ladder);
+                std::cout << report::result_text(r, base.get(), false) << extra << "\n" << report::ladder_text(ladder);
             rc = 0;
         } catch (const sim::Error& e) {
             print_error("simulate", e.what());

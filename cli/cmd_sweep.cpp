@@ -142,7 +142,7 @@ struct ScenarioArgs {
     std::string name;
     bool list = false, json = false;
     std::string l2 = "auto", ceilings = "datasheet";
-    std::string gpu;  // figure2 only: another preset than the paper's A100
+    std::string gpu;                   // figure2 only: another preset than the paper's A100
     std::string eager_rates = "auto";  // figure2 only: auto, none, or FILE[,FILE]
 };
 }  // namespace
@@ -233,8 +233,8 @@ void register_scenario(CLI::App& app, int& rc) {
             const sim::Scenario& s = *found;
             if (args->eager_rates != "auto") throw sim::Error("--eager-rates applies to figure2 only");
             if (!args->gpu.empty())
-                throw sim::Error("--gpu applies to figure2 only; scenario " + s.name + " runs on its own GPU (" + s.gpu +
-                                 "): leave out --gpu, or use flashsim simulate --gpu for another");
+                throw sim::Error("--gpu applies to figure2 only; scenario " + s.name + " runs on its own GPU (" +
+                                 s.gpu + "): leave out --gpu, or use flashsim simulate --gpu for another");
             SimFlags fl;
             fl.numerics = "off";
             fl.l2 = args->l2;

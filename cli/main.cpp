@@ -15,8 +15,9 @@ int main(int argc, char** argv) {
     bool cuda_attend = false;
     if (argc > 1 && std::strcmp(argv[1], "attend") == 0)
         for (int i = 2; i < argc; ++i)
-            cuda_attend = cuda_attend || std::strcmp(argv[i], "--backend=cuda") == 0 ||
-                          (std::strcmp(argv[i], "--backend") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "cuda") == 0);
+            cuda_attend =
+                cuda_attend || std::strcmp(argv[i], "--backend=cuda") == 0 ||
+                (std::strcmp(argv[i], "--backend") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "cuda") == 0);
     if (argc > 1 && (std::strcmp(argv[1], "bench") == 0 || cuda_attend)) {
         std::error_code ec;
         const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

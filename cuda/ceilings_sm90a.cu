@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(128, 1) wgmma_wait_kernel(const uint32_t* __re
 #pragma unroll
         for (int k = 0; k < K; ++k)
             wgmma_ss<__nv_bfloat16, 64, 0, 0>(d, desc_sw128(base, 0) + 2 * (k % 4),
-                                          desc_sw128(base + kABytes, 0) + 2 * (k % 4), 1);
+                                              desc_sw128(base + kABytes, 0) + 2 * (k % 4), 1);
         wgmma_commit();
         wgmma_wait<0>();
     }

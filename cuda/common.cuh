@@ -62,10 +62,10 @@ inline std::string cuda_advice(cudaError_t e) {
                              (advice.empty() ? "" : "; " + advice));
 }
 
-#define CUDA_CHECK(expr)                                       \
-    do {                                                       \
-        cudaError_t e_ = (expr);                               \
-        if (e_ != cudaSuccess) ::fcuda::fail(#expr, e_);       \
+#define CUDA_CHECK(expr)                                 \
+    do {                                                 \
+        cudaError_t e_ = (expr);                         \
+        if (e_ != cudaSuccess) ::fcuda::fail(#expr, e_); \
     } while (0)
 
 // An allocation the card could not make: what was asked, what the card has free and in all, what to do.
@@ -203,15 +203,15 @@ struct Workspace {
 
 // ---- device-side helpers used by the harness ---------------------------------------------------
 
-int64_t l2_bytes();             // of the current device
-int sm_count();                 // streaming multiprocessors of the current device
+int64_t l2_bytes();  // of the current device
+int sm_count();      // streaming multiprocessors of the current device
 // How the timed runs empty L2 between calls: write a buffer twice its size (memset; the lines it
 // leaves dirty are written back inside the next call: ~6-9 us of a decode call, measured) or read
 // one (clean lines). FLASHSIM_L2_FLUSH=write|read overrides the caller's choice for every bench.
 enum class L2Flush { write, read };
 constexpr L2Flush kTrainingFlush = L2Flush::write;  // run(): the training passes' rows
 constexpr L2Flush kDecodeFlush = L2Flush::read;     // run_decode(), trace_decode()
-L2Flush l2_flush_mode(L2Flush fallback);  // FLASHSIM_L2_FLUSH, else fallback
+L2Flush l2_flush_mode(L2Flush fallback);            // FLASHSIM_L2_FLUSH, else fallback
 const char* l2_flush_name(L2Flush m);
 void flush_l2(cudaStream_t s, L2Flush fallback = kTrainingFlush);
 // Fill `count` elements of `out` (dtype dt) with sim::input_value(seed, which, first + i) rounded.

@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(Tl::THREADS)
             dp[0][0] = 0.0f;
             dp[0][2] = 0.0f;
         }
-            // dV_j += P^T dO_i and dK_j += dS^T Q_i (A operands from registers, B = dO_i, Q_i transposed)
+        // dV_j += P^T dO_i and dK_j += dS^T Q_i (A operands from registers, B = dO_i, Q_i transposed)
 #pragma unroll
         for (int kq = 0; kq < BR / 16; ++kq) {
             uint32_t ap[4], ads[4];
@@ -324,10 +324,10 @@ TileConfig bwd_tiles_of() {
     return c;
 }
 
-using Bwd128 = BwdTiling<64, 128>;   // d = 128, B_c = 64
-using Bwd128w = BwdTiling<128, 128>; // d = 128, B_c = 128
-using Bwd64 = BwdTiling<128, 64>;    // d = 64, B_c = 128
-using Bwd64n = BwdTiling<64, 64>;    // d = 64, B_c = 64
+using Bwd128 = BwdTiling<64, 128>;    // d = 128, B_c = 64
+using Bwd128w = BwdTiling<128, 128>;  // d = 128, B_c = 128
+using Bwd64 = BwdTiling<128, 64>;     // d = 64, B_c = 128
+using Bwd64n = BwdTiling<64, 64>;     // d = 64, B_c = 64
 
 }  // namespace
 

@@ -269,7 +269,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
                        float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
     using Z = Sizes<D, NC, STAGES, BC>;
-    static_assert(Z::SMEM + 128 <= sim::geometry::kMaxSmemPerBlock, "more shared memory than a block may have (227 KiB)");
+    static_assert(Z::SMEM + 128 <= sim::geometry::kMaxSmemPerBlock,
+                  "more shared memory than a block may have (227 KiB)");
     static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2),
                   "B_c = 176 only at d = 128 with two consumer warpgroups");
     constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
@@ -548,8 +549,9 @@ bool deep_ring(int64_t d) {
     if (v.empty() || v == "2" || v == "default") return false;
     if (v != "deep") throw std::runtime_error("FLASHSIM_FLASH2H_STAGES must be 2 or deep (got '" + v + "')");
     if (overlapped(d) != (d == 128))
-        throw std::runtime_error("FLASHSIM_FLASH2H_STAGES=deep needs flash2h's default schedule (overlapped at d = 128, "
-                                 "plain at d = 64); unset FLASHSIM_FLASH2H");
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_STAGES=deep needs flash2h's default schedule (overlapped at d = 128, "
+            "plain at d = 64); unset FLASHSIM_FLASH2H");
     return true;
 }
 
@@ -650,16 +652,18 @@ bool pingpong(const sim::Problem& p) {
     const GridMode gm = grid_mode(p);
     const bool grid_ok = gm == GRID_TILES || (gm == GRID_STATIC && d == 128);
     if (explicit_on && !defaults)
-        throw std::runtime_error("FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
-                                 "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_PINGPONG=on needs flash2h's default schedule, ring and exponentials; "
+            "unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP");
     if (explicit_on && !grid_ok) {  // an asked-for grid, or at d = 64 the default's static order
         const char* g = sim::knob("FLASHSIM_FLASH2H_GRID");
         const std::string got = g != nullptr && *g != 0 ? std::string(" (got '") + g + "')"
                                 : gm == GRID_PERSISTENT ? std::string(" (the default grid here is the counter grid)")
                                                         : std::string(" (the default grid here is the static order)");
-        throw std::runtime_error(std::string("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid, or at d = 128 the static "
-                                             "order; ") +
-                                 (d == 128 ? "unset FLASHSIM_FLASH2H_GRID" : "set FLASHSIM_FLASH2H_GRID=tiles") + got);
+        throw std::runtime_error(
+            std::string("FLASHSIM_FLASH2H_PINGPONG=on runs on the tiles grid, or at d = 128 the static "
+                        "order; ") +
+            (d == 128 ? "unset FLASHSIM_FLASH2H_GRID" : "set FLASHSIM_FLASH2H_GRID=tiles") + got);
     }
     return explicit_on || (d == 128 && defaults && grid_ok);
 }
@@ -674,19 +678,19 @@ int key_block_cols(const sim::Problem& p) {
     const std::string v = e != nullptr ? e : "";
     if (v == "128") return BC;
     if (v.empty() || v == "default")
-        return p.head_dim == 128 && !p.causal && default_kernel(128) && grid_mode(p) == GRID_STATIC && pingpong(p)
-                   ? 176
-                   : BC;
+        return p.head_dim == 128 && !p.causal && default_kernel(128) && grid_mode(p) == GRID_STATIC && pingpong(p) ? 176
+                                                                                                                   : BC;
     if (v != "176") throw std::runtime_error("FLASHSIM_FLASH2H_BC must be 128 or 176 (got '" + v + "')");
     if (p.head_dim != 128 || p.causal)
-        throw std::runtime_error("FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = " +
-                                 std::to_string(p.head_dim) + (p.causal ? ", causal" : "") +
-                                 "); unset it or set FLASHSIM_FLASH2H_BC=128");
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = " + std::to_string(p.head_dim) +
+            (p.causal ? ", causal" : "") + "); unset it or set FLASHSIM_FLASH2H_BC=128");
     if (!default_kernel(128) || grid_mode(p) != GRID_STATIC || !pingpong(p))
-        throw std::runtime_error("FLASHSIM_FLASH2H_BC=176 runs with flash2h's default kernel at d = 128 (overlapped, "
-                                 "2 stages, ex2.approx.ftz, the static order, turns); unset FLASHSIM_FLASH2H, "
-                                 "FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP, FLASHSIM_FLASH2H_GRID and "
-                                 "FLASHSIM_FLASH2H_PINGPONG, or set FLASHSIM_FLASH2H_BC=128");
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_BC=176 runs with flash2h's default kernel at d = 128 (overlapped, "
+            "2 stages, ex2.approx.ftz, the static order, turns); unset FLASHSIM_FLASH2H, "
+            "FLASHSIM_FLASH2H_STAGES, FLASHSIM_FLASH2H_EXP, FLASHSIM_FLASH2H_GRID and "
+            "FLASHSIM_FLASH2H_PINGPONG, or set FLASHSIM_FLASH2H_BC=128");
     return 176;
 }
 
@@ -718,15 +722,15 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
         launch_in_clusters(kernel, dim3(grid.x & ~1u), dim3(Z::THREADS), smem, s, 2, mq, mk, mv, static_cast<T*>(t.O),
                            t.LSE, N, scale, scale * LOG2E, 0, BH, counter);
     } else {
-        kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale,
-                                              scale * LOG2E, PERSIST ? 0 : heavy_first(CAUSAL), BH,
-                                              counter);
+        kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale, scale * LOG2E,
+                                              PERSIST ? 0 : heavy_first(CAUSAL), BH, counter);
     }
     LAUNCH_CHECK();
 }
 
 // The mask decides the kernel's CAUSAL argument; everything else is fixed by the caller.
-template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false, bool PP = false>
+template <typename T, int D, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false,
+          bool PP = false>
 void launch_mask(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
     if (p.causal)
         launch<T, D, true, OVERLAP, NC, STAGES, EXP, PERSIST, PP>(p, t, ws, s, counted);
@@ -749,7 +753,8 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
         launch_mask<T, D, OV, NC, 2, EXP_POLY>(p, t, ws, s);
     else if (deep_ring(D))
         launch_mask<T, D, OV, NC, fwd_deep_stages<D>()>(p, t, ws, s);
-    else if (const GridMode gm = grid_mode(p); gm != GRID_TILES) {  // the default schedule (overlapped at d = 128, plain at 64)
+    else if (const GridMode gm = grid_mode(p);
+             gm != GRID_TILES) {  // the default schedule (overlapped at d = 128, plain at 64)
         if constexpr (D == 128)
             if (pingpong(p)) return launch_mask<T, D, OV, NC, 2, EXP_FTZ, true, true>(p, t, ws, s);  // static order
         launch_mask<T, D, OV, NC, 2, EXP_FTZ, true>(p, t, ws, s, gm == GRID_PERSISTENT);

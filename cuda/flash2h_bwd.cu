@@ -182,9 +182,7 @@ __device__ __forceinline__ int bar_part_written(int b) {
 __device__ __forceinline__ int bar_summed(int b) {
     return b == 0 ? 7 : 8 + b;  // 7, 9, 10, 11
 }
-__device__ __forceinline__ int bar_tile_free(int b) {
-    return 12 + b;
-}
+__device__ __forceinline__ int bar_tile_free(int b) { return 12 + b; }
 
 // The bulk schedules' dQ accumulator: per head, per query block i, per consumer warpgroup w one
 // tile of B_r x 64 fp32 in the warpgroup's fragment order (float4 k of thread x at k * 128 + x):
@@ -641,7 +639,8 @@ __global__ void __launch_bounds__(Warps::THREADS, 1)
     // SUM: bulk-keys' products, the two warpgroups' dQ_i parts summed in a shared tile (a ring of them)
     constexpr bool BULK = DQM != DQ_ATOMIC, SUM = DQM == DQ_SUM, KEYS = DQM == DQ_KEYS || SUM;
     constexpr int SMEM_USED = SUM ? Z::SMEM_SUM : KEYS ? Z::SMEM_KEYS : DQM == DQ_BULK ? Z::SMEM_BULK : Z::SMEM;
-    static_assert(SMEM_USED + 64 <= sim::geometry::kMaxSmemPerBlock, "more shared memory than a block may have (227 KiB)");
+    static_assert(SMEM_USED + 64 <= sim::geometry::kMaxSmemPerBlock,
+                  "more shared memory than a block may have (227 KiB)");
     static_assert(!WRITER || BULK, "the dQ writers add the bulk schedules' tiles");
     static_assert(!SUM || (D == 64 && WRITER && NWG == 2 && Z::SMEM_SUM >= Z::OFF_DQ + SUM_BUFFERS * Z::DQ_BYTES),
                   "bulk-sum: d = 64, two consumer warpgroups, a writer warp, its ring of tiles");
@@ -933,8 +932,8 @@ bool post_staged() {
 // d = 64 (1-5% faster than bulk-keys on all six rows N = 4096-16384), bulk-pipelined at d = 128.
 struct Schedule {
     bool pipe = false, bulk = false, keys = false;
-    bool sum = false;  // bulk-sum: keys, the two parts summed in shared memory (d = 64)
-    bool deep = false;  // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
+    bool sum = false;      // bulk-sum: keys, the two parts summed in shared memory (d = 64)
+    bool deep = false;     // FLASHSIM_FLASH2H_BWD_STAGES=deep: deep_stages<D>() ring stages, else 2
     bool writers = false;  // FLASHSIM_FLASH2H_BWD_FLUSH=writers: dQ tiles added by producer warps
     int qb = BR;           // FLASHSIM_FLASH2H_BWD_BR=64|128: query rows a step (128: bulk-sum only, the default there)
 };
@@ -950,8 +949,10 @@ Schedule schedule(int64_t head_dim) {
     c.keys = v == "bulk-keys" || v == "bulk-sum";
     c.sum = v == "bulk-sum";
     if (!c.pipe && !c.bulk && v != "plain")
-        throw std::runtime_error("FLASHSIM_FLASH2H_BWD_SCHEDULE must be default, plain, pipelined, bulk, bulk-pipelined, "
-                                 "bulk-keys or bulk-sum (got '" + v + "')");
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_BWD_SCHEDULE must be default, plain, pipelined, bulk, bulk-pipelined, "
+            "bulk-keys or bulk-sum (got '" +
+            v + "')");
     if (c.sum && head_dim != 64)
         throw std::runtime_error("FLASHSIM_FLASH2H_BWD_SCHEDULE=bulk-sum is written for d = 64 (got d = " +
                                  std::to_string(head_dim) + "); use bulk-keys or the default at d = 128");
@@ -979,7 +980,8 @@ Schedule schedule(int64_t head_dim) {
     if (fv == "writers") {
         if (!bulk_atomic)
             throw std::runtime_error(
-                "FLASHSIM_FLASH2H_BWD_FLUSH=writers needs a bulk schedule (bulk, bulk-pipelined, bulk-keys, bulk-sum; the "
+                "FLASHSIM_FLASH2H_BWD_FLUSH=writers needs a bulk schedule (bulk, bulk-pipelined, bulk-keys, bulk-sum; "
+                "the "
                 "defaults) and not deterministic mode; unset it or set consumers");
         c.writers = true;
     } else if (fv.empty() || fv == "default") {
@@ -1065,10 +1067,9 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     const CUtensorMap mq = make_map<T>(t.Q, p, QB), mk = make_map<T>(t.K, p, BC), mv = make_map<T>(t.V, p, BC),
                       mdo = make_map<T>(t.dO, p, QB);
     const float scale = static_cast<float>(p.softmax_scale());
-    kernel<<<dim3(T_c, BH), Warps::THREADS, smem, s>>>(mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(),
-                                                static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, Tpad, scale,
-                                                scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0,
-                                                heavy_first(CAUSAL));
+    kernel<<<dim3(T_c, BH), Warps::THREADS, smem, s>>>(
+        mq, mk, mv, mdo, Lp, Dp, ws.a.as<float>(), ws.c.as<int>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N,
+        Tpad, scale, scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0, heavy_first(CAUSAL));
     LAUNCH_CHECK();
     if constexpr (BULK) {
         if (staged)  // a grid that fills every SM once (2048 threads an SM on Hopper), striding over the tiles
@@ -1174,8 +1175,8 @@ TileConfig flash2h_bwd_tiles(const sim::Problem& p) {
     c.dq_copies = static_cast<int>(dq_copies(p.head_dim, det, sc));
     if (sc.deep)  // the default schedules only (schedule() refuses the others)
         c.smem_bytes = p.head_dim == 128 ? BwdSizes<128, deep_stages<128>()>::SMEM_BULK
-                                         : sum ? BwdSizes<64, deep_stages<64>()>::SMEM_SUM
-                                               : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
+                       : sum             ? BwdSizes<64, deep_stages<64>()>::SMEM_SUM
+                                         : BwdSizes<64, deep_stages<64>()>::SMEM_KEYS;
     else if (p.head_dim == 128)
         c.smem_bytes = keys ? BwdSizes<128>::SMEM_KEYS : bulk ? BwdSizes<128>::SMEM_BULK : BwdSizes<128>::SMEM;
     else if (sc.qb == 128)

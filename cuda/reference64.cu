@@ -131,8 +131,8 @@ __global__ void ref64_dq(const double* Q, const double* K, const double* V, cons
 
 // dK, dV of listed key rows; LSE_all and D_all hold every query row that sees them (index i).
 __global__ void ref64_dkdv(const double* Q, const double* K, const double* V, const double* dO, int64_t N, int d,
-                           double scale, bool causal, const int64_t* rows, const double* LSE_all,
-                           const double* D_all, double* dK, double* dV) {
+                           double scale, bool causal, const int64_t* rows, const double* LSE_all, const double* D_all,
+                           double* dK, double* dV) {
     __shared__ double k[kThreads], v[kThreads], s[kThreads], dp[kThreads];
     const int64_t j = rows[blockIdx.x];
     const int t = threadIdx.x;
@@ -221,9 +221,9 @@ Reference64 reference64_head(const HeadInputs64& in, const std::vector<int64_t>&
         const DeviceBuffer rows = upload(stat_rows);
         const size_t n = stat_rows.size();
         DeviceBuffer O(n * d * sizeof(double)), LSE(n * sizeof(double)), D(n * sizeof(double));
-        ref64_forward<<<static_cast<unsigned>(n), kThreads>>>(Q.as<double>(), K.as<double>(), V.as<double>(), dOp, N,
-                                                              d, in.scale, in.causal, rows.as<int64_t>(),
-                                                              O.as<double>(), LSE.as<double>(), D.as<double>());
+        ref64_forward<<<static_cast<unsigned>(n), kThreads>>>(Q.as<double>(), K.as<double>(), V.as<double>(), dOp, N, d,
+                                                              in.scale, in.causal, rows.as<int64_t>(), O.as<double>(),
+                                                              LSE.as<double>(), D.as<double>());
         LAUNCH_CHECK();
         o_s = download(O, n * d);
         lse_s = download(LSE, n);
@@ -237,7 +237,8 @@ Reference64 reference64_head(const HeadInputs64& in, const std::vector<int64_t>&
     std::vector<double> lse_q(q_rows.size()), d_q(q_rows.size());
     for (size_t k = 0; k < q_rows.size(); ++k) {
         const size_t s = at(q_rows[k]);
-        std::copy_n(o_s.begin() + static_cast<std::ptrdiff_t>(s * d), d, r.O.begin() + static_cast<std::ptrdiff_t>(k * d));
+        std::copy_n(o_s.begin() + static_cast<std::ptrdiff_t>(s * d), d,
+                    r.O.begin() + static_cast<std::ptrdiff_t>(k * d));
         r.LSE[k] = lse_s[s];
         lse_q[k] = lse_s[s];
         if (backward) d_q[k] = d_s[s];
@@ -247,9 +248,9 @@ Reference64 reference64_head(const HeadInputs64& in, const std::vector<int64_t>&
     if (!q_rows.empty()) {
         const DeviceBuffer rows = upload(q_rows), LSE = upload(lse_q), D = upload(d_q);
         DeviceBuffer dQ(q_rows.size() * d * sizeof(double));
-        ref64_dq<<<static_cast<unsigned>(q_rows.size()), kThreads>>>(
-            Q.as<double>(), K.as<double>(), V.as<double>(), dOp, N, d, in.scale, in.causal, rows.as<int64_t>(),
-            LSE.as<double>(), D.as<double>(), dQ.as<double>());
+        ref64_dq<<<static_cast<unsigned>(q_rows.size()), kThreads>>>(Q.as<double>(), K.as<double>(), V.as<double>(),
+                                                                     dOp, N, d, in.scale, in.causal, rows.as<int64_t>(),
+                                                                     LSE.as<double>(), D.as<double>(), dQ.as<double>());
         LAUNCH_CHECK();
         r.dQ = download(dQ, q_rows.size() * d);
     }

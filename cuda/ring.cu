@@ -152,7 +152,6 @@ __global__ void ring_round(T* __restrict__ out, const float* __restrict__ in, in
         out[k] = StorageTraits<T>::from_float(in[k]);
 }
 
-
 // ---- the ring --------------------------------------------------------------------------------
 
 // One device of the ring: its rows (query chunks, dO, the pass's outputs) and the two slots the
@@ -169,13 +168,13 @@ struct Device {
     // go = the step may start, side_done = chunk 1's blocks are done
     cudaStream_t side = nullptr;
     cudaEvent_t go = nullptr, side_done = nullptr;
-    DeviceBuffer Q, dO, O, LSE;   // its chunks, chunk-major: [chunk][B·H][c][d] (LSE [chunk][B·H][c])
-    DeviceBuffer Oacc, Lacc;      // forward: running fp32 output and LSE
-    DeviceBuffer dQacc;           // backward: fp32
-    DeviceBuffer slot[2];         // K | V (storage type) | dK | dV (fp32, backward)
-    DeviceBuffer Ob[2], Lb[2];    // one block's forward output, a stream
-    DeviceBuffer dQb, dKb, dVb;   // the step's blocks' gradients (chunks_per_gpu^2 blocks each)
-    Workspace ws[2];              // a stream
+    DeviceBuffer Q, dO, O, LSE;  // its chunks, chunk-major: [chunk][B·H][c][d] (LSE [chunk][B·H][c])
+    DeviceBuffer Oacc, Lacc;     // forward: running fp32 output and LSE
+    DeviceBuffer dQacc;          // backward: fp32
+    DeviceBuffer slot[2];        // K | V (storage type) | dK | dV (fp32, backward)
+    DeviceBuffer Ob[2], Lb[2];   // one block's forward output, a stream
+    DeviceBuffer dQb, dKb, dVb;  // the step's blocks' gradients (chunks_per_gpu^2 blocks each)
+    Workspace ws[2];             // a stream
     ncclComm_t comm_nccl = nullptr;
 };
 
@@ -217,12 +216,12 @@ struct Ring {
 void check_ring(const sim::RingProblem& p, const std::string& kernel, RingTransport t) {
     try {
         p.validate();
-    } catch (const std::exception& e) {
-        throw std::runtime_error(e.what());
-    }
+    } catch (const std::exception& e) { throw std::runtime_error(e.what()); }
     if (kernel != "flash2" && kernel != "flash2h")
-        throw std::runtime_error("the ring runs flash2 or flash2h on its blocks (they keep the LSE the merge needs), "
-                                 "got '" + kernel + "'");
+        throw std::runtime_error(
+            "the ring runs flash2 or flash2h on its blocks (they keep the LSE the merge needs), "
+            "got '" +
+            kernel + "'");
     std::string why;
     if (!variant_available(kernel, &why)) throw std::runtime_error(why);
     if (p.attn.head_dim != 64 && p.attn.head_dim != 128)
@@ -479,8 +478,7 @@ void ring_forward(Ring& r) {
                         ring_merge<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, st>>>(
                             r.at<float>(v.Oacc, x, static_cast<int64_t>(cb) * 2),
                             r.at<float>(v.Lacc, x, static_cast<int64_t>(cr)), v.Ob[n1].as<T>(), v.Lb[n1].as<float>(),
-                            out, lse,
-                            rows, static_cast<int>(r.d), mode);
+                            out, lse, rows, static_cast<int>(r.d), mode);
                         LAUNCH_CHECK();
                     }
                     ++done;
@@ -528,7 +526,7 @@ void ring_backward(Ring& r) {
                     cudaStream_t st = x == 0 ? v.compute : v.side;
                     backward_of(r.kernel, r.sub(k == sim::BlockKind::diagonal), t, v.ws[x == 0 ? 0 : 1], st);
                     ring_add<T><<<512, 256, 0, st>>>(r.at<float>(v.dQacc, x, static_cast<int64_t>(cb) * 2),
-                                                           r.at<T>(v.dQb, b, static_cast<int64_t>(cb)), r.chunk_elems);
+                                                     r.at<T>(v.dQb, b, static_cast<int64_t>(cb)), r.chunk_elems);
                     LAUNCH_CHECK();
                     done.push_back({b, y});
                     ++r.blocks;
@@ -538,9 +536,9 @@ void ring_backward(Ring& r) {
             if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(v.compute, v.grad_in[cur], 0));
             for (const auto& [b, y] : done) {
                 ring_add<T><<<512, 256, 0, v.compute>>>(r.dK_of(v, cur, y), r.at<T>(v.dKb, b, static_cast<int64_t>(cb)),
-                                                       r.chunk_elems);
+                                                        r.chunk_elems);
                 ring_add<T><<<512, 256, 0, v.compute>>>(r.dV_of(v, cur, y), r.at<T>(v.dVb, b, static_cast<int64_t>(cb)),
-                                                       r.chunk_elems);
+                                                        r.chunk_elems);
                 LAUNCH_CHECK();
             }
             CUDA_CHECK(cudaEventRecord(v.computed[cur], v.compute));
@@ -570,13 +568,14 @@ void reset_slots(Ring& r, int slot_now, int64_t steps_moved) {
         Device& o = r.dev[static_cast<size_t>(owner)];
         r.use(o);
         tmp[static_cast<size_t>(owner)] = DeviceBuffer(r.kv_bytes());
-        CUDA_CHECK(cudaMemcpyPeer(tmp[static_cast<size_t>(owner)].get(), o.gpu, v.slot[slot_now].get(), v.gpu,
-                                  r.kv_bytes()));
+        CUDA_CHECK(
+            cudaMemcpyPeer(tmp[static_cast<size_t>(owner)].get(), o.gpu, v.slot[slot_now].get(), v.gpu, r.kv_bytes()));
     }
     for (int64_t i = 0; i < r.P; ++i) {
         Device& v = r.dev[static_cast<size_t>(i)];
         r.use(v);
-        CUDA_CHECK(cudaMemcpy(v.slot[0].get(), tmp[static_cast<size_t>(i)].get(), r.kv_bytes(), cudaMemcpyDeviceToDevice));
+        CUDA_CHECK(
+            cudaMemcpy(v.slot[0].get(), tmp[static_cast<size_t>(i)].get(), r.kv_bytes(), cudaMemcpyDeviceToDevice));
     }
 }
 
@@ -628,8 +627,8 @@ RingOutputs outputs_of(Ring& r, bool grads) {
         L.push_back(v.LSE.get());
         if (grads) {
             const int64_t n = r.cpg * r.chunk_elems;
-            for (const float* src : {v.dQacc.as<float>(), r.dK_of(v, r.P > 1 ? home : 0, 0),
-                                     r.dV_of(v, r.P > 1 ? home : 0, 0)}) {
+            for (const float* src :
+                 {v.dQacc.as<float>(), r.dK_of(v, r.P > 1 ? home : 0, 0), r.dV_of(v, r.P > 1 ? home : 0, 0)}) {
                 rounded.emplace_back(static_cast<size_t>(n * r.eb));
                 dispatch_dtype(r.p.attn.dtype, [&]<typename T>() {
                     ring_round<T><<<512, 256>>>(rounded.back().as<T>(), src, n);
@@ -692,8 +691,7 @@ RingOutputs compute_ring(const sim::RingProblem& p, const std::string& kernel, R
     return o;
 }
 
-RingMeasurement run_ring(const sim::RingProblem& p, const std::string& kernel, RingTransport t,
-                         const RunOptions& opt) {
+RingMeasurement run_ring(const sim::RingProblem& p, const std::string& kernel, RingTransport t, const RunOptions& opt) {
     RingMeasurement m;
     m.kernel = kernel;
     m.transport = ring_transport_name(t);
@@ -717,7 +715,8 @@ RingMeasurement run_ring(const sim::RingProblem& p, const std::string& kernel, R
         for (auto [a, b] : {std::pair{&got.dQ, &one.dQ}, {&got.dK, &one.dK}, {&got.dV, &one.dV}})
             vs_one.push_back(sim::validate(*a, *b, p.attn.dtype));
     m.vs_single = vs_one;
-    const double work = double(p.attn.heads_total()) * double(p.attn.seq) * double(p.attn.seq) * double(p.attn.head_dim);
+    const double work =
+        double(p.attn.heads_total()) * double(p.attn.seq) * double(p.attn.seq) * double(p.attn.head_dim);
     if (opt.check_reference && work <= opt.max_reference_work) {
         const sim::Inputs in = sim::generate_inputs(p.attn);
         const sim::TensorD ref = sim::attention_reference(p.attn, in.Q, in.K, in.V);
@@ -727,8 +726,8 @@ RingMeasurement run_ring(const sim::RingProblem& p, const std::string& kernel, R
         if (grads) {
             const sim::TensorF dO = sim::generate_input(p.attn, sim::InputTensor::dO);
             const GradsD g = fcuda::attention_backward_reference(p.attn, in.Q, in.K, in.V, dO);
-            for (auto [a, b, w] : {std::tuple{&got.dQ, &one.dQ, &g.dQ}, {&got.dK, &one.dK, &g.dK},
-                                   {&got.dV, &one.dV, &g.dV}}) {
+            for (auto [a, b, w] :
+                 {std::tuple{&got.dQ, &one.dQ, &g.dQ}, {&got.dK, &one.dK, &g.dK}, {&got.dV, &one.dV, &g.dV}}) {
                 m.ref_max.push_back(max_abs_of(*w));
                 m.vs_reference.push_back(sim::validate(*a, *w, p.attn.dtype));
                 m.single_vs_reference.push_back(sim::validate(*b, *w, p.attn.dtype));

@@ -33,13 +33,13 @@
 namespace fcuda {
 namespace {
 
-#define CUBLAS_CHECK(expr)                                                                                      \
-    do {                                                                                                        \
-        cublasStatus_t st_ = (expr);                                                                            \
-        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
-            (void)cudaGetLastError();                                                                           \
-            throw std::runtime_error(std::string("cuBLAS refused " #expr ": ") + cublasGetStatusString(st_));   \
-        }                                                                                                       \
+#define CUBLAS_CHECK(expr)                                                                                    \
+    do {                                                                                                      \
+        cublasStatus_t st_ = (expr);                                                                          \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                                   \
+            (void)cudaGetLastError();                                                                         \
+            throw std::runtime_error(std::string("cuBLAS refused " #expr ": ") + cublasGetStatusString(st_)); \
+        }                                                                                                     \
     } while (0)
 
 cublasHandle_t handle() {
@@ -151,8 +151,8 @@ __global__ void __launch_bounds__(kThreads)
 // (16-byte loads and stores), thread t vectors t, t + tpr, ... (a group's loads are contiguous).
 // The row stays in registers between the reductions, so S (or P and dP) is read from DRAM once and
 // P (or dS) written once: the bytes the simulator's standard counts. Blocks of max(256, tpr) threads.
-constexpr int kVecFwd = 8;  // 16-byte vectors a thread, forward (S: 32 registers as loaded)
-constexpr int kVecBwd = 4;  // backward: 4 of P and 4 of dP (8 vectors held: more spill at 128 registers)
+constexpr int kVecFwd = 8;       // 16-byte vectors a thread, forward (S: 32 registers as loaded)
+constexpr int kVecBwd = 4;       // backward: 4 of P and 4 of dP (8 vectors held: more spill at 128 registers)
 constexpr int kVecElems = 8;     // 2-byte elements a vector
 constexpr int kVecMaxTpr = 512;  // threads a row at most
 
@@ -220,9 +220,8 @@ __device__ __forceinline__ float group_reduce(float v, int tpr, float* scratch /
 // twice (for the sum, then for P) rather than kept as 64 floats: fewer registers, more blocks an SM,
 // more bytes in flight.
 template <typename T, int kVecPerThread>
-__global__ void __launch_bounds__(kVecMaxTpr)
-    softmax_rows_vec(const T* __restrict__ S, T* __restrict__ P, int N, long long rows, int tpr, float scale_log2,
-                     bool causal) {
+__global__ void __launch_bounds__(kVecMaxTpr) softmax_rows_vec(const T* __restrict__ S, T* __restrict__ P, int N,
+                                                               long long rows, int tpr, float scale_log2, bool causal) {
     __shared__ float scratch[16];
     const int t = threadIdx.x % tpr;
     const long long r = static_cast<long long>(blockIdx.x) * (blockDim.x / tpr) + threadIdx.x / tpr;
@@ -255,7 +254,7 @@ __global__ void __launch_bounds__(kVecMaxTpr)
     }
     const float m = group_reduce<true>(mraw, tpr, scratch) * scale_log2;
     // 2^(x scale_log2 - m) of vector i (0 for a masked column), one FFMA and one ex2 an element
-    auto exps = [&](int i, int c0, float (&x)[kVecElems]) {
+    auto exps = [&](int i, int c0, float(&x)[kVecElems]) {
         unpack8<T>(raw[i], x);
         const bool cut = c0 + kVecElems > visible;
 #pragma unroll
@@ -372,7 +371,8 @@ TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
     t.stages = 0;
     t.sram_bytes = 0;
     t.threads = kThreads;
-    if (softmax_rows_forced()) t.layout = "softmax: two passes, one block of 256 threads a row (FLASHSIM_STANDARD_SOFTMAX=rows)";
+    if (softmax_rows_forced())
+        t.layout = "softmax: two passes, one block of 256 threads a row (FLASHSIM_STANDARD_SOFTMAX=rows)";
     return t;
 }
 
@@ -381,8 +381,8 @@ void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
     const int BH = static_cast<int>(p.heads_total());
     const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
     const size_t e = static_cast<size_t>(p.elem_bytes());
-    ws.a.ensure(static_cast<size_t>(BH) * nn * e);  // S (B, H, N, N)
-    ws.b.ensure(static_cast<size_t>(BH) * nn * e);  // P (B, H, N, N)
+    ws.a.ensure(static_cast<size_t>(BH) * nn * e);                // S (B, H, N, N)
+    ws.b.ensure(static_cast<size_t>(BH) * nn * e);                // P (B, H, N, N)
     standard_scores(p.dtype, N, d, BH, t.Q, t.K, ws.a.get(), s);  // S = Q K^T
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (vec_path(N, kVecFwd)) {
@@ -417,8 +417,8 @@ void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, c
         if (vec_path(N, kVecBwd)) {
             const long long rows = static_cast<long long>(BH) * N;
             const VecLaunch g = vec_launch(N, rows, kVecBwd);
-            softmax_backward_rows_vec<T, kVecBwd><<<g.blocks, g.threads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N,
-                                                                        rows, g.tpr);
+            softmax_backward_rows_vec<T, kVecBwd>
+                <<<g.blocks, g.threads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N, rows, g.tpr);
         } else {
             softmax_backward_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N);
         }

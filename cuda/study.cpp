@@ -200,7 +200,8 @@ std::vector<double> gen_head(const sim::Problem& p, sim::InputTensor which, int6
     const int64_t n = p.seq * p.head_dim;
     std::vector<double> v(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k)
-        v[static_cast<size_t>(k)] = sim::round_to(p.dtype, sim::input_value(p.seed, which, static_cast<uint64_t>(bh * n + k)));
+        v[static_cast<size_t>(k)] =
+            sim::round_to(p.dtype, sim::input_value(p.seed, which, static_cast<uint64_t>(bh * n + k)));
     return v;
 }
 }  // namespace
@@ -283,8 +284,7 @@ ScaleCheck scale_check(const sim::Problem& p, const std::string& variant, Pass p
             compare(got.dV, at, ref.dV.data() + a * static_cast<size_t>(d), "dV");
         }
     }
-    c.reference_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - c.gpu_seconds;
+    c.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - c.gpu_seconds;
     return c;
 }
 

@@ -72,18 +72,18 @@ struct DecodePlan {
     // block of a head, no second launch), separate (a second kernel) or cluster (a head's splits are one
     // cluster, merged in shared memory)
     std::string merge = "none";
-    int cluster_ring_kib = 0;    // the cluster merge's ring: 192 (one block an SM) or 96 (two)
-    std::string why;      // why this split count (sim::choose_splits)
+    int cluster_ring_kib = 0;  // the cluster merge's ring: 192 (one block an SM) or 96 (two)
+    std::string why;           // why this split count (sim::choose_splits)
 };
 struct DecodeTensors {
     const void* Q = nullptr;  // (B, H_q, 1, d)
     const void* K = nullptr;  // (B, H_kv, L, d)
     const void* V = nullptr;
-    void* O = nullptr;          // (B, H_q, 1, d)
-    float* LSE = nullptr;       // (B, H_q), natural log; may be null
-    float* O_part = nullptr;    // (B, H_q, splits, d) fp32, when splits > 1
-    float* LSE_part = nullptr;  // (B, H_q, splits)
-    unsigned* counters = nullptr;  // (B, H_q) zeros, when splits > 1: the fused merge's; left at zero
+    void* O = nullptr;                    // (B, H_q, 1, d)
+    float* LSE = nullptr;                 // (B, H_q), natural log; may be null
+    float* O_part = nullptr;              // (B, H_q, splits, d) fp32, when splits > 1
+    float* LSE_part = nullptr;            // (B, H_q, splits)
+    unsigned* counters = nullptr;         // (B, H_q) zeros, when splits > 1: the fused merge's; left at zero
     unsigned long long* trace = nullptr;  // null, or kDecodeTraceWords a block of the split kernel's grid
 };
 // a block's trace record: {global timer ns, SM clock} at start, first tile landed, last tile done,

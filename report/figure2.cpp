@@ -50,10 +50,15 @@ nlohmann::json column_json(const sim::Fig2Column& c) {
                       {"hbm_fraction", k.hbm_fraction},
                       {"bound", k.bound}});
     }
-    return {{"name", c.name},          {"description", c.description}, {"kernel_count", c.kernels.size()},
+    return {{"name", c.name},
+            {"description", c.description},
+            {"kernel_count", c.kernels.size()},
             {"gflops", c.flops() / 1e9},
-            {"matmul_gflops", c.matmul_flops() / 1e9}, {"hbm_gb", static_cast<double>(c.hbm_bytes()) / 1e9},
-            {"ms", c.seconds() * 1e3}, {"kernels", ks},                 {"notes", c.notes}};
+            {"matmul_gflops", c.matmul_flops() / 1e9},
+            {"hbm_gb", static_cast<double>(c.hbm_bytes()) / 1e9},
+            {"ms", c.seconds() * 1e3},
+            {"kernels", ks},
+            {"notes", c.notes}};
 }
 
 }  // namespace
@@ -88,7 +93,8 @@ std::string figure2_text(const sim::Figure2& fig) {
         o << pad(label, 16, true) << pad(f(fmt, a), 10) << pad(f("%.1f", pa), 9) << pad(f("%.2f", a / pa), 12)
           << pad(f(fmt, b), 10) << pad(f("%.1f", pb), 9) << pad(f("%.2f", b / pb), 12) << "\n";
     };
-    row("GFLOPs", fig.standard.flops() / 1e9, paper.standard_gflops, fig.flash.flops() / 1e9, paper.flash_gflops, "%.1f");
+    row("GFLOPs", fig.standard.flops() / 1e9, paper.standard_gflops, fig.flash.flops() / 1e9, paper.flash_gflops,
+        "%.1f");
     row("HBM R/W (GB)", static_cast<double>(fig.standard.hbm_bytes()) / 1e9, paper.standard_hbm_gb,
         static_cast<double>(fig.flash.hbm_bytes()) / 1e9, paper.flash_hbm_gb, "%.2f");
     row("Runtime (ms)", fig.standard.seconds() * 1e3, paper.standard_ms, fig.flash.seconds() * 1e3, paper.flash_ms,
@@ -96,9 +102,9 @@ std::string figure2_text(const sim::Figure2& fig) {
     o << "FLOPs, flash / standard: ours " << f("%.3f", fig.flash.flops() / fig.standard.flops()) << " (matmul only "
       << f("%.3f", fig.flash.matmul_flops() / fig.standard.matmul_flops()) << "), paper "
       << f("%.3f", paper.flash_gflops / paper.standard_gflops) << "\n";
-    o << "our bytes in the paper's runtime: standard " << f("%.2f", static_cast<double>(fig.standard.hbm_bytes()) / (paper.standard_ms * 1e-3) / 1e12)
-      << " TB/s, FA1 " << f("%.2f", static_cast<double>(fig.flash.hbm_bytes()) / (paper.flash_ms * 1e-3) / 1e12)
-      << " TB/s\n\n";
+    o << "our bytes in the paper's runtime: standard "
+      << f("%.2f", static_cast<double>(fig.standard.hbm_bytes()) / (paper.standard_ms * 1e-3) / 1e12) << " TB/s, FA1 "
+      << f("%.2f", static_cast<double>(fig.flash.hbm_bytes()) / (paper.flash_ms * 1e-3) / 1e12) << " TB/s\n\n";
 
     kernels_text(o, fig.standard);
     o << "\n";
@@ -131,7 +137,8 @@ nlohmann::json figure2_json(const sim::Figure2& fig) {
                          {"bound", s.bound}});
     nlohmann::json variants = nlohmann::json::array();
     for (const auto& v : fig.variants)
-        variants.push_back({{"label", v.label}, {"hbm_gb", static_cast<double>(v.hbm_bytes) / 1e9}, {"ms", v.seconds * 1e3}});
+        variants.push_back(
+            {{"label", v.label}, {"hbm_gb", static_cast<double>(v.hbm_bytes) / 1e9}, {"ms", v.seconds * 1e3}});
     const auto& p = fig.problem;
     return {{"scenario", "figure2"},
             {"problem",

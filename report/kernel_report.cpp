@@ -10,8 +10,9 @@ namespace report {
 sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string& where, const sim::Machine& m,
                                     sim::DType dtype) {
     if (!doc.is_object() || !doc.contains("ceilings") || !doc["ceilings"].is_array())
-        throw sim::Error(where + ": not a ceilings file (no \"ceilings\" array; write one with `flashsim bench "
-                                 "--ceilings --json FILE`)");
+        throw sim::Error(where +
+                         ": not a ceilings file (no \"ceilings\" array; write one with `flashsim bench "
+                         "--ceilings --json FILE`)");
     if (doc.contains("device") && doc["device"].is_string()) {
         const std::string dev = doc["device"];
         if (dev.find(m.name) == std::string::npos)
@@ -73,8 +74,8 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
             if (name.rfind(prefix, 0) != 0) continue;
             const std::string digits = name.substr(prefix.size());
             if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
-                throw sim::Error(where + ": ceiling '" + name + "' should end in a row length, e.g. " +
-                                 prefix + "4100");
+                throw sim::Error(where + ": ceiling '" + name + "' should end in a row length, e.g. " + prefix +
+                                 "4100");
             pts->push_back({std::stoll(digits), get(name)});
         }
     }
@@ -99,9 +100,7 @@ sim::KernelRates read_ceilings_file(const std::string& path, const sim::Machine&
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-        throw sim::Error("ceilings file " + path + " is not valid JSON: " + e.what());
-    }
+    } catch (const std::exception& e) { throw sim::Error("ceilings file " + path + " is not valid JSON: " + e.what()); }
     return ceilings_from_json(doc, path, m, dtype);
 }
 
@@ -168,15 +167,16 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
                   static_cast<long long>(p.block_cols), p.threads, p.ctas_per_sm);
     s += buf;
     std::snprintf(buf, sizeof buf, "  products on %s; overlap: %s; dQ: %s\n",
-                  std::string(sim::tensor_path_name(p.tensor)).c_str(), std::string(sim::overlap_name(p.overlap)).c_str(),
-                  std::string(sim::dq_name(p.dq)).c_str());
+                  std::string(sim::tensor_path_name(p.tensor)).c_str(),
+                  std::string(sim::overlap_name(p.overlap)).c_str(), std::string(sim::dq_name(p.dq)).c_str());
     s += buf;
     if (p.consumer_warpgroups > 0) {
-        std::snprintf(buf, sizeof buf,
-                      "  %d consumer warpgroups, %s; %d wgmma waits and %lld bytes of shared-memory stores a step\n",
-                      p.consumer_warpgroups,
-                      p.lock_step ? "in lock step" : "offset by half a step (measured: no overlap; the step sums its parts)", p.wgmma_waits,
-                      static_cast<long long>(p.smem_store_bytes));
+        std::snprintf(
+            buf, sizeof buf,
+            "  %d consumer warpgroups, %s; %d wgmma waits and %lld bytes of shared-memory stores a step\n",
+            p.consumer_warpgroups,
+            p.lock_step ? "in lock step" : "offset by half a step (measured: no overlap; the step sums its parts)",
+            p.wgmma_waits, static_cast<long long>(p.smem_store_bytes));
         s += buf;
     }
     s += "  where the time goes (whole GPU, each alone):\n";

@@ -263,12 +263,12 @@ std::string result_text(const sim::Result& r, const sim::Result* base, bool with
     if (r.l2.simulated) {
         char buf[320];
         // the capacity the walk replays: on the H200 the part of its L2 a re-read was measured to find
-        const std::string cap = r.l2.capacity_bytes < r.machine.l2_bytes
-                                    ? human_bytes(r.l2.capacity_bytes) + " of " + human_bytes(r.machine.l2_bytes) +
-                                          ": what a re-read finds"
-                                    : human_bytes(r.l2.capacity_bytes);
-        std::snprintf(buf, sizeof buf, "with L2 (%s, %lld blocks at once): HBM %s, L2 hit rate %.1f%%%s\n",
-                      cap.c_str(), static_cast<long long>(r.l2.concurrent_blocks),
+        const std::string cap =
+            r.l2.capacity_bytes < r.machine.l2_bytes
+                ? human_bytes(r.l2.capacity_bytes) + " of " + human_bytes(r.machine.l2_bytes) + ": what a re-read finds"
+                : human_bytes(r.l2.capacity_bytes);
+        std::snprintf(buf, sizeof buf, "with L2 (%s, %lld blocks at once): HBM %s, L2 hit rate %.1f%%%s\n", cap.c_str(),
+                      static_cast<long long>(r.l2.concurrent_blocks),
                       human_bytes(static_cast<double>(r.l2.hbm_total().total())).c_str(), 100.0 * r.l2.hit_rate,
                       r.l2.exact ? "" : " (sampled heads, scaled)");
         o << buf;
@@ -481,8 +481,8 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
       << mask_note(p) << ", " << sim::pass_name(rs[0].pass) << ", on " << rs[0].machine.name << " ("
       << rs[0].timing.ceilings << " ceilings)\n\n";
     o << std::left << std::setw(10) << "algo" << std::right << std::setw(10) << "GFLOP" << std::setw(12) << "HBM GB"
-      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit"
-      << std::setw(18) << rung_column(sim::Rung::ideal_machine) << std::setw(9) << "TFLOP/s" << std::setw(10) << "speedup"
+      << std::setw(14) << "HBM GB w/ L2" << std::setw(8) << "L2 hit" << std::setw(18)
+      << rung_column(sim::Rung::ideal_machine) << std::setw(9) << "TFLOP/s" << std::setw(10) << "speedup"
       << "\n";
     const double base_ms = rs[0].timing.computed ? rs[0].timing.predicted_ms : 0;
     for (const auto& r : rs) {

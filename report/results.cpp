@@ -67,7 +67,8 @@ std::string run_dates(const nlohmann::json& doc) {
     const std::vector<std::string> days = run_days(doc);
     if (days.empty()) {
         if (doc.is_object())
-            if (const auto d = doc.find("date"); d != doc.end() && d->is_string()) return d->get<std::string>().substr(0, 10);
+            if (const auto d = doc.find("date"); d != doc.end() && d->is_string())
+                return d->get<std::string>().substr(0, 10);
         return "?";
     }
     std::string dates;

@@ -85,8 +85,11 @@ nlohmann::json ring_json(const sim::RingResult& r, const RingChecks& checks) {
                         {"efficiency", r.efficiency},
                         {"measured", false}};
     for (const auto& [name, vs] : checks)
-        j["check"][name] = {{"max_abs", vs.max_abs}, {"rel_frobenius", vs.rel_frobenius}, {"max_ulp", vs.max_ulp},
-                            {"count", vs.count}, {"where", vs.where}};
+        j["check"][name] = {{"max_abs", vs.max_abs},
+                            {"rel_frobenius", vs.rel_frobenius},
+                            {"max_ulp", vs.max_ulp},
+                            {"count", vs.count},
+                            {"where", vs.where}};
     return j;
 }
 
@@ -95,10 +98,10 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
     const int64_t P = p.gpus;
     std::ostringstream o;
     o << "Ring attention (simulated; nothing here was measured on several GPUs)\n"
-      << "P=" << P << " GPUs, N=" << p.attn.seq << " (" << p.tokens_per_gpu() << " tokens a GPU), d="
-      << p.attn.head_dim << " B=" << p.attn.batch << " H=" << p.attn.heads << " " << sim::dtype_name(p.attn.dtype)
-      << (p.attn.causal ? ", causal" : ", no mask") << ", " << sim::name_of(p.layout) << " layout, on " << r.machine.name
-      << "\n";
+      << "P=" << P << " GPUs, N=" << p.attn.seq << " (" << p.tokens_per_gpu() << " tokens a GPU), d=" << p.attn.head_dim
+      << " B=" << p.attn.batch << " H=" << p.attn.heads << " " << sim::dtype_name(p.attn.dtype)
+      << (p.attn.causal ? ", causal" : ", no mask") << ", " << sim::name_of(p.layout) << " layout, on "
+      << r.machine.name << "\n";
     o << "link: " << (r.machine.link_name.empty() ? "given" : r.machine.link_name) << ", "
       << fmt("%.1f", r.link_bandwidth / 1e9) << " GB/s each way, latency " << fmt("%.3g", r.link_latency_s * 1e6)
       << " us\n";
@@ -113,7 +116,8 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
     }
     o << (show < P ? " ..." : "") << "\n";
     for (const auto& pr : r.passes) {
-        o << "\n" << pass_word(pr.pass) << ": step s, GPU i attends to the K/V slice of GPU (i - s) mod P"
+        o << "\n"
+          << pass_word(pr.pass) << ": step s, GPU i attends to the K/V slice of GPU (i - s) mod P"
           << (pr.pass == 1 ? "; dK, dV (float32) travel with it" : "") << "\n";
         o << "step  compute ms (slowest / fastest GPU)   sends        transfer ms   step ms   exposed ms\n";
         const size_t rows = pr.steps.size();
@@ -138,9 +142,8 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
         o << "bytes over each link, one way: " << human_bytes(double(pr.link_bytes)) << "\n";
         o << "time (each GPU's compute at the ideal machine, rung 2 of docs/timing.md's ladder, or the rate given; "
              "transfers at the link): "
-          << ms(pr.time_s) << " ms (compute alone " << ms(pr.compute_only_s) << " ms, all GPUs busy "
-          << ms(pr.busy_s) << " ms); perfect scaling " << ms(pr.ideal_s) << " ms (P x one GPU on its "
-          << p.tokens_per_gpu()
+          << ms(pr.time_s) << " ms (compute alone " << ms(pr.compute_only_s) << " ms, all GPUs busy " << ms(pr.busy_s)
+          << " ms); perfect scaling " << ms(pr.ideal_s) << " ms (P x one GPU on its " << p.tokens_per_gpu()
           << " tokens: " << ms(pr.single_gpu_s) << " ms each); scaling efficiency " << fmt("%.1f", 100 * pr.efficiency)
           << "%\n";
         if (pr.break_even_tokens > 0)
@@ -149,7 +152,8 @@ std::string ring_text(const sim::RingResult& r, const RingChecks& checks) {
             o << "break-even: none (" << pr.break_even_note << ")\n";
         if (pr.break_even_bandwidth_tokens > 0)
             o << "  without fixed costs (launches, latency): " << fmt("%.0f", pr.break_even_bandwidth_tokens)
-              << " tokens a GPU, where the step's arithmetic at this size's time per pair equals bytes / link bandwidth\n";
+              << " tokens a GPU, where the step's arithmetic at this size's time per pair equals bytes / link "
+                 "bandwidth\n";
     }
     if (r.passes.size() > 1)
         o << "\ntotal: " << ms(r.time_s) << " ms, perfect scaling " << ms(r.ideal_s) << " ms, efficiency "

@@ -186,7 +186,7 @@ void flash2_backward_dkdv_block(Ctx& ctx, int64_t j, Walker& w) {
         w.compute(Tensor::dS, i, j, r, cc, {0, 0, 2 * r * cc});
         w.compute(Tensor::dK, j, i, cc, d, {2 * r * cc * d, 0, 0});
         w.compute(Tensor::dQ, i, j, r, d, {2 * r * cc * d, 0, 0});
-        for (int64_t c = 0; c < t.dq_copies; ++c) {  // each copy gets its part of the block's keys
+        for (int64_t c = 0; c < t.dq_copies; ++c) {                     // each copy gets its part of the block's keys
             w.load(Tensor::dQ, i, -1, r0, c * d, r, d, r * d * kF32);   // atomic add: read ...
             w.store(Tensor::dQ, i, -1, r0, c * d, r, d, r * d * kF32);  // ... and write dQ_i (float32)
         }

@@ -110,8 +110,8 @@ DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const Decode
             auto pct = [](double x) { return std::to_string(static_cast<int>(100 * x + 0.5)) + "%"; };
             const int64_t one = s.target_blocks / base;  // the most splits whose blocks fit one wave
             if (one >= 1 && one < fill && busy(one) >= 0.9) {
-                s.why += "; " + std::to_string(one) + " splits (" + std::to_string(base * one) +
-                         " blocks) keep " + pct(busy(one)) + " of the slots busy in one wave: no second wave";
+                s.why += "; " + std::to_string(one) + " splits (" + std::to_string(base * one) + " blocks) keep " +
+                         pct(busy(one)) + " of the slots busy in one wave: no second wave";
                 want = one;
             } else {
                 int64_t S = want;

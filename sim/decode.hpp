@@ -63,8 +63,8 @@ struct DecodeConfig {
     // With 1 < splits <= this, the split kernel's last block of each (b, KV head) merges (an atomic
     // counter tells it it is last): the same bytes, one launch fewer. 0: the merge is its own kernel.
     int64_t fused_merge_max_splits = 0;
-    bool measured_bandwidth = true;   // use the preset's measured copy bandwidth when it has one
-    bool numerics = false;            // compute the output by split and merge (float32, as the kernel)
+    bool measured_bandwidth = true;  // use the preset's measured copy bandwidth when it has one
+    bool numerics = false;           // compute the output by split and merge (float32, as the kernel)
 };
 
 struct DecodeSplit {
@@ -92,7 +92,7 @@ struct DecodeResult {
     // Time.
     double bandwidth = 0;  // bytes/s used
     std::string bandwidth_source;
-    double fill = 1;  // min(1, blocks / target_blocks): the fraction of HBM bandwidth the blocks reach
+    double fill = 1;           // min(1, blocks / target_blocks): the fraction of HBM bandwidth the blocks reach
     bool merge_fused = false;  // the merge runs in the split kernel's last blocks (one launch)
     double split_kernel_s = 0, merge_s = 0, launch_s = 0, total_s = 0;
     double kv_bandwidth() const { return total_s > 0 ? double(kv_read_bytes) / total_s : 0; }  // KV bytes / time
@@ -138,8 +138,8 @@ struct RowSplit {
 };
 struct RowSplitMerge {
     std::vector<RowSplit> splits;
-    double lse = 0;            // the merged LSE
-    std::vector<double> out;   // the merged output
+    double lse = 0;           // the merged LSE
+    std::vector<double> out;  // the merged output
 };
 RowSplitMerge split_merge_row(const std::vector<double>& scores, const std::vector<std::vector<double>>& values,
                               int64_t split_len);

@@ -75,7 +75,8 @@ Footprint footprint(const Problem& p, Algo algo, Pass pass, const std::string& k
                 if (!kernel.empty()) {
                     const KernelProfile k = kernel_profile(kernel, Pass::backward, p.head_dim, p.causal);
                     for (int c = 1; c < k.dq_tiles && k.dq == DqAccumulation::bulk_reduction; ++c)
-                        add("dQ accumulator (" + kernel + "'s copy " + std::to_string(c + 1) + ")", full, "fp32", z.T, 4);
+                        add("dQ accumulator (" + kernel + "'s copy " + std::to_string(c + 1) + ")", full, "fp32", z.T,
+                            4);
                 }
             }
             break;

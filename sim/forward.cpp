@@ -189,8 +189,8 @@ void flash1_step(Ctx& ctx, Walker& w, int64_t i, int64_t j, int64_t r0, int64_t 
             rescaled = before * keep;
             Eigen::RowVectorXf sc = S.row(a);
             record_block(*rec, j, c0, sc.data(), c, m_hbm(row), m_new(a), l_hbm(row), l_new(a),
-                         std::exp(static_cast<double>(m_hbm(row)) - m_new(a)), before.data(),
-                         rescaled.data(), O_hbm.row(row).data(), d);
+                         std::exp(static_cast<double>(m_hbm(row)) - m_new(a)), before.data(), rescaled.data(),
+                         O_hbm.row(row).data(), d);
         }
         l_hbm(row) = l_new(a);
         m_hbm(row) = m_new(a);
@@ -233,8 +233,7 @@ void flash1_forward_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
     flash1_init(ctx, w);
     for (int64_t j = 0; j < t.tc; ++j)
         w.segment(ctx.h || has_mask(p) ? -1 : t.cols(j), [&] {
-            over_query_blocks(p, t, j, w,
-                              [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
+            over_query_blocks(p, t, j, w, [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
         });
     flash1_output(ctx, false);
 }
@@ -247,8 +246,7 @@ void flash1_init_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
 }
 void flash1_launch_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
     const int64_t j = ctx.launch;
-    over_query_blocks(ctx.p, ctx.t, j, w,
-                      [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
+    over_query_blocks(ctx.p, ctx.t, j, w, [&](int64_t i, int64_t r0, int64_t r) { flash1_step(ctx, w, i, j, r0, r); });
 }
 void flash1_convert_block(Ctx& ctx, int64_t /*block*/, Walker& w) {
     const Tiling& t = ctx.t;
@@ -382,8 +380,8 @@ std::vector<KernelDef> forward_kernels(const Ctx& ctx, Algo a) {
             std::vector<KernelDef> ks;
             ks.push_back({{"flash1: O = 0, l = 0, m = -inf in HBM", 0, 1, "(B*H)", true}, flash1_init_block, true});
             for (int64_t j = 0; j < t.tc; ++j) {
-                KernelDef k{{"flash1 launch " + std::to_string(j) + " of " + std::to_string(t.tc) +
-                                 ": K/V block " + std::to_string(j) + " against every query block (O, l, m in HBM)",
+                KernelDef k{{"flash1 launch " + std::to_string(j) + " of " + std::to_string(t.tc) + ": K/V block " +
+                                 std::to_string(j) + " against every query block (O, l, m in HBM)",
                              0, 1, "(B*H): one launch per K/V block, as cuda/flash1.cu runs it"},
                             flash1_launch_block,
                             true};

@@ -20,34 +20,45 @@ namespace sim {
 // ---------------------------------------------------------------- [names]
 std::string_view tensor_path_name(TensorPath t) {
     switch (t) {
-        case TensorPath::mma_sync: return "mma.sync";
-        case TensorPath::wgmma: return "wgmma";
-        case TensorPath::library_gemm: return "cuBLAS GEMM";
+        case TensorPath::mma_sync:
+            return "mma.sync";
+        case TensorPath::wgmma:
+            return "wgmma";
+        case TensorPath::library_gemm:
+            return "cuBLAS GEMM";
     }
     return "?";
 }
 std::string_view overlap_name(Overlap o) {
     switch (o) {
-        case Overlap::none: return "none";
-        case Overlap::copy_behind_compute: return "copy behind compute";
-        case Overlap::softmax_behind_product: return "softmax behind the next product";
-        case Overlap::ping_pong: return "ping-pong";
+        case Overlap::none:
+            return "none";
+        case Overlap::copy_behind_compute:
+            return "copy behind compute";
+        case Overlap::softmax_behind_product:
+            return "softmax behind the next product";
+        case Overlap::ping_pong:
+            return "ping-pong";
     }
     return "?";
 }
 std::string_view dq_name(DqAccumulation d) {
     switch (d) {
-        case DqAccumulation::none: return "none";
-        case DqAccumulation::atomics: return "float2 atomics";
-        case DqAccumulation::bulk_reduction: return "bulk reduction";
-        case DqAccumulation::ordered: return "ordered (deterministic)";
+        case DqAccumulation::none:
+            return "none";
+        case DqAccumulation::atomics:
+            return "float2 atomics";
+        case DqAccumulation::bulk_reduction:
+            return "bulk reduction";
+        case DqAccumulation::ordered:
+            return "ordered (deterministic)";
     }
     return "?";
 }
 
 // ---------------------------------------------------------------- [standard's softmax path]
 bool standard_softmax_one_pass(int64_t n, Pass pass) {
-    constexpr int64_t kVecElems = 8, kMaxThreads = 512;                // cuda/standard.cu's vector path
+    constexpr int64_t kVecElems = 8, kMaxThreads = 512;               // cuda/standard.cu's vector path
     const int64_t vectors_a_thread = pass == Pass::backward ? 4 : 8;  // backward holds P's and dP's
     return n % kVecElems == 0 && n <= kMaxThreads * vectors_a_thread * kVecElems;
 }
@@ -151,7 +162,8 @@ GridOrder grid_order(const KernelProfile& k, const Problem& p) {
 KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bool causal) {
     if (pass == Pass::both) throw Error("a kernel profile is per pass: forward or backward, not both");
     if (d != 64 && d != 128)
-        throw Error("the CUDA kernels run head_dim 64 or 128 (got " + std::to_string(d) + "); --kernel needs one of them");
+        throw Error("the CUDA kernels run head_dim 64 or 128 (got " + std::to_string(d) +
+                    "); --kernel needs one of them");
     KernelProfile k;
     k.kernel = kernel;
     k.pass = pass;
@@ -164,8 +176,9 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
         k.overlap = Overlap::none;
         k.layout = fwd ? "cuBLAS S = QK^T, a softmax kernel (one block a row), cuBLAS O = PV"
                        : "cuBLAS dV, dP; a dS kernel (one block a row); cuBLAS dQ, dK";
-        k.why = "kernels one after another; each as long as the larger of its bytes at the copy rate and its "
-                "FLOPs at the library GEMM rate";
+        k.why =
+            "kernels one after another; each as long as the larger of its bytes at the copy rate and its "
+            "FLOPs at the library GEMM rate";
     } else if (kernel == "flash1") {
         if (!fwd) throw Error("the flash1 CUDA kernel has no backward pass (cuda/flash1.cu)");
         k.algo = Algo::flash1;
@@ -181,10 +194,11 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
         k.overlap = Overlap::copy_behind_compute;
         k.one_launch_per_kv_block = true;
         k.layout = "8 warps x 16-row strips of Q_i (mma.sync); one launch per K/V block j, grid (G, B*H)";
-        k.why = "Algorithm 1 as cuda/flash1.cu launches it: T_c grids of G x B*H blocks, G = max(1, min(query "
-                "blocks, SMs / (B*H))), 1 block an SM (shared memory 192 KiB at d = 128); a block walks query "
-                "blocks g, g + G, ...; each step requests O_i (fp32), l_i, m_i before its products and uses them "
-                "after, and the next Q_i arrives by cp.async: the step's HBM traffic runs under its arithmetic";
+        k.why =
+            "Algorithm 1 as cuda/flash1.cu launches it: T_c grids of G x B*H blocks, G = max(1, min(query "
+            "blocks, SMs / (B*H))), 1 block an SM (shared memory 192 KiB at d = 128); a block walks query "
+            "blocks g, g + G, ...; each step requests O_i (fp32), l_i, m_i before its products and uses them "
+            "after, and the next Q_i arrives by cp.async: the step's HBM traffic runs under its arithmetic";
     } else if (kernel == "flash2") {
         k.algo = Algo::flash2;
         k.tensor = TensorPath::mma_sync;
@@ -197,22 +211,25 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.operand_bytes_per_flop = flash2_fwd_operand_bytes(k.block_cols);
             k.overlap = Overlap::softmax_behind_product;
             k.layout = "4 warps x 32 query rows (mma.sync m16n8k16, ldmatrix), 2-stage cp.async K/V ring";
-            k.why = "two blocks an SM (shared memory 96 KiB at d = 128; registers: __launch_bounds__(128, 1)); "
-                    "one block's softmax runs while the other's warps issue products, at most under half of them; "
-                    "operands staged through ldmatrix in series with the products";
+            k.why =
+                "two blocks an SM (shared memory 96 KiB at d = 128; registers: __launch_bounds__(128, 1)); "
+                "one block's softmax runs while the other's warps issue products, at most under half of them; "
+                "operands staged through ldmatrix in series with the products";
         } else {
             k.block_rows = 64;
-            k.block_cols = 128;  // cuda/flash2_bwd.cu's default at both d (FLASHSIM_FLASH2_BWD_BC=64: the first version)
+            k.block_cols =
+                128;  // cuda/flash2_bwd.cu's default at both d (FLASHSIM_FLASH2_BWD_BC=64: the first version)
             flash2_bwd_shape(k);
             k.operand_bytes_per_flop = flash2_bwd_operand_bytes(d);
             k.overlap = Overlap::softmax_behind_product;
             k.dq = DqAccumulation::atomics;
             k.side_launches = 2;  // the pre pass (D, the accumulator zeroed), the conversion
             k.layout = "each warp 16 key rows; dQ by float2 atomics into an fp32 accumulator";
-            k.why = "8 warps an SM: two blocks of 64 keys or one of 128 (a warp's softmax under other warps' "
-                    "products, at most half of them); every product stages its shared-memory operand through "
-                    "ldmatrix in series with it; each step's dQ_i (B_r x d fp32) read and written in L2 by atomics "
-                    "that the same warps issue, in series";
+            k.why =
+                "8 warps an SM: two blocks of 64 keys or one of 128 (a warp's softmax under other warps' "
+                "products, at most half of them); every product stages its shared-memory operand through "
+                "ldmatrix in series with it; each step's dQ_i (B_r x d fp32) read and written in L2 by atomics "
+                "that the same warps issue, in series";
         }
     } else if (kernel == "flash2h") {
         k.algo = Algo::flash2;
@@ -235,10 +252,11 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.overlap = Overlap::softmax_behind_product;
             k.layout = "3 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup";
             k.static_causal_max_tr = geometry::kFlash2hStaticCausalMaxTr64;  // N <= 4,224
-            k.why = "1 block an SM (registers: 160 a consumer thread x 384 + 24 x 128 = 64,512 of 65,536); TMA "
-                    "copies behind compute; each warpgroup's softmax in series with its own products but under "
-                    "the other two warpgroups' products, credited as half a tile's products (the overlapped "
-                    "schedule's window; the three softmaxes share the exponential unit)";
+            k.why =
+                "1 block an SM (registers: 160 a consumer thread x 384 + 24 x 128 = 64,512 of 65,536); TMA "
+                "copies behind compute; each warpgroup's softmax in series with its own products but under "
+                "the other two warpgroups' products, credited as half a tile's products (the overlapped "
+                "schedule's window; the three softmaxes share the exponential unit)";
         } else if (fwd) {
             // d = 128 without a mask: 176-key blocks (the kernel's default there since 2026-12-03)
             if (d == 128 && !causal) k.block_cols = 176;
@@ -247,9 +265,10 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
             k.layout = "2 consumer warpgroups x 64 query rows (wgmma), 1 TMA producer warpgroup" +
                        std::string(d == 128 ? "; S_{j+1} overlaps P_j V_j" : "");
             k.static_causal_max_tr = geometry::kFlash2hStaticCausalMaxTr;  // N <= 12,160
-            k.why = "1 block an SM (registers: 240 a consumer thread x 256 + 24 x 128 = 64,512 of 65,536); TMA "
-                    "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
-                    "the products), at d = 64 it does not overlap";
+            k.why =
+                "1 block an SM (registers: 240 a consumer thread x 256 + 24 x 128 = 64,512 of 65,536); TMA "
+                "copies behind compute; at d = 128 block j's softmax runs under S_{j+1} = Q K_{j+1}^T (half "
+                "the products), at d = 64 it does not overlap";
         } else {
             // d = 64: 2 Q_i / dO_i stages of 128 rows, one dS^T buffer and a ring of 4 summed 64-row dQ
             // tiles (two a step) (cuda/flash2h_bwd.cu)
@@ -280,7 +299,8 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
                       "each dQ tile's bulk reduction (issued by a writer warp of the producer warpgroup) runs under "
                       "the next step until that warpgroup stores its next tile, which waits for it"
                     : "1 block an SM; two consumer warpgroups offset by half a step (warpgroup 1 adds its dQ part "
-                      "onto warpgroup 0's, which is ahead), meant to put one's softmax and stores under the other's products, "
+                      "onto warpgroup 0's, which is ahead), meant to put one's softmax and stores under the other's "
+                      "products, "
                       "which measured it does not: the step is the sum of its parts, as at d = 128; "
                       "each summed dQ tile's bulk reduction (issued by a writer warp of the producer warpgroup) "
                       "runs under the next steps, the ring holding 4";
@@ -342,10 +362,12 @@ static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates&
         uncertain("N = " + n + (p.seq % 8 ? " is not a multiple of 8" : " is past the one-pass kernels' rows") +
                   ": the softmax runs cuda/standard.cu's two-pass row kernels (one block a row, 2-byte loads), "
                   "with which the H200's forward took 1.2-1.9x the one-pass kernels' time at N = 1024-16384 "
-                  "(results/archive/2026-12-03/h200_standard_softmax_ab_3871a51.json), and no ceiling measures their rate (the "
+                  "(results/archive/2026-12-03/h200_standard_softmax_ab_3871a51.json), and no ceiling measures their "
+                  "rate (the "
                   "copy rate charged here is too fast)");
     if (p.seq % 8)
-        uncertain("N = " + n + " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
+        uncertain("N = " + n +
+                  " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
                   "measures its GEMMs there");
     out.notes.push_back("softmax: two-pass row kernels (N = " + n +
                         (rate > 0 ? ", at their measured rate)" : ", rate not measured)"));
@@ -398,17 +420,26 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     const double mm = static_cast<double>(tot.flops.matmul), n_exp = static_cast<double>(tot.flops.exp),
                  n_other = static_cast<double>(tot.flops.other);
     const double bytes = static_cast<double>(r.l2.simulated ? r.l2.hbm_total().total() : tot.hbm_total().total());
-    if (!r.l2.simulated) out.notes.push_back("HBM bytes without the L2 model: " + r.l2.note);
-    else if (!r.l2.note.empty()) out.notes.push_back("L2: " + r.l2.note);
+    if (!r.l2.simulated)
+        out.notes.push_back("HBM bytes without the L2 model: " + r.l2.note);
+    else if (!r.l2.note.empty())
+        out.notes.push_back("L2: " + r.l2.note);
 
     double tensor_rate = 0;
     switch (k.tensor) {
-        case TensorPath::mma_sync: tensor_rate = rate_or_throw(rates.mma_sync, "mma.sync"); break;
-        case TensorPath::wgmma: tensor_rate = rate_or_throw(rates.wgmma, "wgmma"); break;
-        case TensorPath::library_gemm: tensor_rate = rate_or_throw(rates.gemm, "GEMM"); break;
+        case TensorPath::mma_sync:
+            tensor_rate = rate_or_throw(rates.mma_sync, "mma.sync");
+            break;
+        case TensorPath::wgmma:
+            tensor_rate = rate_or_throw(rates.wgmma, "wgmma");
+            break;
+        case TensorPath::library_gemm:
+            tensor_rate = rate_or_throw(rates.gemm, "GEMM");
+            break;
     }
     const double t_tensor = mm / tensor_rate;
-    const double t_smem = k.operand_bytes_per_flop > 0 ? mm * k.operand_bytes_per_flop / rate_or_throw(rates.smem, "shared-memory") : 0;
+    const double t_smem =
+        k.operand_bytes_per_flop > 0 ? mm * k.operand_bytes_per_flop / rate_or_throw(rates.smem, "shared-memory") : 0;
     const double t_exp = n_exp / ex, t_issue = n_other / issue, t_hbm = bytes / hbm;
     const int64_t slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, k.ctas_per_sm);
     out.slots = slots;
@@ -438,8 +469,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             double r, w, f, x, wrate;
             double all = 0;  // B/s of reads + writes together where the kernel has its own rate (0: HBM's)
         };
-        const double rows = standard_rows_rate(p, k.pass, rates, out);  // 0: the one-pass kernels
-        const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},              // S = Q K^T
+        const double rows = standard_rows_rate(p, k.pass, rates, out);                // 0: the one-pass kernels
+        const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},  // S = Q K^T
                                                          {vis * e, nn * e, 0, 2 * vis, W, rows},  // P = softmax(S)
                                                          {nn * e + nd, nd, g, 0, W}}              // O = P V
                                        : std::vector<K3>{{nn * e + nd, nd, g, 0, W},              // dV = P^T dO
@@ -448,8 +479,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                                                          {nn * e + nd, nd, g, 0, W},              // dQ = dS K
                                                          {nn * e + nd, nd, g, 0, W}};             // dK = dS^T Q
         for (const auto& q : ks) {
-            const double t_bytes = q.all > 0 ? (q.r + q.w) / q.all
-                                             : std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
+            const double t_bytes =
+                q.all > 0 ? (q.r + q.w) / q.all : std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
             total_s += std::max({t_bytes, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
         }
         launches = static_cast<int>(ks.size());
@@ -462,7 +493,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         const int64_t br = k.block_rows > 0 ? k.block_rows : (fwd ? r.block_rows : r.bwd_block_rows);
         const int64_t bc = k.block_cols > 0 ? k.block_cols : (fwd ? r.block_cols : r.bwd_block_cols);
         const int64_t tr = (p.seq + br - 1) / br, tc = (p.seq + bc - 1) / bc;
-        auto visited = [&](int64_t i, int64_t j) { return !tile_masked(p, i * br, std::min(p.seq, (i + 1) * br), j * bc, std::min(p.seq, (j + 1) * bc)); };
+        auto visited = [&](int64_t i, int64_t j) {
+            return !tile_masked(p, i * br, std::min(p.seq, (i + 1) * br), j * bc, std::min(p.seq, (j + 1) * bc));
+        };
         // Tiles per block: forward (q_outer) block i walks j; backward and flash1's launches: per j, the i's.
         std::vector<int64_t> per_block;
         int64_t tiles = 0;
@@ -487,11 +520,13 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         const double sl = static_cast<double>(slots);
         // Bandwidth (HBM, L2) is shared by the blocks resident at once: all slots, or all the blocks
         // when there are fewer (one head's 32 blocks do not get 1/264 of HBM each); arithmetic is per SM.
-        const int64_t grid = k.one_launch_per_kv_block
-                                 ? std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(1, m.sm_count) /
-                                                                              std::max<int64_t>(1, p.heads_total()),
-                                                                          tr)) * p.heads_total()
-                                 : static_cast<int64_t>(per_block.size()) * p.heads_total();
+        const int64_t grid =
+            k.one_launch_per_kv_block
+                ? std::max<int64_t>(
+                      1,
+                      std::min<int64_t>(std::max<int64_t>(1, m.sm_count) / std::max<int64_t>(1, p.heads_total()), tr)) *
+                      p.heads_total()
+                : static_cast<int64_t>(per_block.size()) * p.heads_total();
         const double bw = std::min(sl, static_cast<double>(std::max<int64_t>(1, grid)));
         const double tile_tensor = (t_tensor + t_smem) / all_tiles * sl;
         const double tile_soft = (t_exp + t_issue) / all_tiles * sl;
@@ -500,9 +535,15 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         double tile_compute = 0;
         switch (k.overlap) {
             case Overlap::none:
-            case Overlap::copy_behind_compute: tile_compute = tile_tensor + tile_soft; break;
-            case Overlap::softmax_behind_product: tile_compute = tile_tensor + std::max(0.0, tile_soft - product_window); break;
-            case Overlap::ping_pong: tile_compute = std::max(tile_tensor, tile_soft); break;
+            case Overlap::copy_behind_compute:
+                tile_compute = tile_tensor + tile_soft;
+                break;
+            case Overlap::softmax_behind_product:
+                tile_compute = tile_tensor + std::max(0.0, tile_soft - product_window);
+                break;
+            case Overlap::ping_pong:
+                tile_compute = std::max(tile_tensor, tile_soft);
+                break;
         }
         if (!fwd && k.dq == DqAccumulation::bulk_reduction && k.consumer_warpgroups > 0) {
             // flash2h's backward (cuda/flash2h_bwd.cu): W consumer warpgroups share the SM's tensor
@@ -540,8 +581,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             // With a ring of tiles (dq_ring > 1) the chain spreads over the ring's steps and only the
             // unit's throughput is left: the reduction and the loads a step.
             const double red_path =
-                k.dq_ring > 1 ? tile_red + tile_loads
-                              : tile_red + tile_loads + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s;
+                k.dq_ring > 1
+                    ? tile_red + tile_loads
+                    : tile_red + tile_loads + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s;
             tile_compute = std::max(chain, red_path);
             if (rates.wgmma_wait_s <= 0) {
                 out.uncertain = true;
@@ -597,17 +639,17 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 const double added = dq_bytes / 2;  // bytes of fp32 added a step (the charge counts read + write)
                 const double tile_red = rates.l2_red > 0 ? added / rates.l2_red * bw : 0;  // at the measured rate
                 if (rates.l2_red > 0 && k.dq == DqAccumulation::atomics)
-                    std::snprintf(buf, sizeof buf,
-                                  "the dQ accumulation (%.0f B of fp32 added a score by float2 atomics) is charged in "
-                                  "series at the L2 read rate, %.0f%% of a step here. Measured, the atomics add %.2f TB/s "
-                                  "(l2_red_f32x2), at which in series they would be %.0f%% of it; but the H200's d = 128 "
-                                  "rows, which add twice d = 64's bytes a score, run as fast as d = 64's, and its profile "
-                                  "puts 2%% of the stall samples on the atomics: most of them run beside the products, "
-                                  "by an amount the model does not know (the profile's largest stalls are the mma.sync "
-                                  "chains' fixed latencies)",
-                                  added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
-                                  rates.l2_red / 1e12,
-                                  100 * tile_red / (tile_compute + tile_red));
+                    std::snprintf(
+                        buf, sizeof buf,
+                        "the dQ accumulation (%.0f B of fp32 added a score by float2 atomics) is charged in "
+                        "series at the L2 read rate, %.0f%% of a step here. Measured, the atomics add %.2f TB/s "
+                        "(l2_red_f32x2), at which in series they would be %.0f%% of it; but the H200's d = 128 "
+                        "rows, which add twice d = 64's bytes a score, run as fast as d = 64's, and its profile "
+                        "puts 2%% of the stall samples on the atomics: most of them run beside the products, "
+                        "by an amount the model does not know (the profile's largest stalls are the mma.sync "
+                        "chains' fixed latencies)",
+                        added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
+                        rates.l2_red / 1e12, 100 * tile_red / (tile_compute + tile_red));
                 else
                     std::snprintf(buf, sizeof buf,
                                   "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged "
@@ -620,8 +662,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         const double tile_hbm = t_hbm / all_tiles * bw;
         const double tile = (k.overlap == Overlap::none) ? tile_compute + tile_hbm : std::max(tile_compute, tile_hbm);
         // The first tiles a block loads before its pipeline runs, at the slot's share of HBM.
-        const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e
-                                        : (2.0 * bc + 2.0 * br) * d * e;
+        const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e : (2.0 * bc + 2.0 * br) * d * e;
         // and the tiles it stores after its last step (O_i and LSE_i; dK_j and dV_j), not hidden either
         const double last_bytes = fwd ? static_cast<double>(br) * (d * e + 4) : 2.0 * static_cast<double>(bc) * d * e;
         const double prologue = (first_bytes + last_bytes) / hbm * bw;
@@ -668,13 +709,15 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                               "which of the two sets the step is not known",
                               100 * io / (tile_tensor + tile_soft + io));
             out.uncertain_why = buf;
-            const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
+            const double kv_first =
+                2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
             const int64_t sms = std::max(1, m.sm_count);
             double steady = 0;
             for (int64_t j = 0; j < tc; ++j) {
                 const int64_t nq = per_block[static_cast<size_t>(j)];
                 if (nq == 0) continue;
-                const int64_t G = std::max<int64_t>(1, std::min<int64_t>(nq, sms / std::max<int64_t>(1, p.heads_total())));
+                const int64_t G =
+                    std::max<int64_t>(1, std::min<int64_t>(nq, sms / std::max<int64_t>(1, p.heads_total())));
                 std::vector<double> durations;
                 for (int64_t h = 0; h < p.heads_total(); ++h)
                     for (int64_t g = 0; g < G; ++g) {
@@ -746,8 +789,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                 const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
                 // the zeroing writes every tile (in the pre pass, both kernels); the bulk schedules' tiles cover the query
                 // rows padded to whole blocks
-                const double acc_rows =
-                    k.dq == DqAccumulation::bulk_reduction ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br) : static_cast<double>(N);
+                const double acc_rows = k.dq == DqAccumulation::bulk_reduction
+                                            ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br)
+                                            : static_cast<double>(N);
                 const double zero = tiles_dq * acc_rows * BH * d * 4 / hbm;
                 const double pre = 2.0 * N * BH * d * e / hbm;
                 const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
@@ -770,7 +814,8 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                         const char* line;  // the measured line it comes from
                     };
                     const BlockFixed measured =
-                        d == 128 ? BlockFixed{18.5e-6, "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"}
+                        d == 128 ? BlockFixed{18.5e-6,
+                                              "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"}
                                  : BlockFixed{10.1e-6, "10.1 us + 2.67 us a step"};
                     const double waves = static_cast<double>(out.ctas) / sl;
                     const double model_fixed = prologue + (zero + pre + post + launches * rates.launch_s) / waves;
@@ -781,11 +826,12 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
                         char buf[700];
                         std::snprintf(buf, sizeof buf,
                                       "flash2h backward, short walks: a key block's fixed cost (besides its steps) "
-                                      "is %.1f us at d = %d on the H200 (2,048 blocks at N = 128-1024 lay on %s), where the model "
+                                      "is %.1f us at d = %d on the H200 (2,048 blocks at N = 128-1024 lay on %s), "
+                                      "where the model "
                                       "charges %.1f us (its first tiles, last dK_j, dV_j and share of the side "
                                       "passes); the %.1f us it does not know the source of would add %.0f%% here",
-                                      measured.s * 1e6, static_cast<int>(d), measured.line,
-                                      model_fixed * 1e6, missing * 1e6, 100 * share);
+                                      measured.s * 1e6, static_cast<int>(d), measured.line, model_fixed * 1e6,
+                                      missing * 1e6, 100 * share);
                         out.uncertain_why = buf;
                     }
                 }
@@ -809,8 +855,9 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
         {"exp", t_exp, "exponentials on the MUFU ex2 unit"},
         {"issue", t_issue, "max, sums, scaling and rescales on the fp32 lanes"},
         {"launches", launches * rates.launch_s, std::to_string(launches) + " launch(es)"}};
-    const auto big = std::max_element(out.components.begin(), out.components.end(),
-                                      [](const TimeComponent& a, const TimeComponent& b) { return a.seconds < b.seconds; });
+    const auto big =
+        std::max_element(out.components.begin(), out.components.end(),
+                         [](const TimeComponent& a, const TimeComponent& b) { return a.seconds < b.seconds; });
     out.bound = big->name;
     return out;
 }

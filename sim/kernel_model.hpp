@@ -70,7 +70,7 @@ struct KernelRates {
     // P written; backward: P and dP read, dS written) over their time, measured at row lengths n:
     // (n, B/s) pairs in ascending n; empty: not measured
     std::vector<std::pair<int64_t, double>> softmax_rows_fwd, softmax_rows_bwd;
-    std::string source;   // where the numbers come from
+    std::string source;  // where the numbers come from
 };
 // cuda/standard.cu's choice of softmax kernels for rows of n columns: the one-pass kernels (16-byte
 // loads, a row held in registers, S read once) when every row starts on a 16-byte boundary
@@ -138,8 +138,8 @@ struct KernelProfile {
     // backwards' pass before (D = rowsum(dO o O), the fp32 dQ accumulator zeroed) and after (dQ fp32
     // -> the storage type)
     int side_launches = 0;
-    std::string layout;                    // how warps split the tile, in words
-    std::string why;                       // the reasoning for the fields above
+    std::string layout;  // how warps split the tile, in words
+    std::string why;     // the reasoning for the fields above
 };
 // Throws sim::Error for an unknown kernel, or a pass / head dimension it does not run.
 // causal: the mask picks flash2h's forward tiling at d = 64 (three consumer warpgroups, B_r = 192,
@@ -173,7 +173,7 @@ struct KernelPrediction {
     double prologue_s = 0;  // the blocks' first copies, on the critical path (makespan minus steady)
     std::string bound;      // the largest component
     int64_t ctas = 0, slots = 0;
-    double waves = 0;  // ctas / slots of the main kernel
+    double waves = 0;                    // ctas / slots of the main kernel
     GridOrder grid = GridOrder::launch;  // the order the blocks were placed in (grid_order)
     bool uncertain = false;
     std::string uncertain_why;
@@ -183,7 +183,7 @@ struct KernelPrediction {
 
 // Simulates the problem with the profile's tiles (numerics off) and predicts the kernel's time.
 // block_rows/block_cols > 0 override the profile's (a recorded row's own tiles).
-KernelPrediction predict_kernel(const Problem& p, const KernelProfile& k, const KernelRates& rates,
-                                const Machine& m, int64_t block_rows = 0, int64_t block_cols = 0);
+KernelPrediction predict_kernel(const Problem& p, const KernelProfile& k, const KernelRates& rates, const Machine& m,
+                                int64_t block_rows = 0, int64_t block_cols = 0);
 
 }  // namespace sim

@@ -33,10 +33,10 @@ struct Machine {
     std::string rates_source;   // where exp_rate and sram_bandwidth come from
     // The level between GPUs (ring attention, sim/ring.hpp): what one GPU can send to one ring
     // neighbour, one direction, while it receives as much from the other. 0: not known.
-    std::string link_name{};     // e.g. "NVLink 4 (18 links, through NVSwitch)"
-    double link_bandwidth = 0;   // bytes/s, one direction, peak (datasheet)
-    double link_latency_s = 0;   // seconds a message costs before its first byte arrives (an assumption)
-    std::string link_source{};   // where the two figures come from
+    std::string link_name{};    // e.g. "NVLink 4 (18 links, through NVSwitch)"
+    double link_bandwidth = 0;  // bytes/s, one direction, peak (datasheet)
+    double link_latency_s = 0;  // seconds a message costs before its first byte arrives (an assumption)
+    std::string link_source{};  // where the two figures come from
     // The L2 capacity the walk replays (sim/l2.cpp): what a re-read finds, measured where known
     // (`flashsim bench --counters-probe`, reread_S); 0: the datasheet's l2_bytes. Never more than
     // l2_bytes, so a copy of a preset given a smaller L2 replays that.

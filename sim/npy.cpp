@@ -101,7 +101,8 @@ NpyArray parse_npy(const std::string& bytes, const std::string& name) {
     const int64_t N = dims[dims.size() - 2], D = dims[dims.size() - 1];
     // The element count in floating point first: each factor is below 1e12, so the product of
     // four of them cannot overflow a double, and the int64 product is formed only when small.
-    const double elems = static_cast<double>(B) * static_cast<double>(H) * static_cast<double>(N) * static_cast<double>(D);
+    const double elems =
+        static_cast<double>(B) * static_cast<double>(H) * static_cast<double>(N) * static_cast<double>(D);
     if (elems > static_cast<double>(int64_t{1} << 31))
         throw Error("'" + name + "': shape " + shape + " has more than 2^31 elements, more than flashsim reads");
     const size_t count = static_cast<size_t>(B * H * N * D);

@@ -96,10 +96,10 @@ Gradients attention_backward_reference(const Problem& p, const TensorF& Q, const
             const auto dout_r = dout.middleRows(r0, rows);
             dv.noalias() += prob.transpose() * dout_r;  // dV = P^T dO
             dp.resize(rows, p.seq);
-            dp.noalias() = dout_r * v.transpose();                   // dP = dO V^T
-            D = (prob.array() * dp.array()).rowwise().sum();         // D_n = sum_k P_nk dP_nk
-            dp.array() = prob.array() * (dp.colwise() - D).array();  // now dS = P o (dP - D)
-            dq.middleRows(r0, rows).noalias() = scale * dp * k;      // dQ = scale dS K
+            dp.noalias() = dout_r * v.transpose();                            // dP = dO V^T
+            D = (prob.array() * dp.array()).rowwise().sum();                  // D_n = sum_k P_nk dP_nk
+            dp.array() = prob.array() * (dp.colwise() - D).array();           // now dS = P o (dP - D)
+            dq.middleRows(r0, rows).noalias() = scale * dp * k;               // dQ = scale dS K
             dk.noalias() += scale * dp.transpose() * q.middleRows(r0, rows);  // dK = scale dS^T Q
         }
     }

@@ -14,8 +14,8 @@ namespace sim {
 void RingProblem::validate() const {
     if (gpus < 1) throw Error("--gpus must be >= 1, got " + std::to_string(gpus));
     // the schedule is P steps of P GPUs, each walked: bounded so that a command answers in seconds
-    if (gpus > 1024) throw Error("--gpus must be at most 1024 (the schedule walks P x P GPU-steps), got " +
-                                 std::to_string(gpus));
+    if (gpus > 1024)
+        throw Error("--gpus must be at most 1024 (the schedule walks P x P GPU-steps), got " + std::to_string(gpus));
     attn.validate();
     // bytes are int64: B·H·N·d·8 must stay far below 2^63
     if (double(attn.batch) * double(attn.heads) * double(attn.seq) * double(attn.head_dim) > 0x1p50)
@@ -49,11 +49,11 @@ int64_t pairs_of(bool causal, int64_t n) { return causal ? n * (n + 1) / 2 : n *
 
 // Times blocks of c queries x c keys, full or diagonal, forward or backward; cached.
 class BlockTimer {
-   public:
+public:
     BlockTimer(const RingProblem& p, const Machine& m, const RingConfig& c) : p_(p), m_(m), c_(c) {
-        rate_ = c.flops_rate > 0 ? c.flops_rate
+        rate_ = c.flops_rate > 0                                                    ? c.flops_rate
                 : (c.ceilings == Ceilings::measured && m.measured_matmul_flops > 0) ? m.measured_matmul_flops
-                                                                                     : m.matmul_flops;
+                                                                                    : m.matmul_flops;
     }
     double rate() const { return rate_; }
     // Seconds for one square sub-problem of n tokens (causal: the triangle) in the given pass.
@@ -66,11 +66,12 @@ class BlockTimer {
             Problem q = p_.attn;
             q.seq = n;
             q.causal = causal;
-            const KernelProfile k = kernel_profile(c_.kernel, pass == 0 ? Pass::forward : Pass::backward, q.head_dim, q.causal);
+            const KernelProfile k =
+                kernel_profile(c_.kernel, pass == 0 ? Pass::forward : Pass::backward, q.head_dim, q.causal);
             t = predict_kernel(q, k, c_.rates.hbm > 0 ? c_.rates : datasheet_rates(m_), m_).predicted_ms * 1e-3;
         } else if (c_.compute == RingCompute::flops) {
             const double fwd = 4.0 * bh * d * double(pairs_of(causal, n));  // QK^T and PV, 2 FLOPs a MAC
-            t = (pass == 0 ? fwd : 2.5 * fwd) / rate_;  // the backward: 5 products of the same size
+            t = (pass == 0 ? fwd : 2.5 * fwd) / rate_;                      // the backward: 5 products of the same size
         } else {
             Problem q = p_.attn;
             q.seq = n;
@@ -91,7 +92,7 @@ class BlockTimer {
         return t;
     }
 
-   private:
+private:
     const RingProblem& p_;
     const Machine& m_;
     const RingConfig& c_;
@@ -132,16 +133,16 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
     r.link_latency_s = c.link_latency_s >= 0 ? c.link_latency_s : m.link_latency_s;
     if (!(r.link_bandwidth > 0))
         throw Error("the preset " + m.name + " has no interconnect figures; give a link bandwidth");
-    r.hbm_bandwidth = (c.ceilings == Ceilings::measured && m.measured_hbm_bandwidth > 0) ? m.measured_hbm_bandwidth
-                                                                                         : m.hbm_bandwidth;
+    r.hbm_bandwidth =
+        (c.ceilings == Ceilings::measured && m.measured_hbm_bandwidth > 0) ? m.measured_hbm_bandwidth : m.hbm_bandwidth;
     BlockTimer timer(p, m, c);
     r.compute_note =
         c.compute == RingCompute::flops
             ? "a block's matmul FLOPs (4 d per (query, key) pair forward, 2.5x that backward) at " +
                   std::to_string(timer.rate() / 1e12) + " TFLOP/s"
-            : c.compute == RingCompute::kernel
-                ? "the kernel model of " + c.kernel + " (" + (c.rates.hbm > 0 ? c.rates.source : "datasheet rates") +
-                      ") on a c x c sub-problem per block, full or causal triangle"
+        : c.compute == RingCompute::kernel
+            ? "the kernel model of " + c.kernel + " (" + (c.rates.hbm > 0 ? c.rates.source : "datasheet rates") +
+                  ") on a c x c sub-problem per block, full or causal triangle"
             : std::string("sim::simulate (flash2, ") + (c.ceilings == Ceilings::measured ? "measured" : "datasheet") +
                   " ceilings) on a c x c sub-problem per block, full or causal triangle";
 
@@ -150,7 +151,7 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
     const bool causal = p.attn.causal;
     for (int64_t i = 0; i < P; ++i)
         for (int64_t ch : ring_chunks(p, i)) r.chunks_of_device.push_back(ch);
-    const int64_t kv_bytes = 2 * n * d * e * bh;  // K and V slices of one device
+    const int64_t kv_bytes = 2 * n * d * e * bh;    // K and V slices of one device
     const int64_t grad_bytes = 2 * n * d * 4 * bh;  // dK and dV accumulators, float32
 
     auto transfer = [&](int64_t bytes) {
@@ -271,7 +272,8 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
             }
             if (run == 0) {
                 pr.break_even_tokens = -1;
-                pr.break_even_note = "the transfer stays exposed up to " + std::to_string(cap * per) + " tokens per GPU";
+                pr.break_even_note =
+                    "the transfer stays exposed up to " + std::to_string(cap * per) + " tokens per GPU";
             } else {
                 int64_t lo = last_fail, hi = last_fail == 0 ? 1 : 2 * last_fail;  // lo fails (0: none), hi covers
                 while (hi - lo > 1) {
@@ -279,7 +281,8 @@ RingResult simulate_ring(const RingProblem& p, const Machine& m, const RingConfi
                     (covers(mid) ? hi : lo) = mid;
                 }
                 pr.break_even_tokens = hi * per;
-                pr.break_even_note = "from here a steady step (no diagonal block) computes at least as long as it sends";
+                pr.break_even_note =
+                    "from here a steady step (no diagonal block) computes at least as long as it sends";
             }
         }
         r.time_s += pr.time_s;
@@ -309,8 +312,8 @@ std::vector<int64_t> device_tokens(const RingProblem& p, int64_t device) {
 struct Slice {
     int64_t owner = 0;
     std::vector<int64_t> tokens;
-    std::vector<float> K, V;         // (B·H, tokens, d)
-    std::vector<double> dK, dV;      // (B·H, tokens, d), backward only
+    std::vector<float> K, V;     // (B·H, tokens, d)
+    std::vector<double> dK, dV;  // (B·H, tokens, d), backward only
 };
 
 Slice make_slice(const RingProblem& p, const Inputs& in, int64_t owner, bool grads) {
@@ -370,8 +373,7 @@ RingNumerics run_ring(const RingProblem& p, const Inputs& in, int64_t tile_keys)
                         for (int64_t k = t0; k < t1; ++k) {
                             if (causal && sl.tokens[size_t(k)] > q) continue;
                             float sc = 0;
-                            for (int64_t x = 0; x < d; ++x)
-                                sc += in.Q.at(h, q, x) * sl.K[size_t((h * t + k) * d + x)];
+                            for (int64_t x = 0; x < d; ++x) sc += in.Q.at(h, q, x) * sl.K[size_t((h * t + k) * d + x)];
                             sc *= scale;
                             const float mn = std::max(m, sc);
                             const float alpha = m == ninf ? 0.0f : std::exp(m - mn), pk = std::exp(sc - mn);
@@ -429,7 +431,7 @@ RingGradients run_ring_backward(const RingProblem& p, const Inputs& in, const Ri
                 D[size_t(h * N + q)] += double(in.dO.at(h, q, x)) * double(fwd.O.at(h, q, x));
     std::vector<Slice> held;
     for (int64_t i = 0; i < P; ++i) held.push_back(make_slice(p, in, i, true));
-    
+
     for (int64_t s = 0; s < P; ++s) {
         for (int64_t i = 0; i < P; ++i) {
             Slice& sl = held[size_t(i)];

@@ -64,7 +64,7 @@ struct RingProblem {
 
 struct RingConfig {
     RingCompute compute = RingCompute::simulate;
-    double flops_rate = 0;  // flops mode: FLOP/s of one GPU (0: the preset's, measured when it has one)
+    double flops_rate = 0;           // flops mode: FLOP/s of one GPU (0: the preset's, measured when it has one)
     std::string kernel = "flash2h";  // kernel mode: the kernel whose model times a block
     KernelRates rates;               // kernel mode: its rates (hbm = 0: the preset's datasheet_rates)
     Ceilings ceilings = Ceilings::measured;
@@ -83,7 +83,7 @@ struct RingDeviceStep {
     int64_t device = 0;
     int64_t kv_from = 0;  // whose K/V slice it attends to
     int64_t full_blocks = 0, diagonal_blocks = 0;
-    int64_t pairs = 0;  // (query, key) pairs it computes (a diagonal block of c: c(c+1)/2)
+    int64_t pairs = 0;     // (query, key) pairs it computes (a diagonal block of c: c(c+1)/2)
     double compute_s = 0;  // its kernels
     double merge_s = 0;    // merge / accumulation traffic at HBM speed
 };
@@ -92,32 +92,32 @@ struct RingStep {
     int pass = 0;  // 0 forward, 1 backward
     int64_t step = 0;
     std::vector<RingDeviceStep> devices;
-    double compute_s = 0;         // the slowest device's compute + merge
-    int64_t send_bytes = 0;       // what each device sends to its next neighbour during this step
-    int64_t kv_bytes = 0;         // of which the next K and V slices
-    int64_t grad_bytes = 0;       // of which the dK, dV accumulators (backward)
-    double transfer_s = 0;        // latency + send_bytes / link bandwidth (0 with nothing to send)
-    double time_s = 0;            // max(compute_s, transfer_s): the transfer overlaps the compute
-    double exposed_s = 0;         // time_s - compute_s: what the link adds
+    double compute_s = 0;    // the slowest device's compute + merge
+    int64_t send_bytes = 0;  // what each device sends to its next neighbour during this step
+    int64_t kv_bytes = 0;    // of which the next K and V slices
+    int64_t grad_bytes = 0;  // of which the dK, dV accumulators (backward)
+    double transfer_s = 0;   // latency + send_bytes / link bandwidth (0 with nothing to send)
+    double time_s = 0;       // max(compute_s, transfer_s): the transfer overlaps the compute
+    double exposed_s = 0;    // time_s - compute_s: what the link adds
 };
 
 struct RingPassResult {
     int pass = 0;
     std::vector<RingStep> steps;
-    double tail_s = 0;  // backward: the last dK, dV send home, after the last compute (exposed)
-    double time_s = 0;  // sum of the step times + tail
-    double compute_only_s = 0;   // sum of the steps' compute (the ring's time with a free link)
-    double busy_s = 0;           // compute of all devices, all steps, divided by P (perfect balance)
+    double tail_s = 0;          // backward: the last dK, dV send home, after the last compute (exposed)
+    double time_s = 0;          // sum of the step times + tail
+    double compute_only_s = 0;  // sum of the steps' compute (the ring's time with a free link)
+    double busy_s = 0;          // compute of all devices, all steps, divided by P (perfect balance)
     // The P devices' work done by one GPU, as `flashsim bench --ring P` emulates the ring when one GPU
     // is lent: every device's compute and merges in series (each kernel fills the GPU), the sends
     // (device copies on their own streams) hidden behind them. What the emulated rows are checked against.
     double one_gpu_s = 0;
-    int64_t link_bytes = 0;      // bytes over each link, one direction, the whole pass
+    int64_t link_bytes = 0;                 // bytes over each link, one direction, the whole pass
     std::vector<int64_t> pairs_per_device;  // work of each device over the pass
-    double single_gpu_s = 0;     // one GPU's time on its share alone (N/P tokens, same mask)
-    double ideal_s = 0;          // the ideal: work(N) / (P x single-GPU throughput on N/P)
-    double efficiency = 0;       // ideal_s / time_s
-    double balance = 0;          // mean over max of pairs_per_device (1: even)
+    double single_gpu_s = 0;                // one GPU's time on its share alone (N/P tokens, same mask)
+    double ideal_s = 0;                     // the ideal: work(N) / (P x single-GPU throughput on N/P)
+    double efficiency = 0;                  // ideal_s / time_s
+    double balance = 0;                     // mean over max of pairs_per_device (1: even)
     // break-even: the fewest tokens per GPU at which a steady step's compute covers its transfer
     int64_t break_even_tokens = 0;  // 0: not searched or none (P = 1); -1: none below the search cap
     std::string break_even_note;
@@ -132,7 +132,7 @@ struct RingResult {
     Machine machine;
     RingConfig config;
     double link_bandwidth = 0, link_latency_s = 0, hbm_bandwidth = 0;
-    std::string compute_note;  // how a block is timed
+    std::string compute_note;               // how a block is timed
     std::vector<int64_t> chunks_of_device;  // 2 per device (balanced) or 1, chunk indices, device-major
     std::vector<RingPassResult> passes;     // forward and/or backward
     double time_s = 0;                      // all passes

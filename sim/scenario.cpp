@@ -65,7 +65,8 @@ std::string scenario_names() {
 
 const Scenario& find_scenario(const std::string& name) {
     if (const Scenario* s = scenario_named(name)) return *s;
-    throw Error("unknown scenario '" + name + "'; known scenarios: " + scenario_names() + " (flashsim scenario --list)");
+    throw Error("unknown scenario '" + name + "'; known scenarios: " + scenario_names() +
+                " (flashsim scenario --list)");
 }
 
 }  // namespace sim

@@ -183,9 +183,9 @@ struct L2Stats {
     // final flush (all heads; a sampled walk's dirty share of its cache times the whole L2). A GPU's
     // counters read over the kernel's range do not see these: they reach DRAM after it.
     double end_dirty_bytes = 0;
-    double seconds = 0;                       // wall time the L2 walk cost
-    std::string policy;                       // the replacement and write policy, in words
-    std::string note;                         // why it was not simulated, or how it was sampled
+    double seconds = 0;  // wall time the L2 walk cost
+    std::string policy;  // the replacement and write policy, in words
+    std::string note;    // why it was not simulated, or how it was sampled
     Traffic hbm_total() const {
         Traffic t;
         for (const auto& x : hbm) t += x;

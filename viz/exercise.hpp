@@ -15,14 +15,14 @@ struct Lesson;
 namespace viz {
 
 struct ExerciseDoc {
-    bool predict = false;             // a prediction (value=...) rather than a design (fields)
-    std::string prompt;               // rendered
-    std::vector<std::string> fields;  // what the answer sets: "value", or "block_rows", "block_cols", ...
+    bool predict = false;                           // a prediction (value=...) rather than a design (fields)
+    std::string prompt;                             // rendered
+    std::vector<std::string> fields;                // what the answer sets: "value", or "block_rows", "block_cols", ...
     std::shared_ptr<const lessons::Lesson> lesson;  // what checks the answer
 };
 
 struct ExerciseState {
-    std::string typed;     // the answer field's text (kept across frames)
+    std::string typed;      // the answer field's text (kept across frames)
     bool answered = false;  // a valid answer was checked (met its goal or not)
     bool passed = false;
     bool skipped = false;  // the learner chose to read on without predicting

@@ -17,8 +17,8 @@ namespace viz {
 struct LessonStep {
     std::string title;
     std::string text;
-    std::optional<Panel> panel;            // empty: leave the panel as it is
-    std::optional<Params> params;          // empty: leave the parameters as they are
+    std::optional<Panel> panel;    // empty: leave the panel as it is
+    std::optional<Params> params;  // empty: leave the parameters as they are
     // The algorithms the side-by-side and score views show: those of the step's `compare` configs
     // when they name two or more (all three otherwise). The parameters (the pass included) are the
     // first compared config's.
@@ -45,7 +45,7 @@ struct LessonDoc {
     std::string id, title, summary, file;
     std::vector<LessonStep> steps;
     std::optional<ExerciseDoc> exercise;  // asked at exercise_step(): a prediction first, a design last
-    std::string error;  // the lesson failed to load: shown instead of it
+    std::string error;                    // the lesson failed to load: shown instead of it
 };
 
 struct LessonLibrary {

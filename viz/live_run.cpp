@@ -58,7 +58,7 @@ MeasuredFile measure_live(const sim::Problem& p, const std::string& gpu_preset, 
                 if (m.dram_read_bytes >= 0) r.dram_read = static_cast<double>(m.dram_read_bytes);
                 if (m.dram_write_bytes >= 0) r.dram_write = static_cast<double>(m.dram_write_bytes);
                 if (!m.note.empty()) r.error = m.note;  // e.g. non-finite outputs: shown, not hidden
-                if (m.tiles.block_rows > 0) {  // standard has no tiles (cuBLAS's own)
+                if (m.tiles.block_rows > 0) {           // standard has no tiles (cuBLAS's own)
                     r.block_rows = m.tiles.block_rows;
                     r.block_cols = m.tiles.block_cols;
                     r.sram_bytes = m.tiles.sram_bytes;
@@ -92,8 +92,8 @@ void LiveRun::start(const sim::Problem& p, const std::string& gpu_preset) {
     if (job_.valid()) return;
     done_ = 0;
 #if FLASHSIM_HAVE_CUDA
-    job_ = std::async(std::launch::async,
-                      [this, p, gpu_preset] { return measure_live(p, gpu_preset, &done_, &total_); });
+    job_ =
+        std::async(std::launch::async, [this, p, gpu_preset] { return measure_live(p, gpu_preset, &done_, &total_); });
 #else
     (void)p;
     (void)gpu_preset;

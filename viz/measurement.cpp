@@ -51,7 +51,8 @@ std::string row_tag(const json& r) {
     for (const char* field : {"tiling", "schedule", "flash2h_bwd_mode", "flash2h_bwd_schedule", "wg", "exp", "grid",
                               "order", "stages", "flush", "tune", "ab"})
         if (const std::string v = str(r, {field}); !v.empty()) parts.push_back(std::string(field) + " " + v);
-    if (const std::string mt = str(r, {"mask_tag"}); !mt.empty() && std::isdigit(static_cast<unsigned char>(mt.back()))) {
+    if (const std::string mt = str(r, {"mask_tag"});
+        !mt.empty() && std::isdigit(static_cast<unsigned char>(mt.back()))) {
         size_t k = mt.size();
         while (k > 0 && std::isdigit(static_cast<unsigned char>(mt[k - 1]))) --k;
         parts.push_back("round " + mt.substr(k));
@@ -77,8 +78,8 @@ MeasuredRow parse_row(const json& r) {
     // the ring's forward (the backward and the one-call times stay in the file)
     if (m.pass == "ring") {
         const auto P = num(r, {"gpus"});
-        m.pass = "ring forward, P = " + std::to_string(static_cast<int64_t>(P.value_or(0))) + " " +
-                 str(r, {"layout"}) + " (" + str(r, {"transport"}) + ")";
+        m.pass = "ring forward, P = " + std::to_string(static_cast<int64_t>(P.value_or(0))) + " " + str(r, {"layout"}) +
+                 " (" + str(r, {"transport"}) + ")";
         m.ms = num(r, {"forward_ms"});
     }
     m.tflops = num(r, {"tflops", "TFLOPs", "tflop_s"});
@@ -232,8 +233,8 @@ std::vector<const MeasuredRow*> rows_at(const MeasuredSet& ms, const std::string
                 r.head_dim != head_dim || r.causal != causal || r.batch != batch || r.heads != heads)
                 continue;
             if (!gpu.empty() && !device_matches(r.device, gpu)) continue;
-            const bool seen = std::any_of(out.begin(), out.end(),
-                                          [&](const MeasuredRow* x) { return x->variant == r.variant; });
+            const bool seen =
+                std::any_of(out.begin(), out.end(), [&](const MeasuredRow* x) { return x->variant == r.variant; });
             if (!seen) out.push_back(&r);
         }
     return out;

@@ -29,7 +29,7 @@ struct MeasuredRow {
             if (k == name) return v;
         return std::nullopt;
     }
-    std::string error;  // the row's own error, if the run failed
+    std::string error;   // the row's own error, if the run failed
     std::string device;  // the GPU it ran on: its own run's (merged files), else its file's
     // What sets the row apart from the kernel as it runs by default, in a side-by-side file or a
     // mode (gpu_session.sh's stages tag their rows: "deterministic", "grid static",

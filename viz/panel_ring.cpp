@@ -22,9 +22,9 @@ constexpr ImU32 kBlack = IM_COL32(0, 0, 0, 255);
 
 // One colour a GPU: Okabe & Ito's for rings of up to eight, evenly spaced hues beyond.
 ImU32 device_colour(int64_t i, int64_t gpus) {
-    static constexpr ImU32 k8[] = {ui::okabe::orange, ui::okabe::sky,    ui::okabe::green,
-                                   ui::okabe::yellow, ui::okabe::blue,   ui::okabe::vermillion,
-                                   ui::okabe::purple, IM_COL32(205, 205, 210, 255)};
+    static constexpr ImU32 k8[] = {
+        ui::okabe::orange, ui::okabe::sky,        ui::okabe::green,  ui::okabe::yellow,
+        ui::okabe::blue,   ui::okabe::vermillion, ui::okabe::purple, IM_COL32(205, 205, 210, 255)};
     if (gpus <= 8) return k8[static_cast<size_t>(i % 8)];
     const float h = static_cast<float>(i) / static_cast<float>(gpus);
     return ImColor::HSV(h, 0.55f, 0.92f);
@@ -32,7 +32,8 @@ ImU32 device_colour(int64_t i, int64_t gpus) {
 
 // Text that reads on a colour: black on light colours, white on dark ones.
 ImU32 ink_on(ImU32 c) {
-    const float r = static_cast<float>((c >> IM_COL32_R_SHIFT) & 0xFF), g = static_cast<float>((c >> IM_COL32_G_SHIFT) & 0xFF),
+    const float r = static_cast<float>((c >> IM_COL32_R_SHIFT) & 0xFF),
+                g = static_cast<float>((c >> IM_COL32_G_SHIFT) & 0xFF),
                 b = static_cast<float>((c >> IM_COL32_B_SHIFT) & 0xFF);
     return 0.299f * r + 0.587f * g + 0.114f * b > 120.0f ? kBlack : kWhite;
 }
@@ -96,9 +97,10 @@ void inputs(ViewState& v) {
     ImGui::SameLine();
     if (ImGui::RadioButton("contiguous", v.ring.layout == sim::RingLayout::contiguous))
         v.ring.layout = sim::RingLayout::contiguous;
-    note("Balanced: the sequence is cut into 2P chunks and GPU i holds chunks i and 2P-1-i, an early chunk with "
-         "little to attend to beside a late one with much, so under a causal mask every GPU does the same work. "
-         "Contiguous: GPU i holds the i-th stretch of N/P tokens; under a causal mask the last GPU does most.");
+    note(
+        "Balanced: the sequence is cut into 2P chunks and GPU i holds chunks i and 2P-1-i, an early chunk with "
+        "little to attend to beside a late one with much, so under a causal mask every GPU does the same work. "
+        "Contiguous: GPU i holds the i-th stretch of N/P tokens; under a causal mask the last GPU does most.");
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("pass");
     for (sim::Pass p : {sim::Pass::forward, sim::Pass::backward, sim::Pass::both}) {
@@ -199,7 +201,8 @@ void draw_ring(ImDrawList* dl, ImVec2 a, ImVec2 b, const sim::RingResult& r, con
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     for (int64_t i = 0; i < P; ++i) {
         const DeviceBox& bx = boxes[static_cast<size_t>(i)];
-        const ImVec2 p0(bx.centre.x - bx.half.x, bx.centre.y - bx.half.y), p1(bx.centre.x + bx.half.x, bx.centre.y + bx.half.y);
+        const ImVec2 p0(bx.centre.x - bx.half.x, bx.centre.y - bx.half.y),
+            p1(bx.centre.x + bx.half.x, bx.centre.y + bx.half.y);
         const ImU32 col = device_colour(i, P);
         const int64_t src = sim::ring_source(P, i, cur.step);
         const sim::RingDeviceStep& ds = st.devices[static_cast<size_t>(i)];
@@ -212,12 +215,13 @@ void draw_ring(ImDrawList* dl, ImVec2 a, ImVec2 b, const sim::RingResult& r, con
             const std::string title = "GPU " + std::to_string(i);
             dl->AddText(ImVec2(x, y), col, title.c_str());
             y += fs * 1.05f;
-            const std::string q = "Q: chunk" + std::string(p.chunks_per_gpu() > 1 ? "s " : " ") +
-                                  join_chunks(sim::ring_chunks(p, i));
+            const std::string q =
+                "Q: chunk" + std::string(p.chunks_per_gpu() > 1 ? "s " : " ") + join_chunks(sim::ring_chunks(p, i));
             dl->AddText(ImVec2(x, y), ui::text_col, q.c_str());
             y += fs * 1.05f;
             // the K/V slice held now: a swatch in its owner's colour
-            dl->AddRectFilled(ImVec2(x, y + fs * 0.15f), ImVec2(x + fs * 0.75f, y + fs * 0.9f), device_colour(src, P), 2);
+            dl->AddRectFilled(ImVec2(x, y + fs * 0.15f), ImVec2(x + fs * 0.75f, y + fs * 0.9f), device_colour(src, P),
+                              2);
             const std::string kv = "K/V of GPU " + std::to_string(src);
             dl->AddText(ImVec2(x + fs * 0.95f, y), works ? ui::text_col : ui::text_dim, kv.c_str());
         } else {
@@ -236,8 +240,9 @@ void draw_ring(ImDrawList* dl, ImVec2 a, ImVec2 b, const sim::RingResult& r, con
             ImGui::Text("%s step %lld: the K/V slice of GPU %lld (chunk%s %s)", pass_of(pr),
                         static_cast<long long>(cur.step), static_cast<long long>(src),
                         p.chunks_per_gpu() > 1 ? "s" : "", join_chunks(sim::ring_chunks(p, src)).c_str());
-            ImGui::Text("blocks: %lld full, %lld diagonal; %s query-key pairs a head", static_cast<long long>(ds.full_blocks),
-                        static_cast<long long>(ds.diagonal_blocks), ui::count(ds.pairs).c_str());
+            ImGui::Text("blocks: %lld full, %lld diagonal; %s query-key pairs a head",
+                        static_cast<long long>(ds.full_blocks), static_cast<long long>(ds.diagonal_blocks),
+                        ui::count(ds.pairs).c_str());
             ImGui::Text("compute %s, merge %s", ui::seconds(ds.compute_s).c_str(), ui::seconds(ds.merge_s).c_str());
             ImGui::EndTooltip();
         }
@@ -249,7 +254,8 @@ void draw_ring(ImDrawList* dl, ImVec2 a, ImVec2 b, const sim::RingResult& r, con
                                       cur.step == 0 ? std::string("each GPU attends to its own K/V")
                                                     : "GPU i attends to GPU i-" + std::to_string(cur.step) + "'s K/V"};
     if (P > 1 && st.send_bytes > 0)
-        lines.push_back("sends " + ui::bytes(static_cast<double>(st.send_bytes)) + " on: " + ui::seconds(st.transfer_s));
+        lines.push_back("sends " + ui::bytes(static_cast<double>(st.send_bytes)) +
+                        " on: " + ui::seconds(st.transfer_s));
     else if (P > 1)
         lines.push_back("nothing left to send");
     lines.push_back("compute " + ui::seconds(st.compute_s) + " (slowest)");
@@ -317,9 +323,9 @@ void draw_grid(ImDrawList* dl, ImVec2 p0, float side, const sim::RingResult& r, 
                             static_cast<long long>(rc.device), static_cast<long long>(b),
                             static_cast<long long>(chunk_device(p, b)));
                 ImGui::Text("%s block of %s x %s tokens, computed by GPU %lld in step %lld",
-                            rc.kind == sim::BlockKind::full ? "a full" : "a diagonal (causal)", ui::count(p.chunk()).c_str(),
-                            ui::count(p.chunk()).c_str(), static_cast<long long>(rc.device),
-                            static_cast<long long>(rc.step));
+                            rc.kind == sim::BlockKind::full ? "a full" : "a diagonal (causal)",
+                            ui::count(p.chunk()).c_str(), ui::count(p.chunk()).c_str(),
+                            static_cast<long long>(rc.device), static_cast<long long>(rc.step));
                 ImGui::EndTooltip();
             }
         }
@@ -352,14 +358,17 @@ float draw_overlap(ImDrawList* dl, ImVec2 p0, float width, const sim::RingResult
             const sim::RingStep& st = pr.steps[s];
             const float a = X(t), bc = X(t + st.compute_s), bt = X(t + st.transfer_s), be = X(t + st.time_s);
             dl->AddRectFilled(ImVec2(a, yc + 1), ImVec2(std::max(a + 1, bc), yc + lh - 1), c_comp);
-            if (st.exposed_s > 0) dl->AddRectFilled(ImVec2(bc, yc + 1), ImVec2(std::max(bc + 1, be), yc + lh - 1), c_exp);
-            if (st.transfer_s > 0) dl->AddRectFilled(ImVec2(a, ys + 1), ImVec2(std::max(a + 1, bt), ys + lh - 1), c_send);
+            if (st.exposed_s > 0)
+                dl->AddRectFilled(ImVec2(bc, yc + 1), ImVec2(std::max(bc + 1, be), yc + lh - 1), c_exp);
+            if (st.transfer_s > 0)
+                dl->AddRectFilled(ImVec2(a, ys + 1), ImVec2(std::max(a + 1, bt), ys + lh - 1), c_send);
             if (be - a > 2.5f) dl->AddLine(ImVec2(a, yc), ImVec2(a, ys + lh), IM_COL32(20, 20, 24, 255));
             const std::string num = std::to_string(s);
             if (bc - a > ImGui::CalcTextSize(num.c_str()).x + 4)
                 ui::text_centred(dl, ImVec2(a, yc), ImVec2(bc, yc + lh), kWhite, num);
             if (static_cast<int>(pi) == cur.pass_index && static_cast<int64_t>(s) == cur.step)
-                dl->AddRect(ImVec2(a - 1, yc - 2), ImVec2(std::max(a + 3, be) + 1, ys + lh + 2), ui::okabe::yellow, 0, 0, 2.0f);
+                dl->AddRect(ImVec2(a - 1, yc - 2), ImVec2(std::max(a + 3, be) + 1, ys + lh + 2), ui::okabe::yellow, 0,
+                            0, 2.0f);
             t += st.time_s;
         }
         if (pr.tail_s > 0) {  // the backward's last dK, dV going home, after the last compute
@@ -481,21 +490,23 @@ void draw_ring_contents(const RingJob& job, ViewState& v) {
     v.ring_pos = std::clamp(std::isfinite(v.ring_pos) ? v.ring_pos : 0.0, 0.0, static_cast<double>(total));
     const RingCursor cur = ring_cursor(r, v.ring_pos);
     int64_t index = cur.step;  // across passes
-    for (int k = 0; k < cur.pass_index; ++k) index += static_cast<int64_t>(r.passes[static_cast<size_t>(k)].steps.size());
+    for (int k = 0; k < cur.pass_index; ++k)
+        index += static_cast<int64_t>(r.passes[static_cast<size_t>(k)].steps.size());
 
     // what is shown, then the step controls (as the memory view's: first, back, play, next, last, scrub)
-    note_before("The ring takes N, d, the data type, the mask and the GPU preset from the parameters on the left (press "
-         "Simulate there to change them); GPUs, layout, pass and heads are the ring's own, above.");
+    note_before(
+        "The ring takes N, d, the data type, the mask and the GPU preset from the parameters on the left (press "
+        "Simulate there to change them); GPUs, layout, pass and heads are the ring's own, above.");
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ui::wrapped("%lld %s GPU%s, %s layout: %s tokens a GPU in %s of %s. N = %s, d = %lld, %s%s, %lld head%s (N, d, "
-                "dtype, mask and GPU are the problem's)%s",
-                static_cast<long long>(p.gpus), r.machine.name.c_str(), p.gpus == 1 ? "" : "s",
-                std::string(sim::name_of(p.layout)).c_str(), ui::count(p.tokens_per_gpu()).c_str(),
-                p.chunks_per_gpu() > 1 ? "2 chunks" : "1 chunk", ui::count(p.chunk()).c_str(),
-                ui::count(p.attn.seq).c_str(), static_cast<long long>(p.attn.head_dim),
-                std::string(sim::dtype_name(p.attn.dtype)).c_str(), p.attn.causal ? ", causal" : ", no mask",
-                static_cast<long long>(p.attn.heads), p.attn.heads == 1 ? "" : "s",
-                job.busy() ? "; simulating the new ring..." : "");
+    ui::wrapped(
+        "%lld %s GPU%s, %s layout: %s tokens a GPU in %s of %s. N = %s, d = %lld, %s%s, %lld head%s (N, d, "
+        "dtype, mask and GPU are the problem's)%s",
+        static_cast<long long>(p.gpus), r.machine.name.c_str(), p.gpus == 1 ? "" : "s",
+        std::string(sim::name_of(p.layout)).c_str(), ui::count(p.tokens_per_gpu()).c_str(),
+        p.chunks_per_gpu() > 1 ? "2 chunks" : "1 chunk", ui::count(p.chunk()).c_str(), ui::count(p.attn.seq).c_str(),
+        static_cast<long long>(p.attn.head_dim), std::string(sim::dtype_name(p.attn.dtype)).c_str(),
+        p.attn.causal ? ", causal" : ", no mask", static_cast<long long>(p.attn.heads), p.attn.heads == 1 ? "" : "s",
+        job.busy() ? "; simulating the new ring..." : "");
     ImGui::PopStyleColor();
     if (ImGui::Button("|<")) {
         v.ring_pos = 0;
@@ -556,20 +567,23 @@ void draw_ring_contents(const RingJob& job, ViewState& v) {
     draw_grid(dl, g0, grid_side, r, cur);
     ImGui::Dummy(ImVec2(avail.x, main_h + fs * 0.3f));
     const float below_y0 = ImGui::GetCursorPosY();
-    note_before("Ring: each GPU holds its query chunks for the whole pass; the K/V slice it holds changes every step (the "
-         "swatch, or the tile's corner, in the colour of the GPU it came from). Grid: rows are query chunks, columns "
-         "key chunks; the strips say whose chunk a row or column is. A block is coloured by the GPU that computes it "
-         "and numbered by the step in which it does; later steps are faint, blocks the causal mask skips are dark, "
-         "and a diagonal block (queries and keys of the same chunk) is a triangle.");
+    note_before(
+        "Ring: each GPU holds its query chunks for the whole pass; the K/V slice it holds changes every step (the "
+        "swatch, or the tile's corner, in the colour of the GPU it came from). Grid: rows are query chunks, columns "
+        "key chunks; the strips say whose chunk a row or column is. A block is coloured by the GPU that computes it "
+        "and numbered by the step in which it does; later steps are faint, blocks the causal mask skips are dark, "
+        "and a diagonal block (queries and keys of the same chunk) is a triangle.");
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ui::wrapped("Squares on the arrows: K/V slices on their way, in their owner's colour. Grid: each block in the "
-                "colour of the GPU that computes it, numbered by its step; outlined: this step.");
+    ui::wrapped(
+        "Squares on the arrows: K/V slices on their way, in their owner's colour. Grid: each block in the "
+        "colour of the GPU that computes it, numbered by its step; outlined: this step.");
     ImGui::PopStyleColor();
     ImGui::Separator();
 
     // the overlap, step by step
-    note_before("A GPU can compute on the slice it holds while it sends that slice on and receives the next one. If "
-                "the send takes longer than the compute, the difference is exposed: every GPU waits for the link.");
+    note_before(
+        "A GPU can compute on the slice it holds while it sends that slice on and receives the next one. If "
+        "the send takes longer than the compute, the difference is exposed: every GPU waits for the link.");
     ui::wrapped("Overlap: each step lasts max(compute of the slowest GPU, send of the next slice)");
     swatch(ui::okabe::blue, "compute");
     ImGui::SameLine(0, fs);
@@ -582,16 +596,17 @@ void draw_ring_contents(const RingJob& job, ViewState& v) {
     const float th = draw_overlap(dl, ImVec2(t0.x, t0.y + 2), avail.x, r, cur);
     ImGui::Dummy(ImVec2(avail.x, th + 4));
     totals(r);
-    const std::string how = "How the simulator times it: " + r.compute_note + ". Link figures: " +
-                            r.machine.link_source + ". Ideal: P GPUs each as fast as one GPU on its own " +
-                            ui::count(p.tokens_per_gpu()) + " tokens alone.";
+    const std::string how =
+        "How the simulator times it: " + r.compute_note + ". Link figures: " + r.machine.link_source +
+        ". Ideal: P GPUs each as fast as one GPU on its own " + ui::count(p.tokens_per_gpu()) + " tokens alone.";
     note_before(how.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ui::wrapped("Simulated: every figure here is the simulator's model. Nothing is measured on several GPUs: no machine "
-                "with several has been lent (the ring emulated on one H200 in results checks the kernels and the "
-                "schedule, not the link). The link: %s, %s GB/s each way.",
-                r.machine.link_name.empty() ? "the preset's" : r.machine.link_name.c_str(),
-                ui::fixed(r.link_bandwidth / 1e9, 0).c_str());
+    ui::wrapped(
+        "Simulated: every figure here is the simulator's model. Nothing is measured on several GPUs: no machine "
+        "with several has been lent (the ring emulated on one H200 in results checks the kernels and the "
+        "schedule, not the link). The link: %s, %s GB/s each way.",
+        r.machine.link_name.empty() ? "the preset's" : r.machine.link_name.c_str(),
+        ui::fixed(r.link_bandwidth / 1e9, 0).c_str());
     ImGui::PopStyleColor();
     below = std::max(fs * 6.0f, ImGui::GetCursorPosY() - below_y0 + ImGui::GetStyle().ItemSpacing.y);
 }

@@ -39,8 +39,7 @@ ImU32 state_colour(CellState s, sim::Algo a) {
 void legend_swatch(ImU32 col, const char* text) {
     const float fs = ImGui::GetFontSize();
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.2f), ImVec2(p.x + fs * 0.8f, p.y + fs),
-                                              col, 2);
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.2f), ImVec2(p.x + fs * 0.8f, p.y + fs), col, 2);
     ImGui::Dummy(ImVec2(fs * 0.9f, fs));
     ImGui::SameLine();
     ImGui::TextUnformatted(text);
@@ -78,14 +77,15 @@ void draw_grid(ImDrawList* dl, ImVec2 p0, float side_w, float side_h, const Scor
         dl->AddLine(p0, ImVec2(p0.x + side_w, p0.y + side_h), IM_COL32(255, 255, 255, 90), 1.0f);
     if (g.cur_i >= 0) {  // the tile being computed, outlined so it shows even on a fine grid
         const int b = g.cell_col(g.cur_j), c = g.cell_row(g.cur_i);
-        dl->AddRect(ImVec2(xs(b) - 2, ys(c) - 2), ImVec2(std::max(xs(b + 1), xs(b) + 3) + 2, std::max(ys(c + 1), ys(c) + 3) + 2),
-                    ui::okabe::yellow, 0, 0, 2.0f);
+        dl->AddRect(ImVec2(xs(b) - 2, ys(c) - 2),
+                    ImVec2(std::max(xs(b + 1), xs(b) + 3) + 2, std::max(ys(c + 1), ys(c) + 3) + 2), ui::okabe::yellow,
+                    0, 0, 2.0f);
     }
     if (v.highlight_tile_row >= 0 && v.highlight_tile_col >= 0 && v.highlight_tile_row < g.T_r &&
         v.highlight_tile_col < g.T_c) {  // a lesson's tile
         const int b = g.cell_col(v.highlight_tile_col), c = g.cell_row(v.highlight_tile_row);
-        dl->AddRect(ImVec2(xs(b) - 3, ys(c) - 3), ImVec2(xs(b + 1) + 3, ys(c + 1) + 3), IM_COL32(255, 255, 255, 230),
-                    0, 0, 2.5f);
+        dl->AddRect(ImVec2(xs(b) - 3, ys(c) - 3), ImVec2(xs(b + 1) + 3, ys(c + 1) + 3), IM_COL32(255, 255, 255, 230), 0,
+                    0, 2.5f);
     }
 }
 
@@ -125,7 +125,9 @@ void column_toggles(ViewState& v, const RunSet& rs) {
 }
 
 const char* pass_words(sim::Pass p) {
-    return p == sim::Pass::both ? "forward, then backward" : p == sim::Pass::backward ? "backward pass" : "forward pass";
+    return p == sim::Pass::both       ? "forward, then backward"
+           : p == sim::Pass::backward ? "backward pass"
+                                      : "forward pass";
 }
 
 std::string mask_words(const sim::Problem& p) {
@@ -182,8 +184,7 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         ui::help(std::string(sim::algo_name(a)));
         ImGui::SameLine();
         ImGui::TextUnformatted(pass ? "backward" : "forward");
-        ImGui::Text("step %lld / %lld", 
-                    static_cast<long long>(std::min(cur.step, tl.steps_kept - 1) + 1),
+        ImGui::Text("step %lld / %lld", static_cast<long long>(std::min(cur.step, tl.steps_kept - 1) + 1),
                     static_cast<long long>(tl.steps_total));
         const ImVec2 room = ImGui::GetContentRegionAvail();
         const float side = std::max(fs * 3.0f, std::min(room.x, room.y - text_h));
@@ -213,8 +214,8 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         if (g.f_r > 1 || g.f_c > 1)
             ui::wrapped("one cell = %lld x %lld tiles", static_cast<long long>(g.f_r), static_cast<long long>(g.f_c));
         if (tl.whole_is_estimate() && finished)
-            ui::wrapped("the trace ends at step %s of %s: tiles after it are not drawn", ui::count(tl.steps_kept).c_str(),
-                        ui::count(tl.steps_total).c_str());
+            ui::wrapped("the trace ends at step %s of %s: tiles after it are not drawn",
+                        ui::count(tl.steps_kept).c_str(), ui::count(tl.steps_total).c_str());
         ImGui::PopStyleColor();
         ImGui::EndChild();
     }

@@ -169,8 +169,8 @@ void Replay::reset() {
         g.cell.assign(static_cast<size_t>(g.rows * g.cols), 0);
     }
     scores_[0] = make_score_grid(r_->problem, r_->block_rows, r_->block_cols);
-    scores_[1] = r_->bwd_block_rows > 0 ? make_score_grid(r_->problem, r_->bwd_block_rows, r_->bwd_block_cols)
-                                        : ScoreGrid{};
+    scores_[1] =
+        r_->bwd_block_rows > 0 ? make_score_grid(r_->problem, r_->bwd_block_rows, r_->bwd_block_cols) : ScoreGrid{};
 }
 
 std::vector<CellBlock> shade_blocks(const Grid& g) {

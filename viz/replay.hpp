@@ -67,16 +67,16 @@ std::vector<CellBlock> shade_blocks(const Grid& g);
 inline constexpr int kMaxScoreCells = 256;
 struct ScoreGrid {
     int64_t T_r = 0, T_c = 0, B_r = 0, B_c = 0;
-    int rows = 0, cols = 0;  // cells
-    int64_t f_r = 1, f_c = 1;  // tiles per cell along each side
+    int rows = 0, cols = 0;                                 // cells
+    int64_t f_r = 1, f_c = 1;                               // tiles per cell along each side
     std::vector<uint32_t> tiles, skipped, visited, stored;  // per cell: tiles, masked tiles, and so far
-    int64_t n_visited = 0, n_stored = 0, n_skipped = 0;      // whole grid (n_skipped: by definition)
-    int64_t n_visited_masked = 0;  // visited tiles the mask leaves empty (standard computes them anyway)
+    int64_t n_visited = 0, n_stored = 0, n_skipped = 0;     // whole grid (n_skipped: by definition)
+    int64_t n_visited_masked = 0;    // visited tiles the mask leaves empty (standard computes them anyway)
     int64_t cur_i = -1, cur_j = -1;  // the latest tile visited
     // The sweep so far: has every visit come after the previous one in row-major (i, then j) order,
     // and in column-major (j, then i) order?
     bool row_major = true, col_major = true;
-    size_t cur_event = 0;            // its event index (+1; 0: none yet)
+    size_t cur_event = 0;  // its event index (+1; 0: none yet)
     size_t idx(int i, int j) const { return static_cast<size_t>(i) * static_cast<size_t>(cols) + j; }
     int cell_row(int64_t i) const { return static_cast<int>(i / f_r); }
     int cell_col(int64_t j) const { return static_cast<int>(j / f_c); }

@@ -116,15 +116,16 @@ bool ring_tick(double& pos, bool& playing, int64_t steps, double dt, double spee
 
 // ---------------------------------------------------------------- the simulation
 RingJob::RingJob()
-    : job_([](const Key& k) {
-               auto run = std::make_shared<RingRun>();
-               run->params = k.params;
-               run->inputs = k.inputs;
-               run->result = sim::simulate_ring(ring_problem_of(k.params, k.inputs), sim::find_machine(k.params.gpu),
-                                                sim::RingConfig{});
-               return run;
-           },
-           ring_screen_words) {}
+    : job_(
+          [](const Key& k) {
+              auto run = std::make_shared<RingRun>();
+              run->params = k.params;
+              run->inputs = k.inputs;
+              run->result = sim::simulate_ring(ring_problem_of(k.params, k.inputs), sim::find_machine(k.params.gpu),
+                                               sim::RingConfig{});
+              return run;
+          },
+          ring_screen_words) {}
 
 void RingJob::request(const Params& p, const RingInputs& in) {
     if (asked_ && asked_->params == p && asked_->inputs == in) return;

@@ -49,8 +49,8 @@ int64_t ring_step_of(int64_t gpus, int64_t device, int64_t source);
 // A cell of the chunk grid: query chunk a (row) against key chunk b (column).
 struct RingCell {
     sim::BlockKind kind = sim::BlockKind::none;  // full, diagonal, or skipped by the mask
-    int64_t device = 0;  // the GPU holding query chunk a: it computes the cell
-    int64_t step = 0;    // the step in which that GPU holds the K/V slice with chunk b
+    int64_t device = 0;                          // the GPU holding query chunk a: it computes the cell
+    int64_t step = 0;                            // the step in which that GPU holds the K/V slice with chunk b
 };
 RingCell ring_cell(const sim::RingProblem& p, int64_t a, int64_t b);
 

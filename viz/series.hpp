@@ -60,7 +60,7 @@ std::shared_ptr<ChartData> compute_charts(const Params& p, std::atomic<int>* don
 
 class ChartJob {
 public:
-    ~ChartJob() { cancel_ = true; }  // then job_ waits for a sweep that skips its remaining points
+    ~ChartJob() { cancel_ = true; }                     // then job_ waits for a sweep that skips its remaining points
     void request(const Params& p) { job_.request(p); }  // starts at once, or after the running one
     bool poll() { return job_.poll(); }                 // true when new data arrived
     bool busy() const { return job_.busy(); }

@@ -216,7 +216,7 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
     const char* section = spec.kind == MemorySpec::kFootprint ? "footprint"
                           : spec.kind == MemorySpec::kFit     ? "fit"
                           : spec.kind == MemorySpec::kRing    ? "ring"
-                                                             : "decode";
+                                                              : "decode";
     const std::string where = std::string("[") + section + "." + spec.name + "]";
     try {
         const sim::Machine& m = sim::find_machine(spec.gpu);
@@ -238,15 +238,16 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
         } else {
             const sim::DecodeProblem& p = spec.decode;
             p.validate();
-            const double tiles = std::ceil(double(p.kv_len) / double(std::max<int64_t>(1, spec.decode_config.tile_keys)));
+            const double tiles =
+                std::ceil(double(p.kv_len) / double(std::max<int64_t>(1, spec.decode_config.tile_keys)));
             if (double(p.batch) * double(p.kv_heads) * tiles > double(limits().max_tile_steps))
                 s.fail(spec.pos, where + ": batch x kv_heads x tiles above " +
                                      report::group_digits(limits().max_tile_steps) +
                                      "; a lesson must load in milliseconds");
             const sim::DecodeResult r = sim::simulate_decode(p, m, spec.decode_config);
             j = report::decode_json(r, m, sim::ErrorStats{});
-            j["kv_cache_bytes"] = 2.0 * double(p.batch * p.kv_heads * p.kv_len * p.head_dim) *
-                                  double(sim::dtype_bytes(p.dtype));
+            j["kv_cache_bytes"] =
+                2.0 * double(p.batch * p.kv_heads * p.kv_len * p.head_dim) * double(sim::dtype_bytes(p.dtype));
             j["predicted_ms"] = r.total_s * 1e3;
             j["split_kernel_ms"] = r.split_kernel_s * 1e3;
             j["merge_ms"] = r.merge_s * 1e3;
@@ -262,8 +263,7 @@ void add_figure2(const Source& s, Pos pos, Context& ctx) {
         // the eager kernels' recorded rates, from the results beside the lessons (none: at the HBM rate)
         namespace fs = std::filesystem;
         const fs::path dir = fs::path(s.file).parent_path();
-        const auto files =
-            report::default_eager_files({report::results_dir_beside(dir.string())});
+        const auto files = report::default_eager_files({report::results_dir_beside(dir.string())});
         const sim::EagerRates eager = files.empty() ? sim::EagerRates{} : report::read_eager_rates(files, "datasheet");
         ctx.root["figure2"] =
             report::figure2_json(sim::figure2(sim::figure2_problem(), m, sim::datasheet_rates(m), eager));
@@ -312,8 +312,9 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     ctx.root["measured"] = json::object();
     const ResultsFile& main = files[""];
     ctx.root["measured"]["status"] =
-        main.why.empty() ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(main.doc) + ")"
-                         : main.why;
+        main.why.empty()
+            ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(main.doc) + ")"
+            : main.why;
     ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
         if (!files.count(m.file)) {
@@ -351,7 +352,8 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
-                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(rf.doc) + ")";
+                r["measured_on"] =
+                    rf.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;
@@ -381,8 +383,9 @@ void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingS
         doc = json::parse(f);
     } catch (const std::exception&) { s.fail(spec.pos, where + ": " + path + " is not valid JSON"); }
     if (!doc.is_object() || !doc.contains("ceilings") || !doc["ceilings"].is_array())
-        s.fail(spec.pos, where + ": " + path + " has no \"ceilings\" list (record one with `flashsim bench "
-                                               "--ceilings --json FILE` on the GPU)");
+        s.fail(spec.pos, where + ": " + path +
+                             " has no \"ceilings\" list (record one with `flashsim bench "
+                             "--ceilings --json FILE` on the GPU)");
     std::vector<std::string> names;
     for (const auto& c : doc["ceilings"]) {
         if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
@@ -428,9 +431,9 @@ Value lookup_in(const Context& ctx, const json* answer, const std::string& path)
         if (segs.size() >= 2 && ctx.missing_roots.count(segs[0] + "." + segs[1])) {
             const std::string root = segs[0] + "." + segs[1];
             const auto why = ctx.missing_why.find(root);
-            throw Missing(root + ": " +
-                          (why != ctx.missing_why.end() ? why->second
-                                                        : ctx.root["measured"]["status"].get<std::string>()));
+            throw Missing(
+                root + ": " +
+                (why != ctx.missing_why.end() ? why->second : ctx.root["measured"]["status"].get<std::string>()));
         }
         auto it = ctx.root.find(segs[0]);
         if (it == ctx.root.end()) {

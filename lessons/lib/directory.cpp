@@ -22,7 +22,8 @@ std::vector<Loaded> load_all(const std::string& dir) {
     for (const auto& f : files) {
         Loaded x = load_file(f);
         if (x.lesson && !ids.insert(x.lesson->id).second) {
-            x.error = f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
+            x.error =
+                f + ":1:1: id '" + x.lesson->id + "' is used by another lesson in " + dir + "; ids must be unique";
             x.lesson.reset();
         }
         out.push_back(std::move(x));

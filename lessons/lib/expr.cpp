@@ -308,9 +308,9 @@ std::string apply_filter(const Value& v, std::string_view filter) {
         if (f.arg >= 0) throw ExprError("this filter takes no ':N'", 0);
         return v.is_number ? default_format(v.num) : v.str;
     }
-    static const char* numeric[] = {"int", "fixed", "sig", "sci", "percent", "times", "ratio",  "bytes", "KiB", "MiB",
-                                    "GiB", "KB",    "MB",  "GB",  "TBps",    "GBps",  "TFLOPs", "flops", "ms",  "us",
-                                    "side"};
+    static const char* numeric[] = {"int",   "fixed", "sig",    "sci",   "percent", "times", "ratio",
+                                    "bytes", "KiB",   "MiB",    "GiB",   "KB",      "MB",    "GB",
+                                    "TBps",  "GBps",  "TFLOPs", "flops", "ms",      "us",    "side"};
     bool known = false;
     for (const char* k : numeric) known |= n == k;
     if (!known) throw ExprError("unknown filter '" + n + "' (known: " + kFilterList + ")", 0);

@@ -39,16 +39,16 @@ struct LoadError : std::runtime_error {
 
 // What the app shows beside a step. Empty strings / -1 mean "leave as is / not applicable".
 struct View {
-    std::string panel;  // "memory", "softmax", "compare", "scores", "timeline", "charts", "measured", "ring", "text"
-    std::string config;                // which [config.NAME] the panel shows ("" : the lesson's first)
-    std::string algo;                  // "standard", "flash1", "flash2" (that config's algorithm by default)
+    std::string panel;   // "memory", "softmax", "compare", "scores", "timeline", "charts", "measured", "ring", "text"
+    std::string config;  // which [config.NAME] the panel shows ("" : the lesson's first)
+    std::string algo;    // "standard", "flash1", "flash2" (that config's algorithm by default)
     std::vector<std::string> compare;  // configs shown side by side (panels "compare", "scores", "charts")
     int64_t step_from = -1;            // trace position: first inner-loop step shown (sim::Event::step)
     int64_t step_to = -1;              // last step shown, inclusive (== step_from: one position)
     int64_t row = -1;                  // highlighted query row (softmax panel: the recorded row)
     int64_t tile_row = -1;             // highlighted tile (row tile i, column tile j)
     int64_t tile_col = -1;
-    std::string ring;  // panel "ring": the [ring.NAME] the ring view shows (its GPUs, layout, pass, problem)
+    std::string ring;    // panel "ring": the [ring.NAME] the ring view shows (its GPUs, layout, pass, problem)
     int64_t block = -1;  // panel "softmax": the key block it opens on, 1 = the first, as the panel numbers them
     std::string chart;   // panel "charts": "dram" (through the L2 model) or "paper" (HBM<->SRAM, the paper's count)
     // panel "measured": the rows it opens on (default: the shown config's pass, head dim and mask)

@@ -220,12 +220,13 @@ TEST_CASE("attend: hostile values refused, the backward written, differences mea
     CHECK(o.text.find("beyond fp16's range") != std::string::npos);
     CHECK(o.text.find("--dtype bf16") != std::string::npos);
 
-    expect_refusals(sh, {
-                            {("attend" + qkv + " --out /tmp/x.npy --pass backward").c_str(), "needs the upstream gradient"},
-                            {("attend" + qkv + " --out /tmp/x.npy --pass sideways").c_str(), "unknown --pass 'sideways'"},
-                            {("attend" + qkv + " --out /tmp/x.npy --backend tpu").c_str(), "unknown --backend 'tpu'"},
-                            {("attend" + qkv + " --out /tmp/x.npy --do " + tmp("hdo.npy")).c_str(), "--do is read only"},
-                        });
+    expect_refusals(sh,
+                    {
+                        {("attend" + qkv + " --out /tmp/x.npy --pass backward").c_str(), "needs the upstream gradient"},
+                        {("attend" + qkv + " --out /tmp/x.npy --pass sideways").c_str(), "unknown --pass 'sideways'"},
+                        {("attend" + qkv + " --out /tmp/x.npy --backend tpu").c_str(), "unknown --backend 'tpu'"},
+                        {("attend" + qkv + " --out /tmp/x.npy --do " + tmp("hdo.npy")).c_str(), "--do is read only"},
+                    });
 
     // The GPU backend on this machine (no GPU in CI): unavailable, exit 2, in words.
     const Out g = sh("attend --backend cuda --dtype bf16" + qkv + " --out " + tmp("hg.npy"));
@@ -234,7 +235,8 @@ TEST_CASE("attend: hostile values refused, the backward written, differences mea
 
     // The backward through the simulator: O, dQ, dK, dV written beside --out, each equal to the
     // float64 reference within float32 rounding, and the comparison table printed.
-    const Out b = sh("attend --causal --pass backward --compare --do " + tmp("hdo.npy") + qkv + " --out " + tmp("hb.npy"));
+    const Out b =
+        sh("attend --causal --pass backward --compare --do " + tmp("hdo.npy") + qkv + " --out " + tmp("hb.npy"));
     REQUIRE(b.rc == 0);
     CHECK(b.text.find("float64 reference") != std::string::npos);
     CHECK(b.text.find("bit-identical") != std::string::npos);
@@ -845,8 +847,9 @@ TEST_CASE("scenario: listed as data; gpt2-medium prints standard vs flash GFLOP,
 }
 
 TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the measured ceilings it read") {
-    const Out o = sh("simulate --kernel flash2h --seq 8192 --head-dim 128 --batch 2 --heads 16 --dtype bf16 "
-                     "--ceilings measured --json");
+    const Out o =
+        sh("simulate --kernel flash2h --seq 8192 --head-dim 128 --batch 2 --heads 16 --dtype bf16 "
+           "--ceilings measured --json");
     REQUIRE(o.rc == 0);
     const auto j = nlohmann::json::parse(o.text);
     REQUIRE(j["kernel_model"].size() == 1);

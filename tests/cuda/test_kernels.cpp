@@ -623,7 +623,8 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
                     INFO(describe(p));
                     setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
                     const fcuda::Outputs persistent = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
-                    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent grid") != std::string::npos);
+                    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent grid") !=
+                          std::string::npos);
                     // timed runs on one workspace (one unit counter): outputs poisoned before each, all
                     // written after the last, so every launch found the counter at zero
                     if (n == 1000) {
@@ -666,7 +667,8 @@ TEST_CASE("flash2h: the persistent grid keeps the bits of one block a tile") {
     unsetenv("FLASHSIM_FLASH2H_GRID");
     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("persistent") == std::string::npos);
     unsetenv("FLASHSIM_FLASH2H_ORDER");
-    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find(", in turn)") != std::string::npos);  // d = 128's default
+    CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find(", in turn)") !=
+          std::string::npos);  // d = 128's default
     unsetenv("FLASHSIM_FLASH2H_BC");
 }
 
@@ -715,7 +717,8 @@ TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward witho
                 for (bool causal : {false, true}) {
                     const sim::Problem p = make(2, 9, n, d, dt, causal, 71 + n);
                     INFO(describe(p));
-                    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);  // one block a tile (the default is mostly the static order)
+                    setenv("FLASHSIM_FLASH2H_GRID", "tiles",
+                           1);  // one block a tile (the default is mostly the static order)
                     setenv("FLASHSIM_FLASH2H_PINGPONG", "off", 1);
                     const fcuda::Outputs plain = fcuda::compute(p, "flash2h", fcuda::Pass::forward);
                     CHECK(std::string(fcuda::tile_config("flash2h", p).layout).find("ping-pong") == std::string::npos);
@@ -729,12 +732,14 @@ TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward witho
                         const fcuda::Outputs one_a_tile = fcuda::compute(many, "flash2h", fcuda::Pass::forward);
                         setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
                         const fcuda::Outputs in_turn = fcuda::compute(many, "flash2h", fcuda::Pass::forward);
-                        CHECK(std::string(fcuda::tile_config("flash2h", many).layout).find("ping-pong") != std::string::npos);
+                        CHECK(std::string(fcuda::tile_config("flash2h", many).layout).find("ping-pong") !=
+                              std::string::npos);
                         setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
                         CHECK(same_bits(in_turn.O.data, one_a_tile.O.data));
                         CHECK(same_bits(in_turn.LSE, one_a_tile.LSE));
                     }
-                    CHECK(std::all_of(turns.O.data.begin(), turns.O.data.end(), [](float x) { return std::isfinite(x); }));
+                    CHECK(std::all_of(turns.O.data.begin(), turns.O.data.end(),
+                                      [](float x) { return std::isfinite(x); }));
                     if (n == 1000) {
                         fcuda::RunOptions o;
                         o.repeats = 4;

@@ -27,8 +27,9 @@ sim::Problem shape(bool causal) {
 std::string layout(const sim::Problem& p) { return fcuda::tile_config("flash2h", p).layout; }
 
 void clear() {
-    for (const char* v : {"FLASHSIM_FLASH2H_GRID", "FLASHSIM_FLASH2H", "FLASHSIM_FLASH2H_ORDER", "FLASHSIM_FLASH2H_STAGES",
-                          "FLASHSIM_FLASH2H_EXP", "FLASHSIM_FLASH2H_PINGPONG", "FLASHSIM_FLASH2H_WG"})
+    for (const char* v :
+         {"FLASHSIM_FLASH2H_GRID", "FLASHSIM_FLASH2H", "FLASHSIM_FLASH2H_ORDER", "FLASHSIM_FLASH2H_STAGES",
+          "FLASHSIM_FLASH2H_EXP", "FLASHSIM_FLASH2H_PINGPONG", "FLASHSIM_FLASH2H_WG"})
         unsetenv(v);
 }
 
@@ -125,8 +126,9 @@ TEST_CASE("flash2h forward: a bad grid, or a persistent one with another schedul
     clear();
     const sim::Problem p = shape(true);
     setenv("FLASHSIM_FLASH2H_GRID", "sometimes", 1);
-    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("FLASHSIM_FLASH2H_GRID must be static, persistent or tiles (got 'sometimes')"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(
+        layout(p), doctest::Contains("FLASHSIM_FLASH2H_GRID must be static, persistent or tiles (got 'sometimes')"),
+        std::runtime_error);
     setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
     setenv("FLASHSIM_FLASH2H", "plain", 1);  // d = 128's default schedule is overlapped
     CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("or set FLASHSIM_FLASH2H_GRID=tiles"), std::runtime_error);
@@ -161,9 +163,9 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
     // at d = 64 the default grid is the static order (causal: the counter grid), where turns do not
     // run: refused with the fix
-    CHECK_THROWS_WITH_AS(layout(p64),
-                         doctest::Contains("set FLASHSIM_FLASH2H_GRID=tiles (the default grid here is the static order)"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(
+        layout(p64), doctest::Contains("set FLASHSIM_FLASH2H_GRID=tiles (the default grid here is the static order)"),
+        std::runtime_error);
     sim::Problem p64c = p64;
     p64c.causal = true;
     CHECK_THROWS_WITH_AS(
@@ -179,12 +181,14 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_PINGPONG is named by the tile confi
                          std::runtime_error);
     setenv("FLASHSIM_FLASH2H_PINGPONG", "on", 1);
     setenv("FLASHSIM_FLASH2H", "plain", 1);
-    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP"),
+    CHECK_THROWS_WITH_AS(layout(p),
+                         doctest::Contains("unset FLASHSIM_FLASH2H, FLASHSIM_FLASH2H_STAGES and FLASHSIM_FLASH2H_EXP"),
                          std::runtime_error);
     unsetenv("FLASHSIM_FLASH2H");
     setenv("FLASHSIM_FLASH2H_GRID", "persistent", 1);
-    CHECK_THROWS_WITH_AS(layout(p), doctest::Contains("or at d = 128 the static order; unset FLASHSIM_FLASH2H_GRID (got 'persistent')"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(
+        layout(p), doctest::Contains("or at d = 128 the static order; unset FLASHSIM_FLASH2H_GRID (got 'persistent')"),
+        std::runtime_error);
     setenv("FLASHSIM_FLASH2H_GRID", "static", 1);
     CHECK(has(layout(p), "ping-pong"));
     CHECK_THROWS_WITH_AS(layout(p64), doctest::Contains("(got 'static')"), std::runtime_error);
@@ -284,7 +288,8 @@ TEST_CASE("flash2h forward: FLASHSIM_FLASH2H_BC picks the keys a block the tile 
     CHECK(fcuda::tile_config("flash2h", full).block_cols == 176);
     CHECK(has(layout(full), "ping-pong"));
     CHECK(has(layout(full), ", in turn)"));
-    check_refused(causal, fcuda::Pass::forward, "FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = 128, causal)");
+    check_refused(causal, fcuda::Pass::forward,
+                  "FLASHSIM_FLASH2H_BC=176 is written for d = 128 without a mask (got d = 128, causal)");
     sim::Problem d64 = full;
     d64.head_dim = 64;
     check_refused(d64, fcuda::Pass::forward, "set FLASHSIM_FLASH2H_BC=128");
@@ -443,7 +448,8 @@ TEST_CASE("FLASHSIM_L2_FLUSH: write for training rows and read for decode by def
     CHECK(fcuda::l2_flush_setting(true) == "write");
     setenv("FLASHSIM_L2_FLUSH", "clean", 1);
     CHECK_THROWS_WITH_AS(fcuda::l2_flush_setting(true),
-                         doctest::Contains("FLASHSIM_L2_FLUSH must be write or read (got 'clean')"), std::runtime_error);
+                         doctest::Contains("FLASHSIM_L2_FLUSH must be write or read (got 'clean')"),
+                         std::runtime_error);
     unsetenv("FLASHSIM_L2_FLUSH");
 }
 

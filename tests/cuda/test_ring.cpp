@@ -187,9 +187,7 @@ TEST_CASE("ring: refusals say what is wrong") {
     try {
         (void)fcuda::compute_ring(odd, kernels().front(), fcuda::RingTransport::emulated);
         FAIL("N not a multiple of the chunks was accepted");
-    } catch (const std::runtime_error& e) {
-        CHECK(std::string(e.what()).find("not a multiple") != std::string::npos);
-    }
+    } catch (const std::runtime_error& e) { CHECK(std::string(e.what()).find("not a multiple") != std::string::npos); }
     sim::RingProblem many = ok;
     many.gpus = fcuda::gpu_count() + 1;
     many.attn.seq = 2 * many.gpus * 16;

@@ -64,8 +64,9 @@ double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
 }  // namespace
 
 TEST_CASE("trust: the GPU's float64 reference equals the CPU's") {
-    for (const sim::Problem& p : {shape(1, 2, 37, 64, sim::DType::bf16, true), shape(2, 1, 130, 128, sim::DType::fp16, false),
-                                  shape(1, 1, 1, 64, sim::DType::bf16, false)}) {
+    for (const sim::Problem& p :
+         {shape(1, 2, 37, 64, sim::DType::bf16, true), shape(2, 1, 130, 128, sim::DType::fp16, false),
+          shape(1, 1, 1, 64, sim::DType::bf16, false)}) {
         INFO("N=" << p.seq << " d=" << p.head_dim << (p.causal ? " causal" : ""));
         const sim::Inputs in = sim::generate_inputs(p);
         const sim::TensorF dO = sim::generate_input(p, sim::InputTensor::dO);

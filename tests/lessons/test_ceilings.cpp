@@ -79,9 +79,9 @@ TEST_CASE("a ceiling the file does not hold is refused, naming the ones it has")
 }
 
 TEST_CASE("ceiling tables: bad names, keys and files are refused") {
-    CHECK_THROWS_WITH_AS(load_lesson_text(lesson_with("[ceiling.smem_read]\nfile = \"../h200.json\"\n", "x"),
-                                          kDir + "/inline.toml"),
-                         doctest::Contains("'file' names a current ceilings file"), LoadError);
+    CHECK_THROWS_WITH_AS(
+        load_lesson_text(lesson_with("[ceiling.smem_read]\nfile = \"../h200.json\"\n", "x"), kDir + "/inline.toml"),
+        doctest::Contains("'file' names a current ceilings file"), LoadError);
     CHECK_THROWS_WITH_AS(load_lesson_text(lesson_with("[ceiling.smem_read]\nvalue = 3\n", "x"), kDir + "/inline.toml"),
                          doctest::Contains("unknown key 'value'"), LoadError);
     // A results file without a "ceilings" list (h200/bench.json holds rows) is not a ceilings file.
@@ -111,9 +111,10 @@ TEST_CASE("a ceiling without a positive value is refused; no file at all renders
         f << R"({"device": "Test GPU", "date": "2026-01-02T03:04:05Z",
                  "ceilings": [{"name": "smem_read", "unit": "B/s", "value": 2.53e13, "method": "test"}]})";
     }
-    const Lesson ok = load_lesson_text(
-        lesson_with("[ceiling.smem_read]\n", "{{ ceiling.smem_read.value | TBps:1 }} on {{ ceiling.smem_read.measured_on }}"),
-        "inline.toml");
+    const Lesson ok =
+        load_lesson_text(lesson_with("[ceiling.smem_read]\n",
+                                     "{{ ceiling.smem_read.value | TBps:1 }} on {{ ceiling.smem_read.measured_on }}"),
+                         "inline.toml");
     CHECK(ok.steps[0].text == "25.3 TB/s on Test GPU (2026-01-02)\n");
     fs::remove(dir / "h200/ceilings.json");
     const Lesson none = load_lesson_text(

@@ -77,8 +77,7 @@ TEST_CASE("every checked glossary term is linked at or before its first use") {
 // "atomic add" (10.9, 11.5) once escaped the check: only "atomics" was a checked term, and the
 // phrase does not contain that word. It is a term of its own now, linked where it is first used.
 TEST_CASE("'atomic add' is checked, and linked at its first use (10.8)") {
-    CHECK(std::find(std::begin(checked_terms()), std::end(checked_terms()), "atomic add") !=
-          std::end(checked_terms()));
+    CHECK(std::find(std::begin(checked_terms()), std::end(checked_terms()), "atomic add") != std::end(checked_terms()));
     CHECK(glossary_has("atomic add"));
     CHECK(glossary("atomic add").find("memory") != std::string_view::npos);
     CHECK(uses("one bulk reduction per tile instead of an atomic add for every pair", "atomic add"));

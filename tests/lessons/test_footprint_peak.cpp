@@ -48,7 +48,8 @@ TEST_CASE("measured peak memory against the simulator's footprint, every kernel 
         // adds dQ in block order into one accumulator
         const bool det = !r.value("mode", std::string()).empty();
         // (a step pairing "FWD+BWD": the backward's kernel holds the accumulators)
-        const std::string bwd_kernel = variant.substr(variant.find('+') == std::string::npos ? 0 : variant.find('+') + 1);
+        const std::string bwd_kernel =
+            variant.substr(variant.find('+') == std::string::npos ? 0 : variant.find('+') + 1);
         const std::string kernel = bwd_kernel == "standard" || det || pass == "forward" ? "" : bwd_kernel;
         const double fp = sim::footprint(p, algo, sp, kernel).total_bytes;
         const double fp_algo = sim::footprint(p, algo, sp).total_bytes;
@@ -56,7 +57,8 @@ TEST_CASE("measured peak memory against the simulator's footprint, every kernel 
         // Independently: rows R = B H N, elements T = R d; the LSE buffer 4R is the most the harness
         // adds to a footprint, apart from flash2h's padded rows.
         const double R = double(p.batch * p.heads * p.seq);
-        INFO(variant << " " << pass << " N=" << p.seq << " d=" << p.head_dim << " peak " << peak << " footprint " << fp);
+        INFO(variant << " " << pass << " N=" << p.seq << " d=" << p.head_dim << " peak " << peak << " footprint "
+                     << fp);
         if (bwd_kernel == "flash2h" && p.head_dim == 64 && pass != "forward" && !det) {
             ++one_accumulator;
             CHECK(fp == fp_algo);  // one (B, H, N, d) fp32 accumulator, as FA2's algorithm keeps

@@ -201,7 +201,8 @@ TEST_CASE("a view's panel keys: each only beside its panel, its values checked, 
     CHECK(error_of("{ panel = \"measured\", pass = \"backward\", head_dim = 128, mask = \"causal\" }") == "loaded");
     CHECK(error_of("{ panel = \"measured\", mask = \"window\" }").find("is not one of") != std::string::npos);
     CHECK(error_of("{ panel = \"measured\", file = \"h200/ring.json\" }") == "loaded");
-    CHECK(error_of("{ panel = \"measured\", file = \"../h200.json\" }").find("a current results file") != std::string::npos);
+    CHECK(error_of("{ panel = \"measured\", file = \"../h200.json\" }").find("a current results file") !=
+          std::string::npos);
     CHECK(error_of("{ panel = \"memory\", pass = \"backward\" }").find("panel = \"measured\"") != std::string::npos);
 }
 
@@ -287,13 +288,14 @@ text = "{{ footprint.f.total_bytes | int }} {{ fit.s.longest_n | int }} {{ decod
         } catch (const LoadError& e) { return std::string(e.what()); }
         return std::string("loaded");
     };
-    const std::string head = "id = \"b\"\ntitle = \"t\"\n[config.c]\nalgo = \"flash2\"\nseq = 64\nhead_dim = 16\n[[step]]\ntext = \"x\"\n";
+    const std::string head =
+        "id = \"b\"\ntitle = \"t\"\n[config.c]\nalgo = \"flash2\"\nseq = 64\nhead_dim = 16\n[[step]]\ntext = \"x\"\n";
     CHECK(error_of(head + "[decode.d]\nkv_len = 10\nhead_dim = 8\nsplit = 2\n").find("unknown key 'split'") !=
           std::string::npos);
     CHECK(error_of(head + "[fit.f]\nalgo = \"flash3\"\nhead_dim = 8\n").find("unknown algo 'flash3'") !=
           std::string::npos);
-    CHECK(error_of(head + "[decode.d]\nkv_len = 10\nhead_dim = 8\nq_heads = 6\nkv_heads = 4\n")
-              .find("must divide") != std::string::npos);
+    CHECK(error_of(head + "[decode.d]\nkv_len = 10\nhead_dim = 8\nq_heads = 6\nkv_heads = 4\n").find("must divide") !=
+          std::string::npos);
     CHECK(error_of(head + "[measured.m]\nfile = \"../secret.json\"\nvariant = \"decode\"\n")
               .find("a current results file") != std::string::npos);
     CHECK(error_of(head + "[config.fit]\nalgo = \"flash2\"\nseq = 64\nhead_dim = 16\n").find("reserved") !=

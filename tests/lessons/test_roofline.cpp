@@ -67,7 +67,7 @@ TEST_CASE("10.9: each kernel on the roofline, from the results file and the pres
     CHECK(ridge == doctest::Approx(206.125));
 
     const std::vector<std::pair<std::string, std::string>> kernels = {
-        {"standard", "forward"}, {"flash1", "forward"},   {"flash2", "forward"},  {"flash2h", "forward"},
+        {"standard", "forward"},  {"flash1", "forward"},  {"flash2", "forward"},  {"flash2h", "forward"},
         {"standard", "backward"}, {"flash2", "backward"}, {"flash2h", "backward"}};
     std::istringstream text(step->text);
     std::vector<std::string> lines;
@@ -86,7 +86,8 @@ TEST_CASE("10.9: each kernel on the roofline, from the results file and the pres
         const bool standard_bwd = variant == "standard" && pass == "backward";
         const double flops = standard_bwd ? 2.0 * 4.0 * 2 * 16 * 8192.0 * 8192 * 128 : recorded;
         const double dram = (*r)["dram_read_bytes"].get<double>() + (*r)["dram_write_bytes"].get<double>();
-        const double sim_l2 = (*r)["sim_l2_hbm_read_bytes"].get<double>() + (*r)["sim_l2_hbm_write_bytes"].get<double>();
+        const double sim_l2 =
+            (*r)["sim_l2_hbm_read_bytes"].get<double>() + (*r)["sim_l2_hbm_write_bytes"].get<double>();
         const double i_meas = flops / dram, i_sim = flops / sim_l2;
         const double roof = std::min(m.matmul_flops, i_meas * m.hbm_bandwidth);
         const double attained = flops / ((*r)["ms_median"].get<double>() / 1e3);
@@ -96,7 +97,8 @@ TEST_CASE("10.9: each kernel on the roofline, from the results file and the pres
         (i_meas < ridge ? left : right)++;
 
         const std::string label = "    " + variant + " " + pass + "  ";
-        auto it = std::find_if(lines.begin(), lines.end(), [&](const std::string& ln) { return ln.rfind(label, 0) == 0; });
+        auto it =
+            std::find_if(lines.begin(), lines.end(), [&](const std::string& ln) { return ln.rfind(label, 0) == 0; });
         REQUIRE(it != lines.end());
         const auto c = cells(*it);
         REQUIRE(c.size() == 6);

@@ -73,8 +73,8 @@ TEST_CASE("the H200's L2 walk capacity is where the recorded re-read finds half 
     double half = -1;
     for (size_t k = 1; k < hit.size() && half < 0; ++k)
         if (hit[k - 1].second >= 0.5 && hit[k].second < 0.5)
-            half = hit[k - 1].first + (hit[k].first - hit[k - 1].first) * (hit[k - 1].second - 0.5) /
-                                          (hit[k - 1].second - hit[k].second);
+            half = hit[k - 1].first +
+                   (hit[k].first - hit[k - 1].first) * (hit[k - 1].second - 0.5) / (hit[k - 1].second - hit[k].second);
     REQUIRE(half > 0);
     const sim::Machine& h200 = sim::find_machine("H200");
     CHECK(std::abs(h200.l2_walk_bytes() - half) <= 1.0 * (1 << 20));

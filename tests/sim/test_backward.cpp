@@ -78,8 +78,8 @@ TEST_CASE("flash2 backward with dQ accumulator copies: each copy zeroed, added i
     }
     Config c = counting(Algo::flash2, 64, 64, Pass::backward);
     c.dq_copies = 0;
-    CHECK_THROWS_WITH_AS(simulate(shape(256, 64), find_machine("H200"), c), doctest::Contains("dq_copies must be 1 or more"),
-                         Error);
+    CHECK_THROWS_WITH_AS(simulate(shape(256, 64), find_machine("H200"), c),
+                         doctest::Contains("dq_copies must be 1 or more"), Error);
 }
 
 TEST_CASE("flash1 backward (Algorithm 4) traffic equals its closed form") {

@@ -82,7 +82,7 @@ TEST_CASE(
     // Every N x N intermediate written is read back later: what the sequence moves through HBM.
     for (const char* t : {"S", "S_scaled", "S_masked", "P_d", "dP_d", "dP", "dPP", "dS_masked", "dS_scaled"})
         CHECK(written_of(c, t, 0) + written_of(c, t, 1) == BH * NN * e);
-    CHECK(read_of(c, "dS", 1) == 2 * BH * NN * e);  // by the dQ and the dK products
+    CHECK(read_of(c, "dS", 1) == 2 * BH * NN * e);                      // by the dQ and the dK products
     CHECK(read_of(c, "P", 0) + read_of(c, "P", 1) == 3 * BH * NN * e);  // dropout, softmax's two backward kernels
     // Six N x N x d products of 2 FLOPs a multiply-add.
     CHECK(c.matmul_flops() == doctest::Approx(6.0 * 2 * BH * NN * 8));

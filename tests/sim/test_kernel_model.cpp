@@ -176,7 +176,7 @@ TEST_CASE("kernel model: standard's kernels are bounded by the one-way HBM rates
     r.hbm_read = 3e12;
     const double bh = 16, nn = bh * 2048.0 * 2048 * 2, nd = bh * 2048.0 * 64 * 2;
     const double gemm_s = std::max({2 * nd / 3e12, nn / 1e12, (2 * nd + nn) / 4e12});     // nn / 1e12
-    const double softmax = std::max({nn / 3e12, nn / 1e12, 2 * nn / 4e12});              // nn / 1e12
+    const double softmax = std::max({nn / 3e12, nn / 1e12, 2 * nn / 4e12});               // nn / 1e12
     const double gemm_o = std::max({(nn + nd) / 3e12, nd / 1e12, (nn + 2 * nd) / 4e12});  // (nn + nd) / 3e12
     const auto k = predict_kernel(p, kernel_profile("standard", Pass::forward, 64), r, find_machine("H200"));
     CHECK(k.predicted_ms == doctest::Approx((gemm_s + softmax + gemm_o) * 1e3).epsilon(1e-9));
@@ -247,7 +247,8 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("kernel model: flash1's round trip moves at the measured rate of its access pattern, and flash1 stays uncertain") {
+TEST_CASE(
+    "kernel model: flash1's round trip moves at the measured rate of its access pattern, and flash1 stays uncertain") {
     // N = 4096, d = 64: B_r = 128, B_c = 256, so 32 x 16 = 512 steps a head, 32 heads. A step reads
     // and writes O_i (128 x 64 fp32) and l_i, m_i (128 fp32 each): 2 (128 * 64 * 4 + 2 * 128 * 4) bytes.
     const Problem p = with_heads(shape(4096, 64), 2, 16);
@@ -280,8 +281,8 @@ TEST_CASE("kernel model: the backward's dQ accumulation is a read and a write of
     r.l2 = 5e12;
     for (const int64_t bc : {int64_t{0}, int64_t{64}}) {
         CAPTURE(bc);
-        const auto k = predict_kernel(with_heads(shape(n, d), 1, heads), kernel_profile("flash2", Pass::backward, d),
-                                      r, find_machine("H200"), 0, bc);
+        const auto k = predict_kernel(with_heads(shape(n, d), 1, heads), kernel_profile("flash2", Pass::backward, d), r,
+                                      find_machine("H200"), 0, bc);
         double t_l2 = -1;
         for (const auto& c : k.components)
             if (c.name == "l2") t_l2 = c.seconds;
@@ -301,17 +302,18 @@ TEST_CASE("kernel model: refusals name what is wrong") {
     CHECK_THROWS_WITH_AS(kernel_profile("flash2", Pass::forward, 96), doctest::Contains("64 or 128"), Error);
     Problem f32 = shape(256, 64);
     f32.dtype = DType::fp32;
-    CHECK_THROWS_WITH_AS(predict_kernel(f32, kernel_profile("flash2", Pass::forward, 64), free_rates(),
-                                        find_machine("H200")),
-                         doctest::Contains("fp16 or bf16"), Error);
+    CHECK_THROWS_WITH_AS(
+        predict_kernel(f32, kernel_profile("flash2", Pass::forward, 64), free_rates(), find_machine("H200")),
+        doctest::Contains("fp16 or bf16"), Error);
     KernelRates r = free_rates();
     r.wgmma = 0;
-    CHECK_THROWS_WITH_AS(predict_kernel(shape(256, 64), kernel_profile("flash2h", Pass::forward, 64), r,
-                                        find_machine("H200")),
-                         doctest::Contains("wgmma"), Error);
+    CHECK_THROWS_WITH_AS(
+        predict_kernel(shape(256, 64), kernel_profile("flash2h", Pass::forward, 64), r, find_machine("H200")),
+        doctest::Contains("wgmma"), Error);
 }
 
-TEST_CASE("kernel model: flash2h's backward sums a step's parts, its warpgroups in lock step (d = 128) or offset (d = 64)") {
+TEST_CASE(
+    "kernel model: flash2h's backward sums a step's parts, its warpgroups in lock step (d = 128) or offset (d = 64)") {
     // N = 1024, B_c = 128: 8 key blocks, one head on 8 SMs (one wave; every rate below is the whole
     // GPU's, so 1/8 of it an SM). d = 128 (B_r = 64, 16 steps a key block), per step: 5 products of
     // 2 B_r B_c d FLOPs, B_r B_c = 8192 exponentials, stores of dS^T (128 x 64 x 2 bytes) and of the
@@ -331,10 +333,10 @@ TEST_CASE("kernel model: flash2h's backward sums a step's parts, its warpgroups 
         CHECK_FALSE(k.uncertain);
     }
     {  // d = 64, offset by half a step, B_r = 128: 8 steps a key block, each with 5 products of
-       // 2 x 128 x 128 x 64 FLOPs, 16,384 exponentials, stores of dS^T (128 x 128 x 2 bytes) and of
-       // the two warpgroups' 128 x 64 fp32 dQ parts, 5 waits (S^T, dP^T, dV and dK, the two dQ
-       // halves). Measured on the H200, the offset hides nothing: all of it in series, as at d = 128
-       // (10.5 + 16.4 + 9.8 + 5 = 41.7 us a step)
+        // 2 x 128 x 128 x 64 FLOPs, 16,384 exponentials, stores of dS^T (128 x 128 x 2 bytes) and of
+        // the two warpgroups' 128 x 64 fp32 dQ parts, 5 waits (S^T, dP^T, dV and dK, the two dQ
+        // halves). Measured on the H200, the offset hides nothing: all of it in series, as at d = 128
+        // (10.5 + 16.4 + 9.8 + 5 = 41.7 us a step)
         const double tensor_s = 10.0 * 128 * 128 * 64 / 1e12, exp64 = 16384 / 1e9;
         const double st64 = (128.0 * 128 * 2 + 2 * 128 * 64 * 4) / 1e10;
         const auto prof = kernel_profile("flash2h", Pass::backward, 64);
@@ -362,7 +364,8 @@ TEST_CASE("kernel model: flash2h's backward sums a step's parts, its warpgroups 
     }
 }
 
-TEST_CASE("kernel model: flash2h's backward is uncertain where its measured fixed cost a block would move it by a tenth") {
+TEST_CASE(
+    "kernel model: flash2h's backward is uncertain where its measured fixed cost a block would move it by a tenth") {
     // One head on 8 SMs, HBM and launches free: the model charges a block no fixed work at all, so all
     // of the 18.5 us measured on the H200 (a key block's cost besides its steps) is what it lacks.
     // N = 1024: 8 key blocks, one wave, 16 steps a block.

@@ -323,7 +323,8 @@ TEST_CASE("timing: the backward's timeline shows its main kernel, not the D pre-
         CHECK(products);
     }
     // a forward keeps its only kernel
-    const Result f = simulate(shape(2048, 64), find_machine("H200"), counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
+    const Result f =
+        simulate(shape(2048, 64), find_machine("H200"), counting(Algo::flash2, 0, 0, Pass::forward, L2Mode::off));
     CHECK(f.timing.timeline_kernel == f.kernels.at(0).name);
 }
 
@@ -498,9 +499,8 @@ TEST_CASE("static order on the H200: lone middle blocks run ahead and re-read K,
     // it as the preset's 31 MiB. The walk at 40 and at 24 MiB bounds what the claim allows, and the
     // measurement must fall between (a bigger L2 keeps more K, V: fewer reads). The measurement is
     // read from its file: flash2h forward, B = 8, H = 32, N = 2048, d = 64, causal, lone middle blocks.
-    const double measured = recorded_read_mib("results/h200/dram_recheck.json", "flash2h", 8,
-                                              32, 2048, 64, true) -
-                            192.0;
+    const double measured =
+        recorded_read_mib("results/h200/dram_recheck.json", "flash2h", 8, 32, 2048, 64, true) - 192.0;
     const double small_l2 = reads(2048, GridOrder::static_units, true, 24),
                  large_l2 = reads(2048, GridOrder::static_units, true, 40);
     INFO("walk: " << in_turn << " MiB beyond Q, K, V at 31 MiB of L2, " << large_l2 << " at 40, " << small_l2
@@ -509,8 +509,8 @@ TEST_CASE("static order on the H200: lone middle blocks run ahead and re-read K,
     CHECK(measured <= small_l2);
     CHECK(large_l2 <= in_turn);
     CHECK(in_turn <= small_l2);
-    CHECK(launch < 2);                                 // blocks handed out as they free: K, V shared
-    CHECK(reads(4096, GridOrder::static_units) < 15);  // measured 0.1
+    CHECK(launch < 2);                                        // blocks handed out as they free: K, V shared
+    CHECK(reads(4096, GridOrder::static_units) < 15);         // measured 0.1
     CHECK(reads(2048, GridOrder::static_units, false) < 15);  // middle blocks paired
 }
 

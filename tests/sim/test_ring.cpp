@@ -120,8 +120,8 @@ TEST_CASE("the ring's work on one GPU: the whole problem's FLOPs at the rate (P 
 
 TEST_CASE("bytes over each link by hand (P = 4, N = 64, d = 8, H = 2, fp16)") {
     // n = 16 tokens a GPU; K and V of a slice: 2 * 16 * 8 * 2 B * 2 heads = 1024 B; forward: P-1 sends
-    const RingResult f = simulate_ring(ring(4, 64, 8, true, RingLayout::balanced, Pass::both, 2), h200(),
-                                       by_hand(1e12, 1e9));
+    const RingResult f =
+        simulate_ring(ring(4, 64, 8, true, RingLayout::balanced, Pass::both, 2), h200(), by_hand(1e12, 1e9));
     REQUIRE(f.passes.size() == 2);
     CHECK(f.passes[0].link_bytes == 3 * 1024);
     for (const auto& st : f.passes[0].steps) CHECK(st.send_bytes == (st.step < 3 ? 1024 : 0));

@@ -284,8 +284,7 @@ int main(int argc, char** argv) {
     for (const char* size : {"640x400", "800x600", "1280x800", "1920x1080", "2560x1440"}) {
         const std::string base = (dir / (std::string("size_") + size + ".png")).string();
         const std::string stem = base.substr(0, base.size() - 4);
-        const Run r = run(app + " --size " + size +
-                          " --panel all --frames 3 --screenshot " + base);
+        const Run r = run(app + " --size " + size + " --panel all --frames 3 --screenshot " + base);
         check(r.rc == 0, std::string("all views at ") + size + ": exit 0 (" + std::to_string(r.rc) + ")" +
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;

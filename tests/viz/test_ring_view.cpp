@@ -170,8 +170,8 @@ TEST_CASE("ring inputs the simulator refuses come back in the screen's words") {
     CHECK(e.find("2P = 6") != std::string::npos);
     CHECK(e.find("N (tokens)") != std::string::npos);
     CHECK(e.find("516") != std::string::npos);  // the next multiple of 6 above 512
-    CHECK(e.find("--") == std::string::npos);  // no command-line flag
-    in.layout = sim::RingLayout::contiguous;  // P = 3 does not divide 512 either
+    CHECK(e.find("--") == std::string::npos);   // no command-line flag
+    in.layout = sim::RingLayout::contiguous;    // P = 3 does not divide 512 either
     e = validate_ring(pa, in);
     CHECK(e.find("P = 3") != std::string::npos);
     CHECK(e.find("513") != std::string::npos);

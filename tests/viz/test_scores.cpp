@@ -49,7 +49,9 @@ std::vector<std::pair<int64_t, int64_t>> sweep(const RunSet& rs, sim::Algo a, in
 }
 }  // namespace
 
-TEST_CASE("score grid, causal N = 256 in 64 x 64 tiles: flash2 sweeps row by row over the 10 tiles on or below the diagonal") {
+TEST_CASE(
+    "score grid, causal N = 256 in 64 x 64 tiles: flash2 sweeps row by row over the 10 tiles on or below the "
+    "diagonal") {
     const auto rs = runs(256, 64, 64, true);
     // By hand: T = 256 / 64 = 4 tiles a side; on or below the diagonal (j <= i): 4 + 3 + 2 + 1 = 10;
     // above it 6. FA2: query tile i outer, key tile j inner, masked tiles skipped.
@@ -115,7 +117,7 @@ TEST_CASE("score grid, backward: flash recomputes S column by column (K/V outer)
         Replay rp(r);
         rp.advance_to(r.trace.events.size());
         CHECK(rp.scores(1).n_visited == tr * tc);
-        CHECK(rp.scores(1).n_stored == 0);  // recomputed in SRAM, never written
+        CHECK(rp.scores(1).n_stored == 0);   // recomputed in SRAM, never written
         CHECK(rp.scores(0).n_visited == 0);  // backward only: no forward tiles
         CHECK(rp.pass_now() == 1);
     }
@@ -194,8 +196,8 @@ TEST_CASE("backward replay: the gradient tensors appear in HBM; flash keeps dP a
         REQUIRE(first > 0);
         const sim::Event& e = r.trace.events[first];
         const int64_t s = e.step;
-        const auto res = resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)],
-                                        tl.step_first[static_cast<size_t>(s) + 1]);
+        const auto res =
+            resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)], tl.step_first[static_cast<size_t>(s) + 1]);
         auto has = [&](Tensor t) {
             return std::any_of(res.begin(), res.end(), [&](const Resident& x) { return x.tensor == t; });
         };
@@ -220,7 +222,7 @@ TEST_CASE("the bench's shape and its measured rows") {
     const sim::Problem b = bench_shape(p);
     CHECK(b.batch == 2);   // 16,384 tokens / 8,192
     CHECK(b.heads == 16);  // 2,048 / 128
-    {   // N = 1, d = 1 would be 16,384 x 2,048 heads, past the simulator's 2^24: the batch shrinks, and
+    {  // N = 1, d = 1 would be 16,384 x 2,048 heads, past the simulator's 2^24: the batch shrinks, and
         // the app's run of that problem (its timeline's GPU line included) goes through
         sim::Problem tiny = p;
         tiny.seq = 1;
