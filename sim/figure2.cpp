@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <functional>
 #include <queue>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/mask.hpp"
 
@@ -79,6 +82,81 @@ double makespan(const std::vector<double>& durations, int64_t slots) {
     return end;
 }
 
+// One eager kernel as a line of the table below: the tensors it reads and writes (bytes, all heads) and its work.
+struct EagerOp {
+    bool on;  // whether the options run this kernel
+    std::string name;
+    int pass;  // 0 forward, 1 backward
+    std::vector<std::pair<std::string, int64_t>> reads, writes;
+    double matmul_flops, other_flops, exps;
+};
+
+// The kernels eager PyTorch launches for these options, in launch order (forward, then autograd's
+// backward), each with the tensors it moves under the name of the op that made them.
+std::vector<Fig2Kernel> eager_kernels(const EagerOptions& o, int64_t BH, int64_t N, int64_t d, int64_t e) {
+    const int64_t nn = BH * N * N * e, nd = BH * N * d * e, mask_bool = BH * N * N;
+    const int64_t causal_buf = o.mask == EagerMask::add ? N * N * e : N * N;  // dtype or bool, once for all heads
+    const double scores = static_cast<double>(BH) * static_cast<double>(N) * static_cast<double>(N);
+    const double gemm = 2.0 * scores * static_cast<double>(d);  // one N x N x d product, all heads
+    const bool bwd = o.backward, split = o.softmax_backward_kernels == 2;
+    const bool where = o.mask == EagerMask::where;
+    // With the scale as the forward GEMM's alpha, autograd scales each input's gradient by it after its
+    // product: an elementwise kernel over dQ and one over dK (N x d each).
+    const bool alpha = !o.separate_scale;
+    const double grad_scale = static_cast<double>(BH * N * d);
+    const std::string dQ = alpha ? "dQ_unscaled" : "dQ", dK = alpha ? "dK_unscaled" : "dK";
+    // a kernel's line: whether it runs, its name, pass, reads, writes, matmul FLOPs, other FLOPs, exponentials
+    using Io = std::vector<std::pair<std::string, int64_t>>;
+    auto op = [](bool on, std::string name, int pass, Io reads, Io writes, double mm, double other, double exps) {
+        return EagerOp{on, std::move(name), pass, std::move(reads), std::move(writes), mm, other, exps};
+    };
+    const std::vector<EagerOp> ops = {
+        op(true, "S = Q K^T (batched GEMM)", 0, {{"Q", nd}, {"K", nd}}, {{"S", nn}}, gemm, 0, 0),
+        op(o.separate_scale, "S / sqrt(d)", 0, {{"S", nn}}, {{"S_scaled", nn}}, 0, scores, 0),
+        op(o.mask != EagerMask::none, where ? "where(causal, S, -inf)" : "S + causal mask", 0,
+           {{"S_scaled", nn}, {"causal_mask", causal_buf}}, {{"S_masked", nn}}, 0, scores, 0),
+        // max, subtract, sum, divide
+        op(true, "P = softmax(S)", 0, {{"S_masked", nn}}, {{"P", nn}}, 0, 4 * scores, scores),
+        // compare with the random number, scale
+        op(o.dropout, "P_d = dropout(P)", 0, {{"P", nn}}, {{"P_d", nn}, {"dropout_mask", mask_bool}}, 0, 2 * scores, 0),
+        op(true, "O = P_d V (batched GEMM)", 0, {{"P_d", nn}, {"V", nd}}, {{"O", nd}}, gemm, 0, 0),
+        op(bwd, "dP_d = dO V^T (GEMM)", 1, {{"dO", nd}, {"V", nd}}, {{"dP_d", nn}}, gemm, 0, 0),
+        op(bwd, "dV = P_d^T dO (GEMM)", 1, {{"P_d", nn}, {"dO", nd}}, {{"dV", nd}}, gemm, 0, 0),
+        op(bwd && o.dropout, "dP = dP_d * mask / (1 - p)", 1, {{"dP_d", nn}, {"dropout_mask", mask_bool}}, {{"dP", nn}},
+           0, 2 * scores, 0),
+        op(bwd && split, "dPP = dP * P (softmax backward, product)", 1, {{"dP", nn}, {"P", nn}}, {{"dPP", nn}}, 0,
+           scores, 0),
+        op(bwd,
+           split ? "dS = dPP - P * rowsum(dPP) (softmax backward)"
+                 : "dS = P * (dP - rowsum(dP * P)) (softmax backward)",
+           1, {{split ? "dPP" : "dP", nn}, {"P", nn}}, {{"dS_masked", nn}}, 0, (split ? 2 : 3) * scores, 0),
+        // an added mask passes the gradient through
+        op(bwd && where, "where(causal, dS, 0)", 1, {{"dS_masked", nn}, {"causal_mask", causal_buf}},
+           {{"dS_scaled", nn}}, 0, scores, 0),
+        op(bwd && o.separate_scale, "dS / sqrt(d)", 1, {{"dS_scaled", nn}}, {{"dS", nn}}, 0, scores, 0),
+        op(bwd, "dQ = dS K (GEMM)", 1, {{"dS", nn}, {"K", nd}}, {{dQ, nd}}, gemm, 0, 0),
+        op(bwd && alpha, "dQ = scale * dQ (the product's alpha, backward)", 1, {{dQ, nd}}, {{"dQ", nd}}, 0, grad_scale,
+           0),
+        op(bwd, "dK = dS^T Q (GEMM)", 1, {{"dS", nn}, {"Q", nd}}, {{dK, nd}}, gemm, 0, 0),
+        op(bwd && alpha, "dK = scale * dK (the product's alpha, backward)", 1, {{dK, nd}}, {{"dK", nd}}, 0, grad_scale,
+           0),
+    };
+    std::vector<Fig2Kernel> ks;
+    for (const EagerOp& line : ops) {
+        if (!line.on) continue;
+        Fig2Kernel k;
+        k.name = line.name;
+        k.pass = line.pass;
+        for (const auto& [tensor, bytes] : line.reads) add(k, tensor, bytes, 0);
+        for (const auto& [tensor, bytes] : line.writes) add(k, tensor, 0, bytes);
+        k.matmul_flops = line.matmul_flops;
+        k.other_flops = line.other_flops;
+        k.exps = line.exps;
+        ks.push_back(std::move(k));
+    }
+    return ks;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- [eager_attention()]
@@ -99,10 +177,6 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
     if (o.softmax_backward_kernels != 1 && o.softmax_backward_kernels != 2)
         throw Error("the softmax backward is 1 or 2 kernels, not " + std::to_string(o.softmax_backward_kernels));
     const int64_t BH = p.heads_total(), N = p.seq, d = p.head_dim, e = p.elem_bytes();
-    const int64_t nn = BH * N * N * e, nd = BH * N * d * e, mask_bool = BH * N * N;
-    const int64_t causal_buf = o.mask == EagerMask::add ? N * N * e : N * N;  // dtype or bool, once for all heads
-    const double scores = static_cast<double>(BH) * static_cast<double>(N) * static_cast<double>(N);
-    const double gemm = 2.0 * scores * static_cast<double>(d);  // one N x N x d product, all heads
     const double hbm = positive(r.hbm, "HBM"), mm_rate = positive(r.gemm, "GEMM"), ex = positive(r.exp, "exp");
 
     Fig2Column c;
@@ -120,144 +194,8 @@ Fig2Column eager_attention(const Problem& p, const KernelRates& r, const EagerOp
                     ", softmax" + (o.dropout ? ", dropout" : "") + ", O = PV" +
                     (o.backward ? "; autograd's backward kernel for each" : "") +
                     (o.backward && o.mask == EagerMask::add ? " (the mask's sum has none)" : "");
-    auto kernel = [&](std::string name, int pass) {
-        Fig2Kernel k;
-        k.name = std::move(name);
-        k.pass = pass;
-        return k;
-    };
-    std::vector<Fig2Kernel> ks;
-    // forward
-    {
-        auto k = kernel("S = Q K^T (batched GEMM)", 0);
-        add(k, "Q", nd, 0);
-        add(k, "K", nd, 0);
-        add(k, "S", 0, nn);
-        k.matmul_flops = gemm;
-        ks.push_back(k);
-    }
-    if (o.separate_scale) {
-        auto k = kernel("S / sqrt(d)", 0);
-        add(k, "S", nn, 0);
-        add(k, "S_scaled", 0, nn);
-        k.other_flops = scores;
-        ks.push_back(k);
-    }
-    if (o.mask != EagerMask::none) {
-        auto k = kernel(o.mask == EagerMask::where ? "where(causal, S, -inf)" : "S + causal mask", 0);
-        add(k, "S_scaled", nn, 0);
-        add(k, "causal_mask", causal_buf, 0);
-        add(k, "S_masked", 0, nn);
-        k.other_flops = scores;
-        ks.push_back(k);
-    }
-    {
-        auto k = kernel("P = softmax(S)", 0);
-        add(k, "S_masked", nn, 0);
-        add(k, "P", 0, nn);
-        k.exps = scores;
-        k.other_flops = 4 * scores;  // max, subtract, sum, divide
-        ks.push_back(k);
-    }
-    if (o.dropout) {
-        auto k = kernel("P_d = dropout(P)", 0);
-        add(k, "P", nn, 0);
-        add(k, "P_d", 0, nn);
-        add(k, "dropout_mask", 0, mask_bool);
-        k.other_flops = 2 * scores;  // compare with the random number, scale
-        ks.push_back(k);
-    }
-    {
-        auto k = kernel("O = P_d V (batched GEMM)", 0);
-        add(k, "P_d", nn, 0);
-        add(k, "V", nd, 0);
-        add(k, "O", 0, nd);
-        k.matmul_flops = gemm;
-        ks.push_back(k);
-    }
-    if (o.backward) {
-        {
-            auto k = kernel("dP_d = dO V^T (GEMM)", 1);
-            add(k, "dO", nd, 0);
-            add(k, "V", nd, 0);
-            add(k, "dP_d", 0, nn);
-            k.matmul_flops = gemm;
-            ks.push_back(k);
-        }
-        {
-            auto k = kernel("dV = P_d^T dO (GEMM)", 1);
-            add(k, "P_d", nn, 0);
-            add(k, "dO", nd, 0);
-            add(k, "dV", 0, nd);
-            k.matmul_flops = gemm;
-            ks.push_back(k);
-        }
-        if (o.dropout) {
-            auto k = kernel("dP = dP_d * mask / (1 - p)", 1);
-            add(k, "dP_d", nn, 0);
-            add(k, "dropout_mask", mask_bool, 0);
-            add(k, "dP", 0, nn);
-            k.other_flops = 2 * scores;
-            ks.push_back(k);
-        }
-        const bool split = o.softmax_backward_kernels == 2;
-        if (split) {
-            auto k = kernel("dPP = dP * P (softmax backward, product)", 1);
-            add(k, "dP", nn, 0);
-            add(k, "P", nn, 0);
-            add(k, "dPP", 0, nn);
-            k.other_flops = scores;
-            ks.push_back(k);
-        }
-        {
-            auto k = kernel(split ? "dS = dPP - P * rowsum(dPP) (softmax backward)"
-                                  : "dS = P * (dP - rowsum(dP * P)) (softmax backward)",
-                            1);
-            add(k, split ? "dPP" : "dP", nn, 0);
-            add(k, "P", nn, 0);
-            add(k, "dS_masked", 0, nn);
-            k.other_flops = (split ? 2 : 3) * scores;
-            ks.push_back(k);
-        }
-        if (o.mask == EagerMask::where) {  // an added mask passes the gradient through
-            auto k = kernel("where(causal, dS, 0)", 1);
-            add(k, "dS_masked", nn, 0);
-            add(k, "causal_mask", causal_buf, 0);
-            add(k, "dS_scaled", 0, nn);
-            k.other_flops = scores;
-            ks.push_back(k);
-        }
-        if (o.separate_scale) {
-            auto k = kernel("dS / sqrt(d)", 1);
-            add(k, "dS_scaled", nn, 0);
-            add(k, "dS", 0, nn);
-            k.other_flops = scores;
-            ks.push_back(k);
-        }
-        // With the scale as the forward GEMM's alpha, autograd scales each input's gradient by it
-        // after its product: an elementwise kernel over dQ and one over dK (N x d each).
-        const bool alpha = !o.separate_scale;
-        struct Grad {
-            const char *grad, *operand, *product;
-        };
-        for (const Grad& g : {Grad{"dQ", "K", "dQ = dS K (GEMM)"}, Grad{"dK", "Q", "dK = dS^T Q (GEMM)"}}) {
-            const std::string grad = g.grad, unscaled = grad + "_unscaled";
-            auto k = kernel(g.product, 1);
-            add(k, "dS", nn, 0);
-            add(k, g.operand, nd, 0);
-            add(k, alpha ? unscaled : grad, 0, nd);
-            k.matmul_flops = gemm;
-            ks.push_back(k);
-            if (alpha) {
-                auto sc = kernel(grad + " = scale * " + grad + " (the product's alpha, backward)", 1);
-                add(sc, unscaled, nd, 0);
-                add(sc, grad, 0, nd);
-                sc.other_flops = static_cast<double>(BH * N * d);
-                ks.push_back(sc);
-            }
-        }
-    }
     // Names follow the data, not the op that made it: with an op left out, its input is its output.
+    std::vector<Fig2Kernel> ks = eager_kernels(o, BH, N, d, e);
     for (auto& k : ks)
         for (auto& t : k.tensors) {
             if (!o.separate_scale && t.tensor == "S_scaled") t.tensor = "S";
@@ -367,8 +305,7 @@ Fig2Column fa1_attention(const Problem& p, const Machine& m, const KernelRates& 
         for (size_t j = 0; j < steps.size(); ++j) {
             head += static_cast<double>(per_j_bytes[j]) / hbm * slots;
             for (const auto& s : steps[j]) {
-                const double compute =
-                    (s.mm / mma + s.mm * opb / smem + s.exps / ex + s.other / issue) * slots;
+                const double compute = (s.mm / mma + s.mm * opb / smem + s.exps / ex + s.other / issue) * slots;
                 const double copy = static_cast<double>(s.bytes) / hbm * slots;
                 head += std::max(compute, copy);
                 t_compute += compute;
@@ -417,9 +354,10 @@ Fig2Column fa1_attention(const Problem& p, const Machine& m, const KernelRates& 
                 add(k, "softmax_lse", 0, rows * stat);
                 w.bytes += rows * stat;
                 const double sc = static_cast<double>(rows * cols);
-                w.mm = 4.0 * sc * static_cast<double>(d);           // S = Q K^T, O += P V
-                w.exps = sc;                                         // exp(S - m)
-                w.other = 5.0 * sc + 2.0 * static_cast<double>(rows * d);  // scale, max, subtract, sum, dropout; rescale O
+                w.mm = 4.0 * sc * static_cast<double>(d);  // S = Q K^T, O += P V
+                w.exps = sc;                               // exp(S - m)
+                w.other =
+                    5.0 * sc + 2.0 * static_cast<double>(rows * d);  // scale, max, subtract, sum, dropout; rescale O
                 steps[static_cast<size_t>(j)].push_back(w);
                 k.matmul_flops += w.mm;
                 k.exps += w.exps;
@@ -498,15 +436,22 @@ Fig2Column fa1_attention(const Problem& p, const Machine& m, const KernelRates& 
         k.other_flops *= static_cast<double>(BH);
         c.kernels.push_back(std::move(k));
     }
-    c.notes.push_back("HBM bytes are the tiles the kernel's loops load and store; no L2 is credited: between two "
-                      "visits of the same o_tmp_i / dq_tmp_i the resident blocks touch more than the L2 holds");
+    c.notes.push_back(
+        "HBM bytes are the tiles the kernel's loops load and store; no L2 is credited: between two "
+        "visits of the same o_tmp_i / dq_tmp_i the resident blocks touch more than the L2 holds");
     return c;
 }
 
 // ---------------------------------------------------------------- [paper_figure2()]
 const PaperFigure2& paper_figure2() {
     static const PaperFigure2 f{
-        66.6, 75.2, 40.3, 4.4, 41.7, 7.3, {64, 128, 256, 512},
+        66.6,
+        75.2,
+        40.3,
+        4.4,
+        41.7,
+        7.3,
+        {64, 128, 256, 512},
         "GPT-2 medium attention: seq. length 1024, head dim. 64, 16 heads, batch size 64, forward + backward, A100 GPU",
         "forward runtime of FlashAttention against block size B_c: HBM accesses fall as B_c grows, and runtime falls "
         "with them up to B_c = 256; beyond it the runtime is bounded by other factors (arithmetic)",
@@ -547,7 +492,9 @@ Figure2 figure2(const Problem& p, const Machine& m, const KernelRates& rates, co
         const Fig2Column c = fa1_attention(p, m, rates, o);
         f.sweep.push_back({bc, c.hbm_bytes(), c.seconds(), c.kernels.front().bound});
     }
-    auto variant = [&](std::string label, const Fig2Column& c) { f.variants.push_back({std::move(label), c.hbm_bytes(), c.seconds()}); };
+    auto variant = [&](std::string label, const Fig2Column& c) {
+        f.variants.push_back({std::move(label), c.hbm_bytes(), c.seconds()});
+    };
     variant("standard as HuggingFace GPT-2 (own scale, causal where)",
             eager_attention(p, rates, measured(hf_gpt2_eager())));
     {

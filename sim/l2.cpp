@@ -216,6 +216,61 @@ struct Slot {
     int part = 0;
 };
 
+// The bytes of one step's loads and stores, by where they were served: HBM (a miss) or L2 (a hit).
+struct StepBytes {
+    double hbm = 0, l2 = 0;
+};
+
+// Play one step of a block of head `head` through L2, counting its lookups and hits in `st`: the N x N
+// tensors by row segments of W columns (of N), the others by whole tiles.
+StepBytes play_step(Lru& l2, L2Stats& st, const BlockLog& log, const StepRec& sr, int64_t head, int64_t n, int64_t W) {
+    StepBytes out;
+    l2.wb_bytes = 0;
+    // one lookup of `bytes` under key (k1, k2): a hit is served by L2, a miss by HBM
+    auto access = [&](uint64_t k1, uint64_t k2, int64_t bytes, const Access& x) {
+        ++st.lookups;
+        if (x.store) {
+            if (l2.write(k1, k2, bytes, x.tensor)) {
+                ++st.hits;
+                out.l2 += bytes;
+            } else {
+                out.hbm += bytes;
+            }
+        } else {
+            st.load_bytes += bytes;
+            if (l2.read(k1, k2, bytes, x.tensor)) {
+                ++st.hits;
+                st.hit_bytes += bytes;
+                out.l2 += bytes;
+            } else {
+                out.hbm += bytes;
+            }
+        }
+    };
+    const uint64_t hk = static_cast<uint64_t>(head) << 8;
+    for (uint32_t a = sr.first; a < sr.first + sr.count; ++a) {
+        const Access& x = log.acc[a];
+        const uint64_t tk = static_cast<uint64_t>(x.tensor) | hk;
+        if (square_tensor(x.tensor)) {
+            const int64_t e = x.elem;
+            const int64_t ct0 = x.c0 / W, ct1 = (x.c0 + x.cols - 1) / W;
+            for (int64_t row = x.r0; row < x.r0 + x.rows; ++row)
+                for (int64_t ct = ct0; ct <= ct1; ++ct) {
+                    const int64_t seg = (std::min(n, (ct + 1) * W) - ct * W) * e;
+                    access(tk, (static_cast<uint64_t>(row) << 32) | static_cast<uint64_t>(ct), seg, x);
+                }
+        } else {
+            // the element size is part of the key: dQ's float32 accumulator and dQ
+            // in the storage type are different buffers
+            const uint64_t elem = x.elem;
+            const int64_t bytes = x.bytes();
+            const uint64_t k1 = tk | (uint64_t{1} << 63) | (elem << 48);
+            access(k1, (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0), bytes, x);
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, const Machine& m, int64_t heads_walked,
@@ -253,8 +308,7 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                       std::min(std::max<int64_t>(1, nb), full_slots)});
         slots = std::min(slots, full_slots);
         const auto share = static_cast<int64_t>(m.l2_walk_bytes() * frac);
-        const auto capacity = std::max(share, static_cast<int64_t>(m.l2_walk_bytes() *
-                                                                   static_cast<double>(slots) /
+        const auto capacity = std::max(share, static_cast<int64_t>(m.l2_walk_bytes() * static_cast<double>(slots) /
                                                                    static_cast<double>(full_slots)));
         l2.set_capacity(share);
         if (capacity > share) {
@@ -343,51 +397,8 @@ L2Replay replay_l2(const Ctx& proto, const std::vector<KernelDef>& kernels, cons
                     }
                 }
                 moved = true;
-                double hbm_b = 0, l2_b = 0;
-                l2.wb_bytes = 0;
-                // one lookup of `bytes` under key (k1, k2): a hit is served by L2, a miss by HBM
-                auto access = [&](uint64_t k1, uint64_t k2, int64_t bytes, const Access& x) {
-                    ++st.lookups;
-                    if (x.store) {
-                        if (l2.write(k1, k2, bytes, x.tensor)) {
-                            ++st.hits;
-                            l2_b += bytes;
-                        } else {
-                            hbm_b += bytes;
-                        }
-                    } else {
-                        st.load_bytes += bytes;
-                        if (l2.read(k1, k2, bytes, x.tensor)) {
-                            ++st.hits;
-                            st.hit_bytes += bytes;
-                            l2_b += bytes;
-                        } else {
-                            hbm_b += bytes;
-                        }
-                    }
-                };
-                const uint64_t hk = static_cast<uint64_t>(s.head) << 8;
-                for (uint32_t a = sr.first; a < sr.first + sr.count; ++a) {
-                    const Access& x = s.log.acc[a];
-                    const uint64_t tk = static_cast<uint64_t>(x.tensor) | hk;
-                    if (square_tensor(x.tensor)) {
-                        const int64_t e = x.elem;
-                        const int64_t ct0 = x.c0 / W, ct1 = (x.c0 + x.cols - 1) / W;
-                        for (int64_t row = x.r0; row < x.r0 + x.rows; ++row)
-                            for (int64_t ct = ct0; ct <= ct1; ++ct) {
-                                const int64_t seg = (std::min(n, (ct + 1) * W) - ct * W) * e;
-                                access(tk, (static_cast<uint64_t>(row) << 32) | static_cast<uint64_t>(ct), seg, x);
-                            }
-                    } else {
-                        // the element size is part of the key: dQ's float32 accumulator and dQ
-                        // in the storage type are different buffers
-                        const uint64_t elem = x.elem;
-                        const int64_t bytes = x.bytes();
-                        const uint64_t k1 = tk | (uint64_t{1} << 63) | (elem << 48);
-                        access(k1, (static_cast<uint64_t>(x.r0) << 32) | static_cast<uint64_t>(x.c0), bytes, x);
-                    }
-                }
-                s.timer.step({hbm_b * rates.s_per_hbm_byte + l2_b * rates.s_per_l2_byte,
+                const StepBytes sb = play_step(l2, st, s.log, sr, s.head, n, W);
+                s.timer.step({sb.hbm * rates.s_per_hbm_byte + sb.l2 * rates.s_per_l2_byte,
                               static_cast<double>(sr.matmul) * rates.s_per_matmul,
                               static_cast<double>(sr.scalar) * rates.s_per_scalar});
                 if (++s.step == s.log.steps.size()) {

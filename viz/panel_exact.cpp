@@ -48,6 +48,88 @@ ImU32 ulp_colour(int64_t ulp) {
     if (b <= 6) return ui::okabe::orange;
     return ui::okabe::vermillion;
 }
+
+// flash2 against standard: how many elements lie at each distance in ulps, in bars of doubling width (distances
+// of 2^9 ulps and more in one bar), drawn `width` wide
+void draw_ulp_histogram(const ExactTensor& t, float width) {
+    const float fs = ImGui::GetFontSize();
+    const int64_t total = static_cast<int64_t>(t.ulps.size());
+    constexpr size_t kBars = 11;  // 0, 1, 2-3, ..., 256-511, then >= 512
+    std::vector<int64_t> bars(kBars, 0);
+    for (size_t k = 0; k < t.ulp_bins.size(); ++k) bars[std::min(k, kBars - 1)] += t.ulp_bins[k];
+    while (bars.size() > 2 && bars.back() == 0) bars.pop_back();
+    int64_t most = 1;
+    for (int64_t c : bars) most = std::max(most, c);
+    const float label_w = fs * 6.5f, num_w = fs * 7, bar_w = std::max(fs * 4, width - label_w - num_w), bh = fs * 0.9f;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    for (size_t k = 0; k < bars.size(); ++k) {
+        const float y = p0.y + static_cast<float>(k) * fs * 1.1f;
+        const bool last = k + 1 == kBars;
+        const std::string label = last     ? ">= " + ui::count(int64_t{1} << (k - 1))
+                                  : k == 0 ? "0 (same bits)"
+                                           : bin_label(k);
+        dl->AddText(ImVec2(p0.x, y), ui::text_dim, label.c_str());
+        const float len = bar_w * static_cast<float>(bars[k]) / static_cast<float>(most);
+        const ImU32 c = k == 0 ? ui::okabe::grey : ulp_colour(int64_t{1} << (k - 1));
+        dl->AddRectFilled(ImVec2(p0.x + label_w, y + fs * 0.1f), ImVec2(p0.x + label_w + len, y + fs * 0.1f + bh), c,
+                          2);
+        const std::string n = ui::count(bars[k]) + " (" + share_text(bars[k], total) + ")";
+        dl->AddText(ImVec2(p0.x + label_w + len + 4, y), ui::text_col, n.c_str());
+    }
+    ImGui::Dummy(ImVec2(width, static_cast<float>(bars.size()) * fs * 1.1f));
+}
+
+// where flash2 and standard differ in the N x d tensor: a cell per element (rows and columns grouped to fit), its
+// colour the largest distance among the elements it covers, with a key beside it
+void draw_ulp_map(const ExactTensor& t, const sim::Problem& p) {
+    const float fs = ImGui::GetFontSize();
+    const int64_t n = p.seq, d = p.head_dim;
+    // say what a cell shows: when a cell covers several elements its colour is their worst, so the
+    // map reads redder than the histogram's count of elements
+    const int64_t rows_fit =
+        std::max<int64_t>(1, static_cast<int64_t>(std::max(fs * 6, ImGui::GetContentRegionAvail().y) / 2));
+    const int64_t per_cell = std::max<int64_t>(1, (n + rows_fit - 1) / rows_fit);
+    if (per_cell > 1)
+        ui::wrapped(
+            "A cell covers about %lld rows; its colour is the largest distance among them (the histogram "
+            "counts single elements).",
+            static_cast<long long>(per_cell));
+    else
+        ImGui::TextDisabled("A cell is one element.");
+    const float legend_w = fs * 6;
+    const float w = std::max(fs * 4, ImGui::GetContentRegionAvail().x - legend_w - fs);
+    const float h = std::max(fs * 6, ImGui::GetContentRegionAvail().y - fs * 0.5f);
+    const int64_t rows = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(h / 2)));
+    const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(d, static_cast<int64_t>(w / 2)));
+    const float cw = w / static_cast<float>(cols), ch = h / static_cast<float>(rows);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t r0 = r * n / rows, r1 = std::max(r0 + 1, (r + 1) * n / rows);
+        for (int64_t c = 0; c < cols; ++c) {
+            const int64_t c0 = c * d / cols, c1 = std::max(c0 + 1, (c + 1) * d / cols);
+            int64_t worst = 0;
+            for (int64_t i = r0; i < r1; ++i)
+                for (int64_t k = c0; k < c1; ++k) worst = std::max(worst, t.ulps[static_cast<size_t>(i * d + k)]);
+            const ImVec2 a(p0.x + static_cast<float>(c) * cw, p0.y + static_cast<float>(r) * ch);
+            dl->AddRectFilled(a, ImVec2(a.x + cw, a.y + ch), ulp_colour(worst));
+        }
+    }
+    dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), ui::text_dim);
+    const float lx = p0.x + w + fs * 0.6f;
+    const std::pair<int64_t, const char*> keys[] = {{0, "same bits"}, {1, "1 ulp"},  {2, "2-3"},
+                                                    {4, "4-15"},      {16, "16-63"}, {64, ">= 64"}};
+    for (size_t i = 0; i < std::size(keys); ++i) {
+        const float y = p0.y + static_cast<float>(i) * fs * 1.2f;
+        dl->AddRectFilled(ImVec2(lx, y + 2), ImVec2(lx + fs * 0.9f, y + fs * 0.9f), ulp_colour(keys[i].first));
+        dl->AddText(ImVec2(lx + fs * 1.3f, y), ui::text_col, keys[i].second);
+    }
+    if (rows < n || cols < d)
+        dl->AddText(ImVec2(lx, p0.y + fs * 7.6f), ui::text_dim,
+                    (ui::count((n + rows - 1) / rows) + " rows a cell").c_str());
+    ImGui::Dummy(ImVec2(w + legend_w, h));
+}
 }  // namespace
 
 void draw_exact_panel(const ExactJob& job, ViewState& v) {
@@ -171,7 +253,6 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
                 .c_str(),
             sci(x->output().pairs.front().stats.max_abs).c_str());
     ImGui::Spacing();
-    const int64_t total = static_cast<int64_t>(t.ulps.size());
     const float avail_w = ImGui::GetContentRegionAvail().x;
     const float half = std::max(fs * 16, avail_w * 0.5f - fs);
     // left: the histogram of flash2 against standard, element by element (distances of 2^9 ulps and
@@ -179,33 +260,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     ImGui::BeginGroup();
     ImGui::Text("flash2 against standard, element by element");
     ImGui::TextDisabled("distance in %s ulps: elements", dt);
-    {
-        constexpr size_t kBars = 11;  // 0, 1, 2-3, ..., 256-511, then >= 512
-        std::vector<int64_t> bars(kBars, 0);
-        for (size_t k = 0; k < t.ulp_bins.size(); ++k) bars[std::min(k, kBars - 1)] += t.ulp_bins[k];
-        while (bars.size() > 2 && bars.back() == 0) bars.pop_back();
-        int64_t most = 1;
-        for (int64_t c : bars) most = std::max(most, c);
-        const float label_w = fs * 6.5f, num_w = fs * 7, bar_w = std::max(fs * 4, half - label_w - num_w),
-                    bh = fs * 0.9f;
-        ImDrawList* dl = ImGui::GetWindowDrawList();
-        const ImVec2 p0 = ImGui::GetCursorScreenPos();
-        for (size_t k = 0; k < bars.size(); ++k) {
-            const float y = p0.y + static_cast<float>(k) * fs * 1.1f;
-            const bool last = k + 1 == kBars;
-            const std::string label = last     ? ">= " + ui::count(int64_t{1} << (k - 1))
-                                      : k == 0 ? "0 (same bits)"
-                                               : bin_label(k);
-            dl->AddText(ImVec2(p0.x, y), ui::text_dim, label.c_str());
-            const float len = bar_w * static_cast<float>(bars[k]) / static_cast<float>(most);
-            const ImU32 c = k == 0 ? ui::okabe::grey : ulp_colour(int64_t{1} << (k - 1));
-            dl->AddRectFilled(ImVec2(p0.x + label_w, y + fs * 0.1f), ImVec2(p0.x + label_w + len, y + fs * 0.1f + bh),
-                              c, 2);
-            const std::string n = ui::count(bars[k]) + " (" + share_text(bars[k], total) + ")";
-            dl->AddText(ImVec2(p0.x + label_w + len + 4, y), ui::text_col, n.c_str());
-        }
-        ImGui::Dummy(ImVec2(half, static_cast<float>(bars.size()) * fs * 1.1f));
-    }
+    draw_ulp_histogram(t, half);
     ImGui::EndGroup();
     ImGui::SameLine(0, fs * 2);
     // right: where they differ in the N x d output, a cell per element (rows and columns grouped to
@@ -213,52 +268,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
     ImGui::BeginGroup();
     ImGui::Text("Where: the N x d %s", grad ? t.name.c_str() : "output");
     ImGui::TextDisabled("query rows down (row 0 at the top), d across");
-    {
-        const int64_t n = p.seq, d = p.head_dim;
-        // say what a cell shows: when a cell covers several elements its colour is their worst, so the
-        // map reads redder than the histogram's count of elements
-        const int64_t rows_fit = std::max<int64_t>(1, static_cast<int64_t>(
-                                                          std::max(fs * 6, ImGui::GetContentRegionAvail().y) / 2));
-        const int64_t per_cell = std::max<int64_t>(1, (n + rows_fit - 1) / rows_fit);
-        if (per_cell > 1)
-            ui::wrapped("A cell covers about %lld rows; its colour is the largest distance among them (the histogram "
-                        "counts single elements).",
-                        static_cast<long long>(per_cell));
-        else
-            ImGui::TextDisabled("A cell is one element.");
-        const float legend_w = fs * 6;
-        const float w = std::max(fs * 4, ImGui::GetContentRegionAvail().x - legend_w - fs);
-        const float h = std::max(fs * 6, ImGui::GetContentRegionAvail().y - fs * 0.5f);
-        const int64_t rows = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(h / 2)));
-        const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(d, static_cast<int64_t>(w / 2)));
-        const float cw = w / static_cast<float>(cols), ch = h / static_cast<float>(rows);
-        ImDrawList* dl = ImGui::GetWindowDrawList();
-        const ImVec2 p0 = ImGui::GetCursorScreenPos();
-        for (int64_t r = 0; r < rows; ++r) {
-            const int64_t r0 = r * n / rows, r1 = std::max(r0 + 1, (r + 1) * n / rows);
-            for (int64_t c = 0; c < cols; ++c) {
-                const int64_t c0 = c * d / cols, c1 = std::max(c0 + 1, (c + 1) * d / cols);
-                int64_t worst = 0;
-                for (int64_t i = r0; i < r1; ++i)
-                    for (int64_t k = c0; k < c1; ++k) worst = std::max(worst, t.ulps[static_cast<size_t>(i * d + k)]);
-                const ImVec2 a(p0.x + static_cast<float>(c) * cw, p0.y + static_cast<float>(r) * ch);
-                dl->AddRectFilled(a, ImVec2(a.x + cw, a.y + ch), ulp_colour(worst));
-            }
-        }
-        dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), ui::text_dim);
-        const float lx = p0.x + w + fs * 0.6f;
-        const std::pair<int64_t, const char*> keys[] = {{0, "same bits"}, {1, "1 ulp"},  {2, "2-3"},
-                                                        {4, "4-15"},      {16, "16-63"}, {64, ">= 64"}};
-        for (size_t i = 0; i < std::size(keys); ++i) {
-            const float y = p0.y + static_cast<float>(i) * fs * 1.2f;
-            dl->AddRectFilled(ImVec2(lx, y + 2), ImVec2(lx + fs * 0.9f, y + fs * 0.9f), ulp_colour(keys[i].first));
-            dl->AddText(ImVec2(lx + fs * 1.3f, y), ui::text_col, keys[i].second);
-        }
-        if (rows < n || cols < d)
-            dl->AddText(ImVec2(lx, p0.y + fs * 7.6f), ui::text_dim,
-                        (ui::count((n + rows - 1) / rows) + " rows a cell").c_str());
-        ImGui::Dummy(ImVec2(w + legend_w, h));
-    }
+    draw_ulp_map(t, p);
     ImGui::EndGroup();
 }
 

@@ -118,8 +118,8 @@ bool valid_name(const std::string& n) {
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
     return true;
 }
-const std::set<std::string> kReserved = {"machine", "softmax", "error",  "measured", "answer",  "lesson",
-                                          "footprint", "fit",   "decode", "figure2",  "ceiling"};
+const std::set<std::string> kReserved = {"machine",   "softmax", "error",  "measured", "answer", "lesson",
+                                         "footprint", "fit",     "decode", "figure2",  "ceiling"};
 
 // ---------------------------------------------------------------- [configurations]
 struct ConfigParsed {
@@ -295,9 +295,9 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
         const std::string where = "[measured." + name + "]";
         if (!valid_name(name)) s.fail(pos_of(k), "measurement name '" + name + "' must be letters, digits and _");
         const toml::table& t = get_table(s, v, "measured." + name);
-        check_keys(s, t,
-                   {"variant", "pass", "seq", "head_dim", "causal", "dtype", "mode", "file", "batch", "heads", "kv_len"},
-                   where);
+        check_keys(
+            s, t, {"variant", "pass", "seq", "head_dim", "causal", "dtype", "mode", "file", "batch", "heads", "kv_len"},
+            where);
         detail::MeasuredSpec m;
         m.name = name;
         if (t.contains("file")) {
@@ -305,8 +305,10 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
             m.file = get_string(s, n, "file");
             const bool plain = report::is_current_name(m.file) && m.file.substr(m.file.size() - 5) == ".json";
             if (!plain)
-                s.fail(pos_of(n), where + ": 'file' names a current results file, card/kind.json under results/ (e.g. "
-                                          "\"h200/decode.json\"), got '" + m.file + "'");
+                s.fail(pos_of(n), where +
+                                      ": 'file' names a current results file, card/kind.json under results/ (e.g. "
+                                      "\"h200/decode.json\"), got '" +
+                                      m.file + "'");
             if (m.file == "h200/bench.json") m.file.clear();
         }
         std::vector<const char*> required = {"variant"};
@@ -456,8 +458,8 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
                {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring",
                 "block", "chart", "pass", "head_dim", "mask", "file"},
                "view");
-    static const std::vector<std::string> panels = {"memory", "softmax",  "compare", "scores", "timeline",
-                                                    "charts", "measured", "ring",    "exact",  "footprint", "text"};
+    static const std::vector<std::string> panels = {"memory",   "softmax", "compare", "scores",    "timeline", "charts",
+                                                    "measured", "ring",    "exact",   "footprint", "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
         if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())
@@ -527,7 +529,8 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     if (t.contains("file")) {
         v.file = get_string(s, *t.get("file"), "file");
         if (!report::is_current_name(v.file) || v.file.substr(v.file.size() - 5) != ".json")
-            s.fail(pos_of(*t.get("file")), "'file' names a current results file, card/kind.json under results/, e.g. \"h200/ring.json\"");
+            s.fail(pos_of(*t.get("file")),
+                   "'file' names a current results file, card/kind.json under results/, e.g. \"h200/ring.json\"");
     }
     if (t.contains("block")) {
         v.block = get_int(s, *t.get("block"), "block");
@@ -585,6 +588,128 @@ Expectation parse_expect(const Source& s, const toml::table& t, const Context& c
 // ---------------------------------------------------------------- [load_lesson]
 namespace {
 
+// The [exercise] table: a choice of settings with a goal, or a prediction of one number; checked against the
+// lesson's computed values (`ctx`) and stored in `l.exercise`.
+void parse_exercise(const Source& s, const toml::table& t, Lesson& l, const std::shared_ptr<Context>& ctx) {
+    check_keys(s, t,
+               {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution",
+                "predict", "tolerance", "require", "hint"},
+               "[exercise]");
+    const bool predict = t.contains("predict");
+    for (const char* req : {"prompt", "base", "fields", "goal", "solution"}) {
+        if (predict && (std::string(req) == "fields" || std::string(req) == "goal")) continue;
+        if (!t.contains(req)) s.fail(pos_of(t), std::string("[exercise] needs '") + req + "'");
+    }
+    Exercise ex;
+    const toml::node& pn = *t.get("prompt");
+    ex.prompt = reflow(render_node_text(s, *ctx, get_string(s, pn, "prompt"), pos_of(pn)));
+    const toml::node& bn = *t.get("base");
+    ex.base = get_string(s, bn, "base");
+    if (!l.configs.count(ex.base)) s.fail(pos_of(bn), "[exercise] base: no configuration named '" + ex.base + "'");
+    static const std::vector<std::string> settable = {"algo", "block_rows", "block_cols", "sram",
+                                                      "seq",  "head_dim",   "dtype"};
+    if (predict) {
+        // A prediction: one number, compared with an expression of the lesson's own values.
+        const toml::node& n = *t.get("predict");
+        ex.predict = get_string(s, n, "predict");
+        try {
+            detail::eval_expr(ex.predict, [&](const std::string& p) { return lookup_in(*ctx, nullptr, p); });
+        } catch (const ExprError& x) {
+            const Pos gp = pos_of(n);
+            s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
+                   "in predict '" + ex.predict + "': " + x.what());
+        }
+        if (t.contains("tolerance")) {
+            ex.tolerance = get_number(s, *t.get("tolerance"), "tolerance");
+            if (!(ex.tolerance > 0 && ex.tolerance < 1))
+                s.fail(pos_of(*t.get("tolerance")), "'tolerance' is relative: between 0 and 1 (0.02 is 2%)");
+        }
+        if (t.contains("fields") || t.contains("goal"))
+            s.fail(pos_of(t), "a prediction ('predict') takes one 'value'; it has no 'fields' or 'goal'");
+        ex.fields = {"value"};
+    }
+    static const toml::array no_fields;
+    for (auto&& f : predict ? no_fields : get_array(s, *t.get("fields"), "fields")) {
+        const std::string name = get_string(s, f, "fields");
+        if (std::find(settable.begin(), settable.end(), name) == settable.end())
+            s.fail(pos_of(f), "a learner cannot set '" + name + "' (settable: " + join(settable) + ")");
+        ex.fields.push_back(name);
+    }
+    // Conditions on the answer: refusals of degenerate answers, and hints that explain a miss.
+    const json& base_json = ctx->root[ex.base];
+    const json predict_json = {{"value", 1.0}, {"ratio", 1.0}};
+    for (const char* key : {"require", "hint"}) {
+        if (!t.contains(key)) continue;
+        for (auto&& cn : get_array(s, *t.get(key), key)) {
+            const toml::table& ct = get_table(s, cn, key);
+            const std::string where = std::string("[[exercise.") + key + "]]";
+            check_keys(s, ct, {"expr", "at_least", "at_most", "text"}, where);
+            if (!ct.contains("expr") || !ct.contains("text")) s.fail(pos_of(ct), where + " needs 'expr' and 'text'");
+            AnswerCondition c;
+            c.expr = get_string(s, *ct.get("expr"), "expr");
+            c.text = get_string(s, *ct.get("text"), "text");
+            if (ct.contains("at_least")) c.at_least = get_number(s, *ct.get("at_least"), "at_least");
+            if (ct.contains("at_most")) c.at_most = get_number(s, *ct.get("at_most"), "at_most");
+            if (!c.at_least && !c.at_most) s.fail(pos_of(ct), where + " needs 'at_least' or 'at_most'");
+            try {
+                detail::condition_holds(*ctx, predict ? predict_json : base_json, c);
+            } catch (const std::exception& x) {
+                s.fail(pos_of(*ct.get("expr")), "in " + where + " expr '" + c.expr + "': " + x.what());
+            }
+            (std::string(key) == "require" ? ex.requires_ : ex.hints).push_back(c);
+        }
+    }
+    if (predict) {
+        l.exercise = ex;
+        l.context = ctx;
+        const toml::node& n = *t.get("solution");
+        l.exercise->solution = get_string(s, n, "solution");
+        if (t.contains("not_solution"))
+            l.exercise->not_solution = get_string(s, *t.get("not_solution"), "not_solution");
+    }
+    if (!predict && ex.fields.empty())
+        s.fail(pos_of(*t.get("fields")), "'fields' lists what the learner chooses; it is empty");
+    if (!predict) {
+        const toml::node& gn = *t.get("goal");
+        ex.goal_expr = get_string(s, gn, "goal");
+        if (t.contains("at_most")) ex.goal_at_most = get_number(s, *t.get("at_most"), "at_most");
+        if (t.contains("at_least")) ex.goal_at_least = get_number(s, *t.get("at_least"), "at_least");
+        if (!ex.goal_at_most && !ex.goal_at_least)
+            s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
+        // The goal must evaluate against the base configuration bound as 'answer'.
+        try {
+            const json& base = ctx->root[ex.base];
+            detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*ctx, &base, p); });
+        } catch (const ExprError& x) {
+            const Pos gp = pos_of(gn);
+            s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
+                   "in goal '" + ex.goal_expr + "': " + x.what());
+        }
+        if (t.contains("goal_text")) {
+            const toml::node& n = *t.get("goal_text");
+            ex.goal_text = render_node_text(s, *ctx, get_string(s, n, "goal_text"), pos_of(n));
+        }
+        l.exercise = ex;
+        // A worked solution (and optionally a wrong answer) the tests check: the exercise is a test too.
+        l.context = ctx;
+        for (const char* key : {"solution", "not_solution"}) {
+            if (!t.contains(key)) continue;
+            const toml::node& n = *t.get(key);
+            const std::string text = get_string(s, n, key);
+            std::map<std::string, std::string> ans;
+            try {
+                ans = parse_answer(text);
+            } catch (const LoadError& e) { s.fail(pos_of(n), std::string("'") + key + "': " + e.message); }
+            for (const auto& [f, val] : ans) {
+                (void)val;
+                if (std::find(ex.fields.begin(), ex.fields.end(), f) == ex.fields.end())
+                    s.fail(pos_of(n), std::string("'") + key + "' sets '" + f + "', which is not in 'fields'");
+            }
+            (std::string(key) == "solution" ? l.exercise->solution : l.exercise->not_solution) = text;
+        }
+    }
+}
+
 Built build(const Source& s) {
     toml::table root;
     try {
@@ -598,8 +723,8 @@ Built build(const Source& s) {
     l.file = s.file;
     auto ctx = std::make_shared<Context>();
     check_keys(s, root,
-               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "ceiling", "footprint", "fit",
-                "decode", "figure2", "ring", "step", "exercise"},
+               {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "ceiling", "footprint",
+                "fit", "decode", "figure2", "ring", "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
@@ -660,11 +785,11 @@ Built build(const Source& s) {
             detail::add_error(s, parse_error(s, name, get_table(s, v, "error." + name), b), b.results, l.configs, *ctx);
         }
     std::vector<std::string> rings;  // [ring.NAME] tables, for the steps' ring views
-    for (const auto& [section, kind] : std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{
-             {"footprint", detail::MemorySpec::kFootprint},
-             {"fit", detail::MemorySpec::kFit},
-             {"decode", detail::MemorySpec::kDecode},
-             {"ring", detail::MemorySpec::kRing}}) {
+    for (const auto& [section, kind] :
+         std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{{"footprint", detail::MemorySpec::kFootprint},
+                                                                       {"fit", detail::MemorySpec::kFit},
+                                                                       {"decode", detail::MemorySpec::kDecode},
+                                                                       {"ring", detail::MemorySpec::kRing}}) {
         if (!root.contains(section)) continue;
         for (auto&& [k, v] : get_table(s, *root.get(section), section)) {
             const std::string name(k.str());
@@ -683,8 +808,9 @@ Built build(const Source& s) {
             const std::string name(k.str());
             const std::string where = "[ceiling." + name + "]";
             if (!valid_name(name))
-                s.fail(pos_of(k), "ceiling name '" + name + "' must be letters, digits and _ (as the ceilings file "
-                                                            "names it, e.g. smem_read)");
+                s.fail(pos_of(k), "ceiling name '" + name +
+                                      "' must be letters, digits and _ (as the ceilings file "
+                                      "names it, e.g. smem_read)");
             const toml::table& t = get_table(s, v, "ceiling." + name);
             check_keys(s, t, {"file"}, where);
             detail::CeilingSpec c;
@@ -695,8 +821,10 @@ Built build(const Source& s) {
                 c.file = get_string(s, n, "file");
                 const bool plain = report::is_current_name(c.file) && c.file.substr(c.file.size() - 5) == ".json";
                 if (!plain)
-                    s.fail(pos_of(n), where + ": 'file' names a current ceilings file, card/kind.json under results/ (e.g. "
-                                              "\"h200/ceilings.json\"), got '" + c.file + "'");
+                    s.fail(pos_of(n), where +
+                                          ": 'file' names a current ceilings file, card/kind.json under results/ (e.g. "
+                                          "\"h200/ceilings.json\"), got '" +
+                                          c.file + "'");
             }
             detail::add_ceiling(s, s.file, c, *ctx);
         }
@@ -737,127 +865,7 @@ Built build(const Source& s) {
         l.steps.push_back(std::move(step));
     }
     // Exercise.
-    if (root.contains("exercise")) {
-        const toml::table& t = get_table(s, *root.get("exercise"), "exercise");
-        check_keys(s, t,
-                   {"prompt", "base", "fields", "goal", "at_most", "at_least", "goal_text", "solution", "not_solution",
-                    "predict", "tolerance", "require", "hint"},
-                   "[exercise]");
-        const bool predict = t.contains("predict");
-        for (const char* req : {"prompt", "base", "fields", "goal", "solution"}) {
-            if (predict && (std::string(req) == "fields" || std::string(req) == "goal")) continue;
-            if (!t.contains(req)) s.fail(pos_of(t), std::string("[exercise] needs '") + req + "'");
-        }
-        Exercise ex;
-        const toml::node& pn = *t.get("prompt");
-        ex.prompt = reflow(render_node_text(s, *ctx, get_string(s, pn, "prompt"), pos_of(pn)));
-        const toml::node& bn = *t.get("base");
-        ex.base = get_string(s, bn, "base");
-        if (!l.configs.count(ex.base)) s.fail(pos_of(bn), "[exercise] base: no configuration named '" + ex.base + "'");
-        static const std::vector<std::string> settable = {"algo", "block_rows", "block_cols", "sram",
-                                                          "seq",  "head_dim",   "dtype"};
-        if (predict) {
-            // A prediction: one number, compared with an expression of the lesson's own values.
-            const toml::node& n = *t.get("predict");
-            ex.predict = get_string(s, n, "predict");
-            try {
-                detail::eval_expr(ex.predict, [&](const std::string& p) { return lookup_in(*ctx, nullptr, p); });
-            } catch (const ExprError& x) {
-                const Pos gp = pos_of(n);
-                s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
-                       "in predict '" + ex.predict + "': " + x.what());
-            }
-            if (t.contains("tolerance")) {
-                ex.tolerance = get_number(s, *t.get("tolerance"), "tolerance");
-                if (!(ex.tolerance > 0 && ex.tolerance < 1))
-                    s.fail(pos_of(*t.get("tolerance")), "'tolerance' is relative: between 0 and 1 (0.02 is 2%)");
-            }
-            if (t.contains("fields") || t.contains("goal"))
-                s.fail(pos_of(t), "a prediction ('predict') takes one 'value'; it has no 'fields' or 'goal'");
-            ex.fields = {"value"};
-        }
-        static const toml::array no_fields;
-        for (auto&& f : predict ? no_fields : get_array(s, *t.get("fields"), "fields")) {
-            const std::string name = get_string(s, f, "fields");
-            if (std::find(settable.begin(), settable.end(), name) == settable.end())
-                s.fail(pos_of(f), "a learner cannot set '" + name + "' (settable: " + join(settable) + ")");
-            ex.fields.push_back(name);
-        }
-        // Conditions on the answer: refusals of degenerate answers, and hints that explain a miss.
-        const json& base_json = ctx->root[ex.base];
-        const json predict_json = {{"value", 1.0}, {"ratio", 1.0}};
-        for (const char* key : {"require", "hint"}) {
-            if (!t.contains(key)) continue;
-            for (auto&& cn : get_array(s, *t.get(key), key)) {
-                const toml::table& ct = get_table(s, cn, key);
-                const std::string where = std::string("[[exercise.") + key + "]]";
-                check_keys(s, ct, {"expr", "at_least", "at_most", "text"}, where);
-                if (!ct.contains("expr") || !ct.contains("text"))
-                    s.fail(pos_of(ct), where + " needs 'expr' and 'text'");
-                AnswerCondition c;
-                c.expr = get_string(s, *ct.get("expr"), "expr");
-                c.text = get_string(s, *ct.get("text"), "text");
-                if (ct.contains("at_least")) c.at_least = get_number(s, *ct.get("at_least"), "at_least");
-                if (ct.contains("at_most")) c.at_most = get_number(s, *ct.get("at_most"), "at_most");
-                if (!c.at_least && !c.at_most) s.fail(pos_of(ct), where + " needs 'at_least' or 'at_most'");
-                try {
-                    detail::condition_holds(*ctx, predict ? predict_json : base_json, c);
-                } catch (const std::exception& x) {
-                    s.fail(pos_of(*ct.get("expr")), "in " + where + " expr '" + c.expr + "': " + x.what());
-                }
-                (std::string(key) == "require" ? ex.requires_ : ex.hints).push_back(c);
-            }
-        }
-        if (predict) {
-            l.exercise = ex;
-            l.context = ctx;
-            const toml::node& n = *t.get("solution");
-            l.exercise->solution = get_string(s, n, "solution");
-            if (t.contains("not_solution"))
-                l.exercise->not_solution = get_string(s, *t.get("not_solution"), "not_solution");
-        }
-        if (!predict && ex.fields.empty())
-            s.fail(pos_of(*t.get("fields")), "'fields' lists what the learner chooses; it is empty");
-        if (!predict) {
-            const toml::node& gn = *t.get("goal");
-            ex.goal_expr = get_string(s, gn, "goal");
-            if (t.contains("at_most")) ex.goal_at_most = get_number(s, *t.get("at_most"), "at_most");
-            if (t.contains("at_least")) ex.goal_at_least = get_number(s, *t.get("at_least"), "at_least");
-            if (!ex.goal_at_most && !ex.goal_at_least)
-                s.fail(pos_of(t), "[exercise] needs 'at_most' or 'at_least' for its goal");
-            // The goal must evaluate against the base configuration bound as 'answer'.
-            try {
-                const json& base = ctx->root[ex.base];
-                detail::eval_expr(ex.goal_expr, [&](const std::string& p) { return lookup_in(*ctx, &base, p); });
-            } catch (const ExprError& x) {
-                const Pos gp = pos_of(gn);
-                s.fail({gp.line, gp.column + 1 + static_cast<int64_t>(x.pos)},
-                       "in goal '" + ex.goal_expr + "': " + x.what());
-            }
-            if (t.contains("goal_text")) {
-                const toml::node& n = *t.get("goal_text");
-                ex.goal_text = render_node_text(s, *ctx, get_string(s, n, "goal_text"), pos_of(n));
-            }
-            l.exercise = ex;
-            // A worked solution (and optionally a wrong answer) the tests check: the exercise is a test too.
-            l.context = ctx;
-            for (const char* key : {"solution", "not_solution"}) {
-                if (!t.contains(key)) continue;
-                const toml::node& n = *t.get(key);
-                const std::string text = get_string(s, n, key);
-                std::map<std::string, std::string> ans;
-                try {
-                    ans = parse_answer(text);
-                } catch (const LoadError& e) { s.fail(pos_of(n), std::string("'") + key + "': " + e.message); }
-                for (const auto& [f, val] : ans) {
-                    (void)val;
-                    if (std::find(ex.fields.begin(), ex.fields.end(), f) == ex.fields.end())
-                        s.fail(pos_of(n), std::string("'") + key + "' sets '" + f + "', which is not in 'fields'");
-                }
-                (std::string(key) == "solution" ? l.exercise->solution : l.exercise->not_solution) = text;
-            }
-        }
-    }
+    if (root.contains("exercise")) parse_exercise(s, get_table(s, *root.get("exercise"), "exercise"), l, ctx);
     l.context = ctx;
     return b;
 }
