@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <utility>
 
 #include "sim/kernel_geometry.hpp"
 #include "sim/mask.hpp"
@@ -375,6 +376,580 @@ static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates&
 }
 
 // ---------------------------------------------------------------- [predict_kernel()]
+namespace {
+
+// What predict_kernel's phases share: the problem, the kernel and rates, the walk's totals at the
+// rates, and the time as it is summed (each phase in the order the sums were always taken).
+struct Shared {
+    const Problem& p;
+    const KernelProfile& k;
+    const KernelRates& rates;
+    const Machine& m;
+    const Result& r;
+    KernelPrediction& out;
+    bool fwd;
+    double e, d, BH, N, hbm, l2, ex, tensor_rate, t_tensor, t_smem, t_exp, t_issue, t_hbm;
+    int64_t slots;
+    int launches = 0;
+    double t_l2 = 0;
+    double t_stores = 0, t_waits = 0;  // flash2h backward: shared-memory stores, wgmma waits (whole GPU)
+    bool bulk_model = false;
+    double total_s = 0;
+};
+
+// The tiled kernels' blocks and one step's time, as the phases after the walk of the tiles need them.
+struct Tiles {
+    int64_t br = 0, bc = 0, tr = 0, tc = 0;
+    std::vector<int64_t> per_block;  // visited tiles a block (query blocks forward, key blocks else)
+    double all_tiles = 0, sl = 0, bw = 0, tile_tensor = 0, tile_soft = 0, tile_compute = 0;
+    double tile = 0, prologue = 0;
+};
+
+bool tile_visited(const Problem& p, const Tiles& t, int64_t i, int64_t j) {
+    const int64_t br = t.br, bc = t.bc;
+    return !tile_masked(p, i * br, std::min(p.seq, (i + 1) * br), j * bc, std::min(p.seq, (j + 1) * bc));
+}
+
+// Standard attention: its kernels one after another, each bounded by its bytes, FLOPs and exponentials.
+void predict_standard(Shared& s) {
+    const Problem& p = s.p;
+    const KernelProfile& k = s.k;
+    const KernelRates& rates = s.rates;
+    KernelPrediction& out = s.out;
+    const bool fwd = s.fwd;
+    const double e = s.e;
+    const double d = s.d;
+    const double BH = s.BH;
+    const double N = s.N;
+    const double hbm = s.hbm;
+    const double ex = s.ex;
+    const double tensor_rate = s.tensor_rate;
+    int& launches = s.launches;
+    double& total_s = s.total_s;
+    // Each kernel: max(its DRAM time, FLOPs at the GEMM rate, exponentials at the exp rate). Its DRAM
+    // time is bounded three ways: reads at the read-stream rate, writes at the write-stream rate,
+    // and both at the copy rate (R and W are the copy rate where not measured). The two GEMMs that
+    // write an N x N output (S = Q K^T, dP = dO V^T) write it at the library's own measured rate for
+    // their depth d where there is one (cuBLAS writes below a plain write stream), else at W.
+    const double nn = BH * N * N, g = 2 * nn * d, nd = BH * N * d * e;  // nd: one N x d tensor's bytes
+    const double R = rates.hbm_read > 0 ? rates.hbm_read : hbm, W = rates.hbm_write > 0 ? rates.hbm_write : hbm;
+    const double gemm_w = d == 64 ? rates.gemm_write_d64 : d == 128 ? rates.gemm_write_d128 : 0;
+    const double Wg = gemm_w > 0 ? gemm_w : W;
+    // The softmax kernel (cuda/standard.cu) reads only a row's visible columns, [0, n] under the
+    // causal mask (N (N + 1) / 2 of the N^2 a head), writes the whole row of P, and takes two
+    // exponentials a visible score.
+    const double vis = p.causal ? nn * (N + 1) / (2 * N) : nn;
+    // bytes read, bytes written, FLOPs, exponentials, the rate its writes go at
+    struct K3 {
+        double r, w, f, x, wrate;
+        double all = 0;  // B/s of reads + writes together where the kernel has its own rate (0: HBM's)
+    };
+    const double rows = standard_rows_rate(p, k.pass, rates, out);                            // 0: the one-pass kernels
+    const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},              // S = Q K^T
+                                                     {vis * e, nn * e, 0, 2 * vis, W, rows},  // P = softmax(S)
+                                                     {nn * e + nd, nd, g, 0, W}}              // O = P V
+                                   : std::vector<K3>{{nn * e + nd, nd, g, 0, W},              // dV = P^T dO
+                                                     {2 * nd, nn * e, g, 0, Wg},              // dP = dO V^T
+                                                     {2 * nn * e, nn * e, 0, 0, W, rows},     // dS = P o (dP - D)
+                                                     {nn * e + nd, nd, g, 0, W},              // dQ = dS K
+                                                     {nn * e + nd, nd, g, 0, W}};             // dK = dS^T Q
+    for (const auto& q : ks) {
+        const double t_bytes = q.all > 0 ? (q.r + q.w) / q.all : std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
+        total_s += std::max({t_bytes, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
+    }
+    launches = static_cast<int>(ks.size());
+    out.steady_s = total_s - launches * rates.launch_s;
+    out.ctas = 0;
+    // Certain since the one-pass softmax kernels (2026-12-03): the H200's standard rows come to
+    // 0.83-1.01 of this count at these rates, their DRAM bytes 0.98-1.01 of the L2 model's. Rows
+    // the one-pass kernels do not take are not (standard_rows_rate says why).
+}
+
+// The tiled kernels' walk: tiles a block, the blocks sharing bandwidth, and a step's arithmetic.
+void tiled_blocks(Shared& s, Tiles& t) {
+    const Problem& p = s.p;
+    const KernelProfile& k = s.k;
+    const Machine& m = s.m;
+    const Result& r = s.r;
+    const bool fwd = s.fwd;
+    const double BH = s.BH;
+    const double t_tensor = s.t_tensor;
+    const double t_smem = s.t_smem;
+    const double t_exp = s.t_exp;
+    const double t_issue = s.t_issue;
+    const int64_t slots = s.slots;
+    const int64_t br = k.block_rows > 0 ? k.block_rows : (fwd ? r.block_rows : r.bwd_block_rows);
+    const int64_t bc = k.block_cols > 0 ? k.block_cols : (fwd ? r.block_cols : r.bwd_block_cols);
+    const int64_t tr = (p.seq + br - 1) / br, tc = (p.seq + bc - 1) / bc;
+    auto visited = [&](int64_t i, int64_t j) {
+        return !tile_masked(p, i * br, std::min(p.seq, (i + 1) * br), j * bc, std::min(p.seq, (j + 1) * bc));
+    };
+    // Tiles per block: forward (q_outer) block i walks j; backward and flash1's launches: per j, the i's.
+    std::vector<int64_t> per_block;
+    int64_t tiles = 0;
+    if (fwd && !k.one_launch_per_kv_block) {
+        for (int64_t i = 0; i < tr; ++i) {
+            int64_t n = 0;
+            for (int64_t j = 0; j < tc; ++j) n += visited(i, j);
+            per_block.push_back(n);
+            tiles += n;
+        }
+    } else {
+        for (int64_t j = 0; j < tc; ++j) {
+            int64_t n = 0;
+            for (int64_t i = 0; i < tr; ++i) n += visited(i, j);
+            per_block.push_back(n);
+            tiles += n;
+        }
+    }
+    tiles = std::max<int64_t>(1, tiles);
+    const double all_tiles = static_cast<double>(tiles) * BH;
+    // One tile's share of each component, at one slot (the whole GPU's rate divided among slots).
+    const double sl = static_cast<double>(slots);
+    // Bandwidth (HBM, L2) is shared by the blocks resident at once: all slots, or all the blocks
+    // when there are fewer (one head's 32 blocks do not get 1/264 of HBM each); arithmetic is per SM.
+    const int64_t grid =
+        k.one_launch_per_kv_block
+            ? std::max<int64_t>(
+                  1, std::min<int64_t>(std::max<int64_t>(1, m.sm_count) / std::max<int64_t>(1, p.heads_total()), tr)) *
+                  p.heads_total()
+            : static_cast<int64_t>(per_block.size()) * p.heads_total();
+    const double bw = std::min(sl, static_cast<double>(std::max<int64_t>(1, grid)));
+    const double tile_tensor = (t_tensor + t_smem) / all_tiles * sl;
+    const double tile_soft = (t_exp + t_issue) / all_tiles * sl;
+    double product_window = 0;  // the product a softmax may hide under
+    if (k.overlap == Overlap::softmax_behind_product) product_window = 0.5 * t_tensor / all_tiles * sl;
+    double tile_compute = 0;
+    switch (k.overlap) {
+        case Overlap::none:
+        case Overlap::copy_behind_compute:
+            tile_compute = tile_tensor + tile_soft;
+            break;
+        case Overlap::softmax_behind_product:
+            tile_compute = tile_tensor + std::max(0.0, tile_soft - product_window);
+            break;
+        case Overlap::ping_pong:
+            tile_compute = std::max(tile_tensor, tile_soft);
+            break;
+    }
+    t.br = br;
+    t.bc = bc;
+    t.tr = tr;
+    t.tc = tc;
+    t.per_block = std::move(per_block);
+    t.all_tiles = all_tiles;
+    t.sl = sl;
+    t.bw = bw;
+    t.tile_tensor = tile_tensor;
+    t.tile_soft = tile_soft;
+    t.tile_compute = tile_compute;
+}
+
+// The backward step's dQ accumulation, added onto the step's arithmetic (t.tile_compute).
+void tiled_dq_step(Shared& s, Tiles& t) {
+    const Problem& p = s.p;
+    const KernelProfile& k = s.k;
+    const KernelRates& rates = s.rates;
+    KernelPrediction& out = s.out;
+    const bool fwd = s.fwd;
+    const double e = s.e;
+    const double d = s.d;
+    const double l2 = s.l2;
+    double& t_l2 = s.t_l2;
+    double& t_stores = s.t_stores;
+    double& t_waits = s.t_waits;
+    bool& bulk_model = s.bulk_model;
+    const int64_t br = t.br;
+    const int64_t bc = t.bc;
+    const double all_tiles = t.all_tiles;
+    const double sl = t.sl;
+    const double bw = t.bw;
+    const double tile_tensor = t.tile_tensor;
+    const double tile_soft = t.tile_soft;
+    double& tile_compute = t.tile_compute;
+    if (!fwd && k.dq == DqAccumulation::bulk_reduction && k.consumer_warpgroups > 0) {
+        // flash2h's backward (cuda/flash2h_bwd.cu): W consumer warpgroups share the SM's tensor
+        // cores. Each warpgroup's step is a chain: its products, the exponentials and dS between
+        // them, its dS^T and dQ-tile stores to shared memory, and the wgmma groups it waits on at
+        // once (their latency). The step is the sum of all of it, at either d. In lock step
+        // (d = 128: a barrier every step) the warpgroups run the same phase together, so nothing
+        // overlaps by construction. At d = 64 the kernel offsets them by half a step, meant to
+        // run one's softmax and stores under the other's products; measured, it does not: with
+        // the offset charged as overlap the model came to 0.58-0.74 of every d = 64 row, as a sum
+        // to 0.92-1.03, and the sum alone foresaw the B_r = 64 -> 128 change it was not fitted to
+        // (4-6% faster, measured 4-9%; the overlapped chain moved under 1%) (cuda/NOTES.md,
+        // "flash2h backward at d = 64: the step is the sum of its parts").
+        const double W = k.consumer_warpgroups;
+        const double added = k.dq_tiles * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
+        const double red_rate = rates.bulk_reduce > 0 ? rates.bulk_reduce : l2;
+        t_l2 = added * all_tiles / red_rate;
+        const double smem_sm = rate_or_throw(rates.smem, "shared-memory") / sl;
+        const double tile_st = static_cast<double>(k.smem_store_bytes) / smem_sm;
+        const double tile_wait = k.wgmma_waits * rates.wgmma_wait_s;
+        bulk_model = true;
+        t_stores = static_cast<double>(k.smem_store_bytes) * all_tiles / rates.smem;
+        t_waits = tile_wait * all_tiles / sl;
+        const double chain = tile_tensor + tile_soft + tile_st + tile_wait;
+        // The dQ tile a warpgroup adds is reused one step later: its bulk reduction must have read
+        // it before the next dQ product may write it back (the kernel waits before ds_sync). So the
+        // reduction (at the SM's share of the measured rate), then that warpgroup's dQ product,
+        // the wait on it and its tile's stores lie in series: a second bound on the step.
+        // The SM has one bulk-copy (TMA) unit: the producer's copies of the next Q_i, dO_i, LSE_i,
+        // D_i (from L2, at the SM's share of the L2 read rate) pass through it too, between the
+        // reductions (an assumption about the unit, not measured apart).
+        const double share = k.lock_step ? 1.0 : 1.0 / W;  // offset: only its own warpgroup's part
+        const double tile_red = added / red_rate * bw;
+        const double tile_loads = (2.0 * static_cast<double>(br) * d * e + 8.0 * static_cast<double>(br)) / l2 * bw;
+        // With a ring of tiles (dq_ring > 1) the chain spreads over the ring's steps and only the
+        // unit's throughput is left: the reduction and the loads a step.
+        const double red_path =
+            k.dq_ring > 1 ? tile_red + tile_loads
+                          : tile_red + tile_loads + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s;
+        tile_compute = std::max(chain, red_path);
+        if (rates.wgmma_wait_s <= 0) {
+            out.uncertain = true;
+            out.uncertain_why = "no measured wgmma latency: the waits of the warpgroups' serial chains cost 0 here";
+        }
+        out.notes.push_back(std::string("step bound: ") +
+                            (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
+    } else if (!fwd && k.dq == DqAccumulation::ordered) {
+        // Deterministic mode (flash2h, FLASHSIM_FLASH2H_BWD=deterministic): a warpgroup waits for its
+        // turn at dQ_i, adds its part by float2 atomics, fences until they are done, and passes the
+        // turn on. The fence puts the atomics in series with the step, at the SM's share of the
+        // measured atomic rate, and its own round trip once a step where measured (l2_red_fence).
+        // At d = 64 each warpgroup adds a whole B_r x d part over its own keys (two a step), at
+        // d = 128 each half the columns over all keys (one tile a step). (The profile's dq_tiles
+        // counts the accumulator's tiles, one here: both warpgroups add into the same.)
+        const double parts = k.kernel == "flash2h" && p.head_dim == 64 ? 2.0 : static_cast<double>(k.dq_tiles);
+        const double added = parts * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
+        const double red_rate =
+            rates.l2_red > 0 ? rates.l2_red : l2 / 2;  // unmeasured: a read and a write at L2's rate
+        t_l2 = added * all_tiles / red_rate;
+        const double tile_dq = added / red_rate * bw + rates.red_fence_s;
+        out.uncertain = true;
+        char fence[160];
+        if (rates.red_fence_s > 0)
+            std::snprintf(fence, sizeof fence,
+                          " and the fence after them (%.2f us, measured, once a step; one fence a step is an "
+                          "assumption at d = 64, where the two warpgroups take turns)",
+                          rates.red_fence_s * 1e6);
+        else
+            fence[0] = '\0';
+        char buf[700];
+        std::snprintf(buf, sizeof buf,
+                      "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s)%s are in series "
+                      "with its step, since it fences before passing dQ_i's turn on (%.0f%% of the step here); "
+                      "%s, so the model is a lower bound",
+                      added / 1024, rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
+                      fence, 100 * tile_dq / (tile_compute + tile_dq),
+                      rates.red_fence_s > 0 ? "the turn's round trip between key blocks is not measured"
+                                            : "the fence's and the turn's round trips through L2, each step, "
+                                              "are not measured and not charged");
+        out.uncertain_why = buf;
+        tile_compute += tile_dq;
+    } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
+        const double dq_bytes = 2.0 * k.dq_tiles * static_cast<double>(br) * d * 4;
+        t_l2 = dq_bytes * all_tiles / l2;
+        const double tile_dq = dq_bytes / l2 * bw;
+        // Charged in series with the step at the L2 read rate (the warps that compute issue the
+        // atomics): a stand-in. When it is a quarter of the step or more, how much of it really runs
+        // beside the products decides the time, and the model does not know that.
+        if (tile_dq >= 0.25 * (tile_compute + tile_dq)) {
+            out.uncertain = true;
+            char buf[900];
+            const double added = dq_bytes / 2;  // bytes of fp32 added a step (the charge counts read + write)
+            const double tile_red = rates.l2_red > 0 ? added / rates.l2_red * bw : 0;  // at the measured rate
+            if (rates.l2_red > 0 && k.dq == DqAccumulation::atomics)
+                std::snprintf(buf, sizeof buf,
+                              "the dQ accumulation (%.0f B of fp32 added a score by float2 atomics) is charged in "
+                              "series at the L2 read rate, %.0f%% of a step here. Measured, the atomics add %.2f TB/s "
+                              "(l2_red_f32x2), at which in series they would be %.0f%% of it; but the H200's d = 128 "
+                              "rows, which add twice d = 64's bytes a score, run as fast as d = 64's, and its profile "
+                              "puts 2%% of the stall samples on the atomics: most of them run beside the products, "
+                              "by an amount the model does not know (the profile's largest stalls are the mma.sync "
+                              "chains' fixed latencies)",
+                              added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
+                              rates.l2_red / 1e12, 100 * tile_red / (tile_compute + tile_red));
+            else
+                std::snprintf(buf, sizeof buf,
+                              "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged "
+                              "in series, as here; how much of it runs beside the products is not modelled",
+                              dq_bytes / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq));
+            out.uncertain_why = buf;
+        }
+        tile_compute += tile_dq;
+    }
+}
+
+// flash1: one launch a key block, its blocks walking the query blocks with the O_i round trip.
+void flash1_schedule(Shared& s, const Tiles& t) {
+    const Problem& p = s.p;
+    const KernelRates& rates = s.rates;
+    const Machine& m = s.m;
+    KernelPrediction& out = s.out;
+    const double e = s.e;
+    const double d = s.d;
+    const double BH = s.BH;
+    const double N = s.N;
+    const double hbm = s.hbm;
+    const double l2 = s.l2;
+    const int64_t slots = s.slots;
+    int& launches = s.launches;
+    double& total_s = s.total_s;
+    const int64_t br = t.br;
+    const int64_t bc = t.bc;
+    const int64_t tc = t.tc;
+    const std::vector<int64_t>& per_block = t.per_block;
+    const double sl = t.sl;
+    const double bw = t.bw;
+    const double tile_tensor = t.tile_tensor;
+    const double tile_soft = t.tile_soft;
+    // flash1: launch j runs G x B*H blocks; block g walks the visited query blocks g, g + G, ...;
+    // a step reads and writes O_i (fp32), l_i, m_i and reads the next Q_i, under its arithmetic.
+    // The round trip moves at the rate measured for the kernel's own access pattern (hbm_rmw:
+    // float2 loads all in flight, then float2 stores, one block an SM) where it was measured.
+    const double rmw = d == 64 ? rates.hbm_rmw_d64 : d == 128 ? rates.hbm_rmw_d128 : 0;
+    const double trip = 2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4;
+    const double io = (trip / (rmw > 0 ? rmw : hbm) + static_cast<double>(br) * d * e / hbm) * bw;
+    const double step = std::max(tile_tensor + tile_soft, io);
+    // The step hides its round trip under its arithmetic (the max): the loads are issued before
+    // the products and used after them. The model's arithmetic is a chain in series: products,
+    // their operands staged by ldmatrix, then the softmax. But each of a block's 8 warps walks its
+    // own strip, so one warp's softmax can run beside another's products, by an amount the model
+    // does not know; and at d = 128 the kernel spills a few registers, which it does not charge.
+    out.uncertain = true;
+    char buf[1600];
+    if (rmw > 0)
+        std::snprintf(buf, sizeof buf,
+                      "flash1's step is its arithmetic: the round trip of O_i (fp32), l_i, m_i in the kernel's "
+                      "access pattern runs at %.2f TB/s here (hbm_rmw, one block an SM) and takes %.0f%% of "
+                      "the step's arithmetic, hidden under it (the H200's profile at d = 64 puts 5%% of the "
+                      "warps' stall samples on long-scoreboard waits). Its products run at the measured mma.sync "
+                      "rate: Nsight Compute has the tensor pipe busy 35.0%% (d = 64) and 33.8%% (d = 128) of a "
+                      "step launch's cycles at N = 8192, the share the model's products take of the measured "
+                      "time there (34%%). The units overlap: the raw counters of one launch (2026-12-05) put the "
+                      "tensor pipe, shared memory's ldmatrix wavefronts and the exponential unit at 34.6%%, 49%% "
+                      "and 25%% of the cycles at d = 64, 109%% together, and at 33.8%%, 48%% and 12%%, 94%%, at "
+                      "d = 128, where the model's chain charges products, staging and softmax in series. How "
+                      "much overlaps is what the model does not know (8 warps a block, each on its own strip; "
+                      "the largest stalls are the mma.sync chains' fixed latencies), and what the register "
+                      "spills at d = 128 cost (255 registers and 36 bytes spilled, 204 causal: 279,552 "
+                      "local-memory requests a launch at N = 8192, 4%% of the stall samples on their stores), "
+                      "not charged",
+                      rmw / 1e12, 100 * io / (tile_tensor + tile_soft));
+    else
+        std::snprintf(buf, sizeof buf,
+                      "flash1's per-step round trip of O_i (fp32), l_i, m_i is %.0f%% of a step when charged "
+                      "in series at the copy rate; the model hides it under the step's arithmetic, and the "
+                      "rate of the kernel's own access pattern (hbm_rmw) is not measured for this GPU, so "
+                      "which of the two sets the step is not known",
+                      100 * io / (tile_tensor + tile_soft + io));
+    out.uncertain_why = buf;
+    const double kv_first = 2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
+    const int64_t sms = std::max(1, m.sm_count);
+    double steady = 0;
+    for (int64_t j = 0; j < tc; ++j) {
+        const int64_t nq = per_block[static_cast<size_t>(j)];
+        if (nq == 0) continue;
+        const int64_t G = std::max<int64_t>(1, std::min<int64_t>(nq, sms / std::max<int64_t>(1, p.heads_total())));
+        std::vector<double> durations;
+        for (int64_t h = 0; h < p.heads_total(); ++h)
+            for (int64_t g = 0; g < G; ++g) {
+                const int64_t steps = nq / G + (g < nq % G ? 1 : 0);
+                durations.push_back(kv_first + io + static_cast<double>(steps) * step);
+                steady += static_cast<double>(steps) * step;
+            }
+        out.ctas += static_cast<int64_t>(durations.size());
+        total_s += makespan(durations, slots) + rates.launch_s;
+    }
+    launches = static_cast<int>(tc) + 2;  // + the init (O = 0, l = 0, m = -inf) and the final cast
+    total_s += 2 * rates.launch_s + (4.0 * N * BH * d + 8.0 * N * BH + 4.0 * N * BH * d + N * BH * d * e) / hbm;
+    out.steady_s = steady / sl;
+}
+
+// dQ in block order: the fill of the chain a head's key blocks form.
+void dq_chain_fill(Shared& s, const Tiles& tl) {
+    KernelPrediction& out = s.out;
+    double& total_s = s.total_s;
+    const int64_t tr = tl.tr;
+    const int64_t tc = tl.tc;
+    const double tile = tl.tile;
+    auto visited = [&](int64_t i, int64_t j) { return tile_visited(s.p, tl, i, j); };
+    // dQ in block order: key block j's step at query block i waits until block j - 1 has
+    // added there, so a head's blocks form a chain. The first blocks to run (one head's, all
+    // resident at once) fill it: block j starts when block j - 1 has passed its first query
+    // block. Later heads' blocks start as the chain's blocks finish, one after another,
+    // already in step; so the fill is paid once, as the chain's end beyond its longest
+    // block. (Steps of one tile each; the chain from the walk's visited tiles.)
+    std::vector<double> prev_done(static_cast<size_t>(tr), 0.0), done(static_cast<size_t>(tr), 0.0);
+    double chain_end = 0;
+    int64_t longest = 0;
+    for (int64_t j = 0; j < tc; ++j) {
+        double t = 0;
+        int64_t len = 0;
+        for (int64_t i = 0; i < tr; ++i) {
+            if (!visited(i, j)) continue;
+            t = std::max(t, j > 0 ? prev_done[static_cast<size_t>(i)] : 0.0) + 1;
+            done[static_cast<size_t>(i)] = t;
+            ++len;
+        }
+        chain_end = std::max(chain_end, t);
+        longest = std::max(longest, len);
+        prev_done.swap(done);
+    }
+    const double fill = (chain_end - static_cast<double>(longest)) * tile;
+    total_s += fill;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "dQ in block order: the chain of a head's %lld key blocks fills once, %.0f steps (%.4f ms)",
+                  static_cast<long long>(tc), chain_end - static_cast<double>(longest), fill * 1e3);
+    out.notes.push_back(buf);
+}
+
+// The backward's side passes (zeroing, D, the dQ cast) and flash2h's measured fixed cost a block.
+void backward_side_passes(Shared& s, const Tiles& t) {
+    const KernelProfile& k = s.k;
+    const KernelRates& rates = s.rates;
+    KernelPrediction& out = s.out;
+    const double e = s.e;
+    const double d = s.d;
+    const double BH = s.BH;
+    const double N = s.N;
+    const double hbm = s.hbm;
+    int& launches = s.launches;
+    bool& bulk_model = s.bulk_model;
+    double& total_s = s.total_s;
+    const int64_t br = t.br;
+    const double sl = t.sl;
+    const double prologue = t.prologue;
+    const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
+    // the zeroing writes every tile (in the pre pass, both kernels); the bulk schedules' tiles cover the query
+    // rows padded to whole blocks
+    const double acc_rows = k.dq == DqAccumulation::bulk_reduction
+                                ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br)
+                                : static_cast<double>(N);
+    const double zero = tiles_dq * acc_rows * BH * d * 4 / hbm;
+    const double pre = 2.0 * N * BH * d * e / hbm;
+    const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
+    total_s += zero + pre + post;
+    // flash2h's backward: what a key block pays besides its steps was measured on the H200
+    // (cuda/NOTES.md, "flash2h backward's fixed cost a block" and "... at d = 64"): 2,048
+    // blocks at N = 128-1024 lie on one line in the steps. d = 128: 23.2 us + 2.03 us a
+    // step with the first post pass (114 us a call) and pre pass (72 us); the staged post
+    // pass takes 47 us and the pre pass at 16 bytes a lane 65.5 (Nsight Compute, same rows),
+    // 73.5 us over 15.5 waves less: 18.5 us a block. d = 64, with those passes: 10.1 us +
+    // 2.67 us a step. The model's fixed part of a block is its prologue (first tiles, last
+    // dK_j, dV_j) and its share of the side passes and launches; what it lacks of the
+    // measured figure it does not know the source of, and where that would move the time by
+    // more than 10% (two thirds of the band a certain prediction claims) the prediction is
+    // uncertain.
+    if (bulk_model && !out.uncertain && out.ctas > 0 && (d == 64 || d == 128)) {
+        // H200, 2026-12-04: d = 128 7d24783's line with d1f9481's passes; d = 64 1b253b8's line
+        struct BlockFixed {
+            double s;          // seconds a key block pays besides its steps
+            const char* line;  // the measured line it comes from
+        };
+        const BlockFixed measured =
+            d == 128 ? BlockFixed{18.5e-6, "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"}
+                     : BlockFixed{10.1e-6, "10.1 us + 2.67 us a step"};
+        const double waves = static_cast<double>(out.ctas) / sl;
+        const double model_fixed = prologue + (zero + pre + post + launches * rates.launch_s) / waves;
+        const double missing = std::max(0.0, measured.s - model_fixed);
+        const double share = missing * waves / (total_s + launches * rates.launch_s);
+        if (share > 0.10) {
+            out.uncertain = true;
+            char buf[700];
+            std::snprintf(buf, sizeof buf,
+                          "flash2h backward, short walks: a key block's fixed cost (besides its steps) "
+                          "is %.1f us at d = %d on the H200 (2,048 blocks at N = 128-1024 lay on %s), "
+                          "where the model "
+                          "charges %.1f us (its first tiles, last dK_j, dV_j and share of the side "
+                          "passes); the %.1f us it does not know the source of would add %.0f%% here",
+                          measured.s * 1e6, static_cast<int>(d), measured.line, model_fixed * 1e6, missing * 1e6,
+                          100 * share);
+            out.uncertain_why = buf;
+        }
+    }
+}
+
+// One launch of all the blocks: the makespan of their durations over the slots, and the side passes.
+void one_grid_schedule(Shared& s, const Tiles& t) {
+    const Problem& p = s.p;
+    const KernelProfile& k = s.k;
+    const KernelRates& rates = s.rates;
+    KernelPrediction& out = s.out;
+    const bool fwd = s.fwd;
+    const double BH = s.BH;
+    const int64_t slots = s.slots;
+    int& launches = s.launches;
+    double& total_s = s.total_s;
+    const std::vector<int64_t>& per_block = t.per_block;
+    const double sl = t.sl;
+    const double tile = t.tile;
+    const double prologue = t.prologue;
+    std::vector<double> durations;
+    durations.reserve(per_block.size() * static_cast<size_t>(BH));
+    double steady = 0;
+    for (int64_t h = 0; h < p.heads_total(); ++h)
+        for (int64_t n : per_block) {
+            durations.push_back(prologue + static_cast<double>(n) * tile);
+            steady += static_cast<double>(n) * tile;
+        }
+    out.ctas = static_cast<int64_t>(durations.size());
+    if (out.grid == GridOrder::static_units) {
+        // a persistent grid: G = min(slots, units) blocks, block s running units s, s + G, ...
+        // (durations are numbered head * T_r + i, as StaticUnits names them)
+        const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal, k.lone_middles};
+        total_s = detail::makespan_in_turn(su, slots, [&](int64_t g) { return durations[static_cast<size_t>(g)]; });
+    } else {
+        total_s = makespan(durations, slots);
+    }
+    if (!fwd && k.dq == DqAccumulation::ordered) dq_chain_fill(s, t);
+    out.steady_s = steady / sl;
+    launches = 1 + k.side_launches;
+    if (!fwd) backward_side_passes(s, t);
+    total_s += launches * rates.launch_s;
+}
+
+// A step's time (its arithmetic and its share of HBM) and what a block pays before and after its steps.
+void step_time(Shared& s, Tiles& t) {
+    const KernelProfile& k = s.k;
+    const bool fwd = s.fwd;
+    const double e = s.e;
+    const double d = s.d;
+    const double hbm = s.hbm;
+    const double t_hbm = s.t_hbm;
+    const int64_t br = t.br;
+    const int64_t bc = t.bc;
+    const double all_tiles = t.all_tiles;
+    const double bw = t.bw;
+    const double tile_compute = t.tile_compute;
+    const double tile_hbm = t_hbm / all_tiles * bw;
+    const double tile = (k.overlap == Overlap::none) ? tile_compute + tile_hbm : std::max(tile_compute, tile_hbm);
+    // The first tiles a block loads before its pipeline runs, at the slot's share of HBM.
+    const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e : (2.0 * bc + 2.0 * br) * d * e;
+    // and the tiles it stores after its last step (O_i and LSE_i; dK_j and dV_j), not hidden either
+    const double last_bytes = fwd ? static_cast<double>(br) * (d * e + 4) : 2.0 * static_cast<double>(bc) * d * e;
+    const double prologue = (first_bytes + last_bytes) / hbm * bw;
+    t.tile = tile;
+    t.prologue = prologue;
+}
+
+// The tiled kernels (flash1, flash2, flash2h): a step's time, then the blocks' schedule.
+void predict_tiled(Shared& s) {
+    Tiles t;
+    tiled_blocks(s, t);
+    tiled_dq_step(s, t);
+    step_time(s, t);
+    if (s.k.one_launch_per_kv_block)
+        flash1_schedule(s, t);
+    else
+        one_grid_schedule(s, t);
+    s.out.waves = static_cast<double>(s.out.ctas) / t.sl;
+}
+
+}  // namespace
+
 KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, const KernelRates& rates, const Machine& m,
                                 int64_t block_rows, int64_t block_cols) {
     p.validate();
@@ -444,402 +1019,17 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     const int64_t slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, k.ctas_per_sm);
     out.slots = slots;
     out.tflops = 0;
-    int launches = 0;
-    double t_l2 = 0;
-    double t_stores = 0, t_waits = 0;  // flash2h backward: shared-memory stores, wgmma waits (whole GPU)
-    bool bulk_model = false;
-    double total_s = 0;
 
-    if (k.algo == Algo::standard) {
-        // Each kernel: max(its DRAM time, FLOPs at the GEMM rate, exponentials at the exp rate). Its DRAM
-        // time is bounded three ways: reads at the read-stream rate, writes at the write-stream rate,
-        // and both at the copy rate (R and W are the copy rate where not measured). The two GEMMs that
-        // write an N x N output (S = Q K^T, dP = dO V^T) write it at the library's own measured rate for
-        // their depth d where there is one (cuBLAS writes below a plain write stream), else at W.
-        const double nn = BH * N * N, g = 2 * nn * d, nd = BH * N * d * e;  // nd: one N x d tensor's bytes
-        const double R = rates.hbm_read > 0 ? rates.hbm_read : hbm, W = rates.hbm_write > 0 ? rates.hbm_write : hbm;
-        const double gemm_w = d == 64 ? rates.gemm_write_d64 : d == 128 ? rates.gemm_write_d128 : 0;
-        const double Wg = gemm_w > 0 ? gemm_w : W;
-        // The softmax kernel (cuda/standard.cu) reads only a row's visible columns, [0, n] under the
-        // causal mask (N (N + 1) / 2 of the N^2 a head), writes the whole row of P, and takes two
-        // exponentials a visible score.
-        const double vis = p.causal ? nn * (N + 1) / (2 * N) : nn;
-        // bytes read, bytes written, FLOPs, exponentials, the rate its writes go at
-        struct K3 {
-            double r, w, f, x, wrate;
-            double all = 0;  // B/s of reads + writes together where the kernel has its own rate (0: HBM's)
-        };
-        const double rows = standard_rows_rate(p, k.pass, rates, out);                // 0: the one-pass kernels
-        const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},  // S = Q K^T
-                                                         {vis * e, nn * e, 0, 2 * vis, W, rows},  // P = softmax(S)
-                                                         {nn * e + nd, nd, g, 0, W}}              // O = P V
-                                       : std::vector<K3>{{nn * e + nd, nd, g, 0, W},              // dV = P^T dO
-                                                         {2 * nd, nn * e, g, 0, Wg},              // dP = dO V^T
-                                                         {2 * nn * e, nn * e, 0, 0, W, rows},     // dS = P o (dP - D)
-                                                         {nn * e + nd, nd, g, 0, W},              // dQ = dS K
-                                                         {nn * e + nd, nd, g, 0, W}};             // dK = dS^T Q
-        for (const auto& q : ks) {
-            const double t_bytes =
-                q.all > 0 ? (q.r + q.w) / q.all : std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
-            total_s += std::max({t_bytes, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
-        }
-        launches = static_cast<int>(ks.size());
-        out.steady_s = total_s - launches * rates.launch_s;
-        out.ctas = 0;
-        // Certain since the one-pass softmax kernels (2026-12-03): the H200's standard rows come to
-        // 0.83-1.01 of this count at these rates, their DRAM bytes 0.98-1.01 of the L2 model's. Rows
-        // the one-pass kernels do not take are not (standard_rows_rate says why).
-    } else {
-        const int64_t br = k.block_rows > 0 ? k.block_rows : (fwd ? r.block_rows : r.bwd_block_rows);
-        const int64_t bc = k.block_cols > 0 ? k.block_cols : (fwd ? r.block_cols : r.bwd_block_cols);
-        const int64_t tr = (p.seq + br - 1) / br, tc = (p.seq + bc - 1) / bc;
-        auto visited = [&](int64_t i, int64_t j) {
-            return !tile_masked(p, i * br, std::min(p.seq, (i + 1) * br), j * bc, std::min(p.seq, (j + 1) * bc));
-        };
-        // Tiles per block: forward (q_outer) block i walks j; backward and flash1's launches: per j, the i's.
-        std::vector<int64_t> per_block;
-        int64_t tiles = 0;
-        if (fwd && !k.one_launch_per_kv_block) {
-            for (int64_t i = 0; i < tr; ++i) {
-                int64_t n = 0;
-                for (int64_t j = 0; j < tc; ++j) n += visited(i, j);
-                per_block.push_back(n);
-                tiles += n;
-            }
-        } else {
-            for (int64_t j = 0; j < tc; ++j) {
-                int64_t n = 0;
-                for (int64_t i = 0; i < tr; ++i) n += visited(i, j);
-                per_block.push_back(n);
-                tiles += n;
-            }
-        }
-        tiles = std::max<int64_t>(1, tiles);
-        const double all_tiles = static_cast<double>(tiles) * BH;
-        // One tile's share of each component, at one slot (the whole GPU's rate divided among slots).
-        const double sl = static_cast<double>(slots);
-        // Bandwidth (HBM, L2) is shared by the blocks resident at once: all slots, or all the blocks
-        // when there are fewer (one head's 32 blocks do not get 1/264 of HBM each); arithmetic is per SM.
-        const int64_t grid =
-            k.one_launch_per_kv_block
-                ? std::max<int64_t>(
-                      1,
-                      std::min<int64_t>(std::max<int64_t>(1, m.sm_count) / std::max<int64_t>(1, p.heads_total()), tr)) *
-                      p.heads_total()
-                : static_cast<int64_t>(per_block.size()) * p.heads_total();
-        const double bw = std::min(sl, static_cast<double>(std::max<int64_t>(1, grid)));
-        const double tile_tensor = (t_tensor + t_smem) / all_tiles * sl;
-        const double tile_soft = (t_exp + t_issue) / all_tiles * sl;
-        double product_window = 0;  // the product a softmax may hide under
-        if (k.overlap == Overlap::softmax_behind_product) product_window = 0.5 * t_tensor / all_tiles * sl;
-        double tile_compute = 0;
-        switch (k.overlap) {
-            case Overlap::none:
-            case Overlap::copy_behind_compute:
-                tile_compute = tile_tensor + tile_soft;
-                break;
-            case Overlap::softmax_behind_product:
-                tile_compute = tile_tensor + std::max(0.0, tile_soft - product_window);
-                break;
-            case Overlap::ping_pong:
-                tile_compute = std::max(tile_tensor, tile_soft);
-                break;
-        }
-        if (!fwd && k.dq == DqAccumulation::bulk_reduction && k.consumer_warpgroups > 0) {
-            // flash2h's backward (cuda/flash2h_bwd.cu): W consumer warpgroups share the SM's tensor
-            // cores. Each warpgroup's step is a chain: its products, the exponentials and dS between
-            // them, its dS^T and dQ-tile stores to shared memory, and the wgmma groups it waits on at
-            // once (their latency). The step is the sum of all of it, at either d. In lock step
-            // (d = 128: a barrier every step) the warpgroups run the same phase together, so nothing
-            // overlaps by construction. At d = 64 the kernel offsets them by half a step, meant to
-            // run one's softmax and stores under the other's products; measured, it does not: with
-            // the offset charged as overlap the model came to 0.58-0.74 of every d = 64 row, as a sum
-            // to 0.92-1.03, and the sum alone foresaw the B_r = 64 -> 128 change it was not fitted to
-            // (4-6% faster, measured 4-9%; the overlapped chain moved under 1%) (cuda/NOTES.md,
-            // "flash2h backward at d = 64: the step is the sum of its parts").
-            const double W = k.consumer_warpgroups;
-            const double added = k.dq_tiles * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
-            const double red_rate = rates.bulk_reduce > 0 ? rates.bulk_reduce : l2;
-            t_l2 = added * all_tiles / red_rate;
-            const double smem_sm = rate_or_throw(rates.smem, "shared-memory") / sl;
-            const double tile_st = static_cast<double>(k.smem_store_bytes) / smem_sm;
-            const double tile_wait = k.wgmma_waits * rates.wgmma_wait_s;
-            bulk_model = true;
-            t_stores = static_cast<double>(k.smem_store_bytes) * all_tiles / rates.smem;
-            t_waits = tile_wait * all_tiles / sl;
-            const double chain = tile_tensor + tile_soft + tile_st + tile_wait;
-            // The dQ tile a warpgroup adds is reused one step later: its bulk reduction must have read
-            // it before the next dQ product may write it back (the kernel waits before ds_sync). So the
-            // reduction (at the SM's share of the measured rate), then that warpgroup's dQ product,
-            // the wait on it and its tile's stores lie in series: a second bound on the step.
-            // The SM has one bulk-copy (TMA) unit: the producer's copies of the next Q_i, dO_i, LSE_i,
-            // D_i (from L2, at the SM's share of the L2 read rate) pass through it too, between the
-            // reductions (an assumption about the unit, not measured apart).
-            const double share = k.lock_step ? 1.0 : 1.0 / W;  // offset: only its own warpgroup's part
-            const double tile_red = added / red_rate * bw;
-            const double tile_loads = (2.0 * static_cast<double>(br) * d * e + 8.0 * static_cast<double>(br)) / l2 * bw;
-            // With a ring of tiles (dq_ring > 1) the chain spreads over the ring's steps and only the
-            // unit's throughput is left: the reduction and the loads a step.
-            const double red_path =
-                k.dq_ring > 1
-                    ? tile_red + tile_loads
-                    : tile_red + tile_loads + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s;
-            tile_compute = std::max(chain, red_path);
-            if (rates.wgmma_wait_s <= 0) {
-                out.uncertain = true;
-                out.uncertain_why = "no measured wgmma latency: the waits of the warpgroups' serial chains cost 0 here";
-            }
-            out.notes.push_back(std::string("step bound: ") +
-                                (chain >= red_path ? "the warpgroups' chain" : "the dQ bulk reduction's path"));
-        } else if (!fwd && k.dq == DqAccumulation::ordered) {
-            // Deterministic mode (flash2h, FLASHSIM_FLASH2H_BWD=deterministic): a warpgroup waits for its
-            // turn at dQ_i, adds its part by float2 atomics, fences until they are done, and passes the
-            // turn on. The fence puts the atomics in series with the step, at the SM's share of the
-            // measured atomic rate, and its own round trip once a step where measured (l2_red_fence).
-            // At d = 64 each warpgroup adds a whole B_r x d part over its own keys (two a step), at
-            // d = 128 each half the columns over all keys (one tile a step). (The profile's dq_tiles
-            // counts the accumulator's tiles, one here: both warpgroups add into the same.)
-            const double parts = k.kernel == "flash2h" && p.head_dim == 64 ? 2.0 : static_cast<double>(k.dq_tiles);
-            const double added = parts * static_cast<double>(br) * d * 4;  // fp32 bytes a step adds
-            const double red_rate =
-                rates.l2_red > 0 ? rates.l2_red : l2 / 2;  // unmeasured: a read and a write at L2's rate
-            t_l2 = added * all_tiles / red_rate;
-            const double tile_dq = added / red_rate * bw + rates.red_fence_s;
-            out.uncertain = true;
-            char fence[160];
-            if (rates.red_fence_s > 0)
-                std::snprintf(fence, sizeof fence,
-                              " and the fence after them (%.2f us, measured, once a step; one fence a step is an "
-                              "assumption at d = 64, where the two warpgroups take turns)",
-                              rates.red_fence_s * 1e6);
-            else
-                fence[0] = '\0';
-            char buf[700];
-            std::snprintf(buf, sizeof buf,
-                          "deterministic mode: each warpgroup's dQ atomics (%.0f KiB a step, %s)%s are in series "
-                          "with its step, since it fences before passing dQ_i's turn on (%.0f%% of the step here); "
-                          "%s, so the model is a lower bound",
-                          added / 1024, rates.l2_red > 0 ? "at the measured l2_red_f32x2 rate" : "l2_red not measured",
-                          fence, 100 * tile_dq / (tile_compute + tile_dq),
-                          rates.red_fence_s > 0 ? "the turn's round trip between key blocks is not measured"
-                                                : "the fence's and the turn's round trips through L2, each step, "
-                                                  "are not measured and not charged");
-            out.uncertain_why = buf;
-            tile_compute += tile_dq;
-        } else if (!fwd) {  // dQ_i accumulated per step: its fp32 tile(s) read and written in L2
-            const double dq_bytes = 2.0 * k.dq_tiles * static_cast<double>(br) * d * 4;
-            t_l2 = dq_bytes * all_tiles / l2;
-            const double tile_dq = dq_bytes / l2 * bw;
-            // Charged in series with the step at the L2 read rate (the warps that compute issue the
-            // atomics): a stand-in. When it is a quarter of the step or more, how much of it really runs
-            // beside the products decides the time, and the model does not know that.
-            if (tile_dq >= 0.25 * (tile_compute + tile_dq)) {
-                out.uncertain = true;
-                char buf[900];
-                const double added = dq_bytes / 2;  // bytes of fp32 added a step (the charge counts read + write)
-                const double tile_red = rates.l2_red > 0 ? added / rates.l2_red * bw : 0;  // at the measured rate
-                if (rates.l2_red > 0 && k.dq == DqAccumulation::atomics)
-                    std::snprintf(
-                        buf, sizeof buf,
-                        "the dQ accumulation (%.0f B of fp32 added a score by float2 atomics) is charged in "
-                        "series at the L2 read rate, %.0f%% of a step here. Measured, the atomics add %.2f TB/s "
-                        "(l2_red_f32x2), at which in series they would be %.0f%% of it; but the H200's d = 128 "
-                        "rows, which add twice d = 64's bytes a score, run as fast as d = 64's, and its profile "
-                        "puts 2%% of the stall samples on the atomics: most of them run beside the products, "
-                        "by an amount the model does not know (the profile's largest stalls are the mma.sync "
-                        "chains' fixed latencies)",
-                        added / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq),
-                        rates.l2_red / 1e12, 100 * tile_red / (tile_compute + tile_red));
-                else
-                    std::snprintf(buf, sizeof buf,
-                                  "the dQ accumulation's L2 traffic (%.0f B a score) is %.0f%% of a step when charged "
-                                  "in series, as here; how much of it runs beside the products is not modelled",
-                                  dq_bytes / (static_cast<double>(br) * bc), 100 * tile_dq / (tile_compute + tile_dq));
-                out.uncertain_why = buf;
-            }
-            tile_compute += tile_dq;
-        }
-        const double tile_hbm = t_hbm / all_tiles * bw;
-        const double tile = (k.overlap == Overlap::none) ? tile_compute + tile_hbm : std::max(tile_compute, tile_hbm);
-        // The first tiles a block loads before its pipeline runs, at the slot's share of HBM.
-        const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e : (2.0 * bc + 2.0 * br) * d * e;
-        // and the tiles it stores after its last step (O_i and LSE_i; dK_j and dV_j), not hidden either
-        const double last_bytes = fwd ? static_cast<double>(br) * (d * e + 4) : 2.0 * static_cast<double>(bc) * d * e;
-        const double prologue = (first_bytes + last_bytes) / hbm * bw;
-        if (k.one_launch_per_kv_block) {
-            // flash1: launch j runs G x B*H blocks; block g walks the visited query blocks g, g + G, ...;
-            // a step reads and writes O_i (fp32), l_i, m_i and reads the next Q_i, under its arithmetic.
-            // The round trip moves at the rate measured for the kernel's own access pattern (hbm_rmw:
-            // float2 loads all in flight, then float2 stores, one block an SM) where it was measured.
-            const double rmw = d == 64 ? rates.hbm_rmw_d64 : d == 128 ? rates.hbm_rmw_d128 : 0;
-            const double trip = 2.0 * static_cast<double>(br) * d * 4 + 4.0 * static_cast<double>(br) * 4;
-            const double io = (trip / (rmw > 0 ? rmw : hbm) + static_cast<double>(br) * d * e / hbm) * bw;
-            const double step = std::max(tile_tensor + tile_soft, io);
-            // The step hides its round trip under its arithmetic (the max): the loads are issued before
-            // the products and used after them. The model's arithmetic is a chain in series: products,
-            // their operands staged by ldmatrix, then the softmax. But each of a block's 8 warps walks its
-            // own strip, so one warp's softmax can run beside another's products, by an amount the model
-            // does not know; and at d = 128 the kernel spills a few registers, which it does not charge.
-            out.uncertain = true;
-            char buf[1600];
-            if (rmw > 0)
-                std::snprintf(
-                    buf, sizeof buf,
-                    "flash1's step is its arithmetic: the round trip of O_i (fp32), l_i, m_i in the kernel's "
-                    "access pattern runs at %.2f TB/s here (hbm_rmw, one block an SM) and takes %.0f%% of "
-                    "the step's arithmetic, hidden under it (the H200's profile at d = 64 puts 5%% of the "
-                    "warps' stall samples on long-scoreboard waits). Its products run at the measured mma.sync "
-                    "rate: Nsight Compute has the tensor pipe busy 35.0%% (d = 64) and 33.8%% (d = 128) of a "
-                    "step launch's cycles at N = 8192, the share the model's products take of the measured "
-                    "time there (34%%). The units overlap: the raw counters of one launch (2026-12-05) put the "
-                    "tensor pipe, shared memory's ldmatrix wavefronts and the exponential unit at 34.6%%, 49%% "
-                    "and 25%% of the cycles at d = 64, 109%% together, and at 33.8%%, 48%% and 12%%, 94%%, at "
-                    "d = 128, where the model's chain charges products, staging and softmax in series. How "
-                    "much overlaps is what the model does not know (8 warps a block, each on its own strip; "
-                    "the largest stalls are the mma.sync chains' fixed latencies), and what the register "
-                    "spills at d = 128 cost (255 registers and 36 bytes spilled, 204 causal: 279,552 "
-                    "local-memory requests a launch at N = 8192, 4%% of the stall samples on their stores), "
-                    "not charged",
-                    rmw / 1e12, 100 * io / (tile_tensor + tile_soft));
-            else
-                std::snprintf(buf, sizeof buf,
-                              "flash1's per-step round trip of O_i (fp32), l_i, m_i is %.0f%% of a step when charged "
-                              "in series at the copy rate; the model hides it under the step's arithmetic, and the "
-                              "rate of the kernel's own access pattern (hbm_rmw) is not measured for this GPU, so "
-                              "which of the two sets the step is not known",
-                              100 * io / (tile_tensor + tile_soft + io));
-            out.uncertain_why = buf;
-            const double kv_first =
-                2.0 * static_cast<double>(bc) * d * e / l2 * bw;  // K_j, V_j (L2: shared by G blocks)
-            const int64_t sms = std::max(1, m.sm_count);
-            double steady = 0;
-            for (int64_t j = 0; j < tc; ++j) {
-                const int64_t nq = per_block[static_cast<size_t>(j)];
-                if (nq == 0) continue;
-                const int64_t G =
-                    std::max<int64_t>(1, std::min<int64_t>(nq, sms / std::max<int64_t>(1, p.heads_total())));
-                std::vector<double> durations;
-                for (int64_t h = 0; h < p.heads_total(); ++h)
-                    for (int64_t g = 0; g < G; ++g) {
-                        const int64_t steps = nq / G + (g < nq % G ? 1 : 0);
-                        durations.push_back(kv_first + io + static_cast<double>(steps) * step);
-                        steady += static_cast<double>(steps) * step;
-                    }
-                out.ctas += static_cast<int64_t>(durations.size());
-                total_s += makespan(durations, slots) + rates.launch_s;
-            }
-            launches = static_cast<int>(tc) + 2;  // + the init (O = 0, l = 0, m = -inf) and the final cast
-            total_s += 2 * rates.launch_s + (4.0 * N * BH * d + 8.0 * N * BH + 4.0 * N * BH * d + N * BH * d * e) / hbm;
-            out.steady_s = steady / sl;
-        } else {
-            std::vector<double> durations;
-            durations.reserve(per_block.size() * static_cast<size_t>(BH));
-            double steady = 0;
-            for (int64_t h = 0; h < p.heads_total(); ++h)
-                for (int64_t n : per_block) {
-                    durations.push_back(prologue + static_cast<double>(n) * tile);
-                    steady += static_cast<double>(n) * tile;
-                }
-            out.ctas = static_cast<int64_t>(durations.size());
-            if (out.grid == GridOrder::static_units) {
-                // a persistent grid: G = min(slots, units) blocks, block s running units s, s + G, ...
-                // (durations are numbered head * T_r + i, as StaticUnits names them)
-                const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal,
-                                             k.lone_middles};
-                total_s =
-                    detail::makespan_in_turn(su, slots, [&](int64_t g) { return durations[static_cast<size_t>(g)]; });
-            } else {
-                total_s = makespan(durations, slots);
-            }
-            if (!fwd && k.dq == DqAccumulation::ordered) {
-                // dQ in block order: key block j's step at query block i waits until block j - 1 has
-                // added there, so a head's blocks form a chain. The first blocks to run (one head's, all
-                // resident at once) fill it: block j starts when block j - 1 has passed its first query
-                // block. Later heads' blocks start as the chain's blocks finish, one after another,
-                // already in step; so the fill is paid once, as the chain's end beyond its longest
-                // block. (Steps of one tile each; the chain from the walk's visited tiles.)
-                std::vector<double> prev_done(static_cast<size_t>(tr), 0.0), done(static_cast<size_t>(tr), 0.0);
-                double chain_end = 0;
-                int64_t longest = 0;
-                for (int64_t j = 0; j < tc; ++j) {
-                    double t = 0;
-                    int64_t len = 0;
-                    for (int64_t i = 0; i < tr; ++i) {
-                        if (!visited(i, j)) continue;
-                        t = std::max(t, j > 0 ? prev_done[static_cast<size_t>(i)] : 0.0) + 1;
-                        done[static_cast<size_t>(i)] = t;
-                        ++len;
-                    }
-                    chain_end = std::max(chain_end, t);
-                    longest = std::max(longest, len);
-                    prev_done.swap(done);
-                }
-                const double fill = (chain_end - static_cast<double>(longest)) * tile;
-                total_s += fill;
-                char buf[200];
-                std::snprintf(
-                    buf, sizeof buf,
-                    "dQ in block order: the chain of a head's %lld key blocks fills once, %.0f steps (%.4f ms)",
-                    static_cast<long long>(tc), chain_end - static_cast<double>(longest), fill * 1e3);
-                out.notes.push_back(buf);
-            }
-            out.steady_s = steady / sl;
-            launches = 1 + k.side_launches;
-            if (!fwd) {  // the fp32 accumulator zeroed and D = rowsum(dO o O) before, dQ fp32 -> storage type after
-                const double tiles_dq = k.dq_tiles;  // the post pass sums the tiles
-                // the zeroing writes every tile (in the pre pass, both kernels); the bulk schedules' tiles cover the query
-                // rows padded to whole blocks
-                const double acc_rows = k.dq == DqAccumulation::bulk_reduction
-                                            ? std::ceil(N / static_cast<double>(br)) * static_cast<double>(br)
-                                            : static_cast<double>(N);
-                const double zero = tiles_dq * acc_rows * BH * d * 4 / hbm;
-                const double pre = 2.0 * N * BH * d * e / hbm;
-                const double post = (tiles_dq * N * BH * d * 4 + N * BH * d * e) / hbm;
-                total_s += zero + pre + post;
-                // flash2h's backward: what a key block pays besides its steps was measured on the H200
-                // (cuda/NOTES.md, "flash2h backward's fixed cost a block" and "... at d = 64"): 2,048
-                // blocks at N = 128-1024 lie on one line in the steps. d = 128: 23.2 us + 2.03 us a
-                // step with the first post pass (114 us a call) and pre pass (72 us); the staged post
-                // pass takes 47 us and the pre pass at 16 bytes a lane 65.5 (Nsight Compute, same rows),
-                // 73.5 us over 15.5 waves less: 18.5 us a block. d = 64, with those passes: 10.1 us +
-                // 2.67 us a step. The model's fixed part of a block is its prologue (first tiles, last
-                // dK_j, dV_j) and its share of the side passes and launches; what it lacks of the
-                // measured figure it does not know the source of, and where that would move the time by
-                // more than 10% (two thirds of the band a certain prediction claims) the prediction is
-                // uncertain.
-                if (bulk_model && !out.uncertain && out.ctas > 0 && (d == 64 || d == 128)) {
-                    // H200, 2026-12-04: d = 128 7d24783's line with d1f9481's passes; d = 64 1b253b8's line
-                    struct BlockFixed {
-                        double s;          // seconds a key block pays besides its steps
-                        const char* line;  // the measured line it comes from
-                    };
-                    const BlockFixed measured =
-                        d == 128 ? BlockFixed{18.5e-6,
-                                              "23.2 us + 2.03 us a step; faster side passes then saved 4.7 us a block"}
-                                 : BlockFixed{10.1e-6, "10.1 us + 2.67 us a step"};
-                    const double waves = static_cast<double>(out.ctas) / sl;
-                    const double model_fixed = prologue + (zero + pre + post + launches * rates.launch_s) / waves;
-                    const double missing = std::max(0.0, measured.s - model_fixed);
-                    const double share = missing * waves / (total_s + launches * rates.launch_s);
-                    if (share > 0.10) {
-                        out.uncertain = true;
-                        char buf[700];
-                        std::snprintf(buf, sizeof buf,
-                                      "flash2h backward, short walks: a key block's fixed cost (besides its steps) "
-                                      "is %.1f us at d = %d on the H200 (2,048 blocks at N = 128-1024 lay on %s), "
-                                      "where the model "
-                                      "charges %.1f us (its first tiles, last dK_j, dV_j and share of the side "
-                                      "passes); the %.1f us it does not know the source of would add %.0f%% here",
-                                      measured.s * 1e6, static_cast<int>(d), measured.line, model_fixed * 1e6,
-                                      missing * 1e6, 100 * share);
-                        out.uncertain_why = buf;
-                    }
-                }
-            }
-            total_s += launches * rates.launch_s;
-        }
-        out.waves = static_cast<double>(out.ctas) / sl;
-    }
+    Shared s{p,   k,  rates, m,           r,        out,    fwd,   e,       d,     BH,   N,
+             hbm, l2, ex,    tensor_rate, t_tensor, t_smem, t_exp, t_issue, t_hbm, slots};
+    if (k.algo == Algo::standard)
+        predict_standard(s);
+    else
+        predict_tiled(s);
+    const int launches = s.launches;
+    const double t_l2 = s.t_l2, t_stores = s.t_stores, t_waits = s.t_waits;
+    const bool bulk_model = s.bulk_model;
+    const double total_s = s.total_s;
     out.prologue_s = std::max(0.0, total_s - out.steady_s - launches * rates.launch_s);
     out.predicted_ms = total_s * 1e3;
     out.tflops = total_s > 0 ? usual_flops(p, k.pass) / total_s / 1e12 : 0;
