@@ -11,6 +11,7 @@
 
 #include "sim/softmax.hpp"
 #include "viz/lessons_view.hpp"
+#include "viz/measurement.hpp"
 #include "viz/model.hpp"
 #include "viz/rungs.hpp"
 #include "viz/view_state.hpp"
