@@ -47,6 +47,7 @@ PY
 check README.md "table.py --summary | awk 'NR <= 7'" \
   bash -c 'python3 tools/results/table.py --summary results/h200/bench.json | awk "NR <= 7"'
 check docs/results.md "table.py --summary" python3 tools/results/table.py --summary results/h200/bench.json
+check docs/results.md "table.py --summary (H100)" python3 tools/results/table.py --summary results/h100/bench.json
 check docs/results.md "table.py --ring" python3 tools/results/table.py --ring results/h200/ring.json
 check docs/results.md "table.py --decode" python3 tools/results/table.py --decode results/h200/decode.json
 check docs/results.md "table.py --decode-fixed" python3 tools/results/table.py --decode-fixed results/h200/decode.json
@@ -59,4 +60,8 @@ check docs/results.md "study.py --scale" python3 tools/results/study.py --scale 
 cmp -s "$tmp/h200.md" "$r/h200/bench.md" || {
   echo "results/h200/bench.md (linked from README.md and docs/results.md) is not table.py's output today:" \
        "python3 tools/results/table.py results/h200/bench.json > results/h200/bench.md" >&2; exit 1; }
+(cd "$src" && python3 tools/results/table.py results/h100/bench.json) > "$tmp/h100.md"
+cmp -s "$tmp/h100.md" "$r/h100/bench.md" || {
+  echo "results/h100/bench.md is not table.py's output today:" \
+       "python3 tools/results/table.py results/h100/bench.json > results/h100/bench.md" >&2; exit 1; }
 echo "the tables in README.md and docs/results.md are the scripts' output"

@@ -43,6 +43,12 @@ CURRENT = {
     "h200/checks.log": ("scripts/gpu_session.sh, stage tests: the GPU tests and compute-sanitizer", "people"),
     "h200/session.log": ("scripts/gpu_session.sh: the whole GPU call's log", "people"),
     "h200/flash2h_b1_h16_d128.json": (BENCH + ": flash2h at B = 1, H = 16, d = 128", "lessons, docs"),
+    "h100/bench.json": (BENCH + " on an H100 80GB: the grid's forward and backward rows (no training step), "
+                        "both masks; SDPA-flash and cuDNN timed on the same held machine; the simulator's columns and "
+                        "predictions for the H100-SXM preset (`bench --resimulate`)", "docs/results.md, the app's Measured view"),
+    "h100/bench.md": ("`python3 tools/results/table.py results/h100/bench.json`", "docs/results.md"),
+    "h100/checks.log": ("scripts/gpu_session.sh, stage tests, on an H100 80GB (binaries of a2b5847, before the "
+                        "bench's fit and GPU-skip fixes)", "people, docs/kernel-notes/h100.md"),
     "h100/decode.json": ("`flashsim bench --decode --json` on an H100 80GB", "lesson 13, docs/results.md"),
     "h100/ring.json": ("`flashsim bench --ring P --json` on an H100 80GB", "lesson 15, docs/results.md"),
     "h100/counters_probe.json": ("`flashsim bench --counters-probe --json` on an H100 80GB", "people"),

@@ -25,11 +25,14 @@ def gb(x):
 
 def main():
     doc = json.load(open(sys.argv[1]))
-    print(f"# H200 results\n")
+    dev = doc.get("device", "")
+    card = "H100" if "H100" in dev else "H200" if "H200" in dev else dev or "GPU"
+    print(f"# {card} results\n")
     runs = doc.get("runs") or [{k: doc.get(k) for k in ("device", "driver", "date", "git_commit")}]
     calls = "; ".join(f"{r['date']}, commit {r['git_commit']}" for r in runs)
     print(f"device {doc['device']}, CUDA driver {doc['driver']}; calls: {calls} (each row of the JSON names its own); "
-          f"{doc.get('anchor', {}).get('torch', '')} for the anchors, timed in the same call as each row. "
+          f"{doc.get('anchor', {}).get('torch', '')} for the anchors, "
+          f"{doc.get('anchor_note', 'timed in the same call as each row')}. "
           f"Shapes: B*N = 16384 tokens, H*d = 2048, bf16.\n")
     print("| pass | N | d | mask | variant | ms | TFLOP/s | vs SDPA-flash | SDPA-flash ms | cuDNN ms | DRAM GB (counters) | sim HBM GB (no L2) | sim HBM GB (L2 model) | DRAM/sim (L2) | rel err vs standard | ok |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
