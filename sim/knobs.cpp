@@ -87,6 +87,8 @@ const std::vector<Knob>& knobs() {
          "lessons/lib/directory.cpp"},
         {"FLASHSIM_MEASURED", "a results file", "the recorded file the lesson names", "",
          "which measured results the lessons quote", "lessons/lib/context.cpp"},
+        {"FLASHSIM_RESULTS", "a folder", "results/ (in the working folder, else the source tree's)", "",
+         "where the recorded measurements are read from (results/<card>/<kind>.json)", "report/results.cpp"},
     };
     return table;
 }

@@ -74,6 +74,9 @@ MeasuredRow parse_row(const json& r) {
     m.heads = static_cast<int64_t>(num(r, {"heads", "H"}).value_or(1));
     if (auto it = r.find("causal"); it != r.end() && it->is_boolean()) m.causal = it->get<bool>();
     m.ms = num(r, {"ms_median", "ms", "time_ms"});
+    m.predicted_ms = num(r, {"predicted_ms"});
+    if (auto it = r.find("predicted_uncertain"); it != r.end() && it->is_boolean())
+        m.predicted_uncertain = it->get<bool>();
     // ring attention with the kernels (flashsim bench --ring): the pass names the ring; its time is
     // the ring's forward (the backward and the one-call times stay in the file)
     if (m.pass == "ring") {

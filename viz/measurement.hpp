@@ -29,6 +29,11 @@ struct MeasuredRow {
             if (k == name) return v;
         return std::nullopt;
     }
+    // The kernel model's time for the row's own kernel configuration, as the bench recorded it (or
+    // `bench --resimulate` recomputed it with today's model; tests/cli/predicted_band.sh holds the two
+    // equal), and whether the model called itself uncertain there.
+    std::optional<double> predicted_ms;
+    bool predicted_uncertain = false;
     std::string error;   // the row's own error, if the run failed
     std::string device;  // the GPU it ran on: its own run's (merged files), else its file's
     // What sets the row apart from the kernel as it runs by default, in a side-by-side file or a

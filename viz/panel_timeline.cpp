@@ -208,17 +208,23 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     std::vector<std::pair<std::string, double>> measured;  // variant, seconds
     std::vector<std::pair<std::string, int>> found;        // variant, passes found
     std::string device;                                    // the GPU the rows shown ran on
+    std::vector<double> recorded;  // the rows' own rung-3 predictions, summed over passes (< 0: a row has none)
     for (const auto& pass : passes)
         for (const MeasuredRow* m :
              rows_at(ms, pass, bp.seq, bp.head_dim, bp.causal, bp.batch, bp.heads, rs.params.gpu)) {
             if (device.empty()) device = m->device;
+            const KernelRung* own = rung_of_row(*m);
+            const double pred = own && m->predicted_ms ? own->seconds : -1.0;
             auto it = std::find_if(measured.begin(), measured.end(), [&](auto& x) { return x.first == m->variant; });
             if (it == measured.end()) {
                 measured.push_back({m->variant, *m->ms / 1e3});
                 found.push_back({m->variant, 1});
+                recorded.push_back(pred);
             } else {
+                const size_t i = static_cast<size_t>(it - measured.begin());
                 it->second += *m->ms / 1e3;
-                ++found[static_cast<size_t>(it - measured.begin())].second;
+                ++found[i].second;
+                recorded[i] = recorded[i] < 0 || pred < 0 ? -1.0 : recorded[i] + pred;
             }
         }
     // rung 3, this kernel: the kernel model of each measured kernel (measured in bf16), beside its row
@@ -228,7 +234,13 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
     for (size_t k = 0; k < measured.size(); ++k) {
         if (found[k].second != static_cast<int>(passes.size())) continue;  // a pass missing: no sum
         const bool mine = measured[k].first == sim::algo_name(v.algo);
-        const KernelRung& kr = kernel_rung(kp, rs.params.pass, measured[k].first, rs.machine);
+        // the rows' own predictions (their recorded tiles and schedule) where they have them; else the
+        // kernel's default profile at this problem
+        KernelRung kr = kernel_rung(kp, rs.params.pass, measured[k].first, rs.machine);
+        if (recorded[k] > 0) {
+            kr.seconds = recorded[k];
+            kr.error.clear();
+        }
         if (kr.error.empty() && kr.seconds > 0) {
             rows.push_back({std::string(kRungKernel) + ": " + measured[k].first, kr.seconds,
                             mine ? ui::okabe::yellow : ui::with_alpha(ui::okabe::yellow, 120)});

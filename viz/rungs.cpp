@@ -48,6 +48,16 @@ const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::
 
 const KernelRung* rung_of_row(const MeasuredRow& r) {
     if (r.pass != "forward" && r.pass != "backward") return nullptr;
+    // the row's own prediction, from its recorded tiles and schedule (the bench's bridge to the model)
+    if (r.predicted_ms && *r.predicted_ms > 0) {
+        static std::map<const MeasuredRow*, KernelRung> recorded;
+        KernelRung& k = recorded[&r];
+        k.kernel = r.variant;
+        k.seconds = *r.predicted_ms / 1e3;
+        k.uncertain = r.predicted_uncertain;
+        k.rates = "the row's recorded prediction";
+        return &k;
+    }
     const std::string gpu = r.device.find("H200") != std::string::npos   ? "H200"
                             : r.device.find("H100") != std::string::npos ? "H100-SXM"
                                                                          : "";

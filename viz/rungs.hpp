@@ -32,8 +32,10 @@ struct KernelRung {
 // where the results hold a ceilings file for its card, else its datasheet ceilings. Kept per (kernel, problem, machine): a view may call it every frame.
 const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::string& kernel, const sim::Machine& m);
 
-// Rung 3 for a recorded row as the Measured view draws it: the row's problem, pass and kernel on the
-// preset of the card it ran on (H200 or H100-SXM); null for a step row, another card, or no prediction.
+// Rung 3 for a recorded row as the Measured view draws it: the prediction the row records for its own
+// tiles and schedule (the bench's, kept equal to today's model by tests/cli/predicted_band.sh); for a
+// row without one, the kernel's default profile at the row's problem on the preset of the card it ran on
+// (H200 or H100-SXM). Null for a step row, another card, or no prediction.
 const KernelRung* rung_of_row(const MeasuredRow& r);
 
 // measured / predicted, as the views print it beside both ("1.07x"); 0 when either is missing.

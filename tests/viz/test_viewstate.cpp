@@ -502,11 +502,12 @@ TEST_CASE("the Measured view's rung 3 lies within 15% of every recorded row it i
             const KernelRung* k = rung_of_row(r);
             if (!k || k->uncertain) continue;
             ++checked;
-            const double ratio = rung_ratio(*r.ms / 1e3, k->seconds);
-            if (ratio < 1 / 1.15 || ratio > 1.15) {
+            // the band as tools/results/predicted.py states it: predicted / measured within 1 +- 0.15
+            const double ratio = k->seconds / (*r.ms / 1e3);
+            if (ratio < 0.85 || ratio > 1.15) {
                 ++outside;
                 MESSAGE(r.variant << " " << r.pass << " N=" << r.seq << " d=" << r.head_dim
-                                  << (r.causal ? " causal" : "") << ": measured / this kernel = " << ratio);
+                                  << std::string(r.causal ? " causal" : "") << ": this kernel / measured = " << ratio);
             }
         }
     }
