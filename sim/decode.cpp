@@ -98,10 +98,10 @@ DecodeSplit choose_splits(const DecodeProblem& p, const Machine& m, const Decode
         // make 320 blocks for 264 slots, a full wave and one of 56). One wave first: when the splits
         // that still fit one wave (all blocks running at once) keep at least 90% of the slots busy,
         // take them, since a second wave pays the ramp of its first tiles again (measured on the
-        // H200: B = 8, L = 32,768, 4 splits 2% faster than 8; cuda/NOTES.md, "one wave of longer
-        // blocks"). Otherwise whole waves: add splits, while the cache allows, until the waves keep
-        // at least 90% of the slots busy (measured: 8 splits read B = 8 at 3.13 TB/s against 2.43
-        // with 5; results/archive/2026-12-01/h200_decode_splits.json).
+        // H200: B = 8, L = 32,768, 4 splits 2% faster than 8; docs/kernel-notes/decode.md, "one wave of
+        // longer blocks"). Otherwise whole waves: add splits, while the cache allows, until the waves
+        // keep at least 90% of the slots busy (measured: 8 splits read B = 8 at 3.13 TB/s against 2.43
+        // with 5; the sweep of split counts in docs/kernel-notes/decode.md).
         if (want == fill && fill > 1) {
             auto busy = [&](int64_t S) {  // blocks over the slots of the waves they take
                 const int64_t blocks = base * S, waves = (blocks + s.target_blocks - 1) / s.target_blocks;

@@ -363,9 +363,8 @@ static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates&
         uncertain("N = " + n + (p.seq % 8 ? " is not a multiple of 8" : " is past the one-pass kernels' rows") +
                   ": the softmax runs cuda/standard.cu's two-pass row kernels (one block a row, 2-byte loads), "
                   "with which the H200's forward took 1.2-1.9x the one-pass kernels' time at N = 1024-16384 "
-                  "(results/archive/2026-12-03/h200_standard_softmax_ab_3871a51.json), and no ceiling measures their "
-                  "rate (the "
-                  "copy rate charged here is too fast)");
+                  "(docs/kernel-notes/standard.md), and no ceiling measures their rate (the copy rate charged here "
+                  "is too fast)");
     if (p.seq % 8)
         uncertain("N = " + n +
                   " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
