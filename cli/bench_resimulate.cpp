@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cli/bench.hpp"
-#include "cli/ceilings.hpp"
+#include "report/kernel_report.hpp"
 #include "cli/commands.hpp"
 #include "report/kernel_bridge.hpp"
 #include "sim/kernel_config.hpp"
@@ -161,7 +161,7 @@ void predict_row(json& row, const sim::Machine& machine) {
     try {
         const sim::KernelRun run = report::kernel_run_of_row(row);
         const sim::Problem& p = run.problem;
-        const std::optional<sim::KernelRates> measured = measured_rates(machine, p.dtype, "");
+        const std::optional<sim::KernelRates> measured = report::measured_rates(machine, p.dtype, "");
         const sim::KernelRates rates = measured ? *measured : sim::datasheet_rates(machine);
         std::vector<sim::Pass> parts;
         if (run.pass != sim::Pass::backward) parts.push_back(sim::Pass::forward);
@@ -200,7 +200,7 @@ json sim_ring_json(const sim::RingProblem& rp, const sim::Machine& machine, cons
         sim::RingConfig c;
         c.compute = sim::RingCompute::kernel;
         c.kernel = kernel;
-        if (const auto rates = measured_rates(machine, rp.attn.dtype, "")) c.rates = *rates;
+        if (const auto rates = report::measured_rates(machine, rp.attn.dtype, "")) c.rates = *rates;
         c.break_even = true;
         const sim::RingResult sr = sim::simulate_ring(rp, machine, c);
         double sim_f = 0, sim_b = 0, one_f = 0, one_b = 0;

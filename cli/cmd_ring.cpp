@@ -10,7 +10,7 @@
 #include <cmath>
 #include <memory>
 
-#include "cli/ceilings.hpp"
+#include "report/kernel_report.hpp"
 #include "cli/commands.hpp"
 #include "report/ring.hpp"
 
@@ -105,7 +105,7 @@ void register_ring(CLI::App& app, int& rc) {
                 c.kernel = a->kernel;
                 (void)sim::kernel_profile(a->kernel, sim::Pass::forward, p.attn.head_dim);  // refuses an unknown one
                 if (c.ceilings == sim::Ceilings::measured) {
-                    if (const auto r = measured_rates(m, p.attn.dtype, "")) c.rates = *r;
+                    if (const auto r = report::measured_rates(m, p.attn.dtype, "")) c.rates = *r;
                 }
             }
             if (a->check && double(p.attn.batch * p.attn.heads) * double(p.attn.seq) * double(p.attn.seq) *

@@ -2,7 +2,6 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/ceilings.hpp"
 #include "cli/commands.hpp"
 #include "report/kernel_report.hpp"
 #include "report/ladder.hpp"
@@ -137,7 +136,7 @@ void register_simulate(CLI::App& app, int& rc) {
             if (!args->ceilings_file.empty() && !measured)
                 throw sim::Error("--ceilings-file goes with --ceilings measured");
             std::optional<sim::KernelRates> rates;
-            if (measured) rates = measured_rates(m, p.dtype, args->ceilings_file);
+            if (measured) rates = report::measured_rates(m, p.dtype, args->ceilings_file);
             if (rates) m = report::with_measured(m, *rates);
             std::vector<sim::KernelProfile> profiles;
             std::string algo = args->flags.algo;

@@ -9,7 +9,7 @@
 #include <memory>
 #include <sstream>
 
-#include "cli/ceilings.hpp"
+#include "report/kernel_report.hpp"
 #include "cli/commands.hpp"
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
@@ -192,7 +192,7 @@ void register_scenario(CLI::App& app, int& rc) {
                 if (args->ceilings == "datasheet")
                     rates = sim::datasheet_rates(m);
                 else if (args->ceilings == "measured") {
-                    const auto r = measured_rates(m, sim::DType::fp16, "");
+                    const auto r = report::measured_rates(m, sim::DType::fp16, "");
                     if (!r)
                         throw sim::Error("no measured ceilings are recorded for " + m.name +
                                          " (results holds the H200's); use --ceilings datasheet, or "

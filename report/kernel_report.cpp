@@ -1,9 +1,11 @@
 #include "report/kernel_report.hpp"
 
 #include <algorithm>
-
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+
+#include "report/results.hpp"
 
 namespace report {
 
@@ -202,6 +204,20 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
     for (const auto& n : k.notes) s += "  note: " + n + "\n";
     s += "  rates: " + k.rates_source + "\n";
     return s;
+}
+
+std::string default_ceilings_file(const sim::Machine& m) {
+    const std::string card = card_folder(m.name);
+    if (card.empty()) return "";
+    const std::string path = current_file(card, "ceilings.json");
+    // the H200's file is part of the project: a missing one is an error to report, not a datasheet fallback
+    return std::filesystem::exists(path) || m.name == "H200" ? path : "";
+}
+
+std::optional<sim::KernelRates> measured_rates(const sim::Machine& m, sim::DType dtype, const std::string& file) {
+    const std::string path = file.empty() ? default_ceilings_file(m) : file;
+    if (path.empty()) return std::nullopt;
+    return read_ceilings_file(path, m, dtype);
 }
 
 }  // namespace report

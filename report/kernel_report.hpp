@@ -3,6 +3,7 @@
 // and a kernel prediction with "where the time goes".
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/kernel_model.hpp"
@@ -17,6 +18,13 @@ sim::KernelRates read_ceilings_file(const std::string& path, const sim::Machine&
 // The same from parsed JSON; `where` names it in errors.
 sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string& where, const sim::Machine& m,
                                     sim::DType dtype);
+// The recorded ceilings file for a preset's card (results/<card>/ceilings.json through
+// report::current_file), "" when the card has none recorded (the datasheet then serves, said by the caller).
+std::string default_ceilings_file(const sim::Machine& m);
+// The measured rates for the preset: from `file` when given, else from its card's recorded file;
+// nullopt when neither exists. Throws sim::Error when a file is named (or recorded) but missing or
+// malformed. The one lookup the command (`--ceilings measured`, the bench's predictions) and the app use.
+std::optional<sim::KernelRates> measured_rates(const sim::Machine& m, sim::DType dtype, const std::string& file = "");
 // The preset with the measured rates in its measured fields (HBM copy, L2, shared memory, exp),
 // so that the step-level timing model of `--ceilings measured` uses them too.
 sim::Machine with_measured(const sim::Machine& m, const sim::KernelRates& r);

@@ -89,7 +89,7 @@ void table(const MeasuredFile& f, const ViewState& v, float height) {
         ImGui::TextUnformatted(opt_fixed(r.ms, 3).c_str());
         const bool visible = ImGui::IsItemVisible();  // rung 3 is computed for the rows on screen only
         {
-            const KernelRung* k = visible ? rung_of_row(r) : nullptr;
+            const std::optional<KernelRung> k = visible ? rung_of_row(r) : std::nullopt;
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(k ? ui::fixed(k->seconds * 1e3, 3).c_str() : "-");
             if (k && ImGui::IsItemHovered())

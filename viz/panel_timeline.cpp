@@ -213,7 +213,7 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
         for (const MeasuredRow* m :
              rows_at(ms, pass, bp.seq, bp.head_dim, bp.causal, bp.batch, bp.heads, rs.params.gpu)) {
             if (device.empty()) device = m->device;
-            const KernelRung* own = rung_of_row(*m);
+            const std::optional<KernelRung> own = rung_of_row(*m);
             const double pred = own && m->predicted_ms ? own->seconds : -1.0;
             auto it = std::find_if(measured.begin(), measured.end(), [&](auto& x) { return x.first == m->variant; });
             if (it == measured.end()) {

@@ -1,11 +1,10 @@
 #include "viz/rungs.hpp"
 
-#include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "report/kernel_report.hpp"
-#include "report/results.hpp"
+#include "sim/kernel_config.hpp"
 #include "viz/measurement.hpp"
 
 namespace viz {
@@ -20,16 +19,13 @@ const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::
     if (!fresh) return r;
     r.kernel = kernel;
     try {
-        // the card's measured ceilings where its results hold them (results/h200/ceilings.json), as
-        // `flashsim simulate --kernel ... --ceilings measured` and the bench's predictions use; else the datasheet
+        // the card's measured ceilings where its results hold them (results/<card>/ceilings.json), the
+        // same lookup as `flashsim simulate --kernel ... --ceilings measured` and the bench's predictions
         sim::KernelRates rates = sim::datasheet_rates(m);
         r.rates = "datasheet ceilings";
-        if (const std::string card = report::card_folder(m.name); !card.empty()) {
-            const std::string file = report::current_file(card, "ceilings.json");
-            if (std::filesystem::exists(file)) {
-                rates = report::read_ceilings_file(file, m, p.dtype);
-                r.rates = "measured ceilings (" + file + ")";
-            }
+        if (const auto measured = report::measured_rates(m, p.dtype)) {
+            rates = *measured;
+            r.rates = "measured ceilings (" + report::default_ceilings_file(m) + ")";
         }
         for (sim::Pass ps : {sim::Pass::forward, sim::Pass::backward}) {
             if (pass != sim::Pass::both && pass != ps) continue;
@@ -46,22 +42,19 @@ const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::
     return r;
 }
 
-const KernelRung* rung_of_row(const MeasuredRow& r) {
-    if (r.pass != "forward" && r.pass != "backward") return nullptr;
+std::optional<KernelRung> rung_of_row(const MeasuredRow& r) {
+    if (r.pass != "forward" && r.pass != "backward") return std::nullopt;
     // the row's own prediction, from its recorded tiles and schedule (the bench's bridge to the model)
     if (r.predicted_ms && *r.predicted_ms > 0) {
-        static std::map<const MeasuredRow*, KernelRung> recorded;
-        KernelRung& k = recorded[&r];
+        KernelRung k;
         k.kernel = r.variant;
         k.seconds = *r.predicted_ms / 1e3;
         k.uncertain = r.predicted_uncertain;
         k.rates = "the row's recorded prediction";
-        return &k;
+        return k;
     }
-    const std::string gpu = r.device.find("H200") != std::string::npos   ? "H200"
-                            : r.device.find("H100") != std::string::npos ? "H100-SXM"
-                                                                         : "";
-    if (gpu.empty()) return nullptr;
+    const std::optional<std::string> preset = sim::preset_for_device(r.device);
+    if (!preset) return std::nullopt;
     sim::Problem p;
     p.seq = r.seq;
     p.head_dim = r.head_dim;
@@ -70,8 +63,9 @@ const KernelRung* rung_of_row(const MeasuredRow& r) {
     p.causal = r.causal;
     p.dtype = sim::parse_dtype(r.dtype).value_or(sim::DType::bf16);
     const KernelRung& k = kernel_rung(p, r.pass == "forward" ? sim::Pass::forward : sim::Pass::backward, r.variant,
-                                      sim::find_machine(gpu));
-    return k.error.empty() && k.seconds > 0 ? &k : nullptr;
+                                      sim::find_machine(*preset));
+    if (!k.error.empty() || !(k.seconds > 0)) return std::nullopt;
+    return k;
 }
 
 double rung_ratio(double measured_s, double predicted_s) {

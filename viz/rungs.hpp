@@ -4,6 +4,7 @@
 // rung 1 "bytes bound" (HBM bytes / bandwidth), rung 2 "ideal machine" (bytes and FLOPs at peak
 // rates, overlapped), rung 3 "this kernel".
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,8 @@ const KernelRung& kernel_rung(const sim::Problem& p, sim::Pass pass, const std::
 // Rung 3 for a recorded row as the Measured view draws it: the prediction the row records for its own
 // tiles and schedule (the bench's, kept equal to today's model by tests/cli/predicted_band.sh); for a
 // row without one, the kernel's default profile at the row's problem on the preset of the card it ran on
-// (H200 or H100-SXM). Null for a step row, another card, or no prediction.
-const KernelRung* rung_of_row(const MeasuredRow& r);
+// (sim::preset_for_device). Empty for a step row, a card without a preset, or no prediction.
+std::optional<KernelRung> rung_of_row(const MeasuredRow& r);
 
 // measured / predicted, as the views print it beside both ("1.07x"); 0 when either is missing.
 double rung_ratio(double measured_s, double predicted_s);

@@ -499,7 +499,7 @@ TEST_CASE("the Measured view's rung 3 lies within 15% of every recorded row it i
         if (f.path.find("h200/bench.json") == std::string::npos) continue;
         for (const auto& r : f.rows) {
             if (!r.tag.empty() || !r.ms || !r.error.empty()) continue;
-            const KernelRung* k = rung_of_row(r);
+            const std::optional<KernelRung> k = rung_of_row(r);
             if (!k || k->uncertain) continue;
             ++checked;
             // the band as tools/results/predicted.py states it: predicted / measured within 1 +- 0.15

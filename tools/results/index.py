@@ -21,7 +21,7 @@ CURRENT = {
                         "lesson 10, the app's Measured and Timeline views, tests/cli/predicted_band.sh, README, docs/results.md"),
     "h200/bench.md": ("`python3 tools/results/table.py results/h200/bench.json`", "README (linked), docs/results.md, readme_tables.sh"),
     "h200/ceilings.json": ("`flashsim bench --ceilings --json`: HBM, L2, SRAM, mma.sync, wgmma, exp rates",
-                           "`--ceilings measured` (cli/ceilings.cpp), lessons 2 and 10"),
+                           "`--ceilings measured`, the bench and the app (report::measured_rates), lessons 2 and 10"),
     "h200/decode.json": ("`flashsim bench --decode --json`: the split-KV decode kernel beside SDPA", "lesson 13, docs/results.md"),
     "h200/ring.json": ("`flashsim bench --ring P --json`: ring attention emulated on one GPU", "lesson 15, the Ring view, docs/results.md"),
     "h200/fit.json": ("`flashsim bench --fit --json`: the longest N each kernel allocates", "lesson 12, footprint_vs_peak.py"),
