@@ -20,6 +20,12 @@ int64_t steps_of(const Timeline& tl) { return std::max<int64_t>(1, tl.steps_kept
 void step_controls(LabTraceState& s, int64_t n) {
     int64_t& k = s.step;
     if (k < 0 || k >= n) k = n - 1;
+    if (!ImGui::GetIO().WantTextInput) {  // the memory view's keys: Left/Right a step, Home/End
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) k = std::max<int64_t>(0, k - 1);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) k = std::min(n - 1, k + 1);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) k = 0;
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End))) k = n - 1;
+    }
     if (ImGui::SmallButton("|<")) k = 0;
     ImGui::SameLine();
     if (ImGui::SmallButton("<")) k = std::max<int64_t>(0, k - 1);

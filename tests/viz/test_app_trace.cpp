@@ -92,6 +92,11 @@ int main(int argc, char** argv) {
                   ", one line: " + first_line(r.out));
     }
 
+    {  // the tour opens lessons itself: a trace with it is refused
+        const Run r = run("env -u DISPLAY " + app + " --tour --trace '" + trace + "'");
+        check(r.rc == 2 && r.out.find("cannot be combined with --trace") != std::string::npos,
+              "--tour --trace: exit 2, one line: " + first_line(r.out));
+    }
     if (run("command -v Xvfb").rc != 0) {
         std::printf("skipped: Xvfb is not installed (apt install xvfb)\n");
         return failures ? 1 : 77;

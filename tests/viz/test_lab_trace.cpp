@@ -120,3 +120,23 @@ TEST_CASE("bad lab trace files are refused with one line that says what is wrong
     refused(j.dump(), "'tiles.block_rows' must be an integer of at least 1");
     fs::remove(path);
 }
+
+TEST_CASE("the lab view's state: a bad file keeps the run shown and says why; close returns to the memory view") {
+    const sim::TileMachine tm = lab_test::fa2_run(64, 16, 32, 32, sim::DType::fp16, 1 << 20);
+    const std::string good = temp_file("flashsim_lab_trace_state.json");
+    report::save_lab_trace(good, tm, report::complete_lab_trace_info(tm, {}));
+    viz::LabTraceState s;
+    CHECK(!s.shown());
+    REQUIRE(s.open(good));
+    CHECK(s.shown());
+    CHECK(s.error.empty());
+    CHECK(s.step == -1);  // the last step until one is chosen
+    const viz::LabRun* shown = s.run.get();
+    CHECK(!s.open(temp_file("flashsim_no_such_trace.json")));
+    CHECK(s.run.get() == shown);  // the last good run stays
+    CHECK(s.error.find("does not exist") != std::string::npos);
+    s.close();
+    CHECK(!s.shown());
+    CHECK(s.error.empty());
+    fs::remove(good);
+}
