@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -44,8 +45,8 @@ LabTraceInfo complete_lab_trace_info(const sim::TileMachine& tm, LabTraceInfo in
                 "head_dim=");
         if (info.problem.seq <= 0) info.problem.seq = q->rows;
         if (info.problem.head_dim <= 0) info.problem.head_dim = q->cols;
-        info.problem.dtype = q->dtype;
     }
+    if (q) info.problem.dtype = q->dtype;
     // the first loads of Q and K give the tiles (row_tile 0: the tile at offset 0, a full one)
     for (const sim::Event& e : tm.trace().events) {
         if (e.kind != sim::EventKind::load) continue;
@@ -116,10 +117,15 @@ struct Reader {
         if (!o.is_object() || !o.contains(key)) fail("'" + where + key + "' is missing");
         return o.at(key);
     }
-    int64_t integer(const json& o, const char* key, const std::string& where, int64_t lo) const {
+    int64_t integer(const json& o, const char* key, const std::string& where, int64_t lo,
+                    int64_t hi = std::numeric_limits<int64_t>::max()) const {
         const json& v = field(o, key, where);
-        if (!v.is_number_integer() || v.get<int64_t>() < lo)
-            fail("'" + where + key + "' must be an integer of at least " + std::to_string(lo) + ", got " + v.dump());
+        if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+            fail("'" + where + key + "' must be an integer " +
+                 (hi == std::numeric_limits<int64_t>::max()
+                      ? "of at least " + std::to_string(lo)
+                      : "from " + std::to_string(lo) + " to " + std::to_string(hi)) +
+                 ", got " + v.dump());
         return v.get<int64_t>();
     }
     std::string text(const json& o, const char* key, const std::string& where) const {
@@ -202,10 +208,11 @@ void read_events(const Reader& rd, const json& j, LabTrace& t) {
             rd.fail("event " + std::to_string(k) + " (" + std::string(sim::event_kind_name(e.kind)) +
                     ") names tensor '" + tn + "', which is not one of the trace's tensors (" + names + ")");
         e.tensor = *tensor;
-        e.row_tile = static_cast<int32_t>(rd.integer(ev[k], "row_tile", where, -1));
-        e.col_tile = static_cast<int32_t>(rd.integer(ev[k], "col_tile", where, -1));
-        e.rows = static_cast<int32_t>(rd.integer(ev[k], "rows", where, 0));
-        e.cols = static_cast<int32_t>(rd.integer(ev[k], "cols", where, 0));
+        constexpr int64_t i32 = std::numeric_limits<int32_t>::max();
+        e.row_tile = static_cast<int32_t>(rd.integer(ev[k], "row_tile", where, -1, i32));
+        e.col_tile = static_cast<int32_t>(rd.integer(ev[k], "col_tile", where, -1, i32));
+        e.rows = static_cast<int32_t>(rd.integer(ev[k], "rows", where, 0, i32));
+        e.cols = static_cast<int32_t>(rd.integer(ev[k], "cols", where, 0, i32));
         e.bytes = rd.integer(ev[k], "bytes", where, 0);
         if (ev[k].contains("flops")) {
             const json& f = ev[k]["flops"];

@@ -1,5 +1,9 @@
 #include "viz/lab_trace.hpp"
 
+#include <cmath>
+
+#include "report/report.hpp"
+
 namespace viz {
 
 namespace {
@@ -34,6 +38,15 @@ std::shared_ptr<const LabRun> load_lab_run(const std::string& path, std::string*
     try {
         auto run = std::make_shared<LabRun>();
         run->trace = report::read_lab_trace(path);
+        const report::LabTraceInfo& in = run->trace.info;
+        const double pairs = std::ceil(static_cast<double>(in.problem.seq) / static_cast<double>(in.block_rows)) *
+                             std::ceil(static_cast<double>(in.problem.seq) / static_cast<double>(in.block_cols));
+        if (pairs > kMaxTilePairs)  // the built-in run would take minutes; the app's own limit
+            throw sim::Error(
+                "trace " + path + ": the built-in run at N = " + std::to_string(in.problem.seq) + ", B_r " +
+                std::to_string(in.block_rows) + ", B_c " + std::to_string(in.block_cols) + " walks " +
+                std::to_string(static_cast<int64_t>(pairs)) + " tile pairs, more than the app's " +
+                report::group_digits(static_cast<int64_t>(kMaxTilePairs)) + "; replay a smaller run or larger tiles");
         run->mine = one_run(run->trace, report::learner_result(run->trace));
         run->builtin = one_run(run->trace, report::builtin_result(run->trace));
         const sim::Result& b = run->builtin_result();

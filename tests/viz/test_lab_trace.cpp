@@ -118,6 +118,11 @@ TEST_CASE("bad lab trace files are refused with one line that says what is wrong
     j = good;
     j["tiles"]["block_rows"] = 0;
     refused(j.dump(), "'tiles.block_rows' must be an integer of at least 1");
+    j = good;
+    j["tiles"]["block_rows"] = 1;
+    j["tiles"]["block_cols"] = 1;
+    j["problem"]["seq"] = 16384;  // 16,384^2 tile pairs: more than the app walks
+    refused(j.dump(), "tile pairs");
     fs::remove(path);
 }
 
