@@ -134,6 +134,16 @@ with tempfile.TemporaryDirectory() as d:
     except flashsim.Error as e:
         expect("cannot write" in str(e), "save_trace into a missing folder says so: %s" % e)
 
+# `flashsim lab check N FILE --trace RUN.json`: saved where a built-in run of the puzzle's shape exists
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "run6.json")
+    rep = lab.check(6, lab.solution_file(6), trace=path)
+    expect(rep.ok and os.path.isfile(path) and "trace saved: " + path in rep.text(), "lab check 6 --trace saves it")
+    path = os.path.join(d, "run2.json")
+    rep = lab.check(2, lab.solution_file(2), trace=path)
+    expect(rep.ok and not os.path.exists(path) and "no trace saved" in rep.text(),
+           "lab check 2 --trace says the one-row softmax has no built-in run to replay beside")
+
 if failures:
     print("%d failed" % len(failures))
     sys.exit(1)
