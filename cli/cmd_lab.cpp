@@ -2,6 +2,7 @@
 //
 //   flashsim lab --list              the puzzles
 //   flashsim lab check N [FILE]      run FILE (default lab/puzzles/NN_*.py) on random inputs and report
+//   flashsim lab check N --trace F   and save the run as a lab trace for flashsim-app --trace F
 //
 // The puzzles and their checker are Python (python/flashsim/lab.py, on the tile machine's bindings):
 // this command runs python/flashsim/lab.py (as `python3 -m flashsim.lab` would) with the package's two folders on PYTHONPATH, so it
@@ -19,6 +20,7 @@ namespace {
 struct LabArgs {
     bool list = false;
     std::vector<std::string> words;  // check N [FILE]
+    std::string trace;               // --trace FILE: save the run (report/lab_trace.hpp's format)
 };
 
 std::string shell_quote(const std::string& s) {
@@ -33,6 +35,7 @@ int run_lab(const LabArgs& a) {
         argv.push_back("--list");
     } else if (!a.words.empty() && a.words[0] == "check" && (a.words.size() == 2 || a.words.size() == 3)) {
         argv = a.words;
+        if (!a.trace.empty()) argv.insert(argv.end(), {"--trace", a.trace});
     } else {
         print_error("lab", "say --list, or check N [FILE] (e.g. flashsim lab check 6 lab/puzzles/06_fa2_forward.py)");
         return 2;
@@ -65,5 +68,6 @@ void register_lab(CLI::App& app, int& rc) {
     cmd->add_flag("--list", a->list, "List the puzzles");
     cmd->add_option("words", a->words,
                     "check N [FILE]: check puzzle N (FILE: default the learner's file in lab/puzzles)");
+    cmd->add_option("--trace", a->trace, "With check: save the run as a lab trace that flashsim-app --trace replays");
     cmd->callback([a, &rc] { rc = run_lab(*a); });
 }

@@ -1,12 +1,16 @@
 // python/bindings.cpp — the `_flashsim` extension behind the `flashsim` package: thin conversions
 // between NumPy / dicts and sim/. No logic of its own: the tile machine and the simulator do the work.
+// [SECTIONS] conversions · the tile machine (and its trace file, report/lab_trace) · the simulator
+// (simulate, decode, softmax, attend, fit, the float64 references, round_to, machines)
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <string>
 
+#include "report/lab_trace.hpp"
 #include "sim/decode.hpp"
+#include "sim/footprint.hpp"
 #include "sim/machine.hpp"
 #include "sim/reference.hpp"
 #include "sim/simulate.hpp"
@@ -242,7 +246,30 @@ void bind_tile_machine(py::module_& m) {
             "Bytes per tensor (read/write), totals, FLOPs and steps, as a dict.")
         .def(
             "events", [](const TileMachine& tm) { return events_list(tm.trace()); },
-            "The trace: one dict an event (kind, tensor, tile, rows, cols, bytes, flops, step).");
+            "The trace: one dict an event (kind, tensor, tile, rows, cols, bytes, flops, step).")
+        .def(
+            "save_trace",
+            [](const TileMachine& tm, const std::string& path, const std::string& algo, int64_t block_rows,
+               int64_t block_cols, bool causal, const std::string& pass, int64_t seq, int64_t head_dim) {
+                report::LabTraceInfo info;
+                const auto a = parse_algo(algo);
+                if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
+                const auto ps = parse_pass(pass);
+                if (!ps) throw Error("unknown pass '" + pass + "'; use forward, backward or both");
+                info.algo = *a;
+                info.pass = *ps;
+                info.block_rows = block_rows;
+                info.block_cols = block_cols;
+                info.problem.seq = seq;
+                info.problem.head_dim = head_dim;
+                info.problem.causal = causal;
+                report::save_lab_trace(path, tm, report::complete_lab_trace_info(tm, info));
+            },
+            py::arg("path"), py::arg("algo") = "flash2", py::arg("block_rows") = 0, py::arg("block_cols") = 0,
+            py::arg("causal") = false, py::arg("pass_") = "forward", py::arg("seq") = 0, py::arg("head_dim") = 0,
+            "Write the run so far as a trace file (JSON) that `flashsim-app --trace FILE` replays beside the built-in "
+            "`algo` at the same problem and tiles. seq, head_dim (0: tensor Q's shape, dtype Q's), block_rows and "
+            "block_cols (0: the rows of the first load of Q and of K) describe the problem for that built-in run.");
 }
 
 void bind_simulator(py::module_& m) {
@@ -407,6 +434,93 @@ void bind_simulator(py::module_& m) {
         "The GPU presets: name -> description, SRAM a block may use (bytes), HBM bandwidth (bytes/s).");
 }
 
+// Your tensors through an algorithm (attend) and the longest N that fits a GPU (fit).
+void bind_attend_fit(py::module_& m) {
+    m.def(
+        "attend",
+        [](const F32Array& q, const F32Array& k, const F32Array& v, const std::string& algo, bool causal,
+           const std::string& dtype, int64_t block_rows, int64_t block_cols, double scale, py::object dout,
+           const std::string& gpu) {
+            const Problem p = head_problem(q, k, causal, scale, dtype);
+            if (v.ndim() != 2 || v.shape(0) != p.seq || v.shape(1) != p.head_dim)
+                throw Error("Q, K, V (and dO) must have the same shape (N, d)");
+            Inputs in;
+            in.Q = head_tensor(q, "Q");
+            in.K = head_tensor(k, "K");
+            in.V = head_tensor(v, "V");
+            Config c;
+            const auto a = parse_algo(algo);
+            if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
+            c.algo = *a;
+            c.block_rows = block_rows;
+            c.block_cols = block_cols;
+            c.numerics = Numerics::on;
+            c.l2 = L2Mode::off;
+            c.timing = false;
+            if (!dout.is_none()) {
+                const F32Array g = dout.cast<F32Array>();
+                if (g.ndim() != 2 || g.shape(0) != p.seq || g.shape(1) != p.head_dim)
+                    throw Error("Q, K, V (and dO) must have the same shape (N, d)");
+                in.dO = head_tensor(g, "dO");
+                c.pass = Pass::both;
+            }
+            for (TensorF* t : {&in.Q, &in.K, &in.V, &in.dO})
+                for (float& x : t->data) x = round_to(p.dtype, x);
+            const Result r = simulate(p, find_machine(gpu), c, in);
+            py::dict d = totals_dict(r.totals);
+            d["algo"] = std::string(algo_name(r.algo));
+            d["block_rows"] = r.block_rows;
+            d["block_cols"] = r.block_cols;
+            auto head = [](const TensorF& t) { return to_numpy(t.data, t.rows, t.cols); };
+            if (r.output) d["O"] = head(*r.output);
+            if (r.dQ) d["dQ"] = head(*r.dQ);
+            if (r.dK) d["dK"] = head(*r.dK);
+            if (r.dV) d["dV"] = head(*r.dV);
+            return d;
+        },
+        py::arg("q"), py::arg("k"), py::arg("v"), py::arg("algo") = "flash2", py::arg("causal") = false,
+        py::arg("dtype") = "fp16", py::arg("block_rows") = 0, py::arg("block_cols") = 0, py::arg("scale") = 0.0,
+        py::arg("dout") = py::none(), py::arg("gpu") = "H200",
+        "Run your Q, K, V (arrays (N, d), one head; rounded to dtype) through a simulated algorithm with its "
+        "arithmetic, as `flashsim attend` does: a dict with 'O' (N, d) float32 (as the algorithm hands it back: "
+        "standard and flash2 round it to dtype, flash1 keeps Algorithm 1's float32 O) and the run's "
+        "counts (bytes per tensor, flops, steps, the blocks used). With dout= (N, d) the backward runs too and "
+        "'dQ', 'dK', 'dV' come back. scale 0: 1/sqrt(d).");
+    m.def(
+        "fit",
+        [](int64_t head_dim, int64_t heads, int64_t batch, const std::string& dtype, const std::string& algo,
+           const std::string& pass, const std::string& gpu, double memory) {
+            Problem shape;
+            shape.batch = batch;
+            shape.heads = heads;
+            shape.head_dim = head_dim;
+            shape.seq = 1;
+            shape.dtype = dtype_of(dtype);
+            shape.validate();
+            const auto a = parse_algo(algo);
+            if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
+            const auto ps = parse_pass(pass);
+            if (!ps) throw Error("unknown pass '" + pass + "'; use forward, backward or both");
+            if (memory < 0) throw Error("memory must be a positive number of bytes (0: the GPU preset's)");
+            const double cap = memory > 0 ? memory : usable_memory(find_machine(gpu));
+            const FitResult f = longest_fit(shape, *a, *ps, cap);
+            py::dict d;
+            d["longest_n"] = f.longest_n;
+            d["bytes_at_longest"] = f.bytes_at_longest;
+            d["next_n"] = f.next_n;
+            d["bytes_at_next"] = f.bytes_at_next;
+            d["capacity"] = f.capacity;
+            d["at_limit"] = f.at_limit;
+            return d;
+        },
+        py::arg("head_dim") = 128, py::arg("heads") = 16, py::arg("batch") = 1, py::arg("dtype") = "bf16",
+        py::arg("algo") = "flash2", py::arg("pass_") = "forward", py::arg("gpu") = "H200", py::arg("memory") = 0.0,
+        "The longest sequence N (on the grid of eighths of a power of two) whose attention layer (B x H heads of "
+        "dimension d) fits a GPU's memory, as `flashsim fit` searches it: a dict of longest_n, bytes_at_longest, "
+        "next_n (the next grid point, which does not fit), bytes_at_next, capacity and at_limit. memory 0: the "
+        "preset's usable memory, in bytes.");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_flashsim, m) {
@@ -414,4 +528,5 @@ PYBIND11_MODULE(_flashsim, m) {
     py::register_exception<Error>(m, "Error", PyExc_ValueError);
     bind_tile_machine(m);
     bind_simulator(m);
+    bind_attend_fit(m);
 }

@@ -13,6 +13,13 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 std::string range_text(int64_t a, int64_t n) { return std::to_string(a) + ".." + std::to_string(a + n - 1); }
+
+// The tile index of an offset along one side of a tensor, counted in the extent of the first tile
+// at offset 0 (the stride): N = 200 in tiles of 64 ends with rows 192..199, tile 3 (not 192 / 8).
+int64_t tile_index(int64_t& stride, int64_t at, int64_t extent) {
+    if (at == 0 && stride == 0) stride = extent;
+    return at / (stride > 0 ? stride : extent);
+}
 }  // namespace
 
 Tensor lab_traced_tensor(const std::string& name) {
@@ -137,7 +144,7 @@ void TileMachine::step() {
 int TileMachine::load(const std::string& name, int64_t row0, int64_t col0, int64_t rows, int64_t cols) {
     ++ops_;
     const char* op = "load";
-    const LabTensor& t = find(name, op);
+    LabTensor& t = find(name, op);
     if (rows <= 0 || cols <= 0 || row0 < 0 || col0 < 0 || row0 + rows > t.rows || col0 + cols > t.cols)
         fail(op, "rows " + range_text(row0, rows) + ", cols " + range_text(col0, cols) + " lie outside " + name + " (" +
                      std::to_string(t.rows) + " x " + std::to_string(t.cols) + ")");
@@ -147,7 +154,8 @@ int TileMachine::load(const std::string& name, int64_t row0, int64_t col0, int64
     for (int64_t r = 0; r < rows; ++r)
         std::copy_n(t.data.begin() + (row0 + r) * t.cols + col0, cols, tl.data.begin() + r * cols);
     const bool whole_width = col0 == 0 && cols == t.cols;
-    event(EventKind::load, t.traced, row0 / rows, whole_width ? -1 : col0 / cols, rows, cols, bytes, {});
+    const int64_t rt = tile_index(t.tile_rows, row0, rows), ct = whole_width ? -1 : tile_index(t.tile_cols, col0, cols);
+    event(EventKind::load, t.traced, rt, ct, rows, cols, bytes, {});
     return h;
 }
 
@@ -165,7 +173,9 @@ void TileMachine::store(int h, const std::string& name, int64_t row0, int64_t co
         for (int64_t c = 0; c < tl.cols; ++c) t.data[(row0 + r) * t.cols + col0 + c] = round_to(t.dtype, tl.at(r, c));
     const int64_t bytes = tl.rows * tl.cols * t.elem_bytes();
     const bool whole_width = col0 == 0 && tl.cols == t.cols;
-    event(EventKind::store, t.traced, row0 / tl.rows, whole_width ? -1 : col0 / tl.cols, tl.rows, tl.cols, bytes, {});
+    const int64_t rt = tile_index(t.tile_rows, row0, tl.rows);
+    const int64_t ct = whole_width ? -1 : tile_index(t.tile_cols, col0, tl.cols);
+    event(EventKind::store, t.traced, rt, ct, tl.rows, tl.cols, bytes, {});
 }
 
 void TileMachine::free(int h) {

@@ -37,6 +37,9 @@ struct LabTensor {
     LabRole role = LabRole::scratch;
     int64_t rows = 0, cols = 0;
     std::vector<float> data;  // row-major, values representable in dtype
+    // The extent of its first tile loaded or stored at row 0 (col 0): the stride its trace events'
+    // tile indices count in, so that a last, shorter tile keeps its place (0 until such a tile).
+    int64_t tile_rows = 0, tile_cols = 0;
     int64_t elem_bytes() const { return dtype_bytes(dtype); }
 };
 

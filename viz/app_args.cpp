@@ -40,6 +40,9 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_flag("--tour", a.tour,
                  "Open every step of every lesson in turn (as Next does), render --frames frames of each (default 2), "
                  "print a line a step; exit 1 if a step fails");
+    app.add_option("--trace", a.trace,
+                   "A lab trace (TileMachine.save_trace) to replay in the memory view beside the built-in algorithm "
+                   "at the same problem and tiles; with --screenshot, --anim-step picks its step (from 0)");
     if (help) *help = false;
     try {
         app.parse(argc, argv);
@@ -99,7 +102,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     if (a.tour) {
         // the tour chooses the lesson, step, view and parameters itself, step by step
         for (const char* f : {"--lesson", "--step", "--panel", "--screenshot", "--anim-step", "--play", "--seq",
-                              "--head-dim", "--algo", "--causal", "--pass", "--gpus", "--layout"})
+                              "--head-dim", "--algo", "--causal", "--pass", "--gpus", "--layout", "--trace"})
             if (app.count(f))
                 return std::string("--tour opens every lesson step itself; it cannot be combined with ") + f;
         if (a.frames < 0) a.frames = 2;

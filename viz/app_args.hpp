@@ -4,6 +4,7 @@
 //                [--frames N] [--report-frame-time] [--seq N --head-dim D --algo A --causal --pass P]
 //                [--anim-step S] [--play] [--results DIR] [--gpus P --layout L]
 //   flashsim-app --tour [--frames N] [--size WxH]   every step of every lesson in one process
+//   flashsim-app --trace run.json   a lab trace (TileMachine.save_trace) beside the built-in run
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -40,6 +41,7 @@ struct AppArgs {
     // --tour: open every step of every lesson in turn, as Next does, render `frames` frames of each
     // (default 2), print a line a step and a summary; exit 1 when a step failed to open or render
     bool tour = false;
+    std::string trace;  // --trace FILE: a lab trace to replay in the memory view (viz/lab_trace.hpp)
 };
 
 // Parse argv. On a bad argument returns the one-line error (and `args` is unspecified); "" when

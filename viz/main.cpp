@@ -6,6 +6,7 @@
 //   flashsim-app --screenshot out.png --panel compare --size 1280x800
 //   flashsim-app --seq 4096 --play --frames 600 --report-frame-time
 //   flashsim-app --tour                        every step of every lesson, one after another
+//   flashsim-app --trace run.json              a learner's lab run beside the built-in algorithm
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -23,6 +24,7 @@
 
 #include "report/results.hpp"
 #include "viz/app_args.hpp"
+#include "viz/lab_trace.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/live_run.hpp"
 #include "viz/measurement.hpp"
@@ -83,6 +85,7 @@ struct App {
     viz::TourLog tour;
     viz::ReplayCache cache;
     viz::LiveRun live;
+    viz::LabTraceState lab;  // a lab trace shown in the memory view (--trace, the lesson pane's box)
     GLFWwindow* window = nullptr;
     // Presentation: full screen, zoom (1 to 2), the left column hidden, a picture asked for, and
     // what the last key did (shown a few seconds).
@@ -121,6 +124,7 @@ struct App {
         if (!sims.busy() && !sims.current())
             if (std::string err = sims.request(v.edit); !err.empty()) return err;
         if (args.panel) v.panel = *args.panel;
+        if (lab.shown() && !args.panel) v.panel = viz::Panel::memory;
         if (args.anim_step >= 0) {
             v.pending_step = args.anim_step;
             v.ring_pos = static_cast<double>(args.anim_step) + 1.0;  // the ring view: that step, complete
@@ -147,6 +151,12 @@ int load_data(App& a) {
     ViewState& v = a.v;
     a.measured = load_measurements(args.results_dir.empty() ? default_results_dir() : args.results_dir);
     a.scripted = args.frames > 0;
+    if (!args.trace.empty()) {  // a bad trace file is refused before any window opens
+        if (!a.lab.open(args.trace)) return fail(a.lab.error, 1);
+        if (args.anim_step >= 0) a.lab.step = args.anim_step;
+        std::printf("trace %s\n  %s\n  %s\n", args.trace.c_str(), a.lab.run->mine_line.c_str(),
+                    a.lab.run->builtin_line.c_str());
+    }
     if (!args.lesson.empty() || args.lesson_step_given || a.scripted) {
         a.lib = load_lesson_library();
         a.lessons_ready = true;
@@ -391,6 +401,10 @@ int draw_left(App& a, const viz::RunSet* rs, float left_w) {
         const int g = draw_lesson_panel(a.lib, v);
         if (g >= 0) lesson_go = g;
     }
+    if (draw_lab_trace_opener(a.lab)) {
+        v.panel = Panel::memory;
+        a.tab_forced = static_cast<int>(Panel::memory);
+    }
     ImGui::EndChild();
     ImGui::InvisibleButton("splitter", ImVec2(-1, fs * 0.45f));
     if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
@@ -423,6 +437,10 @@ bool draw_view(App& a, const viz::RunSet* rs) {
     ViewState& v = a.v;
     const float fs = ImGui::GetFontSize();
     const Panel p = v.panel;
+    if (p == Panel::memory && a.lab.shown()) {  // a lab trace, beside its built-in run (needs no RunSet)
+        draw_lab_trace_panel(a.lab, v);
+        return true;
+    }
     if (!rs && p != Panel::softmax && p != Panel::measured) {
         ImGui::ProgressBar(a.sims.progress(), ImVec2(fs * 16, 0), "simulating...");
         if (!a.sims.last_error().empty()) ui::wrapped("%s", a.sims.last_error().c_str());

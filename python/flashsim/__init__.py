@@ -5,7 +5,11 @@ walking its tile loops. This package gives:
 
   TileMachine             the lab's tile machine: write a kernel as loads, stores and tile
                           arithmetic; it counts bytes and FLOPs as the simulator's walkers do,
-                          enforces an SRAM capacity and records a trace
+                          enforces an SRAM capacity and records a trace; save_trace(FILE)
+                          writes it for `flashsim-app --trace FILE` to replay
+  attend(q, k, v, ...)    your Q, K, V through a simulated algorithm: O (and dQ, dK, dV with
+                          dout=) as NumPy arrays, with the run's counts
+  fit(...)                the longest N one attention layer fits in a GPU's memory
   decode(...)             split-KV decoding's bytes and time, as `flashsim decode` counts them
   softmax(scores, block)  the online softmax of one row, block by block (running max, sum, rescale)
   simulate(...)           run the built-in standard / flash1 / flash2 algorithms (dict of counts)
@@ -20,9 +24,11 @@ try:  # the C++ extension, built into build/python
     from _flashsim import (  # noqa: F401
         Error,
         TileMachine,
+        attend,
         attention_backward_reference,
         attention_reference,
         decode,
+        fit,
         machines,
         round_to,
         simulate,

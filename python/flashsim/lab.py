@@ -2,6 +2,7 @@
 
   python3 -m flashsim.lab --list              the puzzles
   python3 -m flashsim.lab check N [FILE]      run FILE (default: lab/puzzles/NN_*.py) on random inputs
+  ... check N [FILE] --trace RUN.json         and save the run for `flashsim-app --trace RUN.json`
 
 A puzzle file defines `kernel(tm, p)`: `tm` is a flashsim.TileMachine whose HBM already holds the
 puzzle's tensors, `p` the sizes (p.N, p.d, p.B_r, p.B_c, p.scale, ...). The check reports the output
@@ -91,6 +92,26 @@ def load_kernel(path):
 
 def rounded(rng, shape, dtype, spread=1.0):
     return flashsim.round_to((rng.standard_normal(shape) * spread).astype(np.float32), dtype)
+
+
+# The built-in run the app's replay sets beside a puzzle's trace: (algorithm, pass). The puzzles
+# not listed have no built-in attention run of their shape (a copy, one softmax, S alone, decoding).
+TRACE_BUILTIN = {5: ("flash1", "forward"), 6: ("flash2", "forward"), 7: ("flash2", "forward"),
+                 8: ("flash2", "backward"), 10: ("flash2", "forward")}
+
+
+def save_trace(tm, n, p, path, rep):
+    if n not in TRACE_BUILTIN:
+        rep.say("no trace saved: puzzle %d has no built-in run to replay beside it (puzzles %s do)"
+                % (n, ", ".join(str(k) for k in TRACE_BUILTIN)))
+        return
+    algo, pass_ = TRACE_BUILTIN[n]
+    try:
+        tm.save_trace(path, algo=algo, block_rows=p.B_r, block_cols=p.B_c, causal=p.causal, pass_=pass_)
+    except flashsim.Error as e:
+        rep.say("no trace saved: %s" % e)
+        return
+    rep.say("trace saved: %s (replay it: flashsim-app --trace %s)" % (path, path))
 
 
 # [SETUPS] each returns (machine, expected outputs {name: float64 array}, budget bytes {tensor: (read, write)},
@@ -396,8 +417,9 @@ def compare_bytes(rep, tm_tot, budget, p):
         rep.fail("moved %d bytes, over the budget of %d" % (tm_tot["bytes"], total_budget))
 
 
-def check(n, path=None, seed=1):
-    """Run puzzle n's kernel from `path` (default: the learner's file) and return a Report."""
+def check(n, path=None, seed=1, trace=None):
+    """Run puzzle n's kernel from `path` (default: the learner's file) and return a Report; with
+    `trace`, save the run there for the app's replay (`flashsim-app --trace FILE`)."""
     if n not in PUZZLES:
         raise SystemExit("flashsim lab: no puzzle %s; there are 1 to %d (flashsim lab --list)" % (n, len(PUZZLES)))
     path = path or puzzle_file(n)
@@ -440,6 +462,8 @@ def check(n, path=None, seed=1):
                     if np.all(np.isfinite(s)) and float(np.abs(got - s).max()) <= max(tol, 1e-3 * scale):
                         rep.hint(hint)
     tot = tm.totals()
+    if trace:
+        save_trace(tm, n, p, trace, rep)
     compare_bytes(rep, tot, budget, p)
     if sim is not None and "flops" in sim:
         rep.say("built-in %s at the same tiles (B_r %d, B_c %d): %d bytes, %d FLOPs; yours: %d bytes, %d FLOPs"
@@ -462,7 +486,15 @@ def listing():
 
 
 def main(argv):
-    usage = "usage: python3 -m flashsim.lab --list | check N [FILE]"
+    usage = "usage: python3 -m flashsim.lab --list | check N [FILE] [--trace RUN.json]"
+    trace = None
+    if "--trace" in argv:
+        at = argv.index("--trace")
+        if at + 1 >= len(argv):
+            print("flashsim lab: --trace needs a file name, e.g. --trace run.json", file=sys.stderr)
+            return 2
+        trace = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip() + "\n\n" + usage)
         return 0 if argv else 2
@@ -480,7 +512,7 @@ def main(argv):
             print("flashsim lab: no puzzle %d; there are 1 to %d (flashsim lab --list)" % (n, len(PUZZLES)),
                   file=sys.stderr)
             return 1
-        rep = check(n, argv[2] if len(argv) == 3 else None)
+        rep = check(n, argv[2] if len(argv) == 3 else None, trace=trace)
         print(rep.text())
         return 0 if rep.ok else 1
     print(usage, file=sys.stderr)

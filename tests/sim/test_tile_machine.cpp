@@ -1,6 +1,7 @@
 // The lab's tile machine: bytes, FLOPs and SRAM counted by hand, refusals that name the step.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -182,4 +183,22 @@ TEST_CASE("tile machine: writing float32 results into a loaded fp16 tile grows i
     // a tile that does not fit the output's shape is refused
     CHECK(refusal([&] { tm.row_sum(h, {g}); }).find("the output tile is 1 x 8 but the result is 4 x 1") !=
           std::string::npos);
+}
+
+TEST_CASE("tile machine: a last, shorter tile keeps its tile index in the trace") {
+    // N = 200 rows in tiles of 64: rows 0..63, 64..127, 128..191 and the short 192..199 are tiles 0..3
+    // (as the walkers number them); 192 / 8 would have called the last one tile 24
+    TileMachine tm(1 << 20);
+    tm.add_tensor("Q", 200, 16, DType::fp16, LabRole::input);
+    tm.add_tensor("O", 200, 16, DType::fp16, LabRole::output);
+    for (int64_t r0 = 0; r0 < 200; r0 += 64) {
+        const int64_t r = std::min<int64_t>(64, 200 - r0);
+        const int t = tm.load("Q", r0, 0, r, 16);
+        tm.store(t, "O", r0, 0);
+        tm.free(t);
+    }
+    std::vector<int32_t> loads, stores;
+    for (const Event& e : tm.trace().events) (e.kind == EventKind::load ? loads : stores).push_back(e.row_tile);
+    CHECK(loads == std::vector<int32_t>{0, 1, 2, 3});
+    CHECK(stores == std::vector<int32_t>{0, 1, 2, 3});
 }
