@@ -1,4 +1,6 @@
 // flashsim simulate / compare — count one algorithm's traffic (simulate) or all three (compare).
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +11,7 @@
 #include "report/report.hpp"
 #include "cli/sim_flags.hpp"
 #include "sim/ladder.hpp"
+#include "sim/mask.hpp"
 #include "sim/reference.hpp"
 
 void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {
@@ -83,7 +86,23 @@ struct SimulateArgs {
     SimFlags flags;
     bool json = false, check = false, timeline = false;
     std::string kernel, ceilings_file, grid = "auto", middles = "paired";
+    std::string block_sparse;  // the density as typed (read by block_density, which says what is wrong)
 };
+
+// --block-sparse: the fraction of key blocks each query block keeps, in (0, 1].
+double block_density(const std::string& s) {
+    const std::string how =
+        "--block-sparse takes the fraction of key blocks each query block keeps, a number above 0 "
+        "and at most 1 (e.g. 0.25; 1 is dense)";
+    char* end = nullptr;
+    const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) throw sim::Error(how + "; got '" + s + "'");
+    if (v <= 0.0)
+        throw sim::Error(how + "; got " + s +
+                         (v == 0.0 ? ", which keeps no block: no query would see any key (every output row 0)" : ""));
+    if (v > 1.0) throw sim::Error(how + "; got " + s + ", more than every block");
+    return v;
+}
 
 std::string check_line(const char* what, const sim::ErrorStats& st, sim::DType dt) {
     char buf[320];
@@ -93,6 +112,41 @@ std::string check_line(const char* what, const sim::ErrorStats& st, sim::DType d
                   std::string(sim::dtype_name(dt)).c_str(), static_cast<long long>(st.identical),
                   static_cast<long long>(st.count));
     return buf;
+}
+
+// The block-sparse walk beside the dense one of the same algorithm and tiles: what the mask saved.
+std::string block_sparse_lines(const sim::Result& r, sim::Problem dense, const sim::Machine& m, sim::Config c,
+                               nlohmann::json& j) {
+    dense.block_density = 1.0;
+    c.numerics = sim::Numerics::off;
+    c.block_rows = r.block_rows;
+    c.block_cols = r.block_cols;
+    const sim::Result d = sim::simulate(dense, m, c);
+    auto kv = [](const sim::Result& x) {
+        return x.totals[sim::Tensor::K].read_bytes + x.totals[sim::Tensor::V].read_bytes;
+    };
+    const int64_t kept = sim::mask_kept_blocks(r.problem), all = sim::mask_key_blocks(r.problem);
+    j["dense_hbm_bytes"] = d.totals.hbm_total().total();
+    j["dense_kv_read_bytes"] = kv(d);
+    j["ratio_to_dense"] = static_cast<double>(r.totals.hbm_total().total()) / d.totals.hbm_total().total();
+    auto g = [](int64_t v) { return report::group_digits(v); };
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "\nblock-sparse: the block mask keeps %lld of %lld key blocks a query block (%.4g)\n",
+                  static_cast<long long>(kept), static_cast<long long>(all), double(kept) / double(all));
+    std::string out = buf;
+    const int64_t hr = r.totals.hbm_total().total(), hd = d.totals.hbm_total().total();
+    std::snprintf(buf, sizeof buf, "%.4g", double(kv(r)) / double(kv(d)));
+    out += "  K/V read   " + g(kv(r)) + " B   dense " + g(kv(d)) + " B   ratio " + buf + "\n";
+    std::snprintf(buf, sizeof buf, "%.4g", double(hr) / double(hd));
+    out += "  HBM total  " + g(hr) + " B   dense " + g(hd) + " B   ratio " + buf + "\n";
+    if (r.timing.computed && d.timing.computed) {
+        j["dense_predicted_ms"] = d.timing.predicted_ms;
+        std::snprintf(buf, sizeof buf, "  time       %.4g ms   dense %.4g ms   ratio %.4g (the ideal machine)\n",
+                      r.timing.predicted_ms, d.timing.predicted_ms, r.timing.predicted_ms / d.timing.predicted_ms);
+        out += buf;
+    }
+    return out;
 }
 
 }  // namespace
@@ -121,15 +175,27 @@ void register_simulate(CLI::App& app, int& rc) {
                     "middle blocks as one unit, as flash2h runs it) or alone (each head's middle block a unit of "
                     "its own, as flash2h ran until 2026-12-05)")
         ->capture_default_str();
+    auto* opt_sparse =
+        cmd->add_option("--block-sparse", args->block_sparse,
+                        "Block-sparse attention: each query block keeps this fraction of the key blocks (0 < f <= 1, "
+                        "chosen by --seed; the mask's blocks are the tiles B_r x B_c); skipped tiles move and compute "
+                        "nothing");
     cmd->add_option("--ceilings-file", args->ceilings_file,
                     "With --ceilings measured: the `flashsim bench --ceilings --json` file to read (default: the "
                     "preset's recorded one, results/h200/ceilings.json for the H200)");
     auto* opt_algo = cmd->get_option("--algo");
-    cmd->callback([args, opt_kernel, opt_algo, &rc] {
+    cmd->callback([args, opt_kernel, opt_algo, opt_sparse, &rc] {
         try {
             if (args->timeline && !args->json)
                 throw sim::Error("--timeline adds the per-SM timeline to the JSON; add --json");
-            const sim::Problem p = args->prob.problem();
+            sim::Problem p = args->prob.problem();
+            if (opt_sparse->count()) {
+                p.block_density = block_density(args->block_sparse);
+                if (!args->kernel.empty())
+                    throw sim::Error(
+                        "--kernel predicts a CUDA kernel, and the kernels have no block mask; leave out --kernel to "
+                        "simulate block-sparse attention");
+            }
             sim::Machine m = args->prob.machine();
             note_long_walk("simulate", p, args->flags.pass == "forward" ? 1.0 : 6.0);
             const bool measured = args->flags.ceilings == "measured";
@@ -215,10 +281,11 @@ void register_simulate(CLI::App& app, int& rc) {
                 j["ratio_to_standard"] =
                     static_cast<double>(r.totals.hbm_total().total()) / base->totals.hbm_total().total();
             }
+            if (p.block_sparse()) extra += block_sparse_lines(r, p, m, c, j);
             if (args->check && r.numerics) {
                 auto in = sim::generate_inputs(p);
                 if (r.output && r.pass != sim::Pass::backward) {
-                    const auto ref = sim::attention_reference(p, in.Q, in.K, in.V);
+                    const auto ref = sim::attention_reference(r.problem, in.Q, in.K, in.V);  // its mask's blocks
                     const auto st = sim::validate(*r.output, ref, p.dtype);
                     require_finite("O", st);
                     j["vs_reference"] = report::error_json(st);
@@ -226,7 +293,7 @@ void register_simulate(CLI::App& app, int& rc) {
                 }
                 if (r.dQ) {
                     in.dO = sim::generate_input(p, sim::InputTensor::dO);
-                    const auto g = sim::attention_backward_reference(p, in.Q, in.K, in.V, in.dO);
+                    const auto g = sim::attention_backward_reference(r.problem, in.Q, in.K, in.V, in.dO);
                     const auto sq = sim::validate(*r.dQ, g.dQ, p.dtype);
                     const auto sk = sim::validate(*r.dK, g.dK, p.dtype);
                     const auto sv = sim::validate(*r.dV, g.dV, p.dtype);

@@ -12,6 +12,7 @@
 #include "sim/decode.hpp"
 #include "sim/footprint.hpp"
 #include "sim/machine.hpp"
+#include "sim/mask.hpp"
 #include "sim/reference.hpp"
 #include "sim/simulate.hpp"
 #include "sim/softmax.hpp"
@@ -277,8 +278,10 @@ void bind_simulator(py::module_& m) {
         "simulate",
         [](int64_t seq, int64_t head_dim, const std::string& algo, const std::string& dtype, bool causal,
            int64_t block_rows, int64_t block_cols, const std::string& pass, int64_t bwd_block_rows,
-           int64_t bwd_block_cols, const std::string& gpu, int64_t sram, int64_t batch, int64_t heads, bool numerics) {
+           int64_t bwd_block_cols, const std::string& gpu, int64_t sram, int64_t batch, int64_t heads, bool numerics,
+           double block_sparse) {
             Problem p;
+            p.block_density = block_sparse;  // validated by simulate()
             p.seq = seq;
             p.head_dim = head_dim;
             p.batch = batch;
@@ -309,6 +312,8 @@ void bind_simulator(py::module_& m) {
             d["bwd_block_cols"] = r.bwd_block_cols;
             d["T_r"] = r.T_r;
             d["T_c"] = r.T_c;
+            d["key_blocks"] = mask_key_blocks(r.problem) > 0 ? mask_key_blocks(r.problem) : r.T_c;
+            d["kept_key_blocks"] = mask_key_blocks(r.problem) > 0 ? mask_kept_blocks(r.problem) : r.T_c;
             d["sram_bytes"] = r.sram_bytes;
             d["sram_peak_bytes"] = r.sram_peak_bytes;
             d["forward"] = totals_dict(r.forward_totals);
@@ -320,11 +325,13 @@ void bind_simulator(py::module_& m) {
         py::arg("seq"), py::arg("head_dim"), py::arg("algo") = "flash2", py::arg("dtype") = "fp16",
         py::arg("causal") = false, py::arg("block_rows") = 0, py::arg("block_cols") = 0, py::arg("pass_") = "forward",
         py::arg("bwd_block_rows") = 0, py::arg("bwd_block_cols") = 0, py::arg("gpu") = "H200", py::arg("sram") = 0,
-        py::arg("batch") = 1, py::arg("heads") = 1, py::arg("numerics") = false,
+        py::arg("batch") = 1, py::arg("heads") = 1, py::arg("numerics") = false, py::arg("block_sparse") = 1.0,
         "Simulate one attention algorithm tile by tile, as `flashsim simulate` does (no L2, no timing). Returns a "
         "dict: bytes per tensor ('tensors': {name: {read, write}}), read_bytes, write_bytes, bytes, flops, "
         "steps, the blocks used, T_r, T_c, SRAM budget and peak, forward/backward totals, the trace's events, "
-        "and 'output' (B, H, N, d) when numerics=True.");
+        "and 'output' (B, H, N, d) when numerics=True. block_sparse < 1: each query block keeps that fraction "
+        "of the key blocks (the tiles; 'kept_key_blocks' of 'key_blocks' in the dict), as "
+        "`flashsim simulate --block-sparse`.");
     m.def(
         "decode",
         [](int64_t kv_len, int64_t head_dim, int64_t q_len, int64_t q_heads, int64_t kv_heads, int64_t batch,

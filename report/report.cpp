@@ -8,6 +8,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "sim/mask.hpp"
+
 namespace report {
 
 std::string group_digits(int64_t v) {
@@ -157,6 +159,12 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
     j["dtype"] = std::string(sim::dtype_name(p.dtype));
     j["causal"] = p.causal;
     j["window"] = p.window;
+    if (sim::mask_blocks_known(p))
+        j["block_mask"] = {{"density", p.block_density},
+                           {"block_rows", p.mask_block_rows},
+                           {"block_cols", p.mask_block_cols},
+                           {"key_blocks", sim::mask_key_blocks(p)},
+                           {"kept_key_blocks", sim::mask_kept_blocks(p)}};
     j["gpu"] = r.machine.name;
     j["sram_bytes"] = r.sram_bytes;
     j["block_rows"] = r.block_rows;
@@ -214,8 +222,12 @@ nlohmann::json result_json(const sim::Result& r, bool with_timeline) {
 namespace {
 // The mask in a header: "", " causal", or " causal, window W" (a sliding window is causal).
 std::string mask_note(const sim::Problem& p) {
-    if (p.window > 0) return " causal, window " + std::to_string(p.window);
-    return p.causal ? " causal" : "";
+    std::string s = p.window > 0 ? " causal, window " + std::to_string(p.window) : p.causal ? " causal" : "";
+    if (sim::mask_blocks_known(p))
+        s += (s.empty() ? " " : ", ") + std::string("block-sparse (") + std::to_string(sim::mask_kept_blocks(p)) +
+             " of " + std::to_string(sim::mask_key_blocks(p)) + " key blocks of " + std::to_string(p.mask_block_rows) +
+             " x " + std::to_string(p.mask_block_cols) + " kept a query block)";
+    return s;
 }
 }  // namespace
 

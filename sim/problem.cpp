@@ -55,9 +55,25 @@ void Problem::validate_shape() const {
                     " is beyond float32's range (3.4e38), where the kernels compute the scores; use a smaller --scale");
     }
     if (window < 0) throw Error("--window must be 0 (off) or a positive number of keys");
+    if (!(block_density >= 0.0 && block_density <= 1.0)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", block_density);
+        throw Error(std::string("block density ") + buf +
+                    " is not a fraction of the key blocks; give a number from 0 to 1 (1: dense)");
+    }
+    if (mask_block_rows < 0 || mask_block_cols < 0)
+        throw Error("the block mask's blocks must be positive sizes (or 0 x 0: the algorithm's tiles), got " +
+                    std::to_string(mask_block_rows) + " x " + std::to_string(mask_block_cols));
     if (pad_left < 0 || pad_left > seq)
         throw Error("--pad-left must be between 0 and N = " + std::to_string(seq) + ", got " +
                     std::to_string(pad_left));
+}
+
+void Problem::require_mask_blocks() const {
+    if (block_sparse() && (mask_block_rows <= 0 || mask_block_cols <= 0))
+        throw Error(
+            "a block-sparse problem needs its mask's block size; simulate() sets it to its tiles: use the "
+            "Result's problem (or set mask_block_rows and mask_block_cols)");
 }
 
 }  // namespace sim

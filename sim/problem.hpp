@@ -26,10 +26,20 @@ struct Problem {
     uint64_t seed = 42;         // input generator seed (sim/generator.hpp)
     int64_t pad_left = 0;       // the first pad_left keys are padding (a left-padded batch): no query sees
                                 // them; with causal, queries n < pad_left see no key: fully masked rows (0)
+    // Block-sparse attention (the paper's Section 3.3): the N x N scores cut into blocks of
+    // mask_block_rows x mask_block_cols, each query block keeping a fraction block_density of the key
+    // blocks (which ones: sim/mask.hpp, from the seed); the others are masked like the causal mask's
+    // future. 1: dense. 0: every key masked (every output row 0). Blocks 0 x 0: the algorithm's tiles
+    // B_r x B_c, which simulate() fills in (Result::problem holds them).
+    double block_density = 1.0;
+    int64_t mask_block_rows = 0, mask_block_cols = 0;
 
     double softmax_scale() const { return scale > 0.0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim)); }
     int64_t heads_total() const { return batch * heads; }
     int64_t elem_bytes() const { return dtype_bytes(dtype); }
+    bool block_sparse() const { return block_density < 1.0; }
+    // The mask's blocks are known (set, or filled in by simulate()); throws sim::Error otherwise.
+    void require_mask_blocks() const;
 
     // Throws sim::Error naming the bad field; call before simulating.
     void validate() const;        // the shape, and sizes the walk's int64 counts and its schedule hold

@@ -99,7 +99,7 @@ struct StaticUnits {
 // after another, block g taking dur(g); the longest slot's sum (sim/timing.cpp).
 double makespan_in_turn(const StaticUnits& su, int64_t slots, const std::function<double(int64_t)>& dur);
 
-inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0; }
+inline bool has_mask(const Problem& p) { return p.causal || p.window > 0 || p.pad_left > 0 || p.block_sparse(); }
 inline int64_t key_rows(const Ctx& ctx, int64_t i) { return ctx.t.rows(i); }
 inline int64_t key_rows_unmasked(const Ctx& ctx, int64_t i) { return has_mask(ctx.p) ? -1 : ctx.t.rows(i); }
 inline int64_t key_bwd_rows(const Ctx& ctx, int64_t i) { return ctx.tb.rows(i); }

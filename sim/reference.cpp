@@ -26,6 +26,7 @@ void check_shapes(const Problem& p, const TensorF& Q, const TensorF& K, const Te
     };
     if (!same(Q) || !same(K) || (V && !same(*V)))
         throw Error("reference: Q, K, V must all have shape (B, H, N, d) of the problem");
+    p.require_mask_blocks();
 }
 
 // Rows of one head's float64 work at a time: the reference never holds an N x N matrix, only this
@@ -38,7 +39,7 @@ void scores(const Problem& p, const MatD& q, const MatD& k, int64_t r0, int64_t 
     s.resize(rows, p.seq);
     s.noalias() = q.middleRows(r0, rows) * k.transpose();
     s *= p.softmax_scale();
-    if (p.causal || p.window > 0 || p.pad_left > 0)
+    if (p.causal || p.window > 0 || p.pad_left > 0 || p.block_sparse())
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < p.seq; ++j)
                 if (!key_visible(p, r0 + r, j)) s(r, j) = -std::numeric_limits<double>::infinity();

@@ -470,8 +470,20 @@ void schedule_blocks(const Plan& plan, const Config& cfg, const Rates& rates, co
 }
 
 // ---------------------------------------------------------------- [simulate()]
-Result simulate_impl(const Problem& p, const Machine& m, const Config& cfg, const Inputs* given) {
-    const Plan plan = make_plan(p, m, cfg, given != nullptr);
+// A block mask with no blocks of its own takes the forward's tiles (the paper's block-sparse
+// FlashAttention masks B_r x B_c tiles); the backward's tiles, the forward's halved, nest in them.
+Problem with_mask_blocks(Problem p, const Tiling& fwd) {
+    if (p.block_sparse() && p.mask_block_rows == 0 && p.mask_block_cols == 0) {
+        p.mask_block_rows = fwd.br;
+        p.mask_block_cols = fwd.bc;
+    }
+    p.require_mask_blocks();
+    return p;
+}
+
+Result simulate_impl(const Problem& given_p, const Machine& m, const Config& cfg, const Inputs* given) {
+    const Plan plan = make_plan(given_p, m, cfg, given != nullptr);
+    const Problem p = with_mask_blocks(given_p, plan.fwd);
     Result res = start_result(p, m, cfg, plan);
     const Rates rates = rates_for(plan, p, m, cfg, res.timing);
     Walk walk(plan, cfg, rates);

@@ -135,10 +135,11 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
     c.config.numerics = sim::Numerics::off;  // lessons compute numbers only when asked
     c.config.l2 = sim::L2Mode::off;          // the L2 replay costs time at load; on when asked
     const std::string where = "[config." + name + "]";
-    check_keys(s, t, {"algo",       "seq",    "head_dim",       "batch",          "heads", "dtype",
-                      "gpu",        "causal", "window",         "scale",          "seed",  "block_rows",
-                      "block_cols", "sram",   "numerics",       "record_row",     "pass",  "l2",
-                      "ceilings",   "timing", "bwd_block_rows", "bwd_block_cols", "grid",  "middles"},
+    check_keys(s, t,
+               {"algo",           "seq",        "head_dim", "batch",       "heads",      "dtype",      "gpu",
+                "causal",         "window",     "scale",    "seed",        "block_rows", "block_cols", "sram",
+                "numerics",       "record_row", "pass",     "l2",          "ceilings",   "timing",     "bwd_block_rows",
+                "bwd_block_cols", "grid",       "middles",  "block_sparse"},
                where);
     for (const char* req : {"algo", "seq", "head_dim"})
         if (!t.contains(req))
@@ -187,6 +188,13 @@ ConfigParsed parse_config(const Source& s, const std::string& name, const toml::
         if (c.problem.scale < 0) s.fail(pos_of(n), "'scale' must be positive (or 0 for 1/sqrt(head_dim))");
     }
     if (t.contains("seed")) c.problem.seed = static_cast<uint64_t>(pos_int("seed", 0));
+    if (t.contains("block_sparse")) {  // the fraction of key blocks each query block keeps (sim/mask.hpp)
+        const toml::node& n = *t.get("block_sparse");
+        c.problem.block_density = get_number(s, n, "block_sparse");
+        if (!(c.problem.block_density > 0 && c.problem.block_density <= 1))
+            s.fail(pos_of(n),
+                   "'block_sparse' is the fraction of key blocks each query block keeps: above 0, at most 1");
+    }
     if (t.contains("block_rows")) c.config.block_rows = pos_int("block_rows", 1);
     if (t.contains("block_cols")) c.config.block_cols = pos_int("block_cols", 1);
     if (t.contains("sram")) c.config.sram_bytes = pos_int("sram", 1);

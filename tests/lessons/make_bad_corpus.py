@@ -23,6 +23,7 @@ cases = [
  ("config_bad_pass", HEAD + CFG + 'pass = "sideways"\n' + STEP, '"sideways"', 0, "'pass' must be one of forward, backward, both"),
  ("config_bad_l2", HEAD + CFG + 'l2 = "maybe"\n' + STEP, '"maybe"', 0, "'l2' must be one of auto, on, off"),
  ("config_unknown_key", HEAD + CFG + 'blocks = 64\n' + STEP, 'blocks =', 0, "unknown key 'blocks' in [config.f]"),
+ ("config_block_sparse_above_one", HEAD + CFG + 'block_sparse = 1.5\n' + STEP, '1.5', 0, "'block_sparse' is the fraction of key blocks each query block keeps"),
  ("config_refused_sram", HEAD + CFG + 'block_rows = 64\nblock_cols = 64\nsram = 1024\n' + STEP, "[config.f]", 0, "the simulator refuses this configuration: tiles do not fit in SRAM"),
  ("config_reserved_name", HEAD + '[config.machine]\nalgo = "flash2"\nseq = 64\nhead_dim = 16\n' + STEP, "machine]", 0, "'machine' is reserved"),
  ("config_numerics_too_big", HEAD + CFG.replace("seq = 64", "seq = 8192").replace("head_dim = 16", "head_dim = 128") + 'numerics = "on"\n' + STEP, "[config.f]", 0, "numerics = \"on\" needs"),
