@@ -361,7 +361,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     const ResultsFile& main = files[""];
     ctx.root["measured"]["status"] =
         main.why.empty()
-            ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(main.doc) + ")"
+            ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_span(main.doc) + ")"
             : main.why;
     ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
@@ -401,7 +401,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
                 r["measured_on"] =
-                    rf.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(rf.doc) + ")";
+                    rf.doc.value("device", std::string("a GPU")) + " (" + report::run_span(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;

@@ -366,3 +366,29 @@ TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss")
     CHECK(std_miss.message.find("128 MiB of traffic that no block size removes") != std::string::npos);
     CHECK(std_miss.message.find("flash2 reads all of K") == std::string::npos);
 }
+
+// Dates belong to results files, not to prose: a step may print a date only as a results file's date
+// line, the device and the span of its runs in parentheses ("NVIDIA H200 (2026-11-29 to 2026-12-06)",
+// from report::run_span), one line a file. Any other date, a typed one ("until 2026-12-05") or days
+// strung together ("2026-11-29 and 2026-12-01"), is a diary entry and fails.
+TEST_CASE("no date in lesson prose outside a results file's date line") {
+    const std::regex date_line(R"(\(\d{4}-\d{2}-\d{2}( to \d{4}-\d{2}-\d{2})?\))");
+    const std::regex any_date(R"(\d{4}-\d{2}-\d{2})");
+    CHECK(std::regex_search("(2026-11-29 and 2026-12-01)", any_date));  // the pattern sees a strung list
+    CHECK(
+        !std::regex_search(std::regex_replace("on NVIDIA H200 (2026-11-29 to 2026-12-06).", date_line, ""), any_date));
+    for (const auto& l : all_lessons()) {
+        std::vector<std::pair<std::string, std::string>> texts = {{"summary", l.summary}};
+        for (size_t i = 0; i < l.steps.size(); ++i)
+            texts.push_back(
+                {std::to_string(l.number) + "." + std::to_string(i + 1), l.steps[i].title + "\n" + l.steps[i].text});
+        if (l.exercise) texts.push_back({"exercise", l.exercise->prompt});
+        for (const auto& [where, text] : texts) {
+            const std::string rest = std::regex_replace(text, date_line, "");
+            std::smatch m;
+            CHECK_MESSAGE(!std::regex_search(rest, m, any_date), "lesson " << l.number << " (" << where
+                                                                           << ") holds the date " << m.str()
+                                                                           << " outside a results file's date line");
+        }
+    }
+}
