@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -391,4 +392,33 @@ TEST_CASE("no date in lesson prose outside a results file's date line") {
                                                                            << " outside a results file's date line");
         }
     }
+}
+
+// The course points to the lab where each idea is practised: every puzzle (lab/puzzles/NN_*.py) is
+// named by a step ("Try it: lab puzzle N"), and every puzzle a step names exists. Puzzle 10
+// (block-sparse attention) waits for the course's block-sparse step.
+TEST_CASE("every lab puzzle is pointed to by the step that teaches its idea") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(FLASHSIM_LESSONS_DIR) / ".." / "lab" / "puzzles";
+    std::set<int> puzzles;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) && e.path().extension() == ".py")
+            puzzles.insert(std::stoi(name.substr(0, 2)));
+    }
+    REQUIRE(puzzles.size() >= 9);
+    const std::regex pointer(R"(lab puzzle (\d+))");
+    std::set<int> named;
+    for (const auto& l : all_lessons())
+        for (size_t i = 0; i < l.steps.size(); ++i) {
+            const std::string& t = l.steps[i].text;
+            for (std::sregex_iterator it(t.begin(), t.end(), pointer), end; it != end; ++it) {
+                const int n = std::stoi((*it)[1].str());
+                CHECK_MESSAGE(puzzles.count(n) == 1, "step " << l.number << "." << (i + 1) << " names lab puzzle " << n
+                                                             << ", which lab/puzzles does not hold");
+                named.insert(n);
+            }
+        }
+    for (const int n : puzzles)
+        if (n != 10) CHECK_MESSAGE(named.count(n) == 1, "no step points to lab puzzle " << n);
 }
