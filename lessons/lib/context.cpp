@@ -400,8 +400,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
-                r["measured_on"] =
-                    rf.doc.value("device", std::string("a GPU")) + " (" + report::run_span(rf.doc) + ")";
+                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + report::run_span(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;
