@@ -79,4 +79,11 @@ std::string run_dates(const nlohmann::json& doc) {
     return dates;
 }
 
+std::string run_span(const nlohmann::json& doc) {
+    std::vector<std::string> days = run_days(doc);
+    if (days.empty()) return run_dates(doc);
+    std::sort(days.begin(), days.end());  // YYYY-MM-DD sorts as time does
+    return days.front() == days.back() ? days.front() : days.front() + " to " + days.back();
+}
+
 }  // namespace report

@@ -39,4 +39,9 @@ std::vector<std::string> run_days(const nlohmann::json& doc);
 // own "date"; "?" when it has neither.
 std::string run_dates(const nlohmann::json& doc);
 
+// The same days as one span, first to last ("2026-11-29 to 2026-12-06"; one day alone when the
+// calls fell on one day), so a lesson prints one date line per results file, never a list of days;
+// without runs, the file's own day; "?" when it has neither.
+std::string run_span(const nlohmann::json& doc);
+
 }  // namespace report

@@ -4,6 +4,7 @@
 // rows from the recorded bench results; and the lookup of a dotted path among them.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "report/report.hpp"
 #include "report/results.hpp"
 #include "sim/footprint.hpp"
+#include "sim/gradient_walk.hpp"
 #include "sim/reference.hpp"
 #include "sim/softmax.hpp"
 
@@ -55,6 +57,48 @@ sim::Result simulate_at_load(const Source& s, Pos pos, const ConfigSpec& c) {
         }
         s.fail(pos, "[config." + name + "]: the simulator refuses this configuration: " + msg);
     }
+}
+
+// The backward's gradients derived one product at a time in float64, with finite differences beside
+// them (sim::gradient_walk), for a numerics configuration with a backward pass small enough to print:
+// `grad.P.I.J`, `grad.dS.I.J`, `grad.D.I`, `grad.dQ.I.K`, `grad.fd_dQ.I.K`, ..., `grad.rows.NAME`
+// (row `grad.row` of an N x N or N x d matrix as text), and `grad.tiled_max_abs_diff`, the simulator's
+// own tiled float32 gradients against the float64 ones.
+json gradient_json(const sim::Result& r) {
+    const sim::GradientWalk w = sim::gradient_walk(r.problem);
+    const int64_t n = w.seq, d = w.head_dim, row = r.record ? r.record->row : 0;
+    json j = {{"row", row},
+              {"scale", w.scale},
+              {"step", w.step},
+              {"max_abs_diff", w.max_abs_diff},
+              {"max_abs_gradient", w.max_abs_gradient},
+              {"D", w.D},
+              {"D_from_P", w.D_from_P}};
+    const std::pair<const char*, const std::vector<double>*> mats[] = {
+        {"P", &w.P},   {"dP", &w.dP}, {"dS", &w.dS},       {"O", &w.O},         {"dV", &w.dV},
+        {"dQ", &w.dQ}, {"dK", &w.dK}, {"fd_dQ", &w.fd_dQ}, {"fd_dK", &w.fd_dK}, {"fd_dV", &w.fd_dV}};
+    for (const auto& [name, m] : mats) {
+        const int64_t cols = static_cast<int64_t>(m->size()) / n;
+        json rows = json::array();
+        for (int64_t i = 0; i < n; ++i)
+            rows.push_back(std::vector<double>(m->begin() + i * cols, m->begin() + (i + 1) * cols));
+        j[name] = rows;
+        std::string text;
+        for (int64_t c = 0; c < cols; ++c) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%s%+.4f", c ? "  " : "", (*m)[static_cast<size_t>(row * cols + c)]);
+            text += buf;
+        }
+        j["rows"][name] = text;
+    }
+    double tiled = 0;
+    const std::pair<const std::optional<sim::TensorF>*, const std::vector<double>*> grads[] = {
+        {&r.dQ, &w.dQ}, {&r.dK, &w.dK}, {&r.dV, &w.dV}};
+    for (const auto& [t, g] : grads)
+        for (int64_t i = 0; i < n * d; ++i)
+            tiled = std::max(tiled, std::abs(double((*t)->data[size_t(i)]) - (*g)[size_t(i)]));
+    j["tiled_max_abs_diff"] = tiled;
+    return j;
 }
 
 json config_json(const sim::Result& r) {
@@ -97,6 +141,10 @@ json config_json(const sim::Result& r) {
                               {"rescale", b.rescale}});
         j["record"] = {{"row", r.record->row}, {"blocks", blocks}, {"count", r.record->blocks.size()}};
     }
+    const auto& p = r.problem;
+    if (r.dQ && r.dK && r.dV && p.seq * p.seq * p.head_dim <= (int64_t{1} << 16) && !p.causal && p.window == 0 &&
+        p.pad_left == 0)
+        j["grad"] = gradient_json(r);
     return j;
 }
 
@@ -313,7 +361,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
     const ResultsFile& main = files[""];
     ctx.root["measured"]["status"] =
         main.why.empty()
-            ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(main.doc) + ")"
+            ? "measured on " + main.doc.value("device", std::string("a GPU")) + " (" + report::run_span(main.doc) + ")"
             : main.why;
     ctx.root["measured"]["available"] = main.why.empty() ? 1 : 0;
     for (const MeasuredSpec& m : specs) {
@@ -352,8 +400,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["dram_bytes"] = sum2("dram_read_bytes", "dram_write_bytes");
                 r["sim_hbm_bytes"] = sum2("sim_hbm_read_bytes", "sim_hbm_write_bytes");
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
-                r["measured_on"] =
-                    rf.doc.value("device", std::string("a GPU")) + " (" + report::run_dates(rf.doc) + ")";
+                r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + report::run_span(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
                 found = true;
                 break;

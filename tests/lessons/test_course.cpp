@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -90,7 +91,7 @@ TEST_CASE("'atomic add' is checked, and linked at its first use (10.8)") {
             if (!uses(l.steps[i].text, "atomic add")) continue;
             found = true;
             CHECK(l.number == 10);
-            CHECK(i + 1 == 8);  // the training step, after 10.4 (the counters' edges) came in
+            CHECK(i + 1 == 7);  // the training step
             const auto& t = l.steps[i].terms;
             CHECK(std::find(t.begin(), t.end(), "atomic add") != t.end());
         }
@@ -365,4 +366,58 @@ TEST_CASE("lesson 14 (exercises) refuses degenerate blocks and explains a miss")
     CHECK_FALSE(std_miss.passed);
     CHECK(std_miss.message.find("128 MiB of traffic that no block size removes") != std::string::npos);
     CHECK(std_miss.message.find("flash2 reads all of K") == std::string::npos);
+}
+
+// Dates belong to results files, not to prose: a step may print a date only as a results file's date
+// line, the device and the span of its runs in parentheses ("NVIDIA H200 (2026-11-29 to 2026-12-06)",
+// from report::run_span), one line a file. Any other date, a typed one ("until 2026-12-05") or days
+// strung together ("2026-11-29 and 2026-12-01"), is a diary entry and fails.
+TEST_CASE("no date in lesson prose outside a results file's date line") {
+    const std::regex date_line(R"(\(\d{4}-\d{2}-\d{2}( to \d{4}-\d{2}-\d{2})?\))");
+    const std::regex any_date(R"(\d{4}-\d{2}-\d{2})");
+    CHECK(std::regex_search("(2026-11-29 and 2026-12-01)", any_date));  // the pattern sees a strung list
+    CHECK(
+        !std::regex_search(std::regex_replace("on NVIDIA H200 (2026-11-29 to 2026-12-06).", date_line, ""), any_date));
+    for (const auto& l : all_lessons()) {
+        std::vector<std::pair<std::string, std::string>> texts = {{"summary", l.summary}};
+        for (size_t i = 0; i < l.steps.size(); ++i)
+            texts.push_back(
+                {std::to_string(l.number) + "." + std::to_string(i + 1), l.steps[i].title + "\n" + l.steps[i].text});
+        if (l.exercise) texts.push_back({"exercise", l.exercise->prompt});
+        for (const auto& [where, text] : texts) {
+            const std::string rest = std::regex_replace(text, date_line, "");
+            std::smatch m;
+            CHECK_MESSAGE(!std::regex_search(rest, m, any_date), "lesson " << l.number << " (" << where
+                                                                           << ") holds the date " << m.str()
+                                                                           << " outside a results file's date line");
+        }
+    }
+}
+
+// The course points to the lab where each idea is practised: every puzzle (lab/puzzles/NN_*.py) is
+// named by a step ("Try it: lab puzzle N"), and every puzzle a step names exists.
+TEST_CASE("every lab puzzle is pointed to by the step that teaches its idea") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(FLASHSIM_LESSONS_DIR) / ".." / "lab" / "puzzles";
+    std::set<int> puzzles;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) && e.path().extension() == ".py")
+            puzzles.insert(std::stoi(name.substr(0, 2)));
+    }
+    REQUIRE(puzzles.size() >= 10);
+    const std::regex pointer(R"(lab puzzle (\d+))");
+    std::set<int> named;
+    for (const auto& l : all_lessons())
+        for (size_t i = 0; i < l.steps.size(); ++i) {
+            const std::string& t = l.steps[i].text;
+            for (std::sregex_iterator it(t.begin(), t.end(), pointer), end; it != end; ++it) {
+                const int n = std::stoi((*it)[1].str());
+                CHECK_MESSAGE(puzzles.count(n) == 1, "step " << l.number << "." << (i + 1) << " names lab puzzle " << n
+                                                             << ", which lab/puzzles does not hold");
+                named.insert(n);
+            }
+        }
+    for (const int n : puzzles)
+        CHECK_MESSAGE(named.count(n) == 1, "no step points to lab puzzle " << n);
 }

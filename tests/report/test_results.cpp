@@ -24,6 +24,16 @@ TEST_CASE("run_days: each day of the calls once, in the file's order") {
     CHECK(report::run_dates(doc) == "2026-11-29 and 2026-12-01");
 }
 
+TEST_CASE("run_span: one date line a file, first day to last whatever the runs' order") {
+    const json doc = json::parse(R"({"runs": [{"date": "2026-12-03T01:00:00Z"}, {"date": "2026-11-29T18:32:47Z"},
+        {"date": "2026-12-01T12:22:09Z"}]})");
+    CHECK(report::run_span(doc) == "2026-11-29 to 2026-12-03");
+    CHECK(report::run_span(json::parse(
+              R"({"runs": [{"date": "2026-12-01T01:00:00Z"}, {"date": "2026-12-01T09:00:00Z"}]})")) == "2026-12-01");
+    CHECK(report::run_span(json::parse(R"({"date": "2026-10-01T00:00:00Z"})")) == "2026-10-01");
+    CHECK(report::run_span(json::parse(R"({"device": "NVIDIA H200"})")) == "?");
+}
+
 TEST_CASE("run_dates without runs: the file's own day, else '?'") {
     CHECK(report::run_days(json::parse(R"({"date": "2026-12-01T12:21:29Z"})")).empty());
     CHECK(report::run_dates(json::parse(R"({"date": "2026-12-01T12:21:29Z"})")) == "2026-12-01");
