@@ -14,7 +14,8 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
     app.add_option("--step", step, "Lesson step to open, 1-based");
     app.add_option("--panel", panel,
-                   "View: memory, compare, scores, timeline, softmax, charts, measured, ring, exact; all (with "
+                   "View: memory, compare, scores, timeline, softmax, charts, measured, ring, exact, footprint, decoding, "
+                   "roofline; all (with "
                    "--screenshot F.png: one PNG a view, "
                    "F-memory.png, ...)");
     app.add_option("--size", size, "Window size WxH (default 1280x800)");
@@ -60,7 +61,8 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     } else if (!panel.empty()) {
         a.panel = parse_panel(panel);
         if (!a.panel)
-            return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured, ring, exact; "
+            return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured, ring, exact, "
+                   "footprint, decoding, roofline; "
                    "got '" +
                    panel + "'";
     }

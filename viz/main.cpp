@@ -104,6 +104,18 @@ struct App {
         tab_forced = static_cast<int>(v.panel);
         return err;
     }
+    // A checked design answer: simulate its parameters (v.edit, set by the lesson panel) and show the
+    // Compare view, where its run stands beside the exercise's reference.
+    void open_design() {
+        v.design_apply = false;
+        v.param_error = sims.request(v.edit);
+        if (!v.param_error.empty()) return;
+        v.own_params = true;
+        v.algo = v.edit.algo;
+        v.columns = {true, true, true};
+        v.panel = viz::Panel::compare;
+        tab_forced = static_cast<int>(v.panel);
+    }
     // command-line overrides of whatever the lesson shows
     std::string apply_overrides() {
         if (args.gpus) v.ring.gpus = *args.gpus;
@@ -465,6 +477,12 @@ bool draw_view(App& a, const viz::RunSet* rs) {
         case Panel::footprint:
             draw_footprint_panel(*rs, v);
             break;
+        case Panel::decoding:
+            draw_decode_panel(*rs, v);
+            break;
+        case Panel::roofline:
+            draw_roofline_panel(*rs, measured, v);
+            break;
     }
     return true;
 }
@@ -669,6 +687,7 @@ int main(int argc, char** argv) {
             settle = std::max(settle, 1);  // redraw once more when it is due to go
         }
         if (lesson_go >= 0 && !a.lib.lessons.empty()) a.apply_step();
+        if (v.design_apply) a.open_design();
 
         // render
         ImGui::Render();
