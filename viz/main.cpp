@@ -116,6 +116,22 @@ struct App {
         v.panel = viz::Panel::compare;
         tab_forced = static_cast<int>(v.panel);
     }
+    // --answer: the text checked against the lesson's exercise as its field would check it; a checked
+    // design opens its run. Returns why it was not an answer ("" when it was checked).
+    std::string answer(const std::string& text) {
+        const viz::LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
+        if (!L.exercise) return "--answer: lesson " + L.id + " has no exercise";
+        viz::ExerciseState& st = v.exercises[L.id];
+        st.typed = text;
+        st = viz::submit_answer(*L.exercise, st);
+        if (!st.answered) return "--answer: " + st.message;
+        if (st.design) {
+            v.design_shown = st.design;
+            v.edit = st.design->params;
+            open_design();
+        }
+        return {};
+    }
     // command-line overrides of whatever the lesson shows
     std::string apply_overrides() {
         if (args.gpus) v.ring.gpus = *args.gpus;
@@ -180,6 +196,8 @@ int load_data(App& a) {
         }
         if (args.tour && a.lib.lessons.empty()) return fail("--tour: no lessons to open: " + a.lib.error, 1);
         a.tour_error = a.apply_step();  // the tour starts at the first step of the first lesson
+        if (!args.answer.empty())
+            if (std::string err = a.answer(args.answer); !err.empty()) return fail(err);
     } else {
         a.lib_job = std::async(std::launch::async, load_lesson_library);
     }

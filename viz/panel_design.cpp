@@ -27,7 +27,14 @@ void draw_design_strip(const DesignRun& d, const RunSet& rs) {
         ImGui::TableSetupColumn("steps", ImGuiTableColumnFlags_WidthStretch, 1);
         ImGui::TableSetupColumn((std::string("time, ") + kRungIdeal).c_str(), ImGuiTableColumnFlags_WidthStretch, 2.2f);
         ImGui::TableSetupColumn("vs reference", ImGuiTableColumnFlags_WidthStretch, 1.6f);
-        ImGui::TableHeadersRow();
+        // headers wrap at spaces (narrow columns at 2x zoom)
+        ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+        for (const std::string& head :
+             {std::string("run"), std::string("tiles B_r x B_c"), std::string("HBM bytes"), std::string("steps"),
+              std::string("time, ") + kRungIdeal, std::string("vs reference")}) {
+            ImGui::TableNextColumn();
+            ui::wrapped("%s", head.c_str());
+        }
         auto row = [&](const char* name, const DesignSide& s, ImU32 col) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
@@ -53,7 +60,7 @@ void draw_design_strip(const DesignRun& d, const RunSet& rs) {
             bar(s.predicted_s > 0 ? ui::seconds(s.predicted_s) : "not timed", s.predicted_s, most_s);
             ImGui::TableNextColumn();
             if (&s == &d.yours && d.reference.hbm_bytes > 0 && d.reference.predicted_s > 0 && s.predicted_s > 0)
-                ImGui::Text("bytes %sx, time %sx",
+                ui::wrapped("%sx the bytes, %sx the time",
                             ui::fixed(double(s.hbm_bytes) / double(d.reference.hbm_bytes), 2).c_str(),
                             ui::fixed(s.predicted_s / d.reference.predicted_s, 2).c_str());
         };
