@@ -127,7 +127,18 @@ DecodeView decode_view(const DecodeShape& s, const sim::Machine& m) {
         v.recorded_note = "no results/" + name + " (scripts/gpu_session.sh's decode stage records it)";
         return v;
     }
-    v.recorded = find_decode_row(*text, p);
+    // the row looked up once per file and shape (the view asks every frame; parsing is not free)
+    {
+        static std::mutex mu;
+        static std::map<std::string, std::optional<DecodeRecorded>> rows;
+        const std::string key = name + " " + std::to_string(p.batch) + " " + std::to_string(p.q_heads) + " " +
+                                std::to_string(p.kv_heads) + " " + std::to_string(p.kv_len) + " " +
+                                std::to_string(p.head_dim) + " " + std::string(sim::dtype_name(p.dtype));
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = rows.find(key);
+        if (it == rows.end()) it = rows.emplace(key, find_decode_row(*text, p)).first;
+        v.recorded = it->second;
+    }
     if (v.recorded)
         v.recorded->file = name;
     else

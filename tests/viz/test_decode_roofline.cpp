@@ -4,11 +4,13 @@
 
 #include <cstdlib>
 #include <numeric>
+#include <vector>
 #include <string>
 
 #include "sim/decode.hpp"
 #include "sim/machine.hpp"
 #include "sim/simulate.hpp"
+#include "viz/app_args.hpp"
 #include "viz/decode_view.hpp"
 #include "viz/design_run.hpp"
 #include "viz/lessons_view.hpp"
@@ -280,4 +282,28 @@ TEST_CASE("a design exercise's checked answer is a run of its own beside the ref
     bad.typed = "block_rows=17";
     bad = submit_answer(*L.exercise, bad);
     CHECK_FALSE(bad.design);
+}
+
+TEST_CASE("--answer: with a lesson only, and not on a tour; the new views by name") {
+    auto parse = [](std::vector<const char*> argv, AppArgs& a) {
+        argv.insert(argv.begin(), "flashsim-app");
+        bool help = false;
+        std::string text;
+        return parse_app_args(static_cast<int>(argv.size()), argv.data(), a, &help, &text);
+    };
+    AppArgs a;
+    CHECK(parse({"--lesson", "exercises", "--answer", "block_rows=64"}, a).empty());
+    CHECK(a.answer == "block_rows=64");
+    AppArgs b;
+    CHECK(parse({"--answer", "block_rows=64"}, b).find("needs --lesson") != std::string::npos);
+    AppArgs c;
+    CHECK(parse({"--tour", "--answer", "x=1"}, c).find("--answer") != std::string::npos);
+    AppArgs d;
+    CHECK(parse({"--panel", "decoding"}, d).empty());
+    CHECK(d.panel == Panel::decoding);
+    AppArgs e;
+    CHECK(parse({"--panel", "roofline"}, e).empty());
+    CHECK(e.panel == Panel::roofline);
+    AppArgs f;
+    CHECK(parse({"--panel", "graphs"}, f).find("decoding, roofline") != std::string::npos);
 }
