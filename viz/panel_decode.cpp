@@ -68,8 +68,9 @@ void split_table(const DecodeView& dv) {
     const float fs = ImGui::GetFontSize();
     const sim::DecodeResult& r = dv.result;
     const bool several = r.split.splits > 1;
+    // columns as wide as their figures; a narrow window scrolls the table sideways instead of cutting them
     const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                               ImGuiTableFlags_SizingStretchProp;
+                               ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
     const float rows_shown = static_cast<float>(std::min<size_t>(dv.splits.size(), 6)) + 1.5f;
     if (ImGui::BeginTable("decode_splits", 6, tf, ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * rows_shown + fs))) {
         ImGui::TableSetupScrollFreeze(0, 1);

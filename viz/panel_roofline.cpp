@@ -179,11 +179,11 @@ void draw_roofline_panel_body(const RunSet& rs, const MeasuredSet& ms, ViewState
         ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
     if (ImGui::BeginTable("roof_points", 6, tf)) {
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("00").x);
-        ImGui::TableSetupColumn("kernel, pass: placed", ImGuiTableColumnFlags_WidthStretch, 3);
-        ImGui::TableSetupColumn("FLOPs a byte", ImGuiTableColumnFlags_WidthStretch, 1.2f);
-        ImGui::TableSetupColumn("TFLOP/s", ImGuiTableColumnFlags_WidthStretch, 1);
-        ImGui::TableSetupColumn("bytes from", ImGuiTableColumnFlags_WidthStretch, 1.8f);
-        ImGui::TableSetupColumn("time from", ImGuiTableColumnFlags_WidthStretch, 1.8f);
+        ImGui::TableSetupColumn("kernel, pass: placed", ImGuiTableColumnFlags_WidthStretch, 2.4f);
+        ImGui::TableSetupColumn("FLOPs a byte", ImGuiTableColumnFlags_WidthStretch, 1.3f);
+        ImGui::TableSetupColumn("TFLOP/s", ImGuiTableColumnFlags_WidthStretch, 1.4f);
+        ImGui::TableSetupColumn("bytes from", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+        ImGui::TableSetupColumn("time from", ImGuiTableColumnFlags_WidthStretch, 1.6f);
         // headers and cells wrap at spaces (at 2x zoom the columns are narrow; nothing is cut)
         ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
         for (const char* head : {"#", "kernel, pass: placed", "FLOPs a byte", "TFLOP/s", "bytes from", "time from"}) {
