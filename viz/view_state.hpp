@@ -24,7 +24,20 @@
 namespace viz {
 
 // In tab order; the number keys 1..8 open them in this order.
-enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact, footprint, decoding, roofline };
+enum class Panel {
+    memory,
+    compare,
+    scores,
+    timeline,
+    softmax,
+    charts,
+    measured,
+    ring,
+    exact,
+    footprint,
+    decoding,
+    roofline
+};
 inline constexpr int kPanelCount = 12;
 // Views that animate the trace (the step / play / scrub controls drive them).
 inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
@@ -45,7 +58,7 @@ struct ViewState {
     // the views show that run); design_apply asks the app to simulate its parameters (v.edit) once.
     std::shared_ptr<const DesignRun> design_shown;
     bool design_apply = false;
-    sim::Algo algo = sim::Algo::flash2;              // the algorithm the memory view shows (all three are simulated)
+    sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows (all three are simulated)
     // Which algorithms the side-by-side, score-matrix and timeline views show (a lesson's `compare`
     // list narrows it; indexed by algo_index).
     std::array<bool, 3> columns = {true, true, true};

@@ -459,9 +459,9 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
                {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring",
                 "block", "chart", "pass", "head_dim", "mask", "file", "decode"},
                "view");
-    static const std::vector<std::string> panels = {"memory",   "softmax", "compare", "scores",    "timeline", "charts",
-                                                    "measured", "ring",    "exact",   "footprint", "decoding",
-                                                    "roofline", "text"};
+    static const std::vector<std::string> panels = {"memory",   "softmax",  "compare", "scores", "timeline",
+                                                    "charts",   "measured", "ring",    "exact",  "footprint",
+                                                    "decoding", "roofline", "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
         if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())
@@ -485,8 +485,9 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
         v.decode = get_string(s, n, "decode");
         if (v.panel != "decoding") s.fail(pos_of(n), "'decode' belongs to a view with panel = \"decoding\"");
         if (std::find(decodes.begin(), decodes.end(), v.decode) == decodes.end())
-            s.fail(pos_of(n), "decode: no [decode." + v.decode + "] in this lesson" +
-                                  (decodes.empty() ? std::string(" (it has none)") : " (defined: " + join(decodes) + ")"));
+            s.fail(pos_of(n),
+                   "decode: no [decode." + v.decode + "] in this lesson" +
+                       (decodes.empty() ? std::string(" (it has none)") : " (defined: " + join(decodes) + ")"));
     }
     auto cfg_name = [&](const toml::node& n, const std::string& what) {
         const std::string c = get_string(s, n, what);

@@ -290,9 +290,8 @@ int main(int argc, char** argv) {
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;
         std::sscanf(size, "%dx%d", &w, &h);
-        for (const char* p :
-             {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring", "exact", "footprint",
-              "decoding", "roofline"}) {
+        for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring",
+                              "exact", "footprint", "decoding", "roofline"}) {
             const Image im = load(stem + "-" + p + ".png");
             check(im.w == w && im.h == h && variance(im) > 200.0,
                   std::string(p) + " at " + size + ": a " + size + " PNG, not blank");
