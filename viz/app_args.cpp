@@ -13,10 +13,15 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     int step = 0;
     app.add_option("--lesson", a.lesson, "Lesson id or number to open (default: the first)");
     app.add_option("--step", step, "Lesson step to open, 1-based");
-    app.add_option("--panel", panel,
-                   "View: memory, compare, scores, timeline, softmax, charts, measured, ring, exact; all (with "
-                   "--screenshot F.png: one PNG a view, "
-                   "F-memory.png, ...)");
+    app.add_option(
+        "--panel", panel,
+        "View: memory, compare, scores, timeline, softmax, charts, measured, ring, exact, footprint, decoding, "
+        "roofline; all (with "
+        "--screenshot F.png: one PNG a view, "
+        "F-memory.png, ...)");
+    app.add_option("--answer", a.answer,
+                   "An answer to the lesson's exercise, checked as if typed in its field (with --lesson); a "
+                   "design's answer opens its run beside the reference");
     app.add_option("--size", size, "Window size WxH (default 1280x800)");
     app.add_option("--screenshot", a.screenshot, "Render, write this PNG, exit 0");
     app.add_option("--frames", a.frames, "Frames to render before the screenshot or exit");
@@ -63,7 +68,8 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     } else if (!panel.empty()) {
         a.panel = parse_panel(panel);
         if (!a.panel)
-            return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured, ring, exact; "
+            return "--panel must be one of memory, compare, scores, timeline, softmax, charts, measured, ring, exact, "
+                   "footprint, decoding, roofline; "
                    "got '" +
                    panel + "'";
     }
@@ -102,11 +108,13 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     if (a.tour) {
         // the tour chooses the lesson, step, view and parameters itself, step by step
         for (const char* f : {"--lesson", "--step", "--panel", "--screenshot", "--anim-step", "--play", "--seq",
-                              "--head-dim", "--algo", "--causal", "--pass", "--gpus", "--layout", "--trace"})
+                              "--head-dim", "--algo", "--causal", "--pass", "--gpus", "--layout", "--trace",
+                              "--answer"})
             if (app.count(f))
                 return std::string("--tour opens every lesson step itself; it cannot be combined with ") + f;
         if (a.frames < 0) a.frames = 2;
     }
+    if (!a.answer.empty() && a.lesson.empty()) return "--answer needs --lesson: the lesson whose exercise it answers";
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
     if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed)) {
         char got[32];

@@ -20,6 +20,7 @@ struct AppArgs {
     std::string lesson;      // lesson id or number (1-based); empty: the first
     int lesson_step = 0;     // --step K: 1-based on the command line, stored 0-based
     bool lesson_step_given = false;
+    std::string answer;  // --answer TEXT: checked against the lesson's exercise as if typed in its field
     std::optional<Panel> panel;
     bool all_panels = false;  // --panel all (with --screenshot F.png): F-memory.png, F-compare.png, ... in one run
     int width = 1280, height = 800;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "lessons/lib/lesson.hpp"
+#include "viz/design_run.hpp"
 
 namespace viz {
 
@@ -194,9 +195,13 @@ ExerciseState submit_answer(const ExerciseDoc& ex, ExerciseState st) {
     }
     const lessons::AnswerResult r = lessons::check_answer(*ex.lesson, answer);
     st.message = learner_words(r.message);
+    st.design.reset();
     if (!r.valid) return st;  // refused: not an answer yet (the message says why)
     st.answered = true;
     st.passed = r.passed;
+    if (r.result) try {
+            st.design = std::make_shared<const DesignRun>(make_design_run(*ex.lesson, *r.result));
+        } catch (const std::exception&) {}  // the base would not simulate: the verdict stands alone
     return st;
 }
 

@@ -14,6 +14,8 @@ struct Lesson;
 
 namespace viz {
 
+struct DesignRun;  // viz/design_run.hpp
+
 struct ExerciseDoc {
     bool predict = false;                           // a prediction (value=...) rather than a design (fields)
     std::string prompt;                             // rendered
@@ -27,6 +29,9 @@ struct ExerciseState {
     bool passed = false;
     bool skipped = false;  // the learner chose to read on without predicting
     std::string message;   // the check's paragraph, or what is wrong with the typed text
+    // A design's checked answer as a run of its own beside the exercise's base (null for a prediction,
+    // a refused answer, or a base that would not simulate).
+    std::shared_ptr<const DesignRun> design;
 };
 
 // A prediction locks the steps after the first until the learner has made one (right or wrong) or

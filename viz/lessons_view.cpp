@@ -83,6 +83,29 @@ std::optional<std::pair<RingInputs, Params>> ring_of(const lessons::Lesson& l, c
         return std::make_pair(in, p);
     } catch (const std::exception&) { return std::nullopt; }
 }
+
+// The step's decoding shape, read from the lesson's computed values (what `flashsim decode --json`
+// prints for [decode.NAME]). Empty when `name` is not one.
+std::optional<DecodeShape> decode_of(const lessons::Lesson& l, const std::string& name) {
+    try {
+        const std::string at = "decode." + name + ".";
+        auto num = [&](const std::string& key) { return static_cast<int64_t>(lessons::evaluate(l, at + key)); };
+        DecodeShape d;
+        d.name = name;
+        d.batch = num("batch");
+        d.q_heads = num("q_heads");
+        d.kv_heads = num("kv_heads");
+        d.kv_len = num("kv_len");
+        d.head_dim = num("head_dim");
+        if (auto t = sim::parse_dtype(lessons::render(l, "{{ " + at + "dtype | str }}"))) d.dtype = *t;
+        // the table's split count where it gave one: where the model's own choice differs from it
+        // (left to the model, the view says the model's reason, not "given")
+        const int64_t splits = num("splits");
+        const std::string gpu = lessons::render(l, "{{ " + at + "gpu | str }}");
+        if (sim::choose_splits(d.problem(), sim::find_machine(gpu), d.config()).splits != splits) d.splits = splits;
+        return d;
+    } catch (const std::exception&) { return std::nullopt; }
+}
 }  // namespace
 
 namespace {
@@ -193,6 +216,15 @@ LessonDoc from_library(const lessons::Lesson& l) {
                 st.ring = ring->first;
                 st.params = ring->second;
             }
+        if (s.view.panel == "decoding") {
+            if (!s.view.decode.empty()) st.decode = decode_of(l, s.view.decode);
+            // the worked row's split and merge: the lesson's [softmax] example
+            if (!sm_scores.empty()) {
+                st.scores_text = sm_scores;
+                st.values_text = sm_values;
+                st.block = sm_block;
+            }
+        }
         st.step = s.view.step_from;
         st.row = s.view.row;
         st.tile_row = s.view.tile_row;
@@ -273,6 +305,8 @@ std::string apply_lesson_step(const LessonStep& s, ViewState& v, Simulations& si
         v.ring_pos = kRingStartPos;
         v.ring_playing = false;
     }
+    if (s.decode) v.decode = *s.decode;
+    v.design_shown.reset();  // a step opens fresh: a design's run is shown where its answer was checked
     v.columns = s.columns;
     v.highlight_row = s.row;
     v.highlight_tile_row = s.tile_row;

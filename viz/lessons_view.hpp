@@ -39,6 +39,8 @@ struct LessonStep {
     // The ring the step discusses (a [ring.NAME] its text quotes): the ring view's inputs; the
     // step's params are then that ring's problem (N, d, dtype, mask, GPU).
     std::optional<RingInputs> ring;
+    // The decoding step the step discusses (a [decode.NAME] its text quotes): the decoding view's shape.
+    std::optional<DecodeShape> decode;
 };
 
 struct LessonDoc {

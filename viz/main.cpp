@@ -107,6 +107,34 @@ struct App {
         tab_forced = static_cast<int>(v.panel);
         return err;
     }
+    // A checked design answer: simulate its parameters (v.edit, set by the lesson panel) and show the
+    // Compare view, where its run stands beside the exercise's reference.
+    void open_design() {
+        v.design_apply = false;
+        v.param_error = sims.request(v.edit);
+        if (!v.param_error.empty()) return;
+        v.own_params = true;
+        v.algo = v.edit.algo;
+        v.columns = {true, true, true};
+        v.panel = viz::Panel::compare;
+        tab_forced = static_cast<int>(v.panel);
+    }
+    // --answer: the text checked against the lesson's exercise as its field would check it; a checked
+    // design opens its run. Returns why it was not an answer ("" when it was checked).
+    std::string answer(const std::string& text) {
+        const viz::LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
+        if (!L.exercise) return "--answer: lesson " + L.id + " has no exercise";
+        viz::ExerciseState& st = v.exercises[L.id];
+        st.typed = text;
+        st = viz::submit_answer(*L.exercise, st);
+        if (!st.answered) return "--answer: " + st.message;
+        if (st.design) {
+            v.design_shown = st.design;
+            v.edit = st.design->params;
+            open_design();
+        }
+        return {};
+    }
     // command-line overrides of whatever the lesson shows
     std::string apply_overrides() {
         if (args.gpus) v.ring.gpus = *args.gpus;
@@ -178,6 +206,8 @@ int load_data(App& a) {
         }
         if (args.tour && a.lib.lessons.empty()) return fail("--tour: no lessons to open: " + a.lib.error, 1);
         a.tour_error = a.apply_step();  // the tour starts at the first step of the first lesson
+        if (!args.answer.empty())
+            if (std::string err = a.answer(args.answer); !err.empty()) return fail(err);
     } else {
         a.lib_job = std::async(std::launch::async, load_lesson_library);
     }
@@ -483,6 +513,12 @@ bool draw_view(App& a, const viz::RunSet* rs) {
         case Panel::footprint:
             draw_footprint_panel(*rs, v);
             break;
+        case Panel::decoding:
+            draw_decode_panel(*rs, v);
+            break;
+        case Panel::roofline:
+            draw_roofline_panel(*rs, measured, v);
+            break;
     }
     return true;
 }
@@ -687,6 +723,7 @@ int main(int argc, char** argv) {
             settle = std::max(settle, 1);  // redraw once more when it is due to go
         }
         if (lesson_go >= 0 && !a.lib.lessons.empty()) a.apply_step();
+        if (v.design_apply) a.open_design();
 
         // render
         ImGui::Render();

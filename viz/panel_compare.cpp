@@ -10,6 +10,7 @@
 namespace viz {
 
 void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
+    if (v.design_shown) draw_design_strip(*v.design_shown, rs);
     const sim::Algo drv = driver(rs, Panel::compare, v.algo, v.columns);
     const double t = clock_of(rs.timeline(drv), v.cursor);
     ImGui::Text("Same problem, same clock (one head, a step at a time; not the predicted time): t = %s",

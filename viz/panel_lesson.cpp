@@ -28,7 +28,15 @@ void draw_exercise(const LessonDoc& L, ViewState& v) {
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     st.typed = buf;
     ImGui::SameLine();
-    if (ImGui::Button("Check") || enter) st = submit_answer(ex, st);
+    if (ImGui::Button("Check") || enter) {
+        st = submit_answer(ex, st);
+        // a checked design opens its own run beside the reference (the Compare view, design_strip)
+        if (st.design) {
+            v.design_shown = st.design;
+            v.design_apply = true;
+            v.edit = st.design->params;
+        }
+    }
     if (ex.predict && !st.answered && !st.skipped) {
         ImGui::SameLine();
         if (ImGui::Button("Skip")) st.skipped = true;

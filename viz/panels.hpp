@@ -38,6 +38,8 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 // one shown cannot be turned off.
 // The algorithms' show/hide boxes; the cursor keeps its time when the driving column changes.
 void column_toggles(ViewState& v, const RunSet& rs);
+// A checked design answer's run beside its exercise's reference (drawn atop the Compare view).
+void draw_design_strip(const DesignRun& d, const RunSet& rs);
 // "forward pass", "backward pass", "forward, then backward"
 const char* pass_words(sim::Pass p);
 // The problem's mask for a view's header: "", ", causal" or ", causal, window W" (a sliding window).
@@ -57,6 +59,11 @@ void draw_ring_panel(const RingJob& job, ViewState& v);
 void draw_exact_panel(const ExactJob& job, ViewState& v);
 // The memory wall: one layer's bytes held at once per algorithm against the card, the longest N.
 void draw_footprint_panel(const RunSet& rs, ViewState& v);
+// Decoding: one step's KV cache cut into splits (keys and bytes a split, the merge), its time on the
+// ladder's rungs and the recorded row beside it; the worked row's split and merge.
+void draw_decode_panel(const RunSet& rs, ViewState& v);
+// The roofline, log-log: the card's roofs and each kernel placed as simulated and as measured.
+void draw_roofline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v);
 void draw_charts_panel(const RunSet& rs, const ChartData* charts, float progress, bool busy, const MeasuredSet& ms,
                        ViewState& v);
 class LiveRun;

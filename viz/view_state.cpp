@@ -14,11 +14,12 @@
 namespace viz {
 
 namespace {
-constexpr std::array<std::string_view, kPanelCount> kNames = {"memory", "compare",  "scores", "timeline", "softmax",
-                                                              "charts", "measured", "ring",   "exact",    "footprint"};
+constexpr std::array<std::string_view, kPanelCount> kNames = {"memory",  "compare",   "scores",   "timeline",
+                                                              "softmax", "charts",    "measured", "ring",
+                                                              "exact",   "footprint", "decoding", "roofline"};
 constexpr std::array<std::string_view, kPanelCount> kTitles = {
-    "Memory", "Side by side", "Score matrix", "Timeline",  "Online softmax",
-    "Charts", "Measured",     "Ring of GPUs", "Exactness", "Footprint"};
+    "Memory",   "Side by side", "Score matrix", "Timeline",  "Online softmax", "Charts",
+    "Measured", "Ring of GPUs", "Exactness",    "Footprint", "Decoding",       "Roofline"};
 }  // namespace
 
 std::string_view panel_name(Panel p) { return kNames[static_cast<size_t>(p)]; }

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <map>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "sim/simulate.hpp"
+#include "viz/decode_view.hpp"
+#include "viz/design_run.hpp"
 #include "viz/exercise.hpp"
 #include "viz/model.hpp"
 #include "viz/ring_view.hpp"
@@ -21,8 +24,21 @@
 namespace viz {
 
 // In tab order; the number keys 1..8 open them in this order.
-enum class Panel { memory, compare, scores, timeline, softmax, charts, measured, ring, exact, footprint };
-inline constexpr int kPanelCount = 10;
+enum class Panel {
+    memory,
+    compare,
+    scores,
+    timeline,
+    softmax,
+    charts,
+    measured,
+    ring,
+    exact,
+    footprint,
+    decoding,
+    roofline
+};
+inline constexpr int kPanelCount = 12;
 // Views that animate the trace (the step / play / scrub controls drive them).
 inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare || p == Panel::scores; }
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
@@ -38,7 +54,11 @@ struct Cursor {
 struct ViewState {
     Panel panel = Panel::memory;
     std::map<std::string, ExerciseState> exercises;  // by lesson id: the learner's answers this session
-    sim::Algo algo = sim::Algo::flash2;              // the algorithm the memory view shows (all three are simulated)
+    // An accepted design answer's run beside the exercise's reference (the Compare view shows it while
+    // the views show that run); design_apply asks the app to simulate its parameters (v.edit) once.
+    std::shared_ptr<const DesignRun> design_shown;
+    bool design_apply = false;
+    sim::Algo algo = sim::Algo::flash2;  // the algorithm the memory view shows (all three are simulated)
     // Which algorithms the side-by-side, score-matrix and timeline views show (a lesson's `compare`
     // list narrows it; indexed by algo_index).
     std::array<bool, 3> columns = {true, true, true};
@@ -66,6 +86,7 @@ struct ViewState {
     std::string softmax_note;    // what was adjusted on the last apply (V resized to the scores)
     int softmax_block_good = 4;  // the block size of the last good input (softmax_block is the field)
     int footprint_pass = 2;      // the footprint view's pass: 0 forward, 1 backward, 2 both (a training step)
+    DecodeShape decode;          // the decoding view's step (a lesson step's [decode.NAME] sets it)
     int exact_tensor = 0;        // the exactness view's tensor: 0 = O, then dQ, dK, dV (with a backward)
     int softmax_focus = -1;      // -1: follow the animation step
     // Charts: what is counted (0: DRAM through the L2 model, 1: HBM<->SRAM as the paper counts;

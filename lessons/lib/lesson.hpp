@@ -49,6 +49,7 @@ struct View {
     int64_t tile_row = -1;             // highlighted tile (row tile i, column tile j)
     int64_t tile_col = -1;
     std::string ring;    // panel "ring": the [ring.NAME] the ring view shows (its GPUs, layout, pass, problem)
+    std::string decode;  // panel "decoding": the [decode.NAME] the decoding view shows (its shape, its splits)
     int64_t block = -1;  // panel "softmax": the key block it opens on, 1 = the first, as the panel numbers them
     std::string chart;   // panel "charts": "dram" (through the L2 model) or "paper" (HBM<->SRAM, the paper's count)
     // panel "measured": the rows it opens on (default: the shown config's pass, head dim and mask)

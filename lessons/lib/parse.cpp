@@ -460,14 +460,16 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
 
 // ---------------------------------------------------------------- [views and expectations]
 View parse_view(const Source& s, const toml::table& t, const Lesson& l,
-                const std::map<std::string, sim::Result>& results, const std::vector<std::string>& rings) {
+                const std::map<std::string, sim::Result>& results, const std::vector<std::string>& rings,
+                const std::vector<std::string>& decodes) {
     View v;
     check_keys(s, t,
                {"panel", "config", "algo", "compare", "step_from", "step_to", "row", "tile_row", "tile_col", "ring",
-                "block", "chart", "pass", "head_dim", "mask", "file"},
+                "block", "chart", "pass", "head_dim", "mask", "file", "decode"},
                "view");
-    static const std::vector<std::string> panels = {"memory",   "softmax", "compare", "scores",    "timeline", "charts",
-                                                    "measured", "ring",    "exact",   "footprint", "text"};
+    static const std::vector<std::string> panels = {"memory",   "softmax",  "compare", "scores", "timeline",
+                                                    "charts",   "measured", "ring",    "exact",  "footprint",
+                                                    "decoding", "roofline", "text"};
     if (t.contains("panel")) {
         v.panel = get_string(s, *t.get("panel"), "panel");
         if (std::find(panels.begin(), panels.end(), v.panel) == panels.end())
@@ -484,6 +486,16 @@ View parse_view(const Source& s, const toml::table& t, const Lesson& l,
     } else if (v.panel == "ring") {
         s.fail(pos_of(t), "panel = \"ring\" needs ring = \"NAME\", one of the lesson's [ring.NAME] tables" +
                               (rings.empty() ? std::string(" (it has none)") : " (" + join(rings) + ")"));
+    }
+    // the decoding view shows one of the lesson's [decode.NAME] tables, named by 'decode'
+    if (t.contains("decode")) {
+        const toml::node& n = *t.get("decode");
+        v.decode = get_string(s, n, "decode");
+        if (v.panel != "decoding") s.fail(pos_of(n), "'decode' belongs to a view with panel = \"decoding\"");
+        if (std::find(decodes.begin(), decodes.end(), v.decode) == decodes.end())
+            s.fail(pos_of(n),
+                   "decode: no [decode." + v.decode + "] in this lesson" +
+                       (decodes.empty() ? std::string(" (it has none)") : " (defined: " + join(decodes) + ")"));
     }
     auto cfg_name = [&](const toml::node& n, const std::string& what) {
         const std::string c = get_string(s, n, what);
@@ -792,7 +804,8 @@ Built build(const Source& s) {
             if (!valid_name(name)) s.fail(pos_of(k), "comparison name '" + name + "' must be letters, digits and _");
             detail::add_error(s, parse_error(s, name, get_table(s, v, "error." + name), b), b.results, l.configs, *ctx);
         }
-    std::vector<std::string> rings;  // [ring.NAME] tables, for the steps' ring views
+    std::vector<std::string> rings;    // [ring.NAME] tables, for the steps' ring views
+    std::vector<std::string> decodes;  // [decode.NAME] tables, for the steps' decoding views
     for (const auto& [section, kind] :
          std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{{"footprint", detail::MemorySpec::kFootprint},
                                                                        {"fit", detail::MemorySpec::kFit},
@@ -804,6 +817,7 @@ Built build(const Source& s) {
             if (!valid_name(name)) s.fail(pos_of(k), section + " name '" + name + "' must be letters, digits and _");
             detail::add_memory(s, parse_memory(s, kind, section, name, get_table(s, v, section + "." + name)), *ctx);
             if (kind == detail::MemorySpec::kRing) rings.push_back(name);
+            if (kind == detail::MemorySpec::kDecode) decodes.push_back(name);
         }
     }
     if (root.contains("figure2") && get_bool(s, *root.get("figure2"), "figure2"))
@@ -857,7 +871,7 @@ Built build(const Source& s) {
         step.source_text = get_string(s, tn, "text");
         step.text = reflow(render_node_text(s, *ctx, step.source_text, pos_of(tn)));
         if (st.contains("view"))
-            step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results, rings);
+            step.view = parse_view(s, get_table(s, *st.get("view"), "view"), l, b.results, rings, decodes);
         else
             step.view.panel = "text";
         if (st.contains("terms"))

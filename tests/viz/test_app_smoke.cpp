@@ -167,7 +167,8 @@ int main(int argc, char** argv) {
         check(var > 200.0, name + ": not blank (pixel variance " + std::to_string(var) + ")");
         return im;
     };
-    for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring"})
+    for (const char* p :
+         {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring", "decoding", "roofline"})
         shot(std::string("panel_") + p, std::string("--panel ") + p);
     lap("every panel");
     // The course as the lesson files have it, loaded by the lessons library from the directory the
@@ -289,8 +290,8 @@ int main(int argc, char** argv) {
                              (r.rc ? " " + r.out : ""));
         int w = 0, h = 0;
         std::sscanf(size, "%dx%d", &w, &h);
-        for (const char* p :
-             {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring", "exact"}) {
+        for (const char* p : {"memory", "compare", "scores", "timeline", "softmax", "charts", "measured", "ring",
+                              "exact", "footprint", "decoding", "roofline"}) {
             const Image im = load(stem + "-" + p + ".png");
             check(im.w == w && im.h == h && variance(im) > 200.0,
                   std::string(p) + " at " + size + ": a " + size + " PNG, not blank");
