@@ -69,7 +69,7 @@ std::vector<RoofPoint> recorded_points(const MeasuredRow& row) {
         m.time_what = "measured median";
         out.push_back(m);
     }
-    const KernelRung* k = rung_of_row(row);
+    const std::optional<KernelRung> k = rung_of_row(row);
     if (const auto sim_bytes = row.sim_l2_total();
         sim_bytes && *sim_bytes > 0 && k && k->error.empty() && k->seconds > 0) {
         RoofPoint s = base;
