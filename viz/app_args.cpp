@@ -107,9 +107,9 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     if (app.count("--frames") && a.frames < 1) return "--frames must be at least 1, got " + std::to_string(a.frames);
     if (a.tour) {
         // the tour chooses the lesson, step, view and parameters itself, step by step
-        for (const char* f : {"--lesson", "--step", "--panel", "--screenshot", "--anim-step", "--play", "--seq",
-                              "--head-dim", "--algo", "--causal", "--pass", "--gpus", "--layout", "--trace",
-                              "--answer"})
+        for (const char* f :
+             {"--lesson", "--step", "--panel", "--screenshot", "--anim-step", "--play", "--seq", "--head-dim", "--algo",
+              "--causal", "--pass", "--gpus", "--layout", "--trace", "--answer"})
             if (app.count(f))
                 return std::string("--tour opens every lesson step itself; it cannot be combined with ") + f;
         if (a.frames < 0) a.frames = 2;

@@ -418,6 +418,5 @@ TEST_CASE("every lab puzzle is pointed to by the step that teaches its idea") {
                 named.insert(n);
             }
         }
-    for (const int n : puzzles)
-        CHECK_MESSAGE(named.count(n) == 1, "no step points to lab puzzle " << n);
+    for (const int n : puzzles) CHECK_MESSAGE(named.count(n) == 1, "no step points to lab puzzle " << n);
 }
