@@ -8,6 +8,7 @@ FLASHSIM_PACKAGES=(
   libeigen3-dev          # the simulator's matrices (Eigen 3.4)
   doctest-dev            # tests
   clang-format           # the C++/CUDA style (.clang-format), checked by a test (tests/check_format.sh)
+  clang libclang-rt-14-dev   # the sanitizer build (debug preset): clang's ASan+UBSan compile about 3x faster than GCC's
   universal-ctags        # function lengths, checked by a test (tests/check_function_length.sh)
   nlohmann-json3-dev     # JSON output and the recorded GPU results
   libcli11-dev           # the CLI's argument parsing

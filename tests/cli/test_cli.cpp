@@ -242,7 +242,9 @@ TEST_CASE("attend: hostile values refused, the backward written, differences mea
     CHECK(b.text.find("bit-identical") != std::string::npos);
     const sim::Gradients want = sim::attention_backward_reference(p, in.Q, in.K, in.V, dO);
     const std::pair<const char*, const sim::TensorD*> grads[] = {{"dQ", &want.dQ}, {"dK", &want.dK}, {"dV", &want.dV}};
-    for (const auto& [name, w] : grads) {
+    for (const auto& name_w : grads) {
+        const auto& name = std::get<0>(name_w);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& w = std::get<1>(name_w);
         INFO(name);
         const sim::NpyArray got = sim::read_npy(tmp(std::string("hb_") + name + ".npy"));
         CHECK(got.four_d);
@@ -414,7 +416,9 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
         {R"({"rows": []})", "has no measured rows"},
         {R"({"rows": [5, "x"]})", "has no measured rows"},
     };
-    for (const auto& [text, says] : bad) {
+    for (const auto& text_says : bad) {
+        const auto& text = std::get<0>(text_says);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& says = std::get<1>(text_says);
         CAPTURE(text);
         write(results, text);
         const Out o = sh("bench --resimulate " + results + " --json " + results);
@@ -504,7 +508,9 @@ TEST_CASE("no NaN or inf shown as a result; outputs checked before the run") {
         {"attend" + in + bwd + " --dk " + tmp("o_half.npy"), "are the same file"},
         {"attend" + in + " --out " + tmp("o_half.npy") + " --dq " + tmp("dq.npy"), "only with --pass backward"},
     };
-    for (const auto& [cmd, says] : bad) {
+    for (const auto& cmd_says : bad) {
+        const auto& cmd = std::get<0>(cmd_says);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& says = std::get<1>(cmd_says);
         CAPTURE(cmd);
         const Out o = sh(cmd);
         CHECK(o.rc == 1);
@@ -526,7 +532,9 @@ TEST_CASE("bad values are refused by name: ring rates, decode sizes, Hopper kern
         {"simulate --kernel flash2h --gpu RTX4090 -n 4096 -d 128", "need compute capability 9.0"},
         {"ring --gpus 2 -n 8192 -d 128 --causal --kernel flash2h --gpu A100-80GB", "A100-80GB is 8.0"},
     };
-    for (const auto& [cmd, says] : cases) {
+    for (const auto& cmd_says : cases) {
+        const auto& cmd = std::get<0>(cmd_says);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& says = std::get<1>(cmd_says);
         CAPTURE(cmd);
         const Out o = sh(cmd);
         CHECK(o.rc == 1);
@@ -812,11 +820,13 @@ TEST_CASE("scenario figure2 --gpu: the same programs on another preset; the byte
     CHECK(nlohmann::json::parse(m.text)["rates_source"].get<std::string>().find("h200/ceilings.json") !=
           std::string::npos);
     // bad inputs: each named, exit 1
-    for (const auto& [cmd, says] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& cmd_says : std::vector<std::pair<std::string, std::string>>{
              {"scenario figure2 --ceilings measured", "no measured ceilings are recorded for A100-40GB"},
              {"scenario figure2 --ceilings guessed", "--ceilings must be datasheet or measured"},
              {"scenario figure2 --gpu Z80", "Z80"},
              {"scenario gpt2-medium --gpu H200", "--gpu applies to figure2 only"}}) {
+        const auto& cmd = std::get<0>(cmd_says);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& says = std::get<1>(cmd_says);
         const Out e = sh(cmd);
         CHECK_MESSAGE(e.rc == 1, cmd);
         CHECK_MESSAGE(e.text.find(says) != std::string::npos, (cmd + ": " + e.text));

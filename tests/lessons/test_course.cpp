@@ -384,7 +384,10 @@ TEST_CASE("no date in lesson prose outside a results file's date line") {
             texts.push_back(
                 {std::to_string(l.number) + "." + std::to_string(i + 1), l.steps[i].title + "\n" + l.steps[i].text});
         if (l.exercise) texts.push_back({"exercise", l.exercise->prompt});
-        for (const auto& [where, text] : texts) {
+        for (const auto& where_text : texts) {
+            const auto& where =
+                std::get<0>(where_text);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+            const auto& text = std::get<1>(where_text);
             const std::string rest = std::regex_replace(text, date_line, "");
             std::smatch m;
             CHECK_MESSAGE(!std::regex_search(rest, m, any_date), "lesson " << l.number << " (" << where

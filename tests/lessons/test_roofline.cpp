@@ -73,7 +73,10 @@ TEST_CASE("10.8: each kernel on the roofline, from the results file and the pres
     std::vector<std::string> lines;
     for (std::string ln; std::getline(text, ln);) lines.push_back(ln);
     int left = 0, right = 0;
-    for (const auto& [variant, pass] : kernels) {
+    for (const auto& variant_pass : kernels) {
+        const auto& variant =
+            std::get<0>(variant_pass);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& pass = std::get<1>(variant_pass);
         INFO(variant << " " << pass);
         const json* r = row(variant, pass);
         REQUIRE(r);

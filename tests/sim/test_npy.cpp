@@ -205,7 +205,10 @@ TEST_CASE("npy: a shape with a sign, and headers without their keys, are refused
         {"{'descr': '<f4', 'fortran_order': False, }", "has no 'shape'"},
         {"{'descr': '<f4', 'shape': (64, 32), }", "has no 'fortran_order'"},
     };
-    for (const auto& [dict, says] : cases) {
+    for (const auto& c : cases) {
+        // named, not a structured binding: CAPTURE's lambda cannot capture one in C++20 (clang refuses)
+        const std::string& dict = c.first;
+        const std::string& says = c.second;
         CAPTURE(dict);
         std::string what;
         try {

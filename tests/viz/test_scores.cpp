@@ -290,9 +290,11 @@ TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
     // lessons/02-two-memories.toml and 07-backward.toml compare standard (no tiles) with a flash2
     // config of 128 x 128: the flash columns beside standard run those tiles, not the block rule
     // (which at N = 8192, d = 128 on the H200 gives B_c = 114)
-    for (const auto& [id, title] : {std::pair{"two-memories", "Where the time goes: bytes against arithmetic"},
-                                    std::pair{"two-memories", "The roofline and its ridge point"},
-                                    std::pair{"backward", "What the gradients need"}}) {
+    for (const auto& id_title : {std::pair{"two-memories", "Where the time goes: bytes against arithmetic"},
+                                 std::pair{"two-memories", "The roofline and its ridge point"},
+                                 std::pair{"backward", "What the gradients need"}}) {
+        const auto& id = std::get<0>(id_title);  // named: CAPTURE/INFO cannot capture a structured binding (clang)
+        const auto& title = std::get<1>(id_title);
         const LessonStep* c = step(id, title);
         INFO(id << ": " << title);
         REQUIRE(c);
