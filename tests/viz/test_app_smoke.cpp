@@ -5,8 +5,6 @@
 // installed. One Xvfb server serves every run of the app: the exit status checked is the app's own
 // (xvfb-run's is its cleanup's too: a run once failed with xvfb-run's exit 5, "problem while
 // cleaning up temporary directory", after the app had exited 1 as expected).
-#include <stb_image.h>
-
 #include <signal.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -24,10 +22,12 @@
 #include <vector>
 
 #include "lessons/lib/lesson.hpp"
+#include "tests/viz/app_harness.hpp"
+
+using namespace app_test;
 
 namespace {
 
-int failures = 0;
 const auto started = std::chrono::steady_clock::now();
 
 // seconds since the test started, printed after each part (where the time goes under sanitizers)
@@ -35,93 +35,6 @@ void lap(const char* part) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::printf("time: %s done at %.0f s\n", part, s);
 }
-
-void check(bool ok, const std::string& what) {
-    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    if (!ok) ++failures;
-}
-
-struct Run {
-    int rc = -1;
-    std::string out;
-};
-
-Run run(const std::string& cmd) {
-    Run r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return r;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) r.out += buf;
-    const int st = pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-struct Image {
-    int w = 0, h = 0;
-    std::vector<unsigned char> px;  // RGB
-};
-
-Image load(const std::string& path) {
-    Image im;
-    int n = 0;
-    unsigned char* d = stbi_load(path.c_str(), &im.w, &im.h, &n, 3);
-    if (d) {
-        im.px.assign(d, d + static_cast<size_t>(im.w) * im.h * 3);
-        stbi_image_free(d);
-    }
-    return im;
-}
-
-double variance(const Image& im) {
-    double s = 0, s2 = 0;
-    const size_t n = im.px.size();
-    for (unsigned char c : im.px) s += c, s2 += static_cast<double>(c) * c;
-    const double m = s / static_cast<double>(n);
-    return s2 / static_cast<double>(n) - m * m;
-}
-
-// fraction of pixels that differ between two images of the same size
-double differing(const Image& a, const Image& b) {
-    if (a.w != b.w || a.h != b.h) return 1.0;
-    size_t d = 0;
-    for (size_t i = 0; i < a.px.size(); i += 3)
-        if (a.px[i] != b.px[i] || a.px[i + 1] != b.px[i + 1] || a.px[i + 2] != b.px[i + 2]) ++d;
-    return static_cast<double>(d) / static_cast<double>(a.px.size() / 3);
-}
-
-// One Xvfb server for the whole test. It picks a free display itself (-displayfd) and writes its
-// number to a file; DISPLAY is set for every run after. Stopped when the test ends.
-class Xvfb {
-public:
-    Xvfb(const std::filesystem::path& dir) {
-        const std::string num = (dir / "xvfb.display").string(), log = (dir / "xvfb.log").string();
-        std::filesystem::remove(num);
-        const Run r = run("Xvfb -displayfd 1 -screen 0 2600x1500x24 -nolisten tcp >'" + num + "' 2>'" + log +
-                          "' </dev/null & echo $!");
-        pid_ = std::atoi(r.out.c_str());
-        for (int i = 0; i < 300 && pid_ > 0 && display_.empty(); ++i) {  // up to 30 s
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            FILE* f = std::fopen(num.c_str(), "r");
-            if (!f) continue;
-            int n = -1;
-            char nl = 0;
-            if (std::fscanf(f, "%d%c", &n, &nl) == 2 && n >= 0 && nl == '\n') display_ = ":" + std::to_string(n);
-            std::fclose(f);
-        }
-        if (!display_.empty()) setenv("DISPLAY", display_.c_str(), 1);
-    }
-    ~Xvfb() {
-        if (pid_ > 0) kill(pid_, SIGTERM);
-    }
-    Xvfb(const Xvfb&) = delete;
-    Xvfb& operator=(const Xvfb&) = delete;
-    const std::string& display() const { return display_; }
-
-private:
-    int pid_ = -1;
-    std::string display_;
-};
 
 }  // namespace
 

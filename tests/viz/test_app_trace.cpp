@@ -3,8 +3,6 @@
 // is not blank; the bytes the app shows (its printed line, the panel's own text) equal the closed
 // form and the tile machine's count. Bad trace files exit non-zero with one line, before any
 // window. Exits 77 (ctest: skipped) when Xvfb is missing.
-#include <stb_image.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -18,32 +16,12 @@
 #include <utility>
 
 #include "report/lab_trace.hpp"
+#include "tests/viz/app_harness.hpp"
 #include "tests/viz/lab_fa2.hpp"
 
+using namespace app_test;
+
 namespace {
-
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    if (!ok) ++failures;
-}
-
-struct Run {
-    int rc = -1;
-    std::string out;
-};
-
-Run run(const std::string& cmd) {
-    Run r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return r;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p)) r.out += buf;
-    const int st = pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
@@ -101,22 +79,9 @@ int main(int argc, char** argv) {
         std::printf("skipped: Xvfb is not installed (apt install xvfb)\n");
         return failures ? 1 : 77;
     }
-    // One Xvfb server; it picks a free display and writes its number (-displayfd).
-    const std::string num = (dir / "xvfb.display").string();
-    fs::remove(num);
-    const Run x = run("Xvfb -displayfd 1 -screen 0 1600x1000x24 -nolisten tcp >'" + num + "' 2>'" +
-                      (dir / "xvfb.log").string() + "' </dev/null & echo $!");
-    const int pid = std::atoi(x.out.c_str());
-    std::string display;
-    for (int i = 0; i < 300 && pid > 0 && display.empty(); ++i) {  // up to 30 s
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        std::ifstream f(num);
-        int k = -1;
-        if (f >> k && k >= 0) display.append(":").append(std::to_string(k));
-    }
-    check(!display.empty(), "Xvfb started");
-    if (display.empty()) return 1;
-    setenv("DISPLAY", display.c_str(), 1);
+    const Xvfb server(dir);
+    check(!server.display().empty(), "Xvfb started");
+    if (server.display().empty()) return 1;
 
     const std::string png = (dir / "trace.png").string();
     fs::remove(png);
@@ -129,16 +94,9 @@ int main(int argc, char** argv) {
           "the app shows the learner's 128,800 B (the closed form)");
     check(r.out.find("built-in flash2 (B_r 64, B_c 48): 128,800 B moved") != std::string::npos,
           "the app shows the built-in flash2 at the same tiles moving the same 128,800 B");
-    int w = 0, h = 0, ch = 0;
-    unsigned char* px = stbi_load(png.c_str(), &w, &h, &ch, 3);
-    check(px && w == 1280 && h == 800, "the PNG is 1280x800");
-    double s = 0, s2 = 0;
-    const size_t count = px ? static_cast<size_t>(w) * h * 3 : 0;
-    for (size_t i = 0; i < count; ++i) s += px[i], s2 += static_cast<double>(px[i]) * px[i];
-    const double m = count ? s / static_cast<double>(count) : 0;
-    const double var = count ? s2 / static_cast<double>(count) - m * m : 0;
+    const Image im = load(png);
+    check(im.w == 1280 && im.h == 800, "the PNG is 1280x800");
+    const double var = im.px.empty() ? 0 : variance(im);
     check(var > 200.0, "the PNG is not blank (pixel variance " + std::to_string(var) + ")");
-    if (px) stbi_image_free(px);
-    if (pid > 0) kill(pid, SIGTERM);
     return failures ? 1 : 0;
 }
