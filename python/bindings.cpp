@@ -30,6 +30,16 @@ DType dtype_of(const std::string& s) {
     throw Error("unknown dtype '" + s + "'; use fp32, fp16 or bf16");
 }
 
+Algo algo_of(const std::string& s) {
+    if (auto a = parse_algo(s)) return *a;
+    throw Error("unknown algo '" + s + "'; use standard, flash1 or flash2");
+}
+
+Pass pass_of(const std::string& s) {
+    if (auto p = parse_pass(s)) return *p;
+    throw Error("unknown pass '" + s + "'; use forward, backward or both");
+}
+
 py::array_t<float> to_numpy(const std::vector<float>& v, int64_t rows, int64_t cols) {
     py::array_t<float> a({rows, cols});
     std::copy(v.begin(), v.end(), a.mutable_data());
@@ -253,12 +263,10 @@ void bind_tile_machine(py::module_& m) {
             [](const TileMachine& tm, const std::string& path, const std::string& algo, int64_t block_rows,
                int64_t block_cols, bool causal, const std::string& pass, int64_t seq, int64_t head_dim) {
                 report::LabTraceInfo info;
-                const auto a = parse_algo(algo);
-                if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
-                const auto ps = parse_pass(pass);
-                if (!ps) throw Error("unknown pass '" + pass + "'; use forward, backward or both");
-                info.algo = *a;
-                info.pass = *ps;
+                const Algo a = algo_of(algo);
+                const Pass ps = pass_of(pass);
+                info.algo = a;
+                info.pass = ps;
                 info.block_rows = block_rows;
                 info.block_cols = block_cols;
                 info.problem.seq = seq;
@@ -289,12 +297,10 @@ void bind_simulator(py::module_& m) {
             p.causal = causal;
             p.dtype = dtype_of(dtype);
             Config c;
-            const auto a = parse_algo(algo);
-            if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
-            const auto ps = parse_pass(pass);
-            if (!ps) throw Error("unknown pass '" + pass + "'; use forward, backward or both");
-            c.algo = *a;
-            c.pass = *ps;
+            const Algo a = algo_of(algo);
+            const Pass ps = pass_of(pass);
+            c.algo = a;
+            c.pass = ps;
             c.block_rows = block_rows;
             c.block_cols = block_cols;
             c.bwd_block_rows = bwd_block_rows;
@@ -456,9 +462,8 @@ void bind_attend_fit(py::module_& m) {
             in.K = head_tensor(k, "K");
             in.V = head_tensor(v, "V");
             Config c;
-            const auto a = parse_algo(algo);
-            if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
-            c.algo = *a;
+            const Algo a = algo_of(algo);
+            c.algo = a;
             c.block_rows = block_rows;
             c.block_cols = block_cols;
             c.numerics = Numerics::on;
@@ -504,13 +509,11 @@ void bind_attend_fit(py::module_& m) {
             shape.seq = 1;
             shape.dtype = dtype_of(dtype);
             shape.validate();
-            const auto a = parse_algo(algo);
-            if (!a) throw Error("unknown algo '" + algo + "'; use standard, flash1 or flash2");
-            const auto ps = parse_pass(pass);
-            if (!ps) throw Error("unknown pass '" + pass + "'; use forward, backward or both");
+            const Algo a = algo_of(algo);
+            const Pass ps = pass_of(pass);
             if (memory < 0) throw Error("memory must be a positive number of bytes (0: the GPU preset's)");
             const double cap = memory > 0 ? memory : usable_memory(find_machine(gpu));
-            const FitResult f = longest_fit(shape, *a, *ps, cap);
+            const FitResult f = longest_fit(shape, a, ps, cap);
             py::dict d;
             d["longest_n"] = f.longest_n;
             d["bytes_at_longest"] = f.bytes_at_longest;
