@@ -1239,6 +1239,9 @@ FitProbe probe_fit(const std::string& variant, const sim::Problem& shape) {
     while (hi > 0 && !countable(hi)) --hi;
     if (fits(hi)) {
         lo = hi;
+        // the next grid point was left out of the search because its buffers alone exceed the free
+        // memory (or flashsim cannot count it): it does not fit, so it is the step past the longest
+        if (hi < grid_end) r.next_n = sim::grid_point(hi + 1);
         r.note = hi == grid_end ? "N = 2^24 fits (the grid's end)"
                                 : "N = " + std::to_string(sim::grid_point(hi)) +
                                       " fits: the longest whose step flashsim counts and the free memory holds";

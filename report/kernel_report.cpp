@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "report/results.hpp"
+#include "sim/kernel_config.hpp"
 
 namespace report {
 
@@ -17,7 +18,7 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
                          "--ceilings --json FILE`)");
     if (doc.contains("device") && doc["device"].is_string()) {
         const std::string dev = doc["device"];
-        if (dev.find(m.name) == std::string::npos)
+        if (sim::preset_for_device(dev) != m.name)
             throw sim::Error(where + ": measured on '" + dev + "', not on the " + m.name +
                              " preset's GPU; pick that preset with --gpu or another file");
     }

@@ -900,6 +900,29 @@ TEST_CASE("simulate --kernel: the kernel's tiles, where the time goes, and the m
     CHECK(t.text.find("predicted, this kernel:") != std::string::npos);  // forward + backward, one line (the ladder)
 }
 
+TEST_CASE("--ceilings measured: an H100's file, which names the card as the driver does, serves the H100-SXM preset") {
+    // The driver calls the SXM card "NVIDIA H100 80GB HBM3", a name that does not contain the preset's
+    // "H100-SXM"; the file must still be read (and its wgmma rate used), not refused as another card's.
+    std::ifstream cf(std::string(FLASHSIM_SOURCE_DIR) + "/results/h100/ceilings.json");
+    REQUIRE(cf);
+    const auto ceilings = nlohmann::json::parse(cf);
+    REQUIRE(ceilings["device"].get<std::string>().find("H100-SXM") == std::string::npos);
+    double wgmma = 0;
+    for (const auto& c : ceilings["ceilings"])
+        if (c["name"] == "wgmma_bf16") wgmma = c["value"].get<double>();
+    REQUIRE(wgmma > 0);
+    const Out o = sh(
+        "simulate --kernel flash2h --seq 4096 --head-dim 128 --dtype bf16 --gpu H100-SXM --ceilings measured --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    const auto& k = j["kernel_model"][0];
+    CHECK(k["rates_source"].get<std::string>().find("h100/ceilings.json") != std::string::npos);
+    double tensor_s = 0;
+    for (const auto& c : k["where_the_time_goes"])
+        if (c["name"] == "tensor") tensor_s = c["seconds"].get<double>();
+    CHECK(tensor_s == doctest::Approx(4.0 * 4096.0 * 4096 * 128 / wgmma).epsilon(1e-9));  // B = H = 1
+}
+
 TEST_CASE("--ceilings measured: cuBLAS's measured write rate for its d and dtype slows standard's S and nothing else") {
     // The same ceilings with and without gemm_write_bf16_d128 = 1 TB/s (a quarter of the copy): the bf16
     // forward at d = 128 takes S's 4 GiB (B H N^2 2 bytes) at it; fp16 and d = 64 do not read it.

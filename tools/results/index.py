@@ -47,8 +47,19 @@ CURRENT = {
                         "both masks; SDPA-flash and cuDNN timed on the same held machine; the simulator's columns and "
                         "predictions for the H100-SXM preset (`bench --resimulate`)", "docs/results.md, the app's Measured view"),
     "h100/bench.md": ("`python3 tools/results/table.py results/h100/bench.json`", "docs/results.md"),
-    "h100/checks.log": ("scripts/gpu_session.sh, stage tests, on an H100 80GB (binaries of a2b5847, before the "
-                        "bench's fit and GPU-skip fixes)", "people, docs/kernel-notes/h100.md"),
+    "h100/checks.log": ("scripts/gpu_session.sh, stages tests and modes, on an H100 80GB (binaries of 65cc6e3, before "
+                        "the fit probe's next_n mend)", "people, docs/kernel-notes/h100.md"),
+    "h100/ceilings.json": ("`flashsim bench --ceilings --json` on an H100 80GB",
+                           "`--ceilings measured --gpu H100-SXM`, the bench's and resimulate's H100 predictions, "
+                           "docs/kernel-notes/h100.md"),
+    "h100/fit.json": ("`flashsim bench fit --json` on an H100 80GB (next_n 0: written before the probe's mend)",
+                      "docs/kernel-notes/h100.md"),
+    "h100/scale.json": ("`flashsim bench scale --json` on an H100 80GB: past 2^31 elements and at a million tokens",
+                        "docs/kernel-notes/h100.md"),
+    "h100/offgrid.json": ("tools/offgrid/measure.sh (scripts/gpu_session.sh, stage offgrid): the off-grid shapes of "
+                          "tools/offgrid/shapes.json on an H100 80GB, predictions with the datasheet ceilings",
+                          "tools/offgrid/check.py, docs/timing.md, docs/kernel-notes/h100.md"),
+    "h100/session.log": ("scripts/gpu_session.sh: the GPU calls' log on an H100 80GB", "people"),
     "h100/decode.json": ("`flashsim bench --decode --json` on an H100 80GB", "lesson 13, docs/results.md"),
     "h100/ring.json": ("`flashsim bench --ring P --json` on an H100 80GB", "lesson 15, docs/results.md"),
     "h100/counters_probe.json": ("`flashsim bench --counters-probe --json` on an H100 80GB", "people"),
