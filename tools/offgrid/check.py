@@ -27,7 +27,7 @@ def load(path, flashsim):
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "rows.json")
         shutil.copy(path, copy)
-        r = subprocess.run([flashsim, "bench", "--resimulate", copy], capture_output=True, text=True)
+        r = subprocess.run([flashsim, "bench", "--resimulate", copy, "--json", copy], capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"check.py: {flashsim} bench --resimulate failed: {r.stdout}{r.stderr}".strip())
         return json.load(open(copy))
