@@ -28,7 +28,7 @@ std::vector<double> parse_list(const std::string& s, const std::string& what) {
 
 // Values: a file with one row of V per line (numbers separated by commas or spaces), or rows
 // separated by ';' on the command line ("1,0;0,1;...").
-std::vector<std::vector<double>> parse_values(const std::string& arg) {
+std::vector<std::vector<double>> parse_score_rows(const std::string& arg) {
     std::vector<std::vector<double>> rows;
     std::ifstream f(arg);
     std::string text;
@@ -94,7 +94,7 @@ void register_softmax(CLI::App& app, int& rc) {
     cmd->callback([a, &rc] {
         try {
             const auto scores = parse_list(a->scores, "--scores");
-            const auto values = a->values.empty() ? std::vector<std::vector<double>>{} : parse_values(a->values);
+            const auto values = a->values.empty() ? std::vector<std::vector<double>>{} : parse_score_rows(a->values);
             sim::Precision prec;
             if (a->precision == "fp32")
                 prec = sim::Precision::fp32;

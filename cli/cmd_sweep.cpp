@@ -28,7 +28,7 @@ struct SweepArgs {
 
 const char* kParams = "seq, head-dim, block-rows, block-cols, block (both), sram, batch, heads";
 
-std::vector<int64_t> parse_values(const std::string& list) {
+std::vector<int64_t> parse_sweep_values(const std::string& list) {
     std::vector<int64_t> v;
     for (const auto& item : split_items(list, "--values")) {
         size_t used = 0;
@@ -60,7 +60,7 @@ void register_sweep(CLI::App& app, int& rc) {
     cmd->add_flag("--progress", args->progress, "Show a progress line on stderr (default: when stderr is a terminal)");
     cmd->callback([args, &rc] {
         try {
-            const auto values = parse_values(args->values);
+            const auto values = parse_sweep_values(args->values);
             const std::string& prm = args->param;
             if (prm != "seq" && prm != "head-dim" && prm != "block-rows" && prm != "block-cols" && prm != "block" &&
                 prm != "sram" && prm != "batch" && prm != "heads")

@@ -401,7 +401,7 @@ SweepCols cols_of(const sim::Result& r) {
     }
     return c;
 }
-std::string fmt(const char* f, double x) {
+std::string fmt_or_dash(const char* f, double x) {
     if (x < 0) return "-";
     char buf[64];
     std::snprintf(buf, sizeof buf, f, x);
@@ -437,9 +437,10 @@ std::string sweep_text(const std::string& param, const std::vector<SweepRow>& ro
         }
         const SweepCols c = cols_of(*r.result);
         o << std::setw(6) << c.br << std::setw(6) << c.bc << std::setw(13) << human_bytes(c.hbm) << std::setw(13)
-          << (c.hbm_l2 < 0 ? std::string("-") : human_bytes(c.hbm_l2)) << std::setw(8) << fmt("%.1f%%", c.hit * 100)
-          << std::setw(11) << fmt("%.2f", c.gflop) << std::setw(12) << fmt("%.4g", c.serial_ms) << std::setw(12)
-          << fmt("%.4g", c.ms) << std::setw(9) << fmt("%.1f", c.tflops) << "\n";
+          << (c.hbm_l2 < 0 ? std::string("-") : human_bytes(c.hbm_l2)) << std::setw(8)
+          << fmt_or_dash("%.1f%%", c.hit * 100) << std::setw(11) << fmt_or_dash("%.2f", c.gflop) << std::setw(12)
+          << fmt_or_dash("%.4g", c.serial_ms) << std::setw(12) << fmt_or_dash("%.4g", c.ms) << std::setw(9)
+          << fmt_or_dash("%.1f", c.tflops) << "\n";
     }
     return o.str();
 }
@@ -463,10 +464,10 @@ std::string sweep_csv(const std::string& param, const std::vector<SweepRow>& row
         const auto& t = *r.result;
         o << c.br << "," << c.bc << "," << t.totals.hbm_total().total() << ","
           << (c.hbm_l2 < 0 ? std::string() : std::to_string(t.l2.hbm_total().total())) << ","
-          << (c.hit < 0 ? std::string() : fmt("%.6f", c.hit)) << "," << t.totals.flops.total() << ","
-          << (c.serial_ms < 0 ? std::string() : fmt("%.6g", c.serial_ms)) << ","
-          << (c.ms < 0 ? std::string() : fmt("%.6g", c.ms)) << ","
-          << (c.tflops < 0 ? std::string() : fmt("%.6g", c.tflops)) << ",\n";
+          << (c.hit < 0 ? std::string() : fmt_or_dash("%.6f", c.hit)) << "," << t.totals.flops.total() << ","
+          << (c.serial_ms < 0 ? std::string() : fmt_or_dash("%.6g", c.serial_ms)) << ","
+          << (c.ms < 0 ? std::string() : fmt_or_dash("%.6g", c.ms)) << ","
+          << (c.tflops < 0 ? std::string() : fmt_or_dash("%.6g", c.tflops)) << ",\n";
     }
     return o.str();
 }
@@ -499,11 +500,12 @@ std::string scenario_text(const std::string& name, const std::string& descriptio
     const double base_ms = rs[0].timing.computed ? rs[0].timing.predicted_ms : 0;
     for (const auto& r : rs) {
         const SweepCols c = cols_of(r);
-        o << std::left << std::setw(10) << sim::algo_name(r.algo) << std::right << std::setw(10) << fmt("%.1f", c.gflop)
-          << std::setw(12) << fmt("%.3f", c.hbm / 1e9) << std::setw(14)
-          << (c.hbm_l2 < 0 ? "-" : fmt("%.3f", c.hbm_l2 / 1e9)) << std::setw(8) << fmt("%.1f%%", c.hit * 100)
-          << std::setw(18) << fmt("%.4g", c.ms) << std::setw(9) << fmt("%.1f", c.tflops) << std::setw(10)
-          << (c.ms > 0 && base_ms > 0 ? fmt("%.2fx", base_ms / c.ms) : "-") << "\n";
+        o << std::left << std::setw(10) << sim::algo_name(r.algo) << std::right << std::setw(10)
+          << fmt_or_dash("%.1f", c.gflop) << std::setw(12) << fmt_or_dash("%.3f", c.hbm / 1e9) << std::setw(14)
+          << (c.hbm_l2 < 0 ? "-" : fmt_or_dash("%.3f", c.hbm_l2 / 1e9)) << std::setw(8)
+          << fmt_or_dash("%.1f%%", c.hit * 100) << std::setw(18) << fmt_or_dash("%.4g", c.ms) << std::setw(9)
+          << fmt_or_dash("%.1f", c.tflops) << std::setw(10)
+          << (c.ms > 0 && base_ms > 0 ? fmt_or_dash("%.2fx", base_ms / c.ms) : "-") << "\n";
     }
     for (const auto& r : rs)
         if (!r.l2.simulated && !r.l2.note.empty())

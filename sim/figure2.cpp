@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/mask.hpp"
+#include "sim/program.hpp"
 
 namespace sim {
 
@@ -65,21 +66,6 @@ void add(Fig2Kernel& k, const std::string& tensor, int64_t read, int64_t written
 double positive(double v, const char* what) {
     if (!(v > 0)) throw Error(std::string("figure 2 needs a ") + what + " rate; the ceilings given have none");
     return v;
-}
-
-// Greedy placement of equal or unequal blocks on slots in launch order: the time the last ends.
-double makespan(const std::vector<double>& durations, int64_t slots) {
-    std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
-    const int64_t n = std::min<int64_t>(std::max<int64_t>(1, slots), static_cast<int64_t>(durations.size()));
-    for (int64_t s = 0; s < n; ++s) free_at.push(0.0);
-    double end = 0;
-    for (double d : durations) {
-        const double t = free_at.top() + d;
-        free_at.pop();
-        end = std::max(end, t);
-        free_at.push(t);
-    }
-    return end;
 }
 
 // One eager kernel as a line of the table below: the tensors it reads and writes (bytes, all heads) and its work.
@@ -313,7 +299,7 @@ Fig2Column fa1_attention(const Problem& p, const Machine& m, const KernelRates& 
             }
         }
         std::vector<double> durations(static_cast<size_t>(BH), head);
-        k.seconds = makespan(durations, static_cast<int64_t>(slots)) + r.launch_s;
+        k.seconds = detail::list_makespan(durations, static_cast<int64_t>(slots)) + r.launch_s;
         k.bound = t_compute >= t_hbm_steps ? "compute" : "hbm";
     };
 

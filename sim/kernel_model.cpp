@@ -317,21 +317,6 @@ KernelProfile kernel_profile(const std::string& kernel, Pass pass, int64_t d, bo
 // ---------------------------------------------------------------- [helpers]
 namespace {
 
-double makespan(const std::vector<double>& durations, int64_t slots) {
-    if (durations.empty()) return 0;
-    std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
-    for (int64_t s = 0; s < std::min<int64_t>(std::max<int64_t>(1, slots), static_cast<int64_t>(durations.size())); ++s)
-        free_at.push(0.0);
-    double end = 0;
-    for (double dur : durations) {
-        const double t = free_at.top() + dur;
-        free_at.pop();
-        end = std::max(end, t);
-        free_at.push(t);
-    }
-    return end;
-}
-
 double rate_or_throw(double v, const char* what) {
     if (!(v > 0)) throw Error(std::string("the kernel model needs a ") + what + " rate; the ceilings given have none");
     return v;
@@ -759,7 +744,7 @@ void flash1_schedule(Shared& s, const Tiles& t) {
                 steady += static_cast<double>(steps) * step;
             }
         out.ctas += static_cast<int64_t>(durations.size());
-        total_s += makespan(durations, slots) + rates.launch_s;
+        total_s += detail::list_makespan(durations, slots) + rates.launch_s;
     }
     launches = static_cast<int>(tc) + 2;  // + the init (O = 0, l = 0, m = -inf) and the final cast
     total_s += 2 * rates.launch_s + (4.0 * N * BH * d + 8.0 * N * BH + 4.0 * N * BH * d + N * BH * d * e) / hbm;
@@ -901,7 +886,7 @@ void one_grid_schedule(Shared& s, const Tiles& t) {
         const detail::StaticUnits su{static_cast<int64_t>(per_block.size()), p.heads_total(), p.causal, k.lone_middles};
         total_s = detail::makespan_in_turn(su, slots, [&](int64_t g) { return durations[static_cast<size_t>(g)]; });
     } else {
-        total_s = makespan(durations, slots);
+        total_s = detail::list_makespan(durations, slots);
     }
     if (!fwd && k.dq == DqAccumulation::ordered) dq_chain_fill(s, t);
     out.steady_s = steady / sl;

@@ -95,6 +95,13 @@ struct StaticUnits {
     }
 };
 
+// Greedy list scheduling (sim/timing.cpp): block g, taking dur(g), starts on the slot that is free
+// first; the time the last block ends. With `at` > 0, also the time the first `at` blocks end (*at_end).
+double list_makespan(int64_t total, int64_t slots, const std::function<double(int64_t)>& dur, int64_t at = 0,
+                     double* at_end = nullptr);
+// The same over a list of durations in launch order.
+double list_makespan(const std::vector<double>& durations, int64_t slots);
+
 // The static order's makespan: G = min(slots, units) slots, slot s running units s, s + G, ... one
 // after another, block g taking dur(g); the longest slot's sum (sim/timing.cpp).
 double makespan_in_turn(const StaticUnits& su, int64_t slots, const std::function<double(int64_t)>& dur);

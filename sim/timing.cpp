@@ -11,13 +11,12 @@
 namespace sim {
 
 namespace detail {
-namespace {
 
 // Greedy list scheduling: block g starts on the slot that is free first. Returns the makespan of
 // the `total` blocks; with `at` > 0, also the makespan of the first `at` of them (*at_end), which
 // the same pass reaches on its way.
-double makespan(int64_t total, int64_t slots, const std::function<double(int64_t)>& dur, int64_t at = 0,
-                double* at_end = nullptr) {
+double list_makespan(int64_t total, int64_t slots, const std::function<double(int64_t)>& dur, int64_t at,
+                     double* at_end) {
     if (total <= 0) return 0;
     if (slots <= 0) slots = 1;
     std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
@@ -34,6 +33,13 @@ double makespan(int64_t total, int64_t slots, const std::function<double(int64_t
     return end;
 }
 
+double list_makespan(const std::vector<double>& durations, int64_t slots) {
+    return list_makespan(static_cast<int64_t>(durations.size()), slots,
+                         [&](int64_t g) { return durations[static_cast<size_t>(g)]; });
+}
+
+namespace {
+
 // The makespan of `total` blocks that repeat head after head (nb a head). Up to kExactBlocks it is
 // the list schedule itself; beyond, the schedule of the first 2 h heads is run (h heads of about
 // kExactBlocks / 2 blocks) and the rest extrapolated at the rate of its second half, where the
@@ -41,11 +47,11 @@ double makespan(int64_t total, int64_t slots, const std::function<double(int64_t
 // seconds, not hours, and moves the makespan by the tail of one wave at most.
 constexpr int64_t kExactBlocks = int64_t{1} << 23;
 double makespan_of_heads(int64_t total, int64_t nb, int64_t slots, const std::function<double(int64_t)>& dur) {
-    if (total <= kExactBlocks || nb <= 0 || nb > kExactBlocks / 4) return makespan(total, slots, dur);
+    if (total <= kExactBlocks || nb <= 0 || nb > kExactBlocks / 4) return list_makespan(total, slots, dur);
     const int64_t h = std::max<int64_t>(1, kExactBlocks / 2 / nb), heads = total / nb;
-    if (2 * h >= heads) return makespan(total, slots, dur);
+    if (2 * h >= heads) return list_makespan(total, slots, dur);
     double m1 = 0;
-    const double m2 = makespan(2 * h * nb, slots, dur, h * nb, &m1);
+    const double m2 = list_makespan(2 * h * nb, slots, dur, h * nb, &m1);
     return m2 + (m2 - m1) * static_cast<double>(heads - 2 * h) / static_cast<double>(h);
 }
 

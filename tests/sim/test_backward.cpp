@@ -13,17 +13,17 @@ using namespace sim;
 using namespace sim::test;
 
 namespace {
-struct Shape {
+struct BwdShape {
     int64_t n, d, br, bc;
 };
-const Shape kShapes[] = {{1, 16, 16, 16},     {7, 16, 4, 4},      {64, 64, 32, 32},   {100, 64, 32, 48},
-                         {129, 32, 64, 32},   {255, 32, 16, 48},  {256, 33, 32, 32},  {1000, 64, 64, 96},
-                         {1031, 128, 64, 32}, {2048, 64, 64, 64}, {3, 5, 2, 2},       {17, 7, 4, 3},
-                         {4097, 64, 64, 128}, {513, 16, 128, 1},  {8192, 128, 64, 64}};
+const BwdShape kBwdShapes[] = {{1, 16, 16, 16},     {7, 16, 4, 4},      {64, 64, 32, 32},   {100, 64, 32, 48},
+                               {129, 32, 64, 32},   {255, 32, 16, 48},  {256, 33, 32, 32},  {1000, 64, 64, 96},
+                               {1031, 128, 64, 32}, {2048, 64, 64, 64}, {3, 5, 2, 2},       {17, 7, 4, 3},
+                               {4097, 64, 64, 128}, {513, 16, 128, 1},  {8192, 128, 64, 64}};
 }  // namespace
 
 TEST_CASE("flash2 backward traffic equals its closed form (FA2: K/V blocks outer, dQ accumulated in HBM)") {
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBwdShapes) {
         CAPTURE(s.n);
         CAPTURE(s.d);
         CAPTURE(s.br);
@@ -59,7 +59,7 @@ TEST_CASE("flash2 backward traffic equals its closed form (FA2: K/V blocks outer
 // A kernel that keeps C copies of the fp32 dQ accumulator (flash2h at d = 64: one a consumer
 // warpgroup's keys) zeroes C, adds into C at every (j, i) step and reads C back; nothing else moves.
 TEST_CASE("flash2 backward with dQ accumulator copies: each copy zeroed, added into, read back") {
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBwdShapes) {
         CAPTURE(s.n);
         CAPTURE(s.d);
         const int64_t e = 2, nd = s.n * s.d, tc = cdiv(s.n, s.bc);
@@ -83,7 +83,7 @@ TEST_CASE("flash2 backward with dQ accumulator copies: each copy zeroed, added i
 }
 
 TEST_CASE("flash1 backward (Algorithm 4) traffic equals its closed form") {
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBwdShapes) {
         CAPTURE(s.n);
         CAPTURE(s.d);
         Config c = counting(Algo::flash1, s.br, s.bc, Pass::backward);
@@ -109,7 +109,7 @@ TEST_CASE("flash1 backward (Algorithm 4) traffic equals its closed form") {
 }
 
 TEST_CASE("standard backward traffic equals its closed form: P read, dP and dS through HBM") {
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBwdShapes) {
         if (s.br > 128 || s.bc > 128) continue;
         CAPTURE(s.n);
         CAPTURE(s.d);
@@ -149,7 +149,7 @@ TEST_CASE("recompute trades arithmetic for traffic: flash2 backward does more FL
 }
 
 TEST_CASE("causal backward: flash skips exactly the tiles above the diagonal; standard saves nothing") {
-    for (const auto& s : kShapes) {
+    for (const auto& s : kBwdShapes) {
         CAPTURE(s.n);
         CAPTURE(s.br);
         CAPTURE(s.bc);

@@ -13,7 +13,7 @@ using namespace sim;
 using namespace sim::test;
 
 namespace {
-std::string refusal(const std::string& name) {
+std::string scenario_refusal(const std::string& name) {
     try {
         find_scenario(name);
     } catch (const Error& e) { return e.what(); }
@@ -66,10 +66,10 @@ TEST_CASE("scenarios: the list holds distinct, valid workloads on known presets"
 TEST_CASE("scenarios: names match without regard to case; an unknown one is refused with the known names") {
     CHECK(find_scenario("GPT2-Medium").name == "gpt2-medium");
     CHECK(find_scenario("BERT-LARGE").name == "bert-large");
-    const std::string msg = refusal("gpt5");
+    const std::string msg = scenario_refusal("gpt5");
     CHECK(msg.find("unknown scenario 'gpt5'") != std::string::npos);
     for (const auto& s : scenarios()) CHECK(msg.find(s.name) != std::string::npos);
-    CHECK(refusal("").find("unknown scenario ''") != std::string::npos);
+    CHECK(scenario_refusal("").find("unknown scenario ''") != std::string::npos);
 }
 
 TEST_CASE("scenarios: counted matmul FLOPs equal 4 B H N^2 d forward, and the backward's multiple of it") {
