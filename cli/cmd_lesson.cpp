@@ -116,6 +116,26 @@ void print_lesson(const lessons::Lesson& l, bool interactive);
 // ID is a lesson's id or its number
 bool named(const lessons::Lesson& l, const std::string& id) { return l.id == id || std::to_string(l.number) == id; }
 
+// The files that may hold lesson ID, found from each file's header alone (nothing computed): the
+// first whose id or number is ID, and any file before it whose header cannot be read and whose name
+// holds ID (loading it reports what is wrong). `ids` collects the ids seen, for the refusal.
+std::vector<std::string> files_named(const std::string& dir, const std::string& id, std::string& ids) {
+    std::vector<std::string> out;
+    for (const auto& f : lessons::lesson_files(dir)) {
+        try {
+            const lessons::Header h = lessons::read_header(f);
+            ids += (ids.empty() ? "" : ", ") + h.id;
+            if (h.id == id || std::to_string(h.number) == id) {
+                out.push_back(f);
+                break;
+            }
+        } catch (const lessons::LoadError&) {
+            if (f.find(id) != std::string::npos) out.push_back(f);
+        }
+    }
+    return out;
+}
+
 int run(const LessonArgs& a) {
     if (!a.term.empty()) return print_term(a.term);
     if (!a.file.empty() && !a.id.empty()) {
@@ -126,27 +146,23 @@ int run(const LessonArgs& a) {
     const std::string dir = a.dir.empty() ? lessons::lessons_dir() : a.dir;
     if (a.list || a.check) {
         // --file: that lesson alone, checked or listed (a load error is its line)
-        std::vector<lessons::Loaded> all =
-            a.file.empty() ? lessons::load_all(dir) : std::vector<lessons::Loaded>{lessons::load_file(a.file)};
-        if (all.empty()) {
-            print_error("lesson", "no lesson files (*.toml) in " + dir);
-            return 1;
-        }
-        if (!a.id.empty() && a.file.empty()) {  // only the lesson named (a file that does not load might be it: kept)
+        std::vector<lessons::Loaded> all;
+        if (!a.file.empty()) {
+            all.push_back(lessons::load_file(a.file));
+        } else if (!a.id.empty()) {  // only the lesson named (a file that does not load might be it: kept)
             std::string ids;
-            bool found = false;
-            std::erase_if(all, [&](const lessons::Loaded& x) {
-                if (!x.lesson) return x.file.find(a.id) == std::string::npos;
-                ids += (ids.empty() ? "" : ", ") + x.lesson->id;
-                const bool it = named(*x.lesson, a.id);
-                found = found || it;
-                return !it;
-            });
-            if (!found && all.empty()) {
+            for (const auto& f : files_named(dir, a.id, ids)) all.push_back(lessons::load_file(f));
+            if (all.empty() && !lessons::lesson_files(dir).empty()) {
                 print_error("lesson",
                             "no lesson '" + a.id + "' in " + dir + " (known: " + ids + "; see flashsim lesson --list)");
                 return 1;
             }
+        } else {
+            all = lessons::load_all(dir);
+        }
+        if (all.empty()) {
+            print_error("lesson", "no lesson files (*.toml) in " + dir);
+            return 1;
         }
         int bad = 0;
         for (const auto& x : all) {
@@ -197,16 +213,12 @@ int run(const LessonArgs& a) {
         }
         bool found = false;
         std::string ids;
-        for (auto& x : lessons::load_all(dir)) {
-            if (!x.lesson) {
-                // A broken file only matters if it might be the one asked for.
-                if (x.file.find(a.id) != std::string::npos) {
-                    print_error("lesson", x.error);
-                    return 1;
-                }
-                continue;
+        for (const auto& f : files_named(dir, a.id, ids)) {
+            lessons::Loaded x = lessons::load_file(f);
+            if (!x.lesson) {  // a broken file only matters if it might be the one asked for
+                print_error("lesson", x.error);
+                return 1;
             }
-            ids += (ids.empty() ? "" : ", ") + x.lesson->id;
             if (named(*x.lesson, a.id)) {
                 l = std::move(*x.lesson);
                 found = true;

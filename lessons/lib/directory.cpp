@@ -3,13 +3,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <toml++/toml.h>
 
 #include "lessons/lib/lesson.hpp"
 
 namespace lessons {
 
 // ---------------------------------------------------------------- [load_all / lessons_dir]
-std::vector<Loaded> load_all(const std::string& dir) {
+std::vector<std::string> lesson_files(const std::string& dir) {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
     std::error_code ec;
@@ -17,9 +18,13 @@ std::vector<Loaded> load_all(const std::string& dir) {
         if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path().string());
     if (ec) throw LoadError(dir, 0, 0, "cannot list the lessons directory: " + ec.message());
     std::sort(files.begin(), files.end());
+    return files;
+}
+
+std::vector<Loaded> load_all(const std::string& dir) {
     std::vector<Loaded> out;
     std::set<std::string> ids;
-    for (const auto& f : files) {
+    for (const auto& f : lesson_files(dir)) {
         Loaded x = load_file(f);
         if (x.lesson && !ids.insert(x.lesson->id).second) {
             x.error =
@@ -42,6 +47,25 @@ Loaded load_file(const std::string& path) {
         x.error = path + ":0:0: internal error: " + e.what();
     }
     return x;
+}
+
+Header read_header(const std::string& path) {
+    toml::table t;
+    try {
+        t = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+        throw LoadError(path, 0, 0, std::string("not a TOML file: ") + std::string(e.description()));
+    }
+    Header h;
+    h.file = path;
+    const auto id = t["id"].value<std::string>();
+    const auto number = t["number"].value<int64_t>();
+    const auto title = t["title"].value<std::string>();
+    if (!id || !number || !title) throw LoadError(path, 0, 0, "the lesson needs an id, a number and a title");
+    h.id = *id;
+    h.number = *number;
+    h.title = *title;
+    return h;
 }
 
 #ifndef FLASHSIM_LESSONS_SOURCE_DIR

@@ -161,6 +161,18 @@ std::vector<Loaded> load_all(const std::string& dir);
 // One file, as load_all loads each (its error in the entry, never thrown).
 Loaded load_file(const std::string& path);
 
+// A lesson file's id, number and title, read without computing anything (no simulation, no
+// rendering): what finding one lesson among many needs. Throws LoadError when the file cannot be
+// read, is not TOML, or lacks them; load_lesson then says precisely what is wrong.
+struct Header {
+    std::string file, id, title;
+    int64_t number = 0;
+};
+Header read_header(const std::string& path);
+// The files of `dir` (*.toml, sorted by name), as load_all takes them. Throws LoadError when the
+// directory cannot be listed.
+std::vector<std::string> lesson_files(const std::string& dir);
+
 // Where the lessons are: $FLASHSIM_LESSONS if set, else "lessons" next to the executable's
 // ../../lessons (build/bin -> repo), else the source directory compiled in. Throws LoadError
 // naming the places tried when none exists.

@@ -15,14 +15,15 @@
 
 #include "lessons/lib/glossary.hpp"
 #include "lessons/lib/lesson.hpp"
+#include "tests/lessons/course_cache.hpp"
 
 using namespace lessons;
 
 namespace {
 std::vector<Lesson> course() {
     std::vector<Lesson> v;
-    for (auto& x : load_all(FLASHSIM_LESSONS_DIR))
-        if (x.lesson) v.push_back(std::move(*x.lesson));
+    for (const auto& x : lessons_test::loaded_course())
+        if (x.lesson) v.push_back(*x.lesson);
     std::sort(v.begin(), v.end(), [](const Lesson& a, const Lesson& b) { return a.number < b.number; });
     return v;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lessons/lib/lesson.hpp"
+#include "tests/lessons/course_cache.hpp"
 
 using namespace lessons;
 
@@ -15,8 +16,8 @@ namespace {
 const std::vector<Lesson>& with_exercises() {
     static const std::vector<Lesson> v = [] {
         std::vector<Lesson> out;
-        for (auto& x : load_all(FLASHSIM_LESSONS_DIR))
-            if (x.lesson && x.lesson->exercise) out.push_back(std::move(*x.lesson));
+        for (const auto& x : lessons_test::loaded_course())
+            if (x.lesson && x.lesson->exercise) out.push_back(*x.lesson);
         return out;
     }();
     return v;

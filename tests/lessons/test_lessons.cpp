@@ -8,14 +8,17 @@
 #include <set>
 
 #include "lessons/lib/lesson.hpp"
+#include "tests/lessons/course_cache.hpp"
 
 using namespace lessons;
 
-namespace {
-const std::vector<Loaded>& all() {
+const std::vector<Loaded>& lessons_test::loaded_course() {
     static const std::vector<Loaded> a = load_all(FLASHSIM_LESSONS_DIR);
     return a;
 }
+
+namespace {
+const std::vector<Loaded>& all() { return lessons_test::loaded_course(); }
 }  // namespace
 
 TEST_CASE("every lesson loads without error") {
@@ -309,4 +312,22 @@ TEST_CASE("a row of another results file, matched on the keys given") {
     CHECK(evaluate(l, "measured.b8_32k.kv_bytes") == 2.0 * 8 * 8 * 32768 * 128 * 2);
     CHECK(evaluate(l, "measured.b8_32k.batch") == 8);
     CHECK(evaluate(l, "measured.b1_32k_64.head_dim") == 64);
+}
+
+// flashsim lesson ID finds its file from the headers alone (nothing computed); each header must say
+// what the full load says, and a file that is not a lesson is refused in one line.
+TEST_CASE("read_header: id, number and title as the full load has them") {
+    int n = 0;
+    for (const auto& x : all()) {
+        REQUIRE(x.lesson);
+        const Header h = read_header(x.file);
+        CHECK(h.id == x.lesson->id);
+        CHECK(h.number == x.lesson->number);
+        CHECK(h.title == x.lesson->title);
+        ++n;
+    }
+    CHECK(n == static_cast<int>(lesson_files(FLASHSIM_LESSONS_DIR).size()));
+    CHECK_THROWS_AS(read_header(FLASHSIM_BAD_DIR "/no_such_file.toml"), LoadError);
+    CHECK_THROWS_WITH_AS(read_header(std::string(FLASHSIM_LESSONS_DIR) + "/CMakeLists.txt"),
+                         doctest::Contains("not a TOML file"), LoadError);
 }

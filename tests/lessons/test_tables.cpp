@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "lessons/lib/lesson.hpp"
+#include "tests/lessons/course_cache.hpp"
 
 using namespace lessons;
 
@@ -116,7 +117,7 @@ text = """
 // has a cell (12.3 printed its measured column 1 and 2 characters off before this was fixed).
 TEST_CASE("every table in the course is aligned") {
     int tables = 0;
-    for (const auto& x : load_all(FLASHSIM_LESSONS_DIR)) {
+    for (const auto& x : lessons_test::loaded_course()) {
         REQUIRE(x.lesson);
         for (size_t si = 0; si < x.lesson->steps.size(); ++si) {
             for (const auto& b : blocks(x.lesson->steps[si].text)) {
