@@ -9,7 +9,8 @@
 // bulk reduction that adds its fp32 dQ_i tiles into global memory (cp.reduce.async.bulk .add.f32,
 // 16 KiB tiles, two issuing threads a block; "shared": 64 blocks add into the same tiles, in the
 // same order, as one head's 64 key blocks do at N = 8192; "distinct": each block its own tiles),
-// and the latency of a wgmma group that a warpgroup waits on at once.
+// and the latency of a wgmma group that a warpgroup waits on at once; and FP8 (e4m3) products at the
+// same tile, the rate an FP8 attention's two products run at.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -57,6 +58,40 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_kernel(const uint3
             else
                 wgmma_ss<__half, 128>(d, da + 2 * k, db + 2 * k, 1);
         }
+        wgmma_commit();
+        wgmma_wait<1>();
+    }
+    wgmma_wait<0>();
+    keep(d, sink);
+}
+
+// FP8 (e4m3) products: wgmma.m64n128k32 with both operands in shared memory, K-major (the only
+// layout FP8 wgmma reads), the same 128-byte swizzled panels as above: a panel row holds 128 one-byte
+// values, so a 32-deep K step advances 32 bytes, as a 16-deep bf16 step does. No transpose immediates
+// (FP8 has none). 3 warpgroups a block, 4 instructions between commits, one group in flight.
+__device__ __forceinline__ void wgmma_e4m3_m64n128k32(float (&d)[64], uint64_t da, uint64_t db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {" FCUDA_D64 "}, %64, %65, p, 1, 1;\n}\n"
+        : FCUDA_ACC64
+        : "l"(da), "l"(db));
+}
+
+__global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_fp8_kernel(const uint32_t* __restrict__ in, float* sink) {
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;
+    uint32_t* words = reinterpret_cast<uint32_t*>(smem_raw + (base - smem_addr(smem_raw)));
+    for (uint32_t i = threadIdx.x; i < (kABytes + kBBytes) / 4; i += blockDim.x) words[i] = in[i % 4096];
+    fence_proxy_async();
+    __syncthreads();
+    float d[64];
+#pragma unroll
+    for (int k = 0; k < 64; ++k) d[k] = 0;
+    const uint64_t da = desc_sw128(base, 0), db = desc_sw128(base + kABytes, 0);
+    for (int it = 0; it < kIters; ++it) {
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < 4; ++k) wgmma_e4m3_m64n128k32(d, da + 2 * k, db + 2 * k);  // 32 bytes a K step
         wgmma_commit();
         wgmma_wait<1>();
     }
@@ -184,6 +219,23 @@ std::vector<Ceiling> measure_wgmma_ceilings(int sms) {
         out.push_back({t == 0 ? "wgmma_bf16" : "wgmma_fp16", flops / (ms * 1e-3), "FLOP/s",
                        "wgmma.m64n128k16, A and B in shared memory, fp32 accumulate, 3 warpgroups a block, one "
                        "block an SM"});
+    }
+    {  // FP8: the same panels hold 128 e4m3 values a row (A 64 x 128, B 128 x 128), twice the K of bf16
+        std::vector<uint32_t> bytes(4096);
+        for (auto& w : bytes) {  // random e4m3 bytes of magnitude 2^-7 to 2: the top exponent bit clear, never NaN
+            h = h * 1664525u + 1013904223u;
+            w = h & 0xBFBFBFBFu;
+        }
+        DeviceBuffer in8(4096 * 4);
+        CUDA_CHECK(cudaMemcpy(in8.get(), bytes.data(), 4096 * 4, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaFuncSetAttribute(wgmma_fp8_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        const double ms = ceiling_median_ms([&] {
+            wgmma_fp8_kernel<<<sms, 128 * kWarpgroups, smem>>>(in8.as<uint32_t>(), sink.as<float>());
+            LAUNCH_CHECK();
+        });
+        out.push_back({"wgmma_e4m3", 2.0 * 64 * 128 * 32 * 4 * kIters * kWarpgroups * sms / (ms * 1e-3), "FLOP/s",
+                       "wgmma.m64n128k32 e4m3 x e4m3, A and B in shared memory (K-major), fp32 accumulate, 3 "
+                       "warpgroups a block, one block an SM"});
     }
     // the backward's shapes, two warpgroups a block (bf16)
     auto shape = [&](auto kernel, int wg, int n, const char* name, const char* how) {
