@@ -1,0 +1,106 @@
+// FP8 (OCP E4M3, "e4m3fn"): the storage type's 256 bit patterns and its rounding. Expected values come
+// from the format's definition built by hand (the list of representable values, hand-picked ties),
+// never from the code's own output.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "sim/dtype.hpp"
+
+using namespace sim;
+
+namespace {
+// The non-negative finite E4M3 values in ascending order, from the format's description alone: the
+// subnormals m x 2^-9 (m = 0..7), then for each exponent e = -6..8 the eight values (8..15) x 2^(e-3),
+// less the last one of e = 8 (15 x 2^5 = 480: that pattern is NaN). 8 + 15 x 8 - 1 = 127 values.
+std::vector<double> e4m3_values_by_hand() {
+    std::vector<double> v;
+    for (int m = 0; m < 8; ++m) v.push_back(m * std::ldexp(1.0, -9));
+    for (int e = -6; e <= 8; ++e)
+        for (int q = 8; q < 16; ++q) v.push_back(q * std::ldexp(1.0, e - 3));
+    v.pop_back();
+    return v;
+}
+}  // namespace
+
+TEST_CASE("fp8 e4m3: every one of the 256 bit patterns decodes to the format's value") {
+    const std::vector<double> want = e4m3_values_by_hand();
+    REQUIRE(want.size() == 127);
+    CHECK(want.back() == 448.0);
+    for (int b = 0; b < 127; ++b) {
+        CAPTURE(b);
+        CHECK(static_cast<double>(e4m3_decode(static_cast<uint8_t>(b))) == want[b]);
+        // the sign bit negates (0x80 is -0)
+        const float neg = e4m3_decode(static_cast<uint8_t>(b | 0x80));
+        CHECK(static_cast<double>(neg) == -want[b]);
+        CHECK(std::signbit(neg));
+        // each finite pattern encodes back to itself (both signs)
+        CHECK(e4m3_encode(static_cast<float>(want[b])) == b);
+        CHECK(e4m3_encode(static_cast<float>(-want[b])) == (b | 0x80));
+    }
+    CHECK(std::isnan(e4m3_decode(0x7f)));
+    CHECK(std::isnan(e4m3_decode(0xff)));
+    CHECK(dtype_bytes(DType::fp8) == 1);
+    CHECK(kE4m3Max == 448.0f);
+}
+
+TEST_CASE("fp8 e4m3: round to nearest, ties to even, in the normal and the subnormal range") {
+    // between 1 (M = 0) and 1.125 (M = 1): the midpoint 1.0625 goes to the even 1
+    CHECK(round_to(DType::fp8, 1.0625f) == 1.0f);
+    CHECK(round_to(DType::fp8, 1.0626f) == 1.125f);
+    // between 1.125 (M = 1) and 1.25 (M = 2): the midpoint 1.1875 goes to the even 1.25
+    CHECK(round_to(DType::fp8, 1.1875f) == 1.25f);
+    CHECK(round_to(DType::fp8, 1.1874f) == 1.125f);
+    // a carry into the next exponent: 1.9375 is midway between 1.875 (M = 7, odd) and 2 (M = 0)
+    CHECK(round_to(DType::fp8, 1.9375f) == 2.0f);
+    // subnormals: spacing 2^-9; 2^-10 is midway between 0 and 2^-9: even is 0
+    CHECK(round_to(DType::fp8, 0x1p-10f) == 0.0f);
+    CHECK(round_to(DType::fp8, 3 * 0x1p-10f) == 0x1p-8f);  // between 1 and 2 x 2^-9: 2 is even
+    CHECK(round_to(DType::fp8, 0x1p-9f) == 0x1p-9f);       // the smallest subnormal is exact
+    CHECK(round_to(DType::fp8, 0x1p-12f) == 0.0f);         // below half of it: zero
+    // the top of the subnormals carries into the smallest normal 2^-6: 7.5 x 2^-9 is midway between
+    // 7 x 2^-9 (odd) and 8 x 2^-9 = 2^-6
+    CHECK(round_to(DType::fp8, 7.5f * 0x1p-9f) == 0x1p-6f);
+}
+
+TEST_CASE("fp8 e4m3: 448 is the largest; beyond it saturates; NaN stays NaN") {
+    CHECK(round_to(DType::fp8, 448.0f) == 448.0f);
+    CHECK(round_to(DType::fp8, 449.0f) == 448.0f);
+    CHECK(round_to(DType::fp8, 1e6f) == 448.0f);
+    CHECK(round_to(DType::fp8, -1e6f) == -448.0f);
+    CHECK(round_to(DType::fp8, std::numeric_limits<float>::infinity()) == 448.0f);
+    CHECK(round_to(DType::fp8, -std::numeric_limits<float>::infinity()) == -448.0f);
+    CHECK(std::isnan(round_to(DType::fp8, std::numeric_limits<float>::quiet_NaN())));
+    // 416 = 1.625 x 2^8 and 448 neighbour; 432 is their midpoint: even is 448 (M = 6)
+    CHECK(round_to(DType::fp8, 432.0f) == 448.0f);
+    CHECK(round_to(DType::fp8, 431.0f) == 416.0f);
+}
+
+TEST_CASE("fp8 e4m3: relative rounding error at most the unit roundoff 2^-4 in the normal range") {
+    // 3 mantissa bits: neighbours 2^-3 apart relative to the exponent's power, so half of that
+    for (int k = 0; k < 4000; ++k) {
+        const float x = std::ldexp(1.0f + static_cast<float>(k) / 4000.0f, (k % 15) - 6);  // 2^-6 .. 2^8
+        if (x > 448.0f) continue;
+        CAPTURE(x);
+        CHECK(std::fabs(round_to(DType::fp8, x) - x) <= 0x1p-4f * x);
+    }
+}
+
+TEST_CASE("fp8 e4m3: ulp distance counts representable values between two numbers") {
+    CHECK(ulp_distance(DType::fp8, 1.0f, 1.0f) == 0);
+    CHECK(ulp_distance(DType::fp8, 1.0f, 1.125f) == 1);
+    CHECK(ulp_distance(DType::fp8, 1.0f, 2.0f) == 8);         // the eight values 1, 1.125, ..., 1.875 and then 2
+    CHECK(ulp_distance(DType::fp8, -0x1p-9f, 0x1p-9f) == 2);  // through zero
+    CHECK(ulp_distance(DType::fp8, 0.0f, 448.0f) == 126);     // the 127 non-negative finite values
+    CHECK(ulp_distance(DType::fp8, std::nanf(""), 1.0f) == std::numeric_limits<int64_t>::max());
+}
+
+TEST_CASE("fp8: the names the command and files use") {
+    CHECK(parse_dtype("fp8") == DType::fp8);
+    CHECK(parse_dtype("e4m3") == DType::fp8);
+    CHECK(dtype_name(DType::fp8) == "fp8");
+    CHECK_FALSE(parse_dtype("e5m2").has_value());  // not supported: refused, not mistaken for e4m3
+}
