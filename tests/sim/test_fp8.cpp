@@ -1,6 +1,6 @@
-// FP8 (OCP E4M3, "e4m3fn"): the storage type's 256 bit patterns and its rounding. Expected values come
-// from the format's definition built by hand (the list of representable values, hand-picked ties),
-// never from the code's own output.
+// FP8 (OCP E4M3, "e4m3fn"): the storage type's 256 bit patterns, its rounding, the walk's bytes and the
+// kernel model's FP8 forward. Expected values come from the format's definition built by hand (the
+// list of representable values, hand-picked ties) and hand counts, never from the code's own output.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "sim/dtype.hpp"
+#include "sim/kernel_model.hpp"
+#include "tests/sim/support.hpp"
 
 using namespace sim;
 
@@ -103,4 +105,68 @@ TEST_CASE("fp8: the names the command and files use") {
     CHECK(parse_dtype("e4m3") == DType::fp8);
     CHECK(dtype_name(DType::fp8) == "fp8");
     CHECK_FALSE(parse_dtype("e5m2").has_value());  // not supported: refused, not mistaken for e4m3
+}
+
+// ---------------------------------------------------------------- the walk and the kernel model
+
+TEST_CASE("fp8 walk: Q, K, V at one byte, O at two (bf16), LSE at four; forward flash2 only") {
+    Problem p = sim::test::with_heads(sim::test::shape(512, 128), 2, 3);
+    p.dtype = DType::fp8;
+    const Config c = sim::test::counting(Algo::flash2, 128, 64);
+    const Result r = simulate(p, find_machine("H100-SXM"), c);
+    const double BH = 6, N = 512, d = 128, Tr = 4;
+    // hand counts: Q_i read once, K_j and V_j once for each of the T_r = 512 / 128 query blocks
+    CHECK(double(r.totals[Tensor::Q].read_bytes) == BH * N * d * 1);
+    CHECK(double(r.totals[Tensor::K].read_bytes) == BH * Tr * N * d * 1);
+    CHECK(double(r.totals[Tensor::V].read_bytes) == BH * Tr * N * d * 1);
+    CHECK(double(r.totals[Tensor::O].write_bytes) == BH * N * d * 2);
+    CHECK(double(r.totals[Tensor::LSE].write_bytes) == BH * N * 4);
+    Config bwd = c;
+    bwd.pass = Pass::backward;
+    CHECK_THROWS_WITH_AS(simulate(p, find_machine("H100-SXM"), bwd), doctest::Contains("forward only"), Error);
+    Config num = c;
+    num.numerics = Numerics::on;
+    CHECK_THROWS_WITH_AS(simulate(p, find_machine("H100-SXM"), num), doctest::Contains("numerics --dtype fp8"), Error);
+}
+
+TEST_CASE("fp8 kernel model: products at twice the rate, the same exponentials, one more instruction a score") {
+    for (const char* gpu : {"H100-SXM", "H200"}) {
+        CAPTURE(gpu);
+        const Machine& m = find_machine(gpu);
+        Problem p = sim::test::with_heads(sim::test::shape(8192, 128), 2, 16);
+        p.dtype = DType::bf16;
+        const KernelRates r = datasheet_rates(m);
+        const KernelProfile k = kernel_profile("flash2h", Pass::forward, 128);
+        const KernelPrediction b = predict_kernel(p, k, r, m);
+        p.dtype = DType::fp8;
+        const KernelPrediction f = predict_kernel(p, k, r, m);
+        auto comp = [](const KernelPrediction& x, const char* name) {
+            for (const auto& c : x.components)
+                if (c.name == name) return c.seconds;
+            FAIL("no component " << name);
+            return 0.0;
+        };
+        // the datasheet's dense FP8 rate over its dense bf16 rate (1,979 / 989.4 TFLOP/s)
+        CHECK(comp(f, "tensor") == doctest::Approx(comp(b, "tensor") * 989.4 / 1978.9).epsilon(1e-12));
+        CHECK(comp(f, "exp") == doctest::Approx(comp(b, "exp")).epsilon(1e-12));
+        // one conversion an element of P: B H N^2 more fp32-lane instructions at 8 x the ex2 rate
+        const double extra = 2.0 * 16 * 8192.0 * 8192.0 / (8 * m.exp_rate);
+        CHECK(comp(f, "issue") - comp(b, "issue") == doctest::Approx(extra).epsilon(1e-9));
+        CHECK(comp(f, "hbm") < comp(b, "hbm"));
+        // faster, but less than 2x: the exponentials and the other fp32 work do not speed up
+        CHECK(f.predicted_ms < b.predicted_ms);
+        CHECK(b.predicted_ms / f.predicted_ms < 2.0);
+    }
+}
+
+TEST_CASE("fp8 kernel model: refused where it is not modelled") {
+    Problem p = sim::test::shape(1024, 128);
+    p.dtype = DType::fp8;
+    const Machine& h = find_machine("H100-SXM");
+    CHECK_THROWS_WITH_AS(predict_kernel(p, kernel_profile("flash2h", Pass::backward, 128), datasheet_rates(h), h),
+                         doctest::Contains("forward only"), Error);
+    CHECK_THROWS_WITH_AS(predict_kernel(p, kernel_profile("flash2", Pass::forward, 128), datasheet_rates(h), h),
+                         doctest::Contains("--kernel flash2h"), Error);
+    const Machine& a = find_machine("A100-80GB");
+    CHECK_THROWS_AS(predict_kernel(p, kernel_profile("flash2", Pass::forward, 128), datasheet_rates(a), a), Error);
 }
