@@ -1,6 +1,7 @@
-// FP8 (OCP E4M3, "e4m3fn"): the storage type's 256 bit patterns, its rounding, the walk's bytes and the
-// kernel model's FP8 forward. Expected values come from the format's definition built by hand (the
-// list of representable values, hand-picked ties) and hand counts, never from the code's own output.
+// FP8 (OCP E4M3, "e4m3fn"): the storage type's 256 bit patterns, its rounding, and the emulated FP8
+// attention forward (sim/fp8_attention.hpp). Expected values come from the format's definition
+// built by hand (the list of representable values, hand-picked ties), closed forms (a Hadamard
+// matrix's orthogonality) and a float64 reference, never from the code's own output.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "sim/dtype.hpp"
+#include "sim/fp8_attention.hpp"
 #include "sim/kernel_model.hpp"
 #include "tests/sim/support.hpp"
 
@@ -105,6 +107,143 @@ TEST_CASE("fp8: the names the command and files use") {
     CHECK(parse_dtype("e4m3") == DType::fp8);
     CHECK(dtype_name(DType::fp8) == "fp8");
     CHECK_FALSE(parse_dtype("e5m2").has_value());  // not supported: refused, not mistaken for e4m3
+}
+
+// ---------------------------------------------------------------- the emulated FP8 forward
+
+TEST_CASE("fp8 attention: the Hadamard rotation is orthogonal and leaves Q K^T unchanged") {
+    for (const int64_t d : {2, 8, 64, 128}) {
+        CAPTURE(d);
+        const Eigen::MatrixXd M = hadamard_rotation(d, 7);
+        // orthogonal: M M^T = I (float64; entries are +-1/sqrt(d), sums of d of their products)
+        CHECK((M * M.transpose() - Eigen::MatrixXd::Identity(d, d)).cwiseAbs().maxCoeff() < 1e-12);
+        // a channel alone (a unit vector) is spread over all d channels at 1/sqrt(d)
+        for (int64_t c = 0; c < d; ++c)
+            CHECK(M.row(c).cwiseAbs().maxCoeff() == doctest::Approx(1.0 / std::sqrt(double(d))).epsilon(1e-15));
+    }
+    Fp8Options o;
+    o.seq = 96;
+    o.head_dim = 64;
+    o.outliers = 3;
+    const Fp8Inputs in = fp8_inputs(o);
+    const Eigen::MatrixXd M = hadamard_rotation(64, o.seed);
+    const Eigen::MatrixXd S = in.Q * in.K.transpose(), S_rot = (in.Q * M) * (in.K * M).transpose();
+    // exact arithmetic: (Q M)(K M)^T = Q M M^T K^T = Q K^T; float64 rounding of sums of 64 products of
+    // size up to (10 x 5)^2: well under 1e-12 relative to the largest score
+    CHECK((S - S_rot).cwiseAbs().maxCoeff() <= 1e-12 * S.cwiseAbs().maxCoeff());
+    // the outlier channels are 10x (the default): K's largest entry comes down once they are spread
+    CHECK((in.K * M).cwiseAbs().maxCoeff() < in.K.cwiseAbs().maxCoeff());
+}
+
+TEST_CASE("fp8 attention: bad options are refused in the user's words") {
+    Fp8Options o;
+    o.seq = 0;
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("sequence length N"), Error);
+    o.seq = 64;
+    o.head_dim = 96;
+    o.incoherent = true;
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("power of two"), Error);
+    o.incoherent = false;
+    CHECK_NOTHROW(o.validate());  // d = 96 is fine without the transform
+    o.outliers = 97;
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--outliers"), Error);
+}
+
+namespace {
+// The largest |O - O_ref| the FP8 forward may show, from e4m3's unit roundoff u = 2^-4 (first order,
+// worst case, each step's bound added):
+//   inputs: |dx| <= u (|x| + 2^-6 s) (relative u in the normal range; below 2^-6 s the absolute
+//     half-spacing 2^-10 s = u 2^-6 s), so |dS_ij| <= scale ((2u + u^2) + d 2^-24) sum_c a_ic b_jc
+//     with a = |q| + 2^-6 s_Q, b = |k| + 2^-6 s_K (the last term: float32 sums of d products);
+//   softmax: with |dS| <= E over a row, each p changes by at most a factor e^(+-2E): sum |dp| <= e^(2E) - 1;
+//   P: |dP| <= u P + 2^-18 (P x 256 in e4m3; l >= 1 as the row's largest exponential is 1), over l:
+//     at most u + N 2^-18;
+//   V: |dv| <= u (max|V| + 2^-6 s_V); O: bf16's half ulp 2^-9 relative, |O| <= max|V|.
+// Everything times max|V|, and a stated factor 1.25 for the second-order products of these terms.
+double fp8_error_bound(const Fp8Inputs& in, const Fp8Options& o) {
+    const double u = 0x1p-4, d = double(o.head_dim), n = double(o.seq);
+    const double scale = 1.0 / std::sqrt(d);
+    const double sq = in.Q.cwiseAbs().maxCoeff() / 448,
+                 sk = in.K.cwiseAbs().maxCoeff() / 448;  // per-tensor: the largest
+    const Eigen::MatrixXd a = (in.Q.cwiseAbs().array() + 0x1p-6 * sq).matrix();
+    const Eigen::MatrixXd b = (in.K.cwiseAbs().array() + 0x1p-6 * sk).matrix();
+    const double E = scale * ((2 * u + u * u) + d * 0x1p-24) * (a * b.transpose()).maxCoeff();
+    const double vmax = in.V.cwiseAbs().maxCoeff();
+    const double rel = (std::exp(2 * E) - 1) + (u + n * 0x1p-18) + u * (1 + 0x1p-6) + 0x1p-9;
+    return 1.25 * rel * vmax;
+}
+}  // namespace
+
+TEST_CASE("fp8 attention: the error stays under the bound from e4m3's unit roundoff, and above bf16's") {
+    for (const auto scales : {Fp8Scales::tensor, Fp8Scales::block}) {
+        Fp8Options o;
+        o.seq = 200;  // not a multiple of the 64-row tiles: a short last tile
+        o.head_dim = 64;
+        o.block_rows = o.block_cols = 64;
+        o.scales = scales;
+        const Fp8Inputs in = fp8_inputs(o);
+        const Eigen::MatrixXd ref = attention_reference64(in.Q, in.K, in.V);
+        const Fp8Error e8 = fp8_error(lowp_forward(in, DType::fp8, o), ref);
+        const Fp8Error e16 = fp8_error(lowp_forward(in, DType::bf16, o), ref);
+        const double bound = fp8_error_bound(in, o);
+        CAPTURE(e8.max_abs);
+        CAPTURE(bound);
+        CHECK(e8.max_abs <= bound);
+        // e4m3 keeps 3 mantissa bits to bf16's 7 (unit roundoffs 2^-4 and 2^-8): its error must be
+        // clearly larger; a forward that skipped the e4m3 rounding would come out at bf16's
+        CHECK(e8.rms > 2 * e16.rms);
+    }
+}
+
+TEST_CASE("fp8 attention: per-block scales are never worse than one scale for the tensor") {
+    // Constructed so that only Q's scales differ between the two: every 64-row tile of K and V has the
+    // same largest magnitude (entries clamped to [-3, 3], one entry of each tile set to 3), and one
+    // tile of Q (rows 64..127) is 2^12 times larger. One scale for Q then pushes the other tiles' Q
+    // into e4m3's subnormals (|q| / s below 2^-6), while their own scales keep them normal; the large
+    // tile has the same scale either way, so its rows come out bit-identical.
+    Fp8Options o;
+    o.seq = 256;
+    o.head_dim = 64;
+    o.block_rows = o.block_cols = 64;
+    Fp8Inputs in = fp8_inputs(o);
+    for (Eigen::MatrixXd* X : {&in.K, &in.V}) {
+        *X = X->cwiseMax(-3.0).cwiseMin(3.0);
+        for (int64_t r0 = 0; r0 < o.seq; r0 += 64) (*X)(r0, 0) = 3.0;
+    }
+    in.Q.middleRows(64, 64) *= 4096.0;
+    const Eigen::MatrixXd ref = attention_reference64(in.Q, in.K, in.V);
+    o.scales = Fp8Scales::tensor;
+    const Eigen::MatrixXd Ot = lowp_forward(in, DType::fp8, o);
+    o.scales = Fp8Scales::block;
+    const Eigen::MatrixXd Ob = lowp_forward(in, DType::fp8, o);
+    CHECK(Ot.middleRows(64, 64) == Ob.middleRows(64, 64));
+    for (const int64_t r0 : {0, 128, 192}) {
+        CAPTURE(r0);
+        const Fp8Error et = fp8_error(Ot.middleRows(r0, 64), ref.middleRows(r0, 64));
+        const Fp8Error eb = fp8_error(Ob.middleRows(r0, 64), ref.middleRows(r0, 64));
+        CHECK(eb.rms < et.rms);
+        CHECK(eb.max_abs <= et.max_abs);
+    }
+}
+
+TEST_CASE("fp8 attention: with outlier channels in Q and K, the transform lowers the error") {
+    // e4m3 rounds each value relative to itself, so a score's rounding error grows with
+    // sqrt(sum_c (q_c k_c)^2). Four channels 10x in both Q and K (d = 64): that sum is about
+    // 4 x 10^4 + 60; spread by the rotation, about |q|^2 |k|^2 / d = (60 + 400)^2 / 64 = 3.3e3, so the
+    // scores' error falls by about sqrt(40060 / 3306) = 3.5. Checked with a margin of nearly 2: the
+    // output's error at least halves. bf16's path takes no rotation: the same error both times.
+    Fp8Options o;
+    o.seq = 256;
+    o.head_dim = 64;
+    o.block_rows = o.block_cols = 64;
+    o.outliers = 4;
+    o.outlier_scale = 10;
+    const Fp8Study plain = fp8_study(o);
+    o.incoherent = true;
+    const Fp8Study rotated = fp8_study(o);
+    CHECK(rotated.amax_k < plain.amax_k);
+    CHECK(rotated.fp8.rms < 0.5 * plain.fp8.rms);
+    CHECK(rotated.bf16.rms == plain.bf16.rms);
 }
 
 // ---------------------------------------------------------------- the walk and the kernel model
