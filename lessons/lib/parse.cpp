@@ -436,15 +436,19 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         if (t.contains("tile_keys")) m.decode_config.tile_keys = pos_int("tile_keys", 1);
         return m;
     }
+    // [ring.NAME] and [kernel.NAME]: an attention problem (bf16 unless given)
+    auto attention = [&](sim::Problem& p) {
+        p.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
+        p.seq = pos_int("seq", 1);
+        p.head_dim = pos_int("head_dim", 1);
+        if (t.contains("batch")) p.batch = pos_int("batch", 1);
+        if (t.contains("heads")) p.heads = pos_int("heads", 1);
+        if (t.contains("causal")) p.causal = get_bool(s, *t.get("causal"), "causal");
+    };
     if (kind == detail::MemorySpec::kRing) {
         sim::RingProblem& p = m.ring;
-        p.attn.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
         p.gpus = pos_int("gpus", 1);
-        p.attn.seq = pos_int("seq", 1);
-        p.attn.head_dim = pos_int("head_dim", 1);
-        if (t.contains("batch")) p.attn.batch = pos_int("batch", 1);
-        if (t.contains("heads")) p.attn.heads = pos_int("heads", 1);
-        if (t.contains("causal")) p.attn.causal = get_bool(s, *t.get("causal"), "causal");
+        attention(p.attn);
         if (t.contains("layout")) {
             const toml::node& n = *t.get("layout");
             const std::string v = get_string(s, n, "layout");
@@ -462,12 +466,7 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         return m;
     }
     if (kind == detail::MemorySpec::kKernel) {
-        m.shape.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
-        m.shape.head_dim = pos_int("head_dim", 1);
-        m.shape.seq = pos_int("seq", 1);
-        if (t.contains("batch")) m.shape.batch = pos_int("batch", 1);
-        if (t.contains("heads")) m.shape.heads = pos_int("heads", 1);
-        if (t.contains("causal")) m.shape.causal = get_bool(s, *t.get("causal"), "causal");
+        attention(m.shape);
         if (t.contains("pass")) {
             const toml::node& n = *t.get("pass");
             const std::string v = get_string(s, n, "pass");
