@@ -156,7 +156,8 @@ struct Rates {
     int64_t slots = 0;                  // SMs x blocks per SM (the machine's)
 };
 
-SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
+// fp8: the products at the preset's FP8 rate (the datasheet's ratio to bf16 applied to a measured rate).
+SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t, DType dtype) {
     const double slots = static_cast<double>(std::max(1, m.sm_count)) * std::max(1, m.blocks_per_sm);
     double bw = m.hbm_bandwidth, mm = m.matmul_flops;
     t.ceilings = "datasheet";
@@ -171,6 +172,14 @@ SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
         }
     } else {
         t.ceilings_note = "datasheet HBM bandwidth and matmul rate";
+    }
+    if (dtype == DType::fp8) {
+        if (m.matmul_flops_fp8 > 0 && m.matmul_flops > 0) {
+            mm *= m.matmul_flops_fp8 / m.matmul_flops;
+            t.ceilings_note += "; fp8 products at the datasheet's FP8 rate over bf16's";
+        } else {
+            t.ceilings_note += "; " + m.name + " has no FP8 rate in its preset: fp8 products at the bf16 rate";
+        }
     }
     t.hbm_bandwidth = bw;
     t.l2_bandwidth = m.l2_bandwidth > 0 ? m.l2_bandwidth : bw;
@@ -194,7 +203,7 @@ SlotRates kernel_rates(const SlotRates& full, int64_t slots, int64_t kernel_bloc
 // Also fills the timing's ceilings (which rates, and why).
 Rates rates_for(const Plan& plan, const Problem& p, const Machine& m, const Config& cfg, Timing& timing) {
     Rates r;
-    r.full = slot_rates(m, cfg.ceilings, timing);
+    r.full = slot_rates(m, cfg.ceilings, timing, p.dtype);
     r.slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, m.blocks_per_sm);
     if (cfg.fwd_blocks_per_sm < 0 || cfg.bwd_blocks_per_sm < 0)
         throw Error("blocks an SM must be 1 or more (0: the machine's); got " + std::to_string(cfg.fwd_blocks_per_sm) +
