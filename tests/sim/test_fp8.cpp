@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/dtype.hpp"
+#include "sim/footprint.hpp"
 #include "sim/fp8_attention.hpp"
 #include "sim/kernel_model.hpp"
 #include "tests/sim/support.hpp"
@@ -260,6 +261,12 @@ TEST_CASE("fp8 walk: Q, K, V at one byte, O at two (bf16), LSE at four; forward 
     CHECK(double(r.totals[Tensor::V].read_bytes) == BH * Tr * N * d * 1);
     CHECK(double(r.totals[Tensor::O].write_bytes) == BH * N * d * 2);
     CHECK(double(r.totals[Tensor::LSE].write_bytes) == BH * N * 4);
+    // the memory it holds: Q, K, V at 1 byte an element, O at 2, LSE at 4 (hand count, B H N d elements)
+    for (const auto& t : footprint(p, Algo::flash2, Pass::forward).tensors) {
+        CAPTURE(t.name);
+        const double want = t.name == "O" ? BH * N * d * 2 : t.name == "LSE" ? BH * N * 4 : BH * N * d;
+        CHECK(t.bytes == want);
+    }
     // the ideal machine (rung 2) multiplies e4m3 at the datasheet's dense FP8 rate, 1,979 TFLOP/s on the H100
     Config timed = c;
     timed.timing = true;
