@@ -7,6 +7,7 @@ void register_commands(CLI::App& app, int& rc) {
     register_simulate(app, rc);
     register_compare(app, rc);
     register_softmax(app, rc);
+    register_numerics(app, rc);
     register_attend(app, rc);
     register_bench(app, rc);
     register_sweep(app, rc);

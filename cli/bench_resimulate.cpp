@@ -335,7 +335,11 @@ int resimulate(const std::string& path, const std::string& gpu, const std::strin
                             ? sim::parse_dtype(row["dtype"].get<std::string>())
                             : std::optional<sim::DType>{};
         if (row.contains("dtype") && (!dt || *dt == sim::DType::fp32))
-            return refuse(index, "has dtype " + row["dtype"].dump() + "; the kernels store bf16 or fp16");
+            return refuse(index, "has dtype " + row["dtype"].dump() + "; the kernels store bf16, fp16 or fp8");
+        if (dt && *dt == sim::DType::fp8 && (variant != "flash2h" || pass != "forward"))
+            return refuse(index,
+                          "has dtype \"fp8\" with " + variant + " " + pass +
+                              "; the model covers fp8 for flash2h's forward only (FlashAttention-3's FP8 forward)");
     }
     if (measured == 0) {
         print_error("bench", path +

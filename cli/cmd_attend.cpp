@@ -313,6 +313,10 @@ void register_attend(CLI::App& app, int& rc) {
             if (!a->dtype.empty()) {
                 const auto parsed = sim::parse_dtype(a->dtype);
                 if (!parsed) throw sim::Error("unknown --dtype '" + a->dtype + "'; use fp16, bf16 or fp32");
+                if (*parsed == sim::DType::fp8)
+                    throw sim::Error(
+                        "fp8 is modelled for the attention forward only (`flashsim simulate --kernel flash2h --dtype "
+                        "fp8`, `flashsim numerics --dtype fp8`); use fp16, bf16 or fp32 here");
                 dt = *parsed;
             }
             if (gpu && dt == sim::DType::fp32)

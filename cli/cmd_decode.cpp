@@ -47,6 +47,10 @@ void register_decode(CLI::App& app, int& rc) {
         try {
             const auto dt = sim::parse_dtype(a->dtype);
             if (!dt) throw sim::Error("unknown --dtype '" + a->dtype + "'; use fp16, bf16 or fp32");
+            if (*dt == sim::DType::fp8)
+                throw sim::Error(
+                    "fp8 is modelled for the attention forward only (`flashsim simulate --kernel flash2h --dtype fp8`, "
+                    "`flashsim numerics --dtype fp8`); use fp16, bf16 or fp32 here");
             a->p.dtype = *dt;
             a->c.measured_bandwidth = !a->datasheet;
             a->c.numerics = a->check;

@@ -261,7 +261,7 @@ void register_simulate(CLI::App& app, int& rc) {
             }
             const sim::Result r = sim::simulate(p, m, c);
             std::unique_ptr<sim::Result> base;
-            if (r.algo != sim::Algo::standard) {
+            if (r.algo != sim::Algo::standard && p.dtype != sim::DType::fp8) {  // fp8: flash's forward alone
                 sim::Config sc = c;
                 sc.algo = sim::Algo::standard;
                 sc.grid_order = sim::GridOrder::launch;

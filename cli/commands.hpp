@@ -13,6 +13,7 @@
 void register_simulate(CLI::App& app, int& rc);
 void register_compare(CLI::App& app, int& rc);
 void register_softmax(CLI::App& app, int& rc);
+void register_numerics(CLI::App& app, int& rc);
 void register_attend(CLI::App& app, int& rc);
 void register_bench(CLI::App& app, int& rc);
 void register_sweep(CLI::App& app, int& rc);

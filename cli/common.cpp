@@ -15,7 +15,9 @@ void ProblemArgs::add_to(CLI::App* cmd, bool shape_required) {
     }
     cmd->add_option("--batch,-b", batch, "Batch size B")->capture_default_str();
     cmd->add_option("--heads", heads, "Attention heads H")->capture_default_str();
-    cmd->add_option("--dtype", dtype, "Storage type: fp16, bf16 or fp32 (arithmetic is fp32)")->capture_default_str();
+    cmd->add_option("--dtype", dtype,
+                    "Storage type: fp16, bf16 or fp32 (arithmetic is fp32); fp8 (e4m3) with --kernel flash2h, forward")
+        ->capture_default_str();
     cmd->add_option("--gpu", gpu, "GPU preset: H200, H100-SXM, A100-40GB, A100-80GB, RTX4090")->capture_default_str();
     cmd->add_option("--sram", sram, "SRAM budget M in bytes (default, or 0: the GPU's shared memory per block)");
     cmd->add_option("--seed", seed, "Input generator seed")->capture_default_str();
@@ -32,7 +34,7 @@ sim::Problem ProblemArgs::problem() const {
     p.batch = batch;
     p.heads = heads;
     const auto dt = sim::parse_dtype(dtype);
-    if (!dt) throw sim::Error("unknown --dtype '" + dtype + "'; use fp16, bf16 or fp32");
+    if (!dt) throw sim::Error("unknown --dtype '" + dtype + "'; use fp16, bf16, fp32 or fp8");
     p.dtype = *dt;
     p.seed = seed;
     p.causal = causal || window > 0;

@@ -26,7 +26,13 @@ namespace {
 using F32Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
 DType dtype_of(const std::string& s) {
-    if (auto t = parse_dtype(s)) return *t;
+    if (auto t = parse_dtype(s)) {
+        if (*t == DType::fp8)  // its numbers need scales: sim/fp8_attention.hpp, `flashsim numerics --dtype fp8`
+            throw Error(
+                "dtype fp8 is not bound here (its numbers need scales: `flashsim numerics --dtype fp8`); "
+                "use fp32, fp16 or bf16");
+        return *t;
+    }
     throw Error("unknown dtype '" + s + "'; use fp32, fp16 or bf16");
 }
 

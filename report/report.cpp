@@ -611,6 +611,7 @@ nlohmann::json machine_json(const sim::Machine& m) {
             {"sram_total_bytes", static_cast<double>(m.sram_bytes) * m.sm_count},
             {"sm_count", m.sm_count},
             {"matmul_flops", m.matmul_flops},
+            {"matmul_flops_fp8", m.matmul_flops_fp8},
             {"scalar_flops", m.scalar_flops},
             {"l2_bytes", m.l2_bytes},
             {"l2_reuse_bytes", m.l2_walk_bytes()},  // the capacity the L2 walk replays (measured where known)

@@ -64,7 +64,9 @@ Footprint footprint(const Problem& p, Algo algo, Pass pass, const std::string& k
             }
             break;
         case Algo::flash2:
-            for (const char* t : {"Q", "K", "V", "O"}) add(t, full, st, z.T, e);
+            for (const char* t : {"Q", "K", "V"}) add(t, full, st, z.T, e);
+            // O in the storage type, except fp8's forward, which writes bf16 (Problem::out_bytes)
+            add("O", full, p.dtype == DType::fp8 ? "bf16" : st, z.T, double(p.out_bytes()));
             add("LSE", rows, "fp32", z.R, 4);
             if (!fwd) {
                 for (const char* t : {"dO", "dQ", "dK", "dV"}) add(t, full, st, z.T, e);

@@ -330,7 +330,7 @@ void flash2_forward_block(Ctx& ctx, int64_t i, Walker& w) {
         }
     }
     w.compute(Tensor::O, i, -1, r, d, {0, r, r * d});  // the one final rescale: O_i / l_i, LSE_i
-    w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * e);
+    w.store(Tensor::O, i, -1, r0, 0, r, d, r * d * p.out_bytes());
     w.store(Tensor::LSE, i, -1, r0, 0, r, 1, r * kF32);
     if (h) {
         for (int64_t a = 0; a < r; ++a) {

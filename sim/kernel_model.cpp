@@ -84,6 +84,7 @@ KernelRates datasheet_rates(const Machine& m) {
     r.l2 = m.l2_bandwidth;
     r.smem = m.sram_bandwidth;
     r.mma_sync = r.wgmma = r.gemm = m.matmul_flops;
+    r.wgmma_fp8 = m.matmul_flops_fp8;
     r.exp = m.exp_rate;
     r.issue = 8 * m.exp_rate;
     r.launch_s = 0;
@@ -913,7 +914,8 @@ void step_time(Shared& s, Tiles& t) {
     // The first tiles a block loads before its pipeline runs, at the slot's share of HBM.
     const double first_bytes = fwd ? (static_cast<double>(br) + 2.0 * bc) * d * e : (2.0 * bc + 2.0 * br) * d * e;
     // and the tiles it stores after its last step (O_i and LSE_i; dK_j and dV_j), not hidden either
-    const double last_bytes = fwd ? static_cast<double>(br) * (d * e + 4) : 2.0 * static_cast<double>(bc) * d * e;
+    const double e_out = static_cast<double>(s.p.out_bytes());
+    const double last_bytes = fwd ? static_cast<double>(br) * (d * e_out + 4) : 2.0 * static_cast<double>(bc) * d * e;
     const double prologue = (first_bytes + last_bytes) / hbm * bw;
     t.tile = tile;
     t.prologue = prologue;
@@ -932,6 +934,22 @@ void predict_tiled(Shared& s) {
     s.out.waves = static_cast<double>(s.out.ctas) / t.sl;
 }
 
+// FP8 is FlashAttention-3's forward on wgmma, on a card with a datasheet FP8 rate.
+void refuse_fp8(const Problem& p, const KernelProfile& prof, const Machine& m) {
+    if (p.dtype != DType::fp8) return;
+    if (prof.pass != Pass::forward)
+        throw Error(
+            "fp8 is modelled for the forward only (FlashAttention-3's FP8 kernel); use --pass forward, or "
+            "--dtype bf16 for the backward");
+    if (prof.tensor != TensorPath::wgmma)
+        throw Error(prof.kernel + " runs on " + std::string(tensor_path_name(prof.tensor)) +
+                    "; the FP8 forward is modelled on wgmma, whose e4m3 rate is twice bf16's: use --kernel flash2h");
+    if (m.matmul_flops_fp8 <= 0 || m.matmul_flops <= 0)
+        throw Error(m.name +
+                    " has no FP8 tensor-core rate in its preset; the FP8 forward is modelled on the H100 "
+                    "and H200 (--gpu H100-SXM or H200)");
+}
+
 }  // namespace
 
 KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, const KernelRates& rates, const Machine& m,
@@ -939,6 +957,7 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     p.validate();
     if (p.dtype == DType::fp32)
         throw Error("the CUDA kernels store fp16 or bf16 (tensor-core inputs); the kernel model has no fp32 path");
+    refuse_fp8(p, prof, m);
     if (prof.tensor == TensorPath::wgmma && m.compute_capability != 0 && m.compute_capability < 90)
         throw Error(prof.kernel + " runs on wgmma and TMA, which need compute capability 9.0 (Hopper: H100, H200); " +
                     m.name + " is " + std::to_string(m.compute_capability / 10) + "." +
@@ -976,8 +995,11 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
     }
     const Result r = simulate(p, m, c);
     const Totals& tot = r.totals;
-    const double mm = static_cast<double>(tot.flops.matmul), n_exp = static_cast<double>(tot.flops.exp),
-                 n_other = static_cast<double>(tot.flops.other);
+    const double mm = static_cast<double>(tot.flops.matmul), n_exp = static_cast<double>(tot.flops.exp);
+    // FP8: P to e4m3 before its product, one fp32-lane instruction an element of P: a forward's two
+    // products cost 4 d FLOPs a score (the exponentials count the rescales' too, so not those)
+    const double n_other = static_cast<double>(tot.flops.other) +
+                           (p.dtype == DType::fp8 ? mm / (4.0 * static_cast<double>(p.head_dim)) : 0.0);
     const double bytes = static_cast<double>(r.l2.simulated ? r.l2.hbm_total().total() : tot.hbm_total().total());
     if (!r.l2.simulated)
         out.notes.push_back("HBM bytes without the L2 model: " + r.l2.note);
@@ -990,7 +1012,10 @@ KernelPrediction predict_kernel(const Problem& p, const KernelProfile& prof, con
             tensor_rate = rate_or_throw(rates.mma_sync, "mma.sync");
             break;
         case TensorPath::wgmma:
-            tensor_rate = rate_or_throw(rates.wgmma, "wgmma");
+            tensor_rate = p.dtype != DType::fp8 ? rate_or_throw(rates.wgmma, "wgmma")
+                          : rates.wgmma_fp8 > 0
+                              ? rates.wgmma_fp8
+                              : rate_or_throw(rates.wgmma, "wgmma") * m.matmul_flops_fp8 / m.matmul_flops;
             break;
         case TensorPath::library_gemm:
             tensor_rate = rate_or_throw(rates.gemm, "GEMM");

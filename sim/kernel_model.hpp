@@ -38,6 +38,9 @@ struct KernelRates {
     double smem = 0;      // B/s, shared-memory reads, all SMs
     double mma_sync = 0;  // FLOP/s, mma.sync (bf16/fp16 in, fp32 accumulate)
     double wgmma = 0;     // FLOP/s, wgmma
+    // FLOP/s, wgmma with e4m3 inputs (FP8); 0: not measured, the wgmma rate times the preset's
+    // datasheet ratio of FP8 to bf16 (2 on Hopper)
+    double wgmma_fp8 = 0;
     double gemm = 0;      // FLOP/s, a large library GEMM (cuBLAS), for standard attention
     double exp = 0;       // exponentials/s on the special-function units (MUFU ex2)
     double issue = 0;     // other fp32 operations/s: 128 lanes an SM a clock against ex2's 16, so 8 x exp
@@ -182,6 +185,11 @@ struct KernelPrediction {
 };
 
 // Simulates the problem with the profile's tiles (numerics off) and predicts the kernel's time.
+// FP8 (p.dtype == fp8): FlashAttention-3's FP8 forward on the profile's wgmma schedule: e4m3 Q, K, V
+// (1 byte), a bf16 O and fp32 LSE (Problem::out_bytes), both products at the FP8 wgmma rate, the
+// exponentials at the same MUFU rate, and one more fp32-lane instruction for each element of P (its
+// conversion to e4m3 and the byte shuffle the second product's operand layout needs). Throws
+// sim::Error for a backward, a kernel off wgmma, or a machine without an FP8 rate.
 // block_rows/block_cols > 0 override the profile's (a recorded row's own tiles).
 KernelPrediction predict_kernel(const Problem& p, const KernelProfile& k, const KernelRates& rates, const Machine& m,
                                 int64_t block_rows = 0, int64_t block_cols = 0);

@@ -74,6 +74,11 @@ const std::vector<Machine>& machine_presets() {
                                    : m.name.rfind("A100", 0) == 0 ? 80
                                    : m.name == "RTX4090"          ? 89
                                                                   : 0;
+        // FP8: H100 SXM datasheet, 3,958 TFLOP/s FP8 tensor "with sparsity", dense half of it, 1,979,
+        // twice the dense bf16 989; the H200's datasheet gives the same compute. The A100 has no FP8;
+        // the RTX 4090's FP8 runs on mma.sync, which the FP8 model does not cover (left 0).
+        for (auto& m : list)
+            if (m.name == "H200" || m.name == "H100-SXM") m.matmul_flops_fp8 = 1978.9 * TF;
         // The H200's L2 as a re-read sees it: the same S MiB read twice by one grid under the DRAM
         // counters (results/h200/counters_probe_reread.json, 2026-12-04): the second read found
         // all of 8 and 16 MiB, 84% of 24, 45% of 32, 17% of 40, none of 48 or more. Half of it at

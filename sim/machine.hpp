@@ -46,6 +46,9 @@ struct Machine {
     // CUDA compute capability x 10 (90: Hopper, sm_90; 80: A100; 89: Ada), which decides the
     // instructions a kernel may use (wgmma and TMA need 90). 0: not known.
     int compute_capability = 0;
+    // Dense FP8 (e4m3) tensor-core rate with fp32 accumulation, FLOP/s (datasheet); 0: the card has
+    // none the kernel model uses (the FP8 forward is modelled on Hopper's wgmma).
+    double matmul_flops_fp8 = 0;
 };
 
 const std::vector<Machine>& machine_presets();

@@ -19,7 +19,8 @@ struct Problem {
     int64_t heads = 1;          // H
     int64_t seq = 0;            // N, tokens per sequence
     int64_t head_dim = 0;       // d
-    DType dtype = DType::fp16;  // storage of Q, K, V, O, S, P in HBM; arithmetic is float32
+    DType dtype = DType::fp16;  // storage of Q, K, V, O, S, P in HBM; arithmetic is float32 (fp8: Q, K, V
+                                // only; O is bf16, out_bytes)
     double scale = 0.0;         // softmax scale; 0 means the default 1/sqrt(d)
     bool causal = false;        // query n sees keys 0..n only
     int64_t window = 0;         // sliding window (keys n-window+1..n) when > 0; implies causal
@@ -37,6 +38,10 @@ struct Problem {
     double softmax_scale() const { return scale > 0.0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim)); }
     int64_t heads_total() const { return batch * heads; }
     int64_t elem_bytes() const { return dtype_bytes(dtype); }
+    // Bytes of an output element: the storage type's, except FP8's forward (FlashAttention-3's), which
+    // reads e4m3 Q, K, V and writes a 16-bit O (bf16): e4m3's 3 mantissa bits are kept for the inputs
+    // of the products, not for a result the next layer reads.
+    int64_t out_bytes() const { return dtype == DType::fp8 ? 2 : elem_bytes(); }
     bool block_sparse() const { return block_density < 1.0; }
     // The mask's blocks are known (set, or filled in by simulate()); throws sim::Error otherwise.
     void require_mask_blocks() const;

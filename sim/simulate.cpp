@@ -40,8 +40,24 @@ Tiling tiling(int64_t n, const BlockChoice& b) {
 }
 
 // Throws sim::Error for an invalid problem, blocks that do not fit, or numerics too large to hold.
+// FP8 is FlashAttention-3's forward (e4m3 Q, K, V, a bf16 O): the walk counts its bytes for flash2's
+// forward only, and its numbers (scales, the quantized P) are sim/fp8_attention.hpp's.
+void refuse_fp8_walk(const Problem& p, const Config& cfg) {
+    if (p.dtype != DType::fp8) return;
+    if (cfg.algo != Algo::flash2 || cfg.pass != Pass::forward)
+        throw Error(
+            "fp8 is modelled for the flash forward only (FlashAttention-3's FP8 kernel: e4m3 Q, K, V, a "
+            "bf16 O); use --algo flash2 --pass forward, or --dtype bf16 for " +
+            std::string(algo_name(cfg.algo)) + " " + std::string(pass_name(cfg.pass)));
+    if (cfg.numerics == Numerics::on)
+        throw Error(
+            "the walk counts fp8's bytes but does not compute its numbers (they need scales); "
+            "run `flashsim numerics --dtype fp8` for its error, or count without --numerics");
+}
+
 Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given_inputs) {
     p.validate();
+    refuse_fp8_walk(p, cfg);
     Plan plan;
     plan.sram = cfg.sram_bytes > 0 ? cfg.sram_bytes : m.sram_bytes;
     if (cfg.sram_bytes < 0) throw Error("--sram must be a positive number of bytes");
@@ -74,8 +90,8 @@ Plan make_plan(const Problem& p, const Machine& m, const Config& cfg, bool given
 
     const double work = static_cast<double>(p.heads_total()) * p.seq * p.seq * p.head_dim;
     plan.numerics =
-        cfg.numerics == Numerics::on ||
-        (cfg.numerics == Numerics::automatic && (given_inputs || work <= static_cast<double>(cfg.numerics_auto_limit)));
+        cfg.numerics == Numerics::on || (cfg.numerics == Numerics::automatic && p.dtype != DType::fp8 &&
+                                         (given_inputs || work <= static_cast<double>(cfg.numerics_auto_limit)));
     if (given_inputs && cfg.numerics == Numerics::off) plan.numerics = false;
     // Computing the real numbers walks every head on the CPU: about a second per 2^30 of B H N^2 d.
     if (plan.numerics && work > static_cast<double>(int64_t{1} << 36))
@@ -140,7 +156,8 @@ struct Rates {
     int64_t slots = 0;                  // SMs x blocks per SM (the machine's)
 };
 
-SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
+// fp8: the products at the preset's FP8 rate (the datasheet's ratio to bf16 applied to a measured rate).
+SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t, DType dtype) {
     const double slots = static_cast<double>(std::max(1, m.sm_count)) * std::max(1, m.blocks_per_sm);
     double bw = m.hbm_bandwidth, mm = m.matmul_flops;
     t.ceilings = "datasheet";
@@ -155,6 +172,14 @@ SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t) {
         }
     } else {
         t.ceilings_note = "datasheet HBM bandwidth and matmul rate";
+    }
+    if (dtype == DType::fp8) {
+        if (m.matmul_flops_fp8 > 0 && m.matmul_flops > 0) {
+            mm *= m.matmul_flops_fp8 / m.matmul_flops;
+            t.ceilings_note += "; fp8 products at the datasheet's FP8 rate over bf16's";
+        } else {
+            t.ceilings_note += "; " + m.name + " has no FP8 rate in its preset: fp8 products at the bf16 rate";
+        }
     }
     t.hbm_bandwidth = bw;
     t.l2_bandwidth = m.l2_bandwidth > 0 ? m.l2_bandwidth : bw;
@@ -178,7 +203,7 @@ SlotRates kernel_rates(const SlotRates& full, int64_t slots, int64_t kernel_bloc
 // Also fills the timing's ceilings (which rates, and why).
 Rates rates_for(const Plan& plan, const Problem& p, const Machine& m, const Config& cfg, Timing& timing) {
     Rates r;
-    r.full = slot_rates(m, cfg.ceilings, timing);
+    r.full = slot_rates(m, cfg.ceilings, timing, p.dtype);
     r.slots = static_cast<int64_t>(std::max(1, m.sm_count)) * std::max(1, m.blocks_per_sm);
     if (cfg.fwd_blocks_per_sm < 0 || cfg.bwd_blocks_per_sm < 0)
         throw Error("blocks an SM must be 1 or more (0: the machine's); got " + std::to_string(cfg.fwd_blocks_per_sm) +

@@ -12,6 +12,8 @@
 
 #include "lessons/lib/internal.hpp"
 #include "report/figure2.hpp"
+#include "report/fp8.hpp"
+#include "report/kernel_report.hpp"
 #include "report/memory.hpp"
 #include "report/ring.hpp"
 #include "report/report.hpp"
@@ -258,12 +260,34 @@ void add_shape(const sim::Problem& p, json& j) {
     j["head_dim"] = p.head_dim;
     j["elem_bytes"] = p.elem_bytes();
 }
+// [kernel.NAME]: the kernel model at the preset's datasheet rates (report::kernel_prediction_json),
+// with the parts in milliseconds by name and the problem's FLOPs and HBM bytes a second.
+json kernel_json(const MemorySpec& spec, const sim::Machine& m) {
+    const sim::KernelProfile k = sim::kernel_profile(spec.kernel, spec.pass, spec.shape.head_dim, spec.shape.causal);
+    const sim::KernelPrediction pr = sim::predict_kernel(spec.shape, k, sim::datasheet_rates(m), m);
+    json j = report::kernel_prediction_json(pr);
+    for (const auto& c : pr.components) j["parts_ms"][c.name] = c.seconds * 1e3;
+    j["seq"] = spec.shape.seq;
+    j["dtype"] = std::string(sim::dtype_name(spec.shape.dtype));
+    j["elem_bytes"] = spec.shape.elem_bytes();
+    j["out_bytes"] = spec.shape.out_bytes();
+    j["batch"] = spec.shape.batch;
+    j["heads"] = spec.shape.heads;
+    j["head_dim"] = spec.shape.head_dim;
+    const bool fp8 = spec.shape.dtype == sim::DType::fp8;
+    j["tensor_flops"] = fp8 ? m.matmul_flops_fp8 : m.matmul_flops;
+    j["hbm_bandwidth"] = m.hbm_bandwidth;
+    j["exp_rate"] = m.exp_rate;
+    return j;
+}
 }  // namespace
 
 void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
     const char* section = spec.kind == MemorySpec::kFootprint ? "footprint"
                           : spec.kind == MemorySpec::kFit     ? "fit"
                           : spec.kind == MemorySpec::kRing    ? "ring"
+                          : spec.kind == MemorySpec::kKernel  ? "kernel"
+                          : spec.kind == MemorySpec::kFp8     ? "fp8"
                                                               : "decode";
     const std::string where = std::string("[") + section + "." + spec.name + "]";
     try {
@@ -280,6 +304,10 @@ void add_memory(const Source& s, const MemorySpec& spec, Context& ctx) {
             j["capacity_bytes"] = cap;
             j["hbm_bytes"] = m.hbm_bytes;
             add_shape(spec.shape, j);
+        } else if (spec.kind == MemorySpec::kKernel) {
+            j = kernel_json(spec, m);
+        } else if (spec.kind == MemorySpec::kFp8) {
+            j = report::fp8_study_json(sim::fp8_study(spec.fp8));
         } else if (spec.kind == MemorySpec::kRing) {
             const sim::RingResult r = sim::simulate_ring(spec.ring, m, sim::RingConfig{});
             j = report::ring_json(r);
@@ -370,6 +398,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
             files[m.file] = read_results((fs::path(root) / m.file).lexically_normal().string());
         }
         const ResultsFile& rf = files[m.file];
+        ctx.root["measured"]["found"][m.name] = 0;  // measured.found.NAME: 1 once a row matched
         if (!rf.why.empty()) {
             ctx.missing_roots.insert("measured." + m.name);
             continue;
@@ -402,6 +431,7 @@ void add_measured(const std::string& lesson_file, const std::vector<MeasuredSpec
                 r["sim_l2_hbm_bytes"] = sum2("sim_l2_hbm_read_bytes", "sim_l2_hbm_write_bytes");
                 r["measured_on"] = rf.doc.value("device", std::string("a GPU")) + " (" + report::run_span(rf.doc) + ")";
                 ctx.root["measured"][m.name] = r;
+                ctx.root["measured"]["found"][m.name] = 1;
                 found = true;
                 break;
             }

@@ -247,6 +247,18 @@ inline constexpr std::pair<std::string_view, std::string_view> kTerms[] = {
     {"merge",
      "Combining the partial results of split-KV: with LSE = log(sum e^(LSE_s)), the output is "
      "sum_s e^(LSE_s - LSE) O_s. Exact in real arithmetic, like the online softmax's rescaling."},
+    {"FP8",
+     "An 8-bit floating-point storage type. The attention forward uses e4m3: 1 sign bit, 4 exponent bits, "
+     "3 mantissa bits (unit roundoff 2^-4, bf16's is 2^-8), largest value 448, no infinities. Hopper's "
+     "tensor cores multiply it at twice bf16's rate; values are stored divided by a scale."},
+    {"scale",
+     "FP8's range is narrow (448 down to 2^-9), so a group of values is stored as x / s with s = amax / 448, "
+     "the group's largest magnitude mapped to 448; products are multiplied by the scales afterwards. One "
+     "scale a tensor, or one a tile (per-block), which one large tile cannot spoil for the others."},
+    {"incoherent processing",
+     "Multiplying Q and K along d by the same random orthogonal matrix (a Hadamard matrix with random "
+     "signs) before quantizing them: Q K^T is unchanged in exact arithmetic, and a channel of large "
+     "values is spread over all d channels, so the scales no longer have to cover it."},
 };
 }  // namespace glossary_detail
 

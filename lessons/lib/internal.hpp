@@ -20,6 +20,7 @@
 #include "lessons/lib/expr.hpp"
 #include "lessons/lib/lesson.hpp"
 #include "sim/decode.hpp"
+#include "sim/fp8_attention.hpp"
 #include "sim/ring.hpp"
 #include "sim/simulate.hpp"
 
@@ -130,7 +131,7 @@ void add_ceiling(const Source& s, const std::string& lesson_file, const CeilingS
 // a small shape (no tile walk): the HBM one attention layer holds, the longest N that fits a GPU,
 // and one split-KV decode step. Parsed in parse.cpp; `pos` is where the table is written.
 struct MemorySpec {
-    enum Kind { kFootprint, kFit, kDecode, kRing } kind = kFootprint;
+    enum Kind { kFootprint, kFit, kDecode, kRing, kKernel, kFp8 } kind = kFootprint;
     std::string name, gpu = "H200";
     Pos pos;
     sim::Problem shape;  // batch, heads, seq (footprint), head_dim, dtype
@@ -141,8 +142,11 @@ struct MemorySpec {
     sim::DecodeProblem decode;
     sim::DecodeConfig decode_config;
     sim::RingProblem ring;  // [ring.NAME]: ring attention over P GPUs (sim/ring.hpp)
+    sim::Fp8Options fp8;    // [fp8.NAME]: the emulated FP8 forward's error (sim/fp8_attention.hpp)
+    // [kernel.NAME]: the kernel model's prediction of `kernel`'s pass on `shape` (datasheet rates)
 };
-// Adds "footprint.NAME", "fit.NAME", "decode.NAME" or "ring.NAME"; a refusal by the simulator fails at spec.pos.
+// Adds "footprint.NAME", "fit.NAME", "decode.NAME", "ring.NAME", "kernel.NAME" or "fp8.NAME"; a refusal by
+// the simulator fails at spec.pos.
 void add_memory(const Source& s, const MemorySpec& spec, Context& ctx);
 // `figure2 = true`: adds "figure2", the paper's Figure 2 beside the model's (report::figure2_json).
 void add_figure2(const Source& s, Pos pos, Context& ctx);

@@ -338,6 +338,32 @@ std::vector<detail::MeasuredSpec> parse_measured(const Source& s, const toml::ta
     return out;
 }
 
+// [fp8.NAME]: the emulated FP8 forward's options (sim::Fp8Options), checked as the command checks them.
+template <typename PosInt>
+detail::MemorySpec parse_fp8(const Source& s, const toml::table& t, PosInt& pos_int, detail::MemorySpec& m) {
+    sim::Fp8Options& o = m.fp8;
+    o.seq = pos_int("seq", 1);
+    o.head_dim = pos_int("head_dim", 1);
+    if (t.contains("outliers")) o.outliers = pos_int("outliers", 0);
+    if (t.contains("seed")) o.seed = static_cast<uint64_t>(pos_int("seed", 0));
+    if (t.contains("incoherent")) o.incoherent = get_bool(s, *t.get("incoherent"), "incoherent");
+    if (t.contains("outlier_scale")) o.outlier_scale = get_number(s, *t.get("outlier_scale"), "outlier_scale");
+    if (t.contains("scales")) {
+        const toml::node& n = *t.get("scales");
+        const std::string v = get_string(s, n, "scales");
+        const auto sc = sim::parse_enum<sim::Fp8Scales>(v);
+        if (!sc) s.fail(pos_of(n), "'scales' must be block or tensor, got '" + v + "'");
+        o.scales = *sc;
+    }
+    // a lesson loads in milliseconds: N^2 d at most 2^26 (N = 1024 at d = 64, 512 at d = 256)
+    if (double(o.seq) * double(o.seq) * double(o.head_dim) > double(int64_t{1} << 26))
+        s.fail(m.pos, "[fp8." + m.name + "]: N^2 d above 2^26; a lesson must load in milliseconds");
+    try {
+        o.validate();
+    } catch (const sim::Error& e) { s.fail(m.pos, "[fp8." + m.name + "]: " + e.what()); }
+    return m;
+}
+
 // [footprint.NAME] / [fit.NAME] / [decode.NAME]: a shape for the memory model or for decoding.
 detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, const std::string& section,
                                 const std::string& name, const toml::table& t) {
@@ -356,6 +382,12 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
     } else if (kind == detail::MemorySpec::kDecode) {
         known = {"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "dtype", "gpu", "splits", "tile_keys"};
         required = {"kv_len", "head_dim"};
+    } else if (kind == detail::MemorySpec::kKernel) {
+        known = {"kernel", "pass", "seq", "batch", "heads", "head_dim", "causal", "dtype", "gpu"};
+        required = {"kernel", "seq", "head_dim"};
+    } else if (kind == detail::MemorySpec::kFp8) {
+        known = {"seq", "head_dim", "scales", "incoherent", "outliers", "outlier_scale", "seed"};
+        required = {"seq", "head_dim"};
     } else {
         known = {"gpus", "seq", "head_dim", "batch", "heads", "causal", "layout", "pass", "dtype", "gpu"};
         required = {"gpus", "seq", "head_dim"};
@@ -376,9 +408,14 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         const toml::node& n = *t.get("dtype");
         const std::string d = get_string(s, n, "dtype");
         const auto dt = sim::parse_dtype(d);
-        if (!dt) s.fail(pos_of(n), "unknown dtype '" + d + "' (use fp16, bf16 or fp32)");
+        if (!dt) s.fail(pos_of(n), "unknown dtype '" + d + "' (use fp16, bf16 or fp32; fp8 in [kernel.NAME])");
+        if (*dt == sim::DType::fp8 && kind != detail::MemorySpec::kKernel)
+            s.fail(pos_of(n),
+                   "dtype fp8 is modelled for the attention forward only: a [kernel.NAME] table "
+                   "(kernel = \"flash2h\"), or [fp8.NAME] for its error");
         dtype = *dt;
     }
+    if (kind == detail::MemorySpec::kFp8) return parse_fp8(s, t, pos_int, m);
     if (t.contains("gpu")) {
         const toml::node& n = *t.get("gpu");
         m.gpu = get_string(s, n, "gpu");
@@ -399,15 +436,19 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         if (t.contains("tile_keys")) m.decode_config.tile_keys = pos_int("tile_keys", 1);
         return m;
     }
+    // [ring.NAME] and [kernel.NAME]: an attention problem (bf16 unless given)
+    auto attention = [&](sim::Problem& p) {
+        p.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
+        p.seq = pos_int("seq", 1);
+        p.head_dim = pos_int("head_dim", 1);
+        if (t.contains("batch")) p.batch = pos_int("batch", 1);
+        if (t.contains("heads")) p.heads = pos_int("heads", 1);
+        if (t.contains("causal")) p.causal = get_bool(s, *t.get("causal"), "causal");
+    };
     if (kind == detail::MemorySpec::kRing) {
         sim::RingProblem& p = m.ring;
-        p.attn.dtype = t.contains("dtype") ? dtype : sim::DType::bf16;
         p.gpus = pos_int("gpus", 1);
-        p.attn.seq = pos_int("seq", 1);
-        p.attn.head_dim = pos_int("head_dim", 1);
-        if (t.contains("batch")) p.attn.batch = pos_int("batch", 1);
-        if (t.contains("heads")) p.attn.heads = pos_int("heads", 1);
-        if (t.contains("causal")) p.attn.causal = get_bool(s, *t.get("causal"), "causal");
+        attention(p.attn);
         if (t.contains("layout")) {
             const toml::node& n = *t.get("layout");
             const std::string v = get_string(s, n, "layout");
@@ -424,6 +465,24 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         }
         return m;
     }
+    if (kind == detail::MemorySpec::kKernel) {
+        attention(m.shape);
+        if (t.contains("pass")) {
+            const toml::node& n = *t.get("pass");
+            const std::string v = get_string(s, n, "pass");
+            const auto ps = sim::parse_pass(v);
+            if (!ps || *ps == sim::Pass::both) s.fail(pos_of(n), "'pass' must be forward or backward, got '" + v + "'");
+            m.pass = *ps;
+        }
+    }
+    if (t.contains("kernel")) {  // [footprint.NAME]: the CUDA kernel's own buffers; [kernel.NAME]: its model
+        const toml::node& n = *t.get("kernel");
+        m.kernel = get_string(s, n, "kernel");
+        const auto names = sim::kernel_names();
+        if (std::find(names.begin(), names.end(), m.kernel) == names.end())
+            s.fail(pos_of(n), "unknown kernel '" + m.kernel + "' (standard, flash1, flash2 or flash2h)");
+    }
+    if (kind == detail::MemorySpec::kKernel) return m;
     m.shape.dtype = dtype;
     m.shape.head_dim = pos_int("head_dim", 1);
     if (t.contains("seq")) m.shape.seq = pos_int("seq", 1);
@@ -442,13 +501,6 @@ detail::MemorySpec parse_memory(const Source& s, detail::MemorySpec::Kind kind, 
         const auto ps = sim::parse_pass(v);
         if (!ps || v == "step") s.fail(pos_of(n), "'pass' must be one of forward, backward, both, got '" + v + "'");
         m.pass = *ps;
-    }
-    if (t.contains("kernel")) {  // [footprint.NAME] only: the CUDA kernel's own buffers (sim::footprint)
-        const toml::node& n = *t.get("kernel");
-        m.kernel = get_string(s, n, "kernel");
-        const auto names = sim::kernel_names();
-        if (std::find(names.begin(), names.end(), m.kernel) == names.end())
-            s.fail(pos_of(n), "unknown kernel '" + m.kernel + "' (standard, flash1, flash2 or flash2h)");
     }
     if (t.contains("capacity")) {
         const toml::node& n = *t.get("capacity");
@@ -744,7 +796,7 @@ Built build(const Source& s) {
     auto ctx = std::make_shared<Context>();
     check_keys(s, root,
                {"id", "number", "title", "summary", "config", "softmax", "error", "measured", "ceiling", "footprint",
-                "fit", "decode", "figure2", "ring", "step", "exercise"},
+                "fit", "decode", "figure2", "ring", "kernel", "fp8", "step", "exercise"},
                "the lesson");
     for (const char* req : {"id", "title", "config", "step"})
         if (!root.contains(req))
@@ -810,7 +862,9 @@ Built build(const Source& s) {
          std::vector<std::pair<std::string, detail::MemorySpec::Kind>>{{"footprint", detail::MemorySpec::kFootprint},
                                                                        {"fit", detail::MemorySpec::kFit},
                                                                        {"decode", detail::MemorySpec::kDecode},
-                                                                       {"ring", detail::MemorySpec::kRing}}) {
+                                                                       {"ring", detail::MemorySpec::kRing},
+                                                                       {"kernel", detail::MemorySpec::kKernel},
+                                                                       {"fp8", detail::MemorySpec::kFp8}}) {
         if (!root.contains(section)) continue;
         for (auto&& [k, v] : get_table(s, *root.get(section), section)) {
             const std::string name(k.str());

@@ -411,8 +411,11 @@ TEST_CASE("bench --resimulate: the counters' view from the probe beside the file
              "causal": false}]})",
          "has \"seq\" = 0"},
         {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": 64, "head_dim": 64,
+             "causal": false, "dtype": "fp4"}]})",
+         "has dtype \"fp4\""},
+        {R"({"rows": [{"ms_median": 1, "variant": "flash2", "pass": "forward", "seq": 64, "head_dim": 64,
              "causal": false, "dtype": "fp8"}]})",
-         "has dtype \"fp8\""},
+         "the model covers fp8 for flash2h's forward only"},
         {R"({"rows": []})", "has no measured rows"},
         {R"({"rows": [5, "x"]})", "has no measured rows"},
     };

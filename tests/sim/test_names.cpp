@@ -58,7 +58,8 @@ TEST_CASE("enum names: anything else is refused") {
     CHECK_FALSE(parse_algo("Flash2").has_value());  // exact: the CLI lists the names
     CHECK_FALSE(parse_algo("").has_value());
     CHECK_FALSE(parse_pass("fwd").has_value());
-    CHECK_FALSE(parse_dtype("fp8").has_value());
+    CHECK_FALSE(parse_dtype("fp4").has_value());
+    CHECK_FALSE(parse_dtype("FP8").has_value());  // exact, like the others: fp8 (or e4m3) parses
     CHECK_FALSE(parse_enum<Tensor>("q").has_value());
     CHECK(tensor_name(Tensor::count) == "?");
 }
