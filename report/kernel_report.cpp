@@ -68,7 +68,7 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.hbm_rmw_d128 = optional("hbm_rmw_f32_d128");
     r.l2_red = optional("l2_red_f32x2");
     r.red_fence_s = optional("l2_red_fence");
-    r.wgmma_fp8 = optional("wgmma_fp8");  // e4m3 wgmma; 0: the model takes the bf16 rate x the datasheet ratio
+    r.wgmma_fp8 = optional("wgmma_e4m3");  // e4m3 wgmma (bench --ceilings); 0: the bf16 rate x the datasheet ratio
     // standard's two-pass softmax kernels at row lengths n: softmax_rows_fwd_n<n>, softmax_rows_bwd_n<n>
     for (const auto& c : doc["ceilings"]) {
         if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
@@ -112,6 +112,7 @@ sim::Machine with_measured(const sim::Machine& m, const sim::KernelRates& r) {
     sim::Machine x = m;
     x.measured_hbm_bandwidth = r.hbm;
     if (x.measured_matmul_flops <= 0) x.measured_matmul_flops = r.gemm;
+    if (r.wgmma_fp8 > 0) x.measured_matmul_flops_fp8 = r.wgmma_fp8;
     x.l2_bandwidth = r.l2;
     x.sram_bandwidth = r.smem;
     x.exp_rate = r.exp;

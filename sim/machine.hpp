@@ -49,6 +49,9 @@ struct Machine {
     // Dense FP8 (e4m3) tensor-core rate with fp32 accumulation, FLOP/s (datasheet); 0: the card has
     // none the kernel model uses (the FP8 forward is modelled on Hopper's wgmma).
     double matmul_flops_fp8 = 0;
+    // The same rate measured (bench --ceilings, wgmma_e4m3); 0: not measured, the measured bf16 rate
+    // times the datasheet's FP8-over-bf16 ratio stands in.
+    double measured_matmul_flops_fp8 = 0;
 };
 
 const std::vector<Machine>& machine_presets();

@@ -174,7 +174,10 @@ SlotRates slot_rates(const Machine& m, Ceilings ceil, Timing& t, DType dtype) {
         t.ceilings_note = "datasheet HBM bandwidth and matmul rate";
     }
     if (dtype == DType::fp8) {
-        if (m.matmul_flops_fp8 > 0 && m.matmul_flops > 0) {
+        if (ceil == Ceilings::measured && t.ceilings == "measured" && m.measured_matmul_flops_fp8 > 0) {
+            mm = m.measured_matmul_flops_fp8;
+            t.ceilings_note += "; fp8 products at the measured FP8 wgmma rate";
+        } else if (m.matmul_flops_fp8 > 0 && m.matmul_flops > 0) {
             mm *= m.matmul_flops_fp8 / m.matmul_flops;
             t.ceilings_note += "; fp8 products at the datasheet's FP8 rate over bf16's";
         } else {

@@ -2,17 +2,17 @@
 // refusals in one line with exit 1, and the kernel model's FP8 prediction.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/run_cli.hpp"
+#include "tests/cli/flashsim_cli_test.hpp"
 
 namespace {
-CliOut sh(const std::string& args) { return run_cli(std::string(FLASHSIM_BIN) + " " + args); }
 // A refusal: exit 1, one line on stderr naming the command, and the words that say what to fix.
 void refused(const std::string& args, const std::string& words) {
     CAPTURE(args);
-    const CliOut o = sh(args);
+    const CliOut o = fs(args);
     CHECK(o.rc == 1);
     CHECK(o.text.find("error:") != std::string::npos);
     CHECK(o.text.find(words) != std::string::npos);
@@ -21,7 +21,7 @@ void refused(const std::string& args, const std::string& words) {
 }  // namespace
 
 TEST_CASE("numerics --dtype fp8 --json: the errors of FP8 and bf16 against float64") {
-    const CliOut o = sh("numerics --dtype fp8 -n 200 -d 64 --outliers 2 --seed 3 --json");
+    const CliOut o = fs("numerics --dtype fp8 -n 200 -d 64 --outliers 2 --seed 3 --json");
     REQUIRE(o.rc == 0);
     const auto j = nlohmann::json::parse(o.text);
     CHECK(j["seq"] == 200);
@@ -42,7 +42,7 @@ TEST_CASE("numerics --dtype fp8 --json: the errors of FP8 and bf16 against float
     CHECK(j["amax"]["k"].get<double>() > 2 * j["amax"]["v"].get<double>());
     CHECK(j["amax"]["q"].get<double>() > 2 * j["amax"]["v"].get<double>());
     // the text form names both rows
-    const CliOut t = sh("numerics --dtype fp8 -n 64 -d 64 --incoherent --scales tensor");
+    const CliOut t = fs("numerics --dtype fp8 -n 64 -d 64 --incoherent --scales tensor");
     REQUIRE(t.rc == 0);
     CHECK(t.text.find("fp8 (e4m3") != std::string::npos);
     CHECK(t.text.find("bf16 (u = 2^-8)") != std::string::npos);
@@ -62,8 +62,8 @@ TEST_CASE("numerics refuses bad input in one line") {
 
 TEST_CASE("simulate --kernel flash2h --dtype fp8: the FP8 forward predicted, refused where not modelled") {
     const std::string shape = " --seq 4096 --head-dim 128 --batch 4 --heads 16 --gpu H100-SXM --l2 off --json";
-    const CliOut f = sh("simulate --kernel flash2h --dtype fp8" + shape);
-    const CliOut b = sh("simulate --kernel flash2h --dtype bf16" + shape);
+    const CliOut f = fs("simulate --kernel flash2h --dtype fp8" + shape);
+    const CliOut b = fs("simulate --kernel flash2h --dtype bf16" + shape);
     REQUIRE(f.rc == 0);
     REQUIRE(b.rc == 0);
     const auto jf = nlohmann::json::parse(f.text), jb = nlohmann::json::parse(b.text);
@@ -80,4 +80,27 @@ TEST_CASE("simulate --kernel flash2h --dtype fp8: the FP8 forward predicted, ref
     refused("simulate --kernel flash2 --dtype fp8 --seq 1024 --head-dim 128", "--kernel flash2h");
     refused("simulate --algo standard --dtype fp8 --seq 1024 --head-dim 128", "fp8 is modelled for the flash forward");
     refused("decode --dtype fp8 --kv-len 4096 --head-dim 128", "fp8 is modelled for the attention forward only");
+}
+
+TEST_CASE("--ceilings measured --dtype fp8: the ideal machine and the kernel take the recorded FP8 wgmma rate") {
+    // results/h100/ceilings.json records wgmma_e4m3; both rungs must multiply at that rate, not at the
+    // bf16 rate times the datasheet's ratio.
+    std::ifstream cf(std::string(FLASHSIM_SOURCE_DIR) + "/results/h100/ceilings.json");
+    REQUIRE(cf);
+    const auto ceilings = nlohmann::json::parse(cf);
+    double e4m3 = 0;
+    for (const auto& c : ceilings["ceilings"])
+        if (c["name"] == "wgmma_e4m3") e4m3 = c["value"].get<double>();
+    REQUIRE(e4m3 > 0);
+    const CliOut o =
+        fs("simulate --kernel flash2h --dtype fp8 --seq 8192 --head-dim 128 --batch 2 --heads 16 --gpu H100-SXM "
+           "--ceilings measured --json");
+    REQUIRE(o.rc == 0);
+    const auto j = nlohmann::json::parse(o.text);
+    CHECK(j["timing"]["matmul_flops"].get<double>() == doctest::Approx(e4m3).epsilon(1e-12));
+    double tensor_s = 0;
+    for (const auto& c : j["kernel_model"][0]["where_the_time_goes"])
+        if (c["name"] == "tensor") tensor_s = c["seconds"].get<double>();
+    // S = Q K^T and O = P V: 2 N^2 d FLOPs each, for each of the B H = 32 heads
+    CHECK(tensor_s == doctest::Approx(4.0 * 32 * 8192.0 * 8192 * 128 / e4m3).epsilon(1e-9));
 }
