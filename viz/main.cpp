@@ -19,7 +19,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/results.hpp"
@@ -360,11 +362,14 @@ int handle_keys(App& a, const viz::RunSet* rs) {
     if (key(GLFW_KEY_PAGE_DOWN) && next_step_open(a.lib, v) && lesson_next(v.lesson, v.lesson_step, steps))
         lesson_go = v.lesson_step;
     if (key(GLFW_KEY_PAGE_UP) && lesson_back(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
-    for (int k = 0; k < kPanelCount; ++k)
-        if (key(GLFW_KEY_1 + k)) {
-            switch_panel(v, rs, static_cast<Panel>(k));
-            a.tab_forced = static_cast<int>(v.panel);
-        }
+    // the number row: 1-9, 0, -, = (a key's character is its GLFW code; panel_of_key maps it)
+    static_assert(GLFW_KEY_1 == '1' && GLFW_KEY_0 == '0' && GLFW_KEY_MINUS == '-' && GLFW_KEY_EQUAL == '=');
+    for (const char c : std::string_view(kPanelKeys))
+        if (key(c))
+            if (const std::optional<Panel> p = panel_of_key(c)) {
+                switch_panel(v, rs, *p);
+                a.tab_forced = static_cast<int>(v.panel);
+            }
     return lesson_go;
 }
 
