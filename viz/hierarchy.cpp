@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "viz/panels.hpp"
+#include "viz/text_wrap.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -661,8 +662,15 @@ void draw_flight_and_events(Frame& f) {
         else if (first < last)
             now = c.frac <= 0 ? "about to start this step" : "step complete";
         now += "   |   " + phase_caption(r, phase, first < ev.size() ? ev[first].pass : 0);
+        // wrapped at spaces where the box is narrow (at 2x zoom it ran past the box's edge), its last
+        // line where the one line was
+        const auto lines = wrap_at_spaces(now, s1.x - 4 - (s0.x + 8), [](std::string_view t) {
+            return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+        });
         dl->PushClipRect(s0, ImVec2(s1.x - 4, s1.y), true);
-        dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());
+        for (size_t i = 0; i < lines.size(); ++i)
+            dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f - fs * static_cast<float>(lines.size() - 1 - i)),
+                        ui::text_col, lines[i].c_str());
         dl->PopClipRect();
     }
 }

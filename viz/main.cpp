@@ -26,6 +26,7 @@
 
 #include "report/results.hpp"
 #include "viz/app_args.hpp"
+#include "viz/cut_text.hpp"
 #include "viz/lab_trace.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/live_run.hpp"
@@ -81,9 +82,9 @@ struct App {
     viz::LessonLibrary lib;
     std::future<viz::LessonLibrary> lib_job;
     bool lessons_ready = false;
-    bool scripted = false;   // render a fixed number of frames (screenshots, timing)
-    int tab_forced = -1;     // a tab to select programmatically (-1: none)
-    std::string tour_error;  // --tour: why the step on screen failed ("": it has not)
+    bool scripted = false;              // render a fixed number of frames (screenshots, timing)
+    std::string tour_error;             // --tour: why the step on screen failed ("": it has not)
+    std::vector<std::string> tour_cut;  // --tour: the lines of text the step's last frame drew cut
     viz::TourLog tour;
     viz::ReplayCache cache;
     viz::LiveRun live;
@@ -106,7 +107,6 @@ struct App {
     std::string apply_step() {
         if (lib.lessons.empty()) return lib.error;
         std::string err = viz::open_lesson_step(lib, v.lesson, v.lesson_step, v, sims);
-        tab_forced = static_cast<int>(v.panel);
         return err;
     }
     // A checked design answer: simulate its parameters (v.edit, set by the lesson panel) and show the
@@ -119,7 +119,6 @@ struct App {
         v.algo = v.edit.algo;
         v.columns = {true, true, true};
         v.panel = viz::Panel::compare;
-        tab_forced = static_cast<int>(v.panel);
     }
     // --answer: the text checked against the lesson's exercise as its field would check it; a checked
     // design opens its run. Returns why it was not an answer ("" when it was checked).
@@ -366,10 +365,7 @@ int handle_keys(App& a, const viz::RunSet* rs) {
     static_assert(GLFW_KEY_1 == '1' && GLFW_KEY_0 == '0' && GLFW_KEY_MINUS == '-' && GLFW_KEY_EQUAL == '=');
     for (const char c : std::string_view(kPanelKeys))
         if (key(c))
-            if (const std::optional<Panel> p = panel_of_key(c)) {
-                switch_panel(v, rs, *p);
-                a.tab_forced = static_cast<int>(v.panel);
-            }
+            if (const std::optional<Panel> p = panel_of_key(c)) { switch_panel(v, rs, *p); }
     return lesson_go;
 }
 
@@ -383,7 +379,6 @@ void poll_jobs(App& a, const viz::Timeline*& prev_tl, std::shared_ptr<const viz:
         a.lessons_ready = true;
         a.apply_step();  // the app opens on the first lesson once it has loaded
         a.apply_overrides();
-        a.tab_forced = static_cast<int>(v.panel);
     }
     if (a.sims.poll() || (a.sims.current() && prev_rs != a.sims.current())) {
         a.cache = ReplayCache{};
@@ -436,10 +431,7 @@ int draw_left(App& a, const viz::RunSet* rs, float left_w) {
         const int g = draw_lesson_panel(a.lib, v);
         if (g >= 0) lesson_go = g;
     }
-    if (draw_lab_trace_opener(a.lab)) {
-        v.panel = Panel::memory;
-        a.tab_forced = static_cast<int>(Panel::memory);
-    }
+    if (draw_lab_trace_opener(a.lab)) { v.panel = Panel::memory; }
     ImGui::EndChild();
     ImGui::InvisibleButton("splitter", ImVec2(-1, fs * 0.45f));
     if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
@@ -544,18 +536,28 @@ bool draw_right(App& a, const viz::RunSet* rs) {
         ImGui::SameLine();
         ImGui::TextDisabled("the views still show the last good simulation");
     }
-    if (ImGui::BeginTabBar("panels", ImGuiTabBarFlags_FittingPolicyScroll)) {
+    // The views, one button each, in rows as wide as the window: every view's name whole and on screen
+    // (a tab bar cut the last ones at the window's edge, mid-word, and scrolled them out of sight).
+    {
+        const ImGuiStyle& st = ImGui::GetStyle();
+        const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+        ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(st.ItemSpacing.x * 0.5f, st.ItemSpacing.y));
         for (int k = 0; k < kPanelCount; ++k) {
             const Panel p = static_cast<Panel>(k);
-            const ImGuiTabItemFlags fl = a.tab_forced == k ? ImGuiTabItemFlags_SetSelected : 0;
             const std::string title = std::string(panel_title(p)) + "###" + std::string(panel_name(p));
-            if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
-                if (a.tab_forced == k) a.tab_forced = -1;  // the forced tab is showing now
-                if (a.tab_forced < 0 && v.panel != p) switch_panel(v, rs, p);
-                ImGui::EndTabItem();
-            }
+            const float w =
+                ImGui::CalcTextSize(panel_title(p).data(), panel_title(p).data() + panel_title(p).size()).x +
+                st.FramePadding.x * 2;
+            if (k > 0 && ImGui::GetItemRectMax().x + st.ItemSpacing.x * 0.5f + w <= right) ImGui::SameLine();
+            const bool on = v.panel == p;
+            ImGui::PushStyleColor(ImGuiCol_Button, st.Colors[on ? ImGuiCol_TabActive : ImGuiCol_Tab]);
+            ImGui::PushStyleColor(ImGuiCol_ButtonHovered, st.Colors[ImGuiCol_TabHovered]);
+            ImGui::PushStyleColor(ImGuiCol_ButtonActive, st.Colors[ImGuiCol_TabActive]);
+            if (ImGui::Button(title.c_str()) && !on) switch_panel(v, rs, p);
+            ImGui::PopStyleColor(3);
         }
-        ImGui::EndTabBar();
+        ImGui::PopStyleVar();
+        ImGui::Separator();
     }
     {
         // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
@@ -633,8 +635,7 @@ int main(int argc, char** argv) {
     ViewState& v = a.v;
     ImGuiIO& io = ImGui::GetIO();
     const bool scripted = a.scripted;
-    if (scripted) a.sims.wait();  // a screenshot shows the finished simulation, not a progress bar
-    a.tab_forced = static_cast<int>(v.panel);
+    if (scripted) a.sims.wait();          // a screenshot shows the finished simulation, not a progress bar
     std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
@@ -732,6 +733,11 @@ int main(int argc, char** argv) {
 
         // render
         ImGui::Render();
+        {
+            const auto fields = ui::take_text_fields();  // (every frame: they are the frame's)
+            if (args.tour && frame + 1 >= args.frames)
+                a.tour_cut = cut_lines(drawn_glyphs(*ImGui::GetDrawData(), fields));
+        }
         const auto t_ui = std::chrono::steady_clock::now();
         int fw = 0, fh = 0;
         glfwGetFramebufferSize(a.window, &fw, &fh);
@@ -767,6 +773,9 @@ int main(int argc, char** argv) {
                 if (a.tour_error.empty() && !view_drawn) a.tour_error = "its view was not drawn";
                 const LessonDoc& L = a.lib.lessons[static_cast<size_t>(v.lesson)];
                 std::printf("%s\n", a.tour.step_done(L, v.lesson_step, v.panel, a.tour_error).c_str());
+                for (const std::string& t : a.tour_cut)
+                    std::printf("%s\n", a.tour.clipped(L, v.lesson_step, v.panel, t).c_str());
+                a.tour_cut.clear();
                 std::fflush(stdout);
                 const std::vector<int> steps = a.step_counts();
                 if (!lesson_next(v.lesson, v.lesson_step, steps)) break;
@@ -779,7 +788,6 @@ int main(int argc, char** argv) {
                 if (!args.all_panels || next >= kPanelCount || rc) break;
                 // --panel all: the next view, with its data ready, for another args.frames frames
                 switch_panel(v, rs, static_cast<Panel>(next));
-                a.tab_forced = next;
                 if (v.panel == Panel::charts) a.charts.wait();
                 frame = 0;
             }

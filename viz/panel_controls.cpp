@@ -48,11 +48,16 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         int64_t s = v.cursor.step + 1, lo = 1, hi = last_step(tl) + 1;  // counted from 1 on screen
         // the shared-clock views count the steps of the longest column shown: name it
         const bool shared = v.panel == Panel::compare || v.panel == Panel::scores;
-        const std::string fmt =
-            (shared ? std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))) + " " : std::string()) +
-            "animation step %lld of " + std::to_string(tl.steps_total);
-        ImGui::SetNextItemWidth(-fs * 3.5f);
-        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
+        // named above the slider, which shows the numbers only (a slider's text does not wrap: at 2x zoom
+        // "standard animation step 1 of 936" was cut)
+        if (shared)
+            ui::wrapped("Animation step, in %s's steps (the longest shown):",
+                        std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))).c_str());
+        else
+            ImGui::TextUnformatted("Animation step:");
+        const std::string fmt = "%lld of " + ui::count(tl.steps_total);
+        ImGui::SetNextItemWidth(-fs * 2.2f);
+        if (ImGui::SliderScalar("##step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
             user_scrub(v, tl, s - 1);
         ImGui::EndDisabled();
         ui::help("step");

@@ -179,6 +179,7 @@ void draw_softmax_panel(ViewState& v) {
     // half-typed rows), so the chart shows the last good input until then.
     ImGui::SetNextItemWidth(std::max(fs * 10, ImGui::GetContentRegionAvail().x - fs * 21));
     ImGui::InputText("##scores", &v.scores_text);
+    ui::mark_text_field();
     if (ImGui::IsItemDeactivatedAfterEdit() && apply_scores_text(v, true)) v.softmax_focus = -1;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Enter applies; -inf masks a score (its weight is 0)");
     ImGui::SameLine();
@@ -196,6 +197,7 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)", &v.values_text);
+    ui::mark_text_field();
     if (ImGui::IsItemDeactivatedAfterEdit() && apply_scores_text(v)) v.softmax_focus = -1;
     if (!v.softmax_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));

@@ -183,6 +183,18 @@ void text_clipped(const std::string& s) {
     if (ImGui::CalcTextSize(s.c_str()).x > avail && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.c_str());
 }
 
+namespace {
+std::vector<std::array<float, 4>>& text_fields() {
+    static std::vector<std::array<float, 4>> f;
+    return f;
+}
+}  // namespace
+void mark_text_field() {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    text_fields().push_back({a.x, a.y, b.x, b.y});
+}
+std::vector<std::array<float, 4>> take_text_fields() { return std::exchange(text_fields(), {}); }
+
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s) {
     const ImVec2 sz = ImGui::CalcTextSize(s.c_str());
     dl->AddText(ImVec2((a.x + b.x - sz.x) * 0.5f, (a.y + b.y - sz.y) * 0.5f), col, s.c_str());

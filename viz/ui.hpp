@@ -3,8 +3,10 @@
 #pragma once
 #include <imgui.h>
 
+#include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/simulate.hpp"
 #include "sim/trace.hpp"
@@ -51,6 +53,12 @@ void wrapped(const char* fmt, ...) IM_FMTARGS(1);
 void lesson_text(const std::string& text);
 // A line that may be clipped (a fixed-width column, a narrow window): the full text on hover.
 void text_clipped(const std::string& s);
+
+// A text field whose text may be longer than the field (it scrolls to the cursor as fields do): call
+// right after the field; the tour's check for cut text (cut_text.hpp) leaves the field's text out.
+void mark_text_field();
+// The fields marked since the last call, as screen rectangles (x0, y0, x1, y1); clears them.
+std::vector<std::array<float, 4>> take_text_fields();
 
 // Draw text centred in [a, b] on a draw list.
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s);
