@@ -8,6 +8,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -48,6 +49,26 @@ std::vector<DrawnGlyph> drawn_glyphs(const ImDrawData& dd, const std::vector<std
         if (const ImGuiTable* tb = c.Tables.TryGetMapData(t);
             tb && (tb->Flags & ImGuiTableFlags_ScrollX) && tb->InnerWindow && tb->LastFrameActive == c.FrameCount)
             scrolled.insert(tb->InnerWindow->DrawList);
+    // A window inside one that scrolls sideways (the memory view's counters in the views at 2x zoom)
+    // is cut by that window's visible edge only until the learner scrolls: those edges do not count
+    // (its own edges do).
+    std::map<const ImDrawList*, std::vector<float>> reachable;  // a list's edges that scrolling moves
+    for (const ImGuiWindow* w : ctx.Windows) {
+        if (w->LastFrameActive != ctx.FrameCount) continue;
+        for (const ImGuiWindow* up = w->ParentWindow; up; up = up->ParentWindow)
+            if (scrolled.count(up->DrawList)) {
+                reachable[w->DrawList].push_back(up->InnerClipRect.Min.x);
+                reachable[w->DrawList].push_back(up->InnerClipRect.Max.x);
+            }
+    }
+    auto moved_by_scrolling = [&](const ImDrawList* dl, float edge) {
+        const auto it = reachable.find(dl);
+        if (it == reachable.end()) return false;
+        for (float e : it->second)
+            if (std::fabs(e - edge) < 1.0f) return true;
+        return false;
+    };
+    constexpr float kFar = 1e30f;  // an edge that cuts nothing
     std::vector<DrawnGlyph> out;
     for (int n = 0; n < dd.CmdListsCount; ++n) {
         const ImDrawList* dl = dd.CmdLists[n];
@@ -83,8 +104,8 @@ std::vector<DrawnGlyph> drawn_glyphs(const ImDrawData& dd, const std::vector<std
                     d.top = v0.pos.y -
                             g.Y0 * ag.scale;  // (a glyph trimmed at its top is rare: it reads as a line of its own)
                     d.size = ag.font_size;
-                    d.clip_x0 = cmd.ClipRect.x;
-                    d.clip_x1 = cmd.ClipRect.z;
+                    d.clip_x0 = moved_by_scrolling(dl, cmd.ClipRect.x) ? -kFar : cmd.ClipRect.x;
+                    d.clip_x1 = moved_by_scrolling(dl, cmd.ClipRect.z) ? kFar : cmd.ClipRect.z;
                     d.codepoint = g.Codepoint;
                     d.trimmed = (v2.uv.x - v0.uv.x) < (g.U1 - g.U0) * 0.98f;
                     d.list = n;

@@ -372,6 +372,14 @@ void draw_l2(Frame& f) {
         const std::string lead = "no model run";
         if (const size_t cut = t.find(lead + " ("); !fits && cut != std::string::npos)
             line = t.substr(0, cut + lead.size()) + " (hover: why)";
+        // the model's line in fewer words where the box is narrow (2x zoom), never cut at its edge
+        if (!fits && r.l2.simulated) {
+            const std::string hit = ui::fixed(100.0 * r.l2.hit_rate, 0) + "% hits",
+                              after = ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
+            for (const std::string& shorter :
+                 {"L2 model: " + hit + "; HBM after L2 " + after, "L2: " + hit + ", " + after, "L2: " + hit})
+                if (line = shorter; ImGui::CalcTextSize(line.c_str()).x + 8 <= l1.x - l0.x) break;
+        }
         dl->PushClipRect(l0, l1, true);
         dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, line.c_str());
         dl->PopClipRect();

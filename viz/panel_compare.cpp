@@ -131,9 +131,16 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const float fe = std_total > 0 ? static_cast<float>(std::min(1.0, mine / std_total)) : 0;
         dl->AddRectFilled(q, ImVec2(q.x + w * fe, q.y + h), ui::with_alpha(ui::algo_colour(a), 70), 3);
         dl->AddRectFilled(q, ImVec2(q.x + w * f, q.y + h), ui::algo_colour(a), 3);
-        ui::text_centred(
-            dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255),
-            "whole run: " + ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "% of standard's bytes");
+        // the longest wording that fits the column (at 2x zoom the whole sentence did not)
+        const std::string pct = ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "%";
+        std::string said = pct;
+        for (const std::string& words :
+             {"whole run: " + pct + " of standard's bytes", pct + " of standard's bytes", pct + " of standard's"})
+            if (ImGui::CalcTextSize(words.c_str()).x <= w - fs * 0.5f) {
+                said = words;
+                break;
+            }
+        ui::text_centred(dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255), said);
         ImGui::EndChild();
     }
 }

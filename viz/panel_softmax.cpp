@@ -236,8 +236,9 @@ void draw_softmax_panel(ViewState& v) {
     const auto& B = sm.record.blocks[static_cast<size_t>(j)];
     ImGui::Spacing();
     ImGui::BeginChild("state", ImVec2(avail.x * 0.5f - 4, 0), true);
-    ImGui::Text("Block %d (j = %d): what the carried state goes through", j + 1, j);
+    ImGui::Text("Block %d (j = %d)", j + 1, j);
     ui::help("rescale");
+    ui::wrapped("What the carried state goes through:");
     const SoftmaxStepShown st = softmax_step_shown(B);
     double block_sum = 0;  // this block's sum of e^(s - m); a masked score adds exactly 0
     if (!st.masked_so_far)
