@@ -25,7 +25,7 @@ void draw_footprint_panel(const RunSet& rs, ViewState& v) {
     p.heads = 16;
     const sim::Pass pass = static_cast<sim::Pass>(std::clamp(v.footprint_pass, 0, 2));
     const double card = sim::usable_memory(rs.machine);
-    ImGui::Text("Held in HBM at once by one attention layer: batch 1, 16 heads, N = %s, d = %lld, %s, %s",
+    ui::wrapped("Held in HBM at once by one attention layer: batch 1, 16 heads, N = %s, d = %lld, %s, %s",
                 ui::count(p.seq).c_str(), static_cast<long long>(p.head_dim),
                 std::string(sim::dtype_name(p.dtype)).c_str(), pass_words(pass));
     ImGui::TextDisabled("against the %s's %s", rs.machine.name.c_str(), ui::bytes(card).c_str());
@@ -84,7 +84,7 @@ void draw_footprint_panel(const RunSet& rs, ViewState& v) {
     ImGui::Dummy(ImVec2(label_w + w, y - p0.y + fs * 1.6f));
     ImGui::TextDisabled("Dark: grows with N^2 (S, P and their gradients); light: grows with N.");
     ImGui::Separator();
-    ImGui::TextUnformatted("The longest N that fits on this card (the grid of eighths of a power of two):");
+    ui::wrapped("The longest N that fits on this card (the grid of eighths of a power of two):");
     for (sim::Algo a : kAlgos) {
         try {
             const sim::FitResult fit = sim::longest_fit(p, a, pass, card);

@@ -104,6 +104,7 @@ struct ViewState {
     int measured_d = -1;  // -1: the first head dim in the file
     int measured_mask = 0;
     std::string measured_open;  // a results file whose tab opens on the next frame (a lesson step's), then ""
+    std::string measured_file;  // the results file shown ("h200/bench.json"; "": the largest)
 
     // Ring view (issue 16): GPUs, layout, pass and heads of the ring over the app's problem; the
     // position across its steps (see ring_cursor) and whether it plays.
