@@ -26,6 +26,7 @@
 
 #include "report/results.hpp"
 #include "viz/app_args.hpp"
+#include "viz/contact_sheet.hpp"
 #include "viz/cut_text.hpp"
 #include "viz/lab_trace.hpp"
 #include "viz/lessons_view.hpp"
@@ -35,6 +36,7 @@
 #include "viz/series.hpp"
 #include "viz/ui.hpp"
 #include "viz/view_state.hpp"
+#include "viz/visible_area.hpp"
 
 #ifndef FLASHSIM_SOURCE_DIR
 #define FLASHSIM_SOURCE_DIR "."
@@ -49,17 +51,24 @@ int fail(const std::string& what, int code = 2) {
 
 std::string default_results_dir() { return report::results_dir(); }
 
-bool write_png(const std::string& path, int w, int h) {
-    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(static_cast<size_t>(w) * h * 3);
+// The frame just rendered (the back buffer), RGB from the top row down.
+viz::RgbImage read_frame(int w, int h) {
+    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4);
+    viz::RgbImage im{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3)};
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadBuffer(GL_BACK);
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
     for (int y = 0; y < h; ++y)  // OpenGL's first row is the bottom one; drop alpha (RGB is smaller)
         for (int x = 0; x < w; ++x)
             std::copy_n(px.data() + (static_cast<size_t>(h - 1 - y) * w + x) * 4, 3,
-                        flipped.data() + (static_cast<size_t>(y) * w + x) * 3);
+                        im.px.data() + (static_cast<size_t>(y) * w + x) * 3);
+    return im;
+}
+
+bool write_png(const std::string& path, int w, int h) {
+    const viz::RgbImage im = read_frame(w, h);
     stbi_write_png_compression_level = 9;
-    return stbi_write_png(path.c_str(), w, h, 3, flipped.data(), w * 3) != 0;
+    return stbi_write_png(path.c_str(), w, h, 3, im.px.data(), w * 3) != 0;
 }
 
 // --panel all: "out.png" -> "out-memory.png", "out-compare.png", ...
@@ -85,6 +94,7 @@ struct App {
     bool scripted = false;              // render a fixed number of frames (screenshots, timing)
     std::string tour_error;             // --tour: why the step on screen failed ("": it has not)
     std::vector<std::string> tour_cut;  // --tour: the lines of text the step's last frame drew cut
+    std::vector<viz::RgbImage> sheet;   // --contact-sheet: the lesson's steps so far, shrunk
     viz::TourLog tour;
     viz::ReplayCache cache;
     viz::LiveRun live;
@@ -499,16 +509,22 @@ bool draw_view(App& a, const viz::RunSet* rs) {
             draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), measured, v);
             break;
         case Panel::measured:
+            begin_visible_area("measured");  // its text wraps at what is on screen, not at the scrolled width
             draw_measured_panel(measured, rs, &live, v);
+            ImGui::EndChild();
             break;
         case Panel::ring:
             draw_ring_panel(ring, v);
             break;
         case Panel::exact:
+            begin_visible_area("exact");  // its text wraps at what is on screen, not at the scrolled width
             draw_exact_panel(exact, v);
+            ImGui::EndChild();
             break;
         case Panel::footprint:
+            begin_visible_area("footprint");  // its text wraps at what is on screen, not at the scrolled width
             draw_footprint_panel(*rs, v);
+            ImGui::EndChild();
             break;
         case Panel::decoding:
             draw_decode_panel(*rs, v);
@@ -583,6 +599,23 @@ void save_picture(App& a, int fw, int fh) {
                             std::to_string(v.lesson_step + 1) + "-" + std::string(viz::panel_name(v.panel)) + ".png";
     ImGui::SetClipboardText(cmd.c_str());
     a.say(write_png(png, fw, fh) ? "saved " + png + "; copied: " + cmd : "could not write " + png + " here");
+}
+
+// --contact-sheet: lesson `lesson`'s steps, three a row, as DIR/lesson-NN-ID.jpg (JPEG: a tenth of the
+// PNG's size for the same picture, so a whole course fits in docs/). Returns why it could not be written.
+std::string write_sheet(App& a, int lesson) {
+    const viz::RgbImage im = viz::contact_sheet(a.sheet, 3, 6);
+    a.sheet.clear();
+    if (im.px.empty()) return {};
+    std::error_code ec;
+    std::filesystem::create_directories(a.args.contact_sheet, ec);
+    char name[32];
+    std::snprintf(name, sizeof name, "lesson-%02d-", lesson + 1);
+    const std::string path =
+        (std::filesystem::path(a.args.contact_sheet) / (name + a.lib.lessons[static_cast<size_t>(lesson)].id + ".jpg"))
+            .string();
+    if (!stbi_write_jpg(path.c_str(), im.w, im.h, 3, im.px.data(), 70)) return "cannot write " + path;
+    return {};
 }
 
 void report_frame_time(const App& a, const std::vector<double>& frame_ms, const std::vector<double>& ui_ms) {
@@ -757,6 +790,8 @@ int main(int argc, char** argv) {
             a.save_picture = false;
             save_picture(a, fw, fh);
         }
+        if (args.tour && frame >= args.frames && !args.contact_sheet.empty())  // about 640 pixels wide a step
+            a.sheet.push_back(shrink(read_frame(fw, fh), std::max(1, (fw + 320) / 640)));
         if (scripted && frame >= args.frames && !args.screenshot.empty()) {
             const std::string png = args.all_panels ? screenshot_name(args.screenshot, v.panel) : args.screenshot;
             if (!write_png(png, fw, fh)) rc = fail("cannot write " + png, 1);
@@ -778,7 +813,11 @@ int main(int argc, char** argv) {
                 a.tour_cut.clear();
                 std::fflush(stdout);
                 const std::vector<int> steps = a.step_counts();
-                if (!lesson_next(v.lesson, v.lesson_step, steps)) break;
+                const int was = v.lesson;
+                const bool more = lesson_next(v.lesson, v.lesson_step, steps);
+                if ((!more || v.lesson != was) && !args.contact_sheet.empty())
+                    if (std::string err = write_sheet(a, was); !err.empty()) rc = fail(err, 1);
+                if (!more) break;
                 a.tour_error = a.apply_step();
                 a.sims.wait();  // the next step's simulations, finished before its frames
                 if (v.panel == Panel::charts) a.charts.wait();
