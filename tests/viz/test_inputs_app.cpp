@@ -463,6 +463,12 @@ TEST_CASE("--tour: frames a step, and the flags that would fight it are refused"
         CHECK_MESSAGE(err.find(std::string("cannot be combined with ") + bad[1]) != std::string::npos, err);
         CHECK(err.find('\n') == std::string::npos);
     }
+    // the contact sheets are the tour's: with it, a folder; without it, refused in one line
+    AppArgs d;
+    CHECK(parse({"--tour", "--contact-sheet", "sheets"}, d).empty());
+    CHECK(d.contact_sheet == "sheets");
+    AppArgs e;
+    CHECK(parse({"--contact-sheet", "sheets"}, e) == "--contact-sheet needs --tour: the sheets show the tour's steps");
 }
 
 TEST_CASE("--tour's lines: one a step, a failed lesson by its file, a summary, the failures named") {
