@@ -618,6 +618,31 @@ std::string write_sheet(App& a, int lesson) {
     return {};
 }
 
+// --tour: the step on screen has been rendered: say so (or why not) and name any text it drew cut,
+// write the lesson's contact sheet at its last step, then open the next step as Next does. Returns
+// false after the last step.
+bool tour_step_done(App& a, bool view_drawn, int& rc) {
+    using namespace viz;
+    ViewState& v = a.v;
+    if (a.tour_error.empty() && !a.sims.last_error().empty()) a.tour_error = a.sims.last_error();
+    if (a.tour_error.empty() && !view_drawn) a.tour_error = "its view was not drawn";
+    const LessonDoc& L = a.lib.lessons[static_cast<size_t>(v.lesson)];
+    std::printf("%s\n", a.tour.step_done(L, v.lesson_step, v.panel, a.tour_error).c_str());
+    for (const std::string& t : a.tour_cut) std::printf("%s\n", a.tour.clipped(L, v.lesson_step, v.panel, t).c_str());
+    a.tour_cut.clear();
+    std::fflush(stdout);
+    const std::vector<int> steps = a.step_counts();
+    const int was = v.lesson;
+    const bool more = lesson_next(v.lesson, v.lesson_step, steps);
+    if ((!more || v.lesson != was) && !a.args.contact_sheet.empty())
+        if (std::string err = write_sheet(a, was); !err.empty()) rc = fail(err, 1);
+    if (!more) return false;
+    a.tour_error = a.apply_step();
+    a.sims.wait();  // the next step's simulations, finished before its frames
+    if (v.panel == Panel::charts) a.charts.wait();
+    return true;
+}
+
 void report_frame_time(const App& a, const std::vector<double>& frame_ms, const std::vector<double>& ui_ms) {
     using namespace viz;
     const AppArgs& args = a.args;
@@ -803,24 +828,7 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
             if (frame >= args.frames && args.tour) {
-                // this step has been rendered: say so (or why not), then open the next as Next does
-                if (a.tour_error.empty() && !a.sims.last_error().empty()) a.tour_error = a.sims.last_error();
-                if (a.tour_error.empty() && !view_drawn) a.tour_error = "its view was not drawn";
-                const LessonDoc& L = a.lib.lessons[static_cast<size_t>(v.lesson)];
-                std::printf("%s\n", a.tour.step_done(L, v.lesson_step, v.panel, a.tour_error).c_str());
-                for (const std::string& t : a.tour_cut)
-                    std::printf("%s\n", a.tour.clipped(L, v.lesson_step, v.panel, t).c_str());
-                a.tour_cut.clear();
-                std::fflush(stdout);
-                const std::vector<int> steps = a.step_counts();
-                const int was = v.lesson;
-                const bool more = lesson_next(v.lesson, v.lesson_step, steps);
-                if ((!more || v.lesson != was) && !args.contact_sheet.empty())
-                    if (std::string err = write_sheet(a, was); !err.empty()) rc = fail(err, 1);
-                if (!more) break;
-                a.tour_error = a.apply_step();
-                a.sims.wait();  // the next step's simulations, finished before its frames
-                if (v.panel == Panel::charts) a.charts.wait();
+                if (!tour_step_done(a, view_drawn, rc)) break;
                 frame = 0;
             } else if (frame >= args.frames) {
                 const int next = static_cast<int>(v.panel) + 1;
