@@ -575,14 +575,15 @@ bool draw_right(App& a, const viz::RunSet* rs) {
         ImGui::PopStyleVar();
         ImGui::Separator();
     }
-    {
-        // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
-        // collapsed and the side-by-side panes overlapped).
-        const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 28.0f);
-        if (avail.x < min_view.x || avail.y < min_view.y)
-            ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
-    }
-    ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes collapsed
+    // and the side-by-side panes overlapped); the width at the unzoomed font, so that at 2x zoom on
+    // 1920x1080 they fit beside the lesson. Only then do they scroll sideways: a line too long for a
+    // view is cut, not hidden past a scrollbar (the tour names it).
+    const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs / a.zoom * 44.0f, fs * 28.0f);
+    const bool too_narrow = avail.x < min_view.x;
+    if (too_narrow || avail.y < min_view.y)
+        ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
+    ImGui::BeginChild("views", ImVec2(0, 0), false, too_narrow ? ImGuiWindowFlags_HorizontalScrollbar : 0);
     const bool drawn = draw_view(a, rs);
     ImGui::EndChild();
     ImGui::EndChild();

@@ -267,8 +267,10 @@ void draw_softmax_panel(ViewState& v) {
     ui::wrapped("before: %s", vec_text(st.acc_before, 3).c_str());
     ui::wrapped("x %s: %s", ui::fixed(st.rescale, 4).c_str(), vec_text(st.acc_rescaled, 3).c_str());
     ui::wrapped("after:  %s", vec_text(st.acc_after, 3).c_str());
-    ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V."
-                                       : "Final output = accumulator / l: the softmax weights.");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ui::wrapped("%s", sm.with_values ? "Final output = accumulator / l = softmax(s) V."
+                                     : "Final output = accumulator / l: the softmax weights.");
+    ImGui::PopStyleColor();
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("result", ImVec2(0, 0), true);

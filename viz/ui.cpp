@@ -75,8 +75,14 @@ ImU32 mix(ImU32 a, ImU32 b, float t) {
     return ch(IM_COL32_R_SHIFT) | ch(IM_COL32_G_SHIFT) | ch(IM_COL32_B_SHIFT) | ch(IM_COL32_A_SHIFT);
 }
 
+void same_line_if_fits(float w, float spacing) {
+    if (spacing < 0) spacing = ImGui::GetStyle().ItemSpacing.x;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + spacing + w <= right) ImGui::SameLine(0, spacing);
+}
+
 void help(std::string_view t) {
-    ImGui::SameLine(0, 4);
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x, 4);  // at the window's edge: under the item, not cut
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();

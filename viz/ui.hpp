@@ -34,7 +34,11 @@ inline constexpr ImU32 text_col = IM_COL32(235, 235, 240, 255);
 inline constexpr ImU32 panel_bg = IM_COL32(40, 42, 50, 255);
 inline constexpr ImU32 cell_empty = IM_COL32(62, 64, 74, 255);
 
-// A "(?)" after the last item, showing the glossary entry for `term` on hover.
+// SameLine when an item `w` pixels wide still fits on the line (after `spacing`; < 0: the style's);
+// otherwise the item starts the next line (a line of controls at 2x zoom wraps instead of being cut).
+void same_line_if_fits(float w, float spacing = -1);
+// A "(?)" after the last item (on the next line where it does not fit), showing the glossary entry
+// for `term` on hover.
 void help(std::string_view term);
 // Text followed by its "(?)".
 void term(const char* label, std::string_view term);
