@@ -387,8 +387,13 @@ void draw_l2(Frame& f) {
         dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, line.c_str());
         dl->PopClipRect();
         const ImVec2 mp = ImGui::GetIO().MousePos;  // clipped: the whole line on hover
-        if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered())
-            ImGui::SetTooltip("%s", t.c_str());
+        if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered()) {
+            ImGui::BeginTooltip();  // wrapped: at 2x zoom the whole line ran off the screen
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+            ImGui::TextUnformatted(t.c_str());
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
     }
     f.l1 = l1;
 }
