@@ -28,12 +28,15 @@ std::vector<double> ticks(const Scale& s, int max_ticks, bool binary = false) {
 
 namespace {
 // A chart's title at its top left; where it is wider than the chart (2x zoom) without its part in
-// brackets, and clipped to the chart, not drawn on into the next one.
+// brackets (then its last clause), and clipped to the chart, not drawn on into the next one.
 void draw_title(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::string& title) {
     std::string t = title;
     if (const size_t cut = t.find(" (");
         cut != std::string::npos && ImGui::CalcTextSize(t.c_str()).x + 16 > p1.x - p0.x)
         t.resize(cut);
+    if (const size_t cut = t.rfind(", ");
+        cut != std::string::npos && ImGui::CalcTextSize(t.c_str()).x + 16 > p1.x - p0.x)
+        t.resize(cut);  // then without its last clause ("..., this problem")
     dl->PushClipRect(p0, p1, true);
     dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, t.c_str());
     dl->PopClipRect();
