@@ -45,6 +45,9 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
     app.add_flag("--tour", a.tour,
                  "Open every step of every lesson in turn (as Next does), render --frames frames of each (default 2), "
                  "print a line a step; exit 1 if a step fails");
+    app.add_option("--contact-sheet", a.contact_sheet,
+                   "With --tour: write one JPEG a lesson into this folder, every step's frame in step order, three a "
+                   "row (lesson-01-ID.jpg, ...)");
     app.add_option("--trace", a.trace,
                    "A lab trace (TileMachine.save_trace) to replay in the memory view beside the built-in algorithm "
                    "at the same problem and tiles; with --screenshot, --anim-step picks its step (from 0)");
@@ -114,6 +117,7 @@ std::string parse_app_args(int argc, const char* const* argv, AppArgs& a, bool* 
                 return std::string("--tour opens every lesson step itself; it cannot be combined with ") + f;
         if (a.frames < 0) a.frames = 2;
     }
+    if (!a.contact_sheet.empty() && !a.tour) return "--contact-sheet needs --tour: the sheets show the tour's steps";
     if (!a.answer.empty() && a.lesson.empty()) return "--answer needs --lesson: the lesson whose exercise it answers";
     if (!a.screenshot.empty() && a.frames < 0) a.frames = 3;  // let the layout settle
     if (app.count("--speed") && !(a.speed >= kMinSpeed && a.speed <= kMaxSpeed)) {

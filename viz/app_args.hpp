@@ -42,6 +42,8 @@ struct AppArgs {
     // --tour: open every step of every lesson in turn, as Next does, render `frames` frames of each
     // (default 2), print a line a step and a summary; exit 1 when a step failed to open or render
     bool tour = false;
+    // --tour --contact-sheet DIR: one JPEG a lesson in DIR, its steps' frames side by side (contact_sheet.hpp)
+    std::string contact_sheet;
     std::string trace;  // --trace FILE: a lab trace to replay in the memory view (viz/lab_trace.hpp)
 };
 

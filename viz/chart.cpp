@@ -26,6 +26,23 @@ std::vector<double> ticks(const Scale& s, int max_ticks, bool binary = false) {
 
 }  // namespace
 
+namespace {
+// A chart's title at its top left; where it is wider than the chart (2x zoom) without its part in
+// brackets (then its last clause), and clipped to the chart, not drawn on into the next one.
+void draw_title(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::string& title) {
+    std::string t = title;
+    if (const size_t cut = t.find(" (");
+        cut != std::string::npos && ImGui::CalcTextSize(t.c_str()).x + 16 > p1.x - p0.x)
+        t.resize(cut);
+    if (const size_t cut = t.rfind(", ");
+        cut != std::string::npos && ImGui::CalcTextSize(t.c_str()).x + 16 > p1.x - p0.x)
+        t.resize(cut);  // then without its last clause ("..., this problem")
+    dl->PushClipRect(p0, p1, true);
+    dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, t.c_str());
+    dl->PopClipRect();
+}
+}  // namespace
+
 void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>& ls) {
     ImGui::PushID(id);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -35,7 +52,7 @@ void lines(const char* id, ImVec2 size, const Axes& ax, const std::vector<Line>&
     const float fs = ImGui::GetFontSize();
     const ImVec2 p1(p0.x + size.x, p0.y + size.y);
     dl->AddRectFilled(p0, p1, ui::panel_bg, 4.0f);
-    dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, ax.title.c_str());
+    draw_title(dl, p0, p1, ax.title);
     // the legend, right of the title: as many rows of swatches as the labels need
     const float left = fs * 5.2f, bottom = fs * 2.6f, right = fs * 1.0f;
     const float title_w = ImGui::CalcTextSize(ax.title.c_str()).x + fs * 2.0f;
@@ -174,7 +191,7 @@ void bars(const char* id, ImVec2 size, const std::string& title, const std::vect
     const float fs = ImGui::GetFontSize();
     const ImVec2 p1(p0.x + size.x, p0.y + size.y);
     dl->AddRectFilled(p0, p1, ui::panel_bg, 4.0f);
-    dl->AddText(ImVec2(p0.x + 8, p0.y + 4), ui::text_col, title.c_str());
+    draw_title(dl, p0, p1, title);
     const float left = fs * 5.2f, bottom = fs * 1.6f, top = fs * 2.6f, right = fs * 1.0f;
     const ImVec2 a(p0.x + left, p0.y + top), b(p1.x - right, p1.y - bottom);
     double hi = 0;

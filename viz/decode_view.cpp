@@ -60,23 +60,32 @@ double number_or(const nlohmann::json& j, const char* key, double fallback) {
     return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
 
-// The text of a results file, read once per path (the view asks every frame).
-const std::string* file_text(const std::string& path) {
+// What a results file holds for one shape: whether the file could be read, and its row at the shape.
+// One cache keyed by the file's path and the shape: the view asks every frame, and reading and parsing
+// the file are not free; a new shape reads the file once more.
+struct RecordedLookup {
+    bool file = false;
+    std::optional<DecodeRecorded> row;
+};
+RecordedLookup recorded_lookup(const std::string& path, const sim::DecodeProblem& p) {
     static std::mutex mu;
-    static std::map<std::string, std::optional<std::string>> kept;
+    static std::map<std::string, RecordedLookup> kept;
+    const std::string key = path + "\n" + std::to_string(p.batch) + " " + std::to_string(p.q_heads) + " " +
+                            std::to_string(p.kv_heads) + " " + std::to_string(p.kv_len) + " " +
+                            std::to_string(p.head_dim) + " " + std::string(sim::dtype_name(p.dtype));
     std::lock_guard<std::mutex> lock(mu);
-    auto it = kept.find(path);
+    auto it = kept.find(key);
     if (it == kept.end()) {
-        std::ifstream f(path);
-        std::optional<std::string> text;
-        if (f) {
+        RecordedLookup r;
+        if (std::ifstream f(path); f) {
             std::stringstream ss;
             ss << f.rdbuf();
-            text = ss.str();
+            r.file = true;
+            r.row = find_decode_row(ss.str(), p);
         }
-        it = kept.emplace(path, std::move(text)).first;
+        it = kept.emplace(key, std::move(r)).first;
     }
-    return it->second ? &*it->second : nullptr;
+    return it->second;
 }
 }  // namespace
 
@@ -122,23 +131,12 @@ DecodeView decode_view(const DecodeShape& s, const sim::Machine& m) {
         return v;
     }
     const std::string name = card + "/decode.json";
-    const std::string* text = file_text(report::current_file(card, "decode.json"));
-    if (!text) {
+    const RecordedLookup found = recorded_lookup(report::current_file(card, "decode.json"), p);
+    if (!found.file) {
         v.recorded_note = "no results/" + name + " (scripts/gpu_session.sh's decode stage records it)";
         return v;
     }
-    // the row looked up once per file and shape (the view asks every frame; parsing is not free)
-    {
-        static std::mutex mu;
-        static std::map<std::string, std::optional<DecodeRecorded>> rows;
-        const std::string key = name + " " + std::to_string(p.batch) + " " + std::to_string(p.q_heads) + " " +
-                                std::to_string(p.kv_heads) + " " + std::to_string(p.kv_len) + " " +
-                                std::to_string(p.head_dim) + " " + std::string(sim::dtype_name(p.dtype));
-        std::lock_guard<std::mutex> lock(mu);
-        auto it = rows.find(key);
-        if (it == rows.end()) it = rows.emplace(key, find_decode_row(*text, p)).first;
-        v.recorded = it->second;
-    }
+    v.recorded = found.row;
     if (v.recorded)
         v.recorded->file = name;
     else

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "viz/panels.hpp"
+#include "viz/text_wrap.hpp"
 #include "viz/ui.hpp"
 
 namespace viz {
@@ -305,9 +306,10 @@ void draw_hbm(Frame& f) {
         if (!compact && L.cols[k] != 1 && (nn || wc > fs * 4.5f)) label += nn ? "  N x N" : "  N x d";
         // narrow neighbours (LSE, D): a label starts after the one before it ends
         if (t0[k].y != label_y) label_end = -1e9f, label_y = t0[k].y;
-        const float lx = std::max(t0[k].x, label_end + fs * 0.3f);
+        const float lx = std::max(t0[k].x, label_end + fs * 0.3f), lw = ImGui::CalcTextSize(label.c_str()).x;
+        if (lx + lw > b.x) continue;  // pushed past the box's edge (narrow panes at 2x zoom): its colour names it
         dl->AddText(ImVec2(lx, t0[k].y - fs * 1.25f), col, label.c_str());
-        label_end = lx + ImGui::CalcTextSize(label.c_str()).x;
+        label_end = lx + lw;
     }
     if (highlight_row >= 0 && highlight_row < L.n) {
         for (Tensor t : shown) {
@@ -371,12 +373,27 @@ void draw_l2(Frame& f) {
         const std::string lead = "no model run";
         if (const size_t cut = t.find(lead + " ("); !fits && cut != std::string::npos)
             line = t.substr(0, cut + lead.size()) + " (hover: why)";
+        // the line in fewer words where the box is narrow (2x zoom), never cut at its edge
+        if (!fits && !r.l2.simulated && ImGui::CalcTextSize(line.c_str()).x + 8 > l1.x - l0.x)
+            line = "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run";
+        if (!fits && r.l2.simulated) {
+            const std::string hit = ui::fixed(100.0 * r.l2.hit_rate, 0) + "% hits",
+                              after = ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
+            for (const std::string& shorter :
+                 {"L2 model: " + hit + "; HBM after L2 " + after, "L2: " + hit + ", " + after, "L2: " + hit})
+                if (line = shorter; ImGui::CalcTextSize(line.c_str()).x + 8 <= l1.x - l0.x) break;
+        }
         dl->PushClipRect(l0, l1, true);
         dl->AddText(ImVec2(l0.x + 8, l0.y + (l2_h - fs) * 0.5f), ui::text_dim, line.c_str());
         dl->PopClipRect();
         const ImVec2 mp = ImGui::GetIO().MousePos;  // clipped: the whole line on hover
-        if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered())
-            ImGui::SetTooltip("%s", t.c_str());
+        if (!fits && mp.x >= l0.x && mp.x < l1.x && mp.y >= l0.y && mp.y < l1.y && ImGui::IsWindowHovered()) {
+            ImGui::BeginTooltip();  // wrapped: at 2x zoom the whole line ran off the screen
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+            ImGui::TextUnformatted(t.c_str());
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
     }
     f.l1 = l1;
 }
@@ -389,9 +406,9 @@ void draw_sram_bar(Frame& f) {
     dl->AddRectFilled(s0, s1, IM_COL32(30, 46, 42, 255), 6.0f);
     dl->AddRect(s0, s1, IM_COL32(100, 150, 130, 255), 6.0f);
     {
-        std::string t =
-            compact ? "SRAM  M = " + ui::bytes(static_cast<double>(r.sram_bytes))
-                    : "SRAM, one thread block  (budget M = " + ui::bytes(static_cast<double>(r.sram_bytes)) + ")";
+        const std::string m = ui::bytes(static_cast<double>(r.sram_bytes));
+        std::string t = compact ? "SRAM  M = " + m : "SRAM, one thread block  (budget M = " + m + ")";
+        if (ImGui::CalcTextSize(t.c_str()).x + 16 > s1.x - s0.x) t = "SRAM  M = " + m;  // a narrow box (2x zoom)
         dl->AddText(ImVec2(s0.x + 8, s0.y + 4), ui::text_col, t.c_str());
     }
     // capacity bar: the buffers this algorithm allocates (standard: those of the running GEMM)
@@ -618,11 +635,26 @@ void draw_flight_and_events(Frame& f) {
             dl->AddRect(m0, m1, IM_COL32(255, 255, 255, 255), 3.0f, 0, 2.0f);
         }
     }
+    // the caption's lines: wrapped at spaces where the box is narrow (at 2x zoom it ran past the box's
+    // edge); the events above keep clear of them
+    std::vector<std::string> caption;
+    if (!compact) {
+        std::string now;
+        if (animating)
+            now = "now: " + verb(ev[inflight]);
+        else if (first < last)
+            now = c.frac <= 0 ? "about to start this step" : "step complete";
+        now += "   |   " + phase_caption(r, phase, first < ev.size() ? ev[first].pass : 0);
+        caption = wrap_at_spaces(now, s1.x - 4 - (s0.x + 8), [](std::string_view t) {
+            return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+        });
+    }
     // the step's events, in order: done, in flight, to come (a window around the one in flight)
-    if (!compact && first < last) {
+    const float events_end = s1.y - fs * 2.0f - fs * static_cast<float>(caption.empty() ? 0 : caption.size() - 1);
+    if (!compact && first < last && slots_bottom + fs * 1.5f + fs * 2.3f <= events_end) {
         float y = slots_bottom + fs * 1.5f;
         const float x0 = s0.x + 12, lh = fs * 1.15f;
-        const size_t rows = static_cast<size_t>(std::max(0.0f, (s1.y - fs * 2.0f - y) / lh));
+        const size_t rows = static_cast<size_t>(std::max(0.0f, (events_end - y) / lh));
         dl->AddText(ImVec2(x0, y), ui::text_dim, "this step:");
         y += lh;
         const size_t n = last - first;
@@ -653,16 +685,12 @@ void draw_flight_and_events(Frame& f) {
         }
         if (stop < last) note("  ... " + std::to_string(last - stop) + " more");
     }
-    // caption: what is happening now
+    // caption: what is happening now (its lines drawn at the box's foot, below the events)
     if (!compact) {
-        std::string now;
-        if (animating)
-            now = "now: " + verb(ev[inflight]);
-        else if (first < last)
-            now = c.frac <= 0 ? "about to start this step" : "step complete";
-        now += "   |   " + phase_caption(r, phase, first < ev.size() ? ev[first].pass : 0);
         dl->PushClipRect(s0, ImVec2(s1.x - 4, s1.y), true);
-        dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f), ui::text_col, now.c_str());
+        for (size_t i = 0; i < caption.size(); ++i)
+            dl->AddText(ImVec2(s0.x + 8, s1.y - fs * 1.5f - fs * static_cast<float>(caption.size() - 1 - i)),
+                        ui::text_col, caption[i].c_str());
         dl->PopClipRect();
     }
 }

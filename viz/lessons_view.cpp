@@ -369,11 +369,26 @@ std::string TourLog::summary(size_t lessons) const {
            " steps of " + std::to_string(lessons) + " lessons";
 }
 
+std::string TourLog::clipped(const LessonDoc& L, int step, Panel panel, const std::string& text) {
+    const std::string where =
+        "lesson " + L.id + " step " + std::to_string(step + 1) + "/" + std::to_string(L.steps.size());
+    cut.push_back(where + ": '" + text + "'");
+    return "tour: clipped " + where + " view " + std::string(panel_name(panel)) + ": '" + text + "'";
+}
+
 std::string TourLog::failures() const {
-    if (failed.empty()) return {};
-    std::string list;
-    for (const auto& f : failed) list += (list.empty() ? "" : "; ") + f;
-    return "the tour could not render " + std::to_string(failed.size()) + " step(s): " + list;
+    std::string out;
+    if (!failed.empty()) {
+        std::string list;
+        for (const auto& f : failed) list += (list.empty() ? "" : "; ") + f;
+        out = "the tour could not render " + std::to_string(failed.size()) + " step(s): " + list;
+    }
+    if (!cut.empty())
+        out += (out.empty() ? "" : "; and ") + std::to_string(cut.size()) +
+               " line(s) of text cut by the edge of their window, pane or cell (the 'tour: clipped' lines), the "
+               "first in " +
+               cut.front();
+    return out;
 }
 
 }  // namespace viz

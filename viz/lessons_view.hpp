@@ -87,7 +87,12 @@ struct TourLog {
     std::string step_done(const LessonDoc& L, int step, Panel panel, const std::string& error);
     // "tour: rendered R of T steps of L lessons" (T: the steps tried, each failed lesson one)
     std::string summary(size_t lessons) const;
-    // "" when every step rendered; else "the tour could not render N step(s): lesson ... (why); ..."
+    // Text that step `step` of lesson L drew cut by its clip rectangle (cut_text.hpp): returns
+    // "tour: clipped lesson ID step K/N view PANEL: 'text'" and counts it.
+    std::vector<std::string> cut;  // "lesson ID step K/N: 'text'"
+    std::string clipped(const LessonDoc& L, int step, Panel panel, const std::string& text);
+    // "" when every step rendered and no text was cut; else "the tour could not render N step(s):
+    // lesson ... (why); ..." and/or "N line(s) of text cut ..., the first in lesson ID step K/N: 'text'"
     std::string failures() const;
 };
 

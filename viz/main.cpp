@@ -14,16 +14,21 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/results.hpp"
 #include "viz/app_args.hpp"
+#include "viz/contact_sheet.hpp"
+#include "viz/cut_text.hpp"
 #include "viz/lab_trace.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/live_run.hpp"
@@ -32,6 +37,7 @@
 #include "viz/series.hpp"
 #include "viz/ui.hpp"
 #include "viz/view_state.hpp"
+#include "viz/visible_area.hpp"
 
 #ifndef FLASHSIM_SOURCE_DIR
 #define FLASHSIM_SOURCE_DIR "."
@@ -46,17 +52,24 @@ int fail(const std::string& what, int code = 2) {
 
 std::string default_results_dir() { return report::results_dir(); }
 
-bool write_png(const std::string& path, int w, int h) {
-    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4), flipped(static_cast<size_t>(w) * h * 3);
+// The frame just rendered (the back buffer), RGB from the top row down.
+viz::RgbImage read_frame(int w, int h) {
+    std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4);
+    viz::RgbImage im{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3)};
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadBuffer(GL_BACK);
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
     for (int y = 0; y < h; ++y)  // OpenGL's first row is the bottom one; drop alpha (RGB is smaller)
         for (int x = 0; x < w; ++x)
             std::copy_n(px.data() + (static_cast<size_t>(h - 1 - y) * w + x) * 4, 3,
-                        flipped.data() + (static_cast<size_t>(y) * w + x) * 3);
+                        im.px.data() + (static_cast<size_t>(y) * w + x) * 3);
+    return im;
+}
+
+bool write_png(const std::string& path, int w, int h) {
+    const viz::RgbImage im = read_frame(w, h);
     stbi_write_png_compression_level = 9;
-    return stbi_write_png(path.c_str(), w, h, 3, flipped.data(), w * 3) != 0;
+    return stbi_write_png(path.c_str(), w, h, 3, im.px.data(), w * 3) != 0;
 }
 
 // --panel all: "out.png" -> "out-memory.png", "out-compare.png", ...
@@ -79,9 +92,10 @@ struct App {
     viz::LessonLibrary lib;
     std::future<viz::LessonLibrary> lib_job;
     bool lessons_ready = false;
-    bool scripted = false;   // render a fixed number of frames (screenshots, timing)
-    int tab_forced = -1;     // a tab to select programmatically (-1: none)
-    std::string tour_error;  // --tour: why the step on screen failed ("": it has not)
+    bool scripted = false;              // render a fixed number of frames (screenshots, timing)
+    std::string tour_error;             // --tour: why the step on screen failed ("": it has not)
+    std::vector<std::string> tour_cut;  // --tour: the lines of text the step's last frame drew cut
+    std::vector<viz::RgbImage> sheet;   // --contact-sheet: the lesson's steps so far, shrunk
     viz::TourLog tour;
     viz::ReplayCache cache;
     viz::LiveRun live;
@@ -104,7 +118,6 @@ struct App {
     std::string apply_step() {
         if (lib.lessons.empty()) return lib.error;
         std::string err = viz::open_lesson_step(lib, v.lesson, v.lesson_step, v, sims);
-        tab_forced = static_cast<int>(v.panel);
         return err;
     }
     // A checked design answer: simulate its parameters (v.edit, set by the lesson panel) and show the
@@ -117,7 +130,6 @@ struct App {
         v.algo = v.edit.algo;
         v.columns = {true, true, true};
         v.panel = viz::Panel::compare;
-        tab_forced = static_cast<int>(v.panel);
     }
     // --answer: the text checked against the lesson's exercise as its field would check it; a checked
     // design opens its run. Returns why it was not an answer ("" when it was checked).
@@ -360,11 +372,11 @@ int handle_keys(App& a, const viz::RunSet* rs) {
     if (key(GLFW_KEY_PAGE_DOWN) && next_step_open(a.lib, v) && lesson_next(v.lesson, v.lesson_step, steps))
         lesson_go = v.lesson_step;
     if (key(GLFW_KEY_PAGE_UP) && lesson_back(v.lesson, v.lesson_step, steps)) lesson_go = v.lesson_step;
-    for (int k = 0; k < kPanelCount; ++k)
-        if (key(GLFW_KEY_1 + k)) {
-            switch_panel(v, rs, static_cast<Panel>(k));
-            a.tab_forced = static_cast<int>(v.panel);
-        }
+    // the number row: 1-9, 0, -, = (a key's character is its GLFW code; panel_of_key maps it)
+    static_assert(GLFW_KEY_1 == '1' && GLFW_KEY_0 == '0' && GLFW_KEY_MINUS == '-' && GLFW_KEY_EQUAL == '=');
+    for (const char c : std::string_view(kPanelKeys))
+        if (key(c))
+            if (const std::optional<Panel> p = panel_of_key(c)) { switch_panel(v, rs, *p); }
     return lesson_go;
 }
 
@@ -378,7 +390,6 @@ void poll_jobs(App& a, const viz::Timeline*& prev_tl, std::shared_ptr<const viz:
         a.lessons_ready = true;
         a.apply_step();  // the app opens on the first lesson once it has loaded
         a.apply_overrides();
-        a.tab_forced = static_cast<int>(v.panel);
     }
     if (a.sims.poll() || (a.sims.current() && prev_rs != a.sims.current())) {
         a.cache = ReplayCache{};
@@ -431,10 +442,7 @@ int draw_left(App& a, const viz::RunSet* rs, float left_w) {
         const int g = draw_lesson_panel(a.lib, v);
         if (g >= 0) lesson_go = g;
     }
-    if (draw_lab_trace_opener(a.lab)) {
-        v.panel = Panel::memory;
-        a.tab_forced = static_cast<int>(Panel::memory);
-    }
+    if (draw_lab_trace_opener(a.lab)) { v.panel = Panel::memory; }
     ImGui::EndChild();
     ImGui::InvisibleButton("splitter", ImVec2(-1, fs * 0.45f));
     if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
@@ -502,16 +510,22 @@ bool draw_view(App& a, const viz::RunSet* rs) {
             draw_charts_panel(*rs, charts.current().get(), charts.progress(), charts.busy(), measured, v);
             break;
         case Panel::measured:
+            begin_visible_area("measured");  // its text wraps at what is on screen, not at the scrolled width
             draw_measured_panel(measured, rs, &live, v);
+            ImGui::EndChild();
             break;
         case Panel::ring:
             draw_ring_panel(ring, v);
             break;
         case Panel::exact:
+            begin_visible_area("exact");  // its text wraps at what is on screen, not at the scrolled width
             draw_exact_panel(exact, v);
+            ImGui::EndChild();
             break;
         case Panel::footprint:
+            begin_visible_area("footprint");  // its text wraps at what is on screen, not at the scrolled width
             draw_footprint_panel(*rs, v);
+            ImGui::EndChild();
             break;
         case Panel::decoding:
             draw_decode_panel(*rs, v);
@@ -539,27 +553,38 @@ bool draw_right(App& a, const viz::RunSet* rs) {
         ImGui::SameLine();
         ImGui::TextDisabled("the views still show the last good simulation");
     }
-    if (ImGui::BeginTabBar("panels", ImGuiTabBarFlags_FittingPolicyScroll)) {
+    // The views, one button each, in rows as wide as the window: every view's name whole and on screen
+    // (a tab bar cut the last ones at the window's edge, mid-word, and scrolled them out of sight).
+    {
+        const ImGuiStyle& st = ImGui::GetStyle();
+        const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+        ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(st.ItemSpacing.x * 0.5f, st.ItemSpacing.y));
         for (int k = 0; k < kPanelCount; ++k) {
             const Panel p = static_cast<Panel>(k);
-            const ImGuiTabItemFlags fl = a.tab_forced == k ? ImGuiTabItemFlags_SetSelected : 0;
             const std::string title = std::string(panel_title(p)) + "###" + std::string(panel_name(p));
-            if (ImGui::BeginTabItem(title.c_str(), nullptr, fl)) {
-                if (a.tab_forced == k) a.tab_forced = -1;  // the forced tab is showing now
-                if (a.tab_forced < 0 && v.panel != p) switch_panel(v, rs, p);
-                ImGui::EndTabItem();
-            }
+            const float w =
+                ImGui::CalcTextSize(panel_title(p).data(), panel_title(p).data() + panel_title(p).size()).x +
+                st.FramePadding.x * 2;
+            if (k > 0 && ImGui::GetItemRectMax().x + st.ItemSpacing.x * 0.5f + w <= right) ImGui::SameLine();
+            const bool on = v.panel == p;
+            ImGui::PushStyleColor(ImGuiCol_Button, st.Colors[on ? ImGuiCol_TabActive : ImGuiCol_Tab]);
+            ImGui::PushStyleColor(ImGuiCol_ButtonHovered, st.Colors[ImGuiCol_TabHovered]);
+            ImGui::PushStyleColor(ImGuiCol_ButtonActive, st.Colors[ImGuiCol_TabActive]);
+            if (ImGui::Button(title.c_str()) && !on) switch_panel(v, rs, p);
+            ImGui::PopStyleColor(3);
         }
-        ImGui::EndTabBar();
+        ImGui::PopStyleVar();
+        ImGui::Separator();
     }
-    {
-        // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes
-        // collapsed and the side-by-side panes overlapped).
-        const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs * 44.0f, fs * 28.0f);
-        if (avail.x < min_view.x || avail.y < min_view.y)
-            ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
-    }
-    ImGui::BeginChild("views", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    // Below a minimum size the views scroll instead of squeezing (at 640x400 the HBM boxes collapsed
+    // and the side-by-side panes overlapped); the width at the unzoomed font, so that at 2x zoom on
+    // 1920x1080 they fit beside the lesson. Only then do they scroll sideways: a line too long for a
+    // view is cut, not hidden past a scrollbar (the tour names it).
+    const ImVec2 avail = ImGui::GetContentRegionAvail(), min_view(fs / a.zoom * 44.0f, fs * 28.0f);
+    const bool too_narrow = avail.x < min_view.x;
+    if (too_narrow || avail.y < min_view.y)
+        ImGui::SetNextWindowContentSize(ImVec2(std::max(avail.x, min_view.x), std::max(avail.y, min_view.y)));
+    ImGui::BeginChild("views", ImVec2(0, 0), false, too_narrow ? ImGuiWindowFlags_HorizontalScrollbar : 0);
     const bool drawn = draw_view(a, rs);
     ImGui::EndChild();
     ImGui::EndChild();
@@ -576,6 +601,48 @@ void save_picture(App& a, int fw, int fh) {
                             std::to_string(v.lesson_step + 1) + "-" + std::string(viz::panel_name(v.panel)) + ".png";
     ImGui::SetClipboardText(cmd.c_str());
     a.say(write_png(png, fw, fh) ? "saved " + png + "; copied: " + cmd : "could not write " + png + " here");
+}
+
+// --contact-sheet: lesson `lesson`'s steps, three a row, as DIR/lesson-NN-ID.jpg (JPEG: a tenth of the
+// PNG's size for the same picture, so a whole course fits in docs/). Returns why it could not be written.
+std::string write_sheet(App& a, int lesson) {
+    const viz::RgbImage im = viz::contact_sheet(a.sheet, 3, 6);
+    a.sheet.clear();
+    if (im.px.empty()) return {};
+    std::error_code ec;
+    std::filesystem::create_directories(a.args.contact_sheet, ec);
+    char name[32];
+    std::snprintf(name, sizeof name, "lesson-%02d-", lesson + 1);
+    const std::string path =
+        (std::filesystem::path(a.args.contact_sheet) / (name + a.lib.lessons[static_cast<size_t>(lesson)].id + ".jpg"))
+            .string();
+    if (!stbi_write_jpg(path.c_str(), im.w, im.h, 3, im.px.data(), 70)) return "cannot write " + path;
+    return {};
+}
+
+// --tour: the step on screen has been rendered: say so (or why not) and name any text it drew cut,
+// write the lesson's contact sheet at its last step, then open the next step as Next does. Returns
+// false after the last step.
+bool tour_step_done(App& a, bool view_drawn, int& rc) {
+    using namespace viz;
+    ViewState& v = a.v;
+    if (a.tour_error.empty() && !a.sims.last_error().empty()) a.tour_error = a.sims.last_error();
+    if (a.tour_error.empty() && !view_drawn) a.tour_error = "its view was not drawn";
+    const LessonDoc& L = a.lib.lessons[static_cast<size_t>(v.lesson)];
+    std::printf("%s\n", a.tour.step_done(L, v.lesson_step, v.panel, a.tour_error).c_str());
+    for (const std::string& t : a.tour_cut) std::printf("%s\n", a.tour.clipped(L, v.lesson_step, v.panel, t).c_str());
+    a.tour_cut.clear();
+    std::fflush(stdout);
+    const std::vector<int> steps = a.step_counts();
+    const int was = v.lesson;
+    const bool more = lesson_next(v.lesson, v.lesson_step, steps);
+    if ((!more || v.lesson != was) && !a.args.contact_sheet.empty())
+        if (std::string err = write_sheet(a, was); !err.empty()) rc = fail(err, 1);
+    if (!more) return false;
+    a.tour_error = a.apply_step();
+    a.sims.wait();  // the next step's simulations, finished before its frames
+    if (v.panel == Panel::charts) a.charts.wait();
+    return true;
 }
 
 void report_frame_time(const App& a, const std::vector<double>& frame_ms, const std::vector<double>& ui_ms) {
@@ -628,8 +695,7 @@ int main(int argc, char** argv) {
     ViewState& v = a.v;
     ImGuiIO& io = ImGui::GetIO();
     const bool scripted = a.scripted;
-    if (scripted) a.sims.wait();  // a screenshot shows the finished simulation, not a progress bar
-    a.tab_forced = static_cast<int>(v.panel);
+    if (scripted) a.sims.wait();          // a screenshot shows the finished simulation, not a progress bar
     std::vector<double> frame_ms, ui_ms;  // whole frame; the app's own part (events, layout, drawing lists)
     int frame = 0;
     int rc = 0;
@@ -680,6 +746,9 @@ int main(int argc, char** argv) {
         io.FontGlobalScale = big ? a.zoom / 2 : a.zoom;
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
+        // scripted frames (screenshots, the tour) show no hover: where Xvfb's pointer happens to be
+        // opened tooltips that differed from one run to the next
+        if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
         ImGui::NewFrame();
         int lesson_go = handle_keys(a, rs);
         if (v.panel == Panel::ring && v.ring_playing && a.ring.current()) {
@@ -727,6 +796,11 @@ int main(int argc, char** argv) {
 
         // render
         ImGui::Render();
+        {
+            const auto fields = ui::take_text_fields();  // (every frame: they are the frame's)
+            if (args.tour && frame + 1 >= args.frames)
+                a.tour_cut = cut_lines(drawn_glyphs(*ImGui::GetDrawData(), fields));
+        }
         const auto t_ui = std::chrono::steady_clock::now();
         int fw = 0, fh = 0;
         glfwGetFramebufferSize(a.window, &fw, &fh);
@@ -746,6 +820,8 @@ int main(int argc, char** argv) {
             a.save_picture = false;
             save_picture(a, fw, fh);
         }
+        if (args.tour && frame >= args.frames && !args.contact_sheet.empty())  // about 640 pixels wide a step
+            a.sheet.push_back(shrink(read_frame(fw, fh), std::max(1, (fw + 320) / 640)));
         if (scripted && frame >= args.frames && !args.screenshot.empty()) {
             const std::string png = args.all_panels ? screenshot_name(args.screenshot, v.panel) : args.screenshot;
             if (!write_png(png, fw, fh)) rc = fail("cannot write " + png, 1);
@@ -757,24 +833,13 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
             if (frame >= args.frames && args.tour) {
-                // this step has been rendered: say so (or why not), then open the next as Next does
-                if (a.tour_error.empty() && !a.sims.last_error().empty()) a.tour_error = a.sims.last_error();
-                if (a.tour_error.empty() && !view_drawn) a.tour_error = "its view was not drawn";
-                const LessonDoc& L = a.lib.lessons[static_cast<size_t>(v.lesson)];
-                std::printf("%s\n", a.tour.step_done(L, v.lesson_step, v.panel, a.tour_error).c_str());
-                std::fflush(stdout);
-                const std::vector<int> steps = a.step_counts();
-                if (!lesson_next(v.lesson, v.lesson_step, steps)) break;
-                a.tour_error = a.apply_step();
-                a.sims.wait();  // the next step's simulations, finished before its frames
-                if (v.panel == Panel::charts) a.charts.wait();
+                if (!tour_step_done(a, view_drawn, rc)) break;
                 frame = 0;
             } else if (frame >= args.frames) {
                 const int next = static_cast<int>(v.panel) + 1;
                 if (!args.all_panels || next >= kPanelCount || rc) break;
                 // --panel all: the next view, with its data ready, for another args.frames frames
                 switch_panel(v, rs, static_cast<Panel>(next));
-                a.tab_forced = next;
                 if (v.panel == Panel::charts) a.charts.wait();
                 frame = 0;
             }

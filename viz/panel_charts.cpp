@@ -52,11 +52,13 @@ void draw_charts_panel(const RunSet& rs, const ChartData* cd, float progress, bo
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Count:");
     for (int k = 0; k < 2; ++k) {
-        ImGui::SameLine();
+        ui::same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(kCountNames[k]).x +
+                              ImGui::GetStyle().ItemInnerSpacing.x);
         ImGui::RadioButton(kCountNames[k], &v.chart, k);
     }
     ui::help("L2");
-    ImGui::SameLine();
+    ui::same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("measured points").x +
+                          ImGui::GetStyle().ItemInnerSpacing.x);
     ImGui::Checkbox("measured points", &v.chart_measured);
     // the counters' DRAM bytes compare with the L2 model's count, not with every tile load and store
     const std::vector<MeasuredPoints> mp =

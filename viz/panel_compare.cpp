@@ -1,6 +1,7 @@
 // viz/panel_compare.cpp — standard, flash1 and flash2 on the same problem and the same modelled
 // clock: the standard path writes its N x N matrices while flash never does.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -13,14 +14,17 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     if (v.design_shown) draw_design_strip(*v.design_shown, rs);
     const sim::Algo drv = driver(rs, Panel::compare, v.algo, v.columns);
     const double t = clock_of(rs.timeline(drv), v.cursor);
-    ImGui::Text("Same problem, same clock (one head, a step at a time; not the predicted time): t = %s",
-                ui::seconds(t).c_str());
+    ImGui::TextUnformatted("Same problem, same clock");
     ui::help("clock");
-    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
-                        static_cast<long long>(rs.problem.head_dim),
-                        std::string(sim::dtype_name(rs.problem.dtype)).c_str(), rs.machine.name.c_str(),
-                        mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
+    const std::string when = "(one head, a step at a time; not the predicted time): t = " + ui::seconds(t);
+    ui::same_line_if_fits(ImGui::CalcTextSize(when.c_str()).x);
+    ImGui::TextUnformatted(when.c_str());
+    char what[256];
+    std::snprintf(what, sizeof what, "N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
+                  static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
+                  rs.machine.name.c_str(), mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
+    ui::same_line_if_fits(ImGui::CalcTextSize(what).x, ImGui::GetFontSize() * 2);
+    ImGui::TextDisabled("%s", what);
     const float fs = ImGui::GetFontSize();
     column_toggles(v, rs);
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t
@@ -131,9 +135,16 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const float fe = std_total > 0 ? static_cast<float>(std::min(1.0, mine / std_total)) : 0;
         dl->AddRectFilled(q, ImVec2(q.x + w * fe, q.y + h), ui::with_alpha(ui::algo_colour(a), 70), 3);
         dl->AddRectFilled(q, ImVec2(q.x + w * f, q.y + h), ui::algo_colour(a), 3);
-        ui::text_centred(
-            dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255),
-            "whole run: " + ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "% of standard's bytes");
+        // the longest wording that fits the column (at 2x zoom the whole sentence did not)
+        const std::string pct = ui::fixed(100.0 * mine / std::max(1.0, std_total), 0) + "%";
+        std::string said = pct;
+        for (const std::string& words :
+             {"whole run: " + pct + " of standard's bytes", pct + " of standard's bytes", pct + " of standard's"})
+            if (ImGui::CalcTextSize(words.c_str()).x <= w - fs * 0.5f) {
+                said = words;
+                break;
+            }
+        ui::text_centred(dl, q, ImVec2(q.x + w, q.y + h), IM_COL32(255, 255, 255, 255), said);
         ImGui::EndChild();
     }
 }

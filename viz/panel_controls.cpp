@@ -48,11 +48,16 @@ bool draw_controls_panel(const RunSet* rs, bool busy, float progress, ViewState&
         int64_t s = v.cursor.step + 1, lo = 1, hi = last_step(tl) + 1;  // counted from 1 on screen
         // the shared-clock views count the steps of the longest column shown: name it
         const bool shared = v.panel == Panel::compare || v.panel == Panel::scores;
-        const std::string fmt =
-            (shared ? std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))) + " " : std::string()) +
-            "animation step %lld of " + std::to_string(tl.steps_total);
-        ImGui::SetNextItemWidth(-fs * 3.5f);
-        if (ImGui::SliderScalar("step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
+        // named above the slider, which shows the numbers only (a slider's text does not wrap: at 2x zoom
+        // "standard animation step 1 of 936" was cut)
+        if (shared)
+            ui::wrapped("Animation step, in %s's steps (the longest shown):",
+                        std::string(sim::algo_name(driver(*rs, v.panel, v.algo, v.columns))).c_str());
+        else
+            ImGui::TextUnformatted("Animation step:");
+        const std::string fmt = "%lld of " + ui::count(tl.steps_total);
+        ImGui::SetNextItemWidth(-fs * 2.2f);
+        if (ImGui::SliderScalar("##step", ImGuiDataType_S64, &s, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp))
             user_scrub(v, tl, s - 1);
         ImGui::EndDisabled();
         ui::help("step");
@@ -159,16 +164,20 @@ void draw_help_overlay(ViewState& v) {
                             ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowBgAlpha(0.96f);
     if (ImGui::Begin("Keyboard", &v.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse)) {
+        ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(ImGui::GetFontSize() * 0.6f, 2));
         if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
-            const char* rows[][2] = {
-                {"Space", "play / pause"},
-                {"Right arrow", "next step (softmax view: next block)"},
-                {"Left arrow", "previous step (softmax view: previous block)"},
-                {"Home / End", "first / last step"},
-                {"Page Down / Page Up", "next / previous lesson step"},
-                {"1 ... 9", "memory, side by side, score matrix, timeline, softmax, charts, measured, ring, exactness"},
-                {"F1 or ?", "this help"},
-                {"Esc", "close this help"}};
+            const char* rows[][2] = {{"Space", "play / pause"},
+                                     {"Right arrow", "next step (softmax view: next block)"},
+                                     {"Left arrow", "previous step (softmax view: previous block)"},
+                                     {"Home / End", "first / last step"},
+                                     {"Page Down / Page Up", "next / previous lesson step"},
+                                     {"F1 or ?", "this help"},
+                                     {"Esc", "close this help"},
+                                     {"F11 or Alt+Enter", "full screen"},
+                                     {"Ctrl + / Ctrl - / Ctrl 0", "zoom in / out / back to 100%"},
+                                     {"H", "hide / show the lesson and the controls"},
+                                     {"P", "save the view as a PNG, copy the command that reopens it"},
+                                     {"Q", "quit"}};
             for (auto& r : rows) {
                 ImGui::TableNextRow();
                 ImGui::TableNextColumn();
@@ -178,6 +187,17 @@ void draw_help_overlay(ViewState& v) {
             }
             ImGui::EndTable();
         }
+        // the views: the number row, 1-9, 0, - and = (panel_of_key), three key-and-view pairs a row
+        ImGui::TextUnformatted("The views (the keys of the number row):");
+        if (ImGui::BeginTable("view keys", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+            for (int k = 0; k < kPanelCount; ++k) {
+                const Panel p = static_cast<Panel>(k);
+                ImGui::TableNextColumn();
+                ImGui::Text("%c  %s", panel_key(p), std::string(panel_title(p)).c_str());
+            }
+            ImGui::EndTable();
+        }
+        ImGui::PopStyleVar();
         ImGui::TextDisabled("Hover any (?) for what a term means.");
     }
     ImGui::End();

@@ -181,11 +181,17 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
              : "");
     ImGui::Spacing();
     // the comparisons
-    constexpr ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("exact_pairs", 5, tf)) {
+    // wider than the view (2x zoom, the window's row): the table scrolls sideways, its columns whole
+    constexpr ImGuiTableFlags tf =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+    const size_t rows = t.pairs.size() + (x->approximation && !grad ? 1 : 0) + 1;  // and the header
+    const float table_h =
+        static_cast<float>(rows) * (ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2 + 1) +
+        ImGui::GetStyle().ScrollbarSize + 4;
+    if (ImGui::BeginTable("exact_pairs", 5, tf, ImVec2(0, table_h))) {
         ImGui::TableSetupColumn("compared");
-        ImGui::TableSetupColumn("max abs difference");
-        ImGui::TableSetupColumn("relative (Frobenius)");
+        ImGui::TableSetupColumn("max abs diff");
+        ImGui::TableSetupColumn("relative");
         ImGui::TableSetupColumn("max ulp");
         ImGui::TableSetupColumn("bit-identical");
         ImGui::TableHeadersRow();
@@ -206,7 +212,7 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
         };
         for (const ExactPair& e : t.pairs) {
             const auto a = sim::parse_algo(e.actual);
-            row(e.actual + " vs " + (e.expected == "reference" ? "float64 reference" : e.expected), e.stats,
+            row(e.actual + " vs " + (e.expected == "reference" ? "float64" : e.expected), e.stats,
                 a ? ui::algo_colour(*a) : ui::text_col);
         }
         if (x->approximation && !grad)
@@ -232,7 +238,8 @@ void draw_exact_panel(const ExactJob& job, ViewState& v) {
         }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ui::wrapped(
-        "max abs and relative are against the float64 values; max ulp and bit-identical compare after rounding both "
+        "max abs (difference) and relative (in the Frobenius norm) are against the float64 values; max ulp and "
+        "bit-identical compare after rounding both "
         "to %s. ulps look large near zero (an ulp there is tiny): max abs and relative are the fair sizes",
         dt);
     ImGui::PopStyleColor();

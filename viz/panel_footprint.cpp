@@ -25,7 +25,7 @@ void draw_footprint_panel(const RunSet& rs, ViewState& v) {
     p.heads = 16;
     const sim::Pass pass = static_cast<sim::Pass>(std::clamp(v.footprint_pass, 0, 2));
     const double card = sim::usable_memory(rs.machine);
-    ImGui::Text("Held in HBM at once by one attention layer: batch 1, 16 heads, N = %s, d = %lld, %s, %s",
+    ui::wrapped("Held in HBM at once by one attention layer: batch 1, 16 heads, N = %s, d = %lld, %s, %s",
                 ui::count(p.seq).c_str(), static_cast<long long>(p.head_dim),
                 std::string(sim::dtype_name(p.dtype)).c_str(), pass_words(pass));
     ImGui::TextDisabled("against the %s's %s", rs.machine.name.c_str(), ui::bytes(card).c_str());
@@ -75,11 +75,16 @@ void draw_footprint_panel(const RunSet& rs, ViewState& v) {
     // the card's memory as a line across the bars
     const float xc = p0.x + label_w + static_cast<float>(card / scale) * w;
     dl->AddLine(ImVec2(xc, p0.y - 4), ImVec2(xc, y), IM_COL32(255, 255, 255, 220), 2);
-    dl->AddText(ImVec2(xc + 4, y), ui::text_dim, ("the card: " + ui::bytes(card)).c_str());
+    // its name right of the line, or left of it where the view ends first
+    const std::string card_text = "the card: " + ui::bytes(card);
+    const float card_w = ImGui::CalcTextSize(card_text.c_str()).x,
+                right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+    dl->AddText(ImVec2(xc + 4 + card_w <= right ? xc + 4 : std::max(p0.x, xc - 4 - card_w), y), ui::text_dim,
+                card_text.c_str());
     ImGui::Dummy(ImVec2(label_w + w, y - p0.y + fs * 1.6f));
     ImGui::TextDisabled("Dark: grows with N^2 (S, P and their gradients); light: grows with N.");
     ImGui::Separator();
-    ImGui::TextUnformatted("The longest N that fits on this card (the grid of eighths of a power of two):");
+    ui::wrapped("The longest N that fits on this card (the grid of eighths of a power of two):");
     for (sim::Algo a : kAlgos) {
         try {
             const sim::FitResult fit = sim::longest_fit(p, a, pass, card);

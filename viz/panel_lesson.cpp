@@ -26,6 +26,7 @@ void draw_exercise(const LessonDoc& L, ViewState& v) {
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("  Check  Skip  ").x - 16);
     const bool enter = ImGui::InputTextWithHint("##answer", answer_format(ex).c_str(), buf, sizeof buf,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
+    ui::mark_text_field();
     st.typed = buf;
     ImGui::SameLine();
     if (ImGui::Button("Check") || enter) {
@@ -64,7 +65,9 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
     v.lesson = std::clamp(v.lesson, 0, static_cast<int>(lib.lessons.size()) - 1);
     const LessonDoc& L = lib.lessons[static_cast<size_t>(v.lesson)];
     ImGui::SetNextItemWidth(-1);
-    const std::string preview = std::to_string(v.lesson + 1) + ". " + L.title;
+    // the list shows the number only (a title cut at the pane's edge read "10. Simulated against
+    // measured, on a"); the title wraps under it
+    const std::string preview = "Lesson " + std::to_string(v.lesson + 1) + " of " + std::to_string(lib.lessons.size());
     // HeightLargest: all twelve lessons in the list at 1280x800, no scrolling inside it
     if (ImGui::BeginCombo("##lesson", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
         for (int i = 0; i < static_cast<int>(lib.lessons.size()); ++i) {
@@ -77,6 +80,9 @@ int draw_lesson_panel(const LessonLibrary& lib, ViewState& v) {
         }
         ImGui::EndCombo();
     }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::sky));
+    ui::wrapped("%s", L.title.c_str());
+    ImGui::PopStyleColor();
     std::vector<int> steps;
     for (const auto& l : lib.lessons) steps.push_back(static_cast<int>(l.steps.size()));
     if (!L.error.empty()) {

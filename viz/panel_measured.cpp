@@ -21,6 +21,10 @@
 namespace viz {
 
 namespace {
+ImVec4 st_disabled() { return ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]; }
+}  // namespace
+
+namespace {
 
 std::string opt_bytes(const std::optional<double>& b) { return b ? ui::bytes(*b) : "-"; }
 std::string opt_fixed(const std::optional<double>& x, int digits) { return x ? ui::fixed(*x, digits) : "-"; }
@@ -244,10 +248,11 @@ void draw_file(const MeasuredFile& f, ViewState& v) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::okabe::sky), "%s",
                        f.device.empty() ? "unknown GPU" : f.device.c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("measured %s, driver %s, commit %s  (%s, %zu rows)", f.date.empty() ? "?" : f.date.c_str(),
-                        f.driver.empty() ? "?" : f.driver.c_str(),
-                        f.commit.empty() ? "?" : f.commit.substr(0, 12).c_str(),
-                        f.path.substr(f.path.find_last_of('/') + 1).c_str(), f.rows.size());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ui::wrapped("measured %s, driver %s, commit %s  (%s, %zu rows)", f.date.empty() ? "?" : f.date.c_str(),
+                f.driver.empty() ? "?" : f.driver.c_str(), f.commit.empty() ? "?" : f.commit.substr(0, 12).c_str(),
+                f.path.substr(f.path.find_last_of('/') + 1).c_str(), f.rows.size());
+    ImGui::PopStyleColor();
     if (!f.anchor_note.empty()) ImGui::TextDisabled("%s", f.anchor_note.c_str());
     ImGui::PushID(f.path.c_str());
     const char* passes[] = {"forward", "backward"};
@@ -293,26 +298,35 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
     }
     // the main results file (the largest) in full; any others as tabs
     if (!ms.files.empty()) {
-        if (ImGui::BeginTabBar("files", ImGuiTabBarFlags_FittingPolicyScroll)) {  // names whole, scrolled
-            std::vector<size_t> order(ms.files.size());
-            for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-            std::stable_sort(order.begin(), order.end(),
-                             [&](size_t a, size_t b) { return ms.files[a].rows.size() > ms.files[b].rows.size(); });
-            for (size_t i : order) {
-                // card/kind.json, as lessons name it ("h200/decode.json")
-                const std::string& path = ms.files[i].path;
-                const size_t last = path.find_last_of('/');
-                const size_t prev =
-                    last == std::string::npos || last == 0 ? std::string::npos : path.find_last_of('/', last - 1);
-                const std::string name = prev == std::string::npos ? path.substr(last + 1) : path.substr(prev + 1);
-                const ImGuiTabItemFlags open = name == v.measured_open ? ImGuiTabItemFlags_SetSelected : 0;
-                if (ImGui::BeginTabItem(name.c_str(), nullptr, open)) {
-                    draw_file(ms.files[i], v);
-                    ImGui::EndTabItem();
-                }
-            }
-            ImGui::EndTabBar();
+        // one button a file, in rows as wide as the view (a tab bar cut the last names at its edge)
+        std::vector<size_t> order(ms.files.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return ms.files[a].rows.size() > ms.files[b].rows.size(); });
+        auto name_of = [&](size_t i) {  // card/kind.json, as lessons name it ("h200/decode.json")
+            const std::string& path = ms.files[i].path;
+            const size_t last = path.find_last_of('/');
+            const size_t prev =
+                last == std::string::npos || last == 0 ? std::string::npos : path.find_last_of('/', last - 1);
+            return prev == std::string::npos ? path.substr(last + 1) : path.substr(prev + 1);
+        };
+        if (!v.measured_open.empty()) v.measured_file = v.measured_open;
+        size_t shown = order[0];
+        for (size_t i : order)
+            if (name_of(i) == v.measured_file) shown = i;
+        const ImGuiStyle& st = ImGui::GetStyle();
+        const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+        for (size_t k = 0; k < order.size(); ++k) {
+            const std::string name = name_of(order[k]);
+            const float w = ImGui::CalcTextSize(name.c_str()).x + st.FramePadding.x * 2;
+            if (k > 0 && ImGui::GetItemRectMax().x + st.ItemSpacing.x + w <= right) ImGui::SameLine();
+            const bool on = order[k] == shown;
+            ImGui::PushStyleColor(ImGuiCol_Button, st.Colors[on ? ImGuiCol_TabActive : ImGuiCol_Tab]);
+            ImGui::PushStyleColor(ImGuiCol_ButtonHovered, st.Colors[ImGuiCol_TabHovered]);
+            if (ImGui::Button(name.c_str())) v.measured_file = name;
+            ImGui::PopStyleColor(2);
         }
+        draw_file(ms.files[shown], v);
         v.measured_open.clear();
     }
     // a live measurement on this machine's GPU, when the build and the machine have one
@@ -325,9 +339,13 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
         if (live->running()) ImGui::ProgressBar(live->progress(), ImVec2(-1, 0), "running on the GPU...");
         if (live->has_result()) draw_file(live->result(), v);
     } else {
-        ImGui::TextDisabled("Live run: %s.", why.c_str());
+        ImGui::PushStyleColor(ImGuiCol_Text, st_disabled());
+        ui::wrapped("Live run: %s.", why.c_str());
+        ImGui::PopStyleColor();
     }
-    ImGui::TextDisabled("\"-\": not recorded. Speed vs SDPA = PyTorch's time / this kernel's time (1 = as fast).");
+    ImGui::PushStyleColor(ImGuiCol_Text, st_disabled());
+    ui::wrapped("\"-\": not recorded. Speed vs SDPA = PyTorch's time / this kernel's time (1 = as fast).");
+    ImGui::PopStyleColor();
     ui::help("SDPA");
 }
 

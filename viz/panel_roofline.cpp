@@ -34,42 +34,10 @@ std::string decade_label(double x) {
     return std::to_string(static_cast<long long>(std::llround(x / 1e6))) + "M";
 }
 
-// The points to place: the app's three algorithms as simulated, every recorded row at the bench's
-// shape (measured and its own model), and the decoding view's step.
-std::vector<RoofPoint> gather(const RunSet& rs, const MeasuredSet& ms, const ViewState& v, std::string& note) {
-    std::vector<RoofPoint> pts;
-    const sim::Problem& bp = rs.bench_problem;
-    const double scale =
-        double(bp.batch * bp.heads) / double(std::max<int64_t>(1, rs.problem.batch * rs.problem.heads));
-    for (sim::Algo a : kAlgos) {
-        const sim::Timing& t = rs.bench_timing[static_cast<size_t>(algo_index(a))];
-        if (t.computed && t.predicted_ms > 0)
-            pts.push_back(simulated_point(rs.result(a), t.predicted_ms * 1e-3, kRungIdeal, scale));
-    }
-    std::vector<std::string> passes;
-    if (rs.params.pass != sim::Pass::backward) passes.push_back("forward");
-    if (rs.params.pass != sim::Pass::forward) passes.push_back("backward");
-    size_t rows = 0;
-    for (const auto& pass : passes)
-        for (const MeasuredRow* r :
-             rows_at(ms, pass, bp.seq, bp.head_dim, bp.causal, bp.batch, bp.heads, rs.params.gpu))
-            for (RoofPoint& p : recorded_points(*r)) {
-                pts.push_back(std::move(p));
-                ++rows;
-            }
-    if (rows == 0)
-        note = "No recorded row at this shape (N = " + ui::count(bp.seq) + ", d = " + std::to_string(bp.head_dim) +
-               (bp.causal ? ", causal" : "") + ", on the " + rs.params.gpu +
-               "): only the simulated points are placed. The Measured view lists what was recorded.";
-    try {
-        pts.push_back(decode_point(sim::simulate_decode(v.decode.problem(), rs.machine, v.decode.config())));
-    } catch (const std::exception&) {}  // a shape the decoding view refuses (it says why there)
-    return pts;
-}
 void draw_roofline_panel_body(const RunSet& rs, const MeasuredSet& ms, ViewState& v) {
     const float fs = ImGui::GetFontSize();
     std::string note;
-    const std::vector<RoofPoint> pts = gather(rs, ms, v, note);
+    const std::vector<RoofPoint> pts = roof_points(rs, ms, v.decode, note);
     const std::vector<RoofCeiling> roofs = roof_ceilings(rs.machine);
     const sim::Problem& bp = rs.bench_problem;
     ImGui::TextUnformatted("Roofline");
@@ -79,34 +47,16 @@ void draw_roofline_panel_body(const RunSet& rs, const MeasuredSet& ms, ViewState
         "Each kernel at N = %s, d = %s, B = %s, H = %s (the shape results measured), %s%s.",
         rs.machine.name.c_str(), ui::count(bp.seq).c_str(), ui::count(bp.head_dim).c_str(), ui::count(bp.batch).c_str(),
         ui::count(bp.heads).c_str(), pass_words(rs.params.pass), mask_words(bp).c_str());
-    // the axes' ranges: every point, every ridge, whole decades around them
-    double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
-    for (const auto& r : roofs) {
-        x_lo = std::min(x_lo, r.ridge() / 10);
-        x_hi = std::max(x_hi, r.ridge() * 10);
-        y_hi = std::max(y_hi, r.flops);
-        y_lo = std::min(y_lo, r.flops / 1000);
-    }
-    for (const auto& p : pts)
-        if (p.intensity() > 0 && p.rate() > 0) {
-            x_lo = std::min(x_lo, p.intensity());
-            x_hi = std::max(x_hi, p.intensity());
-            y_lo = std::min(y_lo, p.rate());
-            y_hi = std::max(y_hi, p.rate());
-        }
-    x_lo = std::pow(10.0, std::floor(std::log10(x_lo)));
-    x_hi = std::pow(10.0, std::ceil(std::log10(x_hi) + 1e-9));
-    y_lo = std::pow(10.0, std::floor(std::log10(y_lo)));
-    y_hi = std::pow(10.0, std::ceil(std::log10(y_hi * 1.5)));
-
-    // the plot: labels of the y axis on the left, of the x axis underneath
-    const float left = ImGui::CalcTextSize("10000").x + fs * 0.6f, bottom = fs * 2.6f;
-    const ImVec2 o = ImGui::GetCursorScreenPos();
-    const float w = std::max(fs * 16, ImGui::GetContentRegionAvail().x - fs * 0.5f);
-    const float h = std::clamp(ImGui::GetContentRegionAvail().y * 0.45f, fs * 10, fs * 22);
-    const ImVec2 a(o.x + left, o.y + fs * 0.5f), b(o.x + w, o.y + h - bottom);
-    auto X = [&](double x) { return a.x + float(std::log10(x / x_lo) / std::log10(x_hi / x_lo)) * (b.x - a.x); };
-    auto Y = [&](double y) { return b.y - float(std::log10(y / y_lo) / std::log10(y_hi / y_lo)) * (b.y - a.y); };
+    // the plot: labels of the y axis on the left, of the x axis underneath; whole decades around
+    // every roof and point (roof_axes)
+    const ImVec2 o = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+    const RoofPlotLayout lay = roof_plot_layout(o.x, o.y, avail.x, avail.y, fs, ImGui::CalcTextSize("10000").x);
+    const RoofAxes ax = roof_axes(roofs, pts, lay.plot);
+    const double x_lo = ax.x_lo, x_hi = ax.x_hi, y_lo = ax.y_lo, y_hi = ax.y_hi;
+    const float w = lay.outer.x1 - lay.outer.x0, h = lay.outer.y1 - lay.outer.y0;
+    const ImVec2 a(lay.plot.x0, lay.plot.y0), b(lay.plot.x1, lay.plot.y1);
+    auto X = [&](double x) { return ax.x(x); };
+    auto Y = [&](double y) { return ax.y(y); };
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->AddRectFilled(a, b, ui::panel_bg);
     for (double x = x_lo; x <= x_hi * 1.0001; x *= 10) {
@@ -123,7 +73,9 @@ void draw_roofline_panel_body(const RunSet& rs, const MeasuredSet& ms, ViewState
     }
     const char* xt = "FLOPs per byte of HBM";
     dl->AddText(ImVec2((a.x + b.x - ImGui::CalcTextSize(xt).x) / 2, b.y + fs * 1.2f), ui::text_col, xt);
-    dl->AddText(ImVec2(a.x + 4, a.y + 2), ui::text_dim, "TFLOP/s");
+    const char* yt = "TFLOP/s";
+    const ImVec2 yt_at(a.x + 4, a.y + 2), yt_size = ImGui::CalcTextSize(yt);
+    dl->AddText(yt_at, ui::text_dim, yt);
     // the roofs: the sloping memory line up to the ridge, then the flat compute roof
     dl->PushClipRect(a, b, true);
     for (size_t k = 0; k < roofs.size(); ++k) {
@@ -136,6 +88,9 @@ void draw_roofline_panel_body(const RunSet& rs, const MeasuredSet& ms, ViewState
             dl->AddLine(ImVec2(X(xr), yy), ImVec2(X(xr), std::min(b.y, yy + 3)), ui::with_alpha(col, 140));
     }
     // the points: hollow = simulated, filled = measured; a recorded row's two joined by a thin line
+    const float mr = fs * 0.38f;  // a circle's radius
+    std::vector<size_t> shown;    // the points with a place on the axes
+    std::vector<PlotPt> anchors, sizes;
     for (size_t i = 0; i < pts.size(); ++i) {
         const RoofPoint& p = pts[i];
         if (!(p.intensity() > 0 && p.rate() > 0)) continue;
@@ -146,19 +101,36 @@ void draw_roofline_panel_body(const RunSet& rs, const MeasuredSet& ms, ViewState
                 if (!pts[j].measured && pts[j].kernel == p.kernel && pts[j].pass == p.pass &&
                     pts[j].time_what == kRungKernel)
                     dl->AddLine(c, ImVec2(X(pts[j].intensity()), Y(pts[j].rate())), ui::with_alpha(col, 120));
-            dl->AddCircleFilled(c, fs * 0.38f, col);
+            dl->AddCircleFilled(c, mr, col);
         } else if (p.kernel == "decode") {
             dl->AddTriangleFilled(ImVec2(c.x, c.y - fs * 0.45f), ImVec2(c.x - fs * 0.4f, c.y + fs * 0.3f),
                                   ImVec2(c.x + fs * 0.4f, c.y + fs * 0.3f), col);
         } else {
-            dl->AddCircle(c, fs * 0.38f, col, 0, 2);
+            dl->AddCircle(c, mr, col, 0, 2);
         }
-        // numbers: a measured point's below right, a simulated one's above right (a row's two sit close)
-        dl->AddText(ImVec2(c.x + fs * 0.45f, p.measured ? c.y - fs * 0.1f : c.y - fs * 1.0f), col,
-                    std::to_string(i + 1).c_str());
+        shown.push_back(i);
+        anchors.push_back({c.x, c.y});
+        const ImVec2 ts = ImGui::CalcTextSize(std::to_string(i + 1).c_str());
+        sizes.push_back({ts.x, ts.y});
         if (ImGui::IsMouseHoveringRect(ImVec2(c.x - fs / 2, c.y - fs / 2), ImVec2(c.x + fs / 2, c.y + fs / 2)))
             ImGui::SetTooltip("%zu: %s\n%s FLOPs per byte, %s TFLOP/s", i + 1, p.label().c_str(),
                               ui::fixed(p.intensity(), 1).c_str(), ui::fixed(p.rate() / 1e12, 1).c_str());
+    }
+    // the numbers: none over another or over a marker, all inside the plot (place_labels); one set
+    // away from its marker gets a line to it
+    const std::vector<PlacedLabel> labels = place_labels(
+        anchors, sizes, lay.plot, fs * 0.45f, {Box{yt_at.x, yt_at.y, yt_at.x + yt_size.x, yt_at.y + yt_size.y}});
+    for (size_t k = 0; k < shown.size(); ++k) {
+        const PlacedLabel& L = labels[k];
+        const ImU32 col = kernel_colour(pts[shown[k]].kernel);
+        if (!L.placed) continue;  // no room left in a plot this small; the table lists it
+        if (L.leader) {
+            const ImVec2 c(anchors[k].x, anchors[k].y);
+            const ImVec2 e(std::clamp(c.x, L.box.x0, L.box.x1), std::clamp(c.y, L.box.y0, L.box.y1));
+            const float dx = e.x - c.x, dy = e.y - c.y, len = std::sqrt(dx * dx + dy * dy);
+            if (len > mr) dl->AddLine(ImVec2(c.x + dx / len * mr, c.y + dy / len * mr), e, ui::with_alpha(col, 170));
+        }
+        dl->AddText(ImVec2(L.box.x0, L.box.y0), col, std::to_string(shown[k] + 1).c_str());
     }
     dl->PopClipRect();
     ImGui::Dummy(ImVec2(w, h));

@@ -44,6 +44,10 @@ void legend_swatch(ImU32 col, const char* text) {
     ImGui::SameLine();
     ImGui::TextUnformatted(text);
 }
+// how wide legend_swatch(col, text) draws: the swatch, the gap, the text
+float legend_swatch_width(const char* text) {
+    return ImGui::GetFontSize() * 0.9f + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(text).x;
+}
 
 // One algorithm's grid in [p0, p0 + side]: runs of equal cells drawn as one rectangle when cells are
 // small (a 256 x 256 grid stays a few hundred rectangles a frame), one rectangle a cell otherwise.
@@ -147,16 +151,16 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
                         static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
                         pass_words(rs.params.pass), mask_words(rs.problem).c_str());
     legend_swatch(ui::cell_empty, "not yet");
-    ImGui::SameLine(0, fs);
+    ui::same_line_if_fits(legend_swatch_width("computed"), fs);
     legend_swatch(ui::okabe::green, "computed");
-    ImGui::SameLine(0, fs);
+    ui::same_line_if_fits(legend_swatch_width("written to HBM"), fs);
     legend_swatch(kStored, "written to HBM");
-    ImGui::SameLine(0, fs);
+    ui::same_line_if_fits(legend_swatch_width("masked: skipped"), fs);
     legend_swatch(kSkipped, "masked: skipped");
     ui::help("causal");
-    ImGui::SameLine(0, fs);
+    ui::same_line_if_fits(legend_swatch_width("masked, computed anyway"), fs);
     legend_swatch(ui::mix(ui::algo_colour(sim::Algo::standard), kSkipped, 0.55f), "masked, computed anyway");
-    ImGui::SameLine(0, fs);
+    ui::same_line_if_fits(legend_swatch_width("now"), fs);
     legend_swatch(IM_COL32(255, 255, 255, 255), "now");
 
     std::vector<sim::Algo> cols;

@@ -179,6 +179,7 @@ void draw_softmax_panel(ViewState& v) {
     // half-typed rows), so the chart shows the last good input until then.
     ImGui::SetNextItemWidth(std::max(fs * 10, ImGui::GetContentRegionAvail().x - fs * 21));
     ImGui::InputText("##scores", &v.scores_text);
+    ui::mark_text_field();
     if (ImGui::IsItemDeactivatedAfterEdit() && apply_scores_text(v, true)) v.softmax_focus = -1;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Enter applies; -inf masks a score (its weight is 0)");
     ImGui::SameLine();
@@ -196,6 +197,7 @@ void draw_softmax_panel(ViewState& v) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     ImGui::InputTextWithHint("##values", "e.g. 0,1; 1,0; 2,1; ...  (empty: the output is the weights)", &v.values_text);
+    ui::mark_text_field();
     if (ImGui::IsItemDeactivatedAfterEdit() && apply_scores_text(v)) v.softmax_focus = -1;
     if (!v.softmax_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(ui::okabe::vermillion));
@@ -234,8 +236,9 @@ void draw_softmax_panel(ViewState& v) {
     const auto& B = sm.record.blocks[static_cast<size_t>(j)];
     ImGui::Spacing();
     ImGui::BeginChild("state", ImVec2(avail.x * 0.5f - 4, 0), true);
-    ImGui::Text("Block %d (j = %d): what the carried state goes through", j + 1, j);
+    ImGui::Text("Block %d (j = %d)", j + 1, j);
     ui::help("rescale");
+    ui::wrapped("What the carried state goes through:");
     const SoftmaxStepShown st = softmax_step_shown(B);
     double block_sum = 0;  // this block's sum of e^(s - m); a masked score adds exactly 0
     if (!st.masked_so_far)
@@ -264,8 +267,10 @@ void draw_softmax_panel(ViewState& v) {
     ui::wrapped("before: %s", vec_text(st.acc_before, 3).c_str());
     ui::wrapped("x %s: %s", ui::fixed(st.rescale, 4).c_str(), vec_text(st.acc_rescaled, 3).c_str());
     ui::wrapped("after:  %s", vec_text(st.acc_after, 3).c_str());
-    ImGui::TextDisabled(sm.with_values ? "Final output = accumulator / l = softmax(s) V."
-                                       : "Final output = accumulator / l: the softmax weights.");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ui::wrapped("%s", sm.with_values ? "Final output = accumulator / l = softmax(s) V."
+                                     : "Final output = accumulator / l: the softmax weights.");
+    ImGui::PopStyleColor();
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("result", ImVec2(0, 0), true);

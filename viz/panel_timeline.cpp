@@ -5,6 +5,7 @@
 // shape, serial and overlapped, beside the kernels' measured times from results.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ void swatch(ImU32 col, const char* text) {
     ImGui::Dummy(ImVec2(fs * 0.9f, fs));
     ImGui::SameLine();
     ImGui::TextUnformatted(text);
+}
+// how wide swatch(col, text) draws: the swatch, the gap, the text
+float swatch_width(const char* text) {
+    return ImGui::GetFontSize() * 0.9f + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(text).x;
 }
 
 struct BlockLanes {
@@ -99,10 +104,12 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
         ImGui::SameLine();
         if (ImGui::RadioButton(std::string(sim::algo_name(a)).c_str(), v.algo == a)) switch_algo(v, &rs, a);
     }
-    ImGui::SameLine(0, fs * 2);
-    ImGui::TextDisabled("N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
-                        static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(),
-                        pass_words(rs.params.pass), mask_words(rs.problem).c_str());
+    char what[256];
+    std::snprintf(what, sizeof what, "N = %lld, d = %lld, %s, %s%s", static_cast<long long>(rs.problem.seq),
+                  static_cast<long long>(rs.problem.head_dim), rs.machine.name.c_str(), pass_words(rs.params.pass),
+                  mask_words(rs.problem).c_str());
+    ui::same_line_if_fits(ImGui::CalcTextSize(what).x, fs * 2);
+    ImGui::TextDisabled("%s", what);
     const sim::Result& r = rs.result(v.algo);
     const sim::Timing& tm = r.timing;
     if (!tm.computed || tm.timeline.empty()) {
@@ -125,12 +132,15 @@ void draw_timeline_panel(const RunSet& rs, const MeasuredSet& ms, ViewState& v) 
         kernel.c_str(), blocks.size(), steps, static_cast<long long>(r.machine.blocks_per_sm),
         r.machine.blocks_per_sm == 1 ? "" : "s");
     swatch(kind_colour(Kind::copy), "copies HBM/L2 -> SRAM");
-    ImGui::SameLine(0, fs);
-    swatch(kind_colour(Kind::matmul),
-           v.algo == sim::Algo::standard ? "tensor cores (the library GEMM)" : "tensor cores (mma.sync)");
+    const char* tc = v.algo == sim::Algo::standard ? "tensor cores (the library GEMM)" : "tensor cores (mma.sync)";
+    ui::same_line_if_fits(swatch_width(tc), fs);
+    swatch(kind_colour(Kind::matmul), tc);
     ui::help("tensor cores");
-    ImGui::SameLine(0, fs);
-    swatch(kind_colour(Kind::scalar), "exp and softmax (charged on fp32 lanes)");
+    // the longer name where it fits on a line, the shorter where not (2x zoom)
+    const char* ex = "exp and softmax (charged on fp32 lanes)";
+    if (swatch_width(ex) > ImGui::GetContentRegionAvail().x) ex = "exp, softmax (fp32 lanes)";
+    ui::same_line_if_fits(swatch_width(ex), fs);
+    swatch(kind_colour(Kind::scalar), ex);
     ui::help("special-function units");
 
     double t_max = 0;

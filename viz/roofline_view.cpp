@@ -2,8 +2,14 @@
 #include "viz/roofline_view.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
 
+#include "report/report.hpp"
+#include "viz/decode_view.hpp"
 #include "viz/measurement.hpp"
+#include "viz/model.hpp"
 #include "viz/rungs.hpp"
 
 namespace viz {
@@ -93,6 +99,133 @@ RoofPoint decode_point(const sim::DecodeResult& r) {
     d.seconds = r.total_s;
     d.time_what = "decode model";
     return d;
+}
+
+std::vector<RoofPoint> roof_points(const RunSet& rs, const MeasuredSet& ms, const DecodeShape& decode,
+                                   std::string& note) {
+    std::vector<RoofPoint> pts;
+    note.clear();
+    const sim::Problem& bp = rs.bench_problem;
+    const double scale =
+        double(bp.batch * bp.heads) / double(std::max<int64_t>(1, rs.problem.batch * rs.problem.heads));
+    for (sim::Algo a : kAlgos) {
+        const sim::Timing& t = rs.bench_timing[static_cast<size_t>(algo_index(a))];
+        if (t.computed && t.predicted_ms > 0)
+            pts.push_back(simulated_point(rs.result(a), t.predicted_ms * 1e-3, kRungIdeal, scale));
+    }
+    std::vector<std::string> passes;
+    if (rs.params.pass != sim::Pass::backward) passes.push_back("forward");
+    if (rs.params.pass != sim::Pass::forward) passes.push_back("backward");
+    size_t rows = 0;
+    for (const auto& pass : passes)
+        for (const MeasuredRow* r :
+             rows_at(ms, pass, bp.seq, bp.head_dim, bp.causal, bp.batch, bp.heads, rs.params.gpu))
+            for (RoofPoint& p : recorded_points(*r)) {
+                pts.push_back(std::move(p));
+                ++rows;
+            }
+    if (rows == 0)
+        note = "No recorded row at this shape (N = " + report::group_digits(bp.seq) +
+               ", d = " + std::to_string(bp.head_dim) + (bp.causal ? ", causal" : "") + ", on the " + rs.params.gpu +
+               "): only the simulated points are placed. The Measured view lists what was recorded.";
+    try {
+        pts.push_back(decode_point(sim::simulate_decode(decode.problem(), rs.machine, decode.config())));
+    } catch (const std::exception&) {}  // a shape the decoding view refuses (it says why there)
+    return pts;
+}
+
+float RoofAxes::x(double intensity) const {
+    return plot.x0 + float(std::log10(intensity / x_lo) / std::log10(x_hi / x_lo)) * (plot.x1 - plot.x0);
+}
+float RoofAxes::y(double rate) const {
+    return plot.y1 - float(std::log10(rate / y_lo) / std::log10(y_hi / y_lo)) * (plot.y1 - plot.y0);
+}
+
+RoofAxes roof_axes(const std::vector<RoofCeiling>& roofs, const std::vector<RoofPoint>& pts, const Box& plot) {
+    double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
+    for (const auto& r : roofs) {
+        x_lo = std::min(x_lo, r.ridge() / 10);
+        x_hi = std::max(x_hi, r.ridge() * 10);
+        y_hi = std::max(y_hi, r.flops);
+        y_lo = std::min(y_lo, r.flops / 1000);
+    }
+    for (const auto& p : pts)
+        if (p.intensity() > 0 && p.rate() > 0) {
+            x_lo = std::min(x_lo, p.intensity());
+            x_hi = std::max(x_hi, p.intensity());
+            y_lo = std::min(y_lo, p.rate());
+            y_hi = std::max(y_hi, p.rate());
+        }
+    RoofAxes ax;
+    ax.plot = plot;
+    if (!(x_hi > 0) || !(y_hi > 0)) return ax;  // nothing to place: one decade each way
+    ax.x_lo = std::pow(10.0, std::floor(std::log10(x_lo)));
+    ax.x_hi = std::pow(10.0, std::ceil(std::log10(x_hi) + 1e-9));
+    ax.y_lo = std::pow(10.0, std::floor(std::log10(y_lo)));
+    ax.y_hi = std::pow(10.0, std::ceil(std::log10(y_hi * 1.5)));
+    return ax;
+}
+
+RoofPlotLayout roof_plot_layout(float x, float y, float avail_w, float avail_h, float fs, float y_label_w) {
+    const float left = y_label_w + fs * 0.6f, bottom = fs * 2.6f;
+    const float w = std::max(fs * 16, avail_w - fs * 0.5f);
+    const float h = std::clamp(avail_h * 0.45f, fs * 10, fs * 22);
+    return {{x, y, x + w, y + h}, {x + left, y + fs * 0.5f, x + w, y + h - bottom}};
+}
+
+std::vector<PlacedLabel> place_labels(const std::vector<PlotPt>& anchors, const std::vector<PlotPt>& sizes,
+                                      const Box& plot, float marker_r, const std::vector<Box>& keep_out) {
+    const size_t n = std::min(anchors.size(), sizes.size());
+    std::vector<Box> taken = keep_out;  // markers, keep-out boxes, then each label as it is placed
+    for (size_t i = 0; i < n; ++i)
+        taken.push_back(
+            {anchors[i].x - marker_r, anchors[i].y - marker_r, anchors[i].x + marker_r, anchors[i].y + marker_r});
+    auto free = [&](const Box& b) {
+        if (!b.within(plot)) return false;
+        for (const Box& t : taken)
+            if (b.overlaps(t)) return false;
+        return true;
+    };
+    std::vector<PlacedLabel> out(n);
+    for (size_t i = 0; i < n; ++i) {
+        const float ax = anchors[i].x, ay = anchors[i].y, w = sizes[i].x, h = sizes[i].y;
+        const float gap = std::max(1.0f, h * 0.12f), step = std::max(1.0f, h * 0.6f);
+        PlacedLabel& L = out[i];
+        // the eight places around the marker, `e` from its centre: right, above right, below right,
+        // left, above left, below left, above, below; then the same farther out
+        for (int ring = 0; ring < 6 && !L.placed; ++ring) {
+            const float e = marker_r + gap + float(ring) * step;
+            const Box c[8] = {{ax + e, ay - h / 2, ax + e + w, ay + h / 2},
+                              {ax + e * 0.3f, ay - e - h, ax + e * 0.3f + w, ay - e},
+                              {ax + e * 0.3f, ay + e, ax + e * 0.3f + w, ay + e + h},
+                              {ax - e - w, ay - h / 2, ax - e, ay + h / 2},
+                              {ax - e * 0.3f - w, ay - e - h, ax - e * 0.3f, ay - e},
+                              {ax - e * 0.3f - w, ay + e, ax - e * 0.3f, ay + e + h},
+                              {ax - w / 2, ay - e - h, ax + w / 2, ay - e},
+                              {ax - w / 2, ay + e, ax + w / 2, ay + e + h}};
+            for (const Box& b : c)
+                if (free(b)) {
+                    L = {b, true, ring > 0};
+                    break;
+                }
+        }
+        // the nearest free place on a grid over the whole plot (half a label's height apart)
+        if (!L.placed && w > 0 && h > 0) {
+            const float g = std::max(1.0f, h * 0.5f);
+            float best = std::numeric_limits<float>::max();
+            for (float y0 = plot.y0; y0 + h <= plot.y1; y0 += g)
+                for (float x0 = plot.x0; x0 + w <= plot.x1; x0 += g) {
+                    const Box b{x0, y0, x0 + w, y0 + h};
+                    const float dx = x0 + w / 2 - ax, dy = y0 + h / 2 - ay, d = dx * dx + dy * dy;
+                    if (d < best && free(b)) {
+                        best = d;
+                        L = {b, true, true};
+                    }
+                }
+        }
+        if (L.placed) taken.push_back(L.box);
+    }
+    return out;
 }
 
 }  // namespace viz

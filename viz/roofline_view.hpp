@@ -15,6 +15,8 @@ namespace viz {
 
 struct MeasuredRow;  // viz/measurement.hpp
 struct MeasuredSet;
+struct RunSet;       // viz/model.hpp
+struct DecodeShape;  // viz/decode_view.hpp
 
 struct RoofCeiling {
     std::string name;                                                       // "datasheet" or "measured"
@@ -58,5 +60,53 @@ std::vector<RoofPoint> recorded_points(const MeasuredRow& row);
 // A decoding step (sim::simulate_decode): 4 x B x H_q x L x d FLOPs (a score and a value product a
 // key) over the bytes it moves, at the decode model's time.
 RoofPoint decode_point(const sim::DecodeResult& r);
+
+// The points the view places: the app's three algorithms as simulated (at the bench's shape, rung 1),
+// every recorded row at that shape (measured, and its own model), and the decoding view's step.
+// `note` says when no recorded row matches the shape ("" when some do).
+std::vector<RoofPoint> roof_points(const RunSet& rs, const MeasuredSet& ms, const DecodeShape& decode,
+                                   std::string& note);
+
+// ---- the plot's geometry, in screen pixels (y grows downwards), GL-free
+struct Box {
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+    bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+    bool within(const Box& o) const { return x0 >= o.x0 && y0 >= o.y0 && x1 <= o.x1 && y1 <= o.y1; }
+};
+struct PlotPt {
+    float x = 0, y = 0;
+};
+
+// The axes: whole decades around every roof's ridge (a decade each side), its rate and a thousandth
+// of it, and every point; mapped log-log onto `plot`.
+struct RoofAxes {
+    double x_lo = 1, x_hi = 10, y_lo = 1, y_hi = 10;  // FLOPs per byte; FLOP/s
+    Box plot;
+    float x(double intensity) const;
+    float y(double rate) const;
+    PlotPt at(const RoofPoint& p) const { return {x(p.intensity()), y(p.rate())}; }
+};
+RoofAxes roof_axes(const std::vector<RoofCeiling>& roofs, const std::vector<RoofPoint>& pts, const Box& plot);
+
+// Where the panel draws the plot in a view area whose top left is (x, y), avail_w x avail_h of it left
+// below the text above, at font size fs, with the y axis's labels y_label_w wide: `outer` is all the
+// plot takes (its labels and the x axis's included), `plot` the log-log area.
+struct RoofPlotLayout {
+    Box outer, plot;
+};
+RoofPlotLayout roof_plot_layout(float x, float y, float avail_w, float avail_h, float fs, float y_label_w);
+
+// The points' number labels, placed so that none overlaps another, a marker or a `keep_out` box (the
+// axis caption), and all stay inside `plot`: each label tries the eight places around its marker
+// (right first), then the same eight farther out (drawn with a leader line to the marker), then the
+// nearest free place in the plot. A label that finds no room anywhere (a plot too small for them all)
+// is not shown (`placed` false); the table under the plot lists every point anyway.
+struct PlacedLabel {
+    Box box;
+    bool placed = false;
+    bool leader = false;  // away from its marker: draw a line to it
+};
+std::vector<PlacedLabel> place_labels(const std::vector<PlotPt>& anchors, const std::vector<PlotPt>& sizes,
+                                      const Box& plot, float marker_r, const std::vector<Box>& keep_out);
 
 }  // namespace viz

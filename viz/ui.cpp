@@ -75,8 +75,14 @@ ImU32 mix(ImU32 a, ImU32 b, float t) {
     return ch(IM_COL32_R_SHIFT) | ch(IM_COL32_G_SHIFT) | ch(IM_COL32_B_SHIFT) | ch(IM_COL32_A_SHIFT);
 }
 
+void same_line_if_fits(float w, float spacing) {
+    if (spacing < 0) spacing = ImGui::GetStyle().ItemSpacing.x;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + spacing + w <= right) ImGui::SameLine(0, spacing);
+}
+
 void help(std::string_view t) {
-    ImGui::SameLine(0, 4);
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x, 4);  // at the window's edge: under the item, not cut
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
@@ -182,6 +188,18 @@ void text_clipped(const std::string& s) {
     ImGui::TextUnformatted(s.c_str());
     if (ImGui::CalcTextSize(s.c_str()).x > avail && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.c_str());
 }
+
+namespace {
+std::vector<std::array<float, 4>>& text_fields() {
+    static std::vector<std::array<float, 4>> f;
+    return f;
+}
+}  // namespace
+void mark_text_field() {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    text_fields().push_back({a.x, a.y, b.x, b.y});
+}
+std::vector<std::array<float, 4>> take_text_fields() { return std::exchange(text_fields(), {}); }
 
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s) {
     const ImVec2 sz = ImGui::CalcTextSize(s.c_str());

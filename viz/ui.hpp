@@ -3,8 +3,10 @@
 #pragma once
 #include <imgui.h>
 
+#include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/simulate.hpp"
 #include "sim/trace.hpp"
@@ -32,7 +34,11 @@ inline constexpr ImU32 text_col = IM_COL32(235, 235, 240, 255);
 inline constexpr ImU32 panel_bg = IM_COL32(40, 42, 50, 255);
 inline constexpr ImU32 cell_empty = IM_COL32(62, 64, 74, 255);
 
-// A "(?)" after the last item, showing the glossary entry for `term` on hover.
+// SameLine when an item `w` pixels wide still fits on the line (after `spacing`; < 0: the style's);
+// otherwise the item starts the next line (a line of controls at 2x zoom wraps instead of being cut).
+void same_line_if_fits(float w, float spacing = -1);
+// A "(?)" after the last item (on the next line where it does not fit), showing the glossary entry
+// for `term` on hover.
 void help(std::string_view term);
 // Text followed by its "(?)".
 void term(const char* label, std::string_view term);
@@ -51,6 +57,12 @@ void wrapped(const char* fmt, ...) IM_FMTARGS(1);
 void lesson_text(const std::string& text);
 // A line that may be clipped (a fixed-width column, a narrow window): the full text on hover.
 void text_clipped(const std::string& s);
+
+// A text field whose text may be longer than the field (it scrolls to the cursor as fields do): call
+// right after the field; the tour's check for cut text (cut_text.hpp) leaves the field's text out.
+void mark_text_field();
+// The fields marked since the last call, as screen rectangles (x0, y0, x1, y1); clears them.
+std::vector<std::array<float, 4>> take_text_fields();
 
 // Draw text centred in [a, b] on a draw list.
 void text_centred(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, const std::string& s);

@@ -29,6 +29,12 @@ std::optional<Panel> parse_panel(std::string_view s) {
         if (kNames[static_cast<size_t>(i)] == s) return static_cast<Panel>(i);
     return std::nullopt;
 }
+std::optional<Panel> panel_of_key(int key) {
+    for (int i = 0; i < kPanelCount; ++i)
+        if (kPanelKeys[i] == key) return static_cast<Panel>(i);
+    return std::nullopt;
+}
+char panel_key(Panel p) { return kPanelKeys[static_cast<size_t>(p)]; }
 
 sim::Algo driver(const RunSet& rs, Panel p, sim::Algo shown, const std::array<bool, 3>& columns) {
     if (p != Panel::compare && p != Panel::scores) return shown;

@@ -23,7 +23,7 @@
 
 namespace viz {
 
-// In tab order; the number keys 1..8 open them in this order.
+// In tab order; the keys of the number row open them in this order (panel_of_key).
 enum class Panel {
     memory,
     compare,
@@ -44,6 +44,12 @@ inline bool animated(Panel p) { return p == Panel::memory || p == Panel::compare
 std::string_view panel_name(Panel p);   // "memory", "compare", ...
 std::string_view panel_title(Panel p);  // "Memory", "Side by side", ...
 std::optional<Panel> parse_panel(std::string_view s);
+// The keyboard's number row opens the views in tab order: 1 to 9 the first nine, then 0, - and =
+// (the three keys after 9). `key` is the key's character, which is also its GLFW key code; any other
+// key opens nothing. panel_key is the inverse (the key help lists it).
+inline constexpr char kPanelKeys[kPanelCount + 1] = "1234567890-=";
+std::optional<Panel> panel_of_key(int key);
+char panel_key(Panel p);
 
 struct Cursor {
     int64_t step = 0;
@@ -98,6 +104,7 @@ struct ViewState {
     int measured_d = -1;  // -1: the first head dim in the file
     int measured_mask = 0;
     std::string measured_open;  // a results file whose tab opens on the next frame (a lesson step's), then ""
+    std::string measured_file;  // the results file shown ("h200/bench.json"; "": the largest)
 
     // Ring view (issue 16): GPUs, layout, pass and heads of the ring over the app's problem; the
     // position across its steps (see ring_cursor) and whether it plays.

@@ -1,6 +1,7 @@
 // Smoke test of flashsim-app under Xvfb: every panel renders to a PNG that is not blank (pixel
 // variance), consecutive lesson steps differ, every view renders at five window sizes, `--tour` opens
-// and renders every step of every lesson (counted from the lesson files) in one process, bad
+// and renders every step of every lesson (counted from the lesson files) in one process, at 1280x800
+// and at 1920x1080 with 2x zoom, with no text cut by its window's, pane's or cell's edge; bad
 // arguments exit non-zero with a one-line error. Exits 77 (ctest: skipped) when Xvfb is not
 // installed. One Xvfb server serves every run of the app: the exit status checked is the app's own
 // (xvfb-run's is its cleanup's too: a run once failed with xvfb-run's exit 5, "problem while
@@ -129,8 +130,10 @@ int main(int argc, char** argv) {
     lap("lesson 1's steps");
     // The whole course in one process: --tour opens every step of every lesson as Next does, renders
     // it and prints "tour: lesson ID step K/N view PANEL". What it must have shown comes from the
-    // lesson files (`course`), not from a number written here.
-    {
+    // lesson files (`course`), not from a number written here. It also reads each step's frame back
+    // glyph by glyph and prints "tour: clipped ..." for a line of text cut by the edge of its window,
+    // pane or cell (viz/cut_text.hpp): none may be, at 1280x800 and at 1920x1080 with 2x zoom.
+    for (const char* size : {"--size 1280x800", "--size 1920x1080 --zoom 2"}) {
         int expected = 0;
         for (const auto& x : course) {
             check(x.lesson.has_value(), "lesson file loads: " + x.file + (x.error.empty() ? "" : ": " + x.error));
@@ -139,16 +142,22 @@ int main(int argc, char** argv) {
         const size_t least = std::getenv("FLASHSIM_SMOKE_SAMPLE") ? 4 : 12;
         check(course.size() >= least && expected >= 3 * static_cast<int>(course.size()),
               std::to_string(course.size()) + " lessons of " + std::to_string(expected) + " steps in " + lessons_dir);
-        const Run r = run(in_course + app + " --size 1280x800 --tour");
-        check(r.rc == 0, "--tour: exit 0 (" + std::to_string(r.rc) + ")" + (r.rc ? " " + r.out : ""));
+        const std::string at = std::string(" at ") + size;
+        const Run r = run(in_course + app + " " + size + " --tour");
+        check(r.rc == 0, "--tour" + at + ": exit 0 (" + std::to_string(r.rc) + ")" + (r.rc ? " " + r.out : ""));
         std::set<std::string> shown;  // "ID step K/N view PANEL" as printed
-        int lines = 0;
+        int lines = 0, cut = 0;
+        std::string first_cut;
         std::istringstream in(r.out);
-        for (std::string line; std::getline(in, line);)
+        for (std::string line; std::getline(in, line);) {
             if (line.rfind("tour: lesson ", 0) == 0) {
                 ++lines;
                 shown.insert(line.substr(13));
             }
+            if (line.rfind("tour: clipped ", 0) == 0 && cut++ == 0) first_cut = line;
+        }
+        check(cut == 0,
+              "--tour" + at + ": no text cut (" + std::to_string(cut) + " lines, the first: " + first_cut + ")");
         for (const auto& x : course) {
             if (!x.lesson) continue;
             const lessons::Lesson& l = *x.lesson;
@@ -164,16 +173,16 @@ int main(int argc, char** argv) {
                                 (p == "text" ? it->find(" FAILED") == std::string::npos : *it == head + p);
                 if (!ok && missing++ == 0) first_missing = head + (p == "text" ? "(any)" : p);
             }
-            check(missing == 0, "--tour rendered all " + std::to_string(n) + " steps of lesson " + l.id +
+            check(missing == 0, "--tour" + at + " rendered all " + std::to_string(n) + " steps of lesson " + l.id +
                                     (missing ? ", not " + first_missing : ""));
         }
-        check(lines == expected, "--tour printed one line a step: " + std::to_string(lines) + " lines, " +
+        check(lines == expected, "--tour" + at + " printed one line a step: " + std::to_string(lines) + " lines, " +
                                      std::to_string(expected) + " steps in the lesson files");
         const std::string summary = "tour: rendered " + std::to_string(expected) + " of " + std::to_string(expected) +
                                     " steps of " + std::to_string(course.size()) + " lessons";
-        check(r.out.find(summary + "\n") != std::string::npos, "--tour's summary: " + summary);
+        check(r.out.find(summary + "\n") != std::string::npos, "--tour's summary" + at + ": " + summary);
+        lap(("the tour" + at).c_str());
     }
-    lap("the tour");
     // a lesson file that does not load: the app still opens and shows the error in the lesson's place
     {
         const fs::path bad = dir / "bad_lessons";

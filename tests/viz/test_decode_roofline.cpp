@@ -2,10 +2,13 @@
 // design exercise's answer as a run beside its reference. GL-free: the views' logic, not pixels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <numeric>
 #include <vector>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "sim/decode.hpp"
 #include "sim/machine.hpp"
@@ -15,6 +18,7 @@
 #include "viz/design_run.hpp"
 #include "viz/lessons_view.hpp"
 #include "viz/measurement.hpp"
+#include "viz/model.hpp"
 #include "viz/roofline_view.hpp"
 #include "viz/view_state.hpp"
 
@@ -306,4 +310,121 @@ TEST_CASE("--answer: with a lesson only, and not on a tour; the new views by nam
     CHECK(e.panel == Panel::roofline);
     AppArgs f;
     CHECK(parse({"--panel", "graphs"}, f).find("decoding, roofline") != std::string::npos);
+}
+
+// ---- the roofline's number labels (place_labels)
+namespace {
+// Every placed label inside the plot, off every marker and keep-out box, and off every other label.
+void check_labels(const std::vector<PlacedLabel>& labels, const std::vector<PlotPt>& anchors, const Box& plot,
+                  float marker_r, const std::vector<Box>& keep_out) {
+    for (size_t i = 0; i < labels.size(); ++i) {
+        if (!labels[i].placed) continue;
+        const Box& b = labels[i].box;
+        CAPTURE(i);
+        CHECK(b.within(plot));
+        for (const Box& k : keep_out) CHECK_FALSE(b.overlaps(k));
+        for (const PlotPt& a : anchors)
+            CHECK_FALSE(b.overlaps(Box{a.x - marker_r, a.y - marker_r, a.x + marker_r, a.y + marker_r}));
+        for (size_t j = i + 1; j < labels.size(); ++j)
+            if (labels[j].placed) CHECK_FALSE(b.overlaps(labels[j].box));
+    }
+}
+}  // namespace
+
+TEST_CASE("roofline labels: a pile of points at one spot still gets every label, none over another") {
+    // twelve markers on one pixel in a 400 x 200 plot: the eight places around it hold eight labels,
+    // the rest go farther out with leader lines
+    const Box plot{0, 0, 400, 200};
+    const std::vector<PlotPt> anchors(12, PlotPt{200, 100}), sizes(12, PlotPt{20, 17});
+    const auto labels = place_labels(anchors, sizes, plot, 8, {});
+    REQUIRE(labels.size() == 12);
+    for (const auto& l : labels) CHECK(l.placed);
+    CHECK_FALSE(labels[0].leader);  // the first takes the place right of the marker
+    CHECK(labels[0].box.x0 > 200 + 8);
+    CHECK(labels[11].leader);  // eight places around a marker: the ninth on is farther out
+    check_labels(labels, anchors, plot, 8, {});
+    // in a corner: the places outside the plot are skipped
+    const std::vector<PlotPt> corner(6, PlotPt{399, 1});
+    const auto in_corner = place_labels(corner, std::vector<PlotPt>(6, PlotPt{20, 17}), plot, 8, {});
+    for (const auto& l : in_corner) CHECK(l.placed);
+    check_labels(in_corner, corner, plot, 8, {});
+    // a plot with room for two labels of 20 x 17 beside the marker: the rest are not shown, never overlapped
+    const Box tiny{0, 0, 60, 20};
+    const std::vector<PlotPt> mid(5, PlotPt{30, 10});
+    const auto crowded = place_labels(mid, std::vector<PlotPt>(5, PlotPt{20, 17}), tiny, 5, {});
+    size_t placed = 0;
+    for (const auto& l : crowded) placed += l.placed;
+    CHECK(placed >= 1);
+    CHECK(placed < 5);
+    check_labels(crowded, mid, tiny, 5, {});
+}
+
+// The steps that open the roofline (2.4, 10.9, 13.2) with the recorded rows at their shape, placed in
+// the plot the view draws at 1280 x 800 (zoom 1, 17 px text) and 1920 x 1080 at zoom 2 (34 px). The
+// view's area is worked out from the app's layout (main.cpp: the left column min(0.45 W, max(19 fs,
+// 0.26 W)), 8 px paddings, a 14 px scrollbar, the tab bar and three lines of text above the plot) and
+// the text from DejaVu Sans's widths (a digit 0.64 em, "TFLOP/s" under 4.8 em); the layout may be off
+// by some pixels, so each size is also tried 10% narrower, wider, shorter and taller.
+TEST_CASE("roofline labels at 1280x800 and 1920x1080 zoom 2: inside the plot, none over another") {
+    const MeasuredSet ms = load_measurements(std::string(FLASHSIM_SOURCE_DIR) + "/results");
+    struct Opened {
+        std::string where;
+        std::vector<RoofPoint> pts;
+        std::vector<RoofCeiling> roofs;
+    };
+    std::vector<Opened> opened;
+    size_t recorded = 0;
+    for (const auto& [id, title] :
+         {std::pair<std::string, std::string>{"two-memories", "The roofline and its ridge point"},
+          {"measured", "Each kernel on the roofline"},
+          {"decoding", "Why decoding waits on memory"}}) {
+        const int li = course().find(id);
+        REQUIRE(li >= 0);
+        const LessonDoc& L = course().lessons[static_cast<size_t>(li)];
+        int si = -1;
+        for (size_t k = 0; k < L.steps.size(); ++k)
+            if (L.steps[k].title == title) si = static_cast<int>(k);
+        CAPTURE(title);
+        REQUIRE(si >= 0);
+        ViewState v;
+        Simulations sims;
+        REQUIRE(open_lesson_step(course(), li, si, v, sims).empty());
+        CHECK(v.panel == Panel::roofline);
+        sims.wait();
+        REQUIRE(sims.current());
+        std::string note;
+        Opened o{id, roof_points(*sims.current(), ms, v.decode, note), roof_ceilings(sims.current()->machine)};
+        for (const auto& p : o.pts) recorded += p.measured;
+        opened.push_back(std::move(o));
+    }
+    CHECK(recorded >= 4);  // the H200's recorded rows are there: standard, flash1, flash2, flash2h measured
+    size_t checked = 0;
+    for (const auto& [W, H, fs] : {std::tuple{1280.0f, 800.0f, 17.0f}, std::tuple{1920.0f, 1080.0f, 34.0f}}) {
+        const float left_col = std::min(0.45f * W, std::max(19 * fs, 0.26f * W));
+        const float view_w = W - left_col - 3 * 8 - 14, view_h = H - 2 * 8 - (fs + 10) - 3 * (fs + 4) - 14;
+        for (float kw : {0.9f, 1.0f, 1.1f})
+            for (float kh : {0.9f, 1.0f, 1.1f})
+                for (const Opened& o : opened) {
+                    CAPTURE(o.where);
+                    CAPTURE(W);
+                    CAPTURE(kw);
+                    CAPTURE(kh);
+                    const RoofPlotLayout lay = roof_plot_layout(0, 0, view_w * kw, view_h * kh, fs, 5 * 0.64f * fs);
+                    const RoofAxes ax = roof_axes(o.roofs, o.pts, lay.plot);
+                    std::vector<PlotPt> anchors, sizes;
+                    for (size_t i = 0; i < o.pts.size(); ++i)
+                        if (o.pts[i].intensity() > 0 && o.pts[i].rate() > 0) {
+                            anchors.push_back(ax.at(o.pts[i]));
+                            sizes.push_back({0.64f * fs * float(std::to_string(i + 1).size()), fs});
+                        }
+                    const std::vector<Box> keep_out = {
+                        {lay.plot.x0 + 4, lay.plot.y0 + 2, lay.plot.x0 + 4 + 4.8f * fs, lay.plot.y0 + 2 + fs}};
+                    const auto labels = place_labels(anchors, sizes, lay.plot, 0.45f * fs, keep_out);
+                    REQUIRE(labels.size() == anchors.size());
+                    for (const auto& l : labels) CHECK(l.placed);  // room for every label at these sizes
+                    check_labels(labels, anchors, lay.plot, 0.45f * fs, keep_out);
+                    ++checked;
+                }
+    }
+    CHECK(checked == 2 * 9 * opened.size());
 }

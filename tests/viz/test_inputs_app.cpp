@@ -463,6 +463,12 @@ TEST_CASE("--tour: frames a step, and the flags that would fight it are refused"
         CHECK_MESSAGE(err.find(std::string("cannot be combined with ") + bad[1]) != std::string::npos, err);
         CHECK(err.find('\n') == std::string::npos);
     }
+    // the contact sheets are the tour's: with it, a folder; without it, refused in one line
+    AppArgs d;
+    CHECK(parse({"--tour", "--contact-sheet", "sheets"}, d).empty());
+    CHECK(d.contact_sheet == "sheets");
+    AppArgs e;
+    CHECK(parse({"--contact-sheet", "sheets"}, e) == "--contact-sheet needs --tour: the sheets show the tour's steps");
 }
 
 TEST_CASE("--tour's lines: one a step, a failed lesson by its file, a summary, the failures named") {
@@ -483,6 +489,15 @@ TEST_CASE("--tour's lines: one a step, a failed lesson by its file, a summary, t
           "the tour could not render 2 step(s): lesson tiling step 4/4 (its view was not drawn); "
           "lesson lessons/02-broken.toml (failed to load: x)");
     CHECK(TourLog{}.failures().empty());
+    // text cut mid-word: its own line, and the tour fails on it although every step rendered
+    TourLog c;
+    CHECK(c.step_done(a, 1, Panel::roofline, "") == "tour: lesson tiling step 2/4 view roofline");
+    CHECK(c.clipped(a, 1, Panel::roofline, "the card: 139.0") ==
+          "tour: clipped lesson tiling step 2/4 view roofline: 'the card: 139.0'");
+    CHECK(c.summary(1) == "tour: rendered 1 of 1 steps of 1 lessons");
+    CHECK(c.failures() ==
+          "1 line(s) of text cut by the edge of their window, pane or cell (the 'tour: clipped' lines), the first "
+          "in lesson tiling step 2/4: 'the card: 139.0'");
 }
 
 TEST_CASE("open_lesson_step opens a step as Next does, and says why it cannot") {

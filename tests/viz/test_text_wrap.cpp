@@ -1,6 +1,10 @@
 // Wrapping text at spaces only: numbers such as "168.6 us" or "8,192" are never split.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
+#include "viz/cut_text.hpp"
 #include "viz/text_wrap.hpp"
 
 using namespace viz;
@@ -78,4 +82,62 @@ TEST_CASE("lesson text: a single preformatted line, a continuation row, and widt
     REQUIRE(p.size() == 2);
     CHECK(p[0].cells[1].x == p[1].cells[1].x);
     CHECK(p[0].cells[1].x == 1 + 4 + 3);  // indent 1, "22" 4 wide, gap of three spaces
+}
+
+// ---- text cut by its clip rectangle (cut_text.hpp), on glyphs laid out by hand: 10 px a letter with
+// 1 px between letters and 6 px for a space, font size 17, clip rectangle [0, 100]
+namespace {
+std::vector<DrawnGlyph> line(const std::string& s, float x, float top, float clip_x1, int list = 0) {
+    std::vector<DrawnGlyph> out;
+    for (char c : s) {
+        if (c == ' ') {
+            x += 6;
+            continue;
+        }
+        DrawnGlyph g;
+        g.x0 = x;
+        g.x1 = x + 10;
+        g.top = top;
+        g.size = 17;
+        g.clip_x0 = 0;
+        g.clip_x1 = clip_x1;
+        g.codepoint = static_cast<unsigned>(c);
+        g.list = list;
+        out.push_back(g);
+        x += 11;
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("cut text: a line that runs past its clip rectangle is named whole, one inside is not") {
+    // "ab cd" from x = 0: a 0-10, b 11-21, c 28-38, d 39-49: inside [0, 100]
+    CHECK(cut_lines(line("ab cd", 0, 0, 100)).empty());
+    // from x = 60: d spans 99-109 and crosses the edge at 100 by 9 px: cut, and read back with its space
+    const auto cut = cut_lines(line("ab cd", 60, 0, 100));
+    REQUIRE(cut.size() == 1);
+    CHECK(cut[0] == "ab cd");
+    // a glyph past the edge by no more than the tolerance (1.5 px) is not cut: from 51.5, d spans 90.5-100.5
+    CHECK(cut_lines(line("ab cd", 51.5f, 0, 100)).empty());
+    // the left edge too: a line starting 5 px left of it
+    CHECK(cut_lines(line("ab", -5, 0, 100)).size() == 1);
+    // two lines (different tops): only the one that runs over is named
+    auto two = line("fits", 0, 0, 100);
+    const auto over = line("runs over", 60, 20, 100);
+    two.insert(two.end(), over.begin(), over.end());
+    const auto named = cut_lines(two);
+    REQUIRE(named.size() == 1);
+    CHECK(named[0] == "runs over");
+    // a glyph trimmed on the CPU counts wherever it is; inside a text field nothing counts
+    auto trimmed = line("ok", 0, 0, 100);
+    trimmed[1].trimmed = true;
+    CHECK(cut_lines(trimmed) == std::vector<std::string>{"ok"});
+    auto field = line("ab cd", 60, 0, 100);
+    for (auto& g : field) g.in_field = true;
+    CHECK(cut_lines(field).empty());
+    // the same glyphs in two windows' lists are two lines
+    auto split = line("ab", 0, 0, 100, 0);
+    const auto other = line("cd", 95, 0, 100, 1);
+    split.insert(split.end(), other.begin(), other.end());
+    CHECK(cut_lines(split) == std::vector<std::string>{"cd"});
 }

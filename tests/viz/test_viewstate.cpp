@@ -8,6 +8,8 @@
 #endif
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "sim/softmax.hpp"
 #include "viz/lessons_view.hpp"
@@ -240,6 +242,24 @@ TEST_CASE("panel names round-trip") {
         CHECK(parse_panel(panel_name(p)) == p);
     }
     CHECK_FALSE(parse_panel("nope").has_value());
+}
+
+TEST_CASE("every view has a key on the number row: 1-9, 0, -, = in tab order") {
+    // Written out from the keyboard, not from kPanelKeys: the number row left to right is
+    // 1 2 3 4 5 6 7 8 9 0 - =, and the tabs in order are the Panel enum's.
+    const std::vector<std::pair<char, Panel>> row = {
+        {'1', Panel::memory},  {'2', Panel::compare},   {'3', Panel::scores},   {'4', Panel::timeline},
+        {'5', Panel::softmax}, {'6', Panel::charts},    {'7', Panel::measured}, {'8', Panel::ring},
+        {'9', Panel::exact},   {'0', Panel::footprint}, {'-', Panel::decoding}, {'=', Panel::roofline}};
+    REQUIRE(row.size() == static_cast<size_t>(kPanelCount));  // a new view needs a key here too
+    for (const auto& [c, p] : row) {
+        CAPTURE(c);
+        CHECK(panel_of_key(c) == p);
+        CHECK(panel_key(p) == c);
+    }
+    // keys off the row open nothing: letters, the key code 0, the row's neighbours, F1's GLFW code (290)
+    for (int other : {int{'a'}, int{'Q'}, 0, int{'`'}, int{'['}, int{':'}, 290})
+        CHECK_FALSE(panel_of_key(other).has_value());
 }
 
 TEST_CASE("lesson navigation: Next at a lesson's last step opens the next lesson's first step") {
