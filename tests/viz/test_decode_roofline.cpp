@@ -374,10 +374,12 @@ TEST_CASE("roofline labels at 1280x800 and 1920x1080 zoom 2: inside the plot, no
     };
     std::vector<Opened> opened;
     size_t recorded = 0;
-    for (const auto& [id, title] :
+    for (const auto& lesson_step :
          {std::pair<std::string, std::string>{"two-memories", "The roofline and its ridge point"},
           {"measured", "Each kernel on the roofline"},
           {"decoding", "Why decoding waits on memory"}}) {
+        const std::string& id = lesson_step.first;  // named, not bound: CAPTURE takes no structured binding
+        const std::string& title = lesson_step.second;
         const int li = course().find(id);
         REQUIRE(li >= 0);
         const LessonDoc& L = course().lessons[static_cast<size_t>(li)];
@@ -399,7 +401,8 @@ TEST_CASE("roofline labels at 1280x800 and 1920x1080 zoom 2: inside the plot, no
     }
     CHECK(recorded >= 4);  // the H200's recorded rows are there: standard, flash1, flash2, flash2h measured
     size_t checked = 0;
-    for (const auto& [W, H, fs] : {std::tuple{1280.0f, 800.0f, 17.0f}, std::tuple{1920.0f, 1080.0f, 34.0f}}) {
+    for (const auto& size : {std::tuple{1280.0f, 800.0f, 17.0f}, std::tuple{1920.0f, 1080.0f, 34.0f}}) {
+        const float W = std::get<0>(size), H = std::get<1>(size), fs = std::get<2>(size);
         const float left_col = std::min(0.45f * W, std::max(19 * fs, 0.26f * W));
         const float view_w = W - left_col - 3 * 8 - 14, view_h = H - 2 * 8 - (fs + 10) - 3 * (fs + 4) - 14;
         for (float kw : {0.9f, 1.0f, 1.1f})

@@ -252,7 +252,9 @@ TEST_CASE("every view has a key on the number row: 1-9, 0, -, = in tab order") {
         {'5', Panel::softmax}, {'6', Panel::charts},    {'7', Panel::measured}, {'8', Panel::ring},
         {'9', Panel::exact},   {'0', Panel::footprint}, {'-', Panel::decoding}, {'=', Panel::roofline}};
     REQUIRE(row.size() == static_cast<size_t>(kPanelCount));  // a new view needs a key here too
-    for (const auto& [c, p] : row) {
+    for (const auto& key_view : row) {
+        const char c = key_view.first;  // named, not bound: CAPTURE takes no structured binding
+        const Panel p = key_view.second;
         CAPTURE(c);
         CHECK(panel_of_key(c) == p);
         CHECK(panel_key(p) == c);
