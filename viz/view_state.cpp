@@ -194,20 +194,25 @@ bool apply_scores_text(ViewState& v, bool scores_edited) {
 SoftmaxStepShown softmax_step_shown(const sim::SoftmaxBlockState& b) {
     const double neg_inf = -std::numeric_limits<double>::infinity();
     auto masked = [](double m) { return !std::isfinite(m) || m <= kMaskedScore * 0.5; };
-    auto zeros = [](const std::vector<double>& x) { return std::vector<double>(x.size(), 0.0); };
+    // a masked accumulator is shown as zeros (each masked score has weight 0), at its own length
+    auto shown = [](const std::vector<double>& x, bool zero) {
+        std::vector<double> out = x;
+        if (zero) std::fill(out.begin(), out.end(), 0.0);
+        return out;
+    };
     SoftmaxStepShown s;
     const bool before_masked = masked(b.running_max_before);
     s.masked_so_far = masked(b.running_max_after);
     s.nothing_carried = before_masked;
     s.m_before = before_masked ? neg_inf : b.running_max_before;
     s.l_before = before_masked ? 0.0 : b.running_sum_before;
-    s.acc_before = before_masked ? zeros(b.acc_before) : b.acc_before;
+    s.acc_before = shown(b.acc_before, before_masked);
     // e^(m_old - m_new) with m_old = -inf is 0; with both -inf nothing is rescaled (shown as 1)
     s.rescale = s.masked_so_far ? 1.0 : before_masked ? 0.0 : b.rescale;
-    s.acc_rescaled = before_masked ? zeros(b.acc_rescaled) : b.acc_rescaled;
+    s.acc_rescaled = shown(b.acc_rescaled, before_masked);
     s.m_after = s.masked_so_far ? neg_inf : b.running_max_after;
     s.l_after = s.masked_so_far ? 0.0 : b.running_sum_after;
-    s.acc_after = s.masked_so_far ? zeros(b.acc_after) : b.acc_after;
+    s.acc_after = shown(b.acc_after, s.masked_so_far);
     return s;
 }
 

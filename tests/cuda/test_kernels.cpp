@@ -27,6 +27,7 @@
 #include "cuda/reference_bwd.hpp"
 #include "sim/reference.hpp"
 #include "tests/cuda/gpu_cases.hpp"
+#include "tests/cuda/same_bits.hpp"
 
 namespace {
 
@@ -102,11 +103,6 @@ void check_lse(const fcuda::Outputs& out, const sim::Problem& p, const sim::Inpu
 }
 
 // flash2h refuses the environment it was given: the call throws, and the message names the problem.
-// Two runs' outputs hold the same bits (same length, every float identical).
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 void check_refused(const sim::Problem& p, fcuda::Pass pass, const char* message) {
     CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2h", pass), doctest::Contains(message), std::runtime_error);
 }

@@ -18,6 +18,7 @@
 
 #include "cuda/api.hpp"
 #include "tests/cuda/gpu_cases.hpp"
+#include "tests/cuda/same_bits.hpp"
 #include "cuda/reference64.hpp"
 #include "cuda/reference_bwd.hpp"
 #include "sim/reference.hpp"
@@ -48,10 +49,6 @@ std::vector<std::string> available(std::initializer_list<const char*> names) {
             gpu_cases::not_run(n, why);
     }
     return v;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
