@@ -19,12 +19,7 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const std::string when = "(one head, a step at a time; not the predicted time): t = " + ui::seconds(t);
     ui::same_line_if_fits(ImGui::CalcTextSize(when.c_str()).x);
     ImGui::TextUnformatted(when.c_str());
-    char what[256];
-    std::snprintf(what, sizeof what, "N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
-                  static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
-                  rs.machine.name.c_str(), mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
-    ui::same_line_if_fits(ImGui::CalcTextSize(what).x, ImGui::GetFontSize() * 2);
-    ImGui::TextDisabled("%s", what);
+    problem_line(rs);
     const float fs = ImGui::GetFontSize();
     column_toggles(v, rs);
     // the shared clock: each algorithm's whole run as a bar on one time axis, the cursor at t

@@ -152,12 +152,7 @@ void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         if (ImGui::RadioButton(std::string(sim::algo_name(a)).c_str(), v.algo == a)) switch_algo(v, &rs, a);
         ui::help(std::string(sim::algo_name(a)));
     }
-    char what[256];
-    std::snprintf(what, sizeof what, "N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
-                  static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
-                  rs.machine.name.c_str(), mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
-    ui::same_line_if_fits(ImGui::CalcTextSize(what).x, ImGui::GetFontSize() * 2);
-    ImGui::TextDisabled("%s", what);
+    problem_line(rs);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float side = std::max(ImGui::GetFontSize() * 17.0f, avail.x * 0.3f);
     ImGui::BeginChild("hier", ImVec2(avail.x - side - 8, avail.y), false, ImGuiWindowFlags_NoScrollbar);

@@ -139,6 +139,15 @@ std::string mask_words(const sim::Problem& p) {
     return p.causal ? ", causal" : "";
 }
 
+void problem_line(const RunSet& rs) {
+    char what[256];
+    std::snprintf(what, sizeof what, "N = %lld, d = %lld, %s, %s%s, %s", static_cast<long long>(rs.problem.seq),
+                  static_cast<long long>(rs.problem.head_dim), std::string(sim::dtype_name(rs.problem.dtype)).c_str(),
+                  rs.machine.name.c_str(), mask_words(rs.problem).c_str(), pass_words(rs.params.pass));
+    ui::same_line_if_fits(ImGui::CalcTextSize(what).x, ImGui::GetFontSize() * 2);
+    ImGui::TextDisabled("%s", what);
+}
+
 void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     const sim::Algo drv = driver(rs, Panel::scores, v.algo, v.columns);
     const double t = clock_of(rs.timeline(drv), v.cursor);

@@ -44,6 +44,8 @@ void draw_design_strip(const DesignRun& d, const RunSet& rs);
 const char* pass_words(sim::Pass p);
 // The problem's mask for a view's header: "", ", causal" or ", causal, window W" (a sliding window).
 std::string mask_words(const sim::Problem& p);
+// The run's problem in grey on the current line when it fits, else the next: "N = .., d = .., dtype, GPU, mask, pass".
+void problem_line(const RunSet& rs);
 // The N x N score matrix as a grid of B_r x B_c tiles, the three loop orders side by side.
 void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v);
 // Per-SM lanes of copies, tensor-core products and exp/softmax work, serial against overlapped,
