@@ -37,7 +37,20 @@ __device__ __forceinline__ void keep(float (&d)[R], float* sink) {
 }
 constexpr uint32_t kABytes = 64 * 128, kBBytes = 128 * 128;  // A (64, 64) and B (128, 64), 16-bit
 
-template <bool BF16>
+// FP8 (e4m3) products: wgmma.m64n128k32 with both operands in shared memory, K-major (the only
+// layout FP8 wgmma reads), the same 128-byte swizzled panels as above: a panel row holds 128 one-byte
+// values, so a 32-deep K step advances 32 bytes, as a 16-deep bf16 step does. No transpose immediates
+// (FP8 has none). wgmma_kernel<kE4m3> issues it as the 16-bit kernels issue theirs.
+__device__ __forceinline__ void wgmma_e4m3_m64n128k32(float (&d)[64], uint64_t da, uint64_t db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {" FCUDA_D64 "}, %64, %65, p, 1, 1;\n}\n"
+        : FCUDA_ACC64
+        : "l"(da), "l"(db));
+}
+
+enum Operands { kBf16, kFp16, kE4m3 };
+template <int OPS>
 __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_kernel(const uint32_t* __restrict__ in, float* sink) {
     extern __shared__ unsigned char smem_raw[];
     const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -53,45 +66,13 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_kernel(const uint3
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < 4; ++k) {  // the 4 K-steps of a 64-wide panel: 32 bytes each
-            if constexpr (BF16)
+            if constexpr (OPS == kBf16)
                 wgmma_ss<__nv_bfloat16, 128>(d, da + 2 * k, db + 2 * k, 1);
-            else
+            else if constexpr (OPS == kFp16)
                 wgmma_ss<__half, 128>(d, da + 2 * k, db + 2 * k, 1);
+            else  // e4m3: a 32-deep K step is 32 bytes, as a 16-deep 16-bit one
+                wgmma_e4m3_m64n128k32(d, da + 2 * k, db + 2 * k);
         }
-        wgmma_commit();
-        wgmma_wait<1>();
-    }
-    wgmma_wait<0>();
-    keep(d, sink);
-}
-
-// FP8 (e4m3) products: wgmma.m64n128k32 with both operands in shared memory, K-major (the only
-// layout FP8 wgmma reads), the same 128-byte swizzled panels as above: a panel row holds 128 one-byte
-// values, so a 32-deep K step advances 32 bytes, as a 16-deep bf16 step does. No transpose immediates
-// (FP8 has none). 3 warpgroups a block, 4 instructions between commits, one group in flight.
-__device__ __forceinline__ void wgmma_e4m3_m64n128k32(float (&d)[64], uint64_t da, uint64_t db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {" FCUDA_D64 "}, %64, %65, p, 1, 1;\n}\n"
-        : FCUDA_ACC64
-        : "l"(da), "l"(db));
-}
-
-__global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_fp8_kernel(const uint32_t* __restrict__ in, float* sink) {
-    extern __shared__ unsigned char smem_raw[];
-    const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;
-    uint32_t* words = reinterpret_cast<uint32_t*>(smem_raw + (base - smem_addr(smem_raw)));
-    for (uint32_t i = threadIdx.x; i < (kABytes + kBBytes) / 4; i += blockDim.x) words[i] = in[i % 4096];
-    fence_proxy_async();
-    __syncthreads();
-    float d[64];
-#pragma unroll
-    for (int k = 0; k < 64; ++k) d[k] = 0;
-    const uint64_t da = desc_sw128(base, 0), db = desc_sw128(base + kABytes, 0);
-    for (int it = 0; it < kIters; ++it) {
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < 4; ++k) wgmma_e4m3_m64n128k32(d, da + 2 * k, db + 2 * k);  // 32 bytes a K step
         wgmma_commit();
         wgmma_wait<1>();
     }
@@ -205,15 +186,15 @@ std::vector<Ceiling> measure_wgmma_ceilings(int sms) {
     }
     CUDA_CHECK(cudaMemcpy(in.get(), host.data(), 4096 * 4, cudaMemcpyHostToDevice));
     const int smem = kABytes + kBBytes + 1024;
-    CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel<kBf16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel<kFp16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const double flops = 2.0 * 64 * 128 * 16 * 4 * kIters * kWarpgroups * sms;
     for (int t = 0; t < 2; ++t) {
         const double ms = ceiling_median_ms([&] {
             if (t == 0)
-                wgmma_kernel<true><<<sms, 128 * kWarpgroups, smem>>>(in.as<uint32_t>(), sink.as<float>());
+                wgmma_kernel<kBf16><<<sms, 128 * kWarpgroups, smem>>>(in.as<uint32_t>(), sink.as<float>());
             else
-                wgmma_kernel<false><<<sms, 128 * kWarpgroups, smem>>>(in.as<uint32_t>(), sink.as<float>());
+                wgmma_kernel<kFp16><<<sms, 128 * kWarpgroups, smem>>>(in.as<uint32_t>(), sink.as<float>());
             LAUNCH_CHECK();
         });
         out.push_back({t == 0 ? "wgmma_bf16" : "wgmma_fp16", flops / (ms * 1e-3), "FLOP/s",
@@ -228,9 +209,9 @@ std::vector<Ceiling> measure_wgmma_ceilings(int sms) {
         }
         DeviceBuffer in8(4096 * 4);
         CUDA_CHECK(cudaMemcpy(in8.get(), bytes.data(), 4096 * 4, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaFuncSetAttribute(wgmma_fp8_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel<kE4m3>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         const double ms = ceiling_median_ms([&] {
-            wgmma_fp8_kernel<<<sms, 128 * kWarpgroups, smem>>>(in8.as<uint32_t>(), sink.as<float>());
+            wgmma_kernel<kE4m3><<<sms, 128 * kWarpgroups, smem>>>(in8.as<uint32_t>(), sink.as<float>());
             LAUNCH_CHECK();
         });
         out.push_back({"wgmma_e4m3", 2.0 * 64 * 128 * 32 * 4 * kIters * kWarpgroups * sms / (ms * 1e-3), "FLOP/s",
