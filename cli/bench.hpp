@@ -32,6 +32,9 @@ struct BenchArgs {
     // the machine preset predictions are made for; empty: the card the bench runs on (resimulate: the
     // file's recorded device), else H200
     std::string gpu;
+    // the ceilings the kernel model's predictions use: auto, measured, estimated or datasheet
+    // (report::choose_rates)
+    std::string predict_ceilings = "auto";
     bool causal = false, no_check = false, nvtx = false, ceilings = false, counters_probe = false, launch_probe = false;
     int repeats = 20, warmup = 3;
     uint64_t seed = 42;
@@ -55,13 +58,14 @@ struct BenchArgs {
 // The simulator's columns of a kernel row (sim_* bytes through the bridge's sim::sim_config), and the
 // kernel model's prediction (predicted_*, sim::run_profile). residue: the counters' residue, bytes.
 void simulate_row(nlohmann::json& row, const sim::Machine& machine, std::optional<double> residue = std::nullopt);
-void predict_row(nlohmann::json& row, const sim::Machine& machine);
+void predict_row(nlohmann::json& row, const sim::Machine& machine, const std::string& ceilings = "auto");
 nlohmann::json sim_ring_json(const sim::RingProblem& rp, const sim::Machine& machine, const std::string& kernel,
                              bool grads);
 // flashsim bench --resimulate FILE [--gpu NAME] [--json OUT]: recompute the simulator's columns; printed, or
 // written to OUT (FILE itself to update it). gpu empty:
 // the preset of the file's recorded device, else H200.
-int resimulate(const std::string& path, const std::string& gpu, const std::string& out_path);
+int resimulate(const std::string& path, const std::string& gpu, const std::string& out_path,
+               const std::string& ceilings = "auto");
 // The preset name for --gpu: the one given, else the device's (sim::preset_for_device), else H200;
 // `why` says which was taken when it was not given.
 std::string preset_for(const std::string& given, const std::string& device, std::string* why = nullptr);

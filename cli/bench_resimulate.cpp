@@ -151,7 +151,7 @@ void simulate_row(json& row, const sim::Machine& machine, std::optional<double> 
 // the preset's measured ceilings when recorded, else its datasheet's), beside the measured time.
 // A step sums its forward's and its backward's predictions. Deterministic rows (dQ in block order)
 // get the ordered dQ profile, which the model marks uncertain.
-void predict_row(json& row, const sim::Machine& machine) {
+void predict_row(json& row, const sim::Machine& machine, const std::string& ceilings) {
     for (const char* k : {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
                           "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms",
                           "predicted_machine", "predicted_rung"})
@@ -161,8 +161,8 @@ void predict_row(json& row, const sim::Machine& machine) {
     try {
         const sim::KernelRun run = report::kernel_run_of_row(row);
         const sim::Problem& p = run.problem;
-        const std::optional<sim::KernelRates> measured = report::measured_rates(machine, p.dtype, "");
-        const sim::KernelRates rates = measured ? *measured : sim::datasheet_rates(machine);
+        const report::ChosenRates chosen = report::choose_rates(machine, p.dtype, ceilings);
+        const sim::KernelRates& rates = chosen.rates;
         std::vector<sim::Pass> parts;
         if (run.pass != sim::Pass::backward) parts.push_back(sim::Pass::forward);
         if (run.pass != sim::Pass::forward) parts.push_back(sim::Pass::backward);
@@ -187,7 +187,7 @@ void predict_row(json& row, const sim::Machine& machine) {
         row["predicted_parts_ms"] = parts_ms;
         row["predicted_uncertain"] = uncertain;
         if (uncertain) row["predicted_uncertain_why"] = why;
-        row["predicted_ceilings"] = measured ? "measured" : "datasheet";
+        row["predicted_ceilings"] = chosen.kind;
         row["predicted_machine"] = machine.name;
         row["predicted_rung"] = "this kernel";  // rung 3 of docs/timing.md's ladder
     } catch (const std::exception& e) { row["predicted_note"] = std::string("kernel model: ") + e.what(); }
@@ -265,7 +265,8 @@ std::string preset_for(const std::string& given, const std::string& device, std:
 // flashsim bench --resimulate FILE [--json OUT]: recompute the simulator's columns of recorded rows and
 // write the document to OUT (which may be FILE itself, to update it), or print it when no OUT is named:
 // a recorded file changes only when its user names it.
-int resimulate(const std::string& path, const std::string& gpu, const std::string& out_path) {
+int resimulate(const std::string& path, const std::string& gpu, const std::string& out_path,
+               const std::string& ceilings) {
     std::ifstream in(path);
     if (!in) {
         print_error("bench", "cannot read " + path);
@@ -371,7 +372,7 @@ int resimulate(const std::string& path, const std::string& gpu, const std::strin
                   << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
                   << "\n";
         simulate_row(row, machine, residue.bytes);
-        predict_row(row, machine);
+        predict_row(row, machine, ceilings);
         ++n;
     }
     doc["simulated_with"] = "flashsim bench --resimulate (simulator of this checkout, " + preset + " preset)";

@@ -99,7 +99,7 @@ int run_bench(const BenchArgs& a) {
                         row["peak_bytes"] = m.peak_bytes;
                         row["peak_bytes_method"] = "harness allocations: one input/output set + workspace";
                         simulate_row(row, machine);
-                        predict_row(row, machine);
+                        predict_row(row, machine, a.predict_ceilings);
                         const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
                         bool ok = m.unwritten == 0 && m.note.empty();
                         for (const auto* e : {&m.vs_reference, &m.vs_standard})

@@ -151,6 +151,10 @@ void add_options(CLI::App* cmd, BenchArgs& a, BenchInput& in) {
     cmd->add_option("--gpu", a.gpu,
                     "Machine preset the predictions are made for (H200, H100-SXM, A100-80GB, ...); default: the card "
                     "the bench runs on (--resimulate: the file's recorded device), else H200");
+    cmd->add_option("--predict-ceilings", a.predict_ceilings,
+                    "Ceilings of the kernel model's predictions: auto (the card's measured file, else estimated from "
+                    "a measured card of its architecture, else the datasheet), measured, estimated or datasheet")
+        ->capture_default_str();
     cmd->add_flag("--no-check", a.no_check, "Skip the reference and standard comparisons");
     cmd->add_flag("--nvtx", a.nvtx, "Wrap the checked run in an NVTX range 'measure' (for ncu)");
     add_mode_options(cmd, a, in);
@@ -325,8 +329,12 @@ void register_bench(CLI::App& app, int& rc) {
                 rc = 0;
                 return;
             }
+            if (args->predict_ceilings != "auto" && args->predict_ceilings != "measured" &&
+                args->predict_ceilings != "estimated" && args->predict_ceilings != "datasheet")
+                throw sim::Error("--predict-ceilings must be auto, measured, estimated or datasheet, got '" +
+                                 args->predict_ceilings + "'");
             if (!in->resim.empty()) {
-                rc = bench::resimulate(in->resim, args->gpu, args->json);
+                rc = bench::resimulate(in->resim, args->gpu, args->json, args->predict_ceilings);
                 return;
             }
 #if FLASHSIM_HAVE_CUDA

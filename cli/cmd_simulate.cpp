@@ -27,7 +27,9 @@ void SimFlags::add_to(CLI::App* cmd, bool with_algo, bool with_blocks) {
                     "L2 model: auto (on within a lookup budget; beyond it a sample of the heads), on (every lookup: a "
                     "long problem may take minutes), off")
         ->capture_default_str();
-    cmd->add_option("--ceilings", ceilings, "Timing ceilings: datasheet or measured (when the preset has them)")
+    cmd->add_option("--ceilings", ceilings,
+                    "Timing ceilings: datasheet, measured (when the preset has them) or estimated (a measured card "
+                    "of the same architecture, scaled by the two datasheets)")
         ->capture_default_str();
     cmd->add_option("--numerics", numerics, "Compute the real output too: on, off, auto (auto: small problems)")
         ->capture_default_str();
@@ -61,10 +63,10 @@ sim::Config SimFlags::config(sim::Algo a) const {
         throw sim::Error("--l2 must be auto, on or off, got '" + l2 + "'");
     if (ceilings == "datasheet")
         c.ceilings = sim::Ceilings::datasheet;
-    else if (ceilings == "measured")
+    else if (ceilings == "measured" || ceilings == "estimated")  // estimated: rates in the measured fields
         c.ceilings = sim::Ceilings::measured;
     else
-        throw sim::Error("--ceilings must be datasheet or measured, got '" + ceilings + "'");
+        throw sim::Error("--ceilings must be datasheet, measured or estimated, got '" + ceilings + "'");
     if (block_rows < 0 || block_cols < 0 || bwd_block_rows < 0 || bwd_block_cols < 0)
         throw sim::Error(
             "block sizes must be positive (--block-rows, --block-cols, --bwd-block-rows, --bwd-block-cols)");
@@ -203,6 +205,13 @@ void register_simulate(CLI::App& app, int& rc) {
                 throw sim::Error("--ceilings-file goes with --ceilings measured");
             std::optional<sim::KernelRates> rates;
             if (measured) rates = report::measured_rates(m, p.dtype, args->ceilings_file);
+            if (args->flags.ceilings == "estimated") {
+                rates = report::estimated_rates(m, p.dtype);
+                if (!rates)
+                    throw sim::Error("no card of the " + m.name +
+                                     "'s architecture has measured ceilings recorded, so none can be estimated for "
+                                     "it; use --ceilings datasheet");
+            }
             if (rates) m = report::with_measured(m, *rates);
             std::vector<sim::KernelProfile> profiles;
             std::string algo = args->flags.algo;
@@ -259,7 +268,12 @@ void register_simulate(CLI::App& app, int& rc) {
                                      "head); lower --batch, --heads or --seq");
                 c.numerics = sim::Numerics::on;
             }
-            const sim::Result r = sim::simulate(p, m, c);
+            sim::Result r = sim::simulate(p, m, c);
+            if (args->flags.ceilings == "estimated" && r.timing.ceilings == "measured") {  // say which they are
+                r.timing.ceilings = "estimated";
+                r.timing.ceilings_note =
+                    "HBM bandwidth and matmul rate estimated from a measured card: " + rates->source;
+            }
             std::unique_ptr<sim::Result> base;
             if (r.algo != sim::Algo::standard && p.dtype != sim::DType::fp8) {  // fp8: flash's forward alone
                 sim::Config sc = c;

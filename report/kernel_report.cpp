@@ -223,4 +223,32 @@ std::optional<sim::KernelRates> measured_rates(const sim::Machine& m, sim::DType
     return read_ceilings_file(path, m, dtype);
 }
 
+std::optional<sim::KernelRates> estimated_rates(const sim::Machine& m, sim::DType dtype) {
+    for (const sim::Machine& other : sim::machine_presets()) {
+        if (other.name == m.name || other.compute_capability != m.compute_capability) continue;
+        const std::string path = default_ceilings_file(other);
+        if (path.empty() || !std::filesystem::exists(path)) continue;
+        return sim::estimated_rates(m, other, read_ceilings_file(path, other, dtype));
+    }
+    return std::nullopt;
+}
+
+ChosenRates choose_rates(const sim::Machine& m, sim::DType dtype, const std::string& choice) {
+    if (choice != "auto" && choice != "measured" && choice != "estimated" && choice != "datasheet")
+        throw sim::Error("unknown ceilings '" + choice + "'; use measured, estimated, datasheet or auto");
+    if (choice == "datasheet") return {sim::datasheet_rates(m), "datasheet"};
+    if (choice != "estimated")
+        if (const auto r = measured_rates(m, dtype, "")) return {*r, "measured"};
+    if (choice == "measured")
+        throw sim::Error("no measured ceilings are recorded for the " + m.name +
+                         " (record them with `flashsim bench --ceilings --json FILE` on that card); use estimated or "
+                         "datasheet");
+    if (const auto r = estimated_rates(m, dtype)) return {*r, "estimated"};
+    if (choice == "estimated")
+        throw sim::Error("no card of the " + m.name +
+                         "'s architecture has measured ceilings recorded, so none can be "
+                         "estimated for it; use datasheet");
+    return {sim::datasheet_rates(m), "datasheet"};
+}
+
 }  // namespace report

@@ -25,6 +25,20 @@ std::string default_ceilings_file(const sim::Machine& m);
 // nullopt when neither exists. Throws sim::Error when a file is named (or recorded) but missing or
 // malformed. The one lookup the command (`--ceilings measured`, the bench's predictions) and the app use.
 std::optional<sim::KernelRates> measured_rates(const sim::Machine& m, sim::DType dtype, const std::string& file = "");
+// Ceilings for a card with no recorded file of its own, estimated (sim::estimated_rates) from the
+// recorded file of another preset of the same architecture (the H200's for the H100 and the other
+// way round); nullopt when no such preset has one.
+std::optional<sim::KernelRates> estimated_rates(const sim::Machine& m, sim::DType dtype);
+// Which ceilings the kernel model is given: "measured" (the card's own recorded file), "estimated"
+// (another card's of its architecture, scaled: estimated_rates, even where the card has its own),
+// "datasheet", or "auto" (measured where recorded, else estimated where possible, else datasheet).
+struct ChosenRates {
+    sim::KernelRates rates;
+    std::string kind;  // measured, estimated or datasheet: what was given
+};
+// Throws sim::Error for an unknown choice, or when the one asked for cannot be had (no file recorded
+// for `measured`, no measured card of the architecture for `estimated`).
+ChosenRates choose_rates(const sim::Machine& m, sim::DType dtype, const std::string& choice);
 // The preset with the measured rates in its measured fields (HBM copy, L2, shared memory, exp),
 // so that the step-level timing model of `--ceilings measured` uses them too.
 sim::Machine with_measured(const sim::Machine& m, const sim::KernelRates& r);

@@ -59,9 +59,10 @@ std::string_view dq_name(DqAccumulation d) {
 
 // ---------------------------------------------------------------- [standard's softmax path]
 bool standard_softmax_one_pass(int64_t n, Pass pass) {
-    constexpr int64_t kVecElems = 8, kMaxThreads = 512;               // cuda/standard.cu's vector path
-    const int64_t vectors_a_thread = pass == Pass::backward ? 4 : 8;  // backward holds P's and dP's
-    return n % kVecElems == 0 && n <= kMaxThreads * vectors_a_thread * kVecElems;
+    constexpr int64_t kVecElems = 8, kMaxThreads = 512;                  // cuda/standard.cu's vector path
+    const int64_t vectors_a_thread = pass == Pass::backward ? 4 : 8;     // backward holds P's and dP's
+    const int64_t stride = (n + kVecElems - 1) / kVecElems * kVecElems;  // rows padded to 16 bytes
+    return stride <= kMaxThreads * vectors_a_thread * kVecElems;
 }
 
 double softmax_rows_rate(const std::vector<std::pair<int64_t, double>>& pts, int64_t n) {
@@ -90,6 +91,38 @@ KernelRates datasheet_rates(const Machine& m) {
     r.launch_s = 0;
     r.source = "datasheet figures of the " + m.name +
                " preset (no tensor-core rate per instruction path; launch cost not on datasheets: 0)";
+    return r;
+}
+
+KernelRates estimated_rates(const Machine& target, const Machine& measured_on, const KernelRates& measured) {
+    if (target.compute_capability != measured_on.compute_capability)
+        throw Error("the " + target.name + "'s ceilings cannot be estimated from the " + measured_on.name +
+                    "'s: they are different architectures (compute capability " +
+                    std::to_string(target.compute_capability) + " and " +
+                    std::to_string(measured_on.compute_capability) + "); use its datasheet ceilings");
+    auto ratio = [&](double t, double m, const char* what) {
+        if (!(t > 0) || !(m > 0))
+            throw Error(std::string("cannot estimate ceilings: the ") + what + " of the " + target.name + " or the " +
+                        measured_on.name + " preset is not set");
+        return t / m;
+    };
+    const double mem = ratio(target.hbm_bandwidth, measured_on.hbm_bandwidth, "HBM bandwidth");
+    const double l2 = ratio(target.l2_bandwidth, measured_on.l2_bandwidth, "L2 bandwidth");
+    const double sm = ratio(target.matmul_flops, measured_on.matmul_flops, "tensor rate");
+    KernelRates r = measured;
+    for (double* x :
+         {&r.hbm, &r.hbm_read, &r.hbm_write, &r.gemm_write_d64, &r.gemm_write_d128, &r.hbm_rmw_d64, &r.hbm_rmw_d128})
+        *x *= mem;
+    for (auto* pts : {&r.softmax_rows_fwd, &r.softmax_rows_bwd})
+        for (auto& pt : *pts) pt.second *= mem;
+    for (double* x : {&r.l2, &r.bulk_reduce, &r.l2_red}) *x *= l2;
+    for (double* x : {&r.smem, &r.mma_sync, &r.wgmma, &r.wgmma_fp8, &r.gemm, &r.exp, &r.issue}) *x *= sm;
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "estimated for the %s from the %s's measured ceilings, each at the share of its datasheet figure "
+                  "the %s reached (memory x %.3f, L2 x %.3f, SM units x %.3f; latencies as measured): ",
+                  target.name.c_str(), measured_on.name.c_str(), measured_on.name.c_str(), mem, l2, sm);
+    r.source = buf + measured.source;
     return r;
 }
 
@@ -333,9 +366,10 @@ double usual_flops(const Problem& p, Pass pass) {
 
 // Standard attention's softmax kernel at this problem: 0 where cuda/standard.cu runs its one-pass
 // kernels (the copy, read and write rates hold); else the two-pass row kernels' measured rate at the
-// row length, and where none is measured the prediction is marked uncertain, with the reason. A row
-// length that is not a multiple of 8 also puts cuBLAS's GEMMs off 16-byte alignment (their leading
-// dimension is N): no ceiling measures them there, so such rows stay uncertain.
+// row length, and where none is measured the prediction is marked uncertain, with the reason.
+// (cuda/standard.cu stores the N x N rows a multiple of 8 elements apart, so cuBLAS's GEMMs and the
+// one-pass kernels keep 16-byte alignment whatever N is; the padding, under 8 elements a row, is
+// not counted.)
 static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates& rates, KernelPrediction& out) {
     if (standard_softmax_one_pass(p.seq, pass)) return 0;
     const auto& points = pass == Pass::backward ? rates.softmax_rows_bwd : rates.softmax_rows_fwd;
@@ -346,15 +380,12 @@ static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates&
         out.uncertain_why += (out.uncertain_why.empty() ? "" : "; ") + why;
     };
     if (rate <= 0)
-        uncertain("N = " + n + (p.seq % 8 ? " is not a multiple of 8" : " is past the one-pass kernels' rows") +
-                  ": the softmax runs cuda/standard.cu's two-pass row kernels (one block a row, 2-byte loads), "
+        uncertain("N = " + n +
+                  " is past the one-pass kernels' rows: the softmax runs cuda/standard.cu's two-pass row kernels (one "
+                  "block a row, 2-byte loads), "
                   "with which the H200's forward took 1.2-1.9x the one-pass kernels' time at N = 1024-16384 "
                   "(docs/kernel-notes/standard.md), and no ceiling measures their rate (the copy rate charged here "
                   "is too fast)");
-    if (p.seq % 8)
-        uncertain("N = " + n +
-                  " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
-                  "measures its GEMMs there");
     out.notes.push_back("softmax: two-pass row kernels (N = " + n +
                         (rate > 0 ? ", at their measured rate)" : ", rate not measured)"));
     return rate;

@@ -76,15 +76,26 @@ struct KernelRates {
     std::string source;  // where the numbers come from
 };
 // cuda/standard.cu's choice of softmax kernels for rows of n columns: the one-pass kernels (16-byte
-// loads, a row held in registers, S read once) when every row starts on a 16-byte boundary
-// (n % 8 == 0) and a group of at most 512 threads holds it (n <= 32768 forward, 16384 backward); the
-// two-pass row kernels (one block a row, 2-byte loads, the row read twice) otherwise.
+// loads, a row held in registers, S read once) when a group of at most 512 threads holds a row
+// (n <= 32768 forward, 16384 backward; rows are stored n rounded up to a multiple of 8 apart, so each
+// starts on a 16-byte boundary); the two-pass row kernels (one block a row, 2-byte loads, the row
+// read twice) otherwise.
 bool standard_softmax_one_pass(int64_t n, Pass pass);
 // The two-pass kernels' rate at row length n from measured points: linear in log n between them, the
 // nearest point's beyond them; 0 when none are measured.
 double softmax_rows_rate(const std::vector<std::pair<int64_t, double>>& points, int64_t n);
 // The preset's datasheet figures (mma.sync = wgmma = the datasheet's dense rate; launch unknown).
 KernelRates datasheet_rates(const Machine& m);
+// Ceilings estimated for a card never measured (`target`) from a card of the same architecture that
+// was (`measured_on`, its rates `measured`): each rate is the fraction of its datasheet figure the
+// measured card reached, times the target's datasheet figure. Memory streams (HBM copy, read,
+// write, a GEMM's write, the round trips, the two-pass softmax) scale with the HBM bandwidth, L2's
+// (reads, atomics, bulk reductions) with the L2 estimate, the SM's units (shared memory, mma.sync,
+// wgmma, the library GEMM, the exponentials) with the dense tensor rate, which counts the SMs and
+// their clock; latencies (launch, a wgmma wait, a fence) carry over as they are. Throws sim::Error
+// when the two are of different architectures (compute capability): their instruction paths are not
+// comparable.
+KernelRates estimated_rates(const Machine& target, const Machine& measured_on, const KernelRates& measured);
 
 enum class TensorPath { mma_sync, wgmma, library_gemm };
 enum class Overlap {

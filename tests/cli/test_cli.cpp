@@ -676,7 +676,8 @@ TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
         sh, {
                 {"simulate --seq 128 --head-dim 64 --pass sideways", "--pass must be forward, backward or both"},
                 {"simulate --seq 128 --head-dim 64 --l2 maybe", "--l2 must be auto, on or off"},
-                {"simulate --seq 128 --head-dim 64 --ceilings guessed", "--ceilings must be datasheet or measured"},
+                {"simulate --seq 128 --head-dim 64 --ceilings guessed",
+                 "--ceilings must be datasheet, measured or estimated"},
                 {"simulate --seq 128 --head-dim 64 --pad-left 500", "--pad-left must be between 0 and N = 128"},
                 {"simulate --seq 4096 --head-dim 128 --pass both --bwd-block-rows 256 --bwd-block-cols 256",
                  "backward tiles do not fit in SRAM"},
@@ -695,7 +696,22 @@ TEST_CASE("issue 3 flags: bad values get one clear line and a non-zero exit") {
                 {"scenario gpt5", "gpt2-medium, gpt2-small"},
                 {"scenario gpt5", ", figure2 (flashsim scenario --list)"},
                 {"scenario", "give a scenario name, or --list"},
+                {"simulate --seq 256 --head-dim 64 --kernel flash2 --gpu A100-80GB --ceilings estimated",
+                 "no card of the A100-80GB's architecture has measured ceilings recorded"},
+                {"bench --resimulate rows.json --predict-ceilings bogus",
+                 "--predict-ceilings must be auto, measured, estimated or datasheet"},
             });
+}
+
+TEST_CASE("--ceilings estimated: the H100's from the H200's measured file, scaled by the two datasheets") {
+    // The H100 SXM's datasheet HBM bandwidth is 3.35 TB/s, the H200's 4.8: memory rates x 0.698. Their
+    // dense tensor rates are both 989 TFLOP/s: SM rates x 1.000. The L2 figures are the presets'
+    // estimates, 10 and 12 TB/s: x 0.833.
+    const auto o = sh("simulate --kernel flash2 --gpu H100-SXM --seq 2048 --head-dim 64 --ceilings estimated");
+    REQUIRE(o.rc == 0);
+    CHECK(o.text.find("estimated for the H100-SXM from the H200's measured ceilings") != std::string::npos);
+    CHECK(o.text.find("memory x 0.698, L2 x 0.833, SM units x 1.000") != std::string::npos);
+    CHECK(o.text.find("estimated)") != std::string::npos);  // the ideal machine's rates say so too
 }
 
 // A whole-number option reads decimal digits only: no automatic base (010 was 8, 0x20 was 32), no value

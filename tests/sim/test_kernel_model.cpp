@@ -458,3 +458,53 @@ TEST_CASE("kernel model: dQ in block order pays the chain of a head's key blocks
         CHECK(kp.predicted_ms == doctest::Approx(23 * step_s * 1e3).epsilon(1e-6));
     }
 }
+
+TEST_CASE("estimated ceilings: a measured card's shares of its datasheet carried to another of its architecture") {
+    // Two made-up presets of one architecture: the target has twice the HBM bandwidth, three times the
+    // L2 estimate and half the tensor rate of the measured one. Every rate must move by the ratio of
+    // the figure that governs it; latencies must not move.
+    Machine measured_on = find_machine("H200");
+    Machine target = measured_on;
+    target.name = "target";
+    target.hbm_bandwidth = 2 * measured_on.hbm_bandwidth;
+    target.l2_bandwidth = 3 * measured_on.l2_bandwidth;
+    target.matmul_flops = 0.5 * measured_on.matmul_flops;
+    KernelRates r;
+    r.hbm = 4e12, r.hbm_read = 3.9e12, r.gemm_write_d128 = 2.8e12, r.hbm_rmw_d64 = 3.7e12;
+    r.softmax_rows_fwd = {{1000, 1e12}};
+    r.l2 = 7e12, r.l2_red = 2e12, r.bulk_reduce = 3.8e12;
+    r.smem = 32e12, r.mma_sync = 634e12, r.wgmma = 940e12, r.wgmma_fp8 = 1839e12, r.gemm = 788e12;
+    r.exp = 4.1e12, r.issue = 33e12;
+    r.launch_s = 4e-6, r.wgmma_wait_s = 1e-7, r.red_fence_s = 2e-6;
+    r.source = "file";
+    const KernelRates e = estimated_rates(target, measured_on, r);
+    CHECK(e.hbm == doctest::Approx(8e12));
+    CHECK(e.hbm_read == doctest::Approx(7.8e12));
+    CHECK(e.gemm_write_d128 == doctest::Approx(5.6e12));
+    CHECK(e.hbm_rmw_d64 == doctest::Approx(7.4e12));
+    CHECK(e.softmax_rows_fwd.at(0).second == doctest::Approx(2e12));
+    CHECK(e.l2 == doctest::Approx(21e12));
+    CHECK(e.l2_red == doctest::Approx(6e12));
+    CHECK(e.bulk_reduce == doctest::Approx(11.4e12));
+    CHECK(e.smem == doctest::Approx(16e12));
+    CHECK(e.mma_sync == doctest::Approx(317e12));
+    CHECK(e.wgmma == doctest::Approx(470e12));
+    CHECK(e.wgmma_fp8 == doctest::Approx(919.5e12));
+    CHECK(e.gemm == doctest::Approx(394e12));
+    CHECK(e.exp == doctest::Approx(2.05e12));
+    CHECK(e.issue == doctest::Approx(16.5e12));
+    CHECK(e.launch_s == 4e-6);
+    CHECK(e.wgmma_wait_s == 1e-7);
+    CHECK(e.red_fence_s == 2e-6);
+    CHECK(e.source.find("estimated for the target from the H200") != std::string::npos);
+    // another architecture: refused, in words that name both and the way out
+    Machine other = target;
+    other.compute_capability = 80;
+    try {
+        (void)estimated_rates(other, measured_on, r);
+        FAIL("an estimate across architectures must be refused");
+    } catch (const Error& err) {
+        CHECK(std::string(err.what()).find("different architectures") != std::string::npos);
+        CHECK(std::string(err.what()).find("datasheet") != std::string::npos);
+    }
+}

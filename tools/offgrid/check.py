@@ -9,6 +9,8 @@ lies within 15% of the measured time. Exit status 1 when a certain row lies outs
   python3 tools/offgrid/check.py OFFGRID.json                       # the predictions recorded
   python3 tools/offgrid/check.py OFFGRID.json --resimulate build/bin/flashsim
                                   # the current model's, recomputed on a copy (no GPU needed)
+  python3 tools/offgrid/check.py OFFGRID.json --resimulate build/bin/flashsim --ceilings estimated
+                                  # ... with the ceilings named (auto, measured, estimated, datasheet)
 """
 import argparse
 import json
@@ -21,13 +23,14 @@ import tempfile
 BAND = 0.15  # the issue's bar: predicted within 15% of measured
 
 
-def load(path, flashsim):
+def load(path, flashsim, ceilings):
     if not flashsim:
         return json.load(open(path))
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "rows.json")
         shutil.copy(path, copy)
-        r = subprocess.run([flashsim, "bench", "--resimulate", copy, "--json", copy], capture_output=True, text=True)
+        r = subprocess.run([flashsim, "bench", "--resimulate", copy, "--json", copy, "--predict-ceilings", ceilings],
+                           capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"check.py: {flashsim} bench --resimulate failed: {r.stdout}{r.stderr}".strip())
         return json.load(open(copy))
@@ -37,10 +40,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", help="a bench JSON with rows")
     ap.add_argument("--resimulate", metavar="FLASHSIM", help="recompute the predictions with this flashsim first")
+    ap.add_argument("--ceilings", default="auto", choices=["auto", "measured", "estimated", "datasheet"],
+                    help="with --resimulate: the ceilings the model is given (auto: the card's measured file, else "
+                         "estimated from a measured card of its architecture, else the datasheet)")
     a = ap.parse_args()
     if not os.path.exists(a.file):
         sys.exit(f"check.py: no such file {a.file}; measure one with tools/offgrid/measure.sh")
-    doc = load(a.file, a.resimulate)
+    if a.ceilings != "auto" and not a.resimulate:
+        sys.exit("check.py: --ceilings recomputes the predictions: add --resimulate FLASHSIM")
+    doc = load(a.file, a.resimulate, a.ceilings)
     rows = doc.get("rows", [])
     if not rows:
         sys.exit(f"check.py: {a.file} holds no rows")
