@@ -85,6 +85,7 @@ int run_bench(const BenchArgs& a) {
                         row["ms_max"] = m.ms_max;
                         row["repeats"] = m.repeats;
                         row["tflops"] = m.tflops;
+                        if (p.dtype == sim::DType::fp8) row["prep_ms"] = m.prep_ms;  // quantize + V^T, timed apart
                         row["flops"] = fcuda::attention_flops(p, pass);
                         row["dram_read_bytes"] = opt_bytes(m.dram_read_bytes);
                         row["dram_write_bytes"] = opt_bytes(m.dram_write_bytes);
@@ -100,7 +101,12 @@ int run_bench(const BenchArgs& a) {
                         row["peak_bytes_method"] = "harness allocations: one input/output set + workspace";
                         simulate_row(row, machine);
                         predict_row(row, machine, a.predict_ceilings);
-                        const double tol = p.dtype == sim::DType::bf16 ? 2e-2 : 5e-3;
+                        // fp8: 3 x the relative RMS error the CPU emulation of the same arithmetic measures
+                        // against float64 (`flashsim numerics --dtype fp8 -n 1024 -d 128`: 0.0526), the bar
+                        // of tests/cuda/test_fp8.cpp; standard runs bf16 on the same inputs, as far away
+                        const double tol = p.dtype == sim::DType::fp8    ? 3 * 0.0526
+                                           : p.dtype == sim::DType::bf16 ? 2e-2
+                                                                         : 5e-3;
                         bool ok = m.unwritten == 0 && m.note.empty();
                         for (const auto* e : {&m.vs_reference, &m.vs_standard})
                             if (e->count > 0 && (e->nonfinite > 0 || e->rel_frobenius > tol)) ok = false;

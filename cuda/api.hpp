@@ -98,9 +98,25 @@ struct Measurement {
     // fp32 O, l, m; the dQ accumulator and D of the flash2 backwards). Input copies rotated
     // against the L2, the L2 flush buffer and cuBLAS's own workspace are not counted.
     int64_t peak_bytes = 0;
+    // fp8 (flash2h's e4m3 forward): the preparation (bf16 Q, K, V to e4m3 with per-block scales, V
+    // transposed), timed apart from the forward, median over the same repeats; 0 for other dtypes
+    double prep_ms = 0;
 };
 
+// p.dtype fp8: flash2h's e4m3 forward only (d = 128, no mask); its inputs are the generator's values
+// in bf16, prepared (quantized) before the timed forward, O stored in bf16, checked against float64.
 Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt);
+
+// One untimed FP8 forward of flash2h (cuda/flash2h_fp8.cu) on the generator's inputs in bf16
+// (sim::generate_inputs with dtype bf16), with what the preparation made of them, copied back.
+struct Fp8Outputs {
+    sim::TensorF O;                    // (B, H, N, d), bf16 values
+    std::vector<float> LSE;            // (B, H, N), natural log
+    std::vector<uint8_t> Q8, K8, Vt8;  // e4m3 bytes: Q, K (B*H, N, d); V^T (B*H, d, n_pad), keys permuted
+    std::vector<float> scales;         // (3, B*H, T): s_Q, s_K, s_V per 128-row block of each head
+    int64_t T = 0, n_pad = 0;
+};
+Fp8Outputs compute_fp8(const sim::Problem& p);
 
 // The GPU's own ceilings, measured by microbenchmarks (cuda/ceilings.cu): HBM copy, L2 and shared
 // memory bandwidth, mma.sync and wgmma rates, the exponential unit, a launch. value in `unit`

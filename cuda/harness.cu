@@ -411,8 +411,12 @@ static void check_problem(const sim::Problem& p) {
     p.validate();
     if (p.head_dim != 64 && p.head_dim != 128)
         throw std::runtime_error("cuda kernels support head_dim 64 or 128 (got " + std::to_string(p.head_dim) + ")");
-    if (p.dtype != sim::DType::fp16 && p.dtype != sim::DType::bf16)
-        throw std::runtime_error("cuda kernels store fp16 or bf16 (got " + std::string(sim::dtype_name(p.dtype)) + ")");
+    if (p.dtype == sim::DType::fp8) {
+        check_flash2h_fp8(p);  // flash2h's forward alone takes fp8 (the variant is checked by run)
+    } else if (p.dtype != sim::DType::fp16 && p.dtype != sim::DType::bf16) {
+        throw std::runtime_error("cuda kernels store fp16, bf16 or (flash2h's forward) fp8 (got " +
+                                 std::string(sim::dtype_name(p.dtype)) + ")");
+    }
     if (p.window > 0) throw std::runtime_error("cuda kernels do not implement sliding windows (window > 0)");
     if (p.pad_left > 0) throw std::runtime_error("cuda kernels do not implement left padding (pad_left > 0)");
     if (p.heads_total() > 65535)
@@ -427,6 +431,11 @@ TileConfig tile_config(const std::string& variant, const sim::Problem& p, Pass p
                                  " pass (variants: standard, flash1, flash2, flash2h; flash1 is forward only; a "
                                  "step pairs a forward and a backward that reads it: standard with standard, "
                                  "flash2 or flash2h with flash2 or flash2h)");
+    if (p.dtype == sim::DType::fp8) {
+        if (variant != "flash2h" || pass != Pass::forward)
+            throw std::runtime_error("fp8 runs flash2h's forward only; got " + variant + " " + pass_name(pass));
+        return flash2h_fp8_tiles(p);
+    }
     if (pass == Pass::step) return tile_config(step_pair(variant).second, p, Pass::backward);
     if (variant == "standard") return standard_tiles(p, pass);
     if (variant == "flash1") return flash1_tiles(p);
@@ -598,6 +607,7 @@ int64_t workspace_bytes(const Workspace& ws) {
 
 Measurement run(const sim::Problem& p, const std::string& variant, const RunOptions& opt) {
     check_problem(p);
+    if (p.dtype == sim::DType::fp8) return run_fp8(p, variant, opt);
     Measurement out;
     out.variant = variant;
     out.l2_flush = l2_flush_name(l2_flush_mode(kTrainingFlush));

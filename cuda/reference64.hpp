@@ -16,7 +16,7 @@ namespace fcuda {
 // The bars that compare kernels with float64 (the numerics study, the ring): one unit in the last
 // place of the storage type at magnitude x, and the largest magnitude of a reference tensor.
 inline double ulp_at(sim::DType dt, double x) {
-    const int mant = dt == sim::DType::bf16 ? 7 : dt == sim::DType::fp16 ? 10 : 23;
+    const int mant = dt == sim::DType::bf16 ? 7 : dt == sim::DType::fp16 ? 10 : dt == sim::DType::fp8 ? 3 : 23;
     return std::ldexp(1.0, static_cast<int>(std::floor(std::log2(std::max(std::abs(x), 1e-30)))) - mant);
 }
 inline double max_abs_of(const sim::TensorD& t) {

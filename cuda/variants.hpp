@@ -58,6 +58,31 @@ void flash2h_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
 int64_t flash2h_bwd_workspace_bytes(const sim::Problem& p);
 int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p);
 
+// flash2h_fp8.cu: the forward in FP8 (e4m3, sm_90a only, d = 128, no mask). A preparation step
+// (timed apart) quantizes bf16 Q, K, V with one scale per 128-row block of each head and writes V
+// transposed; the forward reads those and writes O (bf16) and LSE.
+struct Fp8Layout {
+    int64_t T = 0;            // 128-row blocks a head: ceil(N / 128)
+    int64_t n_pad = 0;        // V^T's key index per head, padded to whole blocks (T x 128)
+    int64_t qk_bytes = 0;     // Q8 and K8 each: (B*H, N, d) bytes
+    int64_t vt_bytes = 0;     // Vt8: (B*H, d, n_pad) bytes
+    int64_t scale_count = 0;  // floats: s_Q, s_K, s_V, each (B*H, T)
+};
+Fp8Layout fp8_layout(const sim::Problem& p);
+struct Fp8Buffers {
+    uint8_t *Q8 = nullptr, *K8 = nullptr, *Vt8 = nullptr;
+    float* scales = nullptr;  // (3, B*H, T): s_Q, then s_K, then s_V
+};
+// Throws, in the user's words, for what the fp8 forward does not take (d != 128, causal).
+void check_flash2h_fp8(const sim::Problem& p);
+// Q, K, V: bf16 (B*H, N, d).
+void flash2h_fp8_prepare(const sim::Problem& p, const void* Q, const void* K, const void* V, const Fp8Buffers& b,
+                         cudaStream_t s);
+void flash2h_fp8_forward(const sim::Problem& p, const Fp8Buffers& b, void* O, float* LSE, cudaStream_t s);
+TileConfig flash2h_fp8_tiles(const sim::Problem& p);
+// fp8_harness.cu: fcuda::run for p.dtype == fp8 (the harness calls it).
+Measurement run_fp8(const sim::Problem& p, const std::string& variant, const RunOptions& opt);
+
 // ceilings.cu, ceilings_sm90a.cu: `flashsim bench --ceilings`. The median of 7 timed runs of f
 // (after one warm-up), in ms; and the wgmma ceilings (Hopper only).
 double ceiling_median_ms(const std::function<void()>& f);

@@ -36,7 +36,9 @@
 # (tools/offgrid/measure.sh: the off-grid shape set OFFGRID_SHAPES, default tools/offgrid/shapes.json,
 # standard, flash2 and flash2h both passes; offgrid.json, checked by tools/offgrid/check.py), modes (the bench's
 # GPU modes on this card: tests/cuda/test_bench_modes.cpp, bench fit, bench scale, a timed row with its
-# knobs and this card's predictions; modes.log, modes_*.json).
+# knobs and this card's predictions; modes.log, modes_*.json), fp8 (flash2h's FP8 forward: its GPU
+# and layout tests, memcheck and racecheck, then fp8 beside bf16 at d = 128, N in FP8_SEQS; fp8.json,
+# fp8_tests.log).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = SAN_SEQ (130) and memcheck at SAN_ODD_SEQS.
 # CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
 # tests runs every GPU test case, or those TEST_CASES names (doctest's -tc filter: comma-separated
@@ -521,6 +523,59 @@ print("bench rows so far:", len(doc["rows"]))
 EOF
     done
   done
+fi
+
+if has fp8; then
+  # flash2h's FP8 (e4m3) forward (cuda/flash2h_fp8.cu): its GPU tests (tests/cuda/test_fp8.cpp) and its
+  # CPU key-order test, memcheck and racecheck on small shapes, then the forward in fp8 beside bf16 at
+  # B*N = 16k, H*d = 2048, d = 128, N in FP8_SEQS, all rows in fp8.json (fp8 rows carry prep_ms: the
+  # quantization and the V transpose, timed apart from the forward)
+  stamp fp8
+  { if [ -x "$BIN/test_cuda_reference" ]; then timeout 120 "$BIN/test_cuda_reference" -tc="fp8*"; echo "fp8 layout test rc=$?"; fi
+    timeout 300 "$BIN/test_cuda_gpu" -tc="flash2h fp8*"; echo "fp8 gpu tests rc=$?"
+    for tool in memcheck racecheck; do
+      for n in 77 300; do
+        echo "--- $tool flash2h fp8 forward N=$n"
+        timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant flash2h \
+          --dtype fp8 --pass forward --seq "$n" --head-dim 128 --batch 1 --heads 2 --repeats 1 --warmup 0 --no-check
+        echo "rc=$?"
+      done
+    done
+  } > "$OUT/fp8_tests.log" 2>&1
+  grep -E "rc=|test cases|assertions|SKIP|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/fp8_tests.log" | head -30
+  rm -f "$OUT/fp8.json"
+  for dt in fp8 bf16; do
+    f="$OUT/part_fp8_$dt.json"
+    timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant flash2h --dtype "$dt" \
+      --seq "${FP8_SEQS:-4096,8192,16384}" --head-dim 128 --pass forward --repeats "$REPEATS" --json "$f"
+    echo "bench fp8 stage $dt rc=$?"
+    python3 - "$OUT/fp8.json" "$f" <<'EOF'
+import json, sys, os
+out, part = sys.argv[1], sys.argv[2]
+try:
+    d = json.load(open(part))
+except Exception as e:
+    print("skip", part, e); sys.exit(0)
+doc = json.load(open(out)) if os.path.exists(out) else None
+if doc is None: doc = d
+else: doc["rows"] += d["rows"]
+json.dump(doc, open(out, "w"), indent=1)
+os.remove(part)
+EOF
+  done
+  python3 - "$OUT/fp8.json" <<'EOF'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+by = {(r["dtype"], r["seq"]): r for r in rows}
+for n in sorted({r["seq"] for r in rows}):
+    f, b = by.get(("fp8", n)), by.get(("bf16", n))
+    tf = f.get("tflops") if f else None
+    tb = b.get("tflops") if b else None
+    ratio = round(tf / tb, 3) if tf and tb else None
+    print(f"N={n}: fp8 {tf} TFLOP/s (prep_ms {f and f.get('prep_ms')}, rel_ref "
+          f"{f and (f.get('vs_reference') or {}).get('rel_frobenius')}, ok {f and f.get('ok')}, error "
+          f"{f and f.get('error')}), bf16 {tb} TFLOP/s, fp8/bf16 {ratio}")
+EOF
 fi
 
 if has offgrid; then

@@ -34,6 +34,12 @@ const std::vector<Knob>& knobs() {
          "a wider key block (FlashAttention-3's 176) against register pressure", "cuda/flash2h.cu"},
         {"FLASHSIM_FLASH2H_ORDER", "heads | heavy", "heads", "heavy: causal grids only; not with the persistent grids",
          "causal blocks launched heaviest first, to shorten the last wave", "cuda/hopper.cuh"},
+        {"FLASHSIM_FLASH2H_FP8_PINGPONG", "on | off", "off", "--dtype fp8 (flash2h's e4m3 forward)",
+         "in FP8 the exponentials cost nearly what the products do: turns between the two consumer warpgroups so "
+         "that one's softmax runs under the other's products",
+         "cuda/flash2h_fp8.cu"},
+        {"FLASHSIM_FLASH2H_FP8_STAGES", "2 | 4", "2", "--dtype fp8 (flash2h's e4m3 forward)",
+         "a deeper K/V ring where one-byte tiles leave shared memory to spare (16 KiB a tile)", "cuda/flash2h_fp8.cu"},
         // ---- flash2h backward (cuda/flash2h_bwd.cu) ----
         {"FLASHSIM_FLASH2H_BWD", "deterministic", "dQ added in any order", "",
          "what bit-identical runs cost: dQ added in key-block order", "cuda/flash2h_bwd.cu"},
