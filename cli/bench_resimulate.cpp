@@ -181,6 +181,13 @@ void predict_row(json& row, const sim::Machine& machine, const std::string& ceil
                 why += (why.empty() ? "" : "; ") + kp.uncertain_why;
             }
         }
+        if (chosen.kind == "datasheet") {  // no card of this architecture measured: peak figures, a lower bound
+            uncertain = true;
+            why += std::string(why.empty() ? "" : "; ") +
+                   "datasheet ceilings: no ceiling of this card or of one of its architecture is measured, so the "
+                   "tensor cores run at the datasheet's peak on every instruction path, HBM at its full datasheet "
+                   "rate (the H100 and H200 stream 0.8-0.9 of theirs) and launches cost nothing: a lower bound";
+        }
         row["predicted_ms"] = ms;
         row["predicted_over_measured"] = ms / row["ms_median"].get<double>();
         row["predicted_bound"] = bound;

@@ -1045,3 +1045,29 @@ TEST_CASE("simulate --grid static walks flash2's forward as a persistent grid; -
                     "--numerics off --l2 off --json"));
     CHECK(far["kernel_model"][0]["grid"] == "launch");
 }
+
+TEST_CASE("bench --predict-ceilings: datasheet predictions are lower bounds, estimated ones name their source") {
+    // The H100's off-grid rows (recorded on the card), predicted three ways. With the datasheet alone the
+    // model has no per-instruction rates and no launch cost: every row must say it is uncertain, and why.
+    // Estimated, every kernel row must be predicted from the H200's file; measured, from the H100's own.
+    const std::string src = std::string(FLASHSIM_SOURCE_DIR) + "/results/h100/offgrid.json";
+    for (const std::string kind : {"datasheet", "estimated", "measured"}) {
+        CAPTURE(kind);
+        const std::string out = tmp("offgrid_" + kind + ".json");
+        const Out o = sh("bench --resimulate " + src + " --predict-ceilings " + kind + " --json " + out);
+        REQUIRE(o.rc == 0);
+        std::ifstream f(out);
+        const auto doc = nlohmann::json::parse(f);
+        int rows = 0;
+        for (const auto& r : doc["rows"]) {
+            if (!r.contains("predicted_ms")) continue;
+            ++rows;
+            CHECK(r["predicted_ceilings"] == kind);
+            if (kind == "datasheet") {
+                CHECK(r["predicted_uncertain"] == true);
+                CHECK(r["predicted_uncertain_why"].get<std::string>().find("datasheet ceilings") != std::string::npos);
+            }
+        }
+        CHECK(rows == 60);  // ten shapes, three kernels, both passes
+    }
+}
