@@ -150,7 +150,18 @@ ElemRect Layout::rect(const sim::Event& e) const {
     return x;
 }
 
-Replay::Replay(const sim::Result& r) : r_(&r), layout_(make_layout(r)) { reset(); }
+Replay::Replay(const sim::Result& r) : r_(&r), layout_(make_layout(r)) {
+    reset();
+    std::array<bool, sim::kTensorCount> seen{};
+    int in_phase = 0;
+    const auto& ev = r.trace.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+        if (i > 0 && ev[i].phase != ev[i - 1].phase) seen = {}, in_phase = 0;
+        if (ev[i].kind == sim::EventKind::rescale || seen[ti(ev[i].tensor)]) continue;
+        seen[ti(ev[i].tensor)] = true;
+        most_slots_ = std::max(most_slots_, ++in_phase);
+    }
+}
 
 void Replay::reset() {
     totals_ = {};

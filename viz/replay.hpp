@@ -115,6 +115,10 @@ public:
     int pass_now() const;
     const Layout& layout() const { return layout_; }
     const sim::Result& result() const { return *r_; }
+    // The most tiles SRAM holds at once in any step: the most tensors one phase of the trace loads,
+    // computes or stores (resident_tiles never names more). The hierarchy keeps room for that many
+    // slots on every step, so its boxes do not change size as the run goes.
+    int most_slots() const { return most_slots_; }
     // Cells of grid `t` an element rectangle covers: [r0, r1) x [c0, c1) in cells.
     void cells_of(sim::Tensor t, const ElemRect& e, int* r0, int* r1, int* c0, int* c1) const;
 
@@ -125,6 +129,7 @@ private:
     Layout layout_;
     std::array<Grid, sim::kTensorCount> grids_;
     std::array<ScoreGrid, 2> scores_;
+    int most_slots_ = 1;
     sim::Totals totals_;
     size_t pos_ = 0;
 };
