@@ -82,6 +82,16 @@ struct ScoreGrid {
     int cell_col(int64_t j) const { return static_cast<int>(j / f_c); }
 };
 ScoreGrid make_score_grid(const sim::Problem& p, int64_t block_rows, int64_t block_cols);
+// The score view draws a cell wider than kMinCellPx pixels with a 1 px gap around it; narrower cells
+// run together, and a finished grid of them (flash2's backward at N = 8,192: 128 x 144 tiles in about
+// 430 px) reads as one solid block. group_factor says how many cells to draw as one along a side of
+// `side_px` pixels: the smallest k with side_px / ceil(cells / k) > min_px (1 when they fit already).
+inline constexpr float kMinCellPx = 4.0f;
+int group_factor(int cells, float side_px, float min_px = kMinCellPx);
+// The grid with k_r x k_c of its cells as one (the last ones may hold fewer): their tiles, masked,
+// visited and stored tiles summed, the tiles a cell holds (f_r, f_c) multiplied; the whole grid's
+// counts, the sweep and the latest tile kept.
+ScoreGrid group_cells(const ScoreGrid& g, int k_r, int k_c);
 // Is event e a visit (or a store) of a score tile, for an algorithm?
 bool score_visit(sim::Algo a, const sim::Event& e);
 bool score_store(const sim::Event& e);
