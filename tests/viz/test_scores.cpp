@@ -326,6 +326,25 @@ TEST_CASE("--pass and the new panels on the command line") {
     CHECK_FALSE(animated(Panel::timeline));
 }
 
+TEST_CASE("every lesson step opens a view of its own, not the one the step before left") {
+    // A step without a view (panel = "text") showed whatever the learner came from: reached by Next,
+    // the step before's view (6.3's traffic beside a text on FLOPs, 7.3's N = 8,192 score grid beside
+    // the N = 8 gradients, 11.1 the roofline left by lesson 10); opened directly, the app's default.
+    // Every step names its view, and the problem too except the softmax view, which draws its own row.
+    const LessonLibrary lib = load_lesson_library();
+    REQUIRE(lib.error.empty());
+    REQUIRE(lib.lessons.size() >= 15);
+    for (const auto& l : lib.lessons) {
+        CHECK_MESSAGE(l.error.empty(), l.file << ": " << l.error);
+        for (size_t k = 0; k < l.steps.size(); ++k) {
+            const LessonStep& st = l.steps[k];
+            INFO(l.file << ", step " << k + 1 << " (" << st.title << ")");
+            REQUIRE(st.panel);
+            if (*st.panel != Panel::softmax) CHECK(st.params);
+        }
+    }
+}
+
 TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
     const LessonLibrary lib = load_lesson_library();
     REQUIRE(lib.error.empty());
