@@ -261,9 +261,12 @@ int open_window(App& a) {
     const float scale = std::clamp(std::max(xscale, yscale), 1.0f, 4.0f);
     const float font_px = (args.font_px > 0 ? static_cast<float>(args.font_px) : 17.0f) * scale;
     const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    // Beyond Latin-1 the lessons write a few symbols (lesson 7's "O∘dO"), which ImGui's default
+    // range drew as "?": Greek, general punctuation, arrows and mathematical operators too.
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2000, 0x206F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
     // the font at 1x and at 2x: zoom draws from the nearer, so text stays sharp up to 2x
-    if (std::filesystem::exists(font) && (a.font_1x = io.Fonts->AddFontFromFileTTF(font, font_px))) {
-        a.font_2x = io.Fonts->AddFontFromFileTTF(font, font_px * 2);
+    if (std::filesystem::exists(font) && (a.font_1x = io.Fonts->AddFontFromFileTTF(font, font_px, nullptr, ranges))) {
+        a.font_2x = io.Fonts->AddFontFromFileTTF(font, font_px * 2, nullptr, ranges);
     } else {
         ImFontConfig cfg;
         cfg.SizePixels = font_px;
