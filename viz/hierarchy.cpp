@@ -382,7 +382,9 @@ void draw_l2(Frame& f) {
             line = t.substr(0, cut + lead.size()) + " (hover: why)";
         // the line in fewer words where the box is narrow (2x zoom), never cut at its edge
         if (!fits && !r.l2.simulated && ImGui::CalcTextSize(line.c_str()).x + 8 > l1.x - l0.x)
-            line = "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run";
+            for (const std::string& shorter : {"L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run",
+                                               std::string("L2: no model run"), std::string("L2: no model")})
+                if (line = shorter; ImGui::CalcTextSize(line.c_str()).x + 8 <= l1.x - l0.x) break;
         if (!fits && r.l2.simulated) {
             const std::string hit = ui::fixed(100.0 * r.l2.hit_rate, 0) + "% hits",
                               after = ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
