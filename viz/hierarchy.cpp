@@ -175,6 +175,7 @@ struct Frame {
     float slots_bottom = 0;
     size_t inflight = 0;
     bool animating = false;
+    std::vector<std::string> caption{};  // the memory view's caption lines at the SRAM box's foot
 };
 
 // The names the sections below use, bound to the frame's (not every section uses each).
@@ -492,6 +493,30 @@ void draw_sram_bar(Frame& f) {
     f.phase = phase;
 }
 
+// What is happening now, wrapped at spaces where the box is narrow (at 2x zoom it ran past the box's
+// edge): the lines at the SRAM box's foot, which the slots and the events above keep clear of.
+void make_caption(Frame& f) {
+    FLASHSIM_FRAME_NAMES
+    if (compact) return;
+    const size_t inflight = done;  // the first event not yet done is the one in flight
+    const bool animating = c.frac > 0 && c.frac < 1 && inflight < last;
+    std::string now;
+    if (animating)
+        now = "now: " + verb(ev[inflight]);
+    else if (first < last)
+        now = c.frac <= 0 ? "about to start this step" : "step complete";
+    now += "   |   " + phase_caption(r, f.phase, first < ev.size() ? ev[first].pass : 0);
+    f.caption = wrap_at_spaces(now, f.s1.x - 4 - (f.s0.x + 8),
+                               [](std::string_view t) { return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x; });
+}
+
+// The caption's lines take fs * (lines + 0.5) at the box's foot; the slots keep fs * 3 there, and
+// the boxes above leave room for a caption of four lines (the room SRAM is given, whatever the step).
+float caption_allowance(float fs, bool compact) { return compact ? 0.0f : fs * 1.5f; }
+float caption_overflow(const Frame& f) {
+    return std::max(0.0f, f.fs * (static_cast<float>(f.caption.size()) + 0.5f) - f.fs * 3.0f);
+}
+
 void draw_slots(Frame& f) {
     FLASHSIM_FRAME_NAMES
     const ImVec2 s0 = f.s0, s1 = f.s1;
@@ -499,7 +524,7 @@ void draw_slots(Frame& f) {
     const std::vector<Resident> res = resident_tiles(r.trace, first, last);
     const int nslots = std::max<int>(1, static_cast<int>(res.size()));
     // one row of slots, or several when they would be too narrow to name (the backward holds 13)
-    const SlotLayout sl = slot_layout(nslots, W, s1.y - s0.y, fs, compact);
+    const SlotLayout sl = slot_layout(nslots, W, s1.y - s0.y - caption_overflow(f), fs, compact);
     const float sy0 = s0.y + sl.top, gx = sl.gx, gy = sl.gy, slot_w = sl.w, slot_h = sl.h;
     const int slot_cols = sl.per_row;
     const float slots_bottom = s0.y + sl.bottom();
@@ -615,7 +640,6 @@ void draw_flight_and_events(Frame& f) {
     const float slots_bottom = f.slots_bottom;
     const size_t inflight = f.inflight;
     const bool animating = f.animating;
-    const int32_t phase = f.phase;
     // the event in flight: a tile moving between its place in HBM and its slot in SRAM
     if (animating) {
         const sim::Event& e = ev[inflight];
@@ -636,20 +660,7 @@ void draw_flight_and_events(Frame& f) {
             dl->AddRect(m0, m1, IM_COL32(255, 255, 255, 255), 3.0f, 0, 2.0f);
         }
     }
-    // the caption's lines: wrapped at spaces where the box is narrow (at 2x zoom it ran past the box's
-    // edge); the events above keep clear of them
-    std::vector<std::string> caption;
-    if (!compact) {
-        std::string now;
-        if (animating)
-            now = "now: " + verb(ev[inflight]);
-        else if (first < last)
-            now = c.frac <= 0 ? "about to start this step" : "step complete";
-        now += "   |   " + phase_caption(r, phase, first < ev.size() ? ev[first].pass : 0);
-        caption = wrap_at_spaces(now, s1.x - 4 - (s0.x + 8), [](std::string_view t) {
-            return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
-        });
-    }
+    const std::vector<std::string>& caption = f.caption;
     // the step's events, in order: done, in flight, to come (a window around the one in flight)
     const float events_end = s1.y - fs * 2.0f - fs * static_cast<float>(caption.empty() ? 0 : caption.size() - 1);
     if (!compact && first < last && slots_bottom + fs * 1.5f + fs * 2.3f <= events_end) {
@@ -706,7 +717,7 @@ float hierarchy_least_height(Replay& rp, bool compact, float w) {
     bool has_square = false;
     for (Tensor t : {Tensor::S, Tensor::P, Tensor::dP, Tensor::dS}) has_square = has_square || L.shown(t);
     return hbm_least_height(has_square, fs) + l2_band_height(fs, compact) +
-           sram_least_height(rp.most_slots(), w, fs, compact);
+           sram_least_height(rp.most_slots(), w, fs, compact) + caption_allowance(fs, compact);
 }
 
 void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
@@ -726,7 +737,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     rp.advance_to(done);
     const double span = static_cast<double>(last - first);
     const double kpos = span * std::clamp(c.frac, 0.0, 1.0);
-    f.hbm_max = f.H - l2_band_height(f.fs, compact) - sram_least_height(rp.most_slots(), f.W, f.fs, compact);
+    f.hbm_max = f.H - l2_band_height(f.fs, compact) - sram_least_height(rp.most_slots(), f.W, f.fs, compact) -
+                caption_allowance(f.fs, compact);
     f.step = step;
     f.first = first;
     f.last = last;
@@ -735,6 +747,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     draw_hbm(f);
     draw_l2(f);
     draw_sram_bar(f);
+    make_caption(f);
     draw_slots(f);
     draw_flight_and_events(f);
 }
