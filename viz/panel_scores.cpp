@@ -208,7 +208,10 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const bool grouped =
             fine.f_r > 1 || fine.f_c > 1 || group_factor(fine.rows, side) > 1 || group_factor(fine.cols, side) > 1;
         if (grouped) side = side_for(text_h + fs * 2.4f);
-        const ScoreGrid g = group_cells(fine, group_factor(fine.rows, side), group_factor(fine.cols, side));
+        const int k_r = group_factor(fine.rows, side), k_c = group_factor(fine.cols, side);
+        ScoreGrid coarse;  // drawn in place of the fine grid only when grouped (no copy a frame otherwise)
+        if (k_r > 1 || k_c > 1) coarse = group_cells(fine, k_r, k_c);
+        const ScoreGrid& g = k_r > 1 || k_c > 1 ? coarse : fine;
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         const float gx = p0.x + (room.x - side) * 0.5f;
         draw_grid(ImGui::GetWindowDrawList(), ImVec2(gx, p0.y), side, side, g, a, rs.problem.seq, v);
