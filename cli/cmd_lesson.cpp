@@ -71,7 +71,7 @@ void print_step(const lessons::Lesson& l, size_t i) {
               << wrap(s.text);
     const auto& v = s.view;
     if (!v.panel.empty() && v.panel != "text") {
-        std::cout << "   [app: " << v.panel << " panel";
+        std::cout << "   [app: " << v.panel;  // the view's name, as --panel takes it
         if (!v.config.empty()) std::cout << ", config " << v.config;
         if (!v.compare.empty()) {
             std::cout << ", comparing";

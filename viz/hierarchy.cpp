@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "viz/hierarchy_layout.hpp"
 #include "viz/panels.hpp"
 #include "viz/text_wrap.hpp"
 #include "viz/ui.hpp"
@@ -161,18 +162,20 @@ struct Frame {
     const ViewState& v;
     float fs = 0, W = 0, H = 0;
     const std::vector<sim::Event>& ev;
+    float hbm_max = 0;  // HBM's height at most: L2 and SRAM keep the least they need below it
     int64_t step = 0;
     size_t first = 0, last = 0, done = 0;
     double kpos = 0;
     // placed by the sections
     std::array<ImVec2, sim::kTensorCount> t0{}, t1{};  // tensors in HBM
-    ImVec2 h1{}, l1{}, s0{}, s1{}, cb1{};              // HBM's and L2's bottom right; SRAM's box; its capacity bar
+    ImVec2 h1{}, l1{}, s0{}, s1{};                     // HBM's and L2's bottom right; SRAM's box
     int32_t phase = 0;
     std::array<ImVec2, sim::kTensorCount> q0{}, q1{};  // slots in SRAM
     std::array<bool, sim::kTensorCount> has_slot{};
     float slots_bottom = 0;
     size_t inflight = 0;
     bool animating = false;
+    std::vector<std::string> caption{};  // the memory view's caption lines at the SRAM box's foot
 };
 
 // The names the sections below use, bound to the frame's (not every section uses each).
@@ -222,7 +225,9 @@ void draw_hbm(Frame& f) {
         else
             ++n_nd;
     }
-    float hbm_h = H * (n_nn ? 0.55f : (compact ? 0.5f : 0.42f));
+    // never taller than L2 and SRAM leave (their least heights), never shorter than its own least
+    const float hbm_cap = std::max(f.hbm_max, hbm_least_height(n_nn > 0, fs));
+    float hbm_h = std::min(hbm_cap, H * (n_nn ? 0.55f : (compact ? 0.5f : 0.42f)));
     const float head = fs * 2.6f, foot = fs * 0.5f;
     float ht = hbm_h - head - foot;
     float wc = compact ? fs * 2.2f : fs * 3.2f;        // N x d column width
@@ -232,14 +237,17 @@ void draw_hbm(Frame& f) {
     // compact (three columns side by side), or many tensors (the backward's): the N x N matrices go
     // on a second row, large enough to see
     const bool two_rows = n_nn > 0 && (compact || n_nd + n_nn > 6 || side < fs * 5.0f);
-    const float row1 = compact ? fs * 4.0f : std::max(fs * 4.0f, H * 0.16f), label_h = fs * 1.3f;
+    float row1 = compact ? fs * 4.0f : std::max(fs * 4.0f, H * 0.16f);
+    const float label_h = fs * 1.3f;
     float side2 = 0;
     if (two_rows) {
         // the N x d columns share the first row with the statistics
         wc = std::min(wc, std::max(fs * 1.0f, (W - 16 - gap * static_cast<float>(n_nd + n_st) - ws * n_st) /
                                                   static_cast<float>(std::max(1, n_nd))));
         side2 = std::max(fs * 2.0f, std::min((W - 16 - gap * static_cast<float>(n_nn - 1)) / static_cast<float>(n_nn),
-                                             H * 0.55f - head - row1 - label_h - foot));
+                                             hbm_h - head - row1 - label_h - foot));
+        // still too tall for the room SRAM leaves: the N x d columns give way too (to two lines)
+        row1 = std::max(fs * 2.0f, std::min(row1, hbm_cap - head - label_h - side2 - foot));
         ht = row1;
         hbm_h = head + row1 + label_h + side2 + foot;
     } else if (n_nn && side < ht) {  // square N x N matrices set the height; SRAM gets the rest
@@ -375,7 +383,9 @@ void draw_l2(Frame& f) {
             line = t.substr(0, cut + lead.size()) + " (hover: why)";
         // the line in fewer words where the box is narrow (2x zoom), never cut at its edge
         if (!fits && !r.l2.simulated && ImGui::CalcTextSize(line.c_str()).x + 8 > l1.x - l0.x)
-            line = "L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run";
+            for (const std::string& shorter : {"L2 " + ui::bytes(r.machine.l2_bytes) + ": no model run",
+                                               std::string("L2: no model run"), std::string("L2: no model")})
+                if (line = shorter; ImGui::CalcTextSize(line.c_str()).x + 8 <= l1.x - l0.x) break;
         if (!fits && r.l2.simulated) {
             const std::string hit = ui::fixed(100.0 * r.l2.hit_rate, 0) + "% hits",
                               after = ui::bytes(static_cast<double>(r.l2.hbm_total().total()));
@@ -480,28 +490,44 @@ void draw_sram_bar(Frame& f) {
     }
     f.s0 = s0;
     f.s1 = s1;
-    f.cb1 = cb1;
     f.phase = phase;
+}
+
+// What is happening now, wrapped at spaces where the box is narrow (at 2x zoom it ran past the box's
+// edge): the lines at the SRAM box's foot, which the slots and the events above keep clear of.
+void make_caption(Frame& f) {
+    FLASHSIM_FRAME_NAMES
+    if (compact) return;
+    const size_t inflight = done;  // the first event not yet done is the one in flight
+    const bool animating = c.frac > 0 && c.frac < 1 && inflight < last;
+    std::string now;
+    if (animating)
+        now = "now: " + verb(ev[inflight]);
+    else if (first < last)
+        now = c.frac <= 0 ? "about to start this step" : "step complete";
+    now += "   |   " + phase_caption(r, f.phase, first < ev.size() ? ev[first].pass : 0);
+    f.caption = wrap_at_spaces(now, f.s1.x - 4 - (f.s0.x + 8),
+                               [](std::string_view t) { return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x; });
+}
+
+// The caption's lines take fs * (lines + 0.5) at the box's foot; the slots keep fs * 3 there, and
+// the boxes above leave room for a caption of four lines (the room SRAM is given, whatever the step).
+float caption_allowance(float fs, bool compact) { return compact ? 0.0f : fs * 1.5f; }
+float caption_overflow(const Frame& f) {
+    return std::max(0.0f, f.fs * (static_cast<float>(f.caption.size()) + 0.5f) - f.fs * 3.0f);
 }
 
 void draw_slots(Frame& f) {
     FLASHSIM_FRAME_NAMES
-    const ImVec2 s0 = f.s0, s1 = f.s1, cb1 = f.cb1;
+    const ImVec2 s0 = f.s0, s1 = f.s1;
     // resident tiles: one slot per tensor
     const std::vector<Resident> res = resident_tiles(r.trace, first, last);
-    const float sy0 = cb1.y + fs * (compact ? 0.6f : 1.6f), sy1 = s1.y - fs * (compact ? 0.5f : 3.0f);
     const int nslots = std::max<int>(1, static_cast<int>(res.size()));
     // one row of slots, or several when they would be too narrow to name (the backward holds 13)
-    const float gx = fs * 0.5f, min_w = fs * (compact ? 2.4f : 3.8f);
-    const int per_row = std::clamp(static_cast<int>((W - 16 + gx) / (min_w + gx)), 1, nslots);
-    const int slot_rows = (nslots + per_row - 1) / per_row;
-    const int slot_cols = (nslots + slot_rows - 1) / slot_rows;  // balanced rows
-    const float slot_w = std::min(fs * (compact ? 3.4f : 6.5f), (W - 16) / slot_cols - gx);
-    const float gy = fs * (compact ? 0.4f : 1.5f);
-    const float slot_h =
-        std::max(fs * 1.5f, std::min({((sy1 - sy0) * (compact ? 1.0f : 0.4f) - gy * (slot_rows - 1)) / slot_rows,
-                                      slot_w * 0.9f, fs * 4.5f}));
-    const float slots_bottom = sy0 + slot_rows * slot_h + (slot_rows - 1) * gy;
+    const SlotLayout sl = slot_layout(nslots, W, s1.y - s0.y - caption_overflow(f), fs, compact);
+    const float sy0 = s0.y + sl.top, gx = sl.gx, gy = sl.gy, slot_w = sl.w, slot_h = sl.h;
+    const int slot_cols = sl.per_row;
+    const float slots_bottom = s0.y + sl.bottom();
     auto& q0 = f.q0;
     auto& q1 = f.q1;
     auto& has_slot = f.has_slot;
@@ -614,7 +640,6 @@ void draw_flight_and_events(Frame& f) {
     const float slots_bottom = f.slots_bottom;
     const size_t inflight = f.inflight;
     const bool animating = f.animating;
-    const int32_t phase = f.phase;
     // the event in flight: a tile moving between its place in HBM and its slot in SRAM
     if (animating) {
         const sim::Event& e = ev[inflight];
@@ -635,20 +660,7 @@ void draw_flight_and_events(Frame& f) {
             dl->AddRect(m0, m1, IM_COL32(255, 255, 255, 255), 3.0f, 0, 2.0f);
         }
     }
-    // the caption's lines: wrapped at spaces where the box is narrow (at 2x zoom it ran past the box's
-    // edge); the events above keep clear of them
-    std::vector<std::string> caption;
-    if (!compact) {
-        std::string now;
-        if (animating)
-            now = "now: " + verb(ev[inflight]);
-        else if (first < last)
-            now = c.frac <= 0 ? "about to start this step" : "step complete";
-        now += "   |   " + phase_caption(r, phase, first < ev.size() ? ev[first].pass : 0);
-        caption = wrap_at_spaces(now, s1.x - 4 - (s0.x + 8), [](std::string_view t) {
-            return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
-        });
-    }
+    const std::vector<std::string>& caption = f.caption;
     // the step's events, in order: done, in flight, to come (a window around the one in flight)
     const float events_end = s1.y - fs * 2.0f - fs * static_cast<float>(caption.empty() ? 0 : caption.size() - 1);
     if (!compact && first < last && slots_bottom + fs * 1.5f + fs * 2.3f <= events_end) {
@@ -699,6 +711,15 @@ void draw_flight_and_events(Frame& f) {
 
 }  // namespace
 
+float hierarchy_least_height(Replay& rp, bool compact, float w) {
+    const float fs = ImGui::GetFontSize();
+    const Layout& L = rp.layout();
+    bool has_square = false;
+    for (Tensor t : {Tensor::S, Tensor::P, Tensor::dP, Tensor::dS}) has_square = has_square || L.shown(t);
+    return hbm_least_height(has_square, fs) + l2_band_height(fs, compact) +
+           sram_least_height(rp.most_slots(), w, fs, compact) + caption_allowance(fs, compact);
+}
+
 void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
                     bool compact, const ViewState& v) {
     const sim::Result& r = rs.result(algo);
@@ -716,6 +737,8 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     rp.advance_to(done);
     const double span = static_cast<double>(last - first);
     const double kpos = span * std::clamp(c.frac, 0.0, 1.0);
+    f.hbm_max = f.H - l2_band_height(f.fs, compact) - sram_least_height(rp.most_slots(), f.W, f.fs, compact) -
+                caption_allowance(f.fs, compact);
     f.step = step;
     f.first = first;
     f.last = last;
@@ -724,6 +747,7 @@ void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::A
     draw_hbm(f);
     draw_l2(f);
     draw_sram_bar(f);
+    make_caption(f);
     draw_slots(f);
     draw_flight_and_events(f);
 }

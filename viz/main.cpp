@@ -261,9 +261,12 @@ int open_window(App& a) {
     const float scale = std::clamp(std::max(xscale, yscale), 1.0f, 4.0f);
     const float font_px = (args.font_px > 0 ? static_cast<float>(args.font_px) : 17.0f) * scale;
     const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    // Beyond Latin-1 the lessons write a few symbols (lesson 7's "O∘dO"), which ImGui's default
+    // range drew as "?": Greek, general punctuation, arrows and mathematical operators too.
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2000, 0x206F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
     // the font at 1x and at 2x: zoom draws from the nearer, so text stays sharp up to 2x
-    if (std::filesystem::exists(font) && (a.font_1x = io.Fonts->AddFontFromFileTTF(font, font_px))) {
-        a.font_2x = io.Fonts->AddFontFromFileTTF(font, font_px * 2);
+    if (std::filesystem::exists(font) && (a.font_1x = io.Fonts->AddFontFromFileTTF(font, font_px, nullptr, ranges))) {
+        a.font_2x = io.Fonts->AddFontFromFileTTF(font, font_px * 2, nullptr, ranges);
     } else {
         ImFontConfig cfg;
         cfg.SizePixels = font_px;
@@ -705,7 +708,10 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- loop
     // Idle, the app waits for input instead of redrawing 60 times a second: background work wakes
     // it (glfwPostEmptyEvent from the worker threads). Playing, it draws at a rate that follows the
-    // speed (20 frames a second at 2 steps/s), not as fast as the machine allows.
+    // speed (six frames a step: 12 a second at 2 steps/s, at least 10, at most 60), not as fast as the
+    // machine allows. (Ten a step cost 26-32% of a core at 2 steps/s under llvmpipe, which spends about
+    // 15 ms of CPU on a 1280x800 frame; a step of a dozen events is too quick to follow tile by tile at
+    // either rate.)
     a.sims.set_wake(glfwPostEmptyEvent);
     a.charts.set_wake(glfwPostEmptyEvent);
     a.ring.set_wake(glfwPostEmptyEvent);
@@ -722,7 +728,7 @@ int main(int argc, char** argv) {
         } else {
             // playing: the next frame when its time comes; otherwise a text field's cursor blinks,
             // progress bars move, and only events matter
-            const double fps = std::clamp(v.speed * 10.0, 10.0, 60.0);
+            const double fps = std::clamp(v.speed * 6.0, 10.0, 60.0);
             const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_frame).count();
             const double timeout = animating          ? std::max(0.0, 1.0 / fps - since)
                                    : working          ? 0.1

@@ -83,6 +83,15 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     if (cols.empty()) cols.assign(kAlgos.begin(), kAlgos.end());
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float col_w = (avail.x - 8 * static_cast<float>(cols.size() - 1)) / static_cast<float>(cols.size());
+    // Each column: its heading line, the hierarchy, the counters under it. The columns are at least as
+    // tall as the hierarchy needs (the view scrolls down when they do not fit): at 2x zoom a squeezed
+    // SRAM box drew its tiles over the counters.
+    const float counter_h = fs * 4.6f, pad = ImGui::GetStyle().WindowPadding.y * 2;
+    float col_h = avail.y;
+    for (sim::Algo a : cols)
+        col_h = std::max(
+            col_h, pad + ImGui::GetTextLineHeightWithSpacing() + counter_h +
+                       hierarchy_least_height(cache.get(rs, a), true, col_w - ImGui::GetStyle().WindowPadding.x * 2));
     const double std_total = static_cast<double>(rs.result(sim::Algo::standard).totals.hbm_total().total()) /
                              std::max<int64_t>(1, rs.problem.heads_total());
     for (size_t i = 0; i < cols.size(); ++i) {
@@ -93,7 +102,7 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         const bool cut = finished && tl.whole_is_estimate();
         Replay& rp = cache.get(rs, a);
         if (i) ImGui::SameLine(0, 8);
-        ImGui::BeginChild((std::string("col") + std::to_string(i)).c_str(), ImVec2(col_w, avail.y), true,
+        ImGui::BeginChild((std::string("col") + std::to_string(i)).c_str(), ImVec2(col_w, col_h), true,
                           ImGuiWindowFlags_NoScrollbar);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(ui::algo_colour(a)), "%s",
                            std::string(sim::algo_name(a)).c_str());
@@ -107,7 +116,6 @@ void draw_compare_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         else
             ImGui::Text("step %lld / %lld", static_cast<long long>(c.step + 1), static_cast<long long>(tl.steps_total));
         const ImVec2 p = ImGui::GetCursorScreenPos(), sz = ImGui::GetContentRegionAvail();
-        const float counter_h = fs * 4.6f;
         draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y - counter_h), rs, a, rp,
                        finished ? Cursor{last_step(tl), 1.0} : c, true, v);
         ImGui::Dummy(ImVec2(sz.x, sz.y - counter_h));

@@ -155,7 +155,10 @@ void draw_memory_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
     problem_line(rs);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float side = std::max(ImGui::GetFontSize() * 17.0f, avail.x * 0.3f);
-    ImGui::BeginChild("hier", ImVec2(avail.x - side - 8, avail.y), false, ImGuiWindowFlags_NoScrollbar);
+    // never shorter than the hierarchy needs (the view scrolls down instead of boxes overlapping)
+    const float hier_w = avail.x - side - 8;
+    ImGui::BeginChild("hier", ImVec2(hier_w, std::max(avail.y, hierarchy_least_height(rp, false, hier_w))), false,
+                      ImGuiWindowFlags_NoScrollbar);
     {
         const ImVec2 p = ImGui::GetCursorScreenPos(), sz = ImGui::GetContentRegionAvail();
         draw_hierarchy(ImGui::GetWindowDrawList(), p, ImVec2(p.x + sz.x, p.y + sz.y), rs, algo, rp, v.cursor, false, v);

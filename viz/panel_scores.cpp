@@ -62,7 +62,8 @@ void draw_grid(ImDrawList* dl, ImVec2 p0, float side_w, float side_h, const Scor
     const auto ys = [&](int64_t a_) {
         return p0.y + side_h * static_cast<float>(std::min(n, a_ * g.f_r * g.B_r)) / static_cast<float>(n);
     };
-    const bool gaps = side_w / static_cast<float>(g.cols) > 4 && side_h / static_cast<float>(g.rows) > 4;
+    const bool gaps =
+        side_w / static_cast<float>(g.cols) > kMinCellPx && side_h / static_cast<float>(g.rows) > kMinCellPx;
     const float gp = gaps ? 1.0f : 0.0f;
     for (int i = 0; i < g.rows; ++i) {
         const float y0 = ys(i), y1 = ys(i + 1) - gp;
@@ -188,7 +189,7 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         Replay& rp = cache.get(rs, a);
         rp.advance_to(events_done(tl, cur));
         const int pass = rp.pass_now();
-        const ScoreGrid& g = rp.scores(pass);
+        const ScoreGrid& fine = rp.scores(pass);
         if (c) ImGui::SameLine(0, 8);
         ImGui::BeginChild((std::string("scol") + std::to_string(c)).c_str(), ImVec2(col_w, avail.y), true,
                           ImGuiWindowFlags_NoScrollbar);
@@ -200,7 +201,17 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         ImGui::Text("step %lld / %lld", static_cast<long long>(std::min(cur.step, tl.steps_kept - 1) + 1),
                     static_cast<long long>(tl.steps_total));
         const ImVec2 room = ImGui::GetContentRegionAvail();
-        const float side = std::max(fs * 3.0f, std::min(room.x, room.y - text_h));
+        const auto side_for = [&](float under) { return std::max(fs * 3.0f, std::min(room.x, room.y - under)); };
+        float side = side_for(text_h);
+        // Tiles too narrow to be parted by a gap are grouped into coarser cells, which the lines under
+        // the grid say (two more lines: the grid gives way to them, and is grouped at its new size).
+        const bool grouped =
+            fine.f_r > 1 || fine.f_c > 1 || group_factor(fine.rows, side) > 1 || group_factor(fine.cols, side) > 1;
+        if (grouped) side = side_for(text_h + fs * 2.4f);
+        const int k_r = group_factor(fine.rows, side), k_c = group_factor(fine.cols, side);
+        ScoreGrid coarse;  // drawn in place of the fine grid only when grouped (no copy a frame otherwise)
+        if (k_r > 1 || k_c > 1) coarse = group_cells(fine, k_r, k_c);
+        const ScoreGrid& g = k_r > 1 || k_c > 1 ? coarse : fine;
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         const float gx = p0.x + (room.x - side) * 0.5f;
         draw_grid(ImGui::GetWindowDrawList(), ImVec2(gx, p0.y), side, side, g, a, rs.problem.seq, v);
@@ -224,8 +235,9 @@ void draw_scores_panel(const RunSet& rs, ReplayCache& cache, ViewState& v) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         if (!order.empty()) ui::wrapped("sweep: %s", order.c_str());
         ui::wrapped("%s", what_is_visited(a, pass).c_str());
-        if (g.f_r > 1 || g.f_c > 1)
-            ui::wrapped("one cell = %lld x %lld tiles", static_cast<long long>(g.f_r), static_cast<long long>(g.f_c));
+        if (g.f_r > 1 || g.f_c > 1)  // the counts above are per tile
+            ui::wrapped("too many tiles to draw singly: one cell = %lld x %lld tiles", static_cast<long long>(g.f_r),
+                        static_cast<long long>(g.f_c));
         if (tl.whole_is_estimate() && finished)
             ui::wrapped("the trace ends at step %s of %s: tiles after it are not drawn",
                         ui::count(tl.steps_kept).c_str(), ui::count(tl.steps_total).c_str());

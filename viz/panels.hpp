@@ -29,6 +29,9 @@ struct ReplayCache {
 // `v` supplies a lesson's highlights (query row, tile).
 void draw_hierarchy(ImDrawList* dl, ImVec2 a, ImVec2 b, const RunSet& rs, sim::Algo algo, Replay& rp, Cursor c,
                     bool compact, const ViewState& v);
+// The least height draw_hierarchy needs at width `w` for nothing in it to overlap (HBM, L2 and SRAM
+// each at their least; `rp` the replay it will draw). A view gives it at least this much, scrolling.
+float hierarchy_least_height(Replay& rp, bool compact, float w);
 // Events of the cursor's step that have happened at `c` (first + done).
 size_t events_done(const Timeline& tl, Cursor c);
 

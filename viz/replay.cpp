@@ -64,6 +64,35 @@ ScoreGrid make_score_grid(const sim::Problem& p, int64_t block_rows, int64_t blo
     return g;
 }
 
+int group_factor(int cells, float side_px, float min_px) {
+    if (cells <= 1 || side_px <= 0) return 1;
+    for (int k = 1; k < cells; ++k)
+        if (side_px / static_cast<float>((cells + k - 1) / k) > min_px) return k;
+    return cells;  // even one cell is too narrow: the whole side as one
+}
+
+ScoreGrid group_cells(const ScoreGrid& g, int k_r, int k_c) {
+    k_r = std::max(1, k_r);
+    k_c = std::max(1, k_c);
+    if ((k_r == 1 && k_c == 1) || g.rows == 0 || g.cols == 0) return g;
+    ScoreGrid o = g;
+    o.f_r = g.f_r * k_r;
+    o.f_c = g.f_c * k_c;
+    o.rows = (g.rows + k_r - 1) / k_r;
+    o.cols = (g.cols + k_c - 1) / k_c;
+    const size_t cells = static_cast<size_t>(o.rows) * static_cast<size_t>(o.cols);
+    for (auto* v : {&o.tiles, &o.skipped, &o.visited, &o.stored}) v->assign(cells, 0);
+    for (int a = 0; a < g.rows; ++a)
+        for (int b = 0; b < g.cols; ++b) {
+            const size_t from = g.idx(a, b), to = o.idx(a / k_r, b / k_c);
+            o.tiles[to] += g.tiles[from];
+            o.skipped[to] += g.skipped[from];
+            o.visited[to] += g.visited[from];
+            o.stored[to] += g.stored[from];
+        }
+    return o;
+}
+
 bool score_visit(sim::Algo a, const sim::Event& e) {
     if (e.kind != sim::EventKind::compute || e.row_tile < 0 || e.col_tile < 0) return false;
     if (e.tensor == Tensor::S) return true;
@@ -150,7 +179,18 @@ ElemRect Layout::rect(const sim::Event& e) const {
     return x;
 }
 
-Replay::Replay(const sim::Result& r) : r_(&r), layout_(make_layout(r)) { reset(); }
+Replay::Replay(const sim::Result& r) : r_(&r), layout_(make_layout(r)) {
+    reset();
+    std::array<bool, sim::kTensorCount> seen{};
+    int in_phase = 0;
+    const auto& ev = r.trace.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+        if (i > 0 && ev[i].phase != ev[i - 1].phase) seen = {}, in_phase = 0;
+        if (ev[i].kind == sim::EventKind::rescale || seen[ti(ev[i].tensor)]) continue;
+        seen[ti(ev[i].tensor)] = true;
+        most_slots_ = std::max(most_slots_, ++in_phase);
+    }
+}
 
 void Replay::reset() {
     totals_ = {};

@@ -82,6 +82,16 @@ struct ScoreGrid {
     int cell_col(int64_t j) const { return static_cast<int>(j / f_c); }
 };
 ScoreGrid make_score_grid(const sim::Problem& p, int64_t block_rows, int64_t block_cols);
+// The score view draws a cell wider than kMinCellPx pixels with a 1 px gap around it; narrower cells
+// run together, and a finished grid of them (flash2's backward at N = 8,192: 128 x 144 tiles in about
+// 430 px) reads as one solid block. group_factor says how many cells to draw as one along a side of
+// `side_px` pixels: the smallest k with side_px / ceil(cells / k) > min_px (1 when they fit already).
+inline constexpr float kMinCellPx = 4.0f;
+int group_factor(int cells, float side_px, float min_px = kMinCellPx);
+// The grid with k_r x k_c of its cells as one (the last ones may hold fewer): their tiles, masked,
+// visited and stored tiles summed, the tiles a cell holds (f_r, f_c) multiplied; the whole grid's
+// counts, the sweep and the latest tile kept.
+ScoreGrid group_cells(const ScoreGrid& g, int k_r, int k_c);
 // Is event e a visit (or a store) of a score tile, for an algorithm?
 bool score_visit(sim::Algo a, const sim::Event& e);
 bool score_store(const sim::Event& e);
@@ -115,6 +125,10 @@ public:
     int pass_now() const;
     const Layout& layout() const { return layout_; }
     const sim::Result& result() const { return *r_; }
+    // The most tiles SRAM holds at once in any step: the most tensors one phase of the trace loads,
+    // computes or stores (resident_tiles never names more). The hierarchy keeps room for that many
+    // slots on every step, so its boxes do not change size as the run goes.
+    int most_slots() const { return most_slots_; }
     // Cells of grid `t` an element rectangle covers: [r0, r1) x [c0, c1) in cells.
     void cells_of(sim::Tensor t, const ElemRect& e, int* r0, int* r1, int* c0, int* c1) const;
 
@@ -125,6 +139,7 @@ private:
     Layout layout_;
     std::array<Grid, sim::kTensorCount> grids_;
     std::array<ScoreGrid, 2> scores_;
+    int most_slots_ = 1;
     sim::Totals totals_;
     size_t pos_ = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "viz/hierarchy_layout.hpp"
 #include "viz/model.hpp"
 #include "viz/replay.hpp"
 
@@ -270,4 +271,59 @@ TEST_CASE("shade blocks of a replayed standard run cover its S grid at every poi
         CHECK(blocks.size() <= static_cast<size_t>(g.rows * g.cols));
         if (end == n) CHECK(blocks.size() == 1);  // every tile of S written: one shade, one block
     }
+}
+
+TEST_CASE("resident tiles: no step of a run holds more slots than most_slots says, and some step holds that many") {
+    // The hierarchy keeps SRAM room for most_slots() slots on every step; a step with more would
+    // draw past the room kept. Checked step by step against resident_tiles itself.
+    Params p;
+    p.seq = 512;
+    p.head_dim = 64;
+    for (sim::Pass pass : {sim::Pass::forward, sim::Pass::backward}) {
+        p.pass = pass;
+        const auto rs = run_all(p, nullptr);
+        for (sim::Algo a : {sim::Algo::standard, sim::Algo::flash1, sim::Algo::flash2}) {
+            const sim::Result& r = rs->result(a);
+            const Timeline& tl = rs->timeline(a);
+            const Replay rp(r);
+            size_t most = 0;
+            for (int64_t s = 0; s < tl.steps_kept; ++s)
+                most = std::max(most, resident_tiles(r.trace, tl.step_first[static_cast<size_t>(s)],
+                                                     tl.step_first[static_cast<size_t>(s) + 1])
+                                          .size());
+            CAPTURE(sim::algo_name(a));
+            CAPTURE(static_cast<int>(pass));
+            CHECK(most <= static_cast<size_t>(rp.most_slots()));
+            CHECK(most == static_cast<size_t>(rp.most_slots()));
+        }
+    }
+}
+
+TEST_CASE("SRAM slots: at the least height every slot ends above the box's foot, and rows fit the width") {
+    // The backward's 13 slots in a side-by-side pane at 2x zoom (fs = 34 px, a pane 460 px wide):
+    // a slot is at least 2.4 lines wide plus a half-line gap, so (460 - 16 + 17) / (81.6 + 17) = 4.7
+    // -> 4 a row, ceil(13 / 4) = 4 rows of ceil(13 / 4) = 4. The box: the heading and bar (1.5 + 0.9
+    // lines), 0.6 lines, four rows of 1.5 lines with 0.4 between, 0.5 at the foot = 10.7 lines.
+    const SlotLayout s = slot_layout(13, 460, 0, 34, true);
+    CHECK(s.rows == 4);
+    CHECK(s.per_row == 4);
+    CHECK(sram_least_height(13, 460, 34, true) == doctest::Approx(10.7 * 34).epsilon(1e-5));
+    // Every count, width and font size: at the least height and above it, the slots stay inside
+    // the box (their bottom above the foot margin), the rows hold every slot, and a row fits across.
+    for (bool compact : {true, false})
+        for (float fs : {13.0f, 17.0f, 34.0f})
+            for (int n = 1; n <= 16; ++n)
+                for (float w = fs * 8; w <= fs * 40; w += fs * 3)
+                    for (float extra : {0.0f, fs * 0.7f, fs * 5.0f, fs * 30.0f}) {
+                        const float h = sram_least_height(n, w, fs, compact) + extra;
+                        const SlotLayout l = slot_layout(n, w, h, fs, compact);
+                        CAPTURE(n);
+                        CAPTURE(w);
+                        CAPTURE(h);
+                        CHECK(l.rows * l.per_row >= n);
+                        CHECK((l.rows - 1) * l.per_row < n);  // no empty row
+                        CHECK(l.per_row * l.w + (l.per_row - 1) * l.gx <= w - 16 + 1e-3f);
+                        CHECK(l.h >= fs * 1.5f);  // a slot keeps room for its name
+                        CHECK(l.bottom() <= h - l.foot + 1e-3f);
+                    }
 }

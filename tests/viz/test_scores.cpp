@@ -164,6 +164,66 @@ TEST_CASE("score grid: more than 256 tiles a side are drawn in coarser cells, co
     CHECK(cell_state(g, 1, 0) == CellState::untouched);
 }
 
+TEST_CASE("score grid: tiles too narrow to part by a gap are grouped, and the grouped grid counts the same tiles") {
+    // group_factor: the smallest k whose cells are wider than 4 px. Counted by hand:
+    // 144 tiles in 430 px are 2.99 px each; 2 a cell: 72 cells of 5.97 px.
+    CHECK(group_factor(144, 430) == 2);
+    CHECK(group_factor(128, 430) == 2);  // 3.36 px; 64 cells of 6.72 px
+    CHECK(group_factor(64, 430) == 1);   // 6.72 px already
+    CHECK(group_factor(64, 256) == 2);   // exactly 4 px is not wider than 4: 32 cells of 8 px
+    CHECK(group_factor(144, 40) == 16);  // 9 cells of 4.4 px; 15 a cell would leave 10 of exactly 4 px
+    CHECK(group_factor(1, 2) == 1);
+    CHECK(group_factor(10, 0) == 1);  // no room at all: nothing to decide
+
+    // flash2's backward at N = 8,192 in the tiles the lesson's step shows (64 x 57): 128 x 144 tiles.
+    sim::Problem p;
+    p.seq = 8192;
+    p.head_dim = 128;
+    p.causal = true;
+    const ScoreGrid fine = make_score_grid(p, 64, 57);
+    REQUIRE(fine.T_r == 128);
+    REQUIRE(fine.T_c == 144);  // ceil(8192 / 57)
+    const ScoreGrid g = group_cells(fine, 2, 3);
+    CHECK(g.rows == 64);
+    CHECK(g.cols == 48);
+    CHECK(g.f_r == 2);
+    CHECK(g.f_c == 3);
+    CHECK(g.tiles[g.idx(0, 0)] == 6);
+    uint64_t tiles = 0, skipped = 0;
+    for (size_t c = 0; c < g.tiles.size(); ++c) tiles += g.tiles[c], skipped += g.skipped[c];
+    CHECK(tiles == 128u * 144u);
+    CHECK(skipped == static_cast<uint64_t>(fine.n_skipped));
+    // The cell holding query tiles 0-1 and key tiles 3-5 (keys 171 to 341, queries 0 to 127): every
+    // key is past every query, so the causal mask empties all six tiles.
+    CHECK(g.skipped[g.idx(0, 1)] == 6);
+    CHECK(cell_state(g, 0, 1) == CellState::skipped);
+    // Query tiles 0-1, key tiles 0-2 (keys 0 to 170): tile (0, 0) holds key 0 <= query 0, tile (0, 2)
+    // keys 114-170 past queries 0-63; tile (0, 1) keys 57-113, partly below query 63: not empty.
+    CHECK(g.skipped[g.idx(0, 0)] == 1);
+    CHECK(g.cell_row(127) == 63);  // a tile finds its cell through the new factors
+    CHECK(g.cell_col(143) == 47);
+    // Grouping by 3 rows leaves a last cell of 128 - 3 * 42 = 2 tile rows.
+    const ScoreGrid h = group_cells(fine, 3, 1);
+    CHECK(h.rows == 43);
+    CHECK(h.tiles[h.idx(42, 0)] == 2);
+}
+
+TEST_CASE("score grid grouped: a finished run's cells are all computed, a half-run's sweep is kept") {
+    const auto rs = runs(1024, 64, 32, false, sim::Pass::backward);
+    const sim::Result& r = rs->result(sim::Algo::flash2);
+    Replay rp(r);
+    rp.advance_to(r.trace.events.size());
+    const ScoreGrid& fine = rp.scores(1);
+    const ScoreGrid g = group_cells(fine, 4, 4);
+    CHECK(g.n_visited == fine.n_visited);
+    CHECK(sweep_order(g) == sweep_order(fine));
+    int computed = 0;
+    for (int a = 0; a < g.rows; ++a)
+        for (int b = 0; b < g.cols; ++b)
+            computed += cell_state(g, a, b) == CellState::visited || cell_state(g, a, b) == CellState::current;
+    CHECK(computed == g.rows * g.cols);
+}
+
 TEST_CASE("backward replay: the gradient tensors appear in HBM; flash keeps dP and dS on chip") {
     const auto rs = runs(256, 64, 64, false, sim::Pass::backward);
     {
@@ -264,6 +324,25 @@ TEST_CASE("--pass and the new panels on the command line") {
     CHECK(parse_panel("timeline") == Panel::timeline);
     CHECK(animated(Panel::scores));
     CHECK_FALSE(animated(Panel::timeline));
+}
+
+TEST_CASE("every lesson step opens a view of its own, not the one the step before left") {
+    // A step without a view (panel = "text") showed whatever the learner came from: reached by Next,
+    // the step before's view (6.3's traffic beside a text on FLOPs, 7.3's N = 8,192 score grid beside
+    // the N = 8 gradients, 11.1 the roofline left by lesson 10); opened directly, the app's default.
+    // Every step names its view, and the problem too except the softmax view, which draws its own row.
+    const LessonLibrary lib = load_lesson_library();
+    REQUIRE(lib.error.empty());
+    REQUIRE(lib.lessons.size() >= 15);
+    for (const auto& l : lib.lessons) {
+        CHECK_MESSAGE(l.error.empty(), l.file << ": " << l.error);
+        for (size_t k = 0; k < l.steps.size(); ++k) {
+            const LessonStep& st = l.steps[k];
+            INFO(l.file << ", step " << k + 1 << " (" << st.title << ")");
+            REQUIRE(st.panel);
+            if (*st.panel != Panel::softmax) CHECK(st.params);
+        }
+    }
 }
 
 TEST_CASE("lessons 7, 8 and 9 open the views their steps need") {
