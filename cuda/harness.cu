@@ -818,8 +818,8 @@ int64_t device_bytes_needed(const sim::Problem& p, const std::string& variant, P
     n += z.elems * 4;  // one tensor's float32 staging copy while uploading
     if (bwd) return n + step_workspace_bytes(bwd_variant, p);
     const int64_t BH = p.heads_total(), N = p.seq;
-    if (fwd_variant == "standard") n += 2 * BH * N * standard_row_stride(N) * p.elem_bytes();  // S, P
-    if (fwd_variant == "flash1") n += z.elems * 4 + 2 * z.rows * 4;                            // O (fp32), l, m
+    if (fwd_variant == "standard") n += 2 * BH * N * N * p.elem_bytes();  // S, P
+    if (fwd_variant == "flash1") n += z.elems * 4 + 2 * z.rows * 4;       // O (fp32), l, m
     return n;
 }
 
@@ -1161,8 +1161,8 @@ DecodeOutputs compute_decode(const sim::DecodeProblem& p, int64_t splits) {
 int64_t step_workspace_bytes(const std::string& variant, const sim::Problem& p) {
     check_problem(p);
     const int64_t BH = p.heads_total(), n = p.seq, e = p.elem_bytes(), elems = BH * n * p.head_dim;
-    if (variant == "standard") return 4 * BH * n * standard_row_stride(n) * e;  // S, P; dP, dS: standard.cu
-    if (variant == "flash2") return elems * 4 + BH * n * 4;                     // dQ accumulator, D: flash2_bwd.cu
+    if (variant == "standard") return 4 * BH * n * n * e;    // S, P (forward); dP, dS (backward): standard.cu
+    if (variant == "flash2") return elems * 4 + BH * n * 4;  // dQ accumulator, D: flash2_bwd.cu
     if (variant == "flash2h")  // its schedule's dQ accumulator, D, LSE, counters; the forward's unit counter
         return flash2h_bwd_workspace_bytes(p) + flash2h_fwd_workspace_bytes(p);
     throw std::runtime_error("variant '" + variant + "' has no training step to fit (standard, flash2, flash2h)");

@@ -6,16 +6,11 @@
 //   backward: dV = P^T dO, dP = dO V^T (GEMMs); dS = P o (dP - rowsum(P o dP)) (kernel);
 //             dQ = scale dS K, dK = scale dS^T Q (GEMMs).
 //
-// Rows of S, P, dP and dS are stored L = N rounded up to a multiple of 8 elements apart (16 bytes), so
-//   that every row starts on a 16-byte boundary whatever N is: cuBLAS keeps its vector loads and the
-//   softmax its 16-byte vectors (with N % 8 != 0 and rows N apart, both fell back to slower paths).
-//   The GEMMs never read or write the L - N padding columns; the softmax reads them with the row's
-//   last vector and masks them.
 // Launch shape: GEMMs as cuBLAS picks them (batch = B*H). Softmax, forward and backward: when
-//   N <= 32768 forward, 16384 backward, a group of tpr threads a row (a power of two, 8-512: 8
-//   16-byte vectors a thread forward, 4 of P and 4 of dP backward), blocks of max(256, tpr), the row
-//   held in registers: one DRAM read of S (P, dP) and one write of P (dS). Longer rows: one block of
-//   256 threads a row, grid (N, B*H), two passes (the second re-reads the row from L1/L2).
+//   N % 8 == 0 (and N <= 32768 forward, 16384 backward) a group of tpr threads a row (a power of two,
+//   8-512: 8 16-byte vectors a thread forward, 4 of P and 4 of dP backward), blocks of max(256, tpr),
+//   the row held in registers: one DRAM read of S (P, dP) and one write of P (dS). Other N: one
+//   block of 256 threads a row, grid (N, B*H), two passes (the second re-reads the row from L1/L2).
 //   FLASHSIM_STANDARD_SOFTMAX=rows forces the two-pass kernels (for side-by-side timing).
 // SRAM: cuBLAS's own tiles; the softmax kernels keep at most 16 floats of reduction scratch.
 // HBM traffic (forward, e = bytes per element, the simulator's standard):
@@ -108,10 +103,10 @@ __device__ void block_reduce_max_sum(float& m, float& l, float* scratch /* 2 * 8
 // First pass: each thread keeps an online (max, sum) over its columns; second pass writes P.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    softmax_rows(const T* __restrict__ S, T* __restrict__ P, int N, int ld, float scale, bool causal) {
+    softmax_rows(const T* __restrict__ S, T* __restrict__ P, int N, float scale, bool causal) {
     __shared__ float scratch[16];
     const int n = blockIdx.x;
-    const size_t row = (static_cast<size_t>(blockIdx.y) * N + n) * ld;
+    const size_t row = (static_cast<size_t>(blockIdx.y) * N + n) * N;
     const T* s = S + row;
     T* p = P + row;
     const int visible = causal ? n + 1 : N;  // columns [0, visible) take part
@@ -133,9 +128,9 @@ __global__ void __launch_bounds__(kThreads)
 // dS = P o (dP - D), D = sum_c P[c] dP[c] over the row (equal to rowsum(dO o O)).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    softmax_backward_rows(const T* __restrict__ P, const T* __restrict__ dP, T* __restrict__ dS, int N, int ld) {
+    softmax_backward_rows(const T* __restrict__ P, const T* __restrict__ dP, T* __restrict__ dS, int N) {
     __shared__ float scratch[8];
-    const size_t row = (static_cast<size_t>(blockIdx.y) * N + blockIdx.x) * ld;
+    const size_t row = (static_cast<size_t>(blockIdx.y) * N + blockIdx.x) * N;
     float acc = 0.0f;
     for (int c = threadIdx.x; c < N; c += kThreads)
         acc += StorageTraits<T>::to_float(P[row + c]) * StorageTraits<T>::to_float(dP[row + c]);
@@ -151,7 +146,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---- the vector path: one DRAM pass, a row held in registers ------------------------------------
-// Rows L apart (a multiple of 8 elements, so every row starts on a 16-byte boundary): a group
+// Rows of N % 8 == 0 columns (so every row starts on a 16-byte boundary), N <= kVecMaxCols: a group
 // of `tpr` threads (a power of two, 8 to 512) takes a row, each thread 8 vectors of 8 elements
 // (16-byte loads and stores), thread t vectors t, t + tpr, ... (a group's loads are contiguous).
 // The row stays in registers between the reductions, so S (or P and dP) is read from DRAM once and
@@ -177,12 +172,9 @@ bool softmax_rows_forced() {
                              ": unknown softmax kernel for standard; use vec (one DRAM pass, the default) or rows "
                              "(two passes, one block a row), or unset it");
 }
-// The distance between rows of S, P, dP, dS: N rounded up to whole 16-byte vectors.
-int row_stride(int N) { return static_cast<int>(standard_row_stride(N)); }
-static_assert(kVecElems == 8, "standard_row_stride (variants.hpp) rounds to 8 elements");
-// Forward N <= 32768, backward N <= 16384; longer rows take the two-pass kernels.
+// Forward N <= 32768, backward N <= 16384; longer or ragged rows take the two-pass kernels.
 bool vec_path(int N, int per_thread) {
-    return row_stride(N) <= kVecMaxTpr * per_thread * kVecElems && !softmax_rows_forced();
+    return N % kVecElems == 0 && N <= kVecMaxTpr * per_thread * kVecElems && !softmax_rows_forced();
 }
 
 __device__ __forceinline__ float2 unpack2(uint32_t w, __nv_bfloat16) {
@@ -228,18 +220,17 @@ __device__ __forceinline__ float group_reduce(float v, int tpr, float* scratch /
 // twice (for the sum, then for P) rather than kept as 64 floats: fewer registers, more blocks an SM,
 // more bytes in flight.
 template <typename T, int kVecPerThread>
-__global__ void __launch_bounds__(kVecMaxTpr)
-    softmax_rows_vec(const T* __restrict__ S, T* __restrict__ P, int N, int ld, long long rows, int tpr,
-                     float scale_log2, bool causal) {
+__global__ void __launch_bounds__(kVecMaxTpr) softmax_rows_vec(const T* __restrict__ S, T* __restrict__ P, int N,
+                                                               long long rows, int tpr, float scale_log2, bool causal) {
     __shared__ float scratch[16];
     const int t = threadIdx.x % tpr;
     const long long r = static_cast<long long>(blockIdx.x) * (blockDim.x / tpr) + threadIdx.x / tpr;
     const bool live = r < rows;
     const int n = live ? static_cast<int>(r % N) : 0;
-    const int visible = causal ? n + 1 : N;  // columns [0, visible) take part; the padding [N, ld) never
-    const int nvec = ld / kVecElems;
-    const uint4* s = reinterpret_cast<const uint4*>(S + (live ? r : 0) * ld);
-    uint4* p = reinterpret_cast<uint4*>(P + (live ? r : 0) * ld);
+    const int visible = causal ? n + 1 : N;  // columns [0, visible) take part
+    const int nvec = N / kVecElems;
+    const uint4* s = reinterpret_cast<const uint4*>(S + (live ? r : 0) * N);
+    uint4* p = reinterpret_cast<uint4*>(P + (live ? r : 0) * N);
     uint4 raw[kVecPerThread];
 #pragma unroll
     for (int i = 0; i < kVecPerThread; ++i) {
@@ -306,14 +297,14 @@ __global__ void __launch_bounds__(kVecMaxTpr)
 // dS = P o (dP - D), D = sum_c P[c] dP[c], row by row; P and dP read once.
 template <typename T, int kVecPerThread>
 __global__ void __launch_bounds__(kVecMaxTpr)
-    softmax_backward_rows_vec(const T* __restrict__ P, const T* __restrict__ dP, T* __restrict__ dS, int N, int ld,
+    softmax_backward_rows_vec(const T* __restrict__ P, const T* __restrict__ dP, T* __restrict__ dS, int N,
                               long long rows, int tpr) {
     __shared__ float scratch[16];
     const int t = threadIdx.x % tpr;
     const long long r = static_cast<long long>(blockIdx.x) * (blockDim.x / tpr) + threadIdx.x / tpr;
     const bool live = r < rows;
-    const int nvec = ld / kVecElems;
-    const size_t base = static_cast<size_t>(live ? r : 0) * ld;
+    const int nvec = N / kVecElems;
+    const size_t base = static_cast<size_t>(live ? r : 0) * N;
     const uint4* pp = reinterpret_cast<const uint4*>(P + base);
     const uint4* dpp = reinterpret_cast<const uint4*>(dP + base);
     uint4* ds = reinterpret_cast<uint4*>(dS + base);
@@ -331,9 +322,8 @@ __global__ void __launch_bounds__(kVecMaxTpr)
         float a[kVecElems], b[kVecElems];
         unpack8<T>(praw[i], a);
         unpack8<T>(dpraw[i], b);
-        const int c0 = (t + i * tpr) * kVecElems;  // dP's padding [N, ld) is not written: left out
 #pragma unroll
-        for (int k = 0; k < kVecElems; ++k) acc += c0 + k < N ? a[k] * b[k] : 0.0f;
+        for (int k = 0; k < kVecElems; ++k) acc += a[k] * b[k];
     }
     const float D = group_reduce<false>(acc, tpr, scratch);
 #pragma unroll
@@ -365,10 +355,9 @@ VecLaunch vec_launch(int N, long long rows, int per_thread) {
 }  // namespace
 
 void standard_scores(sim::DType dt, int N, int d, int heads, const void* A, const void* B, void* S, cudaStream_t s) {
-    // Row-major S = A B^T (queries x keys) is column-major S^T = B A^T; its rows row_stride(N) apart.
-    const int ld = row_stride(N);
-    const long long nd = static_cast<long long>(N) * d, nl = static_cast<long long>(N) * ld;
-    gemm(s, dt, true, false, N, N, d, 1.0f, B, d, nd, A, d, nd, S, ld, nl, heads);
+    // Row-major S = A B^T (queries x keys) is column-major S^T = B A^T.
+    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
+    gemm(s, dt, true, false, N, N, d, 1.0f, B, d, nd, A, d, nd, S, N, nn, heads);
 }
 
 TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
@@ -390,34 +379,31 @@ TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
 void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq), d = static_cast<int>(p.head_dim);
     const int BH = static_cast<int>(p.heads_total());
-    const int ld = row_stride(N);
-    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * ld;
+    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
     const size_t e = static_cast<size_t>(p.elem_bytes());
-    ws.a.ensure(static_cast<size_t>(BH) * nn * e);                // S (B, H, N, ld)
-    ws.b.ensure(static_cast<size_t>(BH) * nn * e);                // P (B, H, N, ld)
+    ws.a.ensure(static_cast<size_t>(BH) * nn * e);                // S (B, H, N, N)
+    ws.b.ensure(static_cast<size_t>(BH) * nn * e);                // P (B, H, N, N)
     standard_scores(p.dtype, N, d, BH, t.Q, t.K, ws.a.get(), s);  // S = Q K^T
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (vec_path(N, kVecFwd)) {
             const long long rows = static_cast<long long>(BH) * N;
             const VecLaunch g = vec_launch(N, rows, kVecFwd);
-            softmax_rows_vec<T, kVecFwd><<<g.blocks, g.threads, 0, s>>>(ws.a.as<T>(), ws.b.as<T>(), N, ld, rows, g.tpr,
-                                                                        static_cast<float>(p.softmax_scale() * M_LOG2E),
-                                                                        p.causal);
+            softmax_rows_vec<T, kVecFwd><<<g.blocks, g.threads, 0, s>>>(
+                ws.a.as<T>(), ws.b.as<T>(), N, rows, g.tpr, static_cast<float>(p.softmax_scale() * M_LOG2E), p.causal);
         } else {
-            softmax_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.a.as<T>(), ws.b.as<T>(), N, ld,
+            softmax_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.a.as<T>(), ws.b.as<T>(), N,
                                                              static_cast<float>(p.softmax_scale()), p.causal);
         }
         LAUNCH_CHECK();
     });
     // Row-major O (N x d) is column-major O^T = V^T P^T.
-    gemm(s, p.dtype, false, false, d, N, N, 1.0f, t.V, d, nd, ws.b.get(), ld, nn, t.O, d, nd, BH);
+    gemm(s, p.dtype, false, false, d, N, N, 1.0f, t.V, d, nd, ws.b.get(), N, nn, t.O, d, nd, BH);
 }
 
 void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq), d = static_cast<int>(p.head_dim);
     const int BH = static_cast<int>(p.heads_total());
-    const int ld = row_stride(N);
-    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * ld;
+    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
     const size_t e = static_cast<size_t>(p.elem_bytes());
     if (ws.b.bytes() < static_cast<size_t>(BH) * nn * e)
         throw std::runtime_error("standard_backward: run standard_forward first (P missing)");
@@ -425,22 +411,22 @@ void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, c
     ws.d.ensure(static_cast<size_t>(BH) * nn * e);  // dS
     const float scale = static_cast<float>(p.softmax_scale());
     // dV^T (d x N, col-major) = dO^T P
-    gemm(s, p.dtype, false, true, d, N, N, 1.0f, t.dO, d, nd, ws.b.get(), ld, nn, t.dV, d, nd, BH);
+    gemm(s, p.dtype, false, true, d, N, N, 1.0f, t.dO, d, nd, ws.b.get(), N, nn, t.dV, d, nd, BH);
     standard_scores(p.dtype, N, d, BH, t.dO, t.V, ws.c.get(), s);  // dP = dO V^T, the same call as S
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (vec_path(N, kVecBwd)) {
             const long long rows = static_cast<long long>(BH) * N;
             const VecLaunch g = vec_launch(N, rows, kVecBwd);
             softmax_backward_rows_vec<T, kVecBwd>
-                <<<g.blocks, g.threads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N, ld, rows, g.tpr);
+                <<<g.blocks, g.threads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N, rows, g.tpr);
         } else {
-            softmax_backward_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N, ld);
+            softmax_backward_rows<T><<<dim3(N, BH), kThreads, 0, s>>>(ws.b.as<T>(), ws.c.as<T>(), ws.d.as<T>(), N);
         }
         LAUNCH_CHECK();
     });
     // dQ^T = scale K^T dS^T ; dK^T = scale Q^T dS
-    gemm(s, p.dtype, false, false, d, N, N, scale, t.K, d, nd, ws.d.get(), ld, nn, t.dQ, d, nd, BH);
-    gemm(s, p.dtype, false, true, d, N, N, scale, t.Q, d, nd, ws.d.get(), ld, nn, t.dK, d, nd, BH);
+    gemm(s, p.dtype, false, false, d, N, N, scale, t.K, d, nd, ws.d.get(), N, nn, t.dQ, d, nd, BH);
+    gemm(s, p.dtype, false, true, d, N, N, scale, t.Q, d, nd, ws.d.get(), N, nn, t.dK, d, nd, BH);
 }
 
 }  // namespace fcuda

@@ -25,11 +25,8 @@ void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
 // Uses the P that standard_forward left in the workspace (call forward first, same workspace).
 void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
 // The cuBLAS call that writes an N x N output, S = A B^T (A, B: heads x N x d, row-major; S: heads
-// x N rows of N, standard_row_stride(N) apart), fp32 accumulate: standard's S = Q K^T and dP = dO V^T, and the gemm_write ceilings.
+// x N x N), fp32 accumulate: standard's S = Q K^T and dP = dO V^T, and the gemm_write ceilings.
 void standard_scores(sim::DType dt, int N, int d, int heads, const void* A, const void* B, void* S, cudaStream_t s);
-// The distance, in elements, between rows of standard's N x N matrices (S, P, dP, dS): N rounded up to a
-// multiple of 8, so that every row starts on a 16-byte boundary.
-inline int64_t standard_row_stride(int64_t N) { return (N + 7) / 8 * 8; }
 
 // flash1.cu: Algorithm 1, one launch per key/value block j.
 TileConfig flash1_tiles(const sim::Problem& p);

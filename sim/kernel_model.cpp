@@ -59,10 +59,9 @@ std::string_view dq_name(DqAccumulation d) {
 
 // ---------------------------------------------------------------- [standard's softmax path]
 bool standard_softmax_one_pass(int64_t n, Pass pass) {
-    constexpr int64_t kVecElems = 8, kMaxThreads = 512;                  // cuda/standard.cu's vector path
-    const int64_t vectors_a_thread = pass == Pass::backward ? 4 : 8;     // backward holds P's and dP's
-    const int64_t stride = (n + kVecElems - 1) / kVecElems * kVecElems;  // rows padded to 16 bytes
-    return stride <= kMaxThreads * vectors_a_thread * kVecElems;
+    constexpr int64_t kVecElems = 8, kMaxThreads = 512;               // cuda/standard.cu's vector path
+    const int64_t vectors_a_thread = pass == Pass::backward ? 4 : 8;  // backward holds P's and dP's
+    return n % kVecElems == 0 && n <= kMaxThreads * vectors_a_thread * kVecElems;
 }
 
 double softmax_rows_rate(const std::vector<std::pair<int64_t, double>>& pts, int64_t n) {
@@ -366,10 +365,9 @@ double usual_flops(const Problem& p, Pass pass) {
 
 // Standard attention's softmax kernel at this problem: 0 where cuda/standard.cu runs its one-pass
 // kernels (the copy, read and write rates hold); else the two-pass row kernels' measured rate at the
-// row length, and where none is measured the prediction is marked uncertain, with the reason.
-// (cuda/standard.cu stores the N x N rows a multiple of 8 elements apart, so cuBLAS's GEMMs and the
-// one-pass kernels keep 16-byte alignment whatever N is; the padding, under 8 elements a row, is
-// not counted.)
+// row length, and where none is measured the prediction is marked uncertain, with the reason. A row
+// length that is not a multiple of 8 also puts cuBLAS's GEMMs off 16-byte alignment (their leading
+// dimension is N): no ceiling measures them there, so such rows stay uncertain.
 static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates& rates, KernelPrediction& out) {
     if (standard_softmax_one_pass(p.seq, pass)) return 0;
     const auto& points = pass == Pass::backward ? rates.softmax_rows_bwd : rates.softmax_rows_fwd;
@@ -380,12 +378,15 @@ static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates&
         out.uncertain_why += (out.uncertain_why.empty() ? "" : "; ") + why;
     };
     if (rate <= 0)
-        uncertain("N = " + n +
-                  " is past the one-pass kernels' rows: the softmax runs cuda/standard.cu's two-pass row kernels (one "
-                  "block a row, 2-byte loads), "
+        uncertain("N = " + n + (p.seq % 8 ? " is not a multiple of 8" : " is past the one-pass kernels' rows") +
+                  ": the softmax runs cuda/standard.cu's two-pass row kernels (one block a row, 2-byte loads), "
                   "with which the H200's forward took 1.2-1.9x the one-pass kernels' time at N = 1024-16384 "
                   "(docs/kernel-notes/standard.md), and no ceiling measures their rate (the copy rate charged here "
                   "is too fast)");
+    if (p.seq % 8)
+        uncertain("N = " + n +
+                  " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
+                  "measures its GEMMs there");
     out.notes.push_back("softmax: two-pass row kernels (N = " + n +
                         (rate > 0 ? ", at their measured rate)" : ", rate not measured)"));
     return rate;

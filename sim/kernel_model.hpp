@@ -76,10 +76,9 @@ struct KernelRates {
     std::string source;  // where the numbers come from
 };
 // cuda/standard.cu's choice of softmax kernels for rows of n columns: the one-pass kernels (16-byte
-// loads, a row held in registers, S read once) when a group of at most 512 threads holds a row
-// (n <= 32768 forward, 16384 backward; rows are stored n rounded up to a multiple of 8 apart, so each
-// starts on a 16-byte boundary); the two-pass row kernels (one block a row, 2-byte loads, the row
-// read twice) otherwise.
+// loads, a row held in registers, S read once) when every row starts on a 16-byte boundary
+// (n % 8 == 0) and a group of at most 512 threads holds it (n <= 32768 forward, 16384 backward); the
+// two-pass row kernels (one block a row, 2-byte loads, the row read twice) otherwise.
 bool standard_softmax_one_pass(int64_t n, Pass pass);
 // The two-pass kernels' rate at row length n from measured points: linear in log n between them, the
 // nearest point's beyond them; 0 when none are measured.

@@ -43,6 +43,11 @@ CURRENT = {
     "h200/checks.log": ("scripts/gpu_session.sh, stage tests: the GPU tests and compute-sanitizer", "people"),
     "h200/session.log": ("scripts/gpu_session.sh: the whole GPU call's log", "people"),
     "h200/flash2h_b1_h16_d128.json": (BENCH + ": flash2h at B = 1, H = 16, d = 128", "lessons, docs"),
+    "h100/fp8.json": ("scripts/gpu_session.sh, stage fp8: flash2h's forward in FP8 (e4m3, inputs prepared apart: "
+                      "prep_ms) beside bf16 in the same call, B*N = 16k, H*d = 2048, d = 128, N = 4096-16384",
+                      "lesson 16, docs/kernel-notes/fp8.md"),
+    "h100/fp8_tests.log": ("scripts/gpu_session.sh, stage fp8: the FP8 GPU tests and compute-sanitizer on small shapes",
+                           "people, docs/kernel-notes/fp8.md"),
     "h100/bench.json": (BENCH + " on an H100 80GB: the grid's forward and backward rows (no training step), "
                         "both masks; SDPA-flash and cuDNN timed on the same held machine; the simulator's columns and "
                         "predictions for the H100-SXM preset (`bench --resimulate`)", "docs/results.md, the app's Measured view"),
