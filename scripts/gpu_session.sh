@@ -76,6 +76,25 @@ if [ "${CLOCKS:-0}" = 1 ]; then
   trap 'kill $CLOCKS_PID 2>/dev/null' EXIT
 fi
 stamp() { echo "=== $(date -u +%H:%M:%S) $*"; }
+# merge_rows OUT PART: PART's bench rows appended to OUT's (OUT made from PART when it is not there
+# yet), then PART removed; a PART a cut-short bench left unreadable is skipped, so OUT keeps every
+# finished part
+merge_rows() {
+  python3 - "$1" "$2" <<'EOF'
+import json, sys, os
+out, part = sys.argv[1], sys.argv[2]
+try:
+    d = json.load(open(part))
+except Exception as e:
+    print("skip", part, e); sys.exit(0)
+doc = json.load(open(out)) if os.path.exists(out) else None
+if doc is None: doc = d
+else: doc["rows"] += d["rows"]
+json.dump(doc, open(out, "w"), indent=1)
+os.remove(part)
+print(os.path.basename(out), "rows so far:", len(doc["rows"]))
+EOF
+}
 
 # libraries the binaries need that the device image lacks travel beside them in $BIN
 export LD_LIBRARY_PATH="$PWD/$BIN:${LD_LIBRARY_PATH:-}"
@@ -507,20 +526,7 @@ if has bench; then
         --repeats "$REPEATS" --json "$f"
       echo "bench $m $p rc=$?"
       # merge at once, so that bench.json holds every finished part even if a later one is cut short
-      python3 - "$OUT/bench.json" "$f" <<'EOF'
-import json, sys, os
-out, part = sys.argv[1], sys.argv[2]
-try:
-    d = json.load(open(part))
-except Exception as e:
-    print("skip", part, e); sys.exit(0)
-doc = json.load(open(out)) if os.path.exists(out) else None
-if doc is None: doc = d
-else: doc["rows"] += d["rows"]
-json.dump(doc, open(out, "w"), indent=1)
-os.remove(part)
-print("bench rows so far:", len(doc["rows"]))
-EOF
+      merge_rows "$OUT/bench.json" "$f"
     done
   done
 fi
@@ -549,19 +555,7 @@ if has fp8; then
     timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant flash2h --dtype "$dt" \
       --seq "${FP8_SEQS:-4096,8192,16384}" --head-dim 128 --pass forward --repeats "$REPEATS" --json "$f"
     echo "bench fp8 stage $dt rc=$?"
-    python3 - "$OUT/fp8.json" "$f" <<'EOF'
-import json, sys, os
-out, part = sys.argv[1], sys.argv[2]
-try:
-    d = json.load(open(part))
-except Exception as e:
-    print("skip", part, e); sys.exit(0)
-doc = json.load(open(out)) if os.path.exists(out) else None
-if doc is None: doc = d
-else: doc["rows"] += d["rows"]
-json.dump(doc, open(out, "w"), indent=1)
-os.remove(part)
-EOF
+    merge_rows "$OUT/fp8.json" "$f"
   done
   python3 - "$OUT/fp8.json" <<'EOF'
 import json, sys
