@@ -55,6 +55,7 @@
 
 #include "cli/bench.hpp"
 #include "cli/commands.hpp"
+#include "report/kernel_report.hpp"
 #include "sim/knobs.hpp"
 #if FLASHSIM_HAVE_CUDA
 #include "cuda/api.hpp"
@@ -329,8 +330,7 @@ void register_bench(CLI::App& app, int& rc) {
                 rc = 0;
                 return;
             }
-            if (args->predict_ceilings != "auto" && args->predict_ceilings != "measured" &&
-                args->predict_ceilings != "estimated" && args->predict_ceilings != "datasheet")
+            if (!report::is_rates_choice(args->predict_ceilings))
                 throw sim::Error("--predict-ceilings must be auto, measured, estimated or datasheet, got '" +
                                  args->predict_ceilings + "'");
             if (!in->resim.empty()) {

@@ -205,13 +205,8 @@ void register_simulate(CLI::App& app, int& rc) {
                 throw sim::Error("--ceilings-file goes with --ceilings measured");
             std::optional<sim::KernelRates> rates;
             if (measured) rates = report::measured_rates(m, p.dtype, args->ceilings_file);
-            if (args->flags.ceilings == "estimated") {
-                rates = report::estimated_rates(m, p.dtype);
-                if (!rates)
-                    throw sim::Error("no card of the " + m.name +
-                                     "'s architecture has measured ceilings recorded, so none can be estimated for "
-                                     "it; use --ceilings datasheet");
-            }
+            if (args->flags.ceilings == "estimated")  // throws, in words, where none can be estimated
+                rates = report::choose_rates(m, p.dtype, "estimated").rates;
             if (rates) m = report::with_measured(m, *rates);
             std::vector<sim::KernelProfile> profiles;
             std::string algo = args->flags.algo;

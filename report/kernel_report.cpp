@@ -233,8 +233,12 @@ std::optional<sim::KernelRates> estimated_rates(const sim::Machine& m, sim::DTyp
     return std::nullopt;
 }
 
+bool is_rates_choice(const std::string& choice) {
+    return choice == "auto" || choice == "measured" || choice == "estimated" || choice == "datasheet";
+}
+
 ChosenRates choose_rates(const sim::Machine& m, sim::DType dtype, const std::string& choice) {
-    if (choice != "auto" && choice != "measured" && choice != "estimated" && choice != "datasheet")
+    if (!is_rates_choice(choice))
         throw sim::Error("unknown ceilings '" + choice + "'; use measured, estimated, datasheet or auto");
     if (choice == "datasheet") return {sim::datasheet_rates(m), "datasheet"};
     if (choice != "estimated")

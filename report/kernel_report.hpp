@@ -39,6 +39,8 @@ struct ChosenRates {
 // Throws sim::Error for an unknown choice, or when the one asked for cannot be had (no file recorded
 // for `measured`, no measured card of the architecture for `estimated`).
 ChosenRates choose_rates(const sim::Machine& m, sim::DType dtype, const std::string& choice);
+// Whether `choice` is one choose_rates takes (auto, measured, estimated, datasheet).
+bool is_rates_choice(const std::string& choice);
 // The preset with the measured rates in its measured fields (HBM copy, L2, shared memory, exp),
 // so that the step-level timing model of `--ceilings measured` uses them too.
 sim::Machine with_measured(const sim::Machine& m, const sim::KernelRates& r);
