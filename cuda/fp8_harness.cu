@@ -58,13 +58,6 @@ void poison_fp8_outputs(const Fp8Set& s, cudaStream_t st) {
     poison(s.LSE.get(), s.LSE.bytes(), st);
 }
 
-double median_ms(std::vector<float> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // O of the checked run against float64 (small problems) and against standard in bf16 on the same inputs.
 void check_fp8(const sim::Problem& p, const Fp8Set& set, const RunOptions& opt, Measurement& out) {
     const sim::Problem pb = as_bf16(p);
@@ -168,12 +161,12 @@ Measurement run_fp8(const sim::Problem& p, const std::string& variant, const Run
     for (cudaEvent_t e : {e0, e1, e2}) CUDA_CHECK(cudaEventDestroy(e));
     if (!fwd.empty()) {
         out.unwritten = count_nonfinite(sets[last].O.get(), sim::DType::bf16, elems);
-        out.ms_median = median_ms(fwd);
+        out.ms_median = median_of({fwd.begin(), fwd.end()});
         out.ms_min = *std::min_element(fwd.begin(), fwd.end());
         out.ms_max = *std::max_element(fwd.begin(), fwd.end());
         out.repeats = static_cast<int>(fwd.size());
         out.tflops = attention_flops(p, opt.pass) / (out.ms_median * 1e-3) / 1e12;
-        out.prep_ms = median_ms(prep);
+        out.prep_ms = median_of({prep.begin(), prep.end()});
     } else {
         out.unwritten = bad_first;
     }

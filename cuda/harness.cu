@@ -102,7 +102,7 @@ int sm_count() {
     return sms;
 }
 
-static double median_of(std::vector<double> v) {
+double median_of(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     const size_t n = v.size();

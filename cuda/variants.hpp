@@ -19,6 +19,9 @@ namespace fcuda {
 void forward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
 void backward_of(const std::string& variant, const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
 
+// The median of v (the mean of the middle two when even), 0 when empty (harness.cu).
+double median_of(std::vector<double> v);
+
 // standard.cu: S = Q K^T (cuBLAS), P = softmax(scale * S) (kernel), O = P V (cuBLAS).
 TileConfig standard_tiles(const sim::Problem& p, Pass pass);
 void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s);
