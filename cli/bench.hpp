@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/kernel_report.hpp"
 #include "sim/machine.hpp"
 #include "sim/ring.hpp"
 #include "sim/reference.hpp"
@@ -58,7 +60,20 @@ struct BenchArgs {
 // The simulator's columns of a kernel row (sim_* bytes through the bridge's sim::sim_config), and the
 // kernel model's prediction (predicted_*, sim::run_profile). residue: the counters' residue, bytes.
 void simulate_row(nlohmann::json& row, const sim::Machine& machine, std::optional<double> residue = std::nullopt);
-void predict_row(nlohmann::json& row, const sim::Machine& machine, const std::string& ceilings = "auto");
+// The ceilings a run of rows is predicted with, chosen once per dtype (report::choose_rates reads and
+// parses the ceilings file; a file of rows asks for the same few dtypes again and again).
+class RatesCache {
+public:
+    RatesCache(const sim::Machine& machine, std::string choice) : machine_(machine), choice_(std::move(choice)) {}
+    const report::ChosenRates& get(sim::DType dtype);
+    const sim::Machine& machine() const { return machine_; }
+
+private:
+    const sim::Machine& machine_;
+    std::string choice_;
+    std::map<sim::DType, report::ChosenRates> chosen_;
+};
+void predict_row(nlohmann::json& row, RatesCache& rates);
 nlohmann::json sim_ring_json(const sim::RingProblem& rp, const sim::Machine& machine, const std::string& kernel,
                              bool grads);
 // flashsim bench --resimulate FILE [--gpu NAME] [--json OUT]: recompute the simulator's columns; printed, or

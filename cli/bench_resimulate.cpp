@@ -151,7 +151,14 @@ void simulate_row(json& row, const sim::Machine& machine, std::optional<double> 
 // the preset's measured ceilings when recorded, else its datasheet's), beside the measured time.
 // A step sums its forward's and its backward's predictions. Deterministic rows (dQ in block order)
 // get the ordered dQ profile, which the model marks uncertain.
-void predict_row(json& row, const sim::Machine& machine, const std::string& ceilings) {
+const report::ChosenRates& RatesCache::get(sim::DType dtype) {
+    auto it = chosen_.find(dtype);
+    if (it == chosen_.end()) it = chosen_.emplace(dtype, report::choose_rates(machine_, dtype, choice_)).first;
+    return it->second;
+}
+
+void predict_row(json& row, RatesCache& cache) {
+    const sim::Machine& machine = cache.machine();
     for (const char* k : {"predicted_ms", "predicted_over_measured", "predicted_bound", "predicted_uncertain",
                           "predicted_uncertain_why", "predicted_ceilings", "predicted_note", "predicted_parts_ms",
                           "predicted_machine", "predicted_rung"})
@@ -161,7 +168,7 @@ void predict_row(json& row, const sim::Machine& machine, const std::string& ceil
     try {
         const sim::KernelRun run = report::kernel_run_of_row(row);
         const sim::Problem& p = run.problem;
-        const report::ChosenRates chosen = report::choose_rates(machine, p.dtype, ceilings);
+        const report::ChosenRates& chosen = cache.get(p.dtype);
         const sim::KernelRates& rates = chosen.rates;
         std::vector<sim::Pass> parts;
         if (run.pass != sim::Pass::backward) parts.push_back(sim::Pass::forward);
@@ -359,6 +366,7 @@ int resimulate(const std::string& path, const std::string& gpu, const std::strin
     const std::string preset = preset_for(gpu, doc.value("device", ""), &chose);
     if (!chose.empty()) std::cerr << "resimulate: " << chose << "\n";
     const sim::Machine& machine = sim::find_machine(preset);
+    RatesCache rates(machine, ceilings);
     // only kernel rows are given the counters' view (a ring file has none)
     const Residue residue = kernel_rows ? counters_residue(path) : Residue{};
     if (kernel_rows && !residue.bytes) std::cerr << "resimulate: " << residue.why << "\n";
@@ -379,7 +387,7 @@ int resimulate(const std::string& path, const std::string& gpu, const std::strin
                   << " N=" << row["seq"] << " d=" << row["head_dim"] << (row["causal"].get<bool>() ? " causal" : "")
                   << "\n";
         simulate_row(row, machine, residue.bytes);
-        predict_row(row, machine, ceilings);
+        predict_row(row, rates);
         ++n;
     }
     doc["simulated_with"] = "flashsim bench --resimulate (simulator of this checkout, " + preset + " preset)";

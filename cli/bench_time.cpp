@@ -38,6 +38,7 @@ int run_bench(const BenchArgs& a) {
                 std::cerr << "bench: skipping " << v << ": " << no << "\n";
         }
     const sim::Machine& machine = bench_machine(a);
+    RatesCache rates(machine, a.predict_ceilings);
     json rows = json::array();
     // the JSON file is rewritten after every row, so a run cut short keeps what it measured
     const std::time_t started = std::time(nullptr);
@@ -100,7 +101,7 @@ int run_bench(const BenchArgs& a) {
                         row["peak_bytes"] = m.peak_bytes;
                         row["peak_bytes_method"] = "harness allocations: one input/output set + workspace";
                         simulate_row(row, machine);
-                        predict_row(row, machine, a.predict_ceilings);
+                        predict_row(row, rates);
                         // fp8: 3 x the relative RMS error the CPU emulation of the same arithmetic measures
                         // against float64 (`flashsim numerics --dtype fp8 -n 1024 -d 128`: 0.0526), the bar
                         // of tests/cuda/test_fp8.cpp; standard runs bf16 on the same inputs, as far away
