@@ -534,7 +534,7 @@ fi
 
 if has fp8; then
   # flash2h's FP8 (e4m3) forward (cuda/flash2h_fp8.cu): its GPU tests (tests/cuda/test_fp8.cpp) and its
-  # CPU key-order test, memcheck and racecheck on small shapes, then the forward in fp8 beside bf16 at
+  # CPU tests (the key order, the P-flip allowance), memcheck and racecheck on small shapes, then the forward in fp8 beside bf16 at
   # B*N = 16k, H*d = 2048, d = 128, N in FP8_SEQS, all rows in fp8.json (fp8 rows carry prep_ms: the
   # quantization and the V transpose, timed apart from the forward)
   stamp fp8
