@@ -24,6 +24,12 @@
 //     FLASHSIM_FLASH2H_FP8_PINGPONG=on: the two consumer warpgroups take turns to issue their products
 //     (flash2h's ping-pong); FLASHSIM_FLASH2H_FP8_STAGES=4: a 4-stage K/V ring (both off by default
 //     until measured).
+//     FLASHSIM_FLASH2H_FP8_OVERLAP=on: a deeper overlap (off by default until measured). Above, block
+//     j+1's softmax waits for S_{j+1} and runs under P_j V_j alone, half a block's products. With it,
+//     S_{j+1} goes into a second accumulator and is issued before block j's softmax, which then runs
+//     under S_{j+1} and P_{j-1} V_{j-1} (a whole block's products); P_j V_j is issued after it and
+//     waited for only by block j+1's rescale. The same products, softmax and rescales in the same
+//     order: O and LSE keep their bits. Not with the ping-pong turns (refused).
 // SRAM (dynamic shared memory, 128-byte swizzled, one 128-byte panel a row at d = 128, e = 1 byte):
 //   Q_i 128 x 128: 16 KiB; K_j 2 stages x 16 KiB; V_j^T 2 stages x 16 KiB; + 1 KiB alignment: 81 KiB
 //   (4 stages: 145 KiB).
@@ -38,6 +44,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "cuda/fp8_layout.hpp"
 #include "cuda/hopper.cuh"
@@ -170,8 +177,9 @@ __device__ __forceinline__ void produce(const CUtensorMap* tmQ, const CUtensorMa
 
 // scales: (3, BH, T): s_Q, s_K, s_V per 128-row block of each head. scale_log2 = softmax scale x log2(e).
 // PP: the two consumer warpgroups take turns to issue their products (named barriers 1 and 2, as
-// flash2h's ping-pong), so that one's softmax runs while the other's products do.
-template <int STAGES, bool PP>
+// flash2h's ping-pong), so that one's softmax runs while the other's products do. OV: S_{j+1} issued
+// into a second accumulator before block j's softmax (header; not with PP).
+template <int STAGES, bool PP, bool OV>
 __global__ void __launch_bounds__(THREADS, 1)
     flash2h_fp8_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                            const __grid_constant__ CUtensorMap tmV, const float* __restrict__ scales,
@@ -205,15 +213,17 @@ __global__ void __launch_bounds__(THREADS, 1)
     const float* sK = scales + (static_cast<size_t>(BH) + bh) * T;
     const float* sV = scales + (2 * static_cast<size_t>(BH) + bh) * T;
     const float sq_log2 = scales[static_cast<size_t>(bh) * T + i] * scale_log2;
-    float o[64], s_acc[64], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    static_assert(!(PP && OV), "the deeper overlap runs without the ping-pong turns");
+    // s_nxt: the deeper overlap's second S accumulator (unused, and so not allocated, without it)
+    float o[64], s_acc[64], s_nxt[64], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     uint32_t pa[4][4];
 #pragma unroll
-    for (int k = 0; k < 64; ++k) o[k] = s_acc[k] = 0.0f;
+    for (int k = 0; k < 64; ++k) o[k] = s_acc[k] = s_nxt[k] = 0.0f;
 
-    auto issue_s = [&](int s) {
+    auto issue_s = [&](float(&acc)[64], int s) {
 #pragma unroll
         for (int kk = 0; kk < D / 32; ++kk)
-            wgmma_e4m3_ss(s_acc, desc_sw128(rg.sQ + wg * 64 * 128 + kk * 32, 16),
+            wgmma_e4m3_ss(acc, desc_sw128(rg.sQ + wg * 64 * 128 + kk * 32, 16),
                           desc_sw128(rg.sK + s * TILE_BYTES + kk * 32, 16), kk > 0 ? 1 : 0);
         wgmma_commit();
     };
@@ -222,19 +232,19 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int kk = 0; kk < BC / 32; ++kk) wgmma_e4m3_rs(o, pa[kk], desc_sw128(rg.sV + s * TILE_BYTES + kk * 32, 16));
         wgmma_commit();
     };
-    // block j's scores (raw e4m3 sums) -> 2^8 P in place; returns O's factor alpha for each row
-    auto softmax = [&](int j, float(&alpha)[2]) {
+    // block j's scores (raw e4m3 sums, in sa) -> 2^8 P in place; returns O's factor alpha for each row
+    auto softmax = [&](int j, float(&sa)[64], float(&alpha)[2]) {
         const float f = sq_log2 * sK[j];  // base-2 exponent a unit of the raw sum
         if ((j + 1) * BC > N) {
 #pragma unroll
             for (int a = 0; a < 64; ++a)
-                if (j * BC + (a / 4) * 8 + 2 * t + (a & 1) >= N) s_acc[a] = -INFINITY;
+                if (j * BC + (a / 4) * 8 + 2 * t + (a & 1) >= N) sa[a] = -INFINITY;
         }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             float mx = -INFINITY;
 #pragma unroll
-            for (int nb = 0; nb < 16; ++nb) mx = fmaxf(mx, fmaxf(s_acc[nb * 4 + 2 * h], s_acc[nb * 4 + 2 * h + 1]));
+            for (int nb = 0; nb < 16; ++nb) mx = fmaxf(mx, fmaxf(sa[nb * 4 + 2 * h], sa[nb * 4 + 2 * h + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             const float m_new = fmaxf(m[h], mx * f);
@@ -247,20 +257,20 @@ __global__ void __launch_bounds__(THREADS, 1)
             for (int nb = 0; nb < 16; ++nb)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const float p = fast_exp2(fmaf(s_acc[nb * 4 + 2 * h + e], f, -shift));
-                    s_acc[nb * 4 + 2 * h + e] = p;
+                    const float p = fast_exp2(fmaf(sa[nb * 4 + 2 * h + e], f, -shift));
+                    sa[nb * 4 + 2 * h + e] = p;
                     sum += p;
                 }
             l[h] = l[h] * alpha[h] + sum;
         }
     };
-    auto to_p = [&]() {  // 2^8 P in e4m3, packed where the A fragment wants it (cuda/fp8_layout.hpp)
+    auto to_p = [&](const float(&sa)[64]) {  // 2^8 P in e4m3, packed where the A fragment wants it (fp8_layout.hpp)
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
             for (int r = 0; r < 4; ++r)
-                pa[kk][r] = e4m3x4(s_acc[16 * kk + fp8::pack_source(r, 0)], s_acc[16 * kk + fp8::pack_source(r, 1)],
-                                   s_acc[16 * kk + fp8::pack_source(r, 2)], s_acc[16 * kk + fp8::pack_source(r, 3)]);
+                pa[kk][r] = e4m3x4(sa[16 * kk + fp8::pack_source(r, 0)], sa[16 * kk + fp8::pack_source(r, 1)],
+                                   sa[16 * kk + fp8::pack_source(r, 2)], sa[16 * kk + fp8::pack_source(r, 3)]);
     };
     auto rescale_o = [&](float a0, float a1) {
 #pragma unroll
@@ -288,54 +298,112 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     mbar_wait(rg.barQ(), 0);
-    {  // block 0: S, softmax, P
+    {  // block 0's S to completion
         mbar_wait(rg.fullK(0), 0);
         fence_regs(s_acc);
         wgmma_fence();
         turn_wait();
-        issue_s(0);
+        issue_s(s_acc, 0);
         turn_pass();
         wgmma_wait<0>();
         fence_regs(s_acc);
         release(rg.emptyK(0));
-        float alpha[2];
-        softmax(0, alpha);
-        to_p();
     }
-    for (int j = 0; j + 1 < T_c; ++j) {  // S_{j+1} and P_j V_j together; softmax j+1 while P_j V_j runs
-        const int s = j % STAGES, s1 = (j + 1) % STAGES;
-        mbar_wait(rg.fullK(s1), ((j + 1) / STAGES) & 1);
-        mbar_wait(rg.fullV(s), (j / STAGES) & 1);
-        fence_regs(s_acc);
+    if constexpr (!OV) {
+        {
+            float alpha[2];
+            softmax(0, s_acc, alpha);
+            to_p(s_acc);
+        }
+        for (int j = 0; j + 1 < T_c; ++j) {  // S_{j+1} and P_j V_j together; softmax j+1 while P_j V_j runs
+            const int s = j % STAGES, s1 = (j + 1) % STAGES;
+            mbar_wait(rg.fullK(s1), ((j + 1) / STAGES) & 1);
+            mbar_wait(rg.fullV(s), (j / STAGES) & 1);
+            fence_regs(s_acc);
+            fence_regs(o);
+            wgmma_fence();
+            turn_wait();
+            issue_s(s_acc, s1);
+            issue_pv(s);
+            turn_pass();
+            wgmma_wait<1>();
+            fence_regs(s_acc);
+            release(rg.emptyK(s1));
+            float alpha[2];
+            softmax(j + 1, s_acc, alpha);
+            wgmma_wait<0>();
+            fence_regs(o);
+            release(rg.emptyV(s));
+            const float v_ratio = __fdividef(sV[j], sV[j + 1]);  // O from s_V,j units to s_V,j+1's
+            rescale_o(alpha[0] * v_ratio, alpha[1] * v_ratio);
+            to_p(s_acc);
+        }
+        {  // the last block: O += P V
+            const int j = T_c - 1, s = j % STAGES;
+            mbar_wait(rg.fullV(s), (j / STAGES) & 1);
+            fence_regs(o);
+            wgmma_fence();
+            turn_wait();
+            issue_pv(s);
+            turn_pass();
+            wgmma_wait<0>();
+            fence_regs(o);
+            release(rg.emptyV(s));
+        }
+    } else {
+        // Block j, S_j complete in cur, P_{j-1} V_{j-1} in flight (j > 0): issue S_{j+1} into nxt (MORE: a
+        // block j+1 exists), block j's softmax under both, then P_{j-1} V_{j-1} waited for (with MORE the
+        // older group: wait<1> leaves S_{j+1}; at j = 0 nothing to wait for), O rescaled (at j = 0 a zero
+        // times alpha = 0, as the plain schedule's untouched zero), P_j packed (pa is free once P_{j-1}
+        // V_{j-1} is done) and P_j V_j issued; S_{j+1} waited for last (the older group again). Every
+        // issue and wait unconditional within a step, so that ptxas can match each wgmma to its wait
+        // and does not serialize them.
+        auto step = [&](auto more_c, int j, float(&cur)[64], float(&nxt)[64]) {
+            constexpr bool MORE = decltype(more_c)::value;
+            const int s = j % STAGES, s1 = (j + 1) % STAGES;
+            if constexpr (MORE) {
+                mbar_wait(rg.fullK(s1), ((j + 1) / STAGES) & 1);
+                fence_regs(nxt);
+                wgmma_fence();
+                issue_s(nxt, s1);
+            }
+            float alpha[2];
+            softmax(j, cur, alpha);
+            if constexpr (MORE)
+                wgmma_wait<1>();
+            else
+                wgmma_wait<0>();
+            fence_regs(o);
+            if (j > 0) release(rg.emptyV((j - 1) % STAGES));
+            const float v_ratio = j > 0 ? __fdividef(sV[j - 1], sV[j]) : 1.0f;  // O from s_V,j-1 units to s_V,j's
+            rescale_o(alpha[0] * v_ratio, alpha[1] * v_ratio);
+            to_p(cur);
+            mbar_wait(rg.fullV(s), (j / STAGES) & 1);
+            fence_regs(o);
+            wgmma_fence();
+            issue_pv(s);
+            if constexpr (MORE) {
+                wgmma_wait<1>();
+                fence_regs(nxt);
+                release(rg.emptyK(s1));
+            }
+        };
+        constexpr std::true_type more{};
+        constexpr std::false_type last{};
+        int j = 0;
+        for (; j + 2 < T_c; j += 2) {  // two blocks a trip, the accumulators trading places
+            step(more, j, s_acc, s_nxt);
+            step(more, j + 1, s_nxt, s_acc);
+        }
+        if (j + 1 < T_c) {  // two blocks left, or one
+            step(more, j, s_acc, s_nxt);
+            step(last, j + 1, s_nxt, s_acc);
+        } else {
+            step(last, j, s_acc, s_nxt);
+        }
+        wgmma_wait<0>();  // the last P V
         fence_regs(o);
-        wgmma_fence();
-        turn_wait();
-        issue_s(s1);
-        issue_pv(s);
-        turn_pass();
-        wgmma_wait<1>();
-        fence_regs(s_acc);
-        release(rg.emptyK(s1));
-        float alpha[2];
-        softmax(j + 1, alpha);
-        wgmma_wait<0>();
-        fence_regs(o);
-        release(rg.emptyV(s));
-        const float v_ratio = __fdividef(sV[j], sV[j + 1]);  // O from s_V,j units to s_V,j+1's
-        rescale_o(alpha[0] * v_ratio, alpha[1] * v_ratio);
-        to_p();
-    }
-    {  // the last block: O += P V
-        const int j = T_c - 1, s = j % STAGES;
-        mbar_wait(rg.fullV(s), (j / STAGES) & 1);
-        fence_regs(o);
-        wgmma_fence();
-        turn_wait();
-        issue_pv(s);
-        turn_pass();
-        wgmma_wait<0>();
-        fence_regs(o);
-        release(rg.emptyV(s));
+        release(rg.emptyV((T_c - 1) % STAGES));
     }
     if constexpr (PP) {
         if (wg == 0) named_sync(1, 256);  // warpgroup 1's last opening
@@ -380,12 +448,12 @@ CUtensorMap map_u8(const void* ptr, int64_t inner, int64_t rows, int64_t heads) 
     return map;
 }
 
-template <int STAGES, bool PP>
+template <int STAGES, bool PP, bool OV = false>
 void launch_fwd(const sim::Problem& p, const Fp8Buffers& b, void* O, float* LSE, cudaStream_t s) {
     const Fp8Layout z = fp8_layout(p);
     const int64_t BH = p.heads_total();
     constexpr int smem = smem_bytes(STAGES);
-    auto kernel = flash2h_fp8_fwd_kernel<STAGES, PP>;
+    auto kernel = flash2h_fp8_fwd_kernel<STAGES, PP, OV>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = map_u8(b.Q8, D, p.seq, BH), mk = map_u8(b.K8, D, p.seq, BH),
                       mv = map_u8(b.Vt8, z.n_pad, D, BH);
@@ -410,6 +478,19 @@ int fp8_stages() {
     if (v.empty() || v == "2" || v == "default") return 2;
     if (v == "4") return 4;
     throw std::runtime_error("FLASHSIM_FLASH2H_FP8_STAGES must be 2 or 4 (got '" + v + "')");
+}
+// FLASHSIM_FLASH2H_FP8_OVERLAP=on|off (default off): S_{j+1} issued before block j's softmax, into a
+// second accumulator; without the ping-pong turns (the two would each decide when products are issued)
+bool fp8_overlap() {
+    const char* e = sim::knob("FLASHSIM_FLASH2H_FP8_OVERLAP");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "off" || v == "default") return false;
+    if (v != "on") throw std::runtime_error("FLASHSIM_FLASH2H_FP8_OVERLAP must be on or off (got '" + v + "')");
+    if (fp8_pingpong())
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_FP8_OVERLAP=on runs without the ping-pong turns; unset FLASHSIM_FLASH2H_FP8_PINGPONG "
+            "(or set it to off)");
+    return true;
 }
 
 }  // namespace
@@ -449,8 +530,10 @@ void flash2h_fp8_forward(const sim::Problem& p, const Fp8Buffers& b, void* O, fl
     check_flash2h_fp8(p);
     std::string why;
     if (!flash2h_available(&why)) throw std::runtime_error(why);
-    const bool pp = fp8_pingpong();
-    if (fp8_stages() == 4)
+    const bool pp = fp8_pingpong(), ov = fp8_overlap();
+    if (ov)
+        fp8_stages() == 4 ? launch_fwd<4, false, true>(p, b, O, LSE, s) : launch_fwd<2, false, true>(p, b, O, LSE, s);
+    else if (fp8_stages() == 4)
         pp ? launch_fwd<4, true>(p, b, O, LSE, s) : launch_fwd<4, false>(p, b, O, LSE, s);
     else
         pp ? launch_fwd<2, true>(p, b, O, LSE, s) : launch_fwd<2, false>(p, b, O, LSE, s);
@@ -470,7 +553,8 @@ TileConfig flash2h_fp8_tiles(const sim::Problem& p) {
     c.layout = std::string(
                    "fp8 (e4m3): 2 consumer warpgroups x 64 query rows (wgmma e4m3), 1 TMA producer warpgroup; "
                    "S_{j+1} overlaps P_j V_j; inputs quantized and V transposed beforehand (timed apart)") +
-               (fp8_pingpong() ? "; warpgroups take turns to issue their products (ping-pong)" : "");
+               (fp8_pingpong() ? "; warpgroups take turns to issue their products (ping-pong)" : "") +
+               (fp8_overlap() ? "; S_{j+1} issued before block j's softmax (second S accumulator)" : "");
     c.smem_bytes = smem_bytes(c.stages);
     c.sram_bytes = c.smem_bytes + (BR * D + BR * BC + 2 * BR) * 4;
     return c;

@@ -37,7 +37,8 @@
 # standard, flash2 and flash2h both passes; offgrid.json, checked by tools/offgrid/check.py), modes (the bench's
 # GPU modes on this card: tests/cuda/test_bench_modes.cpp, bench fit, bench scale, a timed row with its
 # knobs and this card's predictions; modes.log, modes_*.json), fp8 (flash2h's FP8 forward: its GPU
-# and layout tests, memcheck and racecheck, then fp8 beside bf16 at d = 128, N in FP8_SEQS; fp8.json,
+# and layout tests, memcheck and racecheck (both schedules), then fp8 beside bf16 at d = 128, N in
+# FP8_SEQS, and fp8 with FLASHSIM_FLASH2H_FP8_OVERLAP=on in the same call; fp8.json, fp8_overlap.json,
 # fp8_tests.log).
 # sanitize runs SAN_TOOLS (memcheck racecheck synccheck) at N = SAN_SEQ (130) and memcheck at SAN_ODD_SEQS.
 # CLOCKS=1 logs the SM clock, power and throttle reasons every 200 ms beside them (clocks.csv).
@@ -533,7 +534,7 @@ fi
 
 if has fp8; then
   # flash2h's FP8 (e4m3) forward (cuda/flash2h_fp8.cu): its GPU tests (tests/cuda/test_fp8.cpp) and its
-  # CPU key-order test, memcheck and racecheck on small shapes, then the forward in fp8 beside bf16 at
+  # CPU tests (the key order, the P-flip allowance), memcheck and racecheck on small shapes, then the forward in fp8 beside bf16 at
   # B*N = 16k, H*d = 2048, d = 128, N in FP8_SEQS, all rows in fp8.json (fp8 rows carry prep_ms: the
   # quantization and the V transpose, timed apart from the forward)
   stamp fp8
@@ -541,10 +542,13 @@ if has fp8; then
     timeout 300 "$BIN/test_cuda_gpu" -tc="flash2h fp8*"; echo "fp8 gpu tests rc=$?"
     for tool in memcheck racecheck; do
       for n in 77 300; do
-        echo "--- $tool flash2h fp8 forward N=$n"
-        timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/flashsim-bench" bench --variant flash2h \
-          --dtype fp8 --pass forward --seq "$n" --head-dim 128 --batch 1 --heads 2 --repeats 1 --warmup 0 --no-check
-        echo "rc=$?"
+        for ov in off on; do
+          echo "--- $tool flash2h fp8 forward N=$n FLASHSIM_FLASH2H_FP8_OVERLAP=$ov"
+          FLASHSIM_FLASH2H_FP8_OVERLAP=$ov timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            "$BIN/flashsim-bench" bench --variant flash2h --dtype fp8 --pass forward --seq "$n" --head-dim 128 \
+            --batch 1 --heads 2 --repeats 1 --warmup 0 --no-check
+          echo "rc=$?"
+        done
       done
     done
   } > "$OUT/fp8_tests.log" 2>&1
@@ -557,10 +561,22 @@ if has fp8; then
     echo "bench fp8 stage $dt rc=$?"
     merge_rows "$OUT/fp8.json" "$f"
   done
-  python3 - "$OUT/fp8.json" <<'EOF'
+  # the deeper overlap (S_{j+1} issued before block j's softmax) in the same call, its own file (its rows
+  # record the knob); the default's rows above are the baseline it is compared with
+  rm -f "$OUT/fp8_overlap.json"
+  FLASHSIM_FLASH2H_FP8_OVERLAP=on timeout "${BENCH_TIMEOUT:-170}" "$BIN/flashsim-bench" bench --variant flash2h \
+    --dtype fp8 --seq "${FP8_SEQS:-4096,8192,16384}" --head-dim 128 --pass forward --repeats "$REPEATS" \
+    --json "$OUT/fp8_overlap.json"
+  echo "bench fp8 overlap rc=$?"
+  python3 - "$OUT/fp8.json" "$OUT/fp8_overlap.json" <<'EOF'
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 by = {(r["dtype"], r["seq"]): r for r in rows}
+try:
+    ov = {r["seq"]: r for r in json.load(open(sys.argv[2]))["rows"]}
+except Exception as e:  # not written, or cut short
+    print("no overlap rows:", e)
+    ov = {}
 for n in sorted({r["seq"] for r in rows}):
     f, b = by.get(("fp8", n)), by.get(("bf16", n))
     tf = f.get("tflops") if f else None
@@ -569,6 +585,11 @@ for n in sorted({r["seq"] for r in rows}):
     print(f"N={n}: fp8 {tf} TFLOP/s (prep_ms {f and f.get('prep_ms')}, rel_ref "
           f"{f and (f.get('vs_reference') or {}).get('rel_frobenius')}, ok {f and f.get('ok')}, error "
           f"{f and f.get('error')}), bf16 {tb} TFLOP/s, fp8/bf16 {ratio}")
+    o = ov.get(n)
+    if o:
+        to = o.get("tflops")
+        print(f"N={n}: fp8 FLASHSIM_FLASH2H_FP8_OVERLAP=on {to} TFLOP/s (ok {o.get('ok')}, knobs {o.get('knobs')}), "
+              f"on/off {round(to / tf, 3) if to and tf else None}")
 EOF
 fi
 

@@ -40,6 +40,10 @@ const std::vector<Knob>& knobs() {
          "cuda/flash2h_fp8.cu"},
         {"FLASHSIM_FLASH2H_FP8_STAGES", "2 | 4", "2", "--dtype fp8 (flash2h's e4m3 forward)",
          "a deeper K/V ring where one-byte tiles leave shared memory to spare (16 KiB a tile)", "cuda/flash2h_fp8.cu"},
+        {"FLASHSIM_FLASH2H_FP8_OVERLAP", "on | off", "off", "--dtype fp8; on: FLASHSIM_FLASH2H_FP8_PINGPONG off",
+         "S_{j+1} issued before block j's softmax into a second accumulator, so the exponentials run under a "
+         "whole block's products instead of half of one",
+         "cuda/flash2h_fp8.cu"},
         // ---- flash2h backward (cuda/flash2h_bwd.cu) ----
         {"FLASHSIM_FLASH2H_BWD", "deterministic", "dQ added in any order", "",
          "what bit-identical runs cost: dQ added in key-block order", "cuda/flash2h_bwd.cu"},
