@@ -38,6 +38,9 @@
 //   gemm_write_fp16_d128  H d = 2048: 64 heads at d = 64, 32 at d = 128; 8 and 4 GiB written), halved
 //                  until it fits in free memory: bytes of the output / time. The library's own
 //                  write rate, which the model charges for those two GEMMs' output
+//   gemm_qk_*, gemm_pv_*, gemm_ptv_*, gemm_write_*_n<N>, softmax_rows_fwd_n<N>, softmax_rows_bwd_n<N>:
+//                  standard's own calls alone at row lengths N that are not multiples of 8 and their
+//                  aligned neighbours (cuda/ceilings_standard.cu says which and how)
 // Run: flashsim bench --ceilings [--json results/h200/ceilings.json]
 #include <algorithm>
 #include <cmath>
@@ -46,6 +49,7 @@
 #include <vector>
 
 #include "cuda/mma.cuh"
+#include "cuda/standard_calls.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -414,6 +418,7 @@ std::vector<Ceiling> measure_ceilings() {
                                    " heads; bytes of S written over the median time"});
             }
     }
+    for (const Ceiling& c : measure_standard_ceilings(sms)) out.push_back(c);
     std::string why;
     if (flash2h_available(&why)) {
         for (const Ceiling& c : measure_wgmma_ceilings(sms)) out.push_back(c);

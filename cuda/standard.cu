@@ -28,6 +28,7 @@
 #include <string>
 
 #include "cuda/mma.cuh"
+#include "cuda/standard_calls.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
@@ -360,6 +361,31 @@ void standard_scores(sim::DType dt, int N, int d, int heads, const void* A, cons
     gemm(s, dt, true, false, N, N, d, 1.0f, B, d, nd, A, d, nd, S, N, nn, heads);
 }
 
+void standard_apply(sim::DType dt, int N, int d, int heads, float alpha, const void* P, bool transposed, const void* X,
+                    void* out, cudaStream_t s) {
+    // Row-major out (N x d) is column-major out^T = X^T op(P)^T: X^T is X as stored (d x N, ld d), P^T is
+    // row-major P read column-major (ld N), P itself that read transposed.
+    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
+    gemm(s, dt, false, transposed, d, N, N, alpha, X, d, nd, P, N, nn, out, d, nd, heads);
+}
+
+void standard_softmax_two_pass(sim::DType dt, int N, int heads, float scale, const void* S, void* P, cudaStream_t s) {
+    dispatch_dtype(dt, [&]<typename T>() {
+        softmax_rows<T>
+            <<<dim3(N, heads), kThreads, 0, s>>>(static_cast<const T*>(S), static_cast<T*>(P), N, scale, false);
+        LAUNCH_CHECK();
+    });
+}
+
+void standard_softmax_bwd_two_pass(sim::DType dt, int N, int heads, const void* P, const void* dP, void* dS,
+                                   cudaStream_t s) {
+    dispatch_dtype(dt, [&]<typename T>() {
+        softmax_backward_rows<T><<<dim3(N, heads), kThreads, 0, s>>>(static_cast<const T*>(P),
+                                                                     static_cast<const T*>(dP), static_cast<T*>(dS), N);
+        LAUNCH_CHECK();
+    });
+}
+
 TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
     (void)p;
     TileConfig t;
@@ -379,7 +405,7 @@ TileConfig standard_tiles(const sim::Problem& p, Pass pass) {
 void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq), d = static_cast<int>(p.head_dim);
     const int BH = static_cast<int>(p.heads_total());
-    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
+    const long long nn = static_cast<long long>(N) * N;
     const size_t e = static_cast<size_t>(p.elem_bytes());
     ws.a.ensure(static_cast<size_t>(BH) * nn * e);                // S (B, H, N, N)
     ws.b.ensure(static_cast<size_t>(BH) * nn * e);                // P (B, H, N, N)
@@ -396,23 +422,21 @@ void standard_forward(const sim::Problem& p, const Tensors& t, Workspace& ws, cu
         }
         LAUNCH_CHECK();
     });
-    // Row-major O (N x d) is column-major O^T = V^T P^T.
-    gemm(s, p.dtype, false, false, d, N, N, 1.0f, t.V, d, nd, ws.b.get(), N, nn, t.O, d, nd, BH);
+    standard_apply(p.dtype, N, d, BH, 1.0f, ws.b.get(), false, t.V, t.O, s);  // O = P V
 }
 
 void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     const int N = static_cast<int>(p.seq), d = static_cast<int>(p.head_dim);
     const int BH = static_cast<int>(p.heads_total());
-    const long long nd = static_cast<long long>(N) * d, nn = static_cast<long long>(N) * N;
+    const long long nn = static_cast<long long>(N) * N;
     const size_t e = static_cast<size_t>(p.elem_bytes());
     if (ws.b.bytes() < static_cast<size_t>(BH) * nn * e)
         throw std::runtime_error("standard_backward: run standard_forward first (P missing)");
     ws.c.ensure(static_cast<size_t>(BH) * nn * e);  // dP
     ws.d.ensure(static_cast<size_t>(BH) * nn * e);  // dS
     const float scale = static_cast<float>(p.softmax_scale());
-    // dV^T (d x N, col-major) = dO^T P
-    gemm(s, p.dtype, false, true, d, N, N, 1.0f, t.dO, d, nd, ws.b.get(), N, nn, t.dV, d, nd, BH);
-    standard_scores(p.dtype, N, d, BH, t.dO, t.V, ws.c.get(), s);  // dP = dO V^T, the same call as S
+    standard_apply(p.dtype, N, d, BH, 1.0f, ws.b.get(), true, t.dO, t.dV, s);  // dV = P^T dO
+    standard_scores(p.dtype, N, d, BH, t.dO, t.V, ws.c.get(), s);              // dP = dO V^T, the same call as S
     dispatch_dtype(p.dtype, [&]<typename T>() {
         if (vec_path(N, kVecBwd)) {
             const long long rows = static_cast<long long>(BH) * N;
@@ -424,9 +448,8 @@ void standard_backward(const sim::Problem& p, const Tensors& t, Workspace& ws, c
         }
         LAUNCH_CHECK();
     });
-    // dQ^T = scale K^T dS^T ; dK^T = scale Q^T dS
-    gemm(s, p.dtype, false, false, d, N, N, scale, t.K, d, nd, ws.d.get(), N, nn, t.dQ, d, nd, BH);
-    gemm(s, p.dtype, false, true, d, N, N, scale, t.Q, d, nd, ws.d.get(), N, nn, t.dK, d, nd, BH);
+    standard_apply(p.dtype, N, d, BH, scale, ws.d.get(), false, t.K, t.dQ, s);  // dQ = scale dS K
+    standard_apply(p.dtype, N, d, BH, scale, ws.d.get(), true, t.Q, t.dK, s);   // dK = scale dS^T Q
 }
 
 }  // namespace fcuda

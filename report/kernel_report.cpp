@@ -10,6 +10,39 @@
 
 namespace report {
 
+namespace {
+
+// Digits only, at most 9 of them (a row length or a head dimension), else -1.
+int64_t small_number(const std::string& digits) {
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoll(digits);
+}
+
+// standard's cuBLAS calls timed alone at row length N and depth d: gemm_<qk|pv|ptv><suffix>_d<d>_n<N>
+// (FLOP/s), the dtype's own (suffix _bf16 or _fp16); other dtypes' points are left to their reader.
+template <typename Get>
+void standard_gemm_points(const nlohmann::json& doc, const std::string& where, const std::string& suffix,
+                          const Get& get, std::vector<sim::StandardGemmPoint>& out) {
+    for (const auto& c : doc["ceilings"]) {
+        if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
+        const std::string name = c["name"];
+        for (const auto g : {sim::StandardGemm::qk, sim::StandardGemm::pv, sim::StandardGemm::ptv}) {
+            const std::string prefix = "gemm_" + std::string(sim::standard_gemm_name(g)) + suffix + "_d";
+            if (name.rfind(prefix, 0) != 0) continue;
+            const std::string rest = name.substr(prefix.size());
+            const size_t cut = rest.find("_n");
+            const int64_t d = cut == std::string::npos ? -1 : small_number(rest.substr(0, cut));
+            const int64_t n = cut == std::string::npos ? -1 : small_number(rest.substr(cut + 2));
+            if (d <= 0 || n <= 0)
+                throw sim::Error(where + ": ceiling '" + name +
+                                 "' should name a head dimension and a row length, e.g. " + prefix + "64_n1001");
+            out.push_back({g, d, n, get(name)});
+        }
+    }
+}
+
+}  // namespace
+
 sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string& where, const sim::Machine& m,
                                     sim::DType dtype) {
     if (!doc.is_object() || !doc.contains("ceilings") || !doc["ceilings"].is_array())
@@ -83,6 +116,7 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
             pts->push_back({std::stoll(digits), get(name)});
         }
     }
+    standard_gemm_points(doc, where, suffix, get, r.standard_gemm);
     std::sort(r.softmax_rows_fwd.begin(), r.softmax_rows_fwd.end());
     std::sort(r.softmax_rows_bwd.begin(), r.softmax_rows_bwd.end());
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;

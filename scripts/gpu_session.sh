@@ -731,7 +731,9 @@ if has launch; then
 fi
 
 if has ceilings; then
-  # the GPU's own ceilings (cuda/ceilings.cu): HBM copy, L2, shared memory, mma.sync, wgmma, exp, launch
+  # the GPU's own ceilings (cuda/ceilings.cu): HBM copy, L2, shared memory, mma.sync, wgmma, exp, launch;
+  # and standard's own cuBLAS calls and two-pass softmax alone at ragged N and their aligned neighbours
+  # (cuda/ceilings_standard.cu, seconds), the points its model charges where N % 8 != 0
   stamp ceilings
   timeout "${CEILINGS_TIMEOUT:-90}" "$BIN/flashsim-bench" bench --ceilings --json "$OUT/ceilings.json"
   echo "ceilings rc=$?"

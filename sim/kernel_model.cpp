@@ -77,6 +77,35 @@ double softmax_rows_rate(const std::vector<std::pair<int64_t, double>>& pts, int
     return pts.back().second;
 }
 
+// ---------------------------------------------------------------- [standard's cuBLAS calls off alignment]
+std::string_view standard_gemm_name(StandardGemm g) {
+    switch (g) {
+        case StandardGemm::qk:
+            return "qk";
+        case StandardGemm::pv:
+            return "pv";
+        case StandardGemm::ptv:
+            return "ptv";
+    }
+    return "?";
+}
+
+int64_t standard_row_alignment(int64_t n) {
+    for (int64_t a : {8, 4, 2})
+        if (n % a == 0) return a;
+    return 1;
+}
+
+double standard_gemm_rate(const std::vector<StandardGemmPoint>& points, StandardGemm g, int64_t head_dim, int64_t n) {
+    const int64_t cls = standard_row_alignment(n);
+    std::vector<std::pair<int64_t, double>> same;
+    for (const auto& pt : points)
+        if (pt.gemm == g && pt.head_dim == head_dim && standard_row_alignment(pt.n) == cls && pt.flops > 0)
+            same.push_back({pt.n, pt.flops});
+    std::sort(same.begin(), same.end());
+    return softmax_rows_rate(same, n);
+}
+
 // ---------------------------------------------------------------- [rates]
 KernelRates datasheet_rates(const Machine& m) {
     KernelRates r;
@@ -114,6 +143,9 @@ KernelRates estimated_rates(const Machine& target, const Machine& measured_on, c
         *x *= mem;
     for (auto* pts : {&r.softmax_rows_fwd, &r.softmax_rows_bwd})
         for (auto& pt : *pts) pt.second *= mem;
+    // standard's cuBLAS calls each move an N x N matrix (written or read) against 2 N^2 d FLOPs, 64-128
+    // FLOPs a byte, below the tensor cores' ~300 a byte of HBM: they scale with the memory
+    for (auto& pt : r.standard_gemm) pt.flops *= mem;
     for (double* x : {&r.l2, &r.bulk_reduce, &r.l2_red}) *x *= l2;
     for (double* x : {&r.smem, &r.mma_sync, &r.wgmma, &r.wgmma_fp8, &r.gemm, &r.exp, &r.issue}) *x *= sm;
     char buf[240];
@@ -365,9 +397,8 @@ double usual_flops(const Problem& p, Pass pass) {
 
 // Standard attention's softmax kernel at this problem: 0 where cuda/standard.cu runs its one-pass
 // kernels (the copy, read and write rates hold); else the two-pass row kernels' measured rate at the
-// row length, and where none is measured the prediction is marked uncertain, with the reason. A row
-// length that is not a multiple of 8 also puts cuBLAS's GEMMs off 16-byte alignment (their leading
-// dimension is N): no ceiling measures them there, so such rows stay uncertain.
+// row length, and where none is measured the prediction is marked uncertain, with the reason. (A row
+// length that is not a multiple of 8 also puts cuBLAS's GEMMs off 16-byte alignment: standard_gemms.)
 static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates& rates, KernelPrediction& out) {
     if (standard_softmax_one_pass(p.seq, pass)) return 0;
     const auto& points = pass == Pass::backward ? rates.softmax_rows_bwd : rates.softmax_rows_fwd;
@@ -383,13 +414,42 @@ static double standard_rows_rate(const Problem& p, Pass pass, const KernelRates&
                   "with which the H200's forward took 1.2-1.9x the one-pass kernels' time at N = 1024-16384 "
                   "(docs/kernel-notes/standard.md), and no ceiling measures their rate (the copy rate charged here "
                   "is too fast)");
-    if (p.seq % 8)
-        uncertain("N = " + n +
-                  " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
-                  "measures its GEMMs there");
     out.notes.push_back("softmax: two-pass row kernels (N = " + n +
                         (rate > 0 ? ", at their measured rate)" : ", rate not measured)"));
     return rate;
+}
+
+// The measured FLOP/s of standard's cuBLAS calls at a row length that is not a multiple of 8 (their
+// leading dimension is N, so S and P sit off 16-byte alignment and cuBLAS takes other kernels): from
+// the ceilings' points at this N's alignment class and head dimension (standard_gemm_rate), in the
+// order of the pass's GEMMs (forward: S, O; backward: dV, dP, dQ, dK). All zero at a multiple of 8
+// (the aligned model holds), and where a call the pass makes has no point the prediction is marked
+// uncertain, with the reason.
+static std::vector<double> standard_gemms(const Problem& p, Pass pass, const KernelRates& rates,
+                                          KernelPrediction& out) {
+    using G = StandardGemm;
+    const std::vector<G> calls =
+        pass == Pass::forward ? std::vector<G>{G::qk, G::pv} : std::vector<G>{G::ptv, G::qk, G::pv, G::ptv};
+    std::vector<double> flops(calls.size(), 0.0);
+    if (p.seq % 8 == 0) return flops;
+    bool all = p.elem_bytes() == 2;  // the points are of 2-byte rows (bf16, fp16)
+    for (size_t i = 0; i < calls.size() && all; ++i) {
+        flops[i] = standard_gemm_rate(rates.standard_gemm, calls[i], p.head_dim, p.seq);
+        all = flops[i] > 0;
+    }
+    const std::string n = std::to_string(p.seq);
+    if (!all) {
+        std::fill(flops.begin(), flops.end(), 0.0);
+        out.uncertain = true;
+        out.uncertain_why += std::string(out.uncertain_why.empty() ? "" : "; ") + "N = " + n +
+                             " puts cuBLAS's S and P (leading dimension N) off 16-byte alignment; no ceiling "
+                             "measures its GEMMs there";
+        return flops;
+    }
+    const int64_t a = standard_row_alignment(p.seq);
+    out.notes.push_back("GEMMs: cuBLAS's measured rates at rows " + std::to_string(2 * a) + "-byte aligned (N = " + n +
+                        ", d = " + std::to_string(p.head_dim) + ")");
+    return flops;
 }
 
 // ---------------------------------------------------------------- [predict_kernel()]
@@ -459,27 +519,33 @@ void predict_standard(Shared& s) {
     // bytes read, bytes written, FLOPs, exponentials, the rate its writes go at
     struct K3 {
         double r, w, f, x, wrate;
-        double all = 0;  // B/s of reads + writes together where the kernel has its own rate (0: HBM's)
+        double all = 0;   // B/s of reads + writes together where the kernel has its own rate (0: HBM's)
+        double gemm = 0;  // FLOP/s of the whole call where measured at this shape (0: the bounds)
     };
-    const double rows = standard_rows_rate(p, k.pass, rates, out);                            // 0: the one-pass kernels
-    const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg},              // S = Q K^T
+    const double rows = standard_rows_rate(p, k.pass, rates, out);  // 0: the one-pass kernels
+    // At a ragged N each GEMM takes its FLOPs at the call's own measured rate there (its bytes and
+    // arithmetic both inside that time); 0 where N is a multiple of 8 (the bounds above)
+    const std::vector<double> gf = standard_gemms(p, k.pass, rates, out);
+    const std::vector<K3> ks = fwd ? std::vector<K3>{{2 * nd, nn * e, g, 0, Wg, 0, gf[0]},    // S = Q K^T
                                                      {vis * e, nn * e, 0, 2 * vis, W, rows},  // P = softmax(S)
-                                                     {nn * e + nd, nd, g, 0, W}}              // O = P V
-                                   : std::vector<K3>{{nn * e + nd, nd, g, 0, W},              // dV = P^T dO
-                                                     {2 * nd, nn * e, g, 0, Wg},              // dP = dO V^T
+                                                     {nn * e + nd, nd, g, 0, W, 0, gf[1]}}    // O = P V
+                                   : std::vector<K3>{{nn * e + nd, nd, g, 0, W, 0, gf[0]},    // dV = P^T dO
+                                                     {2 * nd, nn * e, g, 0, Wg, 0, gf[1]},    // dP = dO V^T
                                                      {2 * nn * e, nn * e, 0, 0, W, rows},     // dS = P o (dP - D)
-                                                     {nn * e + nd, nd, g, 0, W},              // dQ = dS K
-                                                     {nn * e + nd, nd, g, 0, W}};             // dK = dS^T Q
+                                                     {nn * e + nd, nd, g, 0, W, 0, gf[2]},    // dQ = dS K
+                                                     {nn * e + nd, nd, g, 0, W, 0, gf[3]}};   // dK = dS^T Q
     for (const auto& q : ks) {
         const double t_bytes = q.all > 0 ? (q.r + q.w) / q.all : std::max({q.r / R, q.w / q.wrate, (q.r + q.w) / hbm});
-        total_s += std::max({t_bytes, q.f / tensor_rate, q.x / ex}) + rates.launch_s;
+        const double t = q.gemm > 0 ? q.f / q.gemm : std::max({t_bytes, q.f / tensor_rate, q.x / ex});
+        total_s += t + rates.launch_s;
     }
     launches = static_cast<int>(ks.size());
     out.steady_s = total_s - launches * rates.launch_s;
     out.ctas = 0;
     // Certain since the one-pass softmax kernels (2026-12-03): the H200's standard rows come to
     // 0.83-1.01 of this count at these rates, their DRAM bytes 0.98-1.01 of the L2 model's. Rows
-    // the one-pass kernels do not take are not (standard_rows_rate says why).
+    // the one-pass kernels do not take are certain where the ceilings measure the two-pass kernels
+    // and, at a ragged N, cuBLAS's calls there (standard_rows_rate, standard_gemms say why not).
 }
 
 // The tiled kernels' walk: tiles a block, the blocks sharing bandwidth, and a step's arithmetic.

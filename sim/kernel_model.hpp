@@ -30,6 +30,24 @@
 
 namespace sim {
 
+// cuda/standard.cu's cuBLAS calls by their layout (alpha aside, the backward's calls are the forward's):
+enum class StandardGemm {
+    qk,  // S = Q K^T, dP = dO V^T: an N x N output from two N x d operands (depth d)
+    pv,  // O = P V, dQ = dS K: an N x d output, the N x N operand read as stored (depth N)
+    ptv  // dV = P^T dO, dK = dS^T Q: an N x d output, the N x N operand read transposed (depth N)
+};
+std::string_view standard_gemm_name(StandardGemm g);  // qk, pv, ptv (the ceilings' names)
+// One measured point: the call at row length n and depth d (head dimension), 2 N^2 d FLOPs a head
+// over its median time.
+struct StandardGemmPoint {
+    StandardGemm gemm = StandardGemm::qk;
+    int64_t head_dim = 0, n = 0;
+    double flops = 0;
+};
+// The 16-byte alignment class of a 2-byte row of n elements: the largest of 1, 2, 4 and 8 elements
+// that divides n (8: every row starts on a 16-byte boundary; 1: rows only 2-byte aligned). cuBLAS
+// picks its kernels by this alignment, so a ragged N is charged at points of its own class.
+int64_t standard_row_alignment(int64_t n);
 // Throughputs the kernel model uses, whole GPU. From the datasheet preset (datasheet_rates) or
 // from a measured-ceilings file that the CLI reads (results/h200/ceilings.json).
 struct KernelRates {
@@ -73,8 +91,16 @@ struct KernelRates {
     // P written; backward: P and dP read, dS written) over their time, measured at row lengths n:
     // (n, B/s) pairs in ascending n; empty: not measured
     std::vector<std::pair<int64_t, double>> softmax_rows_fwd, softmax_rows_bwd;
+    // FLOP/s of cuda/standard.cu's own cuBLAS calls, each timed alone at row lengths N that are not
+    // multiples of 8 (and their aligned neighbours), at d = 64 and 128 (bench --ceilings:
+    // gemm_<qk|pv|ptv>_<dtype>_d<d>_n<N>); empty: not measured (ragged rows stay uncertain)
+    std::vector<StandardGemmPoint> standard_gemm;
     std::string source;  // where the numbers come from
 };
+// The call's rate at row length n from the points of the same call, head dimension and alignment
+// class: linear in log n between them, the nearest one's beyond them (as softmax_rows_rate); 0 when
+// none is measured there.
+double standard_gemm_rate(const std::vector<StandardGemmPoint>& points, StandardGemm g, int64_t head_dim, int64_t n);
 // cuda/standard.cu's choice of softmax kernels for rows of n columns: the one-pass kernels (16-byte
 // loads, a row held in registers, S read once) when every row starts on a 16-byte boundary
 // (n % 8 == 0) and a group of at most 512 threads holds it (n <= 32768 forward, 16384 backward); the
