@@ -52,9 +52,11 @@ CURRENT = {
                         "both masks; SDPA-flash and cuDNN timed on the same held machine; the simulator's columns and "
                         "predictions for the H100-SXM preset (`bench --resimulate`)", "docs/results.md, the app's Measured view"),
     "h100/bench.md": ("`python3 tools/results/table.py results/h100/bench.json`", "docs/results.md"),
-    "h100/checks.log": ("scripts/gpu_session.sh, stages tests and modes, on an H100 80GB (binaries of 65cc6e3, then "
-                        "e0c0198 with the fit probe's next_n mended)", "people, docs/kernel-notes/h100.md"),
-    "h100/ceilings.json": ("`flashsim bench --ceilings --json` on an H100 80GB (with the FP8 wgmma rate, wgmma_e4m3)",
+    "h100/checks.log": ("scripts/gpu_session.sh, stage tests, on an H100 80GB (binaries of 119c59a: the FP8 "
+                        "bar derived for P's rounding flips, the overlapped FP8 schedule's bits)", "people, docs/kernel-notes/h100.md"),
+    "h100/ceilings.json": ("`flashsim bench --ceilings --json` on an H100 80GB (with the FP8 wgmma rate, wgmma_e4m3; "
+                           "cuBLAS's GEMMs and the two-pass softmax at ragged N, the *_n<N> points, from a later "
+                           "call: each ceiling's run says which)",
                            "`--ceilings measured --gpu H100-SXM`, the bench's and resimulate's H100 predictions, "
                            "docs/kernel-notes/h100.md"),
     "h100/fit.json": ("`flashsim bench fit --json` on an H100 80GB",
