@@ -629,7 +629,8 @@ if has profile; then
   # details page (throughputs, occupancy, warp-state stalls), every raw metric (pipe utilisations
   # among them) and the source page (SASS with its stall samples per instruction) as CSV,
   # profile_<k>_details.csv / profile_<k>_raw.csv.gz / profile_<k>_sass.csv.gz;
-  # the card's clocks are left alone (--clock-control none)
+  # the card's clocks are left alone (--clock-control none); PROFILE_DTYPE=fp8 with
+  # PROFILE_KERNEL=fp8_fwd profiles the FP8 forward (not its preparation kernel)
   stamp profile
   k=0
   for c in ${PROFILE_CONFIGS:-flash2h:backward:8192:64:none}; do
@@ -639,7 +640,7 @@ if has profile; then
     env ${e:-FLASHSIM_PROFILE_ENV=none} timeout "${PROFILE_TIMEOUT:-120}" ncu --clock-control none --set full \
         --import-source no --nvtx --nvtx-include "measure/" -k "regex:${PROFILE_KERNEL:-_kernel}" -c 1 \
         -o "$OUT/profile_$k" -f "$BIN/flashsim-bench" bench --variant "$v" --pass "$p" --seq "$n" --head-dim "$d" \
-        $flag --nvtx --warmup 0 --repeats 0 --no-check > "$OUT/profile_$k.log" 2>&1
+        --dtype "${PROFILE_DTYPE:-bf16}" $flag --nvtx --warmup 0 --repeats 0 --no-check > "$OUT/profile_$k.log" 2>&1
     echo "profile $k $c rc=$?"
     ncu -i "$OUT/profile_$k.ncu-rep" --page details --csv > "$OUT/profile_${k}_details.csv" 2>&1
     ncu -i "$OUT/profile_$k.ncu-rep" --page raw --csv --print-units base 2>&1 | gzip > "$OUT/profile_${k}_raw.csv.gz"
