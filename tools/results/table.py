@@ -31,10 +31,13 @@ def main():
     print(f"# {card} results\n")
     runs = doc.get("runs") or [{k: doc.get(k) for k in ("device", "driver", "date", "git_commit")}]
     calls = "; ".join(f"{r['date']}, commit {r['git_commit']}" for r in runs)
+    # the storage type of each row (a variant's label says it where the file holds more than one)
+    dtypes = " and ".join(sorted({r.get("dtype", "bf16") for r in doc["rows"]}))
+    mixed = " and " in dtypes
     print(f"device {doc['device']}, CUDA driver {doc['driver']}; calls: {calls} (each row of the JSON names its own); "
           f"{doc.get('anchor', {}).get('torch', '')} for the anchors, "
           f"{doc.get('anchor_note', 'timed in the same call as each row')}. "
-          f"Shapes: B*N = 16384 tokens, H*d = 2048, bf16.\n")
+          f"Shapes: B*N = 16384 tokens, H*d = 2048, {dtypes}.\n")
     print("| pass | N | d | mask | variant | ms | TFLOP/s | vs SDPA-flash | SDPA-flash ms | cuDNN ms | DRAM GB (counters) | sim HBM GB (no L2) | sim HBM GB (L2 model) | DRAM/sim (L2) | rel err vs standard | ok |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = sorted(doc["rows"], key=lambda r: (r["pass"] != "forward", r["head_dim"], r["causal"], r["seq"], r["variant"]))
@@ -52,9 +55,9 @@ def main():
         vs = r.get("vs_standard")
         err = f"{vs['rel_frobenius']:.1e}" if vs else ""
         rel = f"{r['ratio_vs_sdpa_flash']:.2f}" if r.get("ratio_vs_sdpa_flash") else ""
-        label = r["variant"] + (f" ({r['mode']})" if r.get("mode") else "")
+        label = r["variant"] + (f" ({r['mode']})" if r.get("mode") else "") + (f" {r.get('dtype', 'bf16')}" if mixed else "")
         print(f"| {r['pass']} | {r['seq']} | {r['head_dim']} | {'causal' if r['causal'] else 'none'} | {label} | "
-              f"{r['ms_median']:.3f} | {r['tflops']:.0f} | {rel} | {fl or 0:.3f} | {cu or 0:.3f} | {gb(dram)} | {gb(simb)} | {gb(siml2)} | {ratio} | {err} | "
+              f"{r['ms_median']:.3f} | {r['tflops']:.0f} | {rel} | {cell(fl, '{:.3f}')} | {cell(cu, '{:.3f}')} | {gb(dram)} | {gb(simb)} | {gb(siml2)} | {ratio} | {err} | "
               f"{'yes' if r.get('ok') else 'NO'} |")
     cross = [r for r in rows if r.get("ncu_dram_read_bytes") is not None and r.get("dram_read_bytes") is not None]
     if cross:
