@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# tests/cli/predicted_band.sh FLASHSIM SOURCE_DIR — the kernel model against every recorded H200 row:
-# recompute the predictions of a copy of results/h200/bench.json (flashsim bench --resimulate), then
-#  1. every row the model is certain of lies within ±15% of its measured time (predicted.py --check),
-#     every uncertain row printed with the model's reason;
-#  2. the predictions committed in results/h200/bench.json are the ones this model gives (so the
-#     tables in docs/simulator.md, printed from that file, are the model's), within 0.1%.
+# tests/cli/predicted_band.sh FLASHSIM SOURCE_DIR — the kernel model against every recorded grid row of
+# each card (results/h200/bench.json, results/h100/bench.json, each with its card's measured ceilings):
+# recompute the predictions of a copy of the file (flashsim bench --resimulate), then
+#  1. every row the model is certain of lies within ±15% of its measured time, or is a miss listed
+#     in the card's known_misses.txt (predicted.py --check --known), every uncertain row printed with
+#     the model's reason;
+#  2. the predictions committed in the file are the ones this model gives (so the tables printed
+#     from it, and the app's Measured view, which draws them, are the model's), within 0.1%.
 set -euo pipefail
 bin=$1 src=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp "$src/results/h200/bench.json" "$src/results/h200/counters_probe.json" "$tmp/"
-(cd "$src" && "$bin" bench --resimulate "$tmp/bench.json" --json "$tmp/bench.json" 2>/dev/null)
-python3 "$src/tools/results/predicted.py" --check 0.15 --known "$src/results/h200/known_misses.txt" "$tmp/bench.json" >/dev/null
-python3 - "$src/results/h200/bench.json" "$tmp/bench.json" <<'PY'
+for card in h200 h100; do
+mkdir -p "$tmp/$card"
+cp "$src/results/$card/bench.json" "$tmp/$card/"
+[ -f "$src/results/$card/counters_probe.json" ] && cp "$src/results/$card/counters_probe.json" "$tmp/$card/"
+(cd "$src" && "$bin" bench --resimulate "$tmp/$card/bench.json" --json "$tmp/$card/bench.json" 2>/dev/null)
+python3 "$src/tools/results/predicted.py" --check 0.15 --known "$src/results/$card/known_misses.txt" \
+    "$tmp/$card/bench.json" >/dev/null
+python3 - "$src/results/$card/bench.json" "$tmp/$card/bench.json" <<'PY'
 import json, sys
 old = [r for r in json.load(open(sys.argv[1]))["rows"] if "ms_median" in r]
 new = [r for r in json.load(open(sys.argv[2]))["rows"] if "ms_median" in r]
@@ -24,10 +30,11 @@ for a, b in stale[:5]:
           f"{a.get('predicted_ms')}, model now {b['predicted_ms']:.4f} ms", file=sys.stderr)
 if stale:
     print(f"{len(stale)} recorded prediction(s) differ from the model: run `flashsim bench --resimulate "
-          f"results/h200/bench.json --json results/h200/bench.json` and commit it", file=sys.stderr)
+          f"{sys.argv[1]} --json {sys.argv[1]}` and commit it", file=sys.stderr)
     sys.exit(1)
-print(f"{len(new)} rows: recorded predictions agree with the model")
+print(f"{sys.argv[1]}: {len(new)} rows: recorded predictions agree with the model")
 PY
+done
 # 3. each kernel profile (sim/kernel_model.cpp, plain data: sim/ cannot include cuda/) has the tiles,
 #    threads and shared memory that the kernel's TileConfig recorded in its newest rows
 python3 - "$bin" "$src/results/h200/bench.json" <<'PY'
@@ -85,7 +92,7 @@ PY
 # 5. DRAM bytes: every row's counters within ±10% of the walk as the counters see it (the model's walk
 #    of this copy, less its dirty lines left in L2 at the end, plus the counters probes' residue), but
 #    the rows listed in results/h200/known_dram_misses.txt, each of which must still be outside
-python3 - "$src/results/h200/known_dram_misses.txt" "$tmp/bench.json" <<'PY'
+python3 - "$src/results/h200/known_dram_misses.txt" "$tmp/h200/bench.json" <<'PY'
 import json, sys
 known = set()
 for ln in open(sys.argv[1]):

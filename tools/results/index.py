@@ -51,6 +51,9 @@ CURRENT = {
     "h100/bench.json": (BENCH + " on an H100 80GB: the grid's forward and backward rows (no training step), "
                         "both masks; SDPA-flash and cuDNN timed on the same held machine; the simulator's columns and "
                         "predictions for the H100-SXM preset (`bench --resimulate`)", "docs/results.md, the app's Measured view"),
+    "h100/known_misses.txt": ("written by hand: grid rows the kernel model misses with the H100's measured ceilings, "
+                              "each with what is known of why", "tools/results/predicted.py --known, tests/cli/predicted_band.sh, "
+                              "tests/viz/test_viewstate.cpp"),
     "h100/bench.md": ("`python3 tools/results/table.py results/h100/bench.json`", "docs/results.md"),
     "h100/checks.log": ("scripts/gpu_session.sh, stage tests, on an H100 80GB (binaries of 119c59a: the FP8 "
                         "bar derived for P's rounding flips, the overlapped FP8 schedule's bits)", "people, docs/kernel-notes/h100.md"),
@@ -64,7 +67,7 @@ CURRENT = {
     "h100/scale.json": ("`flashsim bench scale --json` on an H100 80GB: past 2^31 elements and at a million tokens",
                         "docs/kernel-notes/h100.md"),
     "h100/offgrid.json": ("tools/offgrid/measure.sh (scripts/gpu_session.sh, stage offgrid): the off-grid shapes of "
-                          "tools/offgrid/shapes.json on an H100 80GB, predictions with the datasheet ceilings",
+                          "tools/offgrid/shapes.json on an H100 80GB, predictions with the H100's measured ceilings (`bench --resimulate`)",
                           "tools/offgrid/check.py, docs/timing.md, docs/kernel-notes/h100.md"),
     "h100/session.log": ("scripts/gpu_session.sh: the GPU calls' log on an H100 80GB", "people"),
     "h100/decode.json": ("`flashsim bench --decode --json` on an H100 80GB", "lesson 13, docs/results.md"),

@@ -23,13 +23,21 @@ def label(r):
 
 
 def main(argv):
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__.strip())
+        return 0
     band = None
     known = {}
     while len(argv) >= 2 and argv[0] in ("--check", "--known"):
         if argv[0] == "--check":
             band = float(argv[1])
         else:
-            for line in open(argv[1]):
+            try:
+                lines = open(argv[1]).read().splitlines()
+            except OSError as e:
+                print(f"predicted.py: cannot read the --known file {argv[1]} ({e})", file=sys.stderr)
+                return 2
+            for line in lines:
                 line = line.strip()
                 if line and not line.startswith("#"):
                     key, why = line.split(":", 1)
@@ -38,8 +46,13 @@ def main(argv):
     if len(argv) != 1:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    doc = json.load(open(argv[0]))
-    rows = [r for r in doc["rows"] if "ms_median" in r]
+    try:
+        doc = json.load(open(argv[0]))
+    except (OSError, ValueError) as e:
+        print(f"predicted.py: cannot read {argv[0]} as a bench JSON file ({e}); give a file that "
+              f"`flashsim bench --json` wrote, e.g. results/h200/bench.json", file=sys.stderr)
+        return 2
+    rows = [r for r in doc.get("rows", []) if "ms_median" in r]
     missing = [r for r in rows if r.get("predicted_ms") is None]
     if missing:
         r = missing[0]
