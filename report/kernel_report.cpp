@@ -18,26 +18,23 @@ int64_t small_number(const std::string& digits) {
     return std::stoll(digits);
 }
 
-// standard's cuBLAS calls timed alone at row length N and depth d: gemm_<qk|pv|ptv><suffix>_d<d>_n<N>
-// (FLOP/s), the dtype's own (suffix _bf16 or _fp16); other dtypes' points are left to their reader.
-template <typename Get>
-void standard_gemm_points(const nlohmann::json& doc, const std::string& where, const std::string& suffix,
-                          const Get& get, std::vector<sim::StandardGemmPoint>& out) {
-    for (const auto& c : doc["ceilings"]) {
-        if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
-        const std::string name = c["name"];
-        for (const auto g : {sim::StandardGemm::qk, sim::StandardGemm::pv, sim::StandardGemm::ptv}) {
-            const std::string prefix = "gemm_" + std::string(sim::standard_gemm_name(g)) + suffix + "_d";
-            if (name.rfind(prefix, 0) != 0) continue;
-            const std::string rest = name.substr(prefix.size());
-            const size_t cut = rest.find("_n");
-            const int64_t d = cut == std::string::npos ? -1 : small_number(rest.substr(0, cut));
-            const int64_t n = cut == std::string::npos ? -1 : small_number(rest.substr(cut + 2));
-            if (d <= 0 || n <= 0)
-                throw sim::Error(where + ": ceiling '" + name +
-                                 "' should name a head dimension and a row length, e.g. " + prefix + "64_n1001");
-            out.push_back({g, d, n, get(name)});
-        }
+// One ceilings entry `c` named `name`, if it is one of standard's cuBLAS calls timed alone at row length N
+// and depth d: gemm_<qk|pv|ptv><suffix>_d<d>_n<N> (FLOP/s), the dtype's own (suffix _bf16 or _fp16);
+// other dtypes' points are left to their reader.
+template <typename Value>
+void standard_gemm_point(const nlohmann::json& c, const std::string& name, const std::string& where,
+                         const std::string& suffix, const Value& value_of, std::vector<sim::StandardGemmPoint>& out) {
+    for (const auto g : {sim::StandardGemm::qk, sim::StandardGemm::pv, sim::StandardGemm::ptv}) {
+        const std::string prefix = "gemm_" + std::string(sim::standard_gemm_name(g)) + suffix + "_d";
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::string rest = name.substr(prefix.size());
+        const size_t cut = rest.find("_n");
+        const int64_t d = cut == std::string::npos ? -1 : small_number(rest.substr(0, cut));
+        const int64_t n = cut == std::string::npos ? -1 : small_number(rest.substr(cut + 2));
+        if (d <= 0 || n <= 0)
+            throw sim::Error(where + ": ceiling '" + name + "' should name a head dimension and a row length, e.g. " +
+                             prefix + "64_n1001");
+        out.push_back({g, d, n, value_of(c, name)});
     }
 }
 
@@ -55,24 +52,26 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
             throw sim::Error(where + ": measured on '" + dev + "', not on the " + m.name +
                              " preset's GPU; pick that preset with --gpu or another file");
     }
+    // an entry's value, checked: positive and below anything a rate or a time can be
+    auto value_of = [&](const nlohmann::json& c, const std::string& name) -> double {
+        if (!c.contains("value") || !c["value"].is_number())
+            throw sim::Error(where + ": ceiling '" + name + "' has no numeric value");
+        const double v = c["value"].get<double>();
+        if (!(v > 0))
+            throw sim::Error(where + ": ceiling '" + name + "' is " + std::to_string(v) +
+                             " (not measured on that GPU?); it must be positive");
+        if (!(v <= 1e18)) {  // rates are ~1e12-1e16 a second, times ~1e-7-1e-5 s: 1e18 is no measurement
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.3g", v);
+            throw sim::Error(where + ": ceiling '" + name + "' is " + buf +
+                             ", beyond any measurement (rates in units a second, times in seconds, all below "
+                             "1e18); re-measure it with `flashsim bench --ceilings --json FILE`");
+        }
+        return v;
+    };
     auto get = [&](const std::string& name) -> double {
         for (const auto& c : doc["ceilings"])
-            if (c.is_object() && c.contains("name") && c["name"] == name) {
-                if (!c.contains("value") || !c["value"].is_number())
-                    throw sim::Error(where + ": ceiling '" + name + "' has no numeric value");
-                const double v = c["value"].get<double>();
-                if (!(v > 0))
-                    throw sim::Error(where + ": ceiling '" + name + "' is " + std::to_string(v) +
-                                     " (not measured on that GPU?); it must be positive");
-                if (!(v <= 1e18)) {  // rates are ~1e12-1e16 a second, times ~1e-7-1e-5 s: 1e18 is no measurement
-                    char buf[32];
-                    std::snprintf(buf, sizeof buf, "%.3g", v);
-                    throw sim::Error(where + ": ceiling '" + name + "' is " + buf +
-                                     ", beyond any measurement (rates in units a second, times in seconds, all below "
-                                     "1e18); re-measure it with `flashsim bench --ceilings --json FILE`");
-                }
-                return v;
-            }
+            if (c.is_object() && c.contains("name") && c["name"] == name) return value_of(c, name);
         throw sim::Error(where + ": ceiling '" + name + "' is missing");
     };
     const std::string suffix = dtype == sim::DType::fp16 ? "_fp16" : "_bf16";
@@ -102,21 +101,22 @@ sim::KernelRates ceilings_from_json(const nlohmann::json& doc, const std::string
     r.l2_red = optional("l2_red_f32x2");
     r.red_fence_s = optional("l2_red_fence");
     r.wgmma_fp8 = optional("wgmma_e4m3");  // e4m3 wgmma (bench --ceilings); 0: the bf16 rate x the datasheet ratio
-    // standard's two-pass softmax kernels at row lengths n: softmax_rows_fwd_n<n>, softmax_rows_bwd_n<n>
+    // standard's two-pass softmax kernels at row lengths n (softmax_rows_fwd_n<n>, softmax_rows_bwd_n<n>) and
+    // its cuBLAS calls at row length n and depth d (standard_gemm_point), each read from its own entry
     for (const auto& c : doc["ceilings"]) {
         if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) continue;
         const std::string name = c["name"];
         for (auto [prefix, pts] : {std::pair{std::string("softmax_rows_fwd_n"), &r.softmax_rows_fwd},
                                    std::pair{std::string("softmax_rows_bwd_n"), &r.softmax_rows_bwd}}) {
             if (name.rfind(prefix, 0) != 0) continue;
-            const std::string digits = name.substr(prefix.size());
-            if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+            const int64_t n = small_number(name.substr(prefix.size()));
+            if (n < 0)
                 throw sim::Error(where + ": ceiling '" + name + "' should end in a row length, e.g. " + prefix +
                                  "4100");
-            pts->push_back({std::stoll(digits), get(name)});
+            pts->push_back({n, value_of(c, name)});
         }
+        standard_gemm_point(c, name, where, suffix, value_of, r.standard_gemm);
     }
-    standard_gemm_points(doc, where, suffix, get, r.standard_gemm);
     std::sort(r.softmax_rows_fwd.begin(), r.softmax_rows_fwd.end());
     std::sort(r.softmax_rows_bwd.begin(), r.softmax_rows_bwd.end());
     r.gemm = m.measured_matmul_flops > 0 ? m.measured_matmul_flops : r.wgmma;
