@@ -53,7 +53,25 @@
 #include "cuda/variants.hpp"
 
 namespace fcuda {
-namespace {}  // namespace
+namespace {
+
+__global__ void fill_random(uint32_t* x, size_t n, uint32_t seed) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        // two 16-bit values in [-1, 1) whatever the type (bf16 and fp16 both read 0x3Cxx / 0xBCxx as ~±1)
+        x[i] = (h & 0x80008000u) | 0x3C003C00u | (h & 0x00FF00FFu);
+    }
+}
+
+}  // namespace
+
+void fill_random_bits(void* buf, size_t bytes, uint32_t seed, int sms) {
+    fill_random<<<4 * sms, 256>>>(static_cast<uint32_t*>(buf), bytes / 4, seed);
+    LAUNCH_CHECK();
+}
 
 double ceiling_median_ms(const std::function<void()>& f) {
     constexpr int runs = 7;
@@ -79,17 +97,6 @@ double ceiling_median_ms(const std::function<void()>& f) {
 }
 
 namespace {
-
-__global__ void fill_random(uint32_t* x, size_t n, uint32_t seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        // two 16-bit values in [-1, 1) whatever the type (bf16 and fp16 both read 0x3Cxx / 0xBCxx as ~±1)
-        x[i] = (h & 0x80008000u) | 0x3C003C00u | (h & 0x00FF00FFu);
-    }
-}
 
 // HBM streams one way: every thread 4 independent 16-byte loads (or stores) in flight a turn,
 // grid-stride over the buffer (1 GiB, 16x the L2), 4 blocks of 512 threads an SM.

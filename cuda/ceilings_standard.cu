@@ -23,22 +23,11 @@
 #include <vector>
 
 #include "cuda/standard_calls.hpp"
+#include "sim/kernel_model.hpp"
 #include "cuda/variants.hpp"
 
 namespace fcuda {
 namespace {
-
-// Values of either 2-byte type in about +-[2^-7, 2^-6) (never zero: tensor cores run faster on
-// zeros), a hash of the index.
-__global__ void fill_hashed(uint32_t* x, size_t n, uint32_t seed) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        uint32_t h = (static_cast<uint32_t>(i) ^ seed) * 0x9E3779B1u;
-        h ^= h >> 16;
-        h *= 0x85EBCA6Bu;
-        h ^= h >> 13;
-        x[i] = (h & 0x80008000u) | 0x3C003C00u | (h & 0x007F007Fu);
-    }
-}
 
 constexpr int kLevels[] = {1000, 2000, 4000, 8000, 16000};
 constexpr int kOffsets[] = {0, 1, 2, 4};
@@ -48,11 +37,6 @@ constexpr size_t kElem = 2;  // bf16
 int probe_heads(int N, size_t budget, int min_heads) {
     const size_t per = size_t(N) * N * kElem;
     return std::max(min_heads, static_cast<int>(budget / per));
-}
-
-std::string aligned_words(int N) {
-    const int64_t a = N % 8 == 0 ? 8 : N % 4 == 0 ? 4 : N % 2 == 0 ? 2 : 1;
-    return "rows " + std::to_string(2 * a) + "-byte aligned";
 }
 
 }  // namespace
@@ -82,15 +66,13 @@ std::vector<Ceiling> measure_standard_ceilings(int sms) {
     }
     DeviceBuffer a(nn_max), b(nn_max), c(nn_max), x(nd_max), y(nd_max);
     uint32_t seed = 11;
-    for (DeviceBuffer* buf : {&a, &b, &c, &x, &y}) {
-        fill_hashed<<<4 * sms, 256>>>(buf->as<uint32_t>(), buf->bytes() / 4, seed++);
-        LAUNCH_CHECK();
-    }
+    for (DeviceBuffer* buf : {&a, &b, &c, &x, &y}) fill_random_bits(buf->get(), buf->bytes(), seed++, sms);
     const sim::DType dt = sim::DType::bf16;
     for (const int N : ns) {
         const int heads = probe_heads(N, budget, min_heads);
         const double nn = double(N) * N * heads;
-        const std::string shape = "N = " + std::to_string(N) + " (" + aligned_words(N) + "), ";
+        const std::string shape = "N = " + std::to_string(N) + " (rows " +
+                                  std::to_string(2 * sim::standard_row_alignment(N)) + "-byte aligned), ";
         for (const int d : {64, 128}) {
             const std::string tag = "_bf16_d" + std::to_string(d) + "_n" + std::to_string(N);
             const std::string where = shape + "depth " + std::to_string(d) + ", " + std::to_string(heads) + " heads";

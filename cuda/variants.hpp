@@ -86,6 +86,9 @@ Measurement run_fp8(const sim::Problem& p, const std::string& variant, const Run
 // ceilings.cu, ceilings_sm90a.cu: `flashsim bench --ceilings`. The median of 7 timed runs of f
 // (after one warm-up), in ms; and the wgmma ceilings (Hopper only).
 double ceiling_median_ms(const std::function<void()>& f);
+// Fills `bytes` of device memory with hashed, never-zero 16-bit values near +-1 (either 2-byte type),
+// for the ceilings' inputs (tensor cores run faster on zeros).
+void fill_random_bits(void* buf, size_t bytes, uint32_t seed, int sms);
 std::vector<Ceiling> measure_wgmma_ceilings(int sms);
 
 // decode.cu: one new token against a KV cache, split-KV with grouped-query heads, then a merge
