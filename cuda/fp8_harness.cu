@@ -7,6 +7,7 @@
 // runs each after an L2 flush, the median; DRAM bytes of one forward by CUPTI.
 #include <algorithm>
 #include <cmath>
+#include <nvtx3/nvToolsExt.h>
 
 #include "cuda/counters.hpp"
 #include "cuda/variants.hpp"
@@ -115,7 +116,9 @@ Measurement run_fp8(const sim::Problem& p, const std::string& variant, const Run
     CUDA_CHECK(cudaDeviceSynchronize());
     // the checked run
     poison_fp8_outputs(sets[0], s);
+    if (opt.nvtx) nvtxRangePushA("measure");  // the one launch ncu --nvtx-include measure/ profiles
     flash2h_fp8_forward(p, sets[0].buffers(), sets[0].O.get(), sets[0].LSE.as<float>(), s);
+    if (opt.nvtx) nvtxRangePop();
     CUDA_CHECK(cudaDeviceSynchronize());
     out.peak_bytes = sets[0].bytes();
     const int64_t bad_first = count_nonfinite(sets[0].O.get(), sim::DType::bf16, elems);
