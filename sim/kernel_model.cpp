@@ -678,16 +678,21 @@ void tiled_dq_step(Shared& s, Tiles& t) {
         // reduction (at the SM's share of the measured rate), then that warpgroup's dQ product,
         // the wait on it and its tile's stores lie in series: a second bound on the step.
         // The SM has one bulk-copy (TMA) unit: the producer's copies of the next Q_i, dO_i, LSE_i,
-        // D_i (from L2, at the SM's share of the L2 read rate) pass through it too, between the
-        // reductions (an assumption about the unit, not measured apart).
+        // D_i (from L2, at the SM's share of the L2 read rate) pass through it too, so the
+        // reduction and the loads share its throughput. The loads are not on the tile's path: the
+        // producer warp issues them as stages free up, while the reduction is in flight. (Charged
+        // as one series with it, this path bound the H100's d = 128 rows, whose L2 measures 0.85
+        // of the H200's, while the H100 ran those rows 1-3% faster than the H200:
+        // docs/kernel-notes/flash2h-backward.md.)
         const double share = k.lock_step ? 1.0 : 1.0 / W;  // offset: only its own warpgroup's part
         const double tile_red = added / red_rate * bw;
         const double tile_loads = (2.0 * static_cast<double>(br) * d * e + 8.0 * static_cast<double>(br)) / l2 * bw;
         // With a ring of tiles (dq_ring > 1) the chain spreads over the ring's steps and only the
         // unit's throughput is left: the reduction and the loads a step.
+        const double unit = tile_red + tile_loads;
         const double red_path =
-            k.dq_ring > 1 ? tile_red + tile_loads
-                          : tile_red + tile_loads + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s;
+            k.dq_ring > 1 ? unit
+                          : std::max(unit, tile_red + share * (tile_tensor / 5 + added / smem_sm) + rates.wgmma_wait_s);
         tile_compute = std::max(chain, red_path);
         if (rates.wgmma_wait_s <= 0) {
             out.uncertain = true;

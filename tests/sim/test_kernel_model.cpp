@@ -361,6 +361,19 @@ TEST_CASE(
         const double red128 = 16384.0 * 2 / 1e9 + (tensor128 / 5 + 32768 / 1e10) + 1e-6;
         CHECK(slow128.predicted_ms ==
               doctest::Approx(16 * std::max(red128, tensor128 + exp_s + st_s + 4e-6) * 1e3).epsilon(1e-9));
+        // the producer's copies of the next Q_i, dO_i (64 x 128 x 2 bytes each) and LSE_i, D_i (64 x 4
+        // each), 33,280 bytes a step, share the SM's bulk-copy unit with the reduction but are not on
+        // the tile's path: at 1e10 B/s an SM (3.3 us) they cost the step nothing (36.1 us of the unit's
+        // work against the path's 39.1)...
+        const double loads = 2.0 * 64 * 128 * 2 + 8.0 * 64;
+        r.l2 = 8e10;
+        const auto beside = predict_kernel(shape(1024, 128), kernel_profile("flash2h", Pass::backward, 128), r, m);
+        CHECK(beside.predicted_ms == doctest::Approx(slow128.predicted_ms).epsilon(1e-9));
+        // ...and at 1e9 B/s an SM (33.3 us) the unit's throughput, reduction plus loads, bounds the step
+        r.l2 = 8e9;
+        const auto busy_unit = predict_kernel(shape(1024, 128), kernel_profile("flash2h", Pass::backward, 128), r, m);
+        CHECK(busy_unit.predicted_ms == doctest::Approx(16 * (16384.0 * 2 / 1e9 + loads / 1e9) * 1e3).epsilon(1e-9));
+        r.l2 = kHuge;
     }
 }
 
