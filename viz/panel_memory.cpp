@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "viz/rungs.hpp"
 #include "viz/panels.hpp"
 #include "viz/ui.hpp"
 
@@ -116,8 +117,9 @@ void counters(const RunSet& rs, sim::Algo algo, const Replay& rp, const Timeline
         ImGui::BulletText("L2 hits: %s%% of bytes loaded", ui::fixed(100.0 * r.l2.hit_rate, 0).c_str());
     }
     if (r.timing.computed) {
-        ImGui::BulletText("predicted time: %s", ui::seconds(r.timing.predicted_ms / 1e3).c_str());
-        ui::help("predicted time");
+        ImGui::Bullet();
+        ui::wrapped("%s (rung 2): %s", kRungIdeal, ui::seconds(r.timing.predicted_ms / 1e3).c_str());
+        ui::help(kRungIdeal);
     }
     ImGui::Bullet();
     if (tl.whole_is_estimate())  // the kept steps are a prefix: print the whole run, say what the prefix is
