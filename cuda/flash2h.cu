@@ -94,25 +94,6 @@ struct Sizes {
     static constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + room to align to 1024
 };
 
-// 2^x for x <= 0 on the FMA and integer units, not the exponential unit (MUFU): x = j + f with j
-// the nearest integer (the 1.5 * 2^23 trick puts j in the low mantissa bits of t) and f in
-// [-0.5, 0.5]; 2^f by a degree-4 polynomial (coefficients: a minimax fit of the relative error on
-// [-0.5, 0.5] with the constant term 1; relative error under 6e-6, about 50 fp32 ulps); j added
-// to the exponent field. x <= -127 (and -inf) gives exactly +0 (clamped to -127: f = 0, p = 1,
-// exponent field 0). Costs 4 FADD/FMNMX, 4 FFMA and one integer shift-add instead of one MUFU.EX2:
-// where the exponentials, not the tensor cores, bound a kernel, some of them move here.
-__device__ __forceinline__ float poly_exp2(float x) {
-    constexpr float ROUND = 12582912.0f;  // 1.5 * 2^23: x + ROUND rounds x to an integer
-    const float xc = fmaxf(x, -127.0f);
-    const float t = xc + ROUND;
-    const float f = xc - (t - ROUND);  // in [-0.5, 0.5]
-    float p = fmaf(0.00958285388f, f, 0.0559064262f);
-    p = fmaf(p, f, 0.240240991f);
-    p = fmaf(p, f, 0.693124175f);
-    p = fmaf(p, f, 1.0f);
-    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
-
 // The softmax's exponentials: EXP_FTZ (default) one ex2.approx.ftz a score; EXP_IEEE exp2f
 // (ex2.approx without ftz: ptxas adds a range check and two scalings around each MUFU.EX2, the
 // kernel's first form); EXP_POLY a quarter of them (every fourth group of 8 key columns) by

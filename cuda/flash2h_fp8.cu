@@ -24,6 +24,8 @@
 //     FLASHSIM_FLASH2H_FP8_PINGPONG=on: the two consumer warpgroups take turns to issue their products
 //     (flash2h's ping-pong); FLASHSIM_FLASH2H_FP8_STAGES=4: a 4-stage K/V ring (both off by default
 //     until measured).
+//     FLASHSIM_FLASH2H_FP8_EXP=poly: a quarter of the exponentials by poly_exp2 (cuda/mma.cuh) on the FMA
+//     pipes, to unload the exponential unit (MUFU), with the default schedule only.
 //     FLASHSIM_FLASH2H_FP8_OVERLAP=on: a deeper overlap (off by default until measured). Above, block
 //     j+1's softmax waits for S_{j+1} and runs under P_j V_j alone, half a block's products. With it,
 //     S_{j+1} goes into a second accumulator and is issued before block j's softmax, which then runs
@@ -179,7 +181,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* tmQ, const CUtensorMa
 // PP: the two consumer warpgroups take turns to issue their products (named barriers 1 and 2, as
 // flash2h's ping-pong), so that one's softmax runs while the other's products do. OV: S_{j+1} issued
 // into a second accumulator before block j's softmax (header; not with PP).
-template <int STAGES, bool PP, bool OV>
+template <int STAGES, bool PP, bool OV, bool POLY>
 __global__ void __launch_bounds__(THREADS, 1)
     flash2h_fp8_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                            const __grid_constant__ CUtensorMap tmV, const float* __restrict__ scales,
@@ -257,7 +259,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             for (int nb = 0; nb < 16; ++nb)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const float p = fast_exp2(fmaf(sa[nb * 4 + 2 * h + e], f, -shift));
+                    const float x = fmaf(sa[nb * 4 + 2 * h + e], f, -shift);
+                    const float p = POLY && nb % 4 == 3 ? poly_exp2(x) : fast_exp2(x);  // a quarter on the FMA pipes
                     sa[nb * 4 + 2 * h + e] = p;
                     sum += p;
                 }
@@ -448,12 +451,12 @@ CUtensorMap map_u8(const void* ptr, int64_t inner, int64_t rows, int64_t heads) 
     return map;
 }
 
-template <int STAGES, bool PP, bool OV = false>
+template <int STAGES, bool PP, bool OV = false, bool POLY = false>
 void launch_fwd(const sim::Problem& p, const Fp8Buffers& b, void* O, float* LSE, cudaStream_t s) {
     const Fp8Layout z = fp8_layout(p);
     const int64_t BH = p.heads_total();
     constexpr int smem = smem_bytes(STAGES);
-    auto kernel = flash2h_fp8_fwd_kernel<STAGES, PP, OV>;
+    auto kernel = flash2h_fp8_fwd_kernel<STAGES, PP, OV, POLY>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = map_u8(b.Q8, D, p.seq, BH), mk = map_u8(b.K8, D, p.seq, BH),
                       mv = map_u8(b.Vt8, z.n_pad, D, BH);
@@ -490,6 +493,20 @@ bool fp8_overlap() {
         throw std::runtime_error(
             "FLASHSIM_FLASH2H_FP8_OVERLAP=on runs without the ping-pong turns; unset FLASHSIM_FLASH2H_FP8_PINGPONG "
             "(or set it to off)");
+    return true;
+}
+// FLASHSIM_FLASH2H_FP8_EXP=mufu|poly (default mufu): poly computes a quarter of the softmax's exponentials
+// (every fourth group of 8 key columns) by poly_exp2 on the FMA pipes instead of MUFU.EX2, as
+// FLASHSIM_FLASH2H_EXP=poly does in bf16; with the default schedule only (2 stages, no turns, no deeper overlap)
+bool fp8_poly() {
+    const char* e = sim::knob("FLASHSIM_FLASH2H_FP8_EXP");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "mufu" || v == "default") return false;
+    if (v != "poly") throw std::runtime_error("FLASHSIM_FLASH2H_FP8_EXP must be mufu or poly (got '" + v + "')");
+    if (fp8_pingpong() || fp8_overlap() || fp8_stages() != 2)
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_FP8_EXP=poly runs with the default schedule only; unset FLASHSIM_FLASH2H_FP8_PINGPONG, "
+            "FLASHSIM_FLASH2H_FP8_OVERLAP and FLASHSIM_FLASH2H_FP8_STAGES");
     return true;
 }
 
@@ -531,7 +548,9 @@ void flash2h_fp8_forward(const sim::Problem& p, const Fp8Buffers& b, void* O, fl
     std::string why;
     if (!flash2h_available(&why)) throw std::runtime_error(why);
     const bool pp = fp8_pingpong(), ov = fp8_overlap();
-    if (ov)
+    if (fp8_poly())
+        launch_fwd<2, false, false, true>(p, b, O, LSE, s);
+    else if (ov)
         fp8_stages() == 4 ? launch_fwd<4, false, true>(p, b, O, LSE, s) : launch_fwd<2, false, true>(p, b, O, LSE, s);
     else if (fp8_stages() == 4)
         pp ? launch_fwd<4, true>(p, b, O, LSE, s) : launch_fwd<4, false>(p, b, O, LSE, s);
@@ -554,7 +573,8 @@ TileConfig flash2h_fp8_tiles(const sim::Problem& p) {
                    "fp8 (e4m3): 2 consumer warpgroups x 64 query rows (wgmma e4m3), 1 TMA producer warpgroup; "
                    "S_{j+1} overlaps P_j V_j; inputs quantized and V transposed beforehand (timed apart)") +
                (fp8_pingpong() ? "; warpgroups take turns to issue their products (ping-pong)" : "") +
-               (fp8_overlap() ? "; S_{j+1} issued before block j's softmax (second S accumulator)" : "");
+               (fp8_overlap() ? "; S_{j+1} issued before block j's softmax (second S accumulator)" : "") +
+               (fp8_poly() ? "; a quarter of the exponentials by a polynomial on the FMA pipes" : "");
     c.smem_bytes = smem_bytes(c.stages);
     c.sram_bytes = c.smem_bytes + (BR * D + BR * BC + 2 * BR) * 4;
     return c;

@@ -44,6 +44,10 @@ const std::vector<Knob>& knobs() {
          "S_{j+1} issued before block j's softmax into a second accumulator, so the exponentials run under a "
          "whole block's products instead of half of one",
          "cuda/flash2h_fp8.cu"},
+        {"FLASHSIM_FLASH2H_FP8_EXP", "mufu | poly", "mufu",
+         "--dtype fp8; poly: the default FP8 schedule (no turns, no deeper overlap, 2 stages)",
+         "where the exponential unit binds: a quarter of the softmax's exponentials by a polynomial on the FMA pipes",
+         "cuda/flash2h_fp8.cu"},
         // ---- flash2h backward (cuda/flash2h_bwd.cu) ----
         {"FLASHSIM_FLASH2H_BWD", "deterministic", "dQ added in any order", "",
          "what bit-identical runs cost: dQ added in key-block order", "cuda/flash2h_bwd.cu"},
