@@ -26,6 +26,8 @@
 //     until measured).
 //     FLASHSIM_FLASH2H_FP8_EXP=poly: a quarter of the exponentials by poly_exp2 (cuda/mma.cuh) on the FMA
 //     pipes, to unload the exponential unit (MUFU), with the default schedule only.
+//     FLASHSIM_FLASH2H_FP8_SOFTMAX=tree: each row's maximum and sum as four partial ones (shorter
+//     dependent chains), with the default schedule only.
 //     FLASHSIM_FLASH2H_FP8_OVERLAP=on: a deeper overlap (off by default until measured). Above, block
 //     j+1's softmax waits for S_{j+1} and runs under P_j V_j alone, half a block's products. With it,
 //     S_{j+1} goes into a second accumulator and is issued before block j's softmax, which then runs
@@ -181,7 +183,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* tmQ, const CUtensorMa
 // PP: the two consumer warpgroups take turns to issue their products (named barriers 1 and 2, as
 // flash2h's ping-pong), so that one's softmax runs while the other's products do. OV: S_{j+1} issued
 // into a second accumulator before block j's softmax (header; not with PP).
-template <int STAGES, bool PP, bool OV, bool POLY>
+template <int STAGES, bool PP, bool OV, bool POLY, bool TREE>
 __global__ void __launch_bounds__(THREADS, 1)
     flash2h_fp8_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                            const __grid_constant__ CUtensorMap tmV, const float* __restrict__ scales,
@@ -244,9 +246,18 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float mx = -INFINITY;
+            // TREE: four partial maxima and sums (chains of 4 and 8 instead of 16 and 32); the maximum is
+            // exact in any order, the sum rounds in another order
+            constexpr int W = TREE ? 4 : 1;
+            float mxw[W], sw[W];
 #pragma unroll
-            for (int nb = 0; nb < 16; ++nb) mx = fmaxf(mx, fmaxf(sa[nb * 4 + 2 * h], sa[nb * 4 + 2 * h + 1]));
+            for (int w = 0; w < W; ++w) mxw[w] = -INFINITY, sw[w] = 0.0f;
+#pragma unroll
+            for (int nb = 0; nb < 16; ++nb)
+                mxw[nb % W] = fmaxf(mxw[nb % W], fmaxf(sa[nb * 4 + 2 * h], sa[nb * 4 + 2 * h + 1]));
+            float mx = mxw[0];
+#pragma unroll
+            for (int w = 1; w < W; ++w) mx = fmaxf(mx, mxw[w]);
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             const float m_new = fmaxf(m[h], mx * f);
@@ -254,7 +265,6 @@ __global__ void __launch_bounds__(THREADS, 1)
             alpha[h] = fast_exp2(m[h] - top);
             m[h] = m_new;
             const float shift = top - 8.0f;  // 2^(x - m + 8) = 2^8 P
-            float sum = 0.0f;
 #pragma unroll
             for (int nb = 0; nb < 16; ++nb)
 #pragma unroll
@@ -262,8 +272,11 @@ __global__ void __launch_bounds__(THREADS, 1)
                     const float x = fmaf(sa[nb * 4 + 2 * h + e], f, -shift);
                     const float p = POLY && nb % 4 == 3 ? poly_exp2(x) : fast_exp2(x);  // a quarter on the FMA pipes
                     sa[nb * 4 + 2 * h + e] = p;
-                    sum += p;
+                    sw[nb % W] += p;
                 }
+            float sum = sw[0];
+#pragma unroll
+            for (int w = 1; w < W; ++w) sum += sw[w];
             l[h] = l[h] * alpha[h] + sum;
         }
     };
@@ -451,12 +464,12 @@ CUtensorMap map_u8(const void* ptr, int64_t inner, int64_t rows, int64_t heads) 
     return map;
 }
 
-template <int STAGES, bool PP, bool OV = false, bool POLY = false>
+template <int STAGES, bool PP, bool OV = false, bool POLY = false, bool TREE = false>
 void launch_fwd(const sim::Problem& p, const Fp8Buffers& b, void* O, float* LSE, cudaStream_t s) {
     const Fp8Layout z = fp8_layout(p);
     const int64_t BH = p.heads_total();
     constexpr int smem = smem_bytes(STAGES);
-    auto kernel = flash2h_fp8_fwd_kernel<STAGES, PP, OV, POLY>;
+    auto kernel = flash2h_fp8_fwd_kernel<STAGES, PP, OV, POLY, TREE>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = map_u8(b.Q8, D, p.seq, BH), mk = map_u8(b.K8, D, p.seq, BH),
                       mv = map_u8(b.Vt8, z.n_pad, D, BH);
@@ -510,6 +523,21 @@ bool fp8_poly() {
     return true;
 }
 
+// FLASHSIM_FLASH2H_FP8_SOFTMAX=chain|tree (default chain): tree takes each row's maximum and sum over
+// the thread's 32 scores as four partial ones, to shorten the dependent chains the profile shows the
+// warps waiting on; with the default schedule only, as FLASHSIM_FLASH2H_FP8_EXP=poly
+bool fp8_tree() {
+    const char* e = sim::knob("FLASHSIM_FLASH2H_FP8_SOFTMAX");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "chain" || v == "default") return false;
+    if (v != "tree") throw std::runtime_error("FLASHSIM_FLASH2H_FP8_SOFTMAX must be chain or tree (got '" + v + "')");
+    if (fp8_pingpong() || fp8_overlap() || fp8_stages() != 2)
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_FP8_SOFTMAX=tree runs with the default schedule only; unset "
+            "FLASHSIM_FLASH2H_FP8_PINGPONG, FLASHSIM_FLASH2H_FP8_OVERLAP and FLASHSIM_FLASH2H_FP8_STAGES");
+    return true;
+}
+
 }  // namespace
 
 void check_flash2h_fp8(const sim::Problem& p) {
@@ -548,9 +576,15 @@ void flash2h_fp8_forward(const sim::Problem& p, const Fp8Buffers& b, void* O, fl
     std::string why;
     if (!flash2h_available(&why)) throw std::runtime_error(why);
     const bool pp = fp8_pingpong(), ov = fp8_overlap();
-    if (fp8_poly())
-        launch_fwd<2, false, false, true>(p, b, O, LSE, s);
-    else if (ov)
+    const bool poly = fp8_poly(), tree = fp8_tree();
+    if (poly || tree) {
+        if (poly && tree)
+            launch_fwd<2, false, false, true, true>(p, b, O, LSE, s);
+        else if (poly)
+            launch_fwd<2, false, false, true>(p, b, O, LSE, s);
+        else
+            launch_fwd<2, false, false, false, true>(p, b, O, LSE, s);
+    } else if (ov)
         fp8_stages() == 4 ? launch_fwd<4, false, true>(p, b, O, LSE, s) : launch_fwd<2, false, true>(p, b, O, LSE, s);
     else if (fp8_stages() == 4)
         pp ? launch_fwd<4, true>(p, b, O, LSE, s) : launch_fwd<4, false>(p, b, O, LSE, s);
@@ -574,7 +608,8 @@ TileConfig flash2h_fp8_tiles(const sim::Problem& p) {
                    "S_{j+1} overlaps P_j V_j; inputs quantized and V transposed beforehand (timed apart)") +
                (fp8_pingpong() ? "; warpgroups take turns to issue their products (ping-pong)" : "") +
                (fp8_overlap() ? "; S_{j+1} issued before block j's softmax (second S accumulator)" : "") +
-               (fp8_poly() ? "; a quarter of the exponentials by a polynomial on the FMA pipes" : "");
+               (fp8_poly() ? "; a quarter of the exponentials by a polynomial on the FMA pipes" : "") +
+               (fp8_tree() ? "; each row's maximum and sum as four partial ones" : "");
     c.smem_bytes = smem_bytes(c.stages);
     c.sram_bytes = c.smem_bytes + (BR * D + BR * BC + 2 * BR) * 4;
     return c;

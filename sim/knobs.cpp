@@ -48,6 +48,11 @@ const std::vector<Knob>& knobs() {
          "--dtype fp8; poly: the default FP8 schedule (no turns, no deeper overlap, 2 stages)",
          "where the exponential unit binds: a quarter of the softmax's exponentials by a polynomial on the FMA pipes",
          "cuda/flash2h_fp8.cu"},
+        {"FLASHSIM_FLASH2H_FP8_SOFTMAX", "chain | tree", "chain",
+         "--dtype fp8; tree: the default FP8 schedule (no turns, no deeper overlap, 2 stages)",
+         "what latency costs when no unit is full: each row's maximum and sum as four partial ones, chains of 4 and 8 "
+         "instead of 16 and 32",
+         "cuda/flash2h_fp8.cu"},
         // ---- flash2h backward (cuda/flash2h_bwd.cu) ----
         {"FLASHSIM_FLASH2H_BWD", "deterministic", "dQ added in any order", "",
          "what bit-identical runs cost: dQ added in key-block order", "cuda/flash2h_bwd.cu"},

@@ -283,49 +283,73 @@ TEST_CASE("flash2h fp8: FLASHSIM_FLASH2H_FP8_OVERLAP=on keeps the bits and float
 }
 
 // FLASHSIM_FLASH2H_FP8_EXP=poly computes every fourth group of 8 key columns' exponentials by
-// poly_exp2 (cuda/mma.cuh: relative error under 6e-6) instead of ex2.approx (2^-22). The bar against
-// the emulation is the same derivation with 6e-6 in place of 2^-22 for the kernel's exponentials (more
-// P may sit near an e4m3 boundary, each allowed its flip); float64's bar as for the default. Then the
-// refusals: a bad value, and the knob beside the other schedules.
-TEST_CASE("flash2h fp8: FLASHSIM_FLASH2H_FP8_EXP=poly within the derived bar and float64's") {
+// poly_exp2 (cuda/mma.cuh: relative error under 6e-6) instead of ex2.approx (2^-22);
+// FLASHSIM_FLASH2H_FP8_SOFTMAX=tree sums each row's P as four partial sums (the maximum is exact in any
+// order). Against the emulation: the same derived bar, with 6e-6 in place of 2^-22 for the kernel's
+// exponentials under poly (more P may sit near an e4m3 boundary, each allowed its flip); the sum's order
+// is one of the fp32 orders the 2-ulp bar already allows. float64's bar as for the default. Then the
+// refusals: bad values, and the knobs beside the other schedules.
+TEST_CASE("flash2h fp8: FLASHSIM_FLASH2H_FP8_EXP=poly and _SOFTMAX=tree within the derived bar and float64's") {
     if (!fp8_runs_here()) return;
-    for (int64_t n : {77, 300, 1500}) {
-        CAPTURE(n);
-        const sim::Problem p = fp8_problem(1, 2, n, 57 + n);
-        setenv("FLASHSIM_FLASH2H_FP8_EXP", "poly", 1);
-        const fcuda::Fp8Outputs out = fcuda::compute_fp8(p);
-        unsetenv("FLASHSIM_FLASH2H_FP8_EXP");
-        const sim::Inputs in = bf16_inputs(p);
-        sim::Fp8Options o;
-        o.seq = n;
-        o.head_dim = p.head_dim;
-        o.block_rows = 128;
-        o.block_cols = 128;
-        o.scales = sim::Fp8Scales::block;
-        for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
-            CAPTURE(bh);
-            const sim::Fp8Inputs fi{head_matrix(in.Q, bh), head_matrix(in.K, bh), head_matrix(in.V, bh), {}};
-            const Eigen::MatrixXd emu = sim::lowp_forward(fi, sim::DType::fp8, o);
-            const Eigen::MatrixXd ref = sim::attention_reference64(fi.Q, fi.K, fi.V);
-            const Eigen::MatrixXd got = head_matrix(out.O, bh);
-            REQUIRE(got.allFinite());
-            const double bar = 2 * fcuda::ulp_at(sim::DType::bf16, emu.cwiseAbs().maxCoeff());
-            const fp8_flips::FlipAllowance fa = fp8_flips::p_flip_allowance(out, in, bh, 6e-6);
-            const Eigen::MatrixXd over = (got - emu).cwiseAbs() - fa.F;
-            CAPTURE(fa.near);
-            CAPTURE(over.maxCoeff());
-            CHECK(over.maxCoeff() <= bar);
-            const sim::Fp8Error e = sim::fp8_error(got, ref);
-            CAPTURE(e.rel_rms);
-            CHECK(e.rel_rms <= kFp8RelRmsBar);
+    struct Setting {
+        const char* exp;
+        const char* softmax;
+    };
+    for (const Setting st : {Setting{"poly", "chain"}, Setting{"mufu", "tree"}, Setting{"poly", "tree"}}) {
+        CAPTURE(st.exp);
+        CAPTURE(st.softmax);
+        for (int64_t n : {77, 300, 1500}) {
+            CAPTURE(n);
+            const sim::Problem p = fp8_problem(1, 2, n, 57 + n);
+            setenv("FLASHSIM_FLASH2H_FP8_EXP", st.exp, 1);
+            setenv("FLASHSIM_FLASH2H_FP8_SOFTMAX", st.softmax, 1);
+            const fcuda::Fp8Outputs out = fcuda::compute_fp8(p);
+            unsetenv("FLASHSIM_FLASH2H_FP8_EXP");
+            unsetenv("FLASHSIM_FLASH2H_FP8_SOFTMAX");
+            const sim::Inputs in = bf16_inputs(p);
+            sim::Fp8Options o;
+            o.seq = n;
+            o.head_dim = p.head_dim;
+            o.block_rows = 128;
+            o.block_cols = 128;
+            o.scales = sim::Fp8Scales::block;
+            const double kernel_exp = std::string(st.exp) == "poly" ? 6e-6 : 0x1p-22;
+            for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
+                CAPTURE(bh);
+                const sim::Fp8Inputs fi{head_matrix(in.Q, bh), head_matrix(in.K, bh), head_matrix(in.V, bh), {}};
+                const Eigen::MatrixXd emu = sim::lowp_forward(fi, sim::DType::fp8, o);
+                const Eigen::MatrixXd ref = sim::attention_reference64(fi.Q, fi.K, fi.V);
+                const Eigen::MatrixXd got = head_matrix(out.O, bh);
+                REQUIRE(got.allFinite());
+                const double bar = 2 * fcuda::ulp_at(sim::DType::bf16, emu.cwiseAbs().maxCoeff());
+                const fp8_flips::FlipAllowance fa = fp8_flips::p_flip_allowance(out, in, bh, kernel_exp);
+                const Eigen::MatrixXd over = (got - emu).cwiseAbs() - fa.F;
+                CAPTURE(fa.near);
+                CAPTURE(over.maxCoeff());
+                CHECK(over.maxCoeff() <= bar);
+                const sim::Fp8Error e = sim::fp8_error(got, ref);
+                CAPTURE(e.rel_rms);
+                CHECK(e.rel_rms <= kFp8RelRmsBar);
+            }
         }
     }
     setenv("FLASHSIM_FLASH2H_FP8_EXP", "fma", 1);
     CHECK_THROWS_WITH(fcuda::compute_fp8(fp8_problem(1, 1, 256, 1)),
                       doctest::Contains("FLASHSIM_FLASH2H_FP8_EXP must be mufu or poly"));
-    setenv("FLASHSIM_FLASH2H_FP8_EXP", "poly", 1);
+    unsetenv("FLASHSIM_FLASH2H_FP8_EXP");
+    setenv("FLASHSIM_FLASH2H_FP8_SOFTMAX", "wide", 1);
+    CHECK_THROWS_WITH(fcuda::compute_fp8(fp8_problem(1, 1, 256, 1)),
+                      doctest::Contains("FLASHSIM_FLASH2H_FP8_SOFTMAX must be chain or tree"));
     setenv("FLASHSIM_FLASH2H_FP8_STAGES", "4", 1);
-    CHECK_THROWS_WITH(fcuda::compute_fp8(fp8_problem(1, 1, 256, 1)), doctest::Contains("default schedule only"));
+    for (const char* knob : {"FLASHSIM_FLASH2H_FP8_EXP=poly", "FLASHSIM_FLASH2H_FP8_SOFTMAX=tree"}) {
+        CAPTURE(knob);
+        unsetenv("FLASHSIM_FLASH2H_FP8_EXP");
+        unsetenv("FLASHSIM_FLASH2H_FP8_SOFTMAX");
+        const std::string kv = knob;
+        setenv(kv.substr(0, kv.find('=')).c_str(), kv.substr(kv.find('=') + 1).c_str(), 1);
+        CHECK_THROWS_WITH(fcuda::compute_fp8(fp8_problem(1, 1, 256, 1)), doctest::Contains("default schedule only"));
+    }
     unsetenv("FLASHSIM_FLASH2H_FP8_STAGES");
     unsetenv("FLASHSIM_FLASH2H_FP8_EXP");
+    unsetenv("FLASHSIM_FLASH2H_FP8_SOFTMAX");
 }
