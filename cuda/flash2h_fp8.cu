@@ -508,35 +508,27 @@ bool fp8_overlap() {
             "(or set it to off)");
     return true;
 }
+// A two-valued knob (off, on; unset or "default": off) that runs with the default FP8 schedule only
+// (2 stages, no turns, no deeper overlap): refused beside the others, with the fix.
+bool fp8_default_schedule_knob(const char* name, const char* off, const char* on) {
+    const char* e = sim::knob(name);
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == off || v == "default") return false;
+    if (v != on) throw std::runtime_error(std::string(name) + " must be " + off + " or " + on + " (got '" + v + "')");
+    if (fp8_pingpong() || fp8_overlap() || fp8_stages() != 2)
+        throw std::runtime_error(std::string(name) + "=" + on +
+                                 " runs with the default schedule only; unset FLASHSIM_FLASH2H_FP8_PINGPONG, "
+                                 "FLASHSIM_FLASH2H_FP8_OVERLAP and FLASHSIM_FLASH2H_FP8_STAGES");
+    return true;
+}
 // FLASHSIM_FLASH2H_FP8_EXP=mufu|poly (default mufu): poly computes a quarter of the softmax's exponentials
 // (every fourth group of 8 key columns) by poly_exp2 on the FMA pipes instead of MUFU.EX2, as
-// FLASHSIM_FLASH2H_EXP=poly does in bf16; with the default schedule only (2 stages, no turns, no deeper overlap)
-bool fp8_poly() {
-    const char* e = sim::knob("FLASHSIM_FLASH2H_FP8_EXP");
-    const std::string v = e != nullptr ? e : "";
-    if (v.empty() || v == "mufu" || v == "default") return false;
-    if (v != "poly") throw std::runtime_error("FLASHSIM_FLASH2H_FP8_EXP must be mufu or poly (got '" + v + "')");
-    if (fp8_pingpong() || fp8_overlap() || fp8_stages() != 2)
-        throw std::runtime_error(
-            "FLASHSIM_FLASH2H_FP8_EXP=poly runs with the default schedule only; unset FLASHSIM_FLASH2H_FP8_PINGPONG, "
-            "FLASHSIM_FLASH2H_FP8_OVERLAP and FLASHSIM_FLASH2H_FP8_STAGES");
-    return true;
-}
-
+// FLASHSIM_FLASH2H_EXP=poly does in bf16
+bool fp8_poly() { return fp8_default_schedule_knob("FLASHSIM_FLASH2H_FP8_EXP", "mufu", "poly"); }
 // FLASHSIM_FLASH2H_FP8_SOFTMAX=chain|tree (default chain): tree takes each row's maximum and sum over
 // the thread's 32 scores as four partial ones, to shorten the dependent chains the profile shows the
-// warps waiting on; with the default schedule only, as FLASHSIM_FLASH2H_FP8_EXP=poly
-bool fp8_tree() {
-    const char* e = sim::knob("FLASHSIM_FLASH2H_FP8_SOFTMAX");
-    const std::string v = e != nullptr ? e : "";
-    if (v.empty() || v == "chain" || v == "default") return false;
-    if (v != "tree") throw std::runtime_error("FLASHSIM_FLASH2H_FP8_SOFTMAX must be chain or tree (got '" + v + "')");
-    if (fp8_pingpong() || fp8_overlap() || fp8_stages() != 2)
-        throw std::runtime_error(
-            "FLASHSIM_FLASH2H_FP8_SOFTMAX=tree runs with the default schedule only; unset "
-            "FLASHSIM_FLASH2H_FP8_PINGPONG, FLASHSIM_FLASH2H_FP8_OVERLAP and FLASHSIM_FLASH2H_FP8_STAGES");
-    return true;
-}
+// warps waiting on
+bool fp8_tree() { return fp8_default_schedule_knob("FLASHSIM_FLASH2H_FP8_SOFTMAX", "chain", "tree"); }
 
 }  // namespace
 
@@ -576,15 +568,14 @@ void flash2h_fp8_forward(const sim::Problem& p, const Fp8Buffers& b, void* O, fl
     std::string why;
     if (!flash2h_available(&why)) throw std::runtime_error(why);
     const bool pp = fp8_pingpong(), ov = fp8_overlap();
-    const bool poly = fp8_poly(), tree = fp8_tree();
-    if (poly || tree) {
-        if (poly && tree)
-            launch_fwd<2, false, false, true, true>(p, b, O, LSE, s);
-        else if (poly)
-            launch_fwd<2, false, false, true>(p, b, O, LSE, s);
-        else
-            launch_fwd<2, false, false, false, true>(p, b, O, LSE, s);
-    } else if (ov)
+    const bool poly = fp8_poly(), tree = fp8_tree();  // each the default schedule only
+    if (poly && tree)
+        launch_fwd<2, false, false, true, true>(p, b, O, LSE, s);
+    else if (poly)
+        launch_fwd<2, false, false, true>(p, b, O, LSE, s);
+    else if (tree)
+        launch_fwd<2, false, false, false, true>(p, b, O, LSE, s);
+    else if (ov)
         fp8_stages() == 4 ? launch_fwd<4, false, true>(p, b, O, LSE, s) : launch_fwd<2, false, true>(p, b, O, LSE, s);
     else if (fp8_stages() == 4)
         pp ? launch_fwd<4, true>(p, b, O, LSE, s) : launch_fwd<4, false>(p, b, O, LSE, s);

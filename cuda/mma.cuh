@@ -144,12 +144,13 @@ __device__ __forceinline__ float fast_exp2(float x) {
 }
 
 // 2^x on the FMA and integer units, not the exponential unit (MUFU), for x <= 0 and small positive x
-// (the FP8 forward's 2^8-scaled P: x <= 8; j + 127 must stay below 255): x = j + f with j the nearest integer (the 1.5 * 2^23 trick puts j in the low mantissa bits of t) and f in
-// [-0.5, 0.5]; 2^f by a degree-4 polynomial (coefficients: a minimax fit of the relative error on
-// [-0.5, 0.5] with the constant term 1; relative error under 6e-6, about 50 fp32 ulps); j added
-// to the exponent field. x <= -127 (and -inf) gives exactly +0 (clamped to -127: f = 0, p = 1,
-// exponent field 0). Costs 4 FADD/FMNMX, 4 FFMA and one integer shift-add instead of one MUFU.EX2:
-// where the exponentials, not the tensor cores, bound a kernel, some of them move here.
+// (the FP8 forward's 2^8-scaled P: x <= 8; j + 127 must stay below 255): x = j + f with j the nearest
+// integer (the 1.5 * 2^23 trick puts j in the low mantissa bits of t) and f in [-0.5, 0.5]; 2^f by a
+// degree-4 polynomial (coefficients: a minimax fit of the relative error on [-0.5, 0.5] with the
+// constant term 1; relative error under 6e-6, about 50 fp32 ulps); j added to the exponent field.
+// x <= -127 (and -inf) gives exactly +0 (clamped to -127: f = 0, p = 1, exponent field 0). Costs 4
+// FADD/FMNMX, 4 FFMA and one integer shift-add instead of one MUFU.EX2: where the exponentials, not
+// the tensor cores, bound a kernel, some of them move here.
 __device__ __forceinline__ float poly_exp2(float x) {
     constexpr float ROUND = 12582912.0f;  // 1.5 * 2^23: x + ROUND rounds x to an integer
     const float xc = fmaxf(x, -127.0f);
