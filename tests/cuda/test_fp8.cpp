@@ -60,6 +60,28 @@ Eigen::MatrixXd head_matrix(const sim::TensorF& t, int64_t bh) {
     return m;
 }
 
+// The emulation's options for the kernel's tiles: B_r = 128 (two consumer warpgroups of 64 rows
+// share s_Q), B_c = 128 (one s_K, s_V a key block), one scale a block.
+sim::Fp8Options kernel_options(const sim::Problem& p) {
+    sim::Fp8Options o;
+    o.seq = p.seq;
+    o.head_dim = p.head_dim;
+    o.block_rows = 128;
+    o.block_cols = 128;
+    o.scales = sim::Fp8Scales::block;
+    return o;
+}
+
+// One head's O: the kernel's, the emulation's on the same bf16 inputs, and float64's.
+struct HeadO {
+    Eigen::MatrixXd got, emu, ref;
+};
+HeadO head_o(const fcuda::Fp8Outputs& out, const sim::Inputs& in, const sim::Problem& p, int64_t bh) {
+    const sim::Fp8Inputs fi{head_matrix(in.Q, bh), head_matrix(in.K, bh), head_matrix(in.V, bh), {}};
+    return {head_matrix(out.O, bh), sim::lowp_forward(fi, sim::DType::fp8, kernel_options(p)),
+            sim::attention_reference64(fi.Q, fi.K, fi.V)};
+}
+
 // The FP8 bar against float64, stated before the kernel first ran: `flashsim numerics --dtype fp8 -n
 // 1024 -d 128` (block scales, Gaussian inputs, the emulation this kernel follows) measures a relative
 // RMS error of 0.0526 against float64 (bf16: 0.0037). The kernel may not do worse than 3 x that:
@@ -119,18 +141,9 @@ TEST_CASE("flash2h fp8: O against the CPU emulation and float64, LSE against the
         const sim::Problem p = fp8_problem(1, 2, n, 3 + n);
         const fcuda::Fp8Outputs out = fcuda::compute_fp8(p);
         const sim::Inputs in = bf16_inputs(p);
-        sim::Fp8Options o;
-        o.seq = n;
-        o.head_dim = p.head_dim;
-        o.block_rows = 128;  // the kernel's B_r: two consumer warpgroups of 64 rows share s_Q
-        o.block_cols = 128;  // B_c: one s_K, s_V a key block
-        o.scales = sim::Fp8Scales::block;
         for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
             CAPTURE(bh);
-            const sim::Fp8Inputs fi{head_matrix(in.Q, bh), head_matrix(in.K, bh), head_matrix(in.V, bh), {}};
-            const Eigen::MatrixXd emu = sim::lowp_forward(fi, sim::DType::fp8, o);
-            const Eigen::MatrixXd ref = sim::attention_reference64(fi.Q, fi.K, fi.V);
-            const Eigen::MatrixXd got = head_matrix(out.O, bh);
+            const auto [got, emu, ref] = head_o(out, in, p, bh);
             REQUIRE(got.allFinite());
             // Against the emulation: the same roundings to e4m3 and bf16 on the same inputs; what differs is
             // the order of the fp32 sums (tensor cores), ex2.approx against std::exp and log2(e) folded into
@@ -307,19 +320,10 @@ TEST_CASE("flash2h fp8: FLASHSIM_FLASH2H_FP8_EXP=poly and _SOFTMAX=tree within t
             unsetenv("FLASHSIM_FLASH2H_FP8_EXP");
             unsetenv("FLASHSIM_FLASH2H_FP8_SOFTMAX");
             const sim::Inputs in = bf16_inputs(p);
-            sim::Fp8Options o;
-            o.seq = n;
-            o.head_dim = p.head_dim;
-            o.block_rows = 128;
-            o.block_cols = 128;
-            o.scales = sim::Fp8Scales::block;
             const double kernel_exp = std::string(st.exp) == "poly" ? 6e-6 : 0x1p-22;
             for (int64_t bh = 0; bh < p.heads_total(); ++bh) {
                 CAPTURE(bh);
-                const sim::Fp8Inputs fi{head_matrix(in.Q, bh), head_matrix(in.K, bh), head_matrix(in.V, bh), {}};
-                const Eigen::MatrixXd emu = sim::lowp_forward(fi, sim::DType::fp8, o);
-                const Eigen::MatrixXd ref = sim::attention_reference64(fi.Q, fi.K, fi.V);
-                const Eigen::MatrixXd got = head_matrix(out.O, bh);
+                const auto [got, emu, ref] = head_o(out, in, p, bh);
                 REQUIRE(got.allFinite());
                 const double bar = 2 * fcuda::ulp_at(sim::DType::bf16, emu.cwiseAbs().maxCoeff());
                 const fp8_flips::FlipAllowance fa = fp8_flips::p_flip_allowance(out, in, bh, kernel_exp);
