@@ -170,6 +170,7 @@ nlohmann::json kernel_prediction_json(const sim::KernelPrediction& k) {
               {"tensor_path", std::string(sim::tensor_path_name(p.tensor))},
               {"operand_bytes_per_flop", p.operand_bytes_per_flop},
               {"overlap", std::string(sim::overlap_name(p.overlap))},
+              {"softmax_window", p.overlap == sim::Overlap::softmax_behind_product ? p.softmax_window : 0.0},
               {"dq", std::string(sim::dq_name(p.dq))},
               {"one_launch_per_kv_block", p.one_launch_per_kv_block},
               {"grid", std::string(sim::name_of(p.grid))},
@@ -205,9 +206,12 @@ std::string kernel_prediction_text(const sim::KernelPrediction& k) {
                   p.kernel.c_str(), std::string(sim::pass_name(p.pass)).c_str(), static_cast<long long>(p.block_rows),
                   static_cast<long long>(p.block_cols), p.threads, p.ctas_per_sm);
     s += buf;
-    std::snprintf(buf, sizeof buf, "  products on %s; overlap: %s; dQ: %s\n",
+    char window[48] = "";
+    if (p.overlap == sim::Overlap::softmax_behind_product)
+        std::snprintf(window, sizeof window, " (under %.2f of the products)", p.softmax_window);
+    std::snprintf(buf, sizeof buf, "  products on %s; overlap: %s%s; dQ: %s\n",
                   std::string(sim::tensor_path_name(p.tensor)).c_str(),
-                  std::string(sim::overlap_name(p.overlap)).c_str(), std::string(sim::dq_name(p.dq)).c_str());
+                  std::string(sim::overlap_name(p.overlap)).c_str(), window, std::string(sim::dq_name(p.dq)).c_str());
     s += buf;
     if (p.consumer_warpgroups > 0) {
         std::snprintf(

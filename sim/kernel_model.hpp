@@ -149,6 +149,10 @@ struct KernelProfile {
     // ldmatrix); 0 for wgmma, whose operands the tensor core reads from shared memory itself.
     double operand_bytes_per_flop = 0;
     Overlap overlap = Overlap::none;
+    // With softmax_behind_product: the share of a tile's products (tensor time, not the operand
+    // staging) that the softmax may hide under. Half by default (the overlapped schedule's window);
+    // a kernel whose counters bound it otherwise carries that bound (flash2's forward).
+    double softmax_window = 0.5;
     DqAccumulation dq = DqAccumulation::none;
     int dq_tiles = 1;  // fp32 dQ_i tiles (B_r x d) a step adds into the accumulator
     // Shared-memory dQ tiles the kernel's bulk reductions read from in turn (flash2h backward): 1,

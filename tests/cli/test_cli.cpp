@@ -714,6 +714,37 @@ TEST_CASE("--ceilings estimated: the H100's from the H200's measured file, scale
     CHECK(o.text.find("estimated)") != std::string::npos);  // the ideal machine's rates say so too
 }
 
+// flash2's d = 64 forward under Nsight Compute on an H100 80GB (2026-12-07; results/archive/2026-12-07/
+// h100_profile_flash2_fwd_{8192,16384}_d64_*, docs/kernel-notes/kernel-model.md): the launch's time and
+// the shares of its cycles the tensor pipe and the shared-memory wavefronts were busy. What they leave
+// is all the time there is for an exposed softmax, copies and waves. The model with the H100's measured
+// ceilings must fit in it both ways: its exposed softmax (the steady time beyond products and operand
+// staging) no more than the cycles left, and that plus its first copies and waves no less.
+TEST_CASE("kernel model: flash2's d = 64 forward leaves its softmax the cycles the H100's counters leave") {
+    struct Launch {
+        int seq;
+        double ms, tensor, smem;
+    };
+    for (const Launch l : {Launch{8192, 3.515, 0.478, 0.428}, Launch{16384, 7.000, 0.481, 0.430}}) {
+        CAPTURE(l.seq);
+        const Out o =
+            sh("simulate --kernel flash2 --gpu H100-SXM --ceilings measured --head-dim 64 --heads 32 --batch " +
+               std::to_string(16384 / l.seq) + " --seq " + std::to_string(l.seq) + " --json");
+        const auto j = parse_ok(o);
+        const auto& k = j["kernel_model"][0];
+        REQUIRE(k["kernel"] == "flash2");
+        double tensor = 0, operands = 0;
+        for (const auto& c : k["where_the_time_goes"]) {
+            if (c["name"] == "tensor") tensor = c["seconds"].get<double>();
+            if (c["name"] == "smem_operands") operands = c["seconds"].get<double>();
+        }
+        const double left_ms = l.ms * (1 - l.tensor - l.smem);
+        const double exposed_ms = (k["steady_s"].get<double>() - tensor - operands) * 1e3;
+        CHECK(exposed_ms <= left_ms * 1.02);
+        CHECK(exposed_ms + k["prologue_and_waves_s"].get<double>() * 1e3 >= left_ms);
+    }
+}
+
 // A whole-number option reads decimal digits only: no automatic base (010 was 8, 0x20 was 32), no value
 // clamped to the largest 64-bit one, no sign on an unsigned option; usage errors (exit 2), by name.
 TEST_CASE("whole-number options: decimal digits, 64 bits, refused by name otherwise") {
