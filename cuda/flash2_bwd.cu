@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(Tl::THREADS)
     flash2_bwd_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
                       const T* __restrict__ dO, const float* __restrict__ LSE, const float* __restrict__ Dsum,
                       float* __restrict__ dQacc, T* __restrict__ dK, T* __restrict__ dV, int N, float scale,
-                      float scale_log2, int row0_alone) {
+                      float scale_log2, int row0_alone, int staggered) {
     constexpr int BC = Tl::BC, D = Tl::D, THREADS = Tl::THREADS;
     constexpr int NB_Q = BR / 8;  // 8-column blocks of S^T (queries)
     constexpr int NB_D = D / 8;   // 8-column blocks of dK, dV, dQ
@@ -102,6 +102,12 @@ __global__ void __launch_bounds__(Tl::THREADS)
     const int g = lane / 4, t = lane % 4;
     const int T_r = (N + BR - 1) / BR;
     const int i_first = CAUSAL ? kv0 / BR : 0;
+    // The walk over the query blocks i_first .. T_r - 1: in step (every key block from i_first up) or,
+    // without the mask, staggered (key block j starts where a causal walk would, at kv0 / B_r, and
+    // wraps), so that the blocks resident at once read Q_i, dO_i and add into dQ_i on different rows.
+    const int walk = T_r - i_first;
+    const int walk0 = !CAUSAL && staggered && walk > 0 ? (kv0 / BR) % walk : 0;
+    auto query_block = [&](int w) { return i_first + (w + walk0) % walk; };
 
     auto prefetch = [&](int i, int stage) {
         load_tile_async<BR, D, THREADS>(sQ + stage * BR * D, Q + head, i * BR, N);
@@ -115,7 +121,7 @@ __global__ void __launch_bounds__(Tl::THREADS)
 
     load_tile_async<BC, D, THREADS>(sK, K + head, kv0, N);
     load_tile_async<BC, D, THREADS>(sV, V + head, kv0, N);
-    if (i_first < T_r) prefetch(i_first, 0);
+    if (walk > 0) prefetch(query_block(0), 0);
     cp_async_commit();
 
     float dk[NB_D][4], dv[NB_D][4];  // dK_j, dV_j rows of this warp, (16, d)
@@ -125,10 +131,11 @@ __global__ void __launch_bounds__(Tl::THREADS)
         for (int e = 0; e < 4; ++e) dk[nb][e] = dv[nb][e] = 0.0f;
 
     const int wk0 = kv0 + warp * 16;  // first key row of this warp
-    for (int i = i_first; i < T_r; ++i) {
-        const int stage = (i - i_first) & 1;
-        if (i + 1 < T_r) {
-            prefetch(i + 1, stage ^ 1);
+    for (int w = 0; w < walk; ++w) {
+        const int i = query_block(w);
+        const int stage = w & 1;
+        if (w + 1 < walk) {
+            prefetch(query_block(w + 1), stage ^ 1);
             cp_async_commit();
             cp_async_wait<1>();
         } else {
@@ -269,6 +276,8 @@ __global__ void __launch_bounds__(Tl::THREADS)
     }
 }
 
+bool staggered_walk();
+
 template <typename T, typename Tl, bool CAUSAL>
 void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
     constexpr int D = Tl::D;
@@ -288,10 +297,23 @@ void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStre
     kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
         static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO),
         t.LSE, ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale,
-        scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0);
+        scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0, staggered_walk() ? 1 : 0);
     LAUNCH_CHECK();
     flash2_bwd_post<T><<<2048, 256, 0, s>>>(ws.a.as<float>(), static_cast<T*>(t.dQ), elems, scale);
     LAUNCH_CHECK();
+}
+
+// The key blocks' walk over the query blocks without a mask: FLASHSIM_FLASH2_BWD_WALK=in-step|staggered,
+// else in-step. (Under the causal mask each key block starts at its diagonal, staggered already.)
+bool staggered_walk() {
+    const char* e = sim::knob("FLASHSIM_FLASH2_BWD_WALK");
+    if (e == nullptr || *e == 0) return false;
+    const std::string v = e;
+    if (v == "in-step") return false;
+    if (v == "staggered") return true;
+    throw std::runtime_error("FLASHSIM_FLASH2_BWD_WALK must be in-step or staggered (got '" + v +
+                             "'): where flash2's backward key blocks start their walk over the query blocks; unset "
+                             "it for the default, in-step");
 }
 
 // The keys a block (B_c): FLASHSIM_FLASH2_BWD_BC=64|128, else 128.

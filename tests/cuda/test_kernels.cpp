@@ -341,6 +341,27 @@ TEST_CASE("flash2 backward: 64 or 128 keys a block give dK, dV the same bits") {
     unsetenv("FLASHSIM_FLASH2_BWD_BC");
 }
 
+// flash2's backward with its key blocks' walks staggered (FLASHSIM_FLASH2_BWD_WALK=staggered, no mask):
+// each key block visits every query block once, starting at its own and wrapping, so dK, dV and dQ
+// sum the same terms in another order: against the float64 reference, at sizes off both block edges,
+// with fewer query blocks than the start would pass (N = 200: 4 query blocks, 2 key blocks) and many.
+TEST_CASE("flash2 backward: a staggered walk over the query blocks vs the float64 reference") {
+    for (sim::DType dt : kTypes)
+        for (int64_t d : {64, 128})
+            for (int64_t n : {1, 77, 200, 1000, 2048}) {
+                const sim::Problem p = make(2, 2, n, d, dt, false, 53 + n);
+                INFO(describe(p));
+                setenv("FLASHSIM_FLASH2_BWD_WALK", "staggered", 1);
+                check_backward(p, "flash2", backward_reference(p));
+            }
+    setenv("FLASHSIM_FLASH2_BWD_WALK", "sideways", 1);
+    const sim::Problem p = make(1, 1, 64, 64, sim::DType::bf16, false, 1);
+    CHECK_THROWS_WITH_AS(fcuda::compute(p, "flash2", fcuda::Pass::backward),
+                         doctest::Contains("FLASHSIM_FLASH2_BWD_WALK must be in-step or staggered (got 'sideways')"),
+                         std::runtime_error);
+    unsetenv("FLASHSIM_FLASH2_BWD_WALK");
+}
+
 // flash2h's backward schedules (FLASHSIM_FLASH2H_BWD_SCHEDULE); "default" is what runs when the
 // variable is unset (bulk-sum at d = 64, bulk-pipelined at d = 128); bulk-sum is written for d = 64
 constexpr const char* kBwdSchedules[] = {"default",        "plain",     "pipelined", "bulk",
