@@ -298,7 +298,7 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
     }
     // the main results file (the largest) in full; any others as tabs
     if (!ms.files.empty()) {
-        // one button a file, in rows as wide as the view (a tab bar cut the last names at its edge)
+        // one list of the files, largest first (a button each took half the view at 24 files)
         std::vector<size_t> order(ms.files.size());
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(),
@@ -310,22 +310,22 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
                 last == std::string::npos || last == 0 ? std::string::npos : path.find_last_of('/', last - 1);
             return prev == std::string::npos ? path.substr(last + 1) : path.substr(prev + 1);
         };
+        auto label_of = [&](size_t i) {
+            return name_of(i) + "  (" + std::to_string(ms.files[i].rows.size()) + " rows)";
+        };
         if (!v.measured_open.empty()) v.measured_file = v.measured_open;
         size_t shown = order[0];
         for (size_t i : order)
             if (name_of(i) == v.measured_file) shown = i;
-        const ImGuiStyle& st = ImGui::GetStyle();
-        const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
-        for (size_t k = 0; k < order.size(); ++k) {
-            const std::string name = name_of(order[k]);
-            const float w = ImGui::CalcTextSize(name.c_str()).x + st.FramePadding.x * 2;
-            if (k > 0 && ImGui::GetItemRectMax().x + st.ItemSpacing.x + w <= right) ImGui::SameLine();
-            const bool on = order[k] == shown;
-            ImGui::PushStyleColor(ImGuiCol_Button, st.Colors[on ? ImGuiCol_TabActive : ImGuiCol_Tab]);
-            ImGui::PushStyleColor(ImGuiCol_ButtonHovered, st.Colors[ImGuiCol_TabHovered]);
-            if (ImGui::Button(name.c_str())) v.measured_file = name;
-            ImGui::PopStyleColor(2);
+        ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, 28 * ImGui::GetFontSize()));
+        if (ImGui::BeginCombo("results file", label_of(shown).c_str())) {
+            for (size_t i : order)
+                if (ImGui::Selectable(label_of(i).c_str(), i == shown)) v.measured_file = name_of(i);
+            ImGui::EndCombo();
         }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%zu results files, the largest first; results/README.md says what each holds",
+                              ms.files.size());
         draw_file(ms.files[shown], v);
         v.measured_open.clear();
     }
