@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
     const std::string app = FLASHSIM_APP_BIN;
     const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "flashsim_smoke";
     fs::create_directories(dir);
+    // FLASHSIM_SMOKE_SAMPLE=K > 1: the sanitizer build's sampled run (tests/viz/CMakeLists.txt), read once
+    const char* sample_env = std::getenv("FLASHSIM_SMOKE_SAMPLE");
+    const int sample_every = sample_env ? std::max(1, std::atoi(sample_env)) : 1;
+    const bool sampled = sample_every > 1;
     // The exactness view computes the default problem (N = 8,192, d = 128) for real: seconds in a
     // release build, far longer in the sanitizer build at -O0, in each of the five --panel all runs
     // below. This tour checks that views render, not those numbers (tests/viz/test_exact.cpp does),
@@ -86,8 +90,6 @@ int main(int argc, char** argv) {
     // takes every K-th view this way; every view still renders under it, in the --panel all runs below.
     const char* const one_by_one[] = {"memory", "compare",  "scores", "timeline", "softmax",
                                       "charts", "measured", "ring",   "decoding", "roofline"};
-    const int sample_every =
-        std::getenv("FLASHSIM_SMOKE_SAMPLE") ? std::max(1, std::atoi(std::getenv("FLASHSIM_SMOKE_SAMPLE"))) : 1;
     for (size_t i = 0; i < std::size(one_by_one); i += static_cast<size_t>(sample_every))
         shot(std::string("panel_") + one_by_one[i], std::string("--panel ") + one_by_one[i]);
     lap("every panel");
@@ -102,20 +104,19 @@ int main(int argc, char** argv) {
     // FLASHSIM_SMOKE_SAMPLE=K (the sanitizer build's setting, tests/viz/CMakeLists.txt): the tour below
     // takes every K-th lesson file, the first always, from a folder of links to them; the results stay
     // the source tree's (FLASHSIM_RESULTS). The Release build's run takes every lesson.
-    if (const char* k = std::getenv("FLASHSIM_SMOKE_SAMPLE"); k && std::atoi(k) > 1 && !course.empty()) {
-        const int every = std::atoi(k);
+    if (sampled && !course.empty()) {
         const fs::path sample = dir / "sample_lessons";
         fs::remove_all(sample);
         fs::create_directories(sample);
         std::vector<lessons::Loaded> kept;
-        for (size_t i = 0; i < course.size(); i += static_cast<size_t>(every)) {
+        for (size_t i = 0; i < course.size(); i += static_cast<size_t>(sample_every)) {
             const fs::path file(course[i].file);
             fs::create_symlink(fs::absolute(file), sample / file.filename());
             kept.push_back(course[i]);
         }
         setenv("FLASHSIM_RESULTS", (fs::path(lessons_dir) / ".." / "results").lexically_normal().c_str(), 1);
         std::printf("smoke: the tour takes %zu of %zu lessons (FLASHSIM_SMOKE_SAMPLE=%d)\n", kept.size(), course.size(),
-                    every);
+                    sample_every);
         lessons_dir = sample.string();
         course = std::move(kept);
     }
@@ -125,7 +126,7 @@ int main(int argc, char** argv) {
     const int first_steps = course.empty() || !course[0].lesson ? 0 : static_cast<int>(course[0].lesson->steps.size());
     check(first_steps >= 2, "lesson 1 has steps to compare (" + std::to_string(first_steps) + ")");
     // (the sampled run: its first two)
-    for (int s = 1; s <= std::min(sample_every > 1 ? 2 : 4, first_steps); ++s) {
+    for (int s = 1; s <= std::min(sampled ? 2 : 4, first_steps); ++s) {
         const Image im = shot("lesson1_step" + std::to_string(s), "--lesson 1 --step " + std::to_string(s), in_course);
         if (!prev.px.empty()) {
             const double f = differing(prev, im);
@@ -142,14 +143,14 @@ int main(int argc, char** argv) {
     // pane or cell (viz/cut_text.hpp): none may be, at 1280x800 and at 1920x1080 with 2x zoom.
     // (the sampled run: the second only; clipping depends on the layout, not on the build)
     std::vector<const char*> tour_sizes{"--size 1280x800", "--size 1920x1080 --zoom 2"};
-    if (sample_every > 1) tour_sizes.erase(tour_sizes.begin());
+    if (sampled) tour_sizes.erase(tour_sizes.begin());
     for (const char* size : tour_sizes) {
         int expected = 0;
         for (const auto& x : course) {
             check(x.lesson.has_value(), "lesson file loads: " + x.file + (x.error.empty() ? "" : ": " + x.error));
             if (x.lesson) expected += static_cast<int>(x.lesson->steps.size());
         }
-        const size_t least = std::getenv("FLASHSIM_SMOKE_SAMPLE") ? 4 : 12;
+        const size_t least = sampled ? 4 : 12;
         check(course.size() >= least && expected >= 3 * static_cast<int>(course.size()),
               std::to_string(course.size()) + " lessons of " + std::to_string(expected) + " steps in " + lessons_dir);
         const std::string at = std::string(" at ") + size;
@@ -216,9 +217,8 @@ int main(int argc, char** argv) {
     // renders every view (--panel all); a crash (e.g. a chart too narrow for its labels) fails
     // (the sanitizer build's sampled run, FLASHSIM_SMOKE_SAMPLE: the smallest and the largest)
     const std::vector<const char*> sizes =
-        std::getenv("FLASHSIM_SMOKE_SAMPLE")
-            ? std::vector<const char*>{"640x400", "2560x1440"}
-            : std::vector<const char*>{"640x400", "800x600", "1280x800", "1920x1080", "2560x1440"};
+        sampled ? std::vector<const char*>{"640x400", "2560x1440"}
+                : std::vector<const char*>{"640x400", "800x600", "1280x800", "1920x1080", "2560x1440"};
     for (const char* size : sizes) {
         const std::string base = (dir / (std::string("size_") + size + ".png")).string();
         const std::string stem = base.substr(0, base.size() - 4);
