@@ -276,33 +276,6 @@ __global__ void __launch_bounds__(Tl::THREADS)
     }
 }
 
-bool staggered_walk();
-
-template <typename T, typename Tl, bool CAUSAL>
-void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
-    constexpr int D = Tl::D;
-    const int N = static_cast<int>(p.seq);
-    const int BH = static_cast<int>(p.heads_total());
-    const size_t rows = static_cast<size_t>(BH) * N, elems = rows * D;
-    ws.a.ensure(elems * 4);  // dQ accumulator (fp32)
-    ws.b.ensure(rows * 4);   // D
-    flash2_bwd_pre<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, s>>>(
-        static_cast<const T*>(t.O), static_cast<const T*>(t.dO), ws.b.as<float>(), ws.a.as<float>(),
-        static_cast<int>(rows), D);
-    LAUNCH_CHECK();
-    constexpr int smem = Tl::smem_bytes();
-    auto kernel = flash2_bwd_kernel<T, Tl, CAUSAL>;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const float scale = static_cast<float>(p.softmax_scale());
-    kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
-        static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO),
-        t.LSE, ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale,
-        scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0, staggered_walk() ? 1 : 0);
-    LAUNCH_CHECK();
-    flash2_bwd_post<T><<<2048, 256, 0, s>>>(ws.a.as<float>(), static_cast<T*>(t.dQ), elems, scale);
-    LAUNCH_CHECK();
-}
-
 // The key blocks' walk over the query blocks without a mask: FLASHSIM_FLASH2_BWD_WALK=in-step|staggered,
 // else in-step. (Under the causal mask each key block starts at its diagonal, staggered already.)
 bool staggered_walk() {
@@ -314,6 +287,32 @@ bool staggered_walk() {
     throw std::runtime_error("FLASHSIM_FLASH2_BWD_WALK must be in-step or staggered (got '" + v +
                              "'): where flash2's backward key blocks start their walk over the query blocks; unset "
                              "it for the default, in-step");
+}
+
+template <typename T, typename Tl, bool CAUSAL>
+void launch_bwd(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s) {
+    constexpr int D = Tl::D;
+    const int N = static_cast<int>(p.seq);
+    const int BH = static_cast<int>(p.heads_total());
+    const size_t rows = static_cast<size_t>(BH) * N, elems = rows * D;
+    const int staggered = staggered_walk() ? 1 : 0;  // a bad value refused before anything is launched
+    ws.a.ensure(elems * 4);                          // dQ accumulator (fp32)
+    ws.b.ensure(rows * 4);                           // D
+    flash2_bwd_pre<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, s>>>(
+        static_cast<const T*>(t.O), static_cast<const T*>(t.dO), ws.b.as<float>(), ws.a.as<float>(),
+        static_cast<int>(rows), D);
+    LAUNCH_CHECK();
+    constexpr int smem = Tl::smem_bytes();
+    auto kernel = flash2_bwd_kernel<T, Tl, CAUSAL>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const float scale = static_cast<float>(p.softmax_scale());
+    kernel<<<dim3((N + Tl::BC - 1) / Tl::BC, BH), Tl::THREADS, smem, s>>>(
+        static_cast<const T*>(t.Q), static_cast<const T*>(t.K), static_cast<const T*>(t.V), static_cast<const T*>(t.dO),
+        t.LSE, ws.b.as<float>(), ws.a.as<float>(), static_cast<T*>(t.dK), static_cast<T*>(t.dV), N, scale,
+        scale * LOG2E, (p.causal || N == 1) && !t.keys_elsewhere ? 1 : 0, staggered);
+    LAUNCH_CHECK();
+    flash2_bwd_post<T><<<2048, 256, 0, s>>>(ws.a.as<float>(), static_cast<T*>(t.dQ), elems, scale);
+    LAUNCH_CHECK();
 }
 
 // The keys a block (B_c): FLASHSIM_FLASH2_BWD_BC=64|128, else 128.

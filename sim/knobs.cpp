@@ -78,10 +78,9 @@ const std::vector<Knob>& knobs() {
          "FLASHSIM_FLASH2_FWD at d = 128 only", "cuda/flash2.cu"},
         {"FLASHSIM_FLASH2_BWD_BC", "64 | 128", "128", "", "keys a block in flash2's backward", "cuda/flash2_bwd.cu"},
         {"FLASHSIM_FLASH2_BWD_WALK", "in-step | staggered", "in-step",
-         "staggered: without a mask (a causal walk "
-         "starts at the diagonal already)",
-         "where each key block of flash2's backward starts its walk over the query "
-         "blocks: all at the first, or where a causal walk would start, wrapping",
+         "staggered: without a mask (a causal walk starts at the diagonal already)",
+         "where each key block of flash2's backward starts its walk over the query blocks: all at the first, or "
+         "where a causal walk would start, wrapping",
          "cuda/flash2_bwd.cu"},
         {"FLASHSIM_STANDARD_SOFTMAX", "vec | rows", "vec", "",
          "standard's softmax in one DRAM pass or in two passes a row", "cuda/standard.cu"},

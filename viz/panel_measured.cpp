@@ -296,7 +296,7 @@ void draw_measured_panel(const MeasuredSet& ms, const RunSet* rs, LiveRun* live,
         ImGui::PopStyleColor();
         ImGui::TextDisabled("The simulator's own numbers are in the other views; they need no GPU.");
     }
-    // the main results file (the largest) in full; any others as tabs
+    // one results file in full: the largest, or the one picked from the list (or a lesson step names)
     if (!ms.files.empty()) {
         // one list of the files, largest first (a button each took half the view at 24 files)
         std::vector<size_t> order(ms.files.size());
