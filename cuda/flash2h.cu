@@ -114,12 +114,15 @@ template <bool CAUSAL, bool PERSIST, int BR, int BC>
 struct FwdSchedule {
     int N, T_r, u0, G, u_end, heavy, BH;
     unsigned* next_unit;
-    __device__ __forceinline__ FwdSchedule(int N_, int heavy_, int BH_, unsigned* next_unit_)
+    // u_full >= 0 (the last round split along the keys): the whole units end there
+    __device__ __forceinline__ FwdSchedule(int N_, int heavy_, int BH_, unsigned* next_unit_, int u_full = -1)
         : N(N_),
           T_r((N_ + BR - 1) / BR),
           u0(PERSIST ? static_cast<int>(blockIdx.x) : 0),
           G(PERSIST ? static_cast<int>(gridDim.x) : 1),
-          u_end(PERSIST ? persistent_units(CAUSAL, T_r, BH_) : 1),
+          u_end(!PERSIST      ? 1
+                : u_full >= 0 ? u_full
+                              : persistent_units(CAUSAL, T_r, BH_)),
           heavy(heavy_),
           BH(BH_),
           next_unit(next_unit_) {}
@@ -160,41 +163,52 @@ struct FwdRing {
 // The producer (one thread): Q_i of each tile once the consumers are done with the last one's,
 // and K_j, V_j into the ring as its stages free. With the counter, the tile's code (2 u + half)
 // rides to the consumers on Q_i's barrier, and -1 after the last.
-template <class Z, int BC, int STAGES, bool PERSIST, class Sched>
+template <class Z, int BC, int STAGES, bool PERSIST, bool TAIL, class Sched>
 __device__ __forceinline__ void fwd_produce(const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV,
-                                            const Sched& sc, const FwdRing<STAGES>& rg, int* tile_code) {
+                                            const Sched& sc, const FwdRing<STAGES>& rg, int* tile_code,
+                                            const units::TailPlan& tp) {
     constexpr int BR = Z::BR;
     tma_prefetch_map(tmK);
     tma_prefetch_map(tmV);
     int n = 0, it = 0;  // tiles begun, ring slots used
+    // tile tl's Q_i (code: the counter grid's word) and its key blocks j0 .. j0 + nj - 1
+    auto load = [&](const FwdTile tl, int j0, int nj, int code) {
+        const int bh = tl.bh;
+        if (n > 0) mbar_wait(rg.emptyQ, (n - 1) & 1);  // the last tile's S products are done
+        if (PERSIST && sc.next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
+            mbar_arrive_expect_tx(rg.barQ, Z::Q_BYTES + 4);
+            st_async_u32(own_cluster_addr(smem_addr(tile_code)), static_cast<uint32_t>(code),
+                         own_cluster_addr(rg.barQ));
+        } else {
+            mbar_arrive_expect_tx(rg.barQ, Z::Q_BYTES);
+        }
+        for (int p = 0; p < Z::PANELS; ++p) tma_load_3d(rg.sQ + p * BR * 128, tmQ, rg.barQ, 64 * p, tl.i * BR, bh);
+        for (int j = j0; j < j0 + nj; ++j, ++it) {
+            const int s = it % STAGES;
+            const uint32_t ph = (it / STAGES) & 1;
+            if (it >= STAGES) mbar_wait(rg.emptyK(s), ph ^ 1);
+            mbar_arrive_expect_tx(rg.fullK(s), Z::KV_BYTES);
+            for (int p = 0; p < Z::PANELS; ++p)
+                tma_load_3d(rg.sK + s * Z::KV_BYTES + p * BC * 128, tmK, rg.fullK(s), 64 * p, j * BC, bh);
+            if (it >= STAGES) mbar_wait(rg.emptyV(s), ph ^ 1);
+            mbar_arrive_expect_tx(rg.fullV(s), Z::KV_BYTES);
+            for (int p = 0; p < Z::PANELS; ++p)
+                tma_load_3d(rg.sV + s * Z::KV_BYTES + p * BC * 128, tmV, rg.fullV(s), 64 * p, j * BC, bh);
+        }
+        ++n;
+    };
     for (int u = sc.u0; u < sc.u_end;) {
         const int u_next = sc.next_of(u);  // asked now, used after this unit's tiles
-        for (int half = 0; half < sc.tiles_of(u); ++half, ++n) {
+        for (int half = 0; half < sc.tiles_of(u); ++half) {
             const FwdTile tl = sc.tile_at(u, half);
-            const int T_c = sc.key_blocks(tl.i), bh = tl.bh;
-            if (n > 0) mbar_wait(rg.emptyQ, (n - 1) & 1);  // the last tile's S products are done
-            if (PERSIST && sc.next_unit != nullptr) {      // the word rides on the Q_i barrier's phase
-                mbar_arrive_expect_tx(rg.barQ, Z::Q_BYTES + 4);
-                st_async_u32(own_cluster_addr(smem_addr(tile_code)), static_cast<uint32_t>(2 * u + half),
-                             own_cluster_addr(rg.barQ));
-            } else {
-                mbar_arrive_expect_tx(rg.barQ, Z::Q_BYTES);
-            }
-            for (int p = 0; p < Z::PANELS; ++p) tma_load_3d(rg.sQ + p * BR * 128, tmQ, rg.barQ, 64 * p, tl.i * BR, bh);
-            for (int j = 0; j < T_c; ++j, ++it) {
-                const int s = it % STAGES;
-                const uint32_t ph = (it / STAGES) & 1;
-                if (it >= STAGES) mbar_wait(rg.emptyK(s), ph ^ 1);
-                mbar_arrive_expect_tx(rg.fullK(s), Z::KV_BYTES);
-                for (int p = 0; p < Z::PANELS; ++p)
-                    tma_load_3d(rg.sK + s * Z::KV_BYTES + p * BC * 128, tmK, rg.fullK(s), 64 * p, j * BC, bh);
-                if (it >= STAGES) mbar_wait(rg.emptyV(s), ph ^ 1);
-                mbar_arrive_expect_tx(rg.fullV(s), Z::KV_BYTES);
-                for (int p = 0; p < Z::PANELS; ++p)
-                    tma_load_3d(rg.sV + s * Z::KV_BYTES + p * BC * 128, tmV, rg.fullV(s), 64 * p, j * BC, bh);
-            }
+            load(tl, 0, sc.key_blocks(tl.i), 2 * u + half);
         }
         u = u_next;
+    }
+    if constexpr (TAIL) {  // this block's pieces of the last round's units
+        units::Piece pc{};
+        for (int k = 0; units::tail_piece(tp, static_cast<int>(blockIdx.x), k, pc); ++k)
+            load(sc.tile_at(pc.u, 0), pc.j0, pc.nj, 0);
     }
     if (PERSIST && sc.next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
         mbar_wait(rg.emptyQ, (n - 1) & 1);
@@ -203,17 +217,25 @@ __device__ __forceinline__ void fwd_produce(const CUtensorMap* tmQ, const CUtens
     }
 }
 
-// The epilogue of a consumer thread's two rows r0, r0 + 8: l summed over the quad, O / l stored,
-// LSE = scale m + ln l (rows beyond N are not stored).
-template <typename T, int D, int NO>
-__device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__ LSE, const float (&o)[NO],
-                                          float (&l)[2], const float (&m)[2], int r0, int t, int bh, int N,
-                                          float scale) {
-    T* Oh = O + static_cast<size_t>(bh) * N * D;
+// A consumer thread's row sums l (its part of each of its two rows) summed over the quad.
+__device__ __forceinline__ void quad_sum(float (&l)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+}
+
+// The epilogue of a consumer thread's two rows r0, r0 + 8: l summed over the quad (SUMMED: already),
+// O / l stored, LSE = scale m + ln l (rows beyond N are not stored).
+template <typename T, int D, int NO, bool SUMMED = false>
+__device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__ LSE, const float (&o)[NO],
+                                          float (&l)[2], const float (&m)[2], int r0, int t, int bh, int N,
+                                          float scale) {
+    T* Oh = O + static_cast<size_t>(bh) * N * D;
+    if constexpr (!SUMMED) quad_sum(l);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
         const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
         const int row = r0 + 8 * h;
         if (row < N) {
@@ -225,6 +247,65 @@ __device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__
             if (LSE != nullptr && t == 0) LSE[static_cast<size_t>(bh) * N + row] = m[h] * scale + logf(l[h]);
         }
     }
+}
+
+// The last round split along the keys (TAIL): where a piece's partial results wait, and a unit's
+// count of pieces done (a warpgroup's rows each; the last to finish sets it back to zero).
+struct TailArgs {
+    units::TailPlan plan;
+    float* part;      // slot s, warpgroup w: (NO + 4) x 128 floats, element-major: O's NO, m, m', l, l'
+    unsigned* count;  // left-over unit tu, warpgroup w: tu * NC + w
+};
+
+// One warpgroup's piece of a left-over unit: its unnormalised O, running max m and row sums l left in
+// its slot (each thread its own registers, so each reads back only what its peers in the unit's other
+// pieces wrote in the same places); then the unit's count. The warpgroup that counts the unit's last
+// piece merges the others into its registers (O and l rescaled to the largest m) and returns true to
+// store the rows; the rest return false. bar: a named barrier of the warpgroup's 128 threads.
+template <int NC, int NO>
+__device__ __forceinline__ bool tail_merge(const TailArgs& ta, int slot, int tu, int wg, int bar, float (&o)[NO],
+                                           float (&m)[2], float (&l)[2], float scale_log2, int* last_flag) {
+    const int tid = static_cast<int>(threadIdx.x % 128);
+    quad_sum(l);
+    constexpr int STRIDE = (NO + 4) * 128;
+    float* mine = ta.part + (static_cast<size_t>(slot) * NC + wg) * STRIDE + tid;
+#pragma unroll
+    for (int k = 0; k < NO; ++k) __stcg(mine + k * 128, o[k]);
+    __stcg(mine + NO * 128, m[0]);
+    __stcg(mine + (NO + 1) * 128, m[1]);
+    __stcg(mine + (NO + 2) * 128, l[0]);
+    __stcg(mine + (NO + 3) * 128, l[1]);
+    __threadfence();  // this thread's partials visible to every block before the count says so
+    named_sync(bar, 128);
+    if (tid == 0) {
+        unsigned* c = ta.count + tu * NC + wg;
+        const bool last = atomicAdd(c, 1u) + 1u == static_cast<unsigned>(units::tail_sharers(ta.plan, tu));
+        if (last) atomicExch(c, 0u);  // every piece is in: zero for the next launch
+        *last_flag = last ? 1 : 0;
+    }
+    named_sync(bar, 128);
+    if (*static_cast<volatile int*>(last_flag) == 0) return false;
+    __threadfence();
+    const long long f0 = static_cast<long long>(tu) * ta.plan.T_c;
+    const int b_first = units::tail_block_of(ta.plan, f0), b_last = units::tail_block_of(ta.plan, f0 + ta.plan.T_c - 1);
+    for (int b = b_first; b <= b_last; ++b) {
+        const int s = units::tail_slot(ta.plan, b, tu);
+        if (s == slot) continue;
+        const float* other = ta.part + (static_cast<size_t>(s) * NC + wg) * STRIDE + tid;
+        float a[2], ao[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float mo = __ldcg(other + (NO + h) * 128), lo = __ldcg(other + (NO + 2 + h) * 128);
+            const float mx = fmaxf(m[h], mo);
+            a[h] = m[h] == -INFINITY ? 0.0f : exp2f((m[h] - mx) * scale_log2);
+            ao[h] = mo == -INFINITY ? 0.0f : exp2f((mo - mx) * scale_log2);
+            l[h] = l[h] * a[h] + lo * ao[h];
+            m[h] = mx;
+        }
+#pragma unroll
+        for (int k = 0; k < NO; ++k) o[k] = o[k] * a[(k >> 1) & 1] + __ldcg(other + k * 128) * ao[(k >> 1) & 1];
+    }
+    return true;
 }
 
 // PERSIST: one thread block an SM (grid G = min(SMs, units)); block b starts with unit b and then
@@ -244,16 +325,18 @@ __device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__
 // launch's last (the requests number exactly `units`: one a unit past the first G, one a block
 // to learn there are no more). Otherwise one tile a thread block (grid_place).
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES, int EXP = EXP_FTZ, bool PERSIST = false,
-          bool PP = false, int BC = fcuda::BC>
+          bool PP = false, int BC = fcuda::BC, bool TAIL = false>
 __global__ void __launch_bounds__(128 * (NC + 1), 1)
     flash2h_fwd_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                        const __grid_constant__ CUtensorMap tmV, T* __restrict__ O, float* __restrict__ LSE, int N,
-                       float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit) {
+                       float scale, float scale_log2, int heavy, int BH, unsigned* __restrict__ next_unit,
+                       const TailArgs tail) {
     using Z = Sizes<D, NC, STAGES, BC>;
     static_assert(Z::SMEM + 128 <= sim::geometry::kMaxSmemPerBlock,
                   "more shared memory than a block may have (227 KiB)");
     static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2),
                   "B_c = 176 only at d = 128 with two consumer warpgroups");
+    static_assert(!TAIL || (PERSIST && !CAUSAL), "the last round split along the keys: the static order, no mask");
     constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
@@ -263,7 +346,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     const FwdRing<STAGES> rg{sQ, sK, sV, smem_addr(&bars[0]), smem_addr(&bars[1]), bars};
 
     __shared__ int tile_code;  // with the counter, the producer's word to the consumers: 2 u + half, or -1 (no more)
-    const FwdSchedule<CAUSAL, PERSIST, BR, BC> sc(N, heavy, BH, next_unit);
+    __shared__ int tail_last[NC];  // TAIL: whether a warpgroup's piece was its unit's last
+    const FwdSchedule<CAUSAL, PERSIST, BR, BC> sc(N, heavy, BH, next_unit, TAIL ? tail.plan.u_full : -1);
     const int u0 = sc.u0, G = sc.G, u_end = sc.u_end;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
@@ -282,7 +366,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
 
     if (warp < 4) {  // ---- producer warpgroup: one thread issues every copy
         setmaxnreg_dec<PRODUCER_REGS>();
-        if (warp == 0 && lane == 0) fwd_produce<Z, BC, STAGES, PERSIST>(&tmQ, &tmK, &tmV, sc, rg, &tile_code);
+        if (warp == 0 && lane == 0)
+            fwd_produce<Z, BC, STAGES, PERSIST, TAIL>(&tmQ, &tmK, &tmV, sc, rg, &tile_code, tail.plan);
         return;
     }
 
@@ -429,11 +514,17 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     auto q_done = [&]() {
         if constexpr (PERSIST) release(rg.emptyQ);
     };
-    int walk_u = u0, walk_half = 0;  // the static order's next unit and tile
-    for (int n = 0;; ++n) {          // tiles begun
-        int code = 0;
-        if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked here as the producer walks them
-            if (walk_u >= u_end) break;
+    int walk_u = u0, walk_half = 0, walk_piece = 0;                // the static order's next unit and tile; TAIL: piece
+    for (int n = 0;; ++n) {                                        // tiles begun
+        int code = 0, j0 = 0, nj = -1, slot = -1;                  // TAIL's pieces: key blocks j0 .. j0 + nj - 1, slot
+        if (PERSIST && next_unit == nullptr && walk_u >= u_end) {  // TAIL: this block's pieces of the last round
+            units::Piece pc{};
+            if (!TAIL || !units::tail_piece(tail.plan, static_cast<int>(blockIdx.x), walk_piece++, pc)) break;
+            code = 2 * pc.u;
+            j0 = pc.j0;
+            nj = pc.nj;
+            slot = pc.slot;
+        } else if (PERSIST && next_unit == nullptr) {  // in turn: this block's units, walked as the producer walks them
             code = 2 * walk_u + walk_half;
             if (++walk_half == sc.tiles_of(walk_u)) {
                 walk_half = 0;
@@ -447,7 +538,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
         }
         const FwdTile tl = sc.tile_at(code >> 1, code & 1);
         const int q0 = tl.i * BR;
-        T_c = sc.key_blocks(tl.i);
+        T_c = nj >= 0 ? nj : sc.key_blocks(tl.i);  // the key blocks this tile walks, from j0 on
         bh = tl.bh;
         r0 = q0 + wg * 64 + (warp % 4) * 16 + g;
         wg_first_row = q0 + wg * 64;
@@ -461,7 +552,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                 s_block(j);
                 if (j + 1 == T_c) q_done();
                 float alpha[2];
-                softmax(j, alpha);
+                softmax(j0 + j, alpha);
                 rescale_o(alpha);
                 to_p();
                 pv_block(j);
@@ -472,7 +563,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             if (T_c == 1) q_done();
             {
                 float alpha[2];
-                softmax(0, alpha);
+                softmax(j0, alpha);
             }
             to_p();
             // block j: S_{j+1} = Q K_{j+1}^T and O += P_j V_j in flight together; the softmax of
@@ -493,7 +584,7 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                 release(rg.emptyK(s1));
                 if (j + 2 == T_c) q_done();
                 float alpha[2];
-                softmax(j + 1, alpha);
+                softmax(j0 + j + 1, alpha);
                 wgmma_wait<0>();
                 fence_regs(o);
                 release(rg.emptyV(s));
@@ -503,7 +594,12 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
             pv_block(T_c - 1);  // the last block: O += P V only
         }
 
-        fwd_store<T, D>(O, LSE, o, l, m, r0, t, bh, N, scale);  // l over the quad, O / l, LSE
+        if (TAIL && slot >= 0) {  // a piece of a left-over unit: left for, or merged by, the last of its pieces
+            if (tail_merge<NC>(tail, slot, (code >> 1) - u_end, wg, 1 + NC + wg, o, m, l, scale_log2, &tail_last[wg]))
+                fwd_store<T, D, NO, true>(O, LSE, o, l, m, r0, t, bh, N, scale);
+        } else {
+            fwd_store<T, D>(O, LSE, o, l, m, r0, t, bh, N, scale);  // l over the quad, O / l, LSE
+        }
         it0 += T_c;
         if (!PERSIST) break;
     }
@@ -675,18 +771,63 @@ int key_block_cols(const sim::Problem& p) {
     return 176;
 }
 
+// FLASHSIM_FLASH2H_TAIL=whole|split: the static order's last round run as it falls (whole units, some
+// blocks idle) or its units' key blocks spread evenly over every block, each unit's pieces merged by
+// the last of them (units::TailPlan, tail_merge). split only with the default kernel on 176-key blocks
+// (d = 128, no mask); asked for elsewhere, refused with what to change.
+bool tail_split(const sim::Problem& p) {
+    const char* e = sim::knob("FLASHSIM_FLASH2H_TAIL");
+    const std::string v = e != nullptr ? e : "";
+    if (v.empty() || v == "whole" || v == "default") return false;
+    if (v != "split") throw std::runtime_error("FLASHSIM_FLASH2H_TAIL must be whole or split (got '" + v + "')");
+    if (key_block_cols(p) != 176)
+        throw std::runtime_error(
+            "FLASHSIM_FLASH2H_TAIL=split runs with flash2h's default kernel at d = 128 without a mask (176-key "
+            "blocks, the static order, turns); unset FLASHSIM_FLASH2H_TAIL, or run d = 128 unmasked with the other "
+            "FLASHSIM_FLASH2H_* knobs unset");
+    return true;
+}
+// The split of problem p on this card (d = 128, 128 query rows a unit, 176 keys a block, a block an SM).
+units::TailPlan tail_plan_of(const sim::Problem& p) {
+    const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
+    return units::tail_plan(persistent_units(false, (N + 127) / 128, BH), (N + 175) / 176, sm_count());
+}
+
+// The workspace of the last round split along the keys: a count a left-over unit and warpgroup (256-byte
+// aligned), then two slots a block of (NO + 4) x 128 floats a warpgroup (TailArgs).
+struct TailBytes {
+    int64_t counts, parts;
+    int64_t total() const { return counts + parts; }
+};
+TailBytes tail_bytes(const units::TailPlan& tp, int nc, int no) {
+    const int64_t counts = (static_cast<int64_t>(tp.L) * nc * 4 + 255) / 256 * 256;
+    return {counts, int64_t{2} * tp.G * nc * (no + 4) * 128 * 4};
+}
+
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false,
-          bool PP = false, int BCK = BC>
+          bool PP = false, int BCK = BC, bool TAIL = false>
 void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
     using Z = Sizes<D, NC, STAGES, BCK>;
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
-    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST, PP, BCK>;
+    auto kernel = flash2h_fwd_kernel<T, D, CAUSAL, OVERLAP, NC, STAGES, EXP, PERSIST, PP, BCK, TAIL>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const CUtensorMap mq = make_map<T>(t.Q, p, Z::BR), mk = make_map<T>(t.K, p, BCK), mv = make_map<T>(t.V, p, BCK);
     const int T_r = (N + Z::BR - 1) / Z::BR;
-    const dim3 grid = PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
-                              : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
+    TailArgs tail{};
+    if constexpr (TAIL) {  // a block an SM; the partials and the counts in the workspace (tail_bytes)
+        tail.plan = tail_plan_of(p);
+        const TailBytes tb = tail_bytes(tail.plan, NC, D / 2);
+        if (ws.d.bytes() < static_cast<size_t>(tb.total())) {  // new: the counts zeroed once, left zero by every launch
+            ws.d.ensure(static_cast<size_t>(tb.total()));
+            CUDA_CHECK(cudaMemsetAsync(ws.d.get(), 0, static_cast<size_t>(tb.counts), s));
+        }
+        tail.count = ws.d.as<unsigned>();
+        tail.part = reinterpret_cast<float*>(ws.d.as<unsigned char>() + tb.counts);
+    }
+    const dim3 grid = TAIL      ? dim3(static_cast<unsigned>(tail.plan.G))
+                      : PERSIST ? dim3(static_cast<unsigned>(std::min(sm_count(), persistent_units(CAUSAL, T_r, BH))))
+                                : dim3(static_cast<unsigned>(T_r), static_cast<unsigned>(BH));
     const float scale = static_cast<float>(p.softmax_scale());
     // counted: the persistent grid's unit counter (4 bytes of the workspace, zeroed once; every
     // launch leaves it zero); otherwise the static order (no counter)
@@ -701,10 +842,10 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
     if (counter != nullptr) {  // st.async hands the tile word over: a launch in clusters of two blocks
         // (a unit counter's grid may be any size up to the units: rounded down to even)
         launch_in_clusters(kernel, dim3(grid.x & ~1u), dim3(Z::THREADS), smem, s, 2, mq, mk, mv, static_cast<T*>(t.O),
-                           t.LSE, N, scale, scale * LOG2E, 0, BH, counter);
+                           t.LSE, N, scale, scale * LOG2E, 0, BH, counter, tail);
     } else {
         kernel<<<grid, Z::THREADS, smem, s>>>(mq, mk, mv, static_cast<T*>(t.O), t.LSE, N, scale, scale * LOG2E,
-                                              PERSIST ? 0 : heavy_first(CAUSAL), BH, counter);
+                                              PERSIST ? 0 : heavy_first(CAUSAL), BH, counter, tail);
     }
     LAUNCH_CHECK();
 }
@@ -726,8 +867,11 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
     constexpr bool OV = D == 128;
     const int ex = exp_mode(D);
     if constexpr (D == 128)
-        if (key_block_cols(p) == 176)  // the default kernel on 176-key blocks (static order, turns)
+        if (key_block_cols(p) == 176) {  // the default kernel on 176-key blocks (static order, turns)
+            if (tail_split(p) && units::tail_worth(tail_plan_of(p)))
+                return launch<T, 128, false, true, 2, 2, EXP_FTZ, true, true, 176, true>(p, t, ws, s, false);
             return launch<T, 128, false, true, 2, 2, EXP_FTZ, true, true, 176>(p, t, ws, s, false);
+        }
     if (ex == EXP_IEEE)
         launch_mask<T, D, OV, NC, 2, EXP_IEEE>(p, t, ws, s);
     else if (ex == EXP_POLY)
@@ -799,6 +943,13 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
             (p.causal ? "units of a head's p-th heaviest and p-th lightest query blocks, or two heads' middle blocks"
                       : "units of one query block") +
             (gm == GRID_STATIC ? ", in turn)" : ", the next from a counter)");
+    if (bc == 176 && tail_split(p)) {
+        const units::TailPlan tp = tail_plan_of(p);
+        layout += units::tail_worth(tp)
+                      ? "; the last round's " + std::to_string(tp.L) + " units split along the keys over " +
+                            std::to_string(tp.G) + " blocks, each merged by its last piece"
+                      : std::string("; the last round whole (too short to split along the keys)");
+    }
     static std::mutex mu;
     static std::set<std::string> layouts;  // TileConfig holds C strings: every layout text, kept for good
     {
@@ -821,6 +972,10 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
 }
 
 int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p) {
+    if (p.head_dim == 128 && key_block_cols(p) == 176 && tail_split(p)) {  // the split's counts and partials
+        const units::TailPlan tp = tail_plan_of(p);
+        return units::tail_worth(tp) ? tail_bytes(tp, 2, 64).total() : 0;
+    }
     if (grid_mode(p) != GRID_PERSISTENT) return 0;
     const int64_t BR = flash2h_tiles(p).block_rows;  // the unit counter, where there are two units or more
     const int T_r = static_cast<int>((p.seq + BR - 1) / BR);

@@ -32,6 +32,11 @@ const std::vector<Knob>& knobs() {
         {"FLASHSIM_FLASH2H_BC", "128 | 176", "176 at d = 128 unmasked with the default kernel, else 128",
          "176: d = 128, no mask, the default kernel",
          "a wider key block (FlashAttention-3's 176) against register pressure", "cuda/flash2h.cu"},
+        {"FLASHSIM_FLASH2H_TAIL", "whole | split", "whole",
+         "split: d = 128, no mask, the default kernel (176-key blocks)",
+         "what the last, part-empty round of the static order costs: its units' key blocks spread over every block, "
+         "each unit's pieces merged by the last",
+         "cuda/flash2h.cu"},
         {"FLASHSIM_FLASH2H_ORDER", "heads | heavy", "heads", "heavy: causal grids only; not with the persistent grids",
          "causal blocks launched heaviest first, to shorten the last wave", "cuda/hopper.cuh"},
         {"FLASHSIM_FLASH2H_FP8_PINGPONG", "on | off", "off", "--dtype fp8 (flash2h's e4m3 forward)",

@@ -723,6 +723,52 @@ TEST_CASE("flash2h forward: 176-key blocks at d = 128") {
     unsetenv("FLASHSIM_FLASH2H_BC");
 }
 
+// flash2h's forward with the static order's last round split along the keys (FLASHSIM_FLASH2H_TAIL=split,
+// d = 128 without a mask; cuda/units.hpp's TailPlan): against the float64 reference where the units
+// left over spread over every block, fewer units than blocks included (every unit in pieces, most
+// shared by two or three blocks), at sizes off the block edges; too little left over to split (the
+// whole kernel runs); repeated timed launches, each after the outputs are poisoned (a unit's count
+// left non-zero by one launch would leave the next launch's rows of that unit unwritten); and the knob
+// refused where it is not written to run.
+TEST_CASE("flash2h forward: the last round split along the keys") {
+    if (!runs_here("flash2h")) return;  // recorded and printed as a skip, with the reason
+    setenv("FLASHSIM_FLASH2H_TAIL", "split", 1);
+    struct Shape {
+        int64_t b, h, n;
+    };
+    for (sim::DType dt : kTypes)
+        for (const Shape s :
+             {Shape{2, 40, 1000}, Shape{1, 20, 2048}, Shape{1, 11, 4000}, Shape{1, 1, 8192}, Shape{2, 2, 130}}) {
+            const sim::Problem p = make(s.b, s.h, s.n, 128, dt, false, 91 + s.n);
+            const std::string layout = fcuda::tile_config("flash2h", p).layout;
+            CHECK(layout.find(s.n == 130 ? "the last round whole" : "units split along the keys") != std::string::npos);
+            check_forward(p, "flash2h");
+        }
+    {
+        const sim::Problem p = make(1, 20, 2048, 128, sim::DType::bf16, false, 5);
+        fcuda::RunOptions o;
+        o.repeats = 5;
+        o.check_standard = false;
+        o.counters = false;
+        const fcuda::Measurement m = fcuda::run(p, "flash2h", o);
+        CHECK(m.unwritten == 0);
+        CHECK(m.vs_reference.count > 0);
+        CHECK(m.vs_reference.rel_frobenius <= tolerance(p.dtype));
+    }
+    check_refused(make(1, 2, 300, 128, sim::DType::bf16, true, 3), fcuda::Pass::forward,
+                  "FLASHSIM_FLASH2H_TAIL=split runs with flash2h's default kernel at d = 128 without a mask");
+    check_refused(make(1, 2, 300, 64, sim::DType::bf16, false, 3), fcuda::Pass::forward,
+                  "FLASHSIM_FLASH2H_TAIL=split runs with flash2h's default kernel at d = 128 without a mask");
+    setenv("FLASHSIM_FLASH2H_GRID", "tiles", 1);
+    check_refused(make(1, 2, 300, 128, sim::DType::bf16, false, 3), fcuda::Pass::forward,
+                  "FLASHSIM_FLASH2H_TAIL=split runs with flash2h's default kernel");
+    unsetenv("FLASHSIM_FLASH2H_GRID");
+    setenv("FLASHSIM_FLASH2H_TAIL", "halves", 1);
+    check_refused(make(1, 2, 300, 128, sim::DType::bf16, false, 3), fcuda::Pass::forward,
+                  "FLASHSIM_FLASH2H_TAIL must be whole or split (got 'halves')");
+    unsetenv("FLASHSIM_FLASH2H_TAIL");
+}
+
 TEST_CASE("flash2h: taking turns (ping-pong) keeps the bits of the forward without") {
     if (!runs_here("flash2h")) return;  // recorded and printed as a skip, with the reason
     // 128-key blocks throughout: what is compared is the same block computed in another order (the

@@ -3,9 +3,12 @@
 // counter, and bad values are refused with the fix. No GPU needed (tile_config and step_workspace_bytes only read the environment), so CI runs these.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cuda/api.hpp"
 #include "cuda/units.hpp"
@@ -473,4 +476,61 @@ TEST_CASE("flash2h forward: the persistent grids run the units the simulator's s
                     }
                 }
             }
+}
+
+TEST_CASE("flash2h forward: the last round split along the keys covers every left-over key block once") {
+    // cuda/units.hpp's tail plan (FLASHSIM_FLASH2H_TAIL=split), walked here block by block and
+    // checked against a count made key block by key block: every key block of every left-over unit
+    // in exactly one piece, a block's runs within one key block of each other's length, at most two
+    // pieces a block, and each unit's sharers (the blocks the last of them merges) exactly the blocks
+    // whose pieces meet it, with distinct slots that the pieces themselves name.
+    namespace u = fcuda::units;
+    struct Shape {
+        int units, T_c, G;
+    };
+    // the recorded N = 8192 and 16384 rows at d = 128 (2 x 16 heads, 64 or 128 query blocks, 176-key
+    // blocks) on 132 SMs, a last round of one unit, of all but one, and fewer units than blocks
+    for (const Shape s : {Shape{2048, 47, 132}, Shape{4096, 94, 132}, Shape{133, 6, 132}, Shape{263, 12, 132},
+                          Shape{320, 12, 132}, Shape{100, 47, 132}, Shape{7, 5, 4}, Shape{30, 3, 8}}) {
+        CAPTURE(s.units);
+        CAPTURE(s.T_c);
+        CAPTURE(s.G);
+        const u::TailPlan t = u::tail_plan(s.units, s.T_c, s.G);
+        REQUIRE(t.u_full % s.G == 0);
+        REQUIRE(t.u_full + t.L == s.units);
+        REQUIRE(t.L < s.G);
+        if (!u::tail_worth(t)) continue;
+        std::vector<int> covered(static_cast<size_t>(t.L) * s.T_c, 0);
+        std::vector<std::set<int>> sharers(static_cast<size_t>(t.L)), slots(static_cast<size_t>(t.L));
+        int shortest = s.T_c * s.units, longest = 0;
+        for (int b = 0; b < s.G; ++b) {
+            int run = 0;
+            u::Piece pc{};
+            for (int k = 0; k < 3; ++k) {
+                const bool has = u::tail_piece(t, b, k, pc);
+                if (k == 2) CHECK_FALSE(has);
+                if (!has) break;
+                const int tu = pc.u - t.u_full;
+                REQUIRE(tu >= 0);
+                REQUIRE(tu < t.L);
+                REQUIRE(pc.nj >= 1);
+                REQUIRE(pc.j0 + pc.nj <= s.T_c);
+                for (int j = pc.j0; j < pc.j0 + pc.nj; ++j) ++covered[static_cast<size_t>(tu) * s.T_c + j];
+                sharers[static_cast<size_t>(tu)].insert(b);
+                CHECK(slots[static_cast<size_t>(tu)].insert(pc.slot).second);
+                CHECK(pc.slot == u::tail_slot(t, b, tu));
+                run += pc.nj;
+            }
+            shortest = std::min(shortest, run);
+            longest = std::max(longest, run);
+        }
+        for (int c : covered) CHECK(c == 1);
+        CHECK(longest - shortest <= 1);
+        for (int tu = 0; tu < t.L; ++tu) {
+            const auto& sh = sharers[static_cast<size_t>(tu)];
+            CHECK(u::tail_sharers(t, tu) == static_cast<int>(sh.size()));
+            CHECK(u::tail_block_of(t, static_cast<long long>(tu) * s.T_c) == *sh.begin());
+            CHECK(u::tail_block_of(t, static_cast<long long>(tu + 1) * s.T_c - 1) == *sh.rbegin());
+        }
+    }
 }
