@@ -945,10 +945,10 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
             (gm == GRID_STATIC ? ", in turn)" : ", the next from a counter)");
     if (bc == 176 && tail_split(p)) {
         const units::TailPlan tp = tail_plan_of(p);
-        layout += units::tail_worth(tp)
-                      ? "; the last round's " + std::to_string(tp.L) + " units split along the keys over " +
-                            std::to_string(tp.G) + " blocks, each merged by its last piece"
-                      : std::string("; the last round whole (too short to split along the keys)");
+        c.tail_split = units::tail_worth(tp);
+        layout += c.tail_split ? "; the last round's " + std::to_string(tp.L) + " units split along the keys over " +
+                                     std::to_string(tp.G) + " blocks, each merged by its last piece"
+                               : std::string("; the last round whole (too short to split along the keys)");
     }
     static std::mutex mu;
     static std::set<std::string> layouts;  // TileConfig holds C strings: every layout text, kept for good

@@ -22,7 +22,8 @@ json tiles_json(const sim::KernelTiles& t) {
                 {"grid", std::string(sim::name_of(t.grid))},
                 {"dq_schedule", std::string(sim::name_of(t.dq))},
                 {"lone_middles", t.lone_middles},
-                {"launch_per_kv_block", t.launch_per_kv_block}};
+                {"launch_per_kv_block", t.launch_per_kv_block},
+                {"tail_split", t.tail_split}};
 }
 
 namespace {
@@ -75,6 +76,7 @@ sim::KernelTiles tiles_of_json(const json& j, const std::string& row_variant, bo
                                                 : t.grid != sim::KernelGrid::tiles && old.lone_middles;
     t.launch_per_kv_block =
         j.contains("launch_per_kv_block") ? j["launch_per_kv_block"].get<bool>() : t.algo == "flash1";
+    t.tail_split = j.contains("tail_split") && j["tail_split"].get<bool>();  // rows before the field: whole
     return t;
 }
 

@@ -98,6 +98,7 @@ KernelProfile run_profile(const KernelRun& run, Pass part) {
     if (fwd) {
         k = with_grid(k, t.grid == KernelGrid::tiles ? GridOrder::launch : GridOrder::static_units);
         k.lone_middles = t.grid != KernelGrid::tiles && t.lone_middles;
+        k.tail_split = t.grid == KernelGrid::static_units && !run.problem.causal && t.tail_split;
     }
     return with_tiles(k, t.block_rows, t.block_cols);
 }

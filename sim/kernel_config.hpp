@@ -66,6 +66,9 @@ struct KernelTiles {
     // (flash2h's forward until 2026-12-05) rather than two heads' middle blocks as one unit
     bool lone_middles = false;
     bool launch_per_kv_block = false;  // flash1: one launch per K/V block j
+    // flash2h forward, static order, no mask (FLASHSIM_FLASH2H_TAIL=split): the last round's units
+    // spread along the keys over every block (cuda/units.hpp, TailPlan), each merged by its last piece
+    bool tail_split = false;
 };
 
 // What of a KernelTiles an old row's prose said: the grid (a persistent grid "in turn" or "the next

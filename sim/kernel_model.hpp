@@ -177,6 +177,7 @@ struct KernelProfile {
     GridOrder grid = GridOrder::launch;
     int64_t static_causal_max_tr = 0;
     bool lone_middles = false;  // Config::lone_middles (rows recorded before 2026-12-05 ran so)
+    bool tail_split = false;    // KernelTiles::tail_split: the static order's last round spread along the keys
     // Kernels the pass launches besides its main one (flash1's are counted from its K/V blocks): the
     // backwards' pass before (D = rowsum(dO o O), the fp32 dQ accumulator zeroed) and after (dQ fp32
     // -> the storage type)
