@@ -793,14 +793,16 @@ units::TailPlan tail_plan_of(const sim::Problem& p) {
     return units::tail_plan(persistent_units(false, (N + 127) / 128, BH), (N + 175) / 176, sm_count());
 }
 
-// The workspace of the last round split along the keys: a count a left-over unit and warpgroup (256-byte
-// aligned), then two slots a block of (NO + 4) x 128 floats a warpgroup (TailArgs).
+// The workspace of the last round split along the keys: the counts (a left-over unit and warpgroup each,
+// 256-byte aligned), then two slots a block of (NO + 4) x 128 floats a warpgroup (TailArgs).
 struct TailBytes {
     int64_t counts, parts;
     int64_t total() const { return counts + parts; }
 };
 TailBytes tail_bytes(const units::TailPlan& tp, int nc, int no) {
-    const int64_t counts = (static_cast<int64_t>(tp.L) * nc * 4 + 255) / 256 * 256;
+    // room for G units' counts, more than any shape leaves over (L < G): the partials start at the same
+    // place for every shape on this card, so a workspace kept from another shape holds zero counts
+    const int64_t counts = (static_cast<int64_t>(tp.G) * nc * 4 + 255) / 256 * 256;
     return {counts, int64_t{2} * tp.G * nc * (no + 4) * 128 * 4};
 }
 
