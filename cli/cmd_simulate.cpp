@@ -87,7 +87,7 @@ struct SimulateArgs {
     ProblemArgs prob;
     SimFlags flags;
     bool json = false, check = false, timeline = false;
-    std::string kernel, ceilings_file, grid = "auto", middles = "paired";
+    std::string kernel, ceilings_file, grid = "auto", middles = "paired", tail = "whole";
     std::string block_sparse;  // the density as typed (read by block_density, which says what is wrong)
 };
 
@@ -177,6 +177,11 @@ void register_simulate(CLI::App& app, int& rc) {
                     "middle blocks as one unit, as flash2h runs it) or alone (each head's middle block a unit of "
                     "its own, as flash2h ran until 2026-12-05)")
         ->capture_default_str();
+    cmd->add_option("--tail", args->tail,
+                    "flash2h's forward in the static order without a mask, d = 128: whole (the last, part-empty "
+                    "round of units run as it falls, as flash2h runs by default) or split (that round's key blocks "
+                    "spread evenly over every SM, each unit merged by its last piece: FLASHSIM_FLASH2H_TAIL=split)")
+        ->capture_default_str();
     auto* opt_sparse =
         cmd->add_option("--block-sparse", args->block_sparse,
                         "Block-sparse attention: each query block keeps this fraction of the key blocks (0 < f <= 1, "
@@ -242,6 +247,15 @@ void register_simulate(CLI::App& app, int& rc) {
                 throw sim::Error("--middles must be paired or alone, got '" + args->middles + "'");
             c.lone_middles = args->middles == "alone";
             for (auto& kp : profiles) kp.lone_middles = c.lone_middles;
+            if (args->tail != "whole" && args->tail != "split")
+                throw sim::Error("--tail must be whole or split, got '" + args->tail + "'");
+            if (args->tail == "split") {
+                if (args->kernel != "flash2h" || p.head_dim != 128 || p.causal)
+                    throw sim::Error(
+                        "--tail split is flash2h's forward at d = 128 without a mask (FLASHSIM_FLASH2H_TAIL=split): "
+                        "add --kernel flash2h --head-dim 128 and leave out --causal");
+                for (auto& kp : profiles) kp.tail_split = kp.pass == sim::Pass::forward;
+            }
             // the kernel's tiles, grid order, launches and blocks an SM (no kernel: c as it is)
             c = sim::kernel_config(c, p, m, profiles);
             if (args->check) {

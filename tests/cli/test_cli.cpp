@@ -1077,6 +1077,43 @@ TEST_CASE("simulate --grid static walks flash2's forward as a persistent grid; -
     CHECK(far["kernel_model"][0]["grid"] == "launch");
 }
 
+TEST_CASE("simulate --tail split: flash2h's last round spread along the keys, timed as the kernel runs it") {
+    // B = 2, H = 16, N = 8192, d = 128 on the H100: 2,048 units over 132 SMs are 15 full rounds and one of
+    // 68 units. Split, the last round costs about half a unit's time plus a merge, so the model must
+    // come out faster than whole, by less than one round of sixteen, and name the split in its notes.
+    const std::string shape =
+        "simulate --kernel flash2h --batch 2 --heads 16 --seq 8192 --head-dim 128 --gpu H100-SXM --numerics off "
+        "--json --tail ";
+    const auto whole = parse_ok(sh(shape + "whole"));
+    const auto split = parse_ok(sh(shape + "split"));
+    const double t_whole = whole["kernel_model"][0]["predicted_ms"].get<double>();
+    const double t_split = split["kernel_model"][0]["predicted_ms"].get<double>();
+    CHECK(t_split < t_whole);
+    CHECK(t_whole - t_split < t_whole / 16);
+    bool named = false;
+    for (const auto& n : split["kernel_model"][0]["notes"])
+        named = named || n.get<std::string>().find("the last round's 68 units split along the keys over 132 blocks") !=
+                             std::string::npos;
+    CHECK(named);
+    // 16 heads of N = 1024 at B = 1: 128 units, fewer than the SMs, every unit in pieces; 8 heads of
+    // N = 128: 8 units of one key block, too few to split (the kernel runs them whole, and so does the model)
+    const auto tiny = parse_ok(
+        sh("simulate --kernel flash2h --batch 1 --heads 8 --seq 128 --head-dim 128 --numerics off --json --tail "
+           "split"));
+    const auto tiny_whole =
+        parse_ok(sh("simulate --kernel flash2h --batch 1 --heads 8 --seq 128 --head-dim 128 --numerics off --json"));
+    CHECK(tiny["kernel_model"][0]["predicted_ms"].get<double>() ==
+          tiny_whole["kernel_model"][0]["predicted_ms"].get<double>());
+    expect_refusals(
+        sh, {
+                {"simulate --kernel flash2h --seq 1024 --head-dim 64 --tail split",
+                 "--tail split is flash2h's forward at d = 128"},
+                {"simulate --kernel flash2h --seq 1024 --head-dim 128 --causal --tail split", "leave out --causal"},
+                {"simulate --kernel flash2 --seq 1024 --head-dim 128 --tail split", "add --kernel flash2h"},
+                {"simulate --kernel flash2h --seq 1024 --head-dim 128 --tail halves", "--tail must be whole or split"},
+            });
+}
+
 TEST_CASE("bench --predict-ceilings: datasheet predictions are lower bounds, estimated ones name their source") {
     // The H100's off-grid rows (recorded on the card), predicted three ways. With the datasheet alone the
     // model has no per-instruction rates and no launch cost: every row must say it is uncertain, and why.
