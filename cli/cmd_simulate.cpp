@@ -151,6 +151,31 @@ std::string block_sparse_lines(const sim::Result& r, sim::Problem dense, const s
     return out;
 }
 
+// --grid, --middles and --tail: the order the forward's query blocks take, asked for over the
+// kernel's own rule, into the simulator's config c and the kernel profiles.
+void apply_schedule(const SimulateArgs& a, const sim::Problem& p, sim::Config& c,
+                    std::vector<sim::KernelProfile>& profiles) {
+    if (a.grid != "auto" && a.grid != "launch" && a.grid != "static")
+        throw sim::Error("--grid must be auto, launch or static, got '" + a.grid + "'");
+    if (a.grid != "auto")
+        for (auto& kp : profiles)  // the asked-for order, whatever the kernel's rule
+            if (kp.pass == sim::Pass::forward)
+                kp = sim::with_grid(kp, a.grid == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch);
+    if (a.grid == "static") c.grid_order = sim::GridOrder::static_units;
+    if (a.middles != "paired" && a.middles != "alone")
+        throw sim::Error("--middles must be paired or alone, got '" + a.middles + "'");
+    c.lone_middles = a.middles == "alone";
+    for (auto& kp : profiles) kp.lone_middles = c.lone_middles;
+    if (a.tail != "whole" && a.tail != "split") throw sim::Error("--tail must be whole or split, got '" + a.tail + "'");
+    if (a.tail == "split") {
+        if (a.kernel != "flash2h" || p.head_dim != 128 || p.causal)
+            throw sim::Error(
+                "--tail split is flash2h's forward at d = 128 without a mask (FLASHSIM_FLASH2H_TAIL=split): "
+                "add --kernel flash2h --head-dim 128 and leave out --causal");
+        for (auto& kp : profiles) kp.tail_split = kp.pass == sim::Pass::forward;
+    }
+}
+
 }  // namespace
 
 void register_simulate(CLI::App& app, int& rc) {
@@ -234,28 +259,8 @@ void register_simulate(CLI::App& app, int& rc) {
                 algo = std::string(sim::algo_name(profiles.front().algo));
             }
             sim::Config c = args->flags.config(algo_or_throw(algo));
-            c.sram_bytes = args->prob.sram;  // 0: the GPU's shared memory per block
-            if (args->grid != "auto" && args->grid != "launch" && args->grid != "static")
-                throw sim::Error("--grid must be auto, launch or static, got '" + args->grid + "'");
-            if (args->grid != "auto")
-                for (auto& kp : profiles)  // the asked-for order, whatever the kernel's rule
-                    if (kp.pass == sim::Pass::forward)
-                        kp = sim::with_grid(
-                            kp, args->grid == "static" ? sim::GridOrder::static_units : sim::GridOrder::launch);
-            if (args->grid == "static") c.grid_order = sim::GridOrder::static_units;
-            if (args->middles != "paired" && args->middles != "alone")
-                throw sim::Error("--middles must be paired or alone, got '" + args->middles + "'");
-            c.lone_middles = args->middles == "alone";
-            for (auto& kp : profiles) kp.lone_middles = c.lone_middles;
-            if (args->tail != "whole" && args->tail != "split")
-                throw sim::Error("--tail must be whole or split, got '" + args->tail + "'");
-            if (args->tail == "split") {
-                if (args->kernel != "flash2h" || p.head_dim != 128 || p.causal)
-                    throw sim::Error(
-                        "--tail split is flash2h's forward at d = 128 without a mask (FLASHSIM_FLASH2H_TAIL=split): "
-                        "add --kernel flash2h --head-dim 128 and leave out --causal");
-                for (auto& kp : profiles) kp.tail_split = kp.pass == sim::Pass::forward;
-            }
+            c.sram_bytes = args->prob.sram;         // 0: the GPU's shared memory per block
+            apply_schedule(*args, p, c, profiles);  // --grid, --middles, --tail
             // the kernel's tiles, grid order, launches and blocks an SM (no kernel: c as it is)
             c = sim::kernel_config(c, p, m, profiles);
             if (args->check) {
