@@ -63,6 +63,7 @@
 #include "cuda/numbers.hpp"
 #include "cuda/units.hpp"
 #include "cuda/variants.hpp"
+#include "sim/tail_plan.hpp"
 
 namespace fcuda {
 namespace {
@@ -166,7 +167,7 @@ struct FwdRing {
 template <class Z, int BC, int STAGES, bool PERSIST, bool TAIL, class Sched>
 __device__ __forceinline__ void fwd_produce(const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV,
                                             const Sched& sc, const FwdRing<STAGES>& rg, int* tile_code,
-                                            const units::TailPlan& tp) {
+                                            const sim::tail::Plan& tp) {
     constexpr int BR = Z::BR;
     tma_prefetch_map(tmK);
     tma_prefetch_map(tmV);
@@ -206,8 +207,8 @@ __device__ __forceinline__ void fwd_produce(const CUtensorMap* tmQ, const CUtens
         u = u_next;
     }
     if constexpr (TAIL) {  // this block's pieces of the last round's units
-        units::Piece pc{};
-        for (int k = 0; units::tail_piece(tp, static_cast<int>(blockIdx.x), k, pc); ++k)
+        sim::tail::Piece pc{};
+        for (int k = 0; sim::tail::piece(tp, static_cast<int>(blockIdx.x), k, pc); ++k)
             load(sc.tile_at(pc.u, 0), pc.j0, pc.nj, 0);
     }
     if (PERSIST && sc.next_unit != nullptr) {  // no more: the consumers learn it from the Q_i barrier's next phase
@@ -252,7 +253,7 @@ __device__ __forceinline__ void fwd_store(T* __restrict__ O, float* __restrict__
 // The last round split along the keys (TAIL): where a piece's partial results wait, and a unit's
 // count of pieces done (a warpgroup's rows each; the last to finish sets it back to zero).
 struct TailArgs {
-    units::TailPlan plan;
+    sim::tail::Plan plan;
     float* part;      // slot s, warpgroup w: (NO + 4) x 128 floats, element-major: O's NO, m, m', l, l'
     unsigned* count;  // left-over unit tu, warpgroup w: tu * NC + w
 };
@@ -279,7 +280,7 @@ __device__ __forceinline__ bool tail_merge(const TailArgs& ta, int slot, int tu,
     named_sync(bar, 128);
     if (tid == 0) {
         unsigned* c = ta.count + tu * NC + wg;
-        const bool last = atomicAdd(c, 1u) + 1u == static_cast<unsigned>(units::tail_sharers(ta.plan, tu));
+        const bool last = atomicAdd(c, 1u) + 1u == static_cast<unsigned>(sim::tail::sharers(ta.plan, tu));
         if (last) atomicExch(c, 0u);  // every piece is in: zero for the next launch
         *last_flag = last ? 1 : 0;
     }
@@ -287,9 +288,9 @@ __device__ __forceinline__ bool tail_merge(const TailArgs& ta, int slot, int tu,
     if (*static_cast<volatile int*>(last_flag) == 0) return false;
     __threadfence();
     const long long f0 = static_cast<long long>(tu) * ta.plan.T_c;
-    const int b_first = units::tail_block_of(ta.plan, f0), b_last = units::tail_block_of(ta.plan, f0 + ta.plan.T_c - 1);
+    const int b_first = sim::tail::block_of(ta.plan, f0), b_last = sim::tail::block_of(ta.plan, f0 + ta.plan.T_c - 1);
     for (int b = b_first; b <= b_last; ++b) {
-        const int s = units::tail_slot(ta.plan, b, tu);
+        const int s = sim::tail::slot(ta.plan, b, tu);
         if (s == slot) continue;
         const float* other = ta.part + (static_cast<size_t>(s) * NC + wg) * STRIDE + tid;
         float a[2], ao[2];
@@ -336,7 +337,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
                   "more shared memory than a block may have (227 KiB)");
     static_assert(BC == 128 || (BC == 176 && D == 128 && NC == 2),
                   "B_c = 176 only at d = 128 with two consumer warpgroups");
-    static_assert(!TAIL || (PERSIST && !CAUSAL), "the last round split along the keys: the static order, no mask");
+    static_assert(!TAIL || (PERSIST && !CAUSAL && D == 128 && NC == 2),
+                  "the last round split along the keys: the static order, no mask, d = 128 (tail_bytes)");
     constexpr int NS = BC / 2, KS = BC / 16, NB = BC / 8;  // S accumulators a thread, P's k-steps, S's column blocks
     constexpr int BR = Z::BR;
     extern __shared__ unsigned char smem_raw[];
@@ -518,8 +520,8 @@ __global__ void __launch_bounds__(128 * (NC + 1), 1)
     for (int n = 0;; ++n) {                                        // tiles begun
         int code = 0, j0 = 0, nj = -1, slot = -1;                  // TAIL's pieces: key blocks j0 .. j0 + nj - 1, slot
         if (PERSIST && next_unit == nullptr && walk_u >= u_end) {  // TAIL: this block's pieces of the last round
-            units::Piece pc{};
-            if (!TAIL || !units::tail_piece(tail.plan, static_cast<int>(blockIdx.x), walk_piece++, pc)) break;
+            sim::tail::Piece pc{};
+            if (!TAIL || !sim::tail::piece(tail.plan, static_cast<int>(blockIdx.x), walk_piece++, pc)) break;
             code = 2 * pc.u;
             j0 = pc.j0;
             nj = pc.nj;
@@ -773,7 +775,7 @@ int key_block_cols(const sim::Problem& p) {
 
 // FLASHSIM_FLASH2H_TAIL=whole|split: the static order's last round run as it falls (whole units, some
 // blocks idle) or its units' key blocks spread evenly over every block, each unit's pieces merged by
-// the last of them (units::TailPlan, tail_merge). split only with the default kernel on 176-key blocks
+// the last of them (sim::tail::Plan, tail_merge). split only with the default kernel on 176-key blocks
 // (d = 128, no mask); asked for elsewhere, refused with what to change.
 bool tail_split(const sim::Problem& p) {
     const char* e = sim::knob("FLASHSIM_FLASH2H_TAIL");
@@ -788,27 +790,29 @@ bool tail_split(const sim::Problem& p) {
     return true;
 }
 // The split of problem p on this card (d = 128, 128 query rows a unit, 176 keys a block, a block an SM).
-units::TailPlan tail_plan_of(const sim::Problem& p) {
+sim::tail::Plan tail_plan_of(const sim::Problem& p) {
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
-    return units::tail_plan(persistent_units(false, (N + 127) / 128, BH), (N + 175) / 176, sm_count());
+    return sim::tail::plan(persistent_units(false, (N + 127) / 128, BH), (N + 175) / 176, sm_count());
 }
 
-// The workspace of the last round split along the keys: the counts (a left-over unit and warpgroup each,
-// 256-byte aligned), then two slots a block of (NO + 4) x 128 floats a warpgroup (TailArgs).
+// The workspace of the last round split along the keys (d = 128, two consumer warpgroups): the counts
+// (a left-over unit and warpgroup each, 256-byte aligned), then two slots a block, each one piece's
+// partials (TailArgs, sim::tail::piece_bytes).
 struct TailBytes {
     int64_t counts, parts;
     int64_t total() const { return counts + parts; }
 };
-TailBytes tail_bytes(const units::TailPlan& tp, int nc, int no) {
+TailBytes tail_bytes(const sim::tail::Plan& tp) {
     // room for G units' counts, more than any shape leaves over (L < G): the partials start at the same
     // place for every shape on this card, so a workspace kept from another shape holds zero counts
-    const int64_t counts = (static_cast<int64_t>(tp.G) * nc * 4 + 255) / 256 * 256;
-    return {counts, int64_t{2} * tp.G * nc * (no + 4) * 128 * 4};
+    const int64_t counts = (static_cast<int64_t>(tp.G) * 2 * 4 + 255) / 256 * 256;
+    return {counts, int64_t{2} * tp.G * sim::tail::piece_bytes(128, 128)};
 }
 
 template <typename T, int D, bool CAUSAL, bool OVERLAP, int NC, int STAGES = 2, int EXP = EXP_FTZ, bool PERSIST = false,
           bool PP = false, int BCK = BC, bool TAIL = false>
-void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false) {
+void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t s, bool counted = false,
+            const sim::tail::Plan& tail_plan = {}) {
     using Z = Sizes<D, NC, STAGES, BCK>;
     const int N = static_cast<int>(p.seq), BH = static_cast<int>(p.heads_total());
     constexpr int smem = Z::SMEM;
@@ -818,8 +822,8 @@ void launch(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream_t
     const int T_r = (N + Z::BR - 1) / Z::BR;
     TailArgs tail{};
     if constexpr (TAIL) {  // a block an SM; the partials and the counts in the workspace (tail_bytes)
-        tail.plan = tail_plan_of(p);
-        const TailBytes tb = tail_bytes(tail.plan, NC, D / 2);
+        tail.plan = tail_plan;
+        const TailBytes tb = tail_bytes(tail.plan);
         if (ws.d.bytes() < static_cast<size_t>(tb.total())) {  // new: the counts zeroed once, left zero by every launch
             ws.d.ensure(static_cast<size_t>(tb.total()));
             CUDA_CHECK(cudaMemsetAsync(ws.d.get(), 0, static_cast<size_t>(tb.counts), s));
@@ -870,8 +874,9 @@ void launch_d(const sim::Problem& p, const Tensors& t, Workspace& ws, cudaStream
     const int ex = exp_mode(D);
     if constexpr (D == 128)
         if (key_block_cols(p) == 176) {  // the default kernel on 176-key blocks (static order, turns)
-            if (tail_split(p) && units::tail_worth(tail_plan_of(p)))
-                return launch<T, 128, false, true, 2, 2, EXP_FTZ, true, true, 176, true>(p, t, ws, s, false);
+            if (tail_split(p))
+                if (const sim::tail::Plan tp = tail_plan_of(p); sim::tail::worth(tp))
+                    return launch<T, 128, false, true, 2, 2, EXP_FTZ, true, true, 176, true>(p, t, ws, s, false, tp);
             return launch<T, 128, false, true, 2, 2, EXP_FTZ, true, true, 176>(p, t, ws, s, false);
         }
     if (ex == EXP_IEEE)
@@ -946,8 +951,8 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
                       : "units of one query block") +
             (gm == GRID_STATIC ? ", in turn)" : ", the next from a counter)");
     if (bc == 176 && tail_split(p)) {
-        const units::TailPlan tp = tail_plan_of(p);
-        c.tail_split = units::tail_worth(tp);
+        const sim::tail::Plan tp = tail_plan_of(p);
+        c.tail_split = sim::tail::worth(tp);
         layout += c.tail_split ? "; the last round's " + std::to_string(tp.L) + " units split along the keys over " +
                                      std::to_string(tp.G) + " blocks, each merged by its last piece"
                                : std::string("; the last round whole (too short to split along the keys)");
@@ -975,8 +980,8 @@ TileConfig flash2h_tiles(const sim::Problem& p) {
 
 int64_t flash2h_fwd_workspace_bytes(const sim::Problem& p) {
     if (p.head_dim == 128 && key_block_cols(p) == 176 && tail_split(p)) {  // the split's counts and partials
-        const units::TailPlan tp = tail_plan_of(p);
-        return units::tail_worth(tp) ? tail_bytes(tp, 2, 64).total() : 0;
+        const sim::tail::Plan tp = tail_plan_of(p);
+        return sim::tail::worth(tp) ? tail_bytes(tp).total() : 0;
     }
     if (grid_mode(p) != GRID_PERSISTENT) return 0;
     const int64_t BR = flash2h_tiles(p).block_rows;  // the unit counter, where there are two units or more

@@ -62,51 +62,6 @@ FLASHSIM_HD constexpr Tile tile(bool causal, int u, int half, int T_r) {
     return {half == 0 ? T_r - 1 - pl.p : pl.p, pl.head};
 }
 
-// The static order's last round split along the keys (FLASHSIM_FLASH2H_TAIL=split, unmasked): with
-// `units` equal units of T_c key blocks over G blocks, every block first runs F = units / G whole
-// units in turn (units b, b + G, ...); the L = units - F G left over would run as a last round with
-// G - L blocks idle. Instead their L T_c key blocks, laid end to end (unit by unit), are cut into G
-// runs of equal length, run b from lo(b) = b W / G (W = L T_c) to lo(b + 1). A run shorter than a unit
-// crosses at most one unit's edge, so a block holds at most two pieces; a unit is shared by the
-// blocks whose runs meet it, each leaving its piece's O, m and l for the last of them to merge.
-struct TailPlan {
-    int u_full, L, T_c, G;  // whole units (F G), units left over, key blocks a unit, blocks
-    long long W;            // key blocks left over (L T_c)
-};
-FLASHSIM_HD constexpr TailPlan tail_plan(int units, int T_c, int G) {
-    const int F = units / G, L = units - F * G;
-    return {F * G, L, T_c, G, static_cast<long long>(L) * T_c};
-}
-// Worth splitting: a last round that is not full, of runs two key blocks long or more.
-FLASHSIM_HD constexpr bool tail_worth(const TailPlan& t) { return t.L > 0 && t.W >= 2LL * t.G; }
-FLASHSIM_HD constexpr long long tail_lo(const TailPlan& t, int b) { return static_cast<long long>(b) * t.W / t.G; }
-// The block whose run holds left-over key block f (the last b with lo(b) <= f).
-FLASHSIM_HD constexpr int tail_block_of(const TailPlan& t, long long f) {
-    return static_cast<int>(((f + 1) * t.G - 1) / t.W);
-}
-// Where a piece's partial O, m and l wait to be merged: block b's k-th piece (k = 0, 1).
-FLASHSIM_HD constexpr int tail_slot(const TailPlan& t, int b, int tu) {
-    return 2 * b + (tail_lo(t, b) < static_cast<long long>(tu) * t.T_c ? 1 : 0);
-}
-// How many blocks share left-over unit tu (its pieces).
-FLASHSIM_HD constexpr int tail_sharers(const TailPlan& t, int tu) {
-    const long long f0 = static_cast<long long>(tu) * t.T_c;
-    return tail_block_of(t, f0 + t.T_c - 1) - tail_block_of(t, f0) + 1;
-}
-// Block b's k-th piece (k = 0, 1): unit u, key blocks j0 .. j0 + nj - 1, its slot; false when none.
-struct Piece {
-    int u, j0, nj, slot;
-};
-FLASHSIM_HD constexpr bool tail_piece(const TailPlan& t, int b, int k, Piece& out) {
-    const long long lo = tail_lo(t, b), hi = tail_lo(t, b + 1);
-    const long long f = k == 0 ? lo : (lo / t.T_c + 1) * t.T_c;
-    if (k > 1 || f >= hi) return false;
-    const int tu = static_cast<int>(f / t.T_c), j0 = static_cast<int>(f - static_cast<long long>(tu) * t.T_c);
-    const long long left = hi - f;
-    out = {t.u_full + tu, j0, left < t.T_c - j0 ? static_cast<int>(left) : t.T_c - j0, 2 * b + k};
-    return true;
-}
-
 }  // namespace fcuda::units
 
 #undef FLASHSIM_HD

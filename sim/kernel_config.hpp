@@ -67,7 +67,7 @@ struct KernelTiles {
     bool lone_middles = false;
     bool launch_per_kv_block = false;  // flash1: one launch per K/V block j
     // flash2h forward, static order, no mask (FLASHSIM_FLASH2H_TAIL=split): the last round's units
-    // spread along the keys over every block (cuda/units.hpp, TailPlan), each merged by its last piece
+    // spread along the keys over every block (sim/tail_plan.hpp), each merged by its last piece
     bool tail_split = false;
 };
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sim/kernel_geometry.hpp"
+#include "sim/tail_plan.hpp"
 #include "sim/mask.hpp"
 #include "sim/program.hpp"
 
@@ -968,28 +969,27 @@ void backward_side_passes(Shared& s, const Tiles& t) {
 }
 
 // flash2h's static order without a mask, its last round split along the keys (KernelProfile::tail_split,
-// cuda/units.hpp's TailPlan): each of the G blocks runs F = units / G whole units, then an even share
-// (rounded up) of the L left-over units' key blocks, in at most two pieces, each begun as a unit is (its
-// prologue). A piece leaves its partial O, m and l in fp32 (d / 2 + 4 floats a thread, 64 rows a
-// warpgroup) and the piece that ends a unit reads the others': a block writes two pieces' and reads one's,
-// at its share of the L2's bandwidth (they are read back within microseconds of being written). Where the
-// left-over key blocks come to fewer than two a block the kernel runs the last round whole: `whole`.
+// the kernel's own plan, sim/tail_plan.hpp): each of the G blocks runs F = units / G whole units, then its
+// run of the L left-over units' key blocks (the longest), in at most two pieces, each begun as a unit is
+// (its prologue). The piece that ends a unit reads the others' partials: a block writes two pieces' and
+// reads one's, at its share of the L2's bandwidth (they are read back within microseconds of being
+// written). Where the plan is not worth splitting the kernel runs the last round whole: `whole`.
 double split_tail_makespan(const Shared& s, const Tiles& t, double whole) {
     const int64_t units = static_cast<int64_t>(t.per_block.size()) * static_cast<int64_t>(s.BH);
-    const int64_t G = s.slots, F = units / G, L = units - F * G;
-    const int64_t tc = t.per_block.empty() ? 0 : t.per_block.front(), W = L * tc;
-    if (L == 0 || W < 2 * G) return whole;
+    const int64_t tc = t.per_block.empty() ? 0 : t.per_block.front();
+    const tail::Plan tp = tail::plan(static_cast<int>(units), static_cast<int>(tc), static_cast<int>(s.slots));
+    if (!tail::worth(tp)) return whole;
     const double unit_s = t.prologue + static_cast<double>(tc) * t.tile;
-    const double piece_bytes = static_cast<double>(t.br) * (s.d / 2 + 4) * 8;
+    const double piece_bytes = static_cast<double>(tail::piece_bytes(static_cast<int>(t.br), static_cast<int>(s.d)));
     const double merge_s = 3 * piece_bytes / (s.l2 / static_cast<double>(s.slots));
-    const double run = static_cast<double>((W + G - 1) / G);
+    const double run = static_cast<double>(tail::longest_run(tp));
     char buf[300];
     std::snprintf(buf, sizeof buf,
-                  "the last round's %lld units split along the keys over %lld blocks: %.0f key blocks each, "
+                  "the last round's %d units split along the keys over %d blocks: %.0f key blocks each, "
                   "%.1f us of merging a block",
-                  static_cast<long long>(L), static_cast<long long>(G), run, merge_s * 1e6);
+                  tp.L, tp.G, run, merge_s * 1e6);
     s.out.notes.push_back(buf);
-    return static_cast<double>(F) * unit_s + run * t.tile + 2 * t.prologue + merge_s;
+    return static_cast<double>(tp.u_full / tp.G) * unit_s + run * t.tile + 2 * t.prologue + merge_s;
 }
 
 // One launch of all the blocks: the makespan of their durations over the slots, and the side passes.

@@ -724,7 +724,7 @@ TEST_CASE("flash2h forward: 176-key blocks at d = 128") {
 }
 
 // flash2h's forward with the static order's last round split along the keys (FLASHSIM_FLASH2H_TAIL=split,
-// d = 128 without a mask; cuda/units.hpp's TailPlan): against the float64 reference where the units
+// d = 128 without a mask; sim/tail_plan.hpp): against the float64 reference where the units
 // left over spread over every block, fewer units than blocks included (every unit in pieces, most
 // shared by two or three blocks), at sizes off the block edges; too little left over to split (the
 // whole kernel runs); repeated timed launches, each after the outputs are poisoned (a unit's count

@@ -12,6 +12,7 @@
 
 #include "cuda/api.hpp"
 #include "cuda/units.hpp"
+#include "sim/tail_plan.hpp"
 #include "sim/program.hpp"
 
 namespace {
@@ -479,12 +480,12 @@ TEST_CASE("flash2h forward: the persistent grids run the units the simulator's s
 }
 
 TEST_CASE("flash2h forward: the last round split along the keys covers every left-over key block once") {
-    // cuda/units.hpp's tail plan (FLASHSIM_FLASH2H_TAIL=split), walked here block by block and
+    // sim/tail_plan.hpp (FLASHSIM_FLASH2H_TAIL=split; the kernel's and the kernel model's plan), walked here block by block and
     // checked against a count made key block by key block: every key block of every left-over unit
     // in exactly one piece, a block's runs within one key block of each other's length, at most two
     // pieces a block, and each unit's sharers (the blocks the last of them merges) exactly the blocks
     // whose pieces meet it, with distinct slots that the pieces themselves name.
-    namespace u = fcuda::units;
+    namespace u = sim::tail;
     struct Shape {
         int units, T_c, G;
     };
@@ -495,11 +496,11 @@ TEST_CASE("flash2h forward: the last round split along the keys covers every lef
         CAPTURE(s.units);
         CAPTURE(s.T_c);
         CAPTURE(s.G);
-        const u::TailPlan t = u::tail_plan(s.units, s.T_c, s.G);
+        const u::Plan t = u::plan(s.units, s.T_c, s.G);
         REQUIRE(t.u_full % s.G == 0);
         REQUIRE(t.u_full + t.L == s.units);
         REQUIRE(t.L < s.G);
-        if (!u::tail_worth(t)) continue;
+        if (!u::worth(t)) continue;
         std::vector<int> covered(static_cast<size_t>(t.L) * s.T_c, 0);
         std::vector<std::set<int>> sharers(static_cast<size_t>(t.L)), slots(static_cast<size_t>(t.L));
         int shortest = s.T_c * s.units, longest = 0;
@@ -507,7 +508,7 @@ TEST_CASE("flash2h forward: the last round split along the keys covers every lef
             int run = 0;
             u::Piece pc{};
             for (int k = 0; k < 3; ++k) {
-                const bool has = u::tail_piece(t, b, k, pc);
+                const bool has = u::piece(t, b, k, pc);
                 if (k == 2) CHECK_FALSE(has);
                 if (!has) break;
                 const int tu = pc.u - t.u_full;
@@ -518,7 +519,7 @@ TEST_CASE("flash2h forward: the last round split along the keys covers every lef
                 for (int j = pc.j0; j < pc.j0 + pc.nj; ++j) ++covered[static_cast<size_t>(tu) * s.T_c + j];
                 sharers[static_cast<size_t>(tu)].insert(b);
                 CHECK(slots[static_cast<size_t>(tu)].insert(pc.slot).second);
-                CHECK(pc.slot == u::tail_slot(t, b, tu));
+                CHECK(pc.slot == u::slot(t, b, tu));
                 run += pc.nj;
             }
             shortest = std::min(shortest, run);
@@ -526,11 +527,12 @@ TEST_CASE("flash2h forward: the last round split along the keys covers every lef
         }
         for (int c : covered) CHECK(c == 1);
         CHECK(longest - shortest <= 1);
+        CHECK(longest == u::longest_run(t));
         for (int tu = 0; tu < t.L; ++tu) {
             const auto& sh = sharers[static_cast<size_t>(tu)];
-            CHECK(u::tail_sharers(t, tu) == static_cast<int>(sh.size()));
-            CHECK(u::tail_block_of(t, static_cast<long long>(tu) * s.T_c) == *sh.begin());
-            CHECK(u::tail_block_of(t, static_cast<long long>(tu + 1) * s.T_c - 1) == *sh.rbegin());
+            CHECK(u::sharers(t, tu) == static_cast<int>(sh.size()));
+            CHECK(u::block_of(t, static_cast<long long>(tu) * s.T_c) == *sh.begin());
+            CHECK(u::block_of(t, static_cast<long long>(tu + 1) * s.T_c - 1) == *sh.rbegin());
         }
     }
 }
